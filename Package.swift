@@ -1,0 +1,67 @@
+// swift-tools-version:6.0
+// hkd and hkq: a HealthKit-style health data server and its command-line tool.
+//
+// Dependencies point one way (see DESIGN.md):
+//   HealthModel ← HealthCodec ← HealthWire;  HealthModel ← HealthEngine;  CLinux ← HealthPosix;
+//   HealthServer uses Wire, Engine, Posix;  HealthClient uses Wire and Posix;  tools use the client.
+import PackageDescription
+
+/// Settings shared by every Swift target: Swift 6 language mode everywhere.
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6)
+]
+
+let package = Package(
+    name: "hkd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "hkd", targets: ["hkd"]),
+        .executable(name: "hkq", targets: ["hkq"]),
+        .executable(name: "hkbench", targets: ["hkbench"]),
+        .library(name: "HealthClient", targets: ["HealthClient"]),
+    ],
+    targets: [
+        // MARK: C shims
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "CLinux", path: "Sources/CLinux"),
+
+        // MARK: Pure core (no I/O)
+        .target(name: "HealthModel", swiftSettings: swiftSettings),
+        .target(name: "HealthCodec", dependencies: ["HealthModel", "CZlib"], swiftSettings: swiftSettings),
+        .target(name: "HealthWire", dependencies: ["HealthModel", "HealthCodec"], swiftSettings: swiftSettings),
+        .target(name: "HealthEngine", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
+
+        // MARK: Systems
+        .target(name: "HealthPosix", dependencies: ["CLinux"], swiftSettings: swiftSettings),
+        .target(
+            name: "HealthServer",
+            dependencies: ["HealthModel", "HealthWire", "HealthEngine", "HealthPosix"],
+            swiftSettings: swiftSettings),
+        .target(
+            name: "HealthClient", dependencies: ["HealthModel", "HealthWire", "HealthPosix"],
+            swiftSettings: swiftSettings),
+
+        // MARK: Executables (thin mains)
+        .executableTarget(name: "hkd", dependencies: ["HealthServer"], swiftSettings: swiftSettings),
+        .target(
+            name: "HKQKit", dependencies: ["HealthModel", "HealthClient"], path: "Tools/HKQKit",
+            swiftSettings: swiftSettings),
+        .executableTarget(name: "hkq", dependencies: ["HKQKit"], path: "Tools/hkq", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "hkbench",
+            dependencies: ["HealthModel", "HealthCodec", "HealthWire", "HealthEngine", "HealthClient", "HealthServer"],
+            path: "Tools/hkbench", swiftSettings: swiftSettings),
+
+        // MARK: Tests
+        .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
+        .testTarget(name: "HealthCodecTests", dependencies: ["HealthCodec"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HealthWireTests", dependencies: ["HealthWire"], swiftSettings: swiftSettings),
+        .testTarget(name: "HealthEngineTests", dependencies: ["HealthEngine"], swiftSettings: swiftSettings),
+        .testTarget(name: "HealthPosixTests", dependencies: ["HealthPosix"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["HealthServer", "HealthClient", "HKQKit"],
+            swiftSettings: swiftSettings),
+    ]
+)

@@ -1,0 +1,192 @@
+import Foundation
+import HealthModel
+
+/// Why bytes could not be decoded. Every case maps to a stable protocol ``ErrorCode``.
+public struct CodecError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var code: ErrorCode
+    public var message: String
+
+    public init(_ code: ErrorCode = .malformedPayload, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    /// The same problem as a ``HealthError``, for replies.
+    public var healthError: HealthError { HealthError(code, message) }
+}
+
+/// Appends little-endian integers, LEB128 varints, floats and length-prefixed strings to a byte array.
+public struct ByteWriter: Sendable {
+    public private(set) var bytes: [UInt8]
+
+    public init(capacity: Int = 256) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    public var count: Int { bytes.count }
+
+    public mutating func write(_ value: UInt8) { bytes.append(value) }
+
+    public mutating func write(bytes other: some Sequence<UInt8>) { bytes.append(contentsOf: other) }
+
+    /// Writes a fixed-width integer, little-endian.
+    public mutating func writeLE<T: FixedWidthInteger>(_ value: T) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Writes an unsigned LEB128 varint: 7 bits a byte, low bits first, high bit set on all but the last.
+    public mutating func writeVarint(_ value: UInt64) {
+        var v = value
+        while v >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        bytes.append(UInt8(v))
+    }
+
+    /// Writes a signed integer as a zig-zag varint (0, -1, 1, -2 … become 0, 1, 2, 3 …).
+    public mutating func writeSignedVarint(_ value: Int64) {
+        writeVarint(ByteWriter.zigzag(value))
+    }
+
+    public static func zigzag(_ value: Int64) -> UInt64 {
+        UInt64(bitPattern: (value << 1) ^ (value >> 63))
+    }
+
+    /// Writes an IEEE 754 double, little-endian.
+    public mutating func writeDouble(_ value: Double) { writeLE(value.bitPattern) }
+
+    /// Writes a varint byte count followed by the UTF-8 bytes.
+    public mutating func writeString(_ value: String) {
+        writeVarint(UInt64(value.utf8.count))
+        bytes.append(contentsOf: value.utf8)
+    }
+
+    /// Writes a varint byte count followed by the bytes.
+    public mutating func writeBlob(_ value: some Collection<UInt8>) {
+        writeVarint(UInt64(value.count))
+        bytes.append(contentsOf: value)
+    }
+
+    /// Writes the 16 bytes of a UUID in RFC 4122 order.
+    public mutating func writeUUID(_ value: UUID) {
+        withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0) }
+    }
+
+    public mutating func writeBool(_ value: Bool) { bytes.append(value ? 1 : 0) }
+}
+
+/// Reads what ``ByteWriter`` writes from a borrowed byte slice; every read checks the remaining length first and
+/// throws ``CodecError`` instead of trapping.
+public struct ByteReader {
+    public let bytes: [UInt8]
+    public private(set) var offset: Int
+    public let endIndex: Int
+
+    public init(_ bytes: [UInt8], offset: Int = 0, endIndex: Int? = nil) {
+        self.bytes = bytes
+        self.offset = offset
+        self.endIndex = endIndex ?? bytes.count
+    }
+
+    /// Bytes left to read.
+    public var remaining: Int { endIndex - offset }
+    public var isAtEnd: Bool { offset >= endIndex }
+
+    private func truncated(_ what: String) -> CodecError {
+        CodecError(.malformedPayload, "truncated \(what) at byte \(offset)")
+    }
+
+    public mutating func readByte() throws -> UInt8 {
+        guard offset < endIndex else { throw truncated("byte") }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    public mutating func readBool() throws -> Bool {
+        let byte = try readByte()
+        guard byte <= 1 else { throw CodecError(.malformedPayload, "boolean byte \(byte) at byte \(offset - 1)") }
+        return byte == 1
+    }
+
+    /// Reads a fixed-width little-endian integer.
+    public mutating func readLE<T: FixedWidthInteger>(_ type: T.Type = T.self) throws -> T {
+        let size = MemoryLayout<T>.size
+        guard remaining >= size else { throw truncated("\(size)-byte integer") }
+        var value: T = 0
+        for i in 0..<size { value |= T(bytes[offset + i]) << (8 * i) }
+        offset += size
+        return value
+    }
+
+    /// Reads an unsigned LEB128 varint of at most 10 bytes.
+    public mutating func readVarint() throws -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            guard offset < endIndex else { throw CodecError(.malformedPayload, "truncated varint at byte \(offset)") }
+            let byte = bytes[offset]
+            offset += 1
+            if shift == 63, byte > 1 { throw CodecError(.malformedPayload, "varint overflows 64 bits at byte \(offset - 1)") }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return result }
+            shift += 7
+        }
+    }
+
+    public mutating func readSignedVarint() throws -> Int64 {
+        ByteReader.unzigzag(try readVarint())
+    }
+
+    public static func unzigzag(_ value: UInt64) -> Int64 {
+        Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1)))
+    }
+
+    /// Reads a varint that must not exceed `limit`, naming `what` in the error.
+    public mutating func readCount(_ what: String, limit: Int) throws -> Int {
+        let value = try readVarint()
+        guard value <= UInt64(limit) else {
+            throw CodecError(.malformedPayload, "\(what) \(value) exceeds the limit \(limit)")
+        }
+        return Int(value)
+    }
+
+    public mutating func readDouble() throws -> Double { Double(bitPattern: try readLE(UInt64.self)) }
+
+    /// Reads `count` raw bytes.
+    public mutating func readBytes(_ count: Int) throws -> ArraySlice<UInt8> {
+        guard count >= 0, remaining >= count else { throw truncated("\(count)-byte field") }
+        defer { offset += count }
+        return bytes[offset..<offset + count]
+    }
+
+    /// Reads a length-prefixed UTF-8 string of at most `limit` bytes.
+    public mutating func readString(limit: Int = 65_536) throws -> String {
+        let length = try readCount("string length", limit: limit)
+        let slice = try readBytes(length)
+        guard let string = String(validating: slice, as: UTF8.self) else {
+            throw CodecError(.malformedPayload, "invalid UTF-8 in string ending at byte \(offset)")
+        }
+        return string
+    }
+
+    /// Reads a length-prefixed blob of at most `limit` bytes.
+    public mutating func readBlob(limit: Int) throws -> ArraySlice<UInt8> {
+        try readBytes(try readCount("blob length", limit: limit))
+    }
+
+    public mutating func readUUID() throws -> UUID {
+        let b = try readBytes(16)
+        let i = b.startIndex
+        return UUID(uuid: (b[i], b[i + 1], b[i + 2], b[i + 3], b[i + 4], b[i + 5], b[i + 6], b[i + 7],
+                           b[i + 8], b[i + 9], b[i + 10], b[i + 11], b[i + 12], b[i + 13], b[i + 14], b[i + 15]))
+    }
+
+    /// Throws unless every byte has been read.
+    public func expectEnd(_ what: String) throws {
+        guard isAtEnd else { throw CodecError(.malformedPayload, "\(remaining) unexpected bytes after \(what)") }
+    }
+}

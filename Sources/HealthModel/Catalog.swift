@@ -1,0 +1,157 @@
+/// The quantity-type catalog of HEALTHKIT.md §1.
+extension QuantityType {
+    /// Every known quantity type, in catalog order (``QuantityType/index`` is the position here).
+    public static let all: [QuantityType] = {
+        var types: [QuantityType] = []
+        for (identifier, unit, style) in QuantityCatalog.entries {
+            // The catalog's unit strings are fixed and covered by tests; a failure here is a build defect.
+            let parsed = try! HealthUnit(parsing: unit)
+            types.append(QuantityType(identifier: identifier, canonicalUnit: parsed, style: style, index: types.count))
+        }
+        return types
+    }()
+
+    private static let byName: [String: QuantityType] = {
+        var map: [String: QuantityType] = [:]
+        for type in all {
+            map[type.identifier] = type
+            map[type.fullIdentifier] = type
+        }
+        return map
+    }()
+
+    /// Looks a type up by short (`stepCount`) or full (`HKQuantityTypeIdentifierStepCount`) identifier.
+    ///
+    /// Throws ``ErrorCode/unknownQuantityType`` naming the string and suggesting the nearest known name.
+    public static func named(_ name: String) throws -> QuantityType {
+        if let type = byName[name] { return type }
+        var message = "unknown quantity type \"\(name)\""
+        if let nearest = nearestIdentifier(to: name) { message += "; did you mean \"\(nearest)\"?" }
+        throw HealthError(.unknownQuantityType, message)
+    }
+
+    /// The catalog's short identifier closest to `name` by edit distance (case-insensitive), if any is close.
+    public static func nearestIdentifier(to name: String) -> String? {
+        let short = name.hasPrefix(fullPrefix) ? String(name.dropFirst(fullPrefix.count)) : name
+        let wanted = Array(short.lowercased().utf8)
+        var best: (distance: Int, identifier: String)?
+        for type in all {
+            let distance = editDistance(wanted, Array(type.identifier.lowercased().utf8))
+            if distance < (best?.distance ?? Int.max) { best = (distance, type.identifier) }
+        }
+        guard let best, best.distance <= max(2, wanted.count / 3) else { return nil }
+        return best.identifier
+    }
+}
+
+/// Levenshtein distance between two byte strings.
+func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    if a.isEmpty { return b.count }
+    var previous = Array(0...b.count)
+    var current = previous
+    for i in 1...a.count {
+        current[0] = i
+        for j in stride(from: 1, through: b.count, by: 1) {
+            let cost = a[i - 1] == b[j - 1] ? 0 : 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+        }
+        swap(&previous, &current)
+    }
+    return previous[b.count]
+}
+
+enum QuantityCatalog {
+    private static let C = AggregationStyle.cumulative
+    private static let A = AggregationStyle.discreteArithmetic
+    private static let TW = AggregationStyle.discreteTemporallyWeighted
+    private static let ECL = AggregationStyle.discreteEquivalentContinuousLevel
+
+    static let entries: [(String, String, AggregationStyle)] = [
+        // Activity and mobility, cumulative.
+        ("stepCount", "count", C),
+        ("distanceWalkingRunning", "m", C),
+        ("distanceCycling", "m", C),
+        ("distanceWheelchair", "m", C),
+        ("distanceSwimming", "m", C),
+        ("distanceDownhillSnowSports", "m", C),
+        ("activeEnergyBurned", "kcal", C),
+        ("basalEnergyBurned", "kcal", C),
+        ("flightsClimbed", "count", C),
+        ("appleExerciseTime", "min", C),
+        ("appleStandTime", "min", C),
+        ("appleMoveTime", "min", C),
+        ("pushCount", "count", C),
+        ("swimmingStrokeCount", "count", C),
+        ("timeInDaylight", "min", C),
+        ("numberOfTimesFallen", "count", C),
+        ("inhalerUsage", "count", C),
+        ("insulinDelivery", "IU", C),
+        // Nutrition, cumulative.
+        ("dietaryEnergyConsumed", "kcal", C),
+        ("dietaryWater", "mL", C),
+        ("dietaryProtein", "g", C),
+        ("dietaryCarbohydrates", "g", C),
+        ("dietaryFatTotal", "g", C),
+        ("dietarySugar", "g", C),
+        ("dietaryFiber", "g", C),
+        ("dietaryCaffeine", "g", C),
+        ("dietarySodium", "g", C),
+        ("dietaryPotassium", "g", C),
+        ("dietaryCalcium", "g", C),
+        ("dietaryIron", "g", C),
+        ("dietaryCholesterol", "g", C),
+        // Hearing, equivalent continuous level.
+        ("environmentalAudioExposure", "dBASPL", ECL),
+        ("headphoneAudioExposure", "dBASPL", ECL),
+        ("environmentalSoundReduction", "dBASPL", ECL),
+        // Heart and lungs.
+        ("heartRate", "count/min", TW),
+        ("restingHeartRate", "count/min", A),
+        ("walkingHeartRateAverage", "count/min", A),
+        ("heartRateRecoveryOneMinute", "count/min", A),
+        ("heartRateVariabilitySDNN", "ms", A),
+        ("atrialFibrillationBurden", "%", TW),
+        ("respiratoryRate", "count/min", A),
+        ("oxygenSaturation", "%", A),
+        ("forcedVitalCapacity", "L", A),
+        ("forcedExpiratoryVolume1", "L", A),
+        ("peakExpiratoryFlowRate", "L/min", A),
+        ("vo2Max", "mL/(kg*min)", A),
+        // Vital signs and lab results.
+        ("bodyTemperature", "degC", A),
+        ("basalBodyTemperature", "degC", A),
+        ("bloodGlucose", "mg/dL", A),
+        ("bloodPressureSystolic", "mmHg", A),
+        ("bloodPressureDiastolic", "mmHg", A),
+        ("electrodermalActivity", "S", A),
+        ("uvExposure", "count", A),
+        // Body measurements.
+        ("bodyMass", "kg", A),
+        ("height", "m", A),
+        ("bodyMassIndex", "count", A),
+        ("bodyFatPercentage", "%", A),
+        ("leanBodyMass", "kg", A),
+        ("waistCircumference", "m", A),
+        // Mobility and fitness.
+        ("walkingSpeed", "m/s", A),
+        ("runningSpeed", "m/s", A),
+        ("cyclingSpeed", "m/s", A),
+        ("stairAscentSpeed", "m/s", A),
+        ("stairDescentSpeed", "m/s", A),
+        ("walkingStepLength", "m", A),
+        ("runningStrideLength", "m", A),
+        ("sixMinuteWalkTestDistance", "m", A),
+        ("walkingAsymmetryPercentage", "%", A),
+        ("walkingDoubleSupportPercentage", "%", A),
+        ("appleWalkingSteadiness", "%", A),
+        ("runningPower", "W", A),
+        ("cyclingPower", "W", A),
+        ("runningGroundContactTime", "ms", A),
+        ("runningVerticalOscillation", "cm", A),
+        ("cyclingCadence", "count/min", A),
+        ("cyclingFunctionalThresholdPower", "W", A),
+        ("physicalEffort", "kcal/(kg*hr)", A),
+        ("underwaterDepth", "m", A),
+        ("waterTemperature", "degC", A),
+    ]
+}

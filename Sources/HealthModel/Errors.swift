@@ -1,0 +1,79 @@
+/// Stable numeric error codes shared by the engine, the wire protocol and the client.
+///
+/// The numbers are part of the protocol (Protocol/PROTOCOL.md lists them all) and never change meaning.
+/// Ranges: 1xx the frame or connection is broken (the server closes the connection), 2xx the request is
+/// invalid (never retry it unchanged), 3xx authorization, 4xx a temporary condition (retrying can help),
+/// 5xx a server fault.
+public enum ErrorCode: UInt16, Sendable, CaseIterable, CustomStringConvertible {
+    // 1xx: malformed input at the frame level; the connection is closed after the error frame.
+    case malformedFrame = 100
+    case unsupportedVersion = 101
+    case frameTooLarge = 102
+    case inflatedTooLarge = 103
+    case unknownMessageKind = 104
+    case handshakeRequired = 105
+    case malformedPayload = 106
+    case idleTimeout = 107
+
+    // 2xx: the request is well-formed but invalid.
+    case unknownQuantityType = 200
+    case invalidUnit = 201
+    case incompatibleUnit = 202
+    case invalidSample = 203
+    case invalidPredicate = 204
+    case invalidOptions = 205
+    case noData = 206
+    case batchTooLarge = 207
+    case invalidArgument = 208
+    case uuidConflict = 209
+    case unknownSubscription = 210
+    case anchorExpired = 211
+    case invalidTimeZone = 212
+    case invalidInterval = 213
+
+    // 3xx: authorization.
+    case unauthenticated = 300
+    case forbidden = 301
+    case tokenRevoked = 302
+
+    // 4xx: temporary conditions; the same request may succeed later.
+    case busy = 400
+    case shuttingDown = 401
+    case storageUnavailable = 402
+    case tooManyConnections = 403
+    case connectionLost = 404
+    case timedOut = 405
+
+    // 5xx: server fault.
+    case internalError = 500
+
+    /// Whether sending the same request again can succeed.
+    public var isRetryable: Bool { (400..<500).contains(rawValue) }
+
+    /// Whether the server closes the connection after sending this error.
+    public var closesConnection: Bool { (100..<200).contains(rawValue) }
+
+    public var description: String { "\(name) (\(rawValue))" }
+
+    /// The lowerCamel name of the code, as the spec lists it.
+    public var name: String { String(describing: self) }
+}
+
+/// An error with a stable code and a message that names the culprit.
+///
+/// Every layer (model validation, engine, server replies) reports problems with this type, so a client sees
+/// the same code and message whether a check failed locally or on the server.
+public struct HealthError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var code: ErrorCode
+    public var message: String
+
+    public init(_ code: ErrorCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// Whether sending the same request again can succeed.
+    public var isRetryable: Bool { code.isRetryable }
+
+    public var description: String { message }
+}

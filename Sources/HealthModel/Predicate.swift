@@ -1,0 +1,79 @@
+import Foundation
+
+/// HealthKit's date predicate (HEALTHKIT.md §4): optional bounds and the strict-start / strict-end options.
+///
+/// | options         | start bound S  | end bound E               |
+/// |-----------------|----------------|---------------------------|
+/// | none            | `end >= S`     | `start < E`               |
+/// | strictStartDate | `start >= S`   | `start < E`               |
+/// | strictEndDate   | `end >= S`     | `end < E` and `start < E` |
+/// | both            | `start >= S`   | `end < E` and `start < E` |
+public struct DatePredicate: Hashable, Sendable {
+    public var start: Timestamp?
+    public var end: Timestamp?
+    public var strictStartDate: Bool
+    public var strictEndDate: Bool
+
+    public init(start: Timestamp? = nil, end: Timestamp? = nil, strictStartDate: Bool = false, strictEndDate: Bool = false)
+    {
+        self.start = start
+        self.end = end
+        self.strictStartDate = strictStartDate
+        self.strictEndDate = strictEndDate
+    }
+
+    /// Matches every sample.
+    public static let all = DatePredicate()
+
+    /// Whether a sample spanning `[sampleStart, sampleEnd]` matches.
+    @inlinable
+    public func matches(start sampleStart: Timestamp, end sampleEnd: Timestamp) -> Bool {
+        if let s = start {
+            if strictStartDate ? sampleStart < s : sampleEnd < s { return false }
+        }
+        if let e = end {
+            if sampleStart >= e { return false }
+            if strictEndDate, sampleEnd >= e { return false }
+        }
+        return true
+    }
+
+    /// Throws ``ErrorCode/invalidPredicate`` when the end bound lies before the start bound.
+    public func validate() throws {
+        if let s = start, let e = end, e < s {
+            throw HealthError(.invalidPredicate, "the predicate ends (\(e)) before it starts (\(s))")
+        }
+    }
+}
+
+/// A full sample predicate: dates, and optionally sources and UUIDs (HEALTHKIT.md §4).
+public struct SampleFilter: Hashable, Sendable {
+    public var date: DatePredicate
+    /// Source names or bundle identifiers; `nil` matches every source.
+    public var sources: Set<String>?
+    /// `nil` matches every UUID.
+    public var uuids: Set<UUID>?
+
+    public init(date: DatePredicate = .all, sources: Set<String>? = nil, uuids: Set<UUID>? = nil) {
+        self.date = date
+        self.sources = sources
+        self.uuids = uuids
+    }
+
+    /// Matches every sample.
+    public static let all = SampleFilter()
+
+    /// Whether a source passes the source filter (by name or bundle identifier).
+    public func matches(source: SourceInfo) -> Bool {
+        guard let sources else { return true }
+        return sources.contains(source.name) || (!source.bundleIdentifier.isEmpty && sources.contains(source.bundleIdentifier))
+    }
+}
+
+/// Sort order of a sample query.
+public enum SampleSort: UInt8, Sendable, CaseIterable {
+    case startAscending = 0
+    case startDescending = 1
+    case endAscending = 2
+    case endDescending = 3
+}

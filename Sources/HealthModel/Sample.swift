@@ -1,0 +1,121 @@
+import Foundation
+
+/// The app or device that wrote samples: HealthKit's `HKSource` plus the device and version it ran.
+public struct SourceInfo: Hashable, Sendable, CustomStringConvertible {
+    /// Display name, e.g. "Anna's Apple Watch" (may hold a no-break space).
+    public var name: String
+    /// Bundle identifier, e.g. `com.apple.health.8E2F…`; empty when unknown.
+    public var bundleIdentifier: String
+    /// Source version (app version or OS version); empty when unknown.
+    public var version: String
+    /// Device description, e.g. `Watch6,2`; empty when unknown.
+    public var device: String
+
+    public init(name: String, bundleIdentifier: String = "", version: String = "", device: String = "") {
+        self.name = name
+        self.bundleIdentifier = bundleIdentifier
+        self.version = version
+        self.device = device
+    }
+
+    public var description: String { name }
+}
+
+/// A metadata value attached to a sample (HealthKit allows strings, numbers, dates and quantities).
+public enum MetadataValue: Hashable, Sendable {
+    case string(String)
+    case number(Double)
+    case date(Timestamp)
+    case quantity(Double, unit: String)
+}
+
+/// Well-known metadata keys (HEALTHKIT.md §3).
+public enum MetadataKey {
+    public static let syncIdentifier = "HKMetadataKeySyncIdentifier"
+    public static let syncVersion = "HKMetadataKeySyncVersion"
+    public static let wasUserEntered = "HKMetadataKeyWasUserEntered"
+    public static let timeZone = "HKTimeZone"
+}
+
+/// One quantity sample: what HealthKit calls an `HKQuantitySample`, for one subject.
+public struct Sample: Hashable, Sendable {
+    public var uuid: UUID
+    /// The person the sample is about.
+    public var subject: String
+    public var type: QuantityType
+    public var start: Timestamp
+    public var end: Timestamp
+    /// The value in ``unit``.
+    public var value: Double
+    public var unit: HealthUnit
+    public var source: SourceInfo
+    public var metadata: [String: MetadataValue]
+
+    public init(
+        uuid: UUID = UUID(), subject: String, type: QuantityType, start: Timestamp, end: Timestamp, value: Double,
+        unit: HealthUnit, source: SourceInfo, metadata: [String: MetadataValue] = [:]
+    ) {
+        self.uuid = uuid
+        self.subject = subject
+        self.type = type
+        self.start = start
+        self.end = end
+        self.value = value
+        self.unit = unit
+        self.source = source
+        self.metadata = metadata
+    }
+
+    /// The value converted to the type's canonical unit.
+    public func canonicalValue() throws -> Double { try unit.convert(value, to: type.canonicalUnit) }
+
+    /// Checks the sample's invariants and throws a ``HealthError`` naming the first one broken.
+    public func validate() throws {
+        try SampleRules.validate(
+            type: type, unit: unit, start: start, end: end, value: value, subject: subject)
+    }
+}
+
+/// The rules every sample obeys, shared by ``Sample`` and columnar ``SampleBatch`` validation.
+public enum SampleRules {
+    /// Longest subject identifier, in UTF-8 bytes.
+    public static let maxSubjectLength = 256
+
+    /// Throws ``ErrorCode/invalidSample`` or ``ErrorCode/incompatibleUnit`` for a sample that breaks a rule.
+    public static func validate(
+        type: QuantityType, unit: HealthUnit, start: Timestamp, end: Timestamp, value: Double, subject: String
+    ) throws {
+        try validate(subject: subject)
+        try validate(unit: unit, for: type)
+        try validate(start: start, end: end, value: value, type: type)
+    }
+
+    /// Throws unless the subject is non-empty and at most ``maxSubjectLength`` bytes.
+    public static func validate(subject: String) throws {
+        if subject.isEmpty { throw HealthError(.invalidArgument, "the subject is empty") }
+        if subject.utf8.count > maxSubjectLength {
+            throw HealthError(.invalidArgument, "the subject is longer than \(maxSubjectLength) bytes")
+        }
+    }
+
+    /// Throws ``ErrorCode/incompatibleUnit`` unless `unit` measures the same dimension as the type.
+    public static func validate(unit: HealthUnit, for type: QuantityType) throws {
+        guard unit.isCompatible(with: type.canonicalUnit) else {
+            throw HealthError(
+                .incompatibleUnit, "unit \"\(unit.symbol)\" is not compatible with \(type) (\(type.canonicalUnit))")
+        }
+    }
+
+    /// Throws ``ErrorCode/invalidSample`` for an inverted interval, a non-finite value or a negative cumulative one.
+    public static func validate(start: Timestamp, end: Timestamp, value: Double, type: QuantityType) throws {
+        if start > end {
+            throw HealthError(.invalidSample, "\(type) sample ends (\(end)) before it starts (\(start))")
+        }
+        if !value.isFinite {
+            throw HealthError(.invalidSample, "\(type) sample value \(value) is not a finite number")
+        }
+        if type.style == .cumulative, value < 0 {
+            throw HealthError(.invalidSample, "\(type) is cumulative and cannot take the negative value \(value)")
+        }
+    }
+}

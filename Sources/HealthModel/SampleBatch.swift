@@ -1,0 +1,106 @@
+import Foundation
+
+/// A batch of samples of one type for one subject, held as columns: the unit of ingest.
+///
+/// This is what an insert request carries (HealthCodec encodes it column by column) and what the engine appends
+/// to a shard, without per-sample objects in between. Row `i` is
+/// `(starts[i], ends[i], values[i], sources[sourceIndices[i]], uuid(row: i), metadata?[i])`.
+public struct SampleBatch: Hashable, Sendable {
+    /// Chosen by the client, unique per subject; a batch re-sent with the same id adds nothing.
+    public var batchID: UInt64
+    public var subject: String
+    /// Short or full quantity-type identifier, as sent.
+    public var typeIdentifier: String
+    /// The HKUnit string all ``values`` are in.
+    public var unit: String
+    /// The source dictionary rows point into.
+    public var sources: [SourceInfo]
+    public var starts: [Timestamp]
+    public var ends: [Timestamp]
+    public var values: [Double]
+    public var sourceIndices: [UInt32]
+    /// Explicit UUIDs, one per row; `nil` means each row's UUID is derived from the batch id and the row number.
+    public var uuids: [UUID]?
+    /// Metadata, one dictionary per row; `nil` when no row has any.
+    public var metadata: [[String: MetadataValue]]?
+
+    public init(
+        batchID: UInt64, subject: String, typeIdentifier: String, unit: String, sources: [SourceInfo] = [],
+        starts: [Timestamp] = [], ends: [Timestamp] = [], values: [Double] = [], sourceIndices: [UInt32] = [],
+        uuids: [UUID]? = nil, metadata: [[String: MetadataValue]]? = nil
+    ) {
+        self.batchID = batchID
+        self.subject = subject
+        self.typeIdentifier = typeIdentifier
+        self.unit = unit
+        self.sources = sources
+        self.starts = starts
+        self.ends = ends
+        self.values = values
+        self.sourceIndices = sourceIndices
+        self.uuids = uuids
+        self.metadata = metadata
+    }
+
+    /// Number of rows.
+    public var count: Int { starts.count }
+
+    /// The UUID of row `row`: the explicit one, or the one derived from the batch id.
+    public func uuid(row: Int) -> UUID {
+        if let uuids { return uuids[row] }
+        return SampleBatch.derivedUUID(batchID: batchID, row: UInt32(truncatingIfNeeded: row))
+    }
+
+    /// The UUID of a row sent without one: batch id (8 bytes, big-endian), row (4 bytes, big-endian), then the
+    /// bytes `68 6B 64 00` ("hkd\0"). Deterministic, so a re-sent batch names the same samples.
+    public static func derivedUUID(batchID: UInt64, row: UInt32) -> UUID {
+        let b = batchID.bigEndian
+        let r = row.bigEndian
+        return withUnsafeBytes(of: b) { bb in
+            withUnsafeBytes(of: r) { rb in
+                UUID(uuid: (bb[0], bb[1], bb[2], bb[3], bb[4], bb[5], bb[6], bb[7], rb[0], rb[1], rb[2], rb[3],
+                            0x68, 0x6B, 0x64, 0x00))
+            }
+        }
+    }
+
+    /// Appends one row, adding its source to the dictionary when new.
+    public mutating func append(
+        start: Timestamp, end: Timestamp, value: Double, source: SourceInfo, uuid: UUID? = nil,
+        metadata rowMetadata: [String: MetadataValue] = [:]
+    ) {
+        let index: Int
+        if let existing = sources.firstIndex(of: source) {
+            index = existing
+        } else {
+            index = sources.count
+            sources.append(source)
+        }
+        if let uuid {
+            if uuids == nil { uuids = (0..<count).map { self.uuid(row: $0) } }
+            uuids!.append(uuid)
+        } else if uuids != nil {
+            uuids!.append(SampleBatch.derivedUUID(batchID: batchID, row: UInt32(truncatingIfNeeded: count)))
+        }
+        if !rowMetadata.isEmpty || metadata != nil {
+            if metadata == nil { metadata = Array(repeating: [:], count: count) }
+            metadata!.append(rowMetadata)
+        }
+        starts.append(start)
+        ends.append(end)
+        values.append(value)
+        sourceIndices.append(UInt32(index))
+    }
+
+    /// Checks column lengths and source indices (structure only; sample rules are checked against the type).
+    public func validateShape() throws {
+        let n = count
+        guard ends.count == n, values.count == n, sourceIndices.count == n, uuids.map({ $0.count == n }) ?? true,
+            metadata.map({ $0.count == n }) ?? true
+        else { throw HealthError(.malformedPayload, "batch \(batchID): columns have different lengths") }
+        if let bad = sourceIndices.first(where: { Int($0) >= sources.count }) {
+            throw HealthError(
+                .malformedPayload, "batch \(batchID): source index \(bad) is outside the dictionary of \(sources.count)")
+        }
+    }
+}

@@ -1,0 +1,111 @@
+/// HealthKit's statistics options (HEALTHKIT.md §5).
+public struct StatisticsOptions: OptionSet, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+    public static let cumulativeSum = StatisticsOptions(rawValue: 1 << 0)
+    public static let discreteAverage = StatisticsOptions(rawValue: 1 << 1)
+    public static let discreteMin = StatisticsOptions(rawValue: 1 << 2)
+    public static let discreteMax = StatisticsOptions(rawValue: 1 << 3)
+    public static let mostRecent = StatisticsOptions(rawValue: 1 << 4)
+    public static let duration = StatisticsOptions(rawValue: 1 << 5)
+    public static let separateBySource = StatisticsOptions(rawValue: 1 << 6)
+
+    /// Every option with its HealthKit name, in bit order.
+    public static let named: [(name: String, option: StatisticsOptions)] = [
+        ("cumulativeSum", .cumulativeSum), ("discreteAverage", .discreteAverage), ("discreteMin", .discreteMin),
+        ("discreteMax", .discreteMax), ("mostRecent", .mostRecent), ("duration", .duration),
+        ("separateBySource", .separateBySource),
+    ]
+
+    /// Bits no option uses.
+    public static let unknownBits = UInt16.max & ~UInt16((1 << 7) - 1)
+
+    public var description: String {
+        let names = StatisticsOptions.named.filter { contains($0.option) }.map(\.name)
+        return names.isEmpty ? "none" : names.joined(separator: ",")
+    }
+
+    /// Throws ``ErrorCode/invalidOptions`` when an option does not fit the type's aggregation style:
+    /// cumulative types reject average, min and max; discrete types reject cumulativeSum.
+    public func validate(for type: QuantityType) throws {
+        if rawValue & StatisticsOptions.unknownBits != 0 {
+            throw HealthError(.invalidOptions, "unknown statistics option bits 0x\(String(rawValue, radix: 16))")
+        }
+        if isEmpty { throw HealthError(.invalidOptions, "no statistics option given for \(type)") }
+        if type.style == .cumulative {
+            for (name, option) in StatisticsOptions.named where [.discreteAverage, .discreteMin, .discreteMax].contains(option) {
+                if contains(option) { throw HealthError(.invalidOptions, "\(name) is not valid for cumulative type \(type)") }
+            }
+        } else if contains(.cumulativeSum) {
+            throw HealthError(.invalidOptions, "cumulativeSum is not valid for discrete type \(type)")
+        }
+    }
+}
+
+/// The sample that gave a "most recent" figure: its value and interval.
+public struct MostRecent: Hashable, Sendable {
+    public var value: Double
+    public var start: Timestamp
+    public var end: Timestamp
+
+    public init(value: Double, start: Timestamp, end: Timestamp) {
+        self.value = value
+        self.start = start
+        self.end = end
+    }
+}
+
+/// The figures a statistics query asked for; every value is in the unit the query asked for.
+///
+/// A figure that was not requested is `nil`. `duration` is in microseconds.
+public struct StatisticsFigures: Hashable, Sendable {
+    public var sum: Double?
+    public var average: Double?
+    public var minimum: Double?
+    public var maximum: Double?
+    public var mostRecent: MostRecent?
+    public var duration: Int64?
+
+    public init(
+        sum: Double? = nil, average: Double? = nil, minimum: Double? = nil, maximum: Double? = nil,
+        mostRecent: MostRecent? = nil, duration: Int64? = nil
+    ) {
+        self.sum = sum
+        self.average = average
+        self.minimum = minimum
+        self.maximum = maximum
+        self.mostRecent = mostRecent
+        self.duration = duration
+    }
+}
+
+/// The answer to a statistics query (HKStatistics), or one bucket of a collection.
+public struct Statistics: Hashable, Sendable {
+    /// Earliest start of the contributing samples (a bucket's start for a collection bucket).
+    public var start: Timestamp
+    /// Latest end of the contributing samples (a bucket's end for a collection bucket).
+    public var end: Timestamp
+    /// Merged across sources (HEALTHKIT.md §8).
+    public var figures: StatisticsFigures
+    /// With `separateBySource`: each source's own, un-merged figures.
+    public var bySource: [SourceStatistics]
+
+    public init(start: Timestamp, end: Timestamp, figures: StatisticsFigures, bySource: [SourceStatistics] = []) {
+        self.start = start
+        self.end = end
+        self.figures = figures
+        self.bySource = bySource
+    }
+}
+
+/// One source's figures in a `separateBySource` result.
+public struct SourceStatistics: Hashable, Sendable {
+    public var source: SourceInfo
+    public var figures: StatisticsFigures
+
+    public init(source: SourceInfo, figures: StatisticsFigures) {
+        self.source = source
+        self.figures = figures
+    }
+}
