@@ -59,6 +59,7 @@ let package = Package(
             name: "HealthWireTests", dependencies: ["HealthWire"], swiftSettings: swiftSettings),
         .testTarget(name: "HealthEngineTests", dependencies: ["HealthEngine"], swiftSettings: swiftSettings),
         .testTarget(name: "HealthPosixTests", dependencies: ["HealthPosix"], swiftSettings: swiftSettings),
+        .testTarget(name: "HKQKitTests", dependencies: ["HKQKit"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["HealthServer", "HealthClient", "HKQKit"],
