@@ -26,13 +26,19 @@ extension QuantityType {
     public static func named(_ name: String) throws -> QuantityType {
         if let type = byName[name] { return type }
         var message = "unknown quantity type \"\(name)\""
-        if let nearest = nearestIdentifier(to: name) { message += "; did you mean \"\(nearest)\"?" }
+        if let nearest = nearestIdentifier(to: name), let type = byName[nearest] {
+            // Suggest in the form the caller used: full identifier for a full one, short otherwise.
+            let suggestion = hasFullPrefix(name) ? type.fullIdentifier : type.identifier
+            message += "; did you mean \"\(suggestion)\"?"
+        }
         throw HealthError(.unknownQuantityType, message)
     }
 
     /// The catalog's short identifier closest to `name` by edit distance (case-insensitive), if any is close.
+    ///
+    /// A full-identifier prefix (`HKQuantityTypeIdentifier`, in any case) is ignored.
     public static func nearestIdentifier(to name: String) -> String? {
-        let short = name.hasPrefix(fullPrefix) ? String(name.dropFirst(fullPrefix.count)) : name
+        let short = hasFullPrefix(name) ? String(name.dropFirst(fullPrefix.count)) : name
         let wanted = Array(short.lowercased().utf8)
         var best: (distance: Int, identifier: String)?
         for type in all {
@@ -41,6 +47,13 @@ extension QuantityType {
         }
         guard let best, best.distance <= max(2, wanted.count / 3) else { return nil }
         return best.identifier
+    }
+}
+
+extension QuantityType {
+    /// Whether `name` starts with `HKQuantityTypeIdentifier`, ignoring case.
+    fileprivate static func hasFullPrefix(_ name: String) -> Bool {
+        name.utf8.count > fullPrefix.utf8.count && name.lowercased().hasPrefix(fullPrefix.lowercased())
     }
 }
 

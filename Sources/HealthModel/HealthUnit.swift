@@ -1,7 +1,7 @@
 /// The base dimensions a unit reduces to, as integer exponents.
 ///
-/// `count`, `%` and `()` are dimensionless. International units, decibel scales and moles without a molar
-/// mass are dimensions of their own, so they convert only among themselves.
+/// `count`, `%` and `()` are dimensionless. International units and the two decibel scales are dimensions of
+/// their own, so they convert only among themselves. `mol<M>` carries its molar mass and so measures mass.
 public struct Dimension: Hashable, Sendable, CustomStringConvertible {
     public var mass: Int8 = 0
     public var length: Int8 = 0

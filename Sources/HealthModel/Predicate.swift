@@ -14,8 +14,9 @@ public struct DatePredicate: Hashable, Sendable {
     public var strictStartDate: Bool
     public var strictEndDate: Bool
 
-    public init(start: Timestamp? = nil, end: Timestamp? = nil, strictStartDate: Bool = false, strictEndDate: Bool = false)
-    {
+    public init(
+        start: Timestamp? = nil, end: Timestamp? = nil, strictStartDate: Bool = false, strictEndDate: Bool = false
+    ) {
         self.start = start
         self.end = end
         self.strictStartDate = strictStartDate
@@ -66,7 +67,8 @@ public struct SampleFilter: Hashable, Sendable {
     /// Whether a source passes the source filter (by name or bundle identifier).
     public func matches(source: SourceInfo) -> Bool {
         guard let sources else { return true }
-        return sources.contains(source.name) || (!source.bundleIdentifier.isEmpty && sources.contains(source.bundleIdentifier))
+        return sources.contains(source.name)
+            || (!source.bundleIdentifier.isEmpty && sources.contains(source.bundleIdentifier))
     }
 }
 

@@ -88,6 +88,7 @@ public enum SampleRules {
         try validate(subject: subject)
         try validate(unit: unit, for: type)
         try validate(start: start, end: end, value: value, type: type)
+        try validate(value: value, unit: unit, type: type)
     }
 
     /// Throws unless the subject is non-empty and at most ``maxSubjectLength`` bytes.
@@ -116,6 +117,17 @@ public enum SampleRules {
         }
         if type.style == .cumulative, value < 0 {
             throw HealthError(.invalidSample, "\(type) is cumulative and cannot take the negative value \(value)")
+        }
+    }
+
+    /// Throws ``ErrorCode/invalidSample`` when `value` in `unit` overflows once converted to the canonical unit
+    /// (e.g. 1e308 kcal); the unit must already be compatible with the type.
+    public static func validate(value: Double, unit: HealthUnit, type: QuantityType) throws {
+        let canonical = try unit.convert(value, to: type.canonicalUnit)
+        if !canonical.isFinite {
+            throw HealthError(
+                .invalidSample,
+                "\(type) sample value \(value) \(unit) is out of range in \(type.canonicalUnit) (\(canonical))")
         }
     }
 }

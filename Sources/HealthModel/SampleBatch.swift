@@ -58,8 +58,11 @@ public struct SampleBatch: Hashable, Sendable {
         let r = row.bigEndian
         return withUnsafeBytes(of: b) { bb in
             withUnsafeBytes(of: r) { rb in
-                UUID(uuid: (bb[0], bb[1], bb[2], bb[3], bb[4], bb[5], bb[6], bb[7], rb[0], rb[1], rb[2], rb[3],
-                            0x68, 0x6B, 0x64, 0x00))
+                UUID(
+                    uuid: (
+                        bb[0], bb[1], bb[2], bb[3], bb[4], bb[5], bb[6], bb[7], rb[0], rb[1], rb[2], rb[3],
+                        0x68, 0x6B, 0x64, 0x00
+                    ))
             }
         }
     }
@@ -100,7 +103,8 @@ public struct SampleBatch: Hashable, Sendable {
         else { throw HealthError(.malformedPayload, "batch \(batchID): columns have different lengths") }
         if let bad = sourceIndices.first(where: { Int($0) >= sources.count }) {
             throw HealthError(
-                .malformedPayload, "batch \(batchID): source index \(bad) is outside the dictionary of \(sources.count)")
+                .malformedPayload, "batch \(batchID): source index \(bad) is outside the dictionary of \(sources.count)"
+            )
         }
     }
 }

@@ -34,8 +34,11 @@ public struct StatisticsOptions: OptionSet, Hashable, Sendable, CustomStringConv
         }
         if isEmpty { throw HealthError(.invalidOptions, "no statistics option given for \(type)") }
         if type.style == .cumulative {
-            for (name, option) in StatisticsOptions.named where [.discreteAverage, .discreteMin, .discreteMax].contains(option) {
-                if contains(option) { throw HealthError(.invalidOptions, "\(name) is not valid for cumulative type \(type)") }
+            let discreteOnly: StatisticsOptions = [.discreteAverage, .discreteMin, .discreteMax]
+            if let (name, _) = StatisticsOptions.named.first(where: {
+                discreteOnly.contains($0.option) && contains($0.option)
+            }) {
+                throw HealthError(.invalidOptions, "\(name) is not valid for cumulative type \(type)")
             }
         } else if contains(.cumulativeSum) {
             throw HealthError(.invalidOptions, "cumulativeSum is not valid for discrete type \(type)")

@@ -22,19 +22,16 @@ struct ScaledDimension {
     var dimension = Dimension()
     var scale = 1.0
 
-    func raised(to power: Int) -> ScaledDimension {
-        var result = ScaledDimension()
-        result.scale = pow(scale, power)
-        result.dimension = dimension.scaled(by: power)
-        return result
+    /// This quantity to an integer power; `nil` when an exponent leaves the range of ``Dimension``.
+    func raised(to power: Int) -> ScaledDimension? {
+        guard let dimension = dimension.scaled(by: power) else { return nil }
+        return ScaledDimension(dimension: dimension, scale: pow(scale, power))
     }
 
-    static func * (lhs: ScaledDimension, rhs: ScaledDimension) -> ScaledDimension {
-        ScaledDimension(dimension: lhs.dimension.adding(rhs.dimension, sign: 1), scale: lhs.scale * rhs.scale)
-    }
-
-    static func / (lhs: ScaledDimension, rhs: ScaledDimension) -> ScaledDimension {
-        ScaledDimension(dimension: lhs.dimension.adding(rhs.dimension, sign: -1), scale: lhs.scale / rhs.scale)
+    /// The product (`sign` 1) or quotient (`sign` -1); `nil` when an exponent leaves the range of ``Dimension``.
+    func multiplied(by other: ScaledDimension, sign: Int) -> ScaledDimension? {
+        guard let dimension = dimension.adding(other.dimension, sign: sign) else { return nil }
+        return ScaledDimension(dimension: dimension, scale: sign > 0 ? scale * other.scale : scale / other.scale)
     }
 }
 
@@ -52,15 +49,25 @@ extension Dimension {
         \.soundPressureLevel, \.hearingLevel,
     ]
 
-    func scaled(by power: Int) -> Dimension {
+    /// Every exponent times `power`; `nil` when one leaves `Int8`.
+    func scaled(by power: Int) -> Dimension? {
         var result = self
-        for path in Dimension.allKeyPaths { result[keyPath: path] = Int8(clamping: Int(self[keyPath: path]) * power) }
+        for path in Dimension.allKeyPaths {
+            guard let exponent = Int8(exactly: Int(self[keyPath: path]) * power) else { return nil }
+            result[keyPath: path] = exponent
+        }
         return result
     }
 
-    func adding(_ other: Dimension, sign: Int8) -> Dimension {
+    /// Exponents added (`sign` 1) or subtracted (`sign` -1); `nil` when one leaves `Int8`.
+    func adding(_ other: Dimension, sign: Int) -> Dimension? {
         var result = self
-        for path in Dimension.allKeyPaths { result[keyPath: path] &+= sign &* other[keyPath: path] }
+        for path in Dimension.allKeyPaths {
+            guard let exponent = Int8(exactly: Int(self[keyPath: path]) + sign * Int(other[keyPath: path])) else {
+                return nil
+            }
+            result[keyPath: path] = exponent
+        }
         return result
     }
 
@@ -174,9 +181,13 @@ struct UnitParser {
         if position < chars.count, chars[position] == "/" {
             position += 1
             if position == chars.count { throw failure("nothing after \"/\"") }
-            result = result / (try parseProduct(insideParentheses: false))
+            guard let quotient = result.multiplied(by: try parseProduct(insideParentheses: false), sign: -1) else {
+                throw failure("an exponent is too large")
+            }
+            result = quotient
         }
         if position < chars.count { throw failure("unexpected \"\(chars[position])\" at position \(position + 1)") }
+        guard result.scale.isFinite, result.scale > 0 else { throw failure("the unit's scale is out of range") }
         if let offset = UnitAtoms.offsets[text] { return (result.dimension, result.scale, offset) }
         return (result.dimension, result.scale, 0)
     }
@@ -185,7 +196,10 @@ struct UnitParser {
         var result = try parseFactor()
         while position < chars.count, UnitParser.multiply.contains(chars[position]) {
             position += 1
-            result = result * (try parseFactor())
+            guard let product = result.multiplied(by: try parseFactor(), sign: 1) else {
+                throw failure("an exponent is too large")
+            }
+            result = product
         }
         if insideParentheses, position < chars.count, chars[position] == "/" {
             throw failure("\"/\" is not allowed inside parentheses")
@@ -206,7 +220,8 @@ struct UnitParser {
         }
         if position < chars.count, chars[position] == "^" {
             position += 1
-            base = base.raised(to: try parseExponent())
+            guard let raised = base.raised(to: try parseExponent()) else { throw failure("an exponent is too large") }
+            base = raised
         }
         return base
     }
