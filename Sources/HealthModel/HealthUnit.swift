@@ -18,6 +18,18 @@ public struct Dimension: Hashable, Sendable, CustomStringConvertible {
 
     public static let none = Dimension()
 
+    /// The base unit of the dimension as an HKUnit-style string, e.g. `g·m^-3` for mg/dL and `count` for none.
+    ///
+    /// Mass is based on the gram (as HealthKit's is); `scale` converts a unit to this base.
+    public var baseUnitSymbol: String {
+        let parts: [(String, Int8)] = [
+            ("g", mass), ("m", length), ("s", time), ("K", temperature), ("A", current), ("cd", luminousIntensity),
+            ("rad", angle), ("IU", internationalUnit), ("dBASPL", soundPressureLevel), ("dBHL", hearingLevel),
+        ]
+        let named = parts.filter { $0.1 != 0 }.map { $0.1 == 1 ? $0.0 : "\($0.0)^\($0.1)" }
+        return named.isEmpty ? "count" : named.joined(separator: "·")
+    }
+
     public var description: String {
         let parts: [(String, Int8)] = [
             ("mass", mass), ("length", length), ("time", time), ("temperature", temperature),

@@ -1,1 +1,3 @@
-print("hkq")
+import HKQKit
+
+await HKQ.main()

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+
+@testable import HKQKit
+
+/// Output helpers: numbers, JSON, CSV, aligned tables and record sets.
+@Suite struct OutputTests {
+    @Test(arguments: [
+        (37.0, "37"), (-40.0, "-40"), (0.0, "0"), (-0.0, "0"), (1609.344, "1609.344"), (1.2, "1.2"),
+        (0.1 + 0.2, "0.30000000000000004"), (1e-6, "1e-06"), (1e15, "1000000000000000"), (1e16, "1e+16"), (-9_007_199_254_740_992, "-9007199254740992"),
+        (Double.nan, "nan"), (Double.infinity, "inf"), (-Double.infinity, "-inf"), (5.5507, "5.5507"),
+    ])
+    func shortestNumbers(value: Double, text: String) {
+        #expect(NumberFormat.shortest(value) == text)
+        if value.isFinite { #expect(Double(text) == value) }
+    }
+
+    @Test func jsonRenderingKeepsKeyOrderAndEscapes() {
+        let value: JSONValue = .object([
+            ("b", 1), ("a", .string("quote \" backslash \\ newline \n tab \t bell \u{07} é")),
+            ("list", .array([.number(1.5), .bool(true), .null, .number(.nan)])), ("empty", .object([])),
+        ])
+        #expect(
+            value.rendered
+                == #"{"b":1,"a":"quote \" backslash \\ newline \n tab \t bell \u0007 é","list":[1.5,true,null,null],"empty":{}}"#
+        )
+        let decoded = try? JSONSerialization.jsonObject(with: Data(value.rendered.utf8)) as? [String: Any]
+        #expect(decoded?["a"] as? String == "quote \" backslash \\ newline \n tab \t bell \u{07} é")
+    }
+
+    @Test func plainTextOfCells() {
+        #expect(JSONValue.string("x,y").plainText == "x,y")
+        #expect(JSONValue.null.plainText == "")
+        #expect(JSONValue.integer(-12).plainText == "-12")
+        #expect(JSONValue.number(72).plainText == "72")
+        #expect(JSONValue.array(["a", 1]).plainText == #"["a",1]"#)
+        #expect(JSONValue.integer(3).isNumber && !JSONValue.string("3").isNumber)
+    }
+
+    @Test(arguments: [
+        ("plain", "plain"), ("a,b", #""a,b""#), (#"say "hi""#, #""say ""hi""""#), ("two\nlines", "\"two\nlines\""),
+        (" padded", #"" padded""#), ("", ""),
+    ])
+    func csvEscaping(field: String, escaped: String) {
+        #expect(CSV.escape(field) == escaped)
+    }
+
+    @Test func textTableAlignsColumnsWithoutTrailingSpaces() {
+        let table = TextTable(
+            titles: ["NAME", "VALUE", "NOTE"], alignments: [.left, .right, .left],
+            rows: [["a", "1", "x"], ["longer", "12345", ""]])
+        #expect(
+            table.rendered() == """
+                NAME    VALUE  NOTE
+                a           1  x
+                longer  12345
+
+                """)
+    }
+
+    static let records = RecordSet(
+        columns: [.init("name", title: "NAME"), .init("secret", inTable: false), .init("value", title: "VALUE")],
+        rows: [["steps", "s1", 1200], ["heart, rate", "s2", 72.5], ["none", .null, .null]])
+
+    @Test func recordSetAsTable() {
+        #expect(
+            Self.records.rendered(as: .table) == """
+                NAME         VALUE
+                steps         1200
+                heart, rate   72.5
+                none
+
+                """)
+    }
+
+    @Test func recordSetAsJSON() throws {
+        let text = Self.records.rendered(as: .json)
+        #expect(
+            text == """
+                [
+                  {"name":"steps","secret":"s1","value":1200},
+                  {"name":"heart, rate","secret":"s2","value":72.5},
+                  {"name":"none","secret":null,"value":null}
+                ]
+
+                """)
+        let decoded = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]]
+        #expect(decoded?.count == 3)
+        #expect(RecordSet(columns: [.init("a")]).rendered(as: .json) == "[]\n")
+    }
+
+    @Test func recordSetAsCSV() {
+        #expect(Self.records.rendered(as: .csv) == "name,secret,value\nsteps,s1,1200\n\"heart, rate\",s2,72.5\nnone,,\n")
+    }
+
+    @Test func recordSetAsFields() {
+        let one = RecordSet(columns: [.init("unit", title: "UNIT"), .init("scale", title: "SCALE")], rows: [["kg", 1000]])
+        #expect(one.renderedFields() == "UNIT   kg\nSCALE  1000\n")
+        var two = one
+        two.append(["g", 1])
+        #expect(two.renderedFields() == "UNIT   kg\nSCALE  1000\n\nUNIT   g\nSCALE  1\n")
+    }
+
+    @Test func capturedConsoleCollectsBothStreams() {
+        let (console, out, err) = Console.capturing()
+        console.print("one")
+        console.printBlock("two")
+        console.printBlock("three\n")
+        console.printBlock("")
+        console.printError("oops")
+        #expect(out.text == "one\ntwo\nthree\n")
+        #expect(err.text == "oops\n")
+    }
+}

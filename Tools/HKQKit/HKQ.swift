@@ -1,0 +1,101 @@
+import Foundation
+import HealthModel
+
+/// The hkq program: its commands, global options and help, and the driver that runs one command line.
+///
+/// `HKQ.standard` is the real tool; tests build one with other commands to exercise the parser.
+public struct HKQ: Sendable {
+    /// The program name used in usage lines.
+    public var name: String
+    /// One line shown as the top-level OVERVIEW.
+    public var overview: String
+    /// The top-level commands, in help order.
+    public var commands: [any Command]
+    /// Options accepted before and after any command name.
+    public var globalOptions: [OptionSpec]
+
+    /// A program with the given commands and global options.
+    public init(
+        name: String = "hkq", overview: String = HKQ.defaultOverview, commands: [any Command],
+        globalOptions: [OptionSpec] = GlobalOptions.specs
+    ) {
+        self.name = name
+        self.overview = overview
+        self.commands = commands
+        self.globalOptions = globalOptions
+    }
+
+    /// The top-level OVERVIEW line of hkq.
+    public static let defaultOverview = "Query, import, watch and administer an hkd health data server."
+
+    /// Every hkq command. A new command is one file in `Commands/` plus one entry here.
+    public static let commands: [any Command] = [
+        TypesCommand(),
+        UnitsCommand.group,
+        HelpCommand(),
+    ]
+
+    /// The real tool.
+    public static let standard = HKQ(commands: commands)
+
+    /// The help formatter over this program's commands.
+    public var helpFormatter: HelpFormatter {
+        HelpFormatter(program: name, overview: overview, commands: commands, globalOptions: globalOptions)
+    }
+
+    /// Parses `arguments` (without the program name), runs the command and returns the exit status:
+    /// 0 success, 1 runtime error (`error: <message>` on stderr), 64 usage error (message, usage and hint).
+    public func run(arguments: [String], environment: [String: String], console: Console) async -> Int32 {
+        let parser = ArgumentParser(commands: commands, globalOptions: globalOptions)
+        var path: [String] = []
+        do {
+            let parse = try parser.parse(arguments)
+            path = parse.path
+            if parse.wantsHelp {
+                console.out.write(helpFormatter.help(for: parse.commands))
+                return ExitStatus.success
+            }
+            let globals = try GlobalOptions.resolve(
+                options: parse.arguments.options, environment: environment, commandPath: path)
+            let context = CommandContext(
+                program: self, commandPath: path, arguments: parse.arguments, globals: globals,
+                environment: environment, console: console)
+            try await parse.commands.last!.run(context)
+            return ExitStatus.success
+        } catch let error as UsageError {
+            report(error, console: console)
+            return ExitStatus.usage
+        } catch let exit as CommandExit {
+            return exit.status
+        } catch let error as HealthError {
+            console.printError("error: \(error.message)")
+            return ExitStatus.failure
+        } catch {
+            console.printError("error: \(error)")
+            return ExitStatus.failure
+        }
+    }
+
+    /// Prints a usage error: the message, the usage of the command it concerns, and where to find help.
+    func report(_ error: UsageError, console: Console) {
+        let formatter = helpFormatter
+        let chain = formatter.resolve(error.commandPath) ?? []
+        let words = ([name] + chain.map(\.spec.name)).joined(separator: " ")
+        console.printError("error: \(error.message)")
+        console.printError("Usage: \(formatter.usage(for: chain))")
+        console.printError("  See '\(words) --help' for more information.")
+    }
+
+    /// Runs the process's own command line with the real environment and exits with the command's status.
+    public static func main() async -> Never {
+        let status = await standard.run(
+            arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment,
+            console: .standard)
+        exit(status)
+    }
+}
+
+/// Runs hkq in-process: `arguments` without the program name; output goes to `console`. Returns the exit status.
+public func hkqMain(arguments: [String], environment: [String: String], console: Console) async -> Int32 {
+    await HKQ.standard.run(arguments: arguments, environment: environment, console: console)
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Synchronization
+
+/// A destination for text: standard output, standard error, or a buffer in tests.
+///
+/// Implementations must be safe to call from any thread; each call writes its text whole.
+public protocol TextSink: Sendable {
+    /// Writes `text` as is (no newline is added).
+    func write(_ text: String)
+}
+
+/// One of the process's standard streams, written unbuffered through `FileHandle`.
+public struct StandardStream: TextSink {
+    /// File descriptor 1.
+    public static let output = StandardStream(descriptor: 1)
+    /// File descriptor 2.
+    public static let error = StandardStream(descriptor: 2)
+
+    let descriptor: Int32
+
+    /// Writes the text; a write error (closed pipe) is ignored, as `print` does.
+    public func write(_ text: String) {
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
+        try? handle.write(contentsOf: Data(text.utf8))
+    }
+}
+
+/// Collects everything written to it; what tests give ``Console`` to read the output back.
+public final class CapturedText: TextSink {
+    private let buffer = Mutex("")
+
+    /// An empty buffer.
+    public init() {}
+
+    /// Appends `text` to the buffer.
+    public func write(_ text: String) { buffer.withLock { $0 += text } }
+
+    /// Everything written so far.
+    public var text: String { buffer.withLock { $0 } }
+}
+
+/// The two output streams of hkq. Commands print through it so tests can capture what they write.
+public struct Console: Sendable {
+    /// Where results go (standard output).
+    public let out: any TextSink
+    /// Where errors and diagnostics go (standard error).
+    public let err: any TextSink
+
+    /// A console over the given sinks.
+    public init(out: any TextSink, err: any TextSink) {
+        self.out = out
+        self.err = err
+    }
+
+    /// The process's standard output and standard error.
+    public static let standard = Console(out: StandardStream.output, err: StandardStream.error)
+
+    /// A console writing into two fresh buffers, returned with it: `let (console, out, err) = Console.capturing()`.
+    public static func capturing() -> (console: Console, out: CapturedText, err: CapturedText) {
+        let out = CapturedText()
+        let err = CapturedText()
+        return (Console(out: out, err: err), out, err)
+    }
+
+    /// Writes `line` and a newline to standard output.
+    public func print(_ line: String) { out.write(line + "\n") }
+
+    /// Writes `line` and a newline to standard error.
+    public func printError(_ line: String) { err.write(line + "\n") }
+
+    /// Writes `text` to standard output, adding a final newline unless it is empty or already ends with one.
+    public func printBlock(_ text: String) {
+        if text.isEmpty { return }
+        out.write(text.hasSuffix("\n") ? text : text + "\n")
+    }
+}

@@ -1,0 +1,102 @@
+/// A JSON value with object keys kept in the order they were given, so output is stable and readable.
+public enum JSONValue: Hashable, Sendable {
+    case null
+    case bool(Bool)
+    /// Rendered in its shortest round-tripping form; non-finite numbers render as `null`.
+    case number(Double)
+    /// Exact integers such as timestamps in microseconds.
+    case integer(Int64)
+    case string(String)
+    case array([JSONValue])
+    /// Key–value pairs in order; keys should be distinct.
+    case object([(String, JSONValue)])
+
+    /// Compact JSON text (no spaces, no newlines).
+    public var rendered: String {
+        var text = ""
+        render(into: &text)
+        return text
+    }
+
+    /// The value as a table or CSV cell: strings unquoted, numbers shortest, null empty, containers as JSON.
+    public var plainText: String {
+        switch self {
+        case .null: ""
+        case .bool(let value): value ? "true" : "false"
+        case .number(let value): NumberFormat.shortest(value)
+        case .integer(let value): String(value)
+        case .string(let value): value
+        case .array, .object: rendered
+        }
+    }
+
+    /// Whether the value is a number (tables right-align numeric columns).
+    public var isNumber: Bool {
+        switch self {
+        case .number, .integer: true
+        default: false
+        }
+    }
+
+    func render(into text: inout String) {
+        switch self {
+        case .null: text += "null"
+        case .bool(let value): text += value ? "true" : "false"
+        case .number(let value): text += value.isFinite ? NumberFormat.shortest(value) : "null"
+        case .integer(let value): text += String(value)
+        case .string(let value): JSONValue.appendQuoted(value, to: &text)
+        case .array(let values):
+            text += "["
+            for (position, value) in values.enumerated() {
+                if position > 0 { text += "," }
+                value.render(into: &text)
+            }
+            text += "]"
+        case .object(let pairs):
+            text += "{"
+            for (position, (key, value)) in pairs.enumerated() {
+                if position > 0 { text += "," }
+                JSONValue.appendQuoted(key, to: &text)
+                text += ":"
+                value.render(into: &text)
+            }
+            text += "}"
+        }
+    }
+
+    static func appendQuoted(_ string: String, to text: inout String) {
+        text += "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": text += "\\\""
+            case "\\": text += "\\\\"
+            case "\n": text += "\\n"
+            case "\r": text += "\\r"
+            case "\t": text += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: text.unicodeScalars.append(scalar)
+            }
+        }
+        text += "\""
+    }
+
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.rendered == rhs.rendered }
+    public func hash(into hasher: inout Hasher) { hasher.combine(rendered) }
+}
+
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByFloatLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByNilLiteral
+{
+    /// A string value.
+    public init(stringLiteral value: String) { self = .string(value) }
+    /// A number value.
+    public init(floatLiteral value: Double) { self = .number(value) }
+    /// An exact integer value.
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    /// A boolean value.
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// `null`.
+    public init(nilLiteral: ()) { self = .null }
+}

@@ -1,0 +1,94 @@
+/// A server address `host:port`; IPv6 hosts are written in brackets, `[::1]:7420`.
+public struct ServerAddress: Hashable, Sendable, CustomStringConvertible {
+    /// Host name or IP address (without brackets).
+    public var host: String
+    /// TCP port.
+    public var port: UInt16
+
+    /// The address hkq uses when neither `--server` nor `HKQ_SERVER` is given.
+    public static let defaultAddress = ServerAddress(host: "127.0.0.1", port: 7420)
+
+    /// An address from its parts.
+    public init(host: String, port: UInt16) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses `host:port` or `[v6]:port`; `nil` when the host is empty or the port is not 1–65535.
+    public init?(parsing text: String) {
+        let host: Substring
+        let portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+                return nil
+            }
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { return nil }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+            if host.contains(":") { return nil }
+        }
+        guard !host.isEmpty, portText.allSatisfy(\.isASCII), let port = UInt16(portText), port > 0 else {
+            return nil
+        }
+        self.init(host: String(host), port: port)
+    }
+
+    /// `host:port`, with brackets around an IPv6 host.
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+/// The options every command accepts, before or after its name, with their environment defaults.
+public struct GlobalOptions: Sendable, Equatable {
+    /// `--server HOST:PORT`, else `HKQ_SERVER`, else 127.0.0.1:7420.
+    public var server: ServerAddress
+    /// `--subject S`, else `HKQ_SUBJECT`, else `me`.
+    public var subject: String
+    /// `--token T`, else `HKQ_TOKEN`, else none.
+    public var token: String?
+    /// `--format table|json|csv`, else `table`.
+    public var format: OutputFormat
+
+    /// Global options from their parts.
+    public init(server: ServerAddress, subject: String, token: String?, format: OutputFormat) {
+        self.server = server
+        self.subject = subject
+        self.token = token
+        self.format = format
+    }
+
+    /// The specs of the global options, as help lists them.
+    public static let specs: [OptionSpec] = [
+        .option("server", value: "host:port", help: "The hkd server (default: $HKQ_SERVER, else 127.0.0.1:7420)."),
+        .option("subject", value: "subject", help: "The person whose data to use (default: $HKQ_SUBJECT, else me)."),
+        .option("token", value: "token", help: "The access token (default: $HKQ_TOKEN)."),
+        .option(
+            "format", value: "format", help: "Output format: table, json or csv (default: table).",
+            allowedValues: OutputFormat.allCases.map(\.rawValue)),
+    ]
+
+    /// Resolves the options: the command line first, then the environment, then the defaults.
+    ///
+    /// Throws ``UsageError`` for a malformed server address or an empty subject.
+    public static func resolve(
+        options: [String: [String]], environment: [String: String], commandPath: [String] = []
+    ) throws -> GlobalOptions {
+        let serverText = options["server"]?.last ?? environment["HKQ_SERVER"]
+        var server = ServerAddress.defaultAddress
+        if let serverText {
+            guard let parsed = ServerAddress(parsing: serverText) else {
+                let origin = options["server"] != nil ? "--server" : "HKQ_SERVER"
+                throw UsageError(
+                    "invalid server address '\(serverText)' in \(origin); expected host:port", commandPath: commandPath)
+            }
+            server = parsed
+        }
+        let subject = options["subject"]?.last ?? environment["HKQ_SUBJECT"] ?? "me"
+        if subject.isEmpty { throw UsageError("the subject is empty", commandPath: commandPath) }
+        let token = options["token"]?.last ?? environment["HKQ_TOKEN"]
+        let format = options["format"]?.last.flatMap(OutputFormat.init(rawValue:)) ?? .table
+        return GlobalOptions(server: server, subject: subject, token: token, format: format)
+    }
+}
