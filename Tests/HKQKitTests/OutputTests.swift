@@ -7,12 +7,23 @@ import Testing
 @Suite struct OutputTests {
     @Test(arguments: [
         (37.0, "37"), (-40.0, "-40"), (0.0, "0"), (-0.0, "0"), (1609.344, "1609.344"), (1.2, "1.2"),
-        (0.1 + 0.2, "0.30000000000000004"), (1e-6, "1e-06"), (1e15, "1000000000000000"), (1e16, "1e+16"), (-9_007_199_254_740_992, "-9007199254740992"),
+        (0.1 + 0.2, "0.30000000000000004"), (1e-6, "1e-06"), (1e15, "1000000000000000"), (1e16, "1e+16"),
+        (-9_007_199_254_740_992, "-9007199254740992"),
         (Double.nan, "nan"), (Double.infinity, "inf"), (-Double.infinity, "-inf"), (5.5507, "5.5507"),
     ])
     func shortestNumbers(value: Double, text: String) {
         #expect(NumberFormat.shortest(value) == text)
         if value.isFinite { #expect(Double(text) == value) }
+    }
+
+    @Test(arguments: [
+        (12.000000000000002, "12"), (-40.00000000000001, "-40"), (5.550748607260001, "5.55074860726"),
+        (0.1 + 0.2, "0.3"), (1609.344, "1609.344"), (1e-20, "1e-20"), (1.2345678901234568e17, "1.23456789012346e+17"),
+        (0, "0"), (Double.nan, "nan"), (-Double.infinity, "-inf"),
+    ])
+    func displayNumbersHideConversionNoise(value: Double, text: String) {
+        #expect(NumberFormat.display(value) == text)
+        if value.isFinite, value != 0 { #expect(abs(Double(text)! - value) <= 1e-14 * abs(value)) }
     }
 
     @Test func jsonRenderingKeepsKeyOrderAndEscapes() {
@@ -90,11 +101,13 @@ import Testing
     }
 
     @Test func recordSetAsCSV() {
-        #expect(Self.records.rendered(as: .csv) == "name,secret,value\nsteps,s1,1200\n\"heart, rate\",s2,72.5\nnone,,\n")
+        #expect(
+            Self.records.rendered(as: .csv) == "name,secret,value\nsteps,s1,1200\n\"heart, rate\",s2,72.5\nnone,,\n")
     }
 
     @Test func recordSetAsFields() {
-        let one = RecordSet(columns: [.init("unit", title: "UNIT"), .init("scale", title: "SCALE")], rows: [["kg", 1000]])
+        let one = RecordSet(
+            columns: [.init("unit", title: "UNIT"), .init("scale", title: "SCALE")], rows: [["kg", 1000]])
         #expect(one.renderedFields() == "UNIT   kg\nSCALE  1000\n")
         var two = one
         two.append(["g", 1])

@@ -11,7 +11,9 @@ public struct HelpCommand: Command {
         CommandSpec(
             name: "help", abstract: HelpCommand.abstract,
             arguments: [
-                ArgumentSpec("command", help: "The command to describe, e.g. 'units convert'.", isOptional: true, isVariadic: true)
+                ArgumentSpec(
+                    "command", help: "The command to describe, e.g. 'units convert'.", isOptional: true,
+                    isVariadic: true)
             ])
     }
 

@@ -1,6 +1,7 @@
 import HealthModel
 
-/// `hkq units convert VALUE FROM TO`: prints the value converted, in its shortest round-tripping form.
+/// `hkq units convert VALUE FROM TO`: prints the converted value alone (``NumberFormat/display(_:)``; with
+/// `--format json` the exact shortest round-tripping value and the unit).
 public struct UnitsConvertCommand: Command {
     /// A convert command.
     public init() {}
@@ -24,8 +25,9 @@ public struct UnitsConvertCommand: Command {
         let to = try HealthUnit(parsing: context.argument(2)!)
         let converted = try from.convert(value, to: to)
         switch context.globals.format {
-        case .json: context.print(JSONValue.object([("value", .number(converted)), ("unit", .string(to.symbol))]).rendered)
-        case .table, .csv: context.print(NumberFormat.shortest(converted))
+        case .json:
+            context.print(JSONValue.object([("value", .number(converted)), ("unit", .string(to.symbol))]).rendered)
+        case .table, .csv: context.print(NumberFormat.display(converted))
         }
     }
 }

@@ -18,12 +18,13 @@ public enum JSONValue: Hashable, Sendable {
         return text
     }
 
-    /// The value as a table or CSV cell: strings unquoted, numbers shortest, null empty, containers as JSON.
+    /// The value as a table or CSV cell: strings unquoted, numbers in ``NumberFormat/display(_:)`` form, null
+    /// empty, containers as JSON.
     public var plainText: String {
         switch self {
         case .null: ""
         case .bool(let value): value ? "true" : "false"
-        case .number(let value): NumberFormat.shortest(value)
+        case .number(let value): NumberFormat.display(value)
         case .integer(let value): String(value)
         case .string(let value): value
         case .array, .object: rendered

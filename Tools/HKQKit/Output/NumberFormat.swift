@@ -1,13 +1,23 @@
+import Foundation
+
 /// Number formatting shared by every output format.
 public enum NumberFormat {
     /// The shortest text that reads back as the same `Double`: `37` (not `37.0`), `1609.344`, `1e-06`.
     ///
     /// Integral values up to 2⁵³ (where every integer is exact) print without a fraction; NaN and infinities
-    /// print as `nan`, `inf`, `-inf`.
+    /// print as `nan`, `inf`, `-inf`. JSON output uses this form, so programs get the exact value.
     public static func shortest(_ value: Double) -> String {
         if value.isNaN { return "nan" }
         if value.isInfinite { return value < 0 ? "-inf" : "inf" }
         if value == value.rounded(.towardZero), abs(value) <= 9_007_199_254_740_992 { return String(Int64(value)) }
         return value.description
+    }
+
+    /// The form for people (tables, CSV, `units convert`): the value rounded to 15 significant digits, then
+    /// ``shortest(_:)``. Hides the last-bit noise of unit conversion (1 ft → `12`, not `12.000000000000002`).
+    public static func display(_ value: Double) -> String {
+        guard value.isFinite, value != 0 else { return shortest(value) }
+        let rounded = Double(String(format: "%.15g", value)) ?? value
+        return shortest(rounded)
     }
 }

@@ -30,7 +30,8 @@ public struct ServerAddress: Hashable, Sendable, CustomStringConvertible {
             portText = text[text.index(after: colon)...]
             if host.contains(":") { return nil }
         }
-        guard !host.isEmpty, portText.allSatisfy(\.isASCII), let port = UInt16(portText), port > 0 else {
+        guard !host.isEmpty, portText.allSatisfy({ $0.isASCII && $0.isNumber }), let port = UInt16(portText), port > 0
+        else {
             return nil
         }
         self.init(host: String(host), port: port)

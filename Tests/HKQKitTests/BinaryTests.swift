@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+/// Runs the built `hkq` executable as a separate process.
+@Suite struct BinaryTests {
+    /// The `hkq` built with the tests: next to the test bundle's executable, else `.build/debug/hkq` under the
+    /// package root found by walking up from this file.
+    static func hkqURL() throws -> URL {
+        var candidates: [URL] = []
+        if let bundle = Bundle.main.executableURL {
+            candidates.append(bundle.deletingLastPathComponent().appendingPathComponent("hkq"))
+        }
+        var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while directory.path != "/" {
+            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
+                candidates.append(directory.appendingPathComponent(".build/debug/hkq"))
+                break
+            }
+            directory.deleteLastPathComponent()
+        }
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            throw BinaryMissing(searched: candidates.map(\.path))
+        }
+        return found
+    }
+
+    struct BinaryMissing: Error, CustomStringConvertible {
+        var searched: [String]
+        var description: String { "hkq not built; looked in \(searched.joined(separator: ", "))" }
+    }
+
+    /// Runs hkq with `arguments`, output to temporary files, waiting without blocking a test thread.
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (Int32, String, String)
+    {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hkq-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let outURL = directory.appendingPathComponent("out")
+        let errURL = directory.appendingPathComponent("err")
+        #expect(FileManager.default.createFile(atPath: outURL.path, contents: nil))
+        #expect(FileManager.default.createFile(atPath: errURL.path, contents: nil))
+        let out = try FileHandle(forWritingTo: outURL)
+        let err = try FileHandle(forWritingTo: errURL)
+        let process = Process()
+        process.executableURL = try hkqURL()
+        process.arguments = arguments
+        process.environment = environment
+        process.standardOutput = out
+        process.standardError = err
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        try out.close()
+        try err.close()
+        return (
+            status, try String(contentsOf: outURL, encoding: .utf8), try String(contentsOf: errURL, encoding: .utf8)
+        )
+    }
+
+    @Test func helpConvertAndErrorsThroughTheRealBinary() async throws {
+        let (helpStatus, help, _) = try await Self.run(["--help"])
+        #expect(helpStatus == 0)
+        #expect(help.hasPrefix("OVERVIEW: "))
+        #expect(help.contains("\nCOMMANDS:\n") && help.contains("\nOPTIONS:\n"))
+
+        let (convertStatus, converted, convertErrors) = try await Self.run(["units", "convert", "1", "mi", "m"])
+        #expect(convertStatus == 0)
+        #expect(converted == "1609.344\n")
+        #expect(convertErrors == "")
+
+        let (unknownStatus, unknownOut, unknownErr) = try await Self.run(["frobnicate"])
+        #expect(unknownStatus == 64)
+        #expect(unknownOut == "")
+        #expect(unknownErr.hasPrefix("error: unknown command 'frobnicate'\n"))
+
+        let (failStatus, _, failErr) = try await Self.run(["units", "convert", "1", "kg", "count"])
+        #expect(failStatus == 1)
+        #expect(failErr == "error: cannot convert from \"kg\" (mass) to \"count\" (dimensionless)\n")
+    }
+
+    @Test func environmentReachesTheBinary() async throws {
+        let (status, _, err) = try await Self.run(["types"], environment: ["HKQ_SERVER": "broken"])
+        #expect(status == 64)
+        #expect(err.hasPrefix("error: invalid server address 'broken' in HKQ_SERVER"))
+        let (okStatus, out, _) = try await Self.run(["types", "--format", "csv"])
+        #expect(okStatus == 0)
+        #expect(out.hasPrefix("identifier,fullIdentifier,unit,style\nstepCount,"))
+    }
+}
