@@ -53,6 +53,7 @@ public enum ErrorCode: UInt16, Sendable, CaseIterable, CustomStringConvertible {
     /// Whether the server closes the connection after sending this error.
     public var closesConnection: Bool { (100..<200).contains(rawValue) }
 
+    /// The name and number, e.g. `incompatibleUnit (202)`.
     public var description: String { "\(name) (\(rawValue))" }
 
     /// The lowerCamel name of the code, as the spec lists it.
@@ -107,9 +108,12 @@ public enum ErrorCode: UInt16, Sendable, CaseIterable, CustomStringConvertible {
 /// Every layer (model validation, engine, server replies) reports problems with this type, so a client sees
 /// the same code and message whether a check failed locally or on the server.
 public struct HealthError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The stable code; clients decide on retrying from it, never from the message.
     public var code: ErrorCode
+    /// One line naming the culprit, e.g. `unit "kg" is not compatible with stepCount (count)`.
     public var message: String
 
+    /// An error with `code` and `message`.
     public init(_ code: ErrorCode, _ message: String) {
         self.code = code
         self.message = message
@@ -118,5 +122,6 @@ public struct HealthError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Whether sending the same request again can succeed.
     public var isRetryable: Bool { code.isRetryable }
 
+    /// The message.
     public var description: String { message }
 }

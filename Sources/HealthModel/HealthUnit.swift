@@ -3,19 +3,31 @@
 /// `count`, `%` and `()` are dimensionless. International units and the two decibel scales are dimensions of
 /// their own, so they convert only among themselves. `mol<M>` carries its molar mass and so measures mass.
 public struct Dimension: Hashable, Sendable, CustomStringConvertible {
+    /// Exponent of mass (base: gram).
     public var mass: Int8 = 0
+    /// Exponent of length (base: metre).
     public var length: Int8 = 0
+    /// Exponent of time (base: second).
     public var time: Int8 = 0
+    /// Exponent of temperature (base: kelvin).
     public var temperature: Int8 = 0
+    /// Exponent of electric current (base: ampere).
     public var current: Int8 = 0
+    /// Exponent of luminous intensity (base: candela).
     public var luminousIntensity: Int8 = 0
+    /// Exponent of plane angle (base: radian).
     public var angle: Int8 = 0
+    /// Exponent of international units (IU), a dimension of its own.
     public var internationalUnit: Int8 = 0
+    /// Exponent of sound pressure level (dBASPL), a dimension of its own.
     public var soundPressureLevel: Int8 = 0
+    /// Exponent of hearing level (dBHL), a dimension of its own.
     public var hearingLevel: Int8 = 0
 
+    /// The dimensionless dimension (every exponent 0).
     public init() {}
 
+    /// Dimensionless: `count`, `%`, `()`.
     public static let none = Dimension()
 
     /// The base unit of the dimension as an HKUnit-style string, e.g. `g·m^-3` for mg/dL and `count` for none.
@@ -30,6 +42,7 @@ public struct Dimension: Hashable, Sendable, CustomStringConvertible {
         return named.isEmpty ? "count" : named.joined(separator: "·")
     }
 
+    /// The non-zero exponents, e.g. `mass·length^-3`, or `dimensionless`.
     public var description: String {
         let parts: [(String, Int8)] = [
             ("mass", mass), ("length", length), ("time", time), ("temperature", temperature),
@@ -47,10 +60,14 @@ public struct Dimension: Hashable, Sendable, CustomStringConvertible {
 public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
     /// The unit string as written.
     public let symbol: String
+    /// The base dimensions the unit reduces to; units convert only within one dimension.
     public let dimension: Dimension
+    /// Base-unit value of 1 of this unit (before the offset), e.g. 1000 for `kg`.
     public let scale: Double
+    /// Added after scaling to reach the base unit (kelvin); non-zero only for lone `degC` and `degF`.
     public let offset: Double
 
+    /// A unit from its parts; prefer ``init(parsing:)``.
     public init(symbol: String, dimension: Dimension, scale: Double, offset: Double = 0) {
         self.symbol = symbol
         self.dimension = dimension
@@ -58,6 +75,7 @@ public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
         self.offset = offset
     }
 
+    /// The non-zero exponents, e.g. `mass·length^-3`, or `dimensionless`.
     public var description: String { symbol }
 
     /// Whether values convert between the two units (same base dimensions).

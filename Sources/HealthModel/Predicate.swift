@@ -9,11 +9,16 @@ import Foundation
 /// | strictEndDate   | `end >= S`     | `end < E` and `start < E` |
 /// | both            | `start >= S`   | `end < E` and `start < E` |
 public struct DatePredicate: Hashable, Sendable {
+    /// The start bound S; `nil` leaves the range open before.
     public var start: Timestamp?
+    /// The end bound E (exclusive); `nil` leaves the range open after.
     public var end: Timestamp?
+    /// HealthKit `.strictStartDate`: the sample must start at or after S.
     public var strictStartDate: Bool
+    /// HealthKit `.strictEndDate`: the sample must end before E.
     public var strictEndDate: Bool
 
+    /// A predicate with optional bounds and options (none by default).
     public init(
         start: Timestamp? = nil, end: Timestamp? = nil, strictStartDate: Bool = false, strictEndDate: Bool = false
     ) {
@@ -26,7 +31,7 @@ public struct DatePredicate: Hashable, Sendable {
     /// Matches every sample.
     public static let all = DatePredicate()
 
-    /// Whether a sample spanning `[sampleStart, sampleEnd]` matches.
+    /// Whether a sample spanning `[sampleStart, sampleEnd]` matches (the §4 table).
     @inlinable
     public func matches(start sampleStart: Timestamp, end sampleEnd: Timestamp) -> Bool {
         if let s = start {
@@ -49,12 +54,14 @@ public struct DatePredicate: Hashable, Sendable {
 
 /// A full sample predicate: dates, and optionally sources and UUIDs (HEALTHKIT.md §4).
 public struct SampleFilter: Hashable, Sendable {
+    /// The date range and its options.
     public var date: DatePredicate
     /// Source names or bundle identifiers; `nil` matches every source.
     public var sources: Set<String>?
     /// `nil` matches every UUID.
     public var uuids: Set<UUID>?
 
+    /// A predicate with optional bounds and options (none by default).
     public init(date: DatePredicate = .all, sources: Set<String>? = nil, uuids: Set<UUID>? = nil) {
         self.date = date
         self.sources = sources

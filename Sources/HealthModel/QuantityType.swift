@@ -12,6 +12,7 @@ public enum AggregationStyle: UInt8, Sendable, CaseIterable, CustomStringConvert
     /// Whether the style is one of the discrete ones.
     public var isDiscrete: Bool { self != .cumulative }
 
+    /// The lowerCamel name of the style.
     public var description: String {
         switch self {
         case .cumulative: "cumulative"
@@ -30,6 +31,7 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
     public let identifier: String
     /// The unit samples are stored in.
     public let canonicalUnit: HealthUnit
+    /// How values combine in statistics.
     public let style: AggregationStyle
     /// Position in ``QuantityType/all``; stable within one build, never persisted or sent.
     public let index: Int
@@ -39,6 +41,7 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
         QuantityType.fullPrefix + identifier.prefix(1).uppercased() + identifier.dropFirst()
     }
 
+    /// The lowerCamel name of the style.
     public var description: String { identifier }
 
     static let fullPrefix = "HKQuantityTypeIdentifier"

@@ -11,6 +11,7 @@ public struct SourceInfo: Hashable, Sendable, CustomStringConvertible {
     /// Device description, e.g. `Watch6,2`; empty when unknown.
     public var device: String
 
+    /// A source; only the name is required.
     public init(name: String, bundleIdentifier: String = "", version: String = "", device: String = "") {
         self.name = name
         self.bundleIdentifier = bundleIdentifier
@@ -18,6 +19,7 @@ public struct SourceInfo: Hashable, Sendable, CustomStringConvertible {
         self.device = device
     }
 
+    /// The display name.
     public var description: String { name }
 }
 
@@ -31,26 +33,38 @@ public enum MetadataValue: Hashable, Sendable {
 
 /// Well-known metadata keys (HEALTHKIT.md §3).
 public enum MetadataKey {
+    /// Identifies a sample across saves by its source; with ``syncVersion`` a newer save replaces it.
     public static let syncIdentifier = "HKMetadataKeySyncIdentifier"
+    /// Version of a synced sample; a higher one replaces the stored sample, an equal or lower one is ignored.
     public static let syncVersion = "HKMetadataKeySyncVersion"
+    /// Marks a manual entry.
     public static let wasUserEntered = "HKMetadataKeyWasUserEntered"
+    /// The IANA time zone the sample was recorded in.
     public static let timeZone = "HKTimeZone"
 }
 
 /// One quantity sample: what HealthKit calls an `HKQuantitySample`, for one subject.
 public struct Sample: Hashable, Sendable {
+    /// Unique per subject; re-sending the same UUID with the same content is a no-op.
     public var uuid: UUID
     /// The person the sample is about.
     public var subject: String
+    /// The quantity type.
     public var type: QuantityType
+    /// Start of the interval measured.
     public var start: Timestamp
+    /// End of the interval; equal to ``start`` for a point measurement.
     public var end: Timestamp
     /// The value in ``unit``.
     public var value: Double
+    /// The unit of ``value``; must be compatible with the type.
     public var unit: HealthUnit
+    /// The app or device that wrote the sample.
     public var source: SourceInfo
+    /// Free-form metadata (see ``MetadataKey``).
     public var metadata: [String: MetadataValue]
 
+    /// A sample; the UUID defaults to a random one.
     public init(
         uuid: UUID = UUID(), subject: String, type: QuantityType, start: Timestamp, end: Timestamp, value: Double,
         unit: HealthUnit, source: SourceInfo, metadata: [String: MetadataValue] = [:]

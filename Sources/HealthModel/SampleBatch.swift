@@ -8,6 +8,7 @@ import Foundation
 public struct SampleBatch: Hashable, Sendable {
     /// Chosen by the client, unique per subject; a batch re-sent with the same id adds nothing.
     public var batchID: UInt64
+    /// The person every row is about.
     public var subject: String
     /// Short or full quantity-type identifier, as sent.
     public var typeIdentifier: String
@@ -15,15 +16,20 @@ public struct SampleBatch: Hashable, Sendable {
     public var unit: String
     /// The source dictionary rows point into.
     public var sources: [SourceInfo]
+    /// Start of each row.
     public var starts: [Timestamp]
+    /// End of each row.
     public var ends: [Timestamp]
+    /// Value of each row, in ``unit``.
     public var values: [Double]
+    /// Each row's position in ``sources``.
     public var sourceIndices: [UInt32]
     /// Explicit UUIDs, one per row; `nil` means each row's UUID is derived from the batch id and the row number.
     public var uuids: [UUID]?
     /// Metadata, one dictionary per row; `nil` when no row has any.
     public var metadata: [[String: MetadataValue]]?
 
+    /// A batch; the columns default to empty so rows can be added with ``append(start:end:value:source:uuid:metadata:)``.
     public init(
         batchID: UInt64, subject: String, typeIdentifier: String, unit: String, sources: [SourceInfo] = [],
         starts: [Timestamp] = [], ends: [Timestamp] = [], values: [Double] = [], sourceIndices: [UInt32] = [],

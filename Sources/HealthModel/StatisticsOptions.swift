@@ -1,14 +1,23 @@
 /// HealthKit's statistics options (HEALTHKIT.md §5).
 public struct StatisticsOptions: OptionSet, Hashable, Sendable, CustomStringConvertible {
+    /// The option bits, as the wire carries them.
     public let rawValue: UInt16
+    /// Options from their bits (unknown bits are caught by ``validate(for:)``).
     public init(rawValue: UInt16) { self.rawValue = rawValue }
 
+    /// Sum of cumulative samples.
     public static let cumulativeSum = StatisticsOptions(rawValue: 1 << 0)
+    /// Average of discrete samples, by the type's style (§5).
     public static let discreteAverage = StatisticsOptions(rawValue: 1 << 1)
+    /// Minimum of discrete samples.
     public static let discreteMin = StatisticsOptions(rawValue: 1 << 2)
+    /// Maximum of discrete samples.
     public static let discreteMax = StatisticsOptions(rawValue: 1 << 3)
+    /// The most recent sample's value and interval.
     public static let mostRecent = StatisticsOptions(rawValue: 1 << 4)
+    /// Time covered by the contributing samples, overlaps counted once.
     public static let duration = StatisticsOptions(rawValue: 1 << 5)
+    /// The same figures per source as well.
     public static let separateBySource = StatisticsOptions(rawValue: 1 << 6)
 
     /// Every option with its HealthKit name, in bit order.
@@ -21,6 +30,7 @@ public struct StatisticsOptions: OptionSet, Hashable, Sendable, CustomStringConv
     /// Bits no option uses.
     public static let unknownBits = UInt16.max & ~UInt16((1 << 7) - 1)
 
+    /// The option names joined by commas, or `none`.
     public var description: String {
         let names = StatisticsOptions.named.filter { contains($0.option) }.map(\.name)
         return names.isEmpty ? "none" : names.joined(separator: ",")
@@ -48,10 +58,14 @@ public struct StatisticsOptions: OptionSet, Hashable, Sendable, CustomStringConv
 
 /// The sample that gave a "most recent" figure: its value and interval.
 public struct MostRecent: Hashable, Sendable {
+    /// The sample's value, in the query's unit.
     public var value: Double
+    /// The sample's start.
     public var start: Timestamp
+    /// The sample's end.
     public var end: Timestamp
 
+    /// A most-recent figure.
     public init(value: Double, start: Timestamp, end: Timestamp) {
         self.value = value
         self.start = start
@@ -63,13 +77,20 @@ public struct MostRecent: Hashable, Sendable {
 ///
 /// A figure that was not requested is `nil`. `duration` is in microseconds.
 public struct StatisticsFigures: Hashable, Sendable {
+    /// With `cumulativeSum`.
     public var sum: Double?
+    /// With `discreteAverage`.
     public var average: Double?
+    /// With `discreteMin`.
     public var minimum: Double?
+    /// With `discreteMax`.
     public var maximum: Double?
+    /// With `mostRecent`.
     public var mostRecent: MostRecent?
+    /// With `duration`, in microseconds.
     public var duration: Int64?
 
+    /// Figures; each defaults to not requested.
     public init(
         sum: Double? = nil, average: Double? = nil, minimum: Double? = nil, maximum: Double? = nil,
         mostRecent: MostRecent? = nil, duration: Int64? = nil
@@ -94,6 +115,7 @@ public struct Statistics: Hashable, Sendable {
     /// With `separateBySource`: each source's own, un-merged figures.
     public var bySource: [SourceStatistics]
 
+    /// A statistics answer.
     public init(start: Timestamp, end: Timestamp, figures: StatisticsFigures, bySource: [SourceStatistics] = []) {
         self.start = start
         self.end = end
@@ -104,9 +126,12 @@ public struct Statistics: Hashable, Sendable {
 
 /// One source's figures in a `separateBySource` result.
 public struct SourceStatistics: Hashable, Sendable {
+    /// The source.
     public var source: SourceInfo
+    /// Its figures alone.
     public var figures: StatisticsFigures
 
+    /// One source's figures.
     public init(source: SourceInfo, figures: StatisticsFigures) {
         self.source = source
         self.figures = figures
