@@ -39,6 +39,10 @@ public struct ByteWriter: Sendable {
 
     /// Writes an unsigned LEB128 varint: 7 bits a byte, low bits first, high bit set on all but the last.
     public mutating func writeVarint(_ value: UInt64) {
+        if value < 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value))
+            return
+        }
         var v = value
         while v >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
@@ -83,13 +87,16 @@ public struct ByteWriter: Sendable {
 /// throws ``CodecError`` instead of trapping.
 public struct ByteReader {
     public let bytes: [UInt8]
-    public private(set) var offset: Int
+    /// Position of the next byte to read (HealthCodec's column decoders advance it past what they consume).
+    public internal(set) var offset: Int
     public let endIndex: Int
 
+    /// Reads `bytes[offset..<endIndex]`; both bounds are clamped into the array, so a bad range reads as truncated.
     public init(_ bytes: [UInt8], offset: Int = 0, endIndex: Int? = nil) {
         self.bytes = bytes
-        self.offset = offset
-        self.endIndex = endIndex ?? bytes.count
+        let end = min(max(endIndex ?? bytes.count, 0), bytes.count)
+        self.endIndex = end
+        self.offset = min(max(offset, 0), end)
     }
 
     /// Bytes left to read.
@@ -116,24 +123,19 @@ public struct ByteReader {
     public mutating func readLE<T: FixedWidthInteger>(_ type: T.Type = T.self) throws -> T {
         let size = MemoryLayout<T>.size
         guard remaining >= size else { throw truncated("\(size)-byte integer") }
-        var value: T = 0
-        for i in 0..<size { value |= T(bytes[offset + i]) << (8 * i) }
+        let raw = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: T.self) }
         offset += size
-        return value
+        return T(littleEndian: raw)
     }
 
     /// Reads an unsigned LEB128 varint of at most 10 bytes.
     public mutating func readVarint() throws -> UInt64 {
-        var result: UInt64 = 0
-        var shift: UInt64 = 0
-        while true {
-            guard offset < endIndex else { throw CodecError(.malformedPayload, "truncated varint at byte \(offset)") }
-            let byte = bytes[offset]
-            offset += 1
-            if shift == 63, byte > 1 { throw CodecError(.malformedPayload, "varint overflows 64 bits at byte \(offset - 1)") }
-            result |= UInt64(byte & 0x7F) << shift
-            if byte & 0x80 == 0 { return result }
-            shift += 7
+        let end = endIndex
+        return try bytes.withUnsafeBufferPointer { buffer throws(CodecError) -> UInt64 in
+            guard let base = buffer.baseAddress else {
+                throw CodecError(.malformedPayload, "truncated varint at byte \(offset)")
+            }
+            return try Varint.decode(base, &offset, end)
         }
     }
 
