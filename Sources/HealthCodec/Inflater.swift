@@ -16,9 +16,11 @@ public final class Inflater {
     public private(set) var isFinished = false
     private var failure: CodecError?
     private let stream: UnsafeMutablePointer<z_stream>
+    /// Where zlib writes before the bytes are appended to the caller's output.
+    private let scratch: UnsafeMutablePointer<UInt8>
 
-    /// Smallest amount the output grows by while room remains under the cap.
-    private static let minimumGrowth = 32 * 1024
+    /// Size of ``scratch``: output is produced 64 KiB at a time.
+    private static let scratchSize = 64 * 1024
 
     /// Prepares to inflate one stream of `format` producing at most `maxOutput` bytes.
     public init(format: ZlibFormat = .zlib, maxOutput: Int) {
@@ -27,6 +29,7 @@ public final class Inflater {
         self.maxOutput = maxOutput
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
+        scratch = .allocate(capacity: Inflater.scratchSize)
         let rc = hk_inflateInit2(stream, format.windowBits)
         // Only memory exhaustion can fail here: the arguments are valid by construction.
         precondition(rc == Z_OK, "inflateInit2 failed: \(rc)")
@@ -36,6 +39,7 @@ public final class Inflater {
         CZlib.inflateEnd(stream)
         stream.deinitialize(count: 1)
         stream.deallocate()
+        scratch.deallocate()
     }
 
     /// Starts over for a new stream with the same format and cap.
@@ -95,48 +99,42 @@ public final class Inflater {
             stream.pointee.next_out = nil
         }
         while true {
+            // Inflate into the scratch buffer, at most the room left under the cap; at the cap, offer one byte:
+            // if zlib fills it the stream is too large.
             let room = maxOutput - totalOut
-            let rc: Int32
-            let outputFull: Bool
-            if room == 0 {
-                // At the cap: any further byte means the stream is too large. Probe with a one-byte buffer.
-                var probe: UInt8 = 0
-                rc = withUnsafeMutablePointer(to: &probe) { pointer in
-                    stream.pointee.next_out = pointer
-                    stream.pointee.avail_out = 1
-                    return CZlib.inflate(stream, Z_NO_FLUSH)
-                }
-                if stream.pointee.avail_out == 0 {
-                    throw CodecError(.inflatedTooLarge, "inflated payload exceeds the limit of \(maxOutput) bytes")
-                }
-                outputFull = false
-            } else {
-                let growth = min(room, max(Inflater.minimumGrowth, output.count), Int(UInt32.max >> 1))
-                let base = output.count
-                output.reserveCapacity(base + growth)
-                output.append(contentsOf: repeatElement(0, count: growth))
-                rc = output.withUnsafeMutableBufferPointer { buffer in
-                    stream.pointee.next_out = buffer.baseAddress! + base
-                    stream.pointee.avail_out = uInt(growth)
-                    return CZlib.inflate(stream, Z_NO_FLUSH)
-                }
-                let unused = Int(stream.pointee.avail_out)
-                output.removeLast(unused)
-                totalOut += growth - unused
-                outputFull = unused == 0
+            let offered = room == 0 ? 1 : min(room, Inflater.scratchSize)
+            stream.pointee.next_out = scratch
+            stream.pointee.avail_out = uInt(offered)
+            let rc = CZlib.inflate(stream, Z_NO_FLUSH)
+            let produced = offered - Int(stream.pointee.avail_out)
+            if room == 0, produced > 0 {
+                throw CodecError(.inflatedTooLarge, "inflated payload exceeds the limit of \(maxOutput) bytes")
             }
-            let consumed = count - Int(stream.pointee.avail_in)
+            if produced > 0 { append(produced, to: &output, room: room) }
+            let outputFull = produced == offered
             switch rc {
             case Z_STREAM_END:
                 isFinished = true
-                return consumed
+                return count - Int(stream.pointee.avail_in)
             case Z_OK, Z_BUF_ERROR:
                 // Z_BUF_ERROR only means no progress was possible: more input is needed.
-                if stream.pointee.avail_in == 0, !outputFull { return consumed }
-                if rc == Z_BUF_ERROR, !outputFull { return consumed }
+                if !outputFull, stream.pointee.avail_in == 0 || rc == Z_BUF_ERROR {
+                    return count - Int(stream.pointee.avail_in)
+                }
             default:
                 throw CodecError(.malformedPayload, Zlib.message(stream, code: rc))
             }
         }
+    }
+
+    /// Appends `produced` scratch bytes, growing `output` geometrically but never past what the cap allows.
+    private func append(_ produced: Int, to output: inout [UInt8], room: Int) {
+        let needed = output.count + produced
+        if output.capacity < needed {
+            let ceiling = output.count + room
+            output.reserveCapacity(min(max(needed, 2 * output.capacity, Inflater.scratchSize), ceiling))
+        }
+        output.append(contentsOf: UnsafeBufferPointer(start: scratch, count: produced))
+        totalOut += produced
     }
 }

@@ -56,7 +56,44 @@ public enum ErrorCode: UInt16, Sendable, CaseIterable, CustomStringConvertible {
     public var description: String { "\(name) (\(rawValue))" }
 
     /// The lowerCamel name of the code, as the spec lists it.
-    public var name: String { String(describing: self) }
+    ///
+    /// Spelled out: `String(describing: self)` would call ``description``, which calls `name` (endless recursion).
+    public var name: String {
+        switch self {
+        case .malformedFrame: "malformedFrame"
+        case .unsupportedVersion: "unsupportedVersion"
+        case .frameTooLarge: "frameTooLarge"
+        case .inflatedTooLarge: "inflatedTooLarge"
+        case .unknownMessageKind: "unknownMessageKind"
+        case .handshakeRequired: "handshakeRequired"
+        case .malformedPayload: "malformedPayload"
+        case .idleTimeout: "idleTimeout"
+        case .unknownQuantityType: "unknownQuantityType"
+        case .invalidUnit: "invalidUnit"
+        case .incompatibleUnit: "incompatibleUnit"
+        case .invalidSample: "invalidSample"
+        case .invalidPredicate: "invalidPredicate"
+        case .invalidOptions: "invalidOptions"
+        case .noData: "noData"
+        case .batchTooLarge: "batchTooLarge"
+        case .invalidArgument: "invalidArgument"
+        case .uuidConflict: "uuidConflict"
+        case .unknownSubscription: "unknownSubscription"
+        case .anchorExpired: "anchorExpired"
+        case .invalidTimeZone: "invalidTimeZone"
+        case .invalidInterval: "invalidInterval"
+        case .unauthenticated: "unauthenticated"
+        case .forbidden: "forbidden"
+        case .tokenRevoked: "tokenRevoked"
+        case .busy: "busy"
+        case .shuttingDown: "shuttingDown"
+        case .storageUnavailable: "storageUnavailable"
+        case .tooManyConnections: "tooManyConnections"
+        case .connectionLost: "connectionLost"
+        case .timedOut: "timedOut"
+        case .internalError: "internalError"
+        }
+    }
 }
 
 /// An error with a stable code and a message that names the culprit.
