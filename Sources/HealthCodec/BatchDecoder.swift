@@ -45,8 +45,10 @@ enum BatchDecoder {
         let ends = try starts.withUnsafeBufferPointer { starts in
             try column(rows, "duration column", &cursor) {
                 (cursor, out: UnsafeMutableBufferPointer<Int64>) throws(CodecError) in
+                var duration: Int64 = 0
                 for i in 0..<out.count {
-                    out[i] = starts[i] &+ Int64(bitPattern: try cursor.varint())
+                    duration &+= try cursor.signedVarint()
+                    out[i] = starts[i] &+ duration
                 }
             }
         }

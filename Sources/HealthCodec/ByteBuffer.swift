@@ -81,6 +81,19 @@ public struct ByteWriter: Sendable {
     }
 
     public mutating func writeBool(_ value: Bool) { bytes.append(value ? 1 : 0) }
+
+    /// Lets `body` write up to `maxCount` bytes straight into the buffer and keeps the number it returns: the
+    /// fast path for columns of varints.
+    public mutating func append(maxCount: Int, _ body: (UnsafeMutablePointer<UInt8>) throws -> Int) rethrows {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: maxCount))
+        var written = 0
+        defer { bytes.removeLast(maxCount - written) }
+        written = try bytes.withUnsafeMutableBufferPointer { buffer in
+            try body(buffer.baseAddress! + start)
+        }
+        precondition((0...maxCount).contains(written), "append(maxCount:) body wrote \(written) of \(maxCount) bytes")
+    }
 }
 
 /// Reads what ``ByteWriter`` writes from a borrowed byte slice; every read checks the remaining length first and

@@ -42,6 +42,20 @@ enum Varint {
         }
     }
 
+    /// Writes `value` at `out` (which has room for ``maxLength`` bytes) and returns the bytes written.
+    @inline(__always)
+    static func encode(_ value: UInt64, to out: UnsafeMutablePointer<UInt8>) -> Int {
+        var v = value
+        var count = 0
+        while v >= 0x80 {
+            out[count] = UInt8(truncatingIfNeeded: v) | 0x80
+            v >>= 7
+            count += 1
+        }
+        out[count] = UInt8(truncatingIfNeeded: v)
+        return count + 1
+    }
+
     /// Number of bytes ``ByteWriter/writeVarint(_:)`` takes for `value`.
     @inline(__always)
     static func length(_ value: UInt64) -> Int {
