@@ -49,10 +49,10 @@ struct ColumnCursor {
         let value = try varint()
         let fitting = minimumBytes == 0 ? UInt64.max : UInt64(remaining / minimumBytes)
         guard value <= fitting else {
+            let needed = value.multipliedReportingOverflow(by: UInt64(minimumBytes)).partialValue
             throw CodecError(
                 .malformedPayload,
-                "\(what) \(value) at byte \(at) needs at least \(value.multipliedReportingOverflow(by: UInt64(minimumBytes)).partialValue) bytes but only \(remaining) remain"
-            )
+                "\(what) \(value) at byte \(at) needs at least \(needed) bytes but only \(remaining) remain")
         }
         guard value <= UInt64(limit) else {
             throw CodecError(.batchTooLarge, "\(what) \(value) at byte \(at) exceeds the limit of \(limit)")

@@ -17,7 +17,8 @@ enum RandomBatches {
         var random = SplitMix64(seed: seed)
         let sources = (0..<sourceCount).map { i in
             SourceInfo(
-                name: "Source \(i) ⌚︎\u{00A0}é", bundleIdentifier: "com.example.\(i)", version: i % 2 == 0 ? "10.\(i)" : "",
+                name: "Source \(i) ⌚︎\u{00A0}é", bundleIdentifier: "com.example.\(i)",
+                version: i % 2 == 0 ? "10.\(i)" : "",
                 device: i % 3 == 0 ? "Watch6,\(i)" : "")
         }
         var batch = SampleBatch(
@@ -28,10 +29,12 @@ enum RandomBatches {
             if wildTimes {
                 start = Int64(bitPattern: random.next())
             } else {
-                start &+= Int64.random(in: 0...5, using: &random) == 0
+                start &+=
+                    Int64.random(in: 0...5, using: &random) == 0
                     ? Int64.random(in: -Micros.hour...Micros.day, using: &random) : Micros.minute
             }
-            let end = wildTimes ? Int64(bitPattern: random.next()) : start + Int64.random(in: 0...Micros.hour, using: &random)
+            let end =
+                wildTimes ? Int64(bitPattern: random.next()) : start + Int64.random(in: 0...Micros.hour, using: &random)
             batch.starts.append(start)
             batch.ends.append(end)
             batch.values.append(value(kind, row: row, using: &random))

@@ -49,7 +49,8 @@ struct SampleBatchRoundTripTests {
 
     @Test("an empty batch round-trips, with or without sources", arguments: [0, 2])
     func emptyBatch(sources: Int) throws {
-        let batch = RandomBatches.make(seed: 1, rows: 0, sources: sources, uuids: false, metadata: false, values: .integers)
+        let batch = RandomBatches.make(
+            seed: 1, rows: 0, sources: sources, uuids: false, metadata: false, values: .integers)
         let bytes = try SampleBatchCodec.encode(batch)
         let decoded = try SampleBatchCodec.decode(bytes)
         #expect(decoded == batch)
@@ -113,7 +114,8 @@ struct SampleBatchRoundTripTests {
         var ragged = RandomBatches.make(seed: 2, rows: 5, sources: 1, uuids: false, metadata: false, values: .integers)
         ragged.ends.removeLast()
         #expect(throws: CodecError.self) { try SampleBatchCodec.encode(ragged) }
-        var badIndex = RandomBatches.make(seed: 2, rows: 5, sources: 1, uuids: false, metadata: false, values: .integers)
+        var badIndex = RandomBatches.make(
+            seed: 2, rows: 5, sources: 1, uuids: false, metadata: false, values: .integers)
         badIndex.sourceIndices[3] = 1
         let error = #expect(throws: CodecError.self) { try SampleBatchCodec.encode(badIndex) }
         #expect(error?.code == .malformedPayload)

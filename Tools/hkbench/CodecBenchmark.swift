@@ -41,14 +41,19 @@ enum CodecBenchmark: BenchCommand {
         let steps = all.first { $0.series == .stepCount }!
         let decodeRate = Double(steps.rows) / steps.decode
         let wire = Double(steps.wireBytes) / Double(steps.rows)
-        print(String(format: "\ngoal: decode ≥ %.0f M samples/s: %.1f M/s (%@)", decodeGoal / 1e6, decodeRate / 1e6,
-                     decodeRate >= decodeGoal ? "met" : "MISSED"))
-        print(String(format: "goal: stepCount ≤ %.1f bytes/sample on the wire: %.3f (%@)", wireGoal, wire,
-                     wire <= wireGoal ? "met" : "MISSED"))
+        print(
+            String(
+                format: "\ngoal: decode ≥ %.0f M samples/s: %.1f M/s (%@)", decodeGoal / 1e6, decodeRate / 1e6,
+                decodeRate >= decodeGoal ? "met" : "MISSED"))
+        print(
+            String(
+                format: "goal: stepCount ≤ %.1f bytes/sample on the wire: %.3f (%@)", wireGoal, wire,
+                wire <= wireGoal ? "met" : "MISSED"))
     }
 
     /// Times each stage over all batches of one series, and checks that what comes back equals what went in.
-    static func measure(_ batches: [SampleBatch], series: W1Dataset.Series, level: Int, repeats: Int) throws -> Figures {
+    static func measure(_ batches: [SampleBatch], series: W1Dataset.Series, level: Int, repeats: Int) throws -> Figures
+    {
         let rows = batches.reduce(0) { $0 + $1.count }
         var payloads: [[UInt8]] = []
         let encode = try Stopwatch.best(of: repeats) {
