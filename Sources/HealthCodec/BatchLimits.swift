@@ -13,6 +13,7 @@ public struct BatchLimits: Hashable, Sendable {
     /// Limits for an insert request: 1,048,576 rows, 4,096 sources, 4 KiB strings, 128 metadata entries a row.
     public static let `default` = BatchLimits()
 
+    /// Limits with the given maxima; every argument defaults to ``default``'s value.
     public init(
         maxRows: Int = 1 << 20, maxSources: Int = 4_096, maxStringBytes: Int = 4_096,
         maxMetadataEntriesPerRow: Int = 128

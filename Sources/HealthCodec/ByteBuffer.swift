@@ -3,14 +3,18 @@ import HealthModel
 
 /// Why bytes could not be decoded. Every case maps to a stable protocol ``ErrorCode``.
 public struct CodecError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The stable protocol code of the problem.
     public var code: ErrorCode
+    /// What went wrong, naming the field and byte offset.
     public var message: String
 
+    /// An error with `code` and a message naming the field and offset.
     public init(_ code: ErrorCode = .malformedPayload, _ message: String) {
         self.code = code
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 
     /// The same problem as a ``HealthError``, for replies.
@@ -19,17 +23,22 @@ public struct CodecError: Error, Hashable, Sendable, CustomStringConvertible {
 
 /// Appends little-endian integers, LEB128 varints, floats and length-prefixed strings to a byte array.
 public struct ByteWriter: Sendable {
+    /// Everything written so far.
     public private(set) var bytes: [UInt8]
 
+    /// An empty writer with room for `capacity` bytes before it reallocates.
     public init(capacity: Int = 256) {
         bytes = []
         bytes.reserveCapacity(capacity)
     }
 
+    /// Bytes written so far.
     public var count: Int { bytes.count }
 
+    /// Writes one byte.
     public mutating func write(_ value: UInt8) { bytes.append(value) }
 
+    /// Writes the bytes as they are, with no length prefix.
     public mutating func write(bytes other: some Sequence<UInt8>) { bytes.append(contentsOf: other) }
 
     /// Writes a fixed-width integer, little-endian.
@@ -56,6 +65,7 @@ public struct ByteWriter: Sendable {
         writeVarint(ByteWriter.zigzag(value))
     }
 
+    /// Maps a signed integer to an unsigned one with small magnitudes first (0, −1, 1, −2 → 0, 1, 2, 3).
     public static func zigzag(_ value: Int64) -> UInt64 {
         UInt64(bitPattern: (value << 1) ^ (value >> 63))
     }
@@ -80,6 +90,7 @@ public struct ByteWriter: Sendable {
         withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0) }
     }
 
+    /// Writes `01` for true, `00` for false.
     public mutating func writeBool(_ value: Bool) { bytes.append(value ? 1 : 0) }
 
     /// Lets `body` write up to `maxCount` bytes straight into the buffer and keeps the number it returns: the
@@ -99,9 +110,11 @@ public struct ByteWriter: Sendable {
 /// Reads what ``ByteWriter`` writes from a borrowed byte slice; every read checks the remaining length first and
 /// throws ``CodecError`` instead of trapping.
 public struct ByteReader {
+    /// The array read from (shared, not copied).
     public let bytes: [UInt8]
     /// Position of the next byte to read (HealthCodec's column decoders advance it past what they consume).
     public internal(set) var offset: Int
+    /// Position just past the last byte the reader may read.
     public let endIndex: Int
 
     /// Reads `bytes[offset..<endIndex]`; both bounds are clamped into the array, so a bad range reads as truncated.
@@ -114,18 +127,21 @@ public struct ByteReader {
 
     /// Bytes left to read.
     public var remaining: Int { endIndex - offset }
+    /// Whether every byte up to ``endIndex`` has been read.
     public var isAtEnd: Bool { offset >= endIndex }
 
     private func truncated(_ what: String) -> CodecError {
         CodecError(.malformedPayload, "truncated \(what) at byte \(offset)")
     }
 
+    /// Reads one byte.
     public mutating func readByte() throws -> UInt8 {
         guard offset < endIndex else { throw truncated("byte") }
         defer { offset += 1 }
         return bytes[offset]
     }
 
+    /// Reads `00` or `01`; any other byte throws.
     public mutating func readBool() throws -> Bool {
         let byte = try readByte()
         guard byte <= 1 else { throw CodecError(.malformedPayload, "boolean byte \(byte) at byte \(offset - 1)") }
@@ -152,10 +168,12 @@ public struct ByteReader {
         }
     }
 
+    /// Reads a zig-zag varint (see ``ByteWriter/writeSignedVarint(_:)``).
     public mutating func readSignedVarint() throws -> Int64 {
         ByteReader.unzigzag(try readVarint())
     }
 
+    /// Inverts ``ByteWriter/zigzag(_:)``.
     public static func unzigzag(_ value: UInt64) -> Int64 {
         Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1)))
     }
@@ -169,6 +187,7 @@ public struct ByteReader {
         return Int(value)
     }
 
+    /// Reads an IEEE 754 double, little-endian, keeping its exact bits.
     public mutating func readDouble() throws -> Double { Double(bitPattern: try readLE(UInt64.self)) }
 
     /// Reads `count` raw bytes.
@@ -193,6 +212,7 @@ public struct ByteReader {
         try readBytes(try readCount("blob length", limit: limit))
     }
 
+    /// Reads 16 bytes as a UUID in RFC 4122 order.
     public mutating func readUUID() throws -> UUID {
         let b = try readBytes(16)
         let i = b.startIndex

@@ -8,6 +8,7 @@ import Foundation
 public final class Deflater {
     /// The compression level (0…9).
     public let level: Int
+    /// The container the output is wrapped in.
     public let format: ZlibFormat
     private let stream: UnsafeMutablePointer<z_stream>
 

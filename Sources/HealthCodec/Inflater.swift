@@ -7,6 +7,7 @@ import HealthModel
 /// Reads zlib, raw deflate or gzip streams. Not thread-safe: use one instance from one thread at a time. The
 /// `z_stream` lives in heap memory this object owns, so it never moves after zlib initialised it.
 public final class Inflater {
+    /// The container the input is expected in.
     public let format: ZlibFormat
     /// Most bytes the stream may inflate to; passing it throws ``ErrorCode/inflatedTooLarge``.
     public let maxOutput: Int
