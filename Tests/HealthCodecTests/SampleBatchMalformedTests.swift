@@ -271,6 +271,15 @@ struct SampleBatchMalformedTests {
 
 @Suite("ByteReader")
 struct ByteReaderTests {
+    @Test("a CodecError and its code describe themselves (ErrorCode.name once recursed forever)")
+    func errorDescriptions() {
+        let error = CodecError(.inflatedTooLarge, "too big")
+        #expect(ErrorCode.inflatedTooLarge.description == "inflatedTooLarge (103)")
+        #expect(String(describing: error) == "too big")
+        #expect(error.healthError == HealthError(.inflatedTooLarge, "too big"))
+        #expect(ErrorCode.allCases.allSatisfy { !$0.name.isEmpty && !$0.name.contains(" ") })
+    }
+
     @Test("varints of every length round-trip, and lengths match what is written")
     func varints() throws {
         var writer = ByteWriter()
