@@ -3,14 +3,18 @@ import HealthModel
 
 /// Why bytes could not be decoded. Every case maps to a stable protocol ``ErrorCode``.
 public struct CodecError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The stable protocol code of the problem.
     public var code: ErrorCode
+    /// What went wrong, naming the field and byte offset.
     public var message: String
 
+    /// An error with `code` and a message naming the field and offset.
     public init(_ code: ErrorCode = .malformedPayload, _ message: String) {
         self.code = code
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 
     /// The same problem as a ``HealthError``, for replies.
@@ -19,17 +23,22 @@ public struct CodecError: Error, Hashable, Sendable, CustomStringConvertible {
 
 /// Appends little-endian integers, LEB128 varints, floats and length-prefixed strings to a byte array.
 public struct ByteWriter: Sendable {
+    /// Everything written so far.
     public private(set) var bytes: [UInt8]
 
+    /// An empty writer with room for `capacity` bytes before it reallocates.
     public init(capacity: Int = 256) {
         bytes = []
         bytes.reserveCapacity(capacity)
     }
 
+    /// Bytes written so far.
     public var count: Int { bytes.count }
 
+    /// Writes one byte.
     public mutating func write(_ value: UInt8) { bytes.append(value) }
 
+    /// Writes the bytes as they are, with no length prefix.
     public mutating func write(bytes other: some Sequence<UInt8>) { bytes.append(contentsOf: other) }
 
     /// Writes a fixed-width integer, little-endian.
@@ -39,6 +48,10 @@ public struct ByteWriter: Sendable {
 
     /// Writes an unsigned LEB128 varint: 7 bits a byte, low bits first, high bit set on all but the last.
     public mutating func writeVarint(_ value: UInt64) {
+        if value < 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value))
+            return
+        }
         var v = value
         while v >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
@@ -52,6 +65,7 @@ public struct ByteWriter: Sendable {
         writeVarint(ByteWriter.zigzag(value))
     }
 
+    /// Maps a signed integer to an unsigned one with small magnitudes first (0, −1, 1, −2 → 0, 1, 2, 3).
     public static func zigzag(_ value: Int64) -> UInt64 {
         UInt64(bitPattern: (value << 1) ^ (value >> 63))
     }
@@ -76,36 +90,58 @@ public struct ByteWriter: Sendable {
         withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0) }
     }
 
+    /// Writes `01` for true, `00` for false.
     public mutating func writeBool(_ value: Bool) { bytes.append(value ? 1 : 0) }
+
+    /// Lets `body` write up to `maxCount` bytes straight into the buffer and keeps the number it returns: the
+    /// fast path for columns of varints.
+    public mutating func append(maxCount: Int, _ body: (UnsafeMutablePointer<UInt8>) throws -> Int) rethrows {
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: maxCount))
+        var written = 0
+        defer { bytes.removeLast(maxCount - written) }
+        written = try bytes.withUnsafeMutableBufferPointer { buffer in
+            try body(buffer.baseAddress! + start)
+        }
+        precondition((0...maxCount).contains(written), "append(maxCount:) body wrote \(written) of \(maxCount) bytes")
+    }
 }
 
 /// Reads what ``ByteWriter`` writes from a borrowed byte slice; every read checks the remaining length first and
 /// throws ``CodecError`` instead of trapping.
 public struct ByteReader {
+    /// The array read from (shared, not copied).
     public let bytes: [UInt8]
-    public private(set) var offset: Int
+    /// Position of the next byte to read (HealthCodec's column decoders advance it past what they consume).
+    public internal(set) var offset: Int
+    /// Position just past the last byte the reader may read.
     public let endIndex: Int
 
+    /// Reads `bytes[offset..<endIndex]`; both bounds are clamped into the array, so a bad range reads as truncated.
     public init(_ bytes: [UInt8], offset: Int = 0, endIndex: Int? = nil) {
         self.bytes = bytes
-        self.offset = offset
-        self.endIndex = endIndex ?? bytes.count
+        let end = min(max(endIndex ?? bytes.count, 0), bytes.count)
+        self.endIndex = end
+        self.offset = min(max(offset, 0), end)
     }
 
     /// Bytes left to read.
     public var remaining: Int { endIndex - offset }
+    /// Whether every byte up to ``endIndex`` has been read.
     public var isAtEnd: Bool { offset >= endIndex }
 
     private func truncated(_ what: String) -> CodecError {
         CodecError(.malformedPayload, "truncated \(what) at byte \(offset)")
     }
 
+    /// Reads one byte.
     public mutating func readByte() throws -> UInt8 {
         guard offset < endIndex else { throw truncated("byte") }
         defer { offset += 1 }
         return bytes[offset]
     }
 
+    /// Reads `00` or `01`; any other byte throws.
     public mutating func readBool() throws -> Bool {
         let byte = try readByte()
         guard byte <= 1 else { throw CodecError(.malformedPayload, "boolean byte \(byte) at byte \(offset - 1)") }
@@ -116,31 +152,28 @@ public struct ByteReader {
     public mutating func readLE<T: FixedWidthInteger>(_ type: T.Type = T.self) throws -> T {
         let size = MemoryLayout<T>.size
         guard remaining >= size else { throw truncated("\(size)-byte integer") }
-        var value: T = 0
-        for i in 0..<size { value |= T(bytes[offset + i]) << (8 * i) }
+        let raw = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: T.self) }
         offset += size
-        return value
+        return T(littleEndian: raw)
     }
 
     /// Reads an unsigned LEB128 varint of at most 10 bytes.
     public mutating func readVarint() throws -> UInt64 {
-        var result: UInt64 = 0
-        var shift: UInt64 = 0
-        while true {
-            guard offset < endIndex else { throw CodecError(.malformedPayload, "truncated varint at byte \(offset)") }
-            let byte = bytes[offset]
-            offset += 1
-            if shift == 63, byte > 1 { throw CodecError(.malformedPayload, "varint overflows 64 bits at byte \(offset - 1)") }
-            result |= UInt64(byte & 0x7F) << shift
-            if byte & 0x80 == 0 { return result }
-            shift += 7
+        let end = endIndex
+        return try bytes.withUnsafeBufferPointer { buffer throws(CodecError) -> UInt64 in
+            guard let base = buffer.baseAddress else {
+                throw CodecError(.malformedPayload, "truncated varint at byte \(offset)")
+            }
+            return try Varint.decode(base, &offset, end)
         }
     }
 
+    /// Reads a zig-zag varint (see ``ByteWriter/writeSignedVarint(_:)``).
     public mutating func readSignedVarint() throws -> Int64 {
         ByteReader.unzigzag(try readVarint())
     }
 
+    /// Inverts ``ByteWriter/zigzag(_:)``.
     public static func unzigzag(_ value: UInt64) -> Int64 {
         Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1)))
     }
@@ -154,6 +187,7 @@ public struct ByteReader {
         return Int(value)
     }
 
+    /// Reads an IEEE 754 double, little-endian, keeping its exact bits.
     public mutating func readDouble() throws -> Double { Double(bitPattern: try readLE(UInt64.self)) }
 
     /// Reads `count` raw bytes.
@@ -178,6 +212,7 @@ public struct ByteReader {
         try readBytes(try readCount("blob length", limit: limit))
     }
 
+    /// Reads 16 bytes as a UUID in RFC 4122 order.
     public mutating func readUUID() throws -> UUID {
         let b = try readBytes(16)
         let i = b.startIndex
