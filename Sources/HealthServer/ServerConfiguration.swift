@@ -1,0 +1,116 @@
+import HealthModel
+import HealthWire
+
+/// Everything `hkd` can be told on its command line, with the embedded defaults.
+public struct ServerConfiguration: Hashable, Sendable {
+    public var host = "127.0.0.1"
+    /// 0 picks a free port (tests); the bound port is logged and available from the running server.
+    public var port = 7420
+    public var dataDirectory = "./hkd-data"
+    /// Event-loop threads; 0 means one per core.
+    public var threads = 0
+    /// Worker threads for heavy requests; 0 means one per core.
+    public var workers = 0
+    public var maxConnections = 1024
+    public var idleTimeoutSeconds: UInt64 = 300
+    public var maxFrameBytes: UInt64 = 16 << 20
+    public var maxInflatedBytes: UInt64 = 64 << 20
+    public var maxBatchRows: UInt64 = 100_000
+    public var maxPipelinedRequests: UInt64 = 64
+    /// Reply bytes queued for a client before the server stops reading its requests.
+    public var maxQueuedReplyBytes = 8 << 20
+
+    public init() {}
+
+    /// The limits announced in the welcome.
+    public var sessionLimits: SessionLimits {
+        SessionLimits(
+            maxFrameBytes: maxFrameBytes, maxInflatedBytes: maxInflatedBytes, maxBatchRows: maxBatchRows,
+            maxPipelinedRequests: maxPipelinedRequests, idleTimeoutSeconds: idleTimeoutSeconds)
+    }
+
+    public static let usage = """
+        OVERVIEW: hkd, the health data server: stores HealthKit-style samples and answers HealthKit's queries.
+
+        USAGE: hkd [--listen HOST:PORT] [--data-dir DIR] [--threads N] [options]
+
+        OPTIONS:
+          --listen HOST:PORT      Address to listen on (default: 127.0.0.1:7420; port 0 picks a free port).
+          --data-dir DIR          Data directory, created if missing (default: ./hkd-data).
+          --threads N             Event-loop threads (default: one per core).
+          --workers N             Worker threads for queries and inserts (default: one per core).
+          --max-connections N     Connections served at once (default: 1024).
+          --idle-timeout SECONDS  Close connections silent this long; 0 never (default: 300).
+          --max-frame-bytes N     Largest frame payload accepted on the wire (default: 16777216).
+          --max-batch-rows N      Most rows in one insert batch (default: 100000).
+          --version               Print the version and exit.
+          -h, --help              Show this help and exit.
+
+        Logs go to stderr. SIGINT or SIGTERM stops the server cleanly.
+        """
+
+    /// What the command line asks for.
+    public enum Request: Equatable, Sendable {
+        case run(ServerConfiguration)
+        case help
+        case version
+    }
+
+    /// Parses hkd's arguments (without the program name). Throws ``HealthError`` (``ErrorCode/invalidArgument``)
+    /// naming the bad flag or value.
+    public static func parse(_ arguments: [String]) throws -> Request {
+        var config = ServerConfiguration()
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            var flag = argument
+            var inlineValue: String?
+            if let equals = argument.firstIndex(of: "="), argument.hasPrefix("--") {
+                flag = String(argument[..<equals])
+                inlineValue = String(argument[argument.index(after: equals)...])
+            }
+            func value() throws -> String {
+                if let inlineValue { return inlineValue }
+                guard let next = remaining.popFirst() else { throw HealthError(.invalidArgument, "\(flag) needs a value") }
+                return next
+            }
+            func number<T: FixedWidthInteger>(_ type: T.Type = T.self) throws -> T {
+                let text = try value()
+                guard let number = T(text), number >= 0 else {
+                    throw HealthError(.invalidArgument, "\(flag) needs a non-negative whole number, not \"\(text)\"")
+                }
+                return number
+            }
+            switch flag {
+            case "-h", "--help", "help": return .help
+            case "--version": return .version
+            case "--listen": (config.host, config.port) = try parseAddress(try value())
+            case "--data-dir": config.dataDirectory = try value()
+            case "--threads": config.threads = try number()
+            case "--workers": config.workers = try number()
+            case "--max-connections": config.maxConnections = try number()
+            case "--idle-timeout": config.idleTimeoutSeconds = try number()
+            case "--max-frame-bytes": config.maxFrameBytes = try number()
+            case "--max-batch-rows": config.maxBatchRows = try number()
+            default: throw HealthError(.invalidArgument, "unknown option \"\(argument)\" (see hkd --help)")
+            }
+        }
+        if config.dataDirectory.isEmpty { throw HealthError(.invalidArgument, "--data-dir must not be empty") }
+        if config.maxFrameBytes < 1024 { throw HealthError(.invalidArgument, "--max-frame-bytes must be at least 1024") }
+        if config.maxBatchRows == 0 { throw HealthError(.invalidArgument, "--max-batch-rows must be at least 1") }
+        return .run(config)
+    }
+
+    /// Splits `HOST:PORT` (IPv6 as `[::1]:PORT`).
+    public static func parseAddress(_ text: String) throws -> (String, Int) {
+        guard let colon = text.lastIndex(of: ":") else {
+            throw HealthError(.invalidArgument, "--listen needs HOST:PORT, e.g. 127.0.0.1:7420, not \"\(text)\"")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let portText = text[text.index(after: colon)...]
+        guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else {
+            throw HealthError(.invalidArgument, "--listen needs HOST:PORT with a port from 0 to 65535, not \"\(text)\"")
+        }
+        return (host, port)
+    }
+}

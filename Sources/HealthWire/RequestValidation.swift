@@ -1,0 +1,76 @@
+import HealthModel
+
+/// Checks of a decoded request that need the catalog and the unit parser, made before any work is queued:
+/// the type exists, units parse and fit it, predicates and options are valid. Row-level sample rules are the
+/// engine's.
+extension Message {
+    /// Throws the ``HealthError`` the request deserves (``ErrorCode/unknownQuantityType``,
+    /// ``ErrorCode/invalidUnit``, ``ErrorCode/incompatibleUnit``, ``ErrorCode/invalidPredicate``,
+    /// ``ErrorCode/invalidOptions``, ``ErrorCode/invalidInterval``, ``ErrorCode/invalidArgument``…).
+    public func validateRequest() throws(HealthError) {
+        do {
+            switch self {
+            case .insert(let m):
+                let type = try QuantityType.named(m.batch.typeIdentifier)
+                try Self.validate(unit: m.batch.unit, for: type, allowEmpty: false)
+                try SampleRules.validate(subject: m.batch.subject)
+                try m.batch.validateShape()
+            case .delete(let m):
+                try Self.validate(subject: m.subject, type: m.type)
+                if case .filter(let filter) = m.selection { try filter.date.validate() }
+            case .sampleQuery(let m):
+                let type = try Self.validate(subject: m.subject, type: m.type)
+                try Self.validate(unit: m.unit, for: type, allowEmpty: true)
+                try m.filter.date.validate()
+            case .statisticsQuery(let m):
+                let type = try Self.validate(subject: m.subject, type: m.type)
+                try Self.validate(unit: m.unit, for: type, allowEmpty: true)
+                try m.filter.date.validate()
+                try m.options.validate(for: type)
+            case .collectionQuery(let m):
+                try Self.validate(collection: m)
+            case .changesQuery(let m):
+                let type = try Self.validate(subject: m.subject, type: m.type)
+                try Self.validate(unit: m.unit, for: type, allowEmpty: true)
+            case .subscribe(let m):
+                switch m.request {
+                case .observer(let subject, let type, let filter):
+                    try Self.validate(subject: subject, type: type)
+                    try filter.date.validate()
+                case .anchored(let query): try Message.changesQuery(query).validateRequest()
+                case .collection(let query): try Self.validate(collection: query)
+                }
+            case .getSourcePriority(let m): try Self.validate(subject: m.subject, type: m.type)
+            case .setSourcePriority(let m): try Self.validate(subject: m.subject, type: m.type)
+            default: break
+            }
+        } catch let error as HealthError {
+            throw error
+        } catch {
+            throw HealthError(.internalError, "validation failed: \(error)")
+        }
+    }
+
+    @discardableResult
+    private static func validate(subject: String, type: String) throws -> QuantityType {
+        try SampleRules.validate(subject: subject)
+        return try QuantityType.named(type)
+    }
+
+    private static func validate(unit: String, for type: QuantityType, allowEmpty: Bool) throws {
+        if allowEmpty, unit.isEmpty { return }
+        try SampleRules.validate(unit: try HealthUnit(parsing: unit), for: type)
+    }
+
+    private static func validate(collection m: CollectionQuery) throws {
+        let type = try validate(subject: m.subject, type: m.type)
+        try validate(unit: m.unit, for: type, allowEmpty: true)
+        try m.filter.date.validate()
+        try m.options.validate(for: type)
+        try m.interval.validate()
+        if m.timeZone.isEmpty { throw HealthError(.invalidTimeZone, "the time zone is empty (send an IANA id such as Europe/Berlin)") }
+        if let from = m.enumerateFrom, let to = m.enumerateTo, to < from {
+            throw HealthError(.invalidPredicate, "the enumeration ends (\(to)) before it starts (\(from))")
+        }
+    }
+}

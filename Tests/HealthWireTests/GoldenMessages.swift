@@ -1,0 +1,162 @@
+import Foundation
+import HealthCodec
+import HealthModel
+
+@testable import HealthWire
+
+/// The messages and malformed frames behind Protocol/vectors/. Set `HK_WRITE_VECTORS=1` when running the
+/// vector tests to rewrite the files after a deliberate protocol change (then review the diff).
+enum Golden {
+    static let t0: Timestamp = 1_700_000_000_000_000  // 2023-11-14T22:13:20Z
+    static let watch = SourceInfo(name: "Anna’s Apple Watch", bundleIdentifier: "com.apple.health.watch", version: "10.1", device: "Watch6,2")
+    static let phone = SourceInfo(name: "iPhone", bundleIdentifier: "com.apple.health.phone", version: "17.1", device: "iPhone15,2")
+    static let uuid1 = UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!
+    static let uuid2 = UUID(uuidString: "0B5B2A4C-8A51-4A3B-9D52-9A3A1C2F3E4D")!
+
+    static var stepsBatch: SampleBatch {
+        var batch = SampleBatch(batchID: 42, subject: "anna", typeIdentifier: "stepCount", unit: "count")
+        batch.append(start: t0, end: t0 + Micros.minute, value: 57, source: watch)
+        batch.append(start: t0 + Micros.minute, end: t0 + 2 * Micros.minute, value: 0, source: watch)
+        batch.append(start: t0 + 30 * Micros.second, end: t0 + 90 * Micros.second, value: 61, source: phone,
+                     metadata: [MetadataKey.wasUserEntered: .number(1)])
+        return batch
+    }
+
+    static var resultBatch: SampleBatch {
+        var batch = SampleBatch(batchID: 0, subject: "anna", typeIdentifier: "heartRate", unit: "count/min")
+        batch.append(start: t0, end: t0, value: 72, source: watch, uuid: uuid1)
+        batch.append(start: t0 + 5 * Micros.minute, end: t0 + 5 * Micros.minute, value: 75.5, source: watch, uuid: uuid2)
+        return batch
+    }
+
+    static let dayFilter = SampleFilter(date: DatePredicate(start: t0, end: t0 + Micros.day, strictStartDate: true))
+    static let statistics = Statistics(
+        start: t0, end: t0 + Micros.day,
+        figures: StatisticsFigures(sum: 8432, mostRecent: MostRecent(value: 12, start: t0 + 3 * Micros.hour, end: t0 + 3 * Micros.hour + Micros.minute), duration: 2 * Micros.hour),
+        bySource: [SourceStatistics(source: watch, figures: StatisticsFigures(sum: 8000))])
+    static let collection = CollectionQuery(
+        subject: "anna", type: "stepCount", filter: dayFilter, options: .cumulativeSum, anchor: t0,
+        interval: CalendarInterval(1, .day), timeZone: "America/New_York", enumerateFrom: t0, enumerateTo: t0 + 7 * Micros.day)
+    static let changes = ChangesResult(
+        added: resultBatch, deleted: [DeletedObject(uuid: uuid2, syncIdentifier: "reading-7", syncVersion: 3)], anchor: 1234, hasMore: false)
+    static let identity = IdentitySpec(name: "ingest-agent", subjects: ["anna"], grants: [TypeGrant(type: "stepCount", share: true, read: false)])
+
+    /// One vector per message kind (some kinds have more), in a fixed order.
+    static let valid: [(name: String, comment: String, requestID: UInt32, flags: FrameFlags, message: Message)] = [
+        ("hello", "A client named hkq presents a token.", 0, [], .hello(Hello(clientName: "hkq 0.1.0", token: "s3cret"))),
+        ("welcome", "The server's answer with its limits.", 0, [],
+         .welcome(Welcome(serverVersion: "hkd 0.1.0", connectionID: 7, identity: "admin",
+                          limits: SessionLimits(maxFrameBytes: 16 << 20, maxInflatedBytes: 64 << 20, maxBatchRows: 100_000, maxPipelinedRequests: 64, idleTimeoutSeconds: 300)))),
+        ("error", "A request-level error: retrying cannot help, the connection stays open.", 9, [],
+         .error(ErrorReply(HealthError(.incompatibleUnit, "unit \"kg\" is not compatible with stepCount (count)")))),
+        ("ping", "A ping.", 3, [], .ping(Ping(nonce: 0x0102_0304_0506_0708))),
+        ("pong", "The answer to that ping.", 3, [], .pong(Pong(nonce: 0x0102_0304_0506_0708))),
+        ("insert", "Three stepCount rows from two sources, UUIDs derived from batch id 42, one row with metadata.", 1, [],
+         .insert(Insert(batch: stepsBatch))),
+        ("insert-ack", "The acknowledgement of batch 42.", 1, [], .insertAck(InsertAck(batchID: 42, inserted: 3, duplicates: 0))),
+        ("delete", "Delete two samples by UUID.", 2, [], .delete(Delete(subject: "anna", type: "heartRate", selection: .uuids([uuid1, uuid2])))),
+        ("delete-by-filter", "Delete a day of one source's steps.", 2, [],
+         .delete(Delete(subject: "anna", type: "stepCount", selection: .filter(SampleFilter(date: DatePredicate(start: t0, end: t0 + Micros.day), sources: ["iPhone"]))))),
+        ("delete-ack", "Two samples deleted.", 2, [], .deleteAck(DeleteAck(deleted: 2))),
+        ("sample-query", "Heart rate of one day, strict start, newest first, at most 100, in count/s.", 4, [],
+         .sampleQuery(SampleQuery(subject: "anna", type: "heartRate", filter: dayFilter, sort: .startDescending, limit: 100, unit: "count/s"))),
+        ("sample-result", "Two heart-rate samples; more frames follow.", 4, [.more], .sampleResult(SampleResult(batch: resultBatch))),
+        ("statistics-query", "Sum, most recent and duration of a day's steps, separated by source.", 5, [],
+         .statisticsQuery(StatisticsQuery(subject: "anna", type: "stepCount", filter: dayFilter, options: [.cumulativeSum, .mostRecent, .duration, .separateBySource]))),
+        ("statistics-result", "Its answer.", 5, [], .statisticsResult(StatisticsResult(unit: "count", statistics: statistics))),
+        ("collection-query", "Daily step sums in New York for a week, empty days included.", 6, [], .collectionQuery(collection)),
+        ("collection-result", "One bucket.", 6, [], .collectionResult(CollectionResult(unit: "count", buckets: [statistics]))),
+        ("changes-query", "Changes since anchor 1000, at most 50.", 8, [],
+         .changesQuery(ChangesQuery(subject: "anna", type: "heartRate", anchor: 1000, limit: 50))),
+        ("changes-result", "Two added samples, one deletion, the next anchor.", 8, [], .changesResult(changes)),
+        ("subscribe", "A live daily-steps collection.", 10, [], .subscribe(Subscribe(.collection(collection)))),
+        ("subscribe-observer", "An observer of heart rate.", 11, [],
+         .subscribe(Subscribe(.observer(subject: "anna", type: "heartRate", filter: .all)))),
+        ("subscribed", "Subscription 10 started.", 10, [], .subscribed(Subscribed(subscriptionID: 10))),
+        ("unsubscribe", "End subscription 10.", 12, [], .unsubscribe(Unsubscribe(subscriptionID: 10))),
+        ("unsubscribed", "Subscription 10 ended.", 12, [], .unsubscribed(Unsubscribed(subscriptionID: 10))),
+        ("update", "A pushed anchored update for subscription 10.", 10, [], .update(Update(.changes(changes)))),
+        ("update-changed", "A pushed observer notification for subscription 11.", 11, [], .update(Update(.changed(anchor: 1235)))),
+        ("get-source-priority", "Ask for the step sources' order.", 13, [], .getSourcePriority(GetSourcePriority(subject: "anna", type: "stepCount"))),
+        ("source-priority", "Watch first, then iPhone.", 13, [], .sourcePriority(SourcePriority(subject: "anna", type: "stepCount", sources: [watch, phone]))),
+        ("set-source-priority", "Put the iPhone first.", 14, [], .setSourcePriority(SetSourcePriority(subject: "anna", type: "stepCount", order: ["iPhone"]))),
+        ("authorization-status-query", "Sharing status of two types.", 15, [],
+         .authorizationStatusQuery(AuthorizationStatusQuery(types: ["stepCount", "heartRate"]))),
+        ("authorization-status", "Its answer.", 15, [],
+         .authorizationStatus(AuthorizationStatus(statuses: [.init(type: "stepCount", state: .sharingAuthorized), .init(type: "heartRate", state: .sharingDenied)]))),
+        ("server-info-query", "Ask for server information (empty payload).", 16, [], .serverInfoQuery(ServerInfoQuery())),
+        ("server-info", "Its answer.", 16, [],
+         .serverInfo(ServerInfo(serverVersion: "hkd 0.1.0", uptimeMicros: 90 * Micros.second.magnitude, connections: 2, residentBytes: 50 << 20, subjects: 1,
+                                samplesPerType: [.init(type: "stepCount", samples: 2_629_800)]))),
+        ("admin-request", "Create a write-only ingest identity.", 17, [], .adminRequest(AdminRequest(.create(identity)))),
+        ("admin-request-revoke", "Revoke it.", 18, [], .adminRequest(AdminRequest(.revoke(name: "ingest-agent")))),
+        ("admin-result", "The created identity and its token, shown once.", 17, [],
+         .adminResult(AdminResult(identities: [IdentityInfo(spec: identity, createdAt: t0, revoked: false)], token: "hk_0123456789abcdef0123456789abcdef"))),
+    ]
+
+    /// Frame limits the malformed vectors are decoded with.
+    static let malformedLimits = FrameLimits(maxFrameBytes: 1 << 20, maxInflatedBytes: 1 << 20)
+
+    static func frame(_ kind: UInt8, flags: UInt8 = 0, requestID: UInt32 = 1, payload: [UInt8], length: Int? = nil, version: UInt8 = 1, reserved: UInt8 = 0) -> [UInt8] {
+        var out: [UInt8] = [0x48, 0x4B, version, kind, flags, reserved, 0, 0]
+        withUnsafeBytes(of: requestID.littleEndian) { out.append(contentsOf: $0) }
+        withUnsafeBytes(of: UInt32(length ?? payload.count).littleEndian) { out.append(contentsOf: $0) }
+        return out + payload
+    }
+
+    static func compressed(inflatedLength: UInt32, stream: [UInt8]) -> [UInt8] {
+        withUnsafeBytes(of: inflatedLength.littleEndian) { Array($0) } + stream
+    }
+
+    static func encodedFrame(_ message: Message) -> [UInt8] {
+        FrameEncoder(compressionThreshold: .max).encode(message.frame(requestID: 1))
+    }
+
+    /// Malformed frames: name, comment, bytes.
+    static var malformed: [(name: String, comment: String, bytes: [UInt8])] {
+        var bomb = Zlib.deflate([UInt8](repeating: 0, count: 8 << 20), level: 9)
+        bomb = compressed(inflatedLength: 8 << 20, stream: bomb)
+        let smallBomb = compressed(inflatedLength: 1000, stream: Zlib.deflate([UInt8](repeating: 0, count: 4 << 20), level: 9))
+        var unknownUnit = stepsBatch
+        unknownUnit.unit = "furlong"
+        var unknownType = stepsBatch
+        unknownType.typeIdentifier = "stepcount"
+        var wrongUnit = stepsBatch
+        wrongUnit.unit = "kg"
+        return [
+            ("bad-magic", "The first two bytes are not \"HK\".", [0x48, 0x54, 0x54, 0x50, 0x2F, 0x31, 0x2E, 0x31, 0x20, 0x32, 0x30, 0x30, 0x20, 0x4F, 0x4B, 0x0D]),
+            ("bad-version", "Frame version 2.", frame(0x04, payload: [UInt8](repeating: 0, count: 8), version: 2)),
+            ("unknown-kind", "Kind 0x7f names no message.", frame(0x7F, payload: [])),
+            ("unknown-flags", "Flag bit 7 is not defined.", frame(0x04, flags: 0x80, payload: [UInt8](repeating: 0, count: 8))),
+            ("reserved-nonzero", "A reserved header byte is set.", frame(0x04, payload: [UInt8](repeating: 0, count: 8), reserved: 1)),
+            ("length-over-limit", "The header announces 2 MiB; the limit is 1 MiB. Refused before any payload arrives.", frame(0x10, payload: [], length: 2 << 20)),
+            ("zip-bomb", "An 8 KiB deflate stream declaring 8 MiB inflated, over the 1 MiB cap: refused before inflating.",
+             frame(0x10, flags: 0x01, payload: bomb)),
+            ("inflates-past-declared", "Declares 1000 inflated bytes but the stream inflates to 4 MiB: stopped at the cap.",
+             frame(0x10, flags: 0x01, payload: smallBomb)),
+            ("corrupt-zlib", "The compressed flag on bytes that are not a zlib stream.",
+             frame(0x10, flags: 0x01, payload: compressed(inflatedLength: 16, stream: [0xDE, 0xAD, 0xBE, 0xEF, 1, 2, 3, 4]))),
+            ("truncated-varint", "A deleteAck whose varint has its continuation bit set on the last byte.", frame(0x13, payload: [0x80])),
+            ("trailing-bytes", "A ping with a ninth payload byte.", frame(0x04, payload: [UInt8](repeating: 0, count: 9))),
+            ("row-count-over-payload", "An insert batch claiming far more rows than its bytes can hold.", rowCountOverPayload()),
+            ("unknown-unit", "An insert whose unit is not an HKUnit.", encodedFrame(.insert(Insert(batch: unknownUnit)))),
+            ("unknown-type", "An insert with a misspelt type.", encodedFrame(.insert(Insert(batch: unknownType)))),
+            ("incompatible-unit", "An insert of steps in kilograms.", encodedFrame(.insert(Insert(batch: wrongUnit)))),
+        ]
+    }
+
+    /// An insert whose batch header claims one million rows, followed by nothing (Protocol/SAMPLE-BATCH.md).
+    static func rowCountOverPayload() -> [UInt8] {
+        var batch = ByteWriter()
+        batch.write(SampleBatchCodec.layoutVersion)
+        batch.writeLE(UInt64(42))
+        for text in ["anna", "stepCount", "count"] { batch.writeString(text) }
+        batch.write(0)  // flags: no UUIDs, no metadata
+        batch.write(ValueEncoding.raw.rawValue)
+        batch.writeVarint(0)  // no sources
+        batch.writeVarint(1_000_000)  // rows
+        var payload = ByteWriter()
+        payload.writeBlob(batch.bytes)
+        return frame(0x10, payload: payload.bytes)
+    }
+}
