@@ -30,6 +30,7 @@ let package = Package(
         .target(name: "HealthCodec", dependencies: ["HealthModel", "CZlib"], swiftSettings: swiftSettings),
         .target(name: "HealthWire", dependencies: ["HealthModel", "HealthCodec"], swiftSettings: swiftSettings),
         .target(name: "HealthEngine", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
+        .target(name: "HealthImport", dependencies: ["HealthModel", "HealthCodec"], swiftSettings: swiftSettings),
 
         // MARK: Systems
         .target(name: "HealthPosix", dependencies: ["CLinux"], swiftSettings: swiftSettings),
@@ -44,7 +45,7 @@ let package = Package(
         // MARK: Executables (thin mains)
         .executableTarget(name: "hkd", dependencies: ["HealthServer"], swiftSettings: swiftSettings),
         .target(
-            name: "HKQKit", dependencies: ["HealthModel", "HealthClient"], path: "Tools/HKQKit",
+            name: "HKQKit", dependencies: ["HealthModel", "HealthClient", "HealthImport"], path: "Tools/HKQKit",
             swiftSettings: swiftSettings),
         .executableTarget(name: "hkq", dependencies: ["HKQKit"], path: "Tools/hkq", swiftSettings: swiftSettings),
         .executableTarget(
@@ -59,6 +60,7 @@ let package = Package(
             name: "HealthWireTests", dependencies: ["HealthWire"], swiftSettings: swiftSettings),
         .testTarget(name: "HealthEngineTests", dependencies: ["HealthEngine"], swiftSettings: swiftSettings),
         .testTarget(name: "HealthPosixTests", dependencies: ["HealthPosix"], swiftSettings: swiftSettings),
+        .testTarget(name: "HealthImportTests", dependencies: ["HealthImport"], swiftSettings: swiftSettings),
         .testTarget(name: "HKQKitTests", dependencies: ["HKQKit"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",

@@ -1,0 +1,1 @@
+// HealthImport: reading Apple Health exports.
