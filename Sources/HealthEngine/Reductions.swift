@@ -136,7 +136,8 @@ struct CoveredTime {
 /// time order: the first stands for 22.5 s before it and the last for 22.5 s after it; two consecutive readings
 /// at most 45 s apart are joined by a trapezoid over the gap (area gap × mean of the two, weight gap); readings
 /// further apart stand for 22.5 s each on the sides facing the gap. So an isolated reading weighs 45 s, and a
-/// burst of readings weighs its time span plus 45 s. Samples with a duration neither break nor join the chain.
+/// burst of readings weighs its time span plus 45 s. At a 45 s gap the trapezoid and the two half windows weigh
+/// the same, so the mean is continuous in the gap. Samples with a duration neither break nor join the chain.
 struct TimeWeightedMean {
     static let halfWindow = 22.5e6
     static let joinGap: Int64 = 45 * Micros.second
