@@ -11,14 +11,16 @@ struct FigureReducer {
     private(set) var extent = Extent()
     private var sum = ValueSum()
     private var extremes = ValueExtremes()
-    private var latest = LatestSample()
+    private var latest: LatestSample
     private var covered = CoveredTime()
     private var timeWeighted = TimeWeightedMean()
     private var energy = EnergyAverage()
 
-    init(options: StatisticsOptions, style: AggregationStyle) {
+    /// A reducer for `options` over rows of a series of `style` whose longest sample lasts `maxDuration`.
+    init(options: StatisticsOptions, style: AggregationStyle, maxDuration: Int64) {
         self.options = options
         self.style = style
+        latest = LatestSample(maxDuration: maxDuration)
     }
 
     private var wantsValueSum: Bool {

@@ -87,17 +87,28 @@ struct ValueExtremes {
 }
 
 /// The most recent sample: latest end, ties broken by latest start, then by the row stored last.
+///
+/// Each run is scanned backwards and the scan stops once `start + maxDuration` falls before the best end found
+/// (no earlier row can end later), so on typical data only the last few rows of a run are read.
 struct LatestSample {
+    let maxDuration: Int64
     private(set) var row = -1
     private(set) var start = Timestamp.min
     private(set) var end = Timestamp.min
 
+    init(maxDuration: Int64) { self.maxDuration = maxDuration }
+
     mutating func add(_ c: Columns, _ rows: Range<Int>) {
-        for candidate in rows {
+        var candidate = rows.upperBound
+        while candidate > rows.lowerBound {
+            candidate -= 1
+            let candidateStart = c.starts[candidate]
+            let (latestPossibleEnd, overflow) = candidateStart.addingReportingOverflow(maxDuration)
+            if !overflow, latestPossibleEnd < end { break }
             let candidateEnd = c.ends[candidate]
-            if candidateEnd > end || (candidateEnd == end && c.starts[candidate] >= start) {
+            if (candidateEnd, candidateStart, candidate) > (end, start, row) {
                 row = candidate
-                start = c.starts[candidate]
+                start = candidateStart
                 end = candidateEnd
             }
         }

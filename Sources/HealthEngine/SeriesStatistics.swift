@@ -11,7 +11,7 @@ extension Series {
     ) -> Statistics {
         withColumns { c in
             let figureOptions = options.subtracting(.separateBySource)
-            var all = FigureReducer(options: figureOptions, style: style)
+            var all = FigureReducer(options: figureOptions, style: style, maxDuration: maxDuration)
             for run in selection.runs { all.add(c, run) }
             var figures = all.figures(c, unit: unit)
             if options.contains(.cumulativeSum) {
@@ -21,7 +21,7 @@ extension Series {
             if options.contains(.separateBySource) {
                 let perIdentity = selectionsByIdentity(c, selection)
                 for identity in sources.identitiesByPriority() where !perIdentity[identity].isEmpty {
-                    var reducer = FigureReducer(options: figureOptions, style: style)
+                    var reducer = FigureReducer(options: figureOptions, style: style, maxDuration: maxDuration)
                     for run in perIdentity[identity].runs { reducer.add(c, run) }
                     bySource.append(
                         SourceStatistics(

@@ -141,6 +141,23 @@ struct StatisticsTests {
         #expect(second.figures.mostRecent == MostRecent(value: 74_000, start: sec(100), end: sec(100)))
     }
 
+    @Test("mostRecent agrees with a full scan when long samples end last", arguments: [21, 22, 23, 24] as [UInt64])
+    func mostRecentRandom(seed: UInt64) throws {
+        var generator = SeededGenerator(seed: seed)
+        var rows: [Row] = []
+        for i in 0..<300 {
+            let start = Timestamp.random(in: 0..<1000, using: &generator)
+            let long = Int.random(in: 0..<50, using: &generator) == 0
+            let length = long ? Timestamp.random(in: 0..<2000, using: &generator) : Timestamp.random(in: 0..<3, using: &generator)
+            rows.append(Row(start, start + length, Double(i)))
+        }
+        let store = try store(type: "bodyMass", rows: rows)
+        // Among rows with the latest (end, start), the one stored last: the batch's order is kept for equal starts.
+        let best = rows.max { ($0.end, $0.start) <= ($1.end, $1.start) }!
+        let statistics = try store.statistics(subject: "anna", type: "bodyMass", options: .mostRecent)
+        #expect(statistics.figures.mostRecent == MostRecent(value: best.value, start: best.start, end: best.end))
+    }
+
     @Test("figures come in the requested unit; durations stay in microseconds", arguments: [
         ("distanceWalkingRunning", StatisticsOptions.cumulativeSum, "km", 0.06),
         ("bodyTemperature", .discreteAverage, "degF", 68.0),  // 20 °C
