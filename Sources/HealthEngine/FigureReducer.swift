@@ -3,12 +3,14 @@ import HealthModel
 /// Reduces rows to the figures a set of statistics options asks for (HEALTHKIT.md §5), un-merged.
 ///
 /// Feed it runs in start order with ``add(_:_:)``; each requested figure runs its own tight loop over the run.
+/// The most recent row is always tracked (it costs a few rows per run) since its end is the latest end.
 /// ``figures(_:unit:)`` gives the sum as a plain sum of values: merging sources (§8) is ``SourceMerge``'s job.
 struct FigureReducer {
     let options: StatisticsOptions
     let style: AggregationStyle
     private(set) var count = 0
-    private(set) var extent = Extent()
+    /// Start of the first row fed: the earliest, as rows come in start order.
+    private(set) var earliestStart = Timestamp.max
     private var sum = ValueSum()
     private var extremes = ValueExtremes()
     private var latest: LatestSample
@@ -28,11 +30,12 @@ struct FigureReducer {
     }
 
     mutating func add(_ c: Columns, _ rows: Range<Int>) {
+        guard let first = rows.first else { return }
         count += rows.count
-        extent.add(c, rows)
+        earliestStart = min(earliestStart, c.starts[first])
+        latest.add(c, rows)
         if wantsValueSum { sum.add(c, rows) }
         if options.contains(.discreteMin) || options.contains(.discreteMax) { extremes.add(c, rows) }
-        if options.contains(.mostRecent) { latest.add(c, rows) }
         if options.contains(.duration) { covered.add(c, rows) }
         if options.contains(.discreteAverage) {
             switch style {
@@ -42,6 +45,9 @@ struct FigureReducer {
             }
         }
     }
+
+    /// End of the most recent row: the latest end of the rows fed.
+    var latestEnd: Timestamp { latest.end }
 
     /// The requested figures in `unit`; `nil` for figures not requested. Call only after rows were fed.
     func figures(_ c: Columns, unit: UnitTransform) -> StatisticsFigures {

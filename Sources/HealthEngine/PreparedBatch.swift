@@ -36,15 +36,19 @@ struct PreparedBatch: Sendable {
         var row = 0
         do {
             while row < batch.count {
-                try SampleRules.validate(start: batch.starts[row], end: batch.ends[row], value: batch.values[row], type: type)
+                try SampleRules.validate(
+                    start: batch.starts[row], end: batch.ends[row], value: batch.values[row], type: type)
                 let canonical = toCanonical.level(batch.values[row])
                 guard canonical.isFinite else {
-                    throw HealthError(.invalidSample, "\(type) value \(batch.values[row]) \(unit) overflows in \(type.canonicalUnit)")
+                    throw HealthError(
+                        .invalidSample, "\(type) value \(batch.values[row]) \(unit) overflows in \(type.canonicalUnit)")
                 }
                 rows.values.append(canonical)
                 let source = Int(batch.sourceIndices[row])
                 used[source] = true
-                if let metadata = batch.metadata, PreparedBatch.isUserEntered(metadata[row]) { userEntered[source] = true }
+                if let metadata = batch.metadata, PreparedBatch.isUserEntered(metadata[row]) {
+                    userEntered[source] = true
+                }
                 row += 1
             }
         } catch let error as HealthError {

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A value guarded by a reader-writer lock: any number of concurrent readers, or one writer.
@@ -20,7 +20,7 @@ final class ReadWriteLocked<Value: Sendable>: @unchecked Sendable {
         var attributes = pthread_rwlockattr_t()
         pthread_rwlockattr_init(&attributes)
         #if canImport(Glibc)
-        pthread_rwlockattr_setkind_np(&attributes, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP))
+            pthread_rwlockattr_setkind_np(&attributes, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP))
         #endif
         let status = pthread_rwlock_init(lock, &attributes)
         pthread_rwlockattr_destroy(&attributes)

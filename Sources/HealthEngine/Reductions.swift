@@ -4,20 +4,6 @@ import HealthModel
 // Reductions over runs of rows of a series. Each keeps its state across calls, so a query feeds it the runs of a
 // Selection in order (and a collection query, later, the runs of each bucket). None allocates.
 
-/// Earliest start and latest end of the rows fed (rows come in start order, so the first row has the earliest).
-struct Extent {
-    private(set) var start = Timestamp.max
-    private(set) var end = Timestamp.min
-
-    mutating func add(_ c: Columns, _ rows: Range<Int>) {
-        guard !rows.isEmpty else { return }
-        start = min(start, c.starts[rows.lowerBound])
-        var latest = end
-        for row in rows where c.ends[row] > latest { latest = c.ends[row] }
-        end = latest
-    }
-}
-
 /// Plain sum of the values, with four accumulators to break the chain of dependent adds.
 struct ValueSum {
     private(set) var total = 0.0
@@ -68,21 +54,35 @@ struct ProratedSum {
     }
 }
 
-/// Smallest and largest value.
+/// Smallest and largest value, in four lanes so the compares do not wait on each other.
 struct ValueExtremes {
     private(set) var minimum = Double.infinity
     private(set) var maximum = -Double.infinity
 
     mutating func add(_ c: Columns, _ rows: Range<Int>) {
-        var low = minimum
-        var high = maximum
-        for row in rows {
-            let value = c.values[row]
-            if value < low { low = value }
-            if value > high { high = value }
+        var low = (minimum, minimum, minimum, minimum)
+        var high = (maximum, maximum, maximum, maximum)
+        var row = rows.lowerBound
+        while row + 4 <= rows.upperBound {
+            let v = (c.values[row], c.values[row + 1], c.values[row + 2], c.values[row + 3])
+            low = (
+                v.0 < low.0 ? v.0 : low.0, v.1 < low.1 ? v.1 : low.1, v.2 < low.2 ? v.2 : low.2,
+                v.3 < low.3 ? v.3 : low.3
+            )
+            high = (
+                v.0 > high.0 ? v.0 : high.0, v.1 > high.1 ? v.1 : high.1, v.2 > high.2 ? v.2 : high.2,
+                v.3 > high.3 ? v.3 : high.3
+            )
+            row += 4
         }
-        minimum = low
-        maximum = high
+        while row < rows.upperBound {
+            let value = c.values[row]
+            low.0 = value < low.0 ? value : low.0
+            high.0 = value > high.0 ? value : high.0
+            row += 1
+        }
+        minimum = min(min(low.0, low.1), min(low.2, low.3))
+        maximum = max(max(high.0, high.1), max(high.2, high.3))
     }
 }
 
@@ -99,6 +99,8 @@ struct LatestSample {
     init(maxDuration: Int64) { self.maxDuration = maxDuration }
 
     mutating func add(_ c: Columns, _ rows: Range<Int>) {
+        var (row, start, end) = (row, start, end)
+        defer { (self.row, self.start, self.end) = (row, start, end) }
         var candidate = rows.upperBound
         while candidate > rows.lowerBound {
             candidate -= 1
@@ -123,18 +125,20 @@ struct CoveredTime {
     private var hasSpan = false
 
     mutating func add(_ c: Columns, _ rows: Range<Int>) {
+        guard let first = rows.first else { return }
+        if !hasSpan { (spanStart, spanEnd, hasSpan) = (c.starts[first], c.ends[first], true) }
+        var (total, spanStart, spanEnd) = (self.total, self.spanStart, self.spanEnd)
         for row in rows {
             let start = c.starts[row]
             let end = c.ends[row]
-            if !hasSpan {
-                (spanStart, spanEnd, hasSpan) = (start, end, true)
-            } else if start > spanEnd {
+            if start > spanEnd {
                 total += spanEnd - spanStart
                 (spanStart, spanEnd) = (start, end)
             } else if end > spanEnd {
                 spanEnd = end
             }
         }
+        (self.total, self.spanStart, self.spanEnd) = (total, spanStart, spanEnd)
     }
 
     /// Covered microseconds so far.
@@ -150,50 +154,64 @@ struct CoveredTime {
 /// burst of readings weighs its time span plus 45 s. At a 45 s gap the trapezoid and the two half windows weigh
 /// the same, so the mean is continuous in the gap. Samples with a duration neither break nor join the chain.
 struct TimeWeightedMean {
-    static let halfWindow = 22.5e6
+    static let halfWindow: Int64 = 22_500_000
     static let joinGap: Int64 = 45 * Micros.second
 
+    /// Σ value × microseconds.
     private var area = 0.0
-    private var weight = 0.0
+    /// Σ microseconds: exact, and an integer add does not hold the loop up.
+    private var weight: Int64 = 0
     private var hasPoint = false
     private var lastTime: Timestamp = 0
     private var lastValue = 0.0
 
     mutating func add(_ c: Columns, _ rows: Range<Int>) {
-        for row in rows {
+        guard let first = rows.first else { return }
+        // State in locals, so the loop keeps it in registers rather than in `self`.
+        var (area, weight, lastTime, lastValue) = (area, weight, lastTime, lastValue)
+        var row = first
+        if !hasPoint {
+            // Skip to the first point reading, which opens the chain with its leading half window.
+            while row < rows.upperBound, c.ends[row] > c.starts[row] {
+                area += Double(c.ends[row] - c.starts[row]) * c.values[row]
+                weight += c.ends[row] - c.starts[row]
+                row += 1
+            }
+            if row < rows.upperBound {
+                (lastTime, lastValue) = (c.starts[row], c.values[row])
+                area += Double(Self.halfWindow) * lastValue
+                weight += Self.halfWindow
+                hasPoint = true
+                row += 1
+            }
+        }
+        while row < rows.upperBound {
             let start = c.starts[row]
             let end = c.ends[row]
             let value = c.values[row]
+            row += 1
             if end > start {
-                let duration = Double(end - start)
-                area += duration * value
-                weight += duration
+                area += Double(end - start) * value
+                weight += end - start
                 continue
             }
-            if !hasPoint {
-                area += Self.halfWindow * value
-                weight += Self.halfWindow
-                hasPoint = true
-            } else {
-                let gap = start - lastTime
-                if gap <= Self.joinGap {
-                    area += Double(gap) * (lastValue + value) / 2
-                    weight += Double(gap)
-                } else {
-                    area += Self.halfWindow * (lastValue + value)
-                    weight += 2 * Self.halfWindow
-                }
-            }
+            let gap = start - lastTime
+            let joined = gap <= Self.joinGap
+            // Joined: the trapezoid gap × mean; apart: a half window on each side of the gap.
+            let span = joined ? gap : 2 * Self.halfWindow
+            area += Double(span) * 0.5 * (lastValue + value)
+            weight += span
             lastTime = start
             lastValue = value
         }
+        (self.area, self.weight, self.lastTime, self.lastValue) = (area, weight, lastTime, lastValue)
     }
 
     /// The mean, closing the chain with the last reading's trailing half window; `nil` when nothing was fed.
     var mean: Double? {
-        let closedArea = area + (hasPoint ? Self.halfWindow * lastValue : 0)
+        let closedArea = area + (hasPoint ? Double(Self.halfWindow) * lastValue : 0)
         let closedWeight = weight + (hasPoint ? Self.halfWindow : 0)
-        return closedWeight > 0 ? closedArea / closedWeight : nil
+        return closedWeight > 0 ? closedArea / Double(closedWeight) : nil
     }
 }
 
@@ -208,6 +226,7 @@ struct EnergyAverage {
     private var time = 0.0
 
     mutating func add(_ c: Columns, _ rows: Range<Int>) {
+        var (reference, energy, time) = (reference, energy, time)
         for row in rows {
             let weight = Double(max(c.ends[row] - c.starts[row], 1))
             let level = c.values[row]
@@ -218,6 +237,7 @@ struct EnergyAverage {
             energy += weight * pow(10, (level - reference) / 10)
             time += weight
         }
+        (self.reference, self.energy, self.time) = (reference, energy, time)
     }
 
     /// The equivalent continuous level; `nil` when nothing was fed.

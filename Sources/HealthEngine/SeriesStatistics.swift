@@ -28,7 +28,7 @@ extension Series {
                             source: sources.identities[identity].latest, figures: reducer.figures(c, unit: unit)))
                 }
             }
-            return Statistics(start: all.extent.start, end: all.extent.end, figures: figures, bySource: bySource)
+            return Statistics(start: all.earliestStart, end: all.latestEnd, figures: figures, bySource: bySource)
         }
     }
 
@@ -60,6 +60,10 @@ extension Series {
     /// The selection split by source identity (indexed like `sources.identities`).
     private func selectionsByIdentity(_ c: Columns, _ selection: Selection) -> [Selection] {
         var result = [Selection](repeating: Selection(), count: sources.identities.count)
+        if result.count == 1 {
+            result[0] = selection
+            return result
+        }
         let identityOfSource = sources.identityOfSource
         for row in selection.rows { result[identityOfSource[Int(c.sourceIDs[row])]].add(row) }
         return result

@@ -14,13 +14,11 @@ enum SourceMerge {
     static func sum(
         _ c: Columns, _ selection: Selection, sourceRanks: [Int], rankCount: Int, window: Range<Timestamp>?
     ) -> Double {
-        let byStart = Array(selection.rows)
-        var byEnd = byStart.filter { c.ends[$0] > c.starts[$0] }
-        byEnd.sort { (c.ends[$0], $0) < (c.ends[$1], $1) }
         var active = [Int](repeating: 0, count: rankCount)
         // Per rank: the sum of value / duration over its active samples.
         var rate = [Double](repeating: 0, count: rankCount)
         var activeCount = 0
+        var ending = EndHeap()
 
         func winningRank() -> Int? {
             guard activeCount > 0 else { return nil }
@@ -29,11 +27,11 @@ enum SourceMerge {
 
         var total = 0.0
         var previous = Timestamp.min
-        var nextStart = 0
-        var nextEnd = 0
-        while nextStart < byStart.count || nextEnd < byEnd.count {
-            let startTime = nextStart < byStart.count ? c.starts[byStart[nextStart]] : .max
-            let endTime = nextEnd < byEnd.count ? c.ends[byEnd[nextEnd]] : .max
+        var starting = selection.rows.makeIterator()
+        var nextStart = starting.next()
+        while nextStart != nil || !ending.isEmpty {
+            let startTime = nextStart.map { c.starts[$0] } ?? .max
+            let endTime = ending.first.map { c.ends[$0] } ?? .max
             let time = min(startTime, endTime)
             if time > previous, let winner = winningRank() {
                 let length: Int64
@@ -44,29 +42,28 @@ enum SourceMerge {
                 }
                 total += rate[winner] * Double(length)
             }
-            while nextEnd < byEnd.count, c.ends[byEnd[nextEnd]] == time {
-                let row = byEnd[nextEnd]
+            while let row = ending.first, c.ends[row] == time {
+                ending.removeFirst(c)
                 let rank = sourceRanks[Int(c.sourceIDs[row])]
                 active[rank] -= 1
                 activeCount -= 1
                 rate[rank] = active[rank] == 0 ? 0 : rate[rank] - c.values[row] / Double(c.ends[row] - c.starts[row])
-                nextEnd += 1
             }
             var pointRank = Int.max
             var pointSum = 0.0
-            while nextStart < byStart.count, c.starts[byStart[nextStart]] == time {
-                let row = byStart[nextStart]
+            while let row = nextStart, c.starts[row] == time {
                 let rank = sourceRanks[Int(c.sourceIDs[row])]
                 if c.ends[row] > time {
                     active[rank] += 1
                     activeCount += 1
                     rate[rank] += c.values[row] / Double(c.ends[row] - time)
+                    ending.insert(row, c)
                 } else if rank < pointRank {
                     (pointRank, pointSum) = (rank, c.values[row])
                 } else if rank == pointRank {
                     pointSum += c.values[row]
                 }
-                nextStart += 1
+                nextStart = starting.next()
             }
             if pointRank != .max, pointRank <= (winningRank() ?? .max), window?.contains(time) ?? true {
                 total += pointSum
@@ -74,5 +71,42 @@ enum SourceMerge {
             previous = time
         }
         return total
+    }
+}
+
+/// A binary min-heap of rows keyed by their end: the samples in progress during the sweep.
+struct EndHeap {
+    private var rows: [Int] = []
+
+    var isEmpty: Bool { rows.isEmpty }
+
+    /// The row that ends first.
+    var first: Int? { rows.first }
+
+    mutating func insert(_ row: Int, _ c: Columns) {
+        rows.append(row)
+        var child = rows.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard c.ends[rows[child]] < c.ends[rows[parent]] else { break }
+            rows.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func removeFirst(_ c: Columns) {
+        let last = rows.removeLast()
+        guard !rows.isEmpty else { return }
+        rows[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            guard left < rows.count else { break }
+            let right = left + 1
+            let smaller = right < rows.count && c.ends[rows[right]] < c.ends[rows[left]] ? right : left
+            guard c.ends[rows[smaller]] < c.ends[rows[parent]] else { break }
+            rows.swapAt(parent, smaller)
+            parent = smaller
+        }
     }
 }

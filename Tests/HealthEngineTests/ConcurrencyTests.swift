@@ -30,9 +30,12 @@ struct ConcurrencyTests {
                     for _ in 0..<200 {
                         let result = try store.samples(subject: "p0", type: type)
                         if result.starts != result.starts.sorted() { failures.add("\(type) unsorted under writes") }
-                        let options: StatisticsOptions = type == "stepCount" || type == "activeEnergyBurned"
+                        let options: StatisticsOptions =
+                            type == "stepCount" || type == "activeEnergyBurned"
                             ? [.cumulativeSum, .separateBySource] : [.discreteAverage, .mostRecent]
-                        let error = healthError { _ = try store.statistics(subject: "p1", type: type, options: options) }
+                        let error = healthError {
+                            _ = try store.statistics(subject: "p1", type: type, options: options)
+                        }
                         if let error, error.code != .noData { failures.add(error.message) }
                         _ = store.info()
                     }

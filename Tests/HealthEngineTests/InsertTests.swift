@@ -6,13 +6,15 @@ import Testing
 
 @Suite("Insert")
 struct InsertTests {
-    @Test("rows arriving in any order are stored sorted by start", arguments: [
-        [[3, 1, 2], [0, 5, 4]],
-        [[0, 2, 4, 6], [1, 3, 5, 7]],
-        [[10, 11, 12], [0, 1, 2], [5, 6, 7]],
-        [[5, 5, 5], [5, 1, 9], [2]],
-        [[0, 1, 2], [3, 4], [5]],
-    ])
+    @Test(
+        "rows arriving in any order are stored sorted by start",
+        arguments: [
+            [[3, 1, 2], [0, 5, 4]],
+            [[0, 2, 4, 6], [1, 3, 5, 7]],
+            [[10, 11, 12], [0, 1, 2], [5, 6, 7]],
+            [[5, 5, 5], [5, 1, 9], [2]],
+            [[0, 1, 2], [3, 4], [5]],
+        ])
     func staysSorted(batches: [[Int]]) throws {
         let store = HealthStore()
         for starts in batches {
@@ -42,15 +44,17 @@ struct InsertTests {
         #expect(result.starts == all.sorted())
     }
 
-    @Test("values are converted to the canonical unit on the way in", arguments: [
-        ("bodyMass", "lb", 150.0, 68.0388),
-        ("bodyMass", "g", 70_000.0, 70.0),
-        ("bodyTemperature", "degF", 98.6, 37.0),
-        ("distanceWalkingRunning", "km", 1.5, 1500.0),
-        ("heartRate", "count/s", 1.0, 60.0),
-        ("dietaryWater", "L", 0.25, 250.0),
-        ("stepCount", "count", 42.0, 42.0),
-    ])
+    @Test(
+        "values are converted to the canonical unit on the way in",
+        arguments: [
+            ("bodyMass", "lb", 150.0, 68.0388),
+            ("bodyMass", "g", 70_000.0, 70.0),
+            ("bodyTemperature", "degF", 98.6, 37.0),
+            ("distanceWalkingRunning", "km", 1.5, 1500.0),
+            ("heartRate", "count/s", 1.0, 60.0),
+            ("dietaryWater", "L", 0.25, 250.0),
+            ("stepCount", "count", 42.0, 42.0),
+        ])
     func convertsOnInput(type: String, unit: String, value: Double, canonical: Double) throws {
         let store = try store(type: type, unit: unit, rows: [Row(0, sec(1), value)])
         let result = try store.samples(subject: "anna", type: type)
@@ -58,14 +62,22 @@ struct InsertTests {
         #expect(result.unit == (try QuantityType.named(type)).canonicalUnit)
     }
 
-    @Test("bad batches are rejected whole, and the error names the culprit", arguments: [
-        ("stepCuont", "count", [Row(0, 1, 1)], ErrorCode.unknownQuantityType.rawValue, ["stepCuont", "stepCount"]),
-        ("stepCount", "kg", [Row(0, 1, 1)], ErrorCode.incompatibleUnit.rawValue, ["kg", "stepCount"]),
-        ("stepCount", "furlong", [Row(0, 1, 1)], ErrorCode.invalidUnit.rawValue, ["furlong"]),
-        ("stepCount", "count", [Row(0, 1, 1), Row(5, 6, 2), Row(7, 8, -3)], ErrorCode.invalidSample.rawValue, ["row 2", "negative", "-3"]),
-        ("heartRate", "count/min", [Row(0, 1, 60), Row(10, 5, 70)], ErrorCode.invalidSample.rawValue, ["row 1", "before it starts"]),
-        ("bodyMass", "kg", [Row(0, 0, .nan)], ErrorCode.invalidSample.rawValue, ["row 0", "finite"]),
-    ])
+    @Test(
+        "bad batches are rejected whole, and the error names the culprit",
+        arguments: [
+            ("stepCuont", "count", [Row(0, 1, 1)], ErrorCode.unknownQuantityType.rawValue, ["stepCuont", "stepCount"]),
+            ("stepCount", "kg", [Row(0, 1, 1)], ErrorCode.incompatibleUnit.rawValue, ["kg", "stepCount"]),
+            ("stepCount", "furlong", [Row(0, 1, 1)], ErrorCode.invalidUnit.rawValue, ["furlong"]),
+            (
+                "stepCount", "count", [Row(0, 1, 1), Row(5, 6, 2), Row(7, 8, -3)], ErrorCode.invalidSample.rawValue,
+                ["row 2", "negative", "-3"]
+            ),
+            (
+                "heartRate", "count/min", [Row(0, 1, 60), Row(10, 5, 70)], ErrorCode.invalidSample.rawValue,
+                ["row 1", "before it starts"]
+            ),
+            ("bodyMass", "kg", [Row(0, 0, .nan)], ErrorCode.invalidSample.rawValue, ["row 0", "finite"]),
+        ])
     func rejectsNamingCulprit(type: String, unit: String, rows: [Row], code: UInt16, words: [String]) throws {
         let store = HealthStore()
         _ = try store.insert(makeBatch(type: "stepCount", rows: [Row(100, 200, 5)]))

@@ -79,7 +79,9 @@ struct SampleQueryTests {
         for _ in 0..<5 {
             let rows = (0..<200).map { _ -> Row in
                 let start = Timestamp.random(in: 0..<10_000, using: &generator)
-                let length = Bool.random(using: &generator) ? 0 : Timestamp.random(in: 0..<(seed == 4 ? 5000 : 50), using: &generator)
+                let length =
+                    Bool.random(using: &generator)
+                    ? 0 : Timestamp.random(in: 0..<(seed == 4 ? 5000 : 50), using: &generator)
                 return Row(start, start + length, 1)
             }
             all += rows.map { ($0.start, $0.end) }
@@ -102,37 +104,42 @@ struct SampleQueryTests {
         Row(sec(50), sec(50), 5),
     ]
 
-    @Test("sort orders and limits", arguments: [
-        (SampleSort.startAscending, 0, [1.0, 2, 3, 4, 5]),
-        (.startAscending, 2, [1, 2]),
-        (.startDescending, 0, [5, 4, 3, 2, 1]),
-        (.startDescending, 3, [5, 4, 3]),
-        (.endAscending, 0, [2, 3, 4, 5, 1]),
-        (.endAscending, 4, [2, 3, 4, 5]),
-        (.endDescending, 0, [1, 5, 4, 3, 2]),
-        (.endDescending, 1, [1]),
-        (.startAscending, 99, [1, 2, 3, 4, 5]),
-    ])
+    @Test(
+        "sort orders and limits",
+        arguments: [
+            (SampleSort.startAscending, 0, [1.0, 2, 3, 4, 5]),
+            (.startAscending, 2, [1, 2]),
+            (.startDescending, 0, [5, 4, 3, 2, 1]),
+            (.startDescending, 3, [5, 4, 3]),
+            (.endAscending, 0, [2, 3, 4, 5, 1]),
+            (.endAscending, 4, [2, 3, 4, 5]),
+            (.endDescending, 0, [1, 5, 4, 3, 2]),
+            (.endDescending, 1, [1]),
+            (.startAscending, 99, [1, 2, 3, 4, 5]),
+        ])
     func sortAndLimit(sort: SampleSort, limit: Int, expected: [Double]) throws {
         let store = HealthStore()
         // Inserted in two shuffled batches.
         _ = try store.insert(makeBatch(type: "heartRate", rows: [Self.sortRows[3], Self.sortRows[0]]))
-        _ = try store.insert(makeBatch(type: "heartRate", rows: [Self.sortRows[4], Self.sortRows[2], Self.sortRows[1]]))
+        _ = try store.insert(
+            makeBatch(type: "heartRate", rows: [Self.sortRows[4], Self.sortRows[2], Self.sortRows[1]]))
         let result = try store.samples(subject: "anna", type: "heartRate", sort: sort, limit: limit)
         #expect(result.values == expected)
         #expect(result.count == expected.count)
         #expect(result.ends.count == expected.count && result.uuids.count == expected.count)
     }
 
-    @Test("values come back in the requested unit", arguments: [
-        ("bodyMass", 70.0, "lb", 154.3236),
-        ("bodyMass", 70.0, "g", 70_000),
-        ("bodyTemperature", 37.0, "degF", 98.6),
-        ("bodyTemperature", 37.0, "K", 310.15),
-        ("heartRate", 90.0, "count/s", 1.5),
-        ("distanceWalkingRunning", 1609.344, "mi", 1),
-        ("oxygenSaturation", 0.97, "%", 0.97),
-    ])
+    @Test(
+        "values come back in the requested unit",
+        arguments: [
+            ("bodyMass", 70.0, "lb", 154.3236),
+            ("bodyMass", 70.0, "g", 70_000),
+            ("bodyTemperature", 37.0, "degF", 98.6),
+            ("bodyTemperature", 37.0, "K", 310.15),
+            ("heartRate", 90.0, "count/s", 1.5),
+            ("distanceWalkingRunning", 1609.344, "mi", 1),
+            ("oxygenSaturation", 0.97, "%", 0.97),
+        ])
     func convertsOnOutput(type: String, canonical: Double, unit: String, expected: Double) throws {
         let store = try store(type: type, rows: [Row(0, 0, canonical)])
         let result = try store.samples(subject: "anna", type: type, unit: unit)
@@ -140,13 +147,15 @@ struct SampleQueryTests {
         #expect(result.unit.symbol == unit)
     }
 
-    @Test("an incompatible or unparsable output unit, a bad limit or predicate is an error", arguments: [
-        ("stepCount", "kg", 0, DatePredicate.all, ErrorCode.incompatibleUnit.rawValue),
-        ("stepCount", "blorp", 0, .all, ErrorCode.invalidUnit.rawValue),
-        ("stepCount", "count", -1, .all, ErrorCode.invalidArgument.rawValue),
-        ("stepCount", "count", 0, DatePredicate(start: 10, end: 5), ErrorCode.invalidPredicate.rawValue),
-        ("stepz", "count", 0, .all, ErrorCode.unknownQuantityType.rawValue),
-    ])
+    @Test(
+        "an incompatible or unparsable output unit, a bad limit or predicate is an error",
+        arguments: [
+            ("stepCount", "kg", 0, DatePredicate.all, ErrorCode.incompatibleUnit.rawValue),
+            ("stepCount", "blorp", 0, .all, ErrorCode.invalidUnit.rawValue),
+            ("stepCount", "count", -1, .all, ErrorCode.invalidArgument.rawValue),
+            ("stepCount", "count", 0, DatePredicate(start: 10, end: 5), ErrorCode.invalidPredicate.rawValue),
+            ("stepz", "count", 0, .all, ErrorCode.unknownQuantityType.rawValue),
+        ])
     func queryErrors(type: String, unit: String, limit: Int, predicate: DatePredicate, code: UInt16) throws {
         let store = try store(type: "stepCount", rows: [Row(0, 10, 5)])
         let error = healthError {

@@ -43,12 +43,14 @@ struct SourceMergeTests {
     /// Watch: 600 steps over 0–600 s (1/s). iPhone: 300 steps over 300–900 s (0.5/s).
     private static let overlapRows = [Row(0, sec(600), 600, watch), Row(sec(300), sec(900), 300, phone)]
 
-    @Test("iPhone and Watch overlap: the higher-priority source wins the shared stretch", arguments: [
-        // Watch first: 300 (watch alone) + 300 (watch wins 300–600) + 150 (iPhone alone) = 750.
-        ([watch, phone], 750.0),
-        // iPhone first: 300 (watch alone) + 150 + 150 (iPhone, 300–900) = 600.
-        ([phone, watch], 600.0),
-    ])
+    @Test(
+        "iPhone and Watch overlap: the higher-priority source wins the shared stretch",
+        arguments: [
+            // Watch first: 300 (watch alone) + 300 (watch wins 300–600) + 150 (iPhone alone) = 750.
+            ([watch, phone], 750.0),
+            // iPhone first: 300 (watch alone) + 150 + 150 (iPhone, 300–900) = 600.
+            ([phone, watch], 600.0),
+        ])
     func iPhoneAndWatch(order: [SourceInfo], expected: Double) throws {
         let store = try store(type: "stepCount", rows: Self.overlapRows)
         try store.setSourcePriority(subject: "anna", type: "stepCount", order: order)
@@ -102,7 +104,8 @@ struct SourceMergeTests {
     func revisionsAreOneSource() throws {
         var newWatch = watch
         newWatch.version = "11.2"
-        let store = try store(type: "stepCount", rows: [Row(0, sec(100), 100, watch), Row(sec(50), sec(150), 100, newWatch)])
+        let store = try store(
+            type: "stepCount", rows: [Row(0, sec(100), 100, watch), Row(sec(50), sec(150), 100, newWatch)])
         let statistics = try store.statistics(
             subject: "anna", type: "stepCount", options: [.cumulativeSum, .separateBySource])
         #expect(statistics.figures.sum == 200)
@@ -118,14 +121,19 @@ struct SourceMergeTests {
         #expect(close(statistics.figures.sum, 107))
     }
 
-    @Test("the merged sum matches the slow reference on random samples", arguments: [11, 12, 13, 14, 15, 16] as [UInt64])
+    @Test(
+        "the merged sum matches the slow reference on random samples", arguments: [11, 12, 13, 14, 15, 16] as [UInt64])
     func matchesReference(seed: UInt64) throws {
         var generator = SeededGenerator(seed: seed)
         let sources = [watch, phone, fitApp, runApp]
         let rows = (0..<Int.random(in: 1...120, using: &generator)).map { _ -> Row in
             let start = Timestamp.random(in: 0..<1000, using: &generator) * 1000
-            let length = Int.random(in: 0..<5, using: &generator) == 0 ? 0 : Timestamp.random(in: 1...200, using: &generator) * 1000
-            return Row(start, start + length, Double(Int.random(in: 0...100, using: &generator)), sources.randomElement(using: &generator)!)
+            let length =
+                Int.random(in: 0..<5, using: &generator) == 0
+                ? 0 : Timestamp.random(in: 1...200, using: &generator) * 1000
+            return Row(
+                start, start + length, Double(Int.random(in: 0...100, using: &generator)),
+                sources.randomElement(using: &generator)!)
         }
         var series = Series()
         series.append(try PreparedBatch(makeBatch(type: "stepCount", rows: rows)))

@@ -10,17 +10,19 @@ private let threeRows = [Row(0, sec(60), 10), Row(sec(120), sec(180), 20), Row(s
 @Suite("Statistics")
 struct StatisticsTests {
     /// Every option against a type of each style: the figure's hand-computed value, or nil for a rejection.
-    @Test("every option with every aggregation style", arguments: [
-        ("stepCount", StatisticsOptions.cumulativeSum, 60.0 as Double?),
-        ("stepCount", .discreteAverage, nil), ("stepCount", .discreteMin, nil), ("stepCount", .discreteMax, nil),
-        ("bodyMass", .cumulativeSum, nil), ("bodyMass", .discreteAverage, 20), ("bodyMass", .discreteMin, 10),
-        ("bodyMass", .discreteMax, 30),
-        ("heartRate", .cumulativeSum, nil), ("heartRate", .discreteAverage, 20), ("heartRate", .discreteMin, 10),
-        ("heartRate", .discreteMax, 30),
-        ("environmentalAudioExposure", .cumulativeSum, nil),
-        ("environmentalAudioExposure", .discreteAverage, 25.682017240669949),  // 10·log10((10+100+1000)/3)
-        ("environmentalAudioExposure", .discreteMin, 10), ("environmentalAudioExposure", .discreteMax, 30),
-    ])
+    @Test(
+        "every option with every aggregation style",
+        arguments: [
+            ("stepCount", StatisticsOptions.cumulativeSum, 60.0 as Double?),
+            ("stepCount", .discreteAverage, nil), ("stepCount", .discreteMin, nil), ("stepCount", .discreteMax, nil),
+            ("bodyMass", .cumulativeSum, nil), ("bodyMass", .discreteAverage, 20), ("bodyMass", .discreteMin, 10),
+            ("bodyMass", .discreteMax, 30),
+            ("heartRate", .cumulativeSum, nil), ("heartRate", .discreteAverage, 20), ("heartRate", .discreteMin, 10),
+            ("heartRate", .discreteMax, 30),
+            ("environmentalAudioExposure", .cumulativeSum, nil),
+            ("environmentalAudioExposure", .discreteAverage, 25.682017240669949),  // 10·log10((10+100+1000)/3)
+            ("environmentalAudioExposure", .discreteMin, 10), ("environmentalAudioExposure", .discreteMax, 30),
+        ])
     func optionMatrix(type: String, option: StatisticsOptions, expected: Double?) throws {
         let store = try store(type: type, rows: threeRows)
         var statistics: Statistics?
@@ -46,9 +48,11 @@ struct StatisticsTests {
         #expect(statistics?.start == 0 && statistics?.end == sec(210))
     }
 
-    @Test("mostRecent, duration and separateBySource go with every style", arguments: [
-        "stepCount", "bodyMass", "heartRate", "environmentalAudioExposure",
-    ])
+    @Test(
+        "mostRecent, duration and separateBySource go with every style",
+        arguments: [
+            "stepCount", "bodyMass", "heartRate", "environmentalAudioExposure",
+        ])
     func optionsForEveryStyle(type: String) throws {
         let store = try store(type: type, rows: threeRows)
         let statistics = try store.statistics(
@@ -100,16 +104,18 @@ struct StatisticsTests {
         #expect(close(statistics.figures.average, expected, tolerance: 1e-12))
     }
 
-    @Test("sound-level energy average on hand-computed examples", arguments: [
-        // 60 dB and 80 dB for an hour each: 10·log10((10⁶ + 10⁸) / 2).
-        ([Row(0, sec(3600), 60), Row(sec(3600), sec(7200), 80)], 77.032913781186615),
-        // 70 dB for 30 min and 90 dB for 10 min: 10·log10((30·10⁷ + 10·10⁹) / 40).
-        ([Row(0, sec(1800), 70), Row(sec(1800), sec(2400), 90)], 84.107772333772098),
-        // A point reading weighs one microsecond: next to an hour of 60 dB, 100 dB barely counts.
-        ([Row(0, sec(3600), 60), Row(sec(10), sec(10), 100)], 60.0000120628),
-        // Point readings alone: their plain energy mean.
-        ([Row(0, 0, 60), Row(sec(10), sec(10), 80)], 77.032913781186615),
-    ])
+    @Test(
+        "sound-level energy average on hand-computed examples",
+        arguments: [
+            // 60 dB and 80 dB for an hour each: 10·log10((10⁶ + 10⁸) / 2).
+            ([Row(0, sec(3600), 60), Row(sec(3600), sec(7200), 80)], 77.032913781186615),
+            // 70 dB for 30 min and 90 dB for 10 min: 10·log10((30·10⁷ + 10·10⁹) / 40).
+            ([Row(0, sec(1800), 70), Row(sec(1800), sec(2400), 90)], 84.107772333772098),
+            // A point reading weighs one microsecond: next to an hour of 60 dB, 100 dB barely counts.
+            ([Row(0, sec(3600), 60), Row(sec(10), sec(10), 100)], 60.0000120628),
+            // Point readings alone: their plain energy mean.
+            ([Row(0, 0, 60), Row(sec(10), sec(10), 80)], 77.032913781186615),
+        ])
     func energyAverage(rows: [Row], expected: Double) throws {
         let statistics = try store(type: "environmentalAudioExposure", rows: rows).statistics(
             subject: "anna", type: "environmentalAudioExposure", options: .discreteAverage)
@@ -133,7 +139,9 @@ struct StatisticsTests {
     func mostRecent() throws {
         let store = try store(
             type: "bodyMass",
-            rows: [Row(0, sec(100), 70), Row(sec(50), sec(100), 71), Row(sec(60), sec(90), 72), Row(sec(95), sec(99), 73)])
+            rows: [
+                Row(0, sec(100), 70), Row(sec(50), sec(100), 71), Row(sec(60), sec(90), 72), Row(sec(95), sec(99), 73),
+            ])
         let first = try store.statistics(subject: "anna", type: "bodyMass", options: .mostRecent)
         #expect(first.figures.mostRecent == MostRecent(value: 71, start: sec(50), end: sec(100)))
         _ = try store.insert(makeBatch(type: "bodyMass", rows: [Row(sec(100), sec(100), 74)]))
@@ -148,7 +156,9 @@ struct StatisticsTests {
         for i in 0..<300 {
             let start = Timestamp.random(in: 0..<1000, using: &generator)
             let long = Int.random(in: 0..<50, using: &generator) == 0
-            let length = long ? Timestamp.random(in: 0..<2000, using: &generator) : Timestamp.random(in: 0..<3, using: &generator)
+            let length =
+                long
+                ? Timestamp.random(in: 0..<2000, using: &generator) : Timestamp.random(in: 0..<3, using: &generator)
             rows.append(Row(start, start + length, Double(i)))
         }
         let store = try store(type: "bodyMass", rows: rows)
@@ -158,28 +168,33 @@ struct StatisticsTests {
         #expect(statistics.figures.mostRecent == MostRecent(value: best.value, start: best.start, end: best.end))
     }
 
-    @Test("figures come in the requested unit; durations stay in microseconds", arguments: [
-        ("distanceWalkingRunning", StatisticsOptions.cumulativeSum, "km", 0.06),
-        ("bodyTemperature", .discreteAverage, "degF", 68.0),  // 20 °C
-        ("bodyTemperature", .discreteMax, "K", 303.15),
-        ("heartRate", .discreteAverage, "count/s", 1.0 / 3),
-        ("heartRate", .discreteMin, "count/hr", 600),
-    ])
+    @Test(
+        "figures come in the requested unit; durations stay in microseconds",
+        arguments: [
+            ("distanceWalkingRunning", StatisticsOptions.cumulativeSum, "km", 0.06),
+            ("bodyTemperature", .discreteAverage, "degF", 68.0),  // 20 °C
+            ("bodyTemperature", .discreteMax, "K", 303.15),
+            ("heartRate", .discreteAverage, "count/s", 1.0 / 3),
+            ("heartRate", .discreteMin, "count/hr", 600),
+        ])
     func unitsOnOutput(type: String, option: StatisticsOptions, unit: String, expected: Double) throws {
         let store = try store(type: type, rows: threeRows)
         let statistics = try store.statistics(subject: "anna", type: type, options: [option, .duration], unit: unit)
-        let value = statistics.figures.sum ?? statistics.figures.average ?? statistics.figures.minimum
+        let value =
+            statistics.figures.sum ?? statistics.figures.average ?? statistics.figures.minimum
             ?? statistics.figures.maximum
         #expect(close(value, expected, tolerance: 1e-9))
         #expect(statistics.figures.duration == sec(150))
     }
 
-    @Test("no matching sample answers noData, not zero", arguments: [
-        ("nobody", SampleFilter.all),
-        ("anna", SampleFilter(date: DatePredicate(start: sec(1000)))),
-        ("anna", SampleFilter(sources: ["Somebody else's phone"])),
-        ("anna", SampleFilter(uuids: [UUID()])),
-    ])
+    @Test(
+        "no matching sample answers noData, not zero",
+        arguments: [
+            ("nobody", SampleFilter.all),
+            ("anna", SampleFilter(date: DatePredicate(start: sec(1000)))),
+            ("anna", SampleFilter(sources: ["Somebody else's phone"])),
+            ("anna", SampleFilter(uuids: [UUID()])),
+        ])
     func noData(subject: String, filter: SampleFilter) throws {
         let store = try store(type: "stepCount", rows: threeRows)
         let error = healthError {
@@ -193,7 +208,8 @@ struct StatisticsTests {
     func noClipping() throws {
         let store = try store(type: "stepCount", rows: [Row(0, sec(100), 100), Row(sec(200), sec(300), 50)])
         let statistics = try store.statistics(
-            subject: "anna", type: "stepCount", filter: SampleFilter(date: DatePredicate(start: sec(50), end: sec(250))),
+            subject: "anna", type: "stepCount",
+            filter: SampleFilter(date: DatePredicate(start: sec(50), end: sec(250))),
             options: .cumulativeSum)
         #expect(statistics.figures.sum == 150)
         #expect(statistics.start == 0 && statistics.end == sec(300))

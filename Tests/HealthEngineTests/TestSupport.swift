@@ -20,7 +20,8 @@ struct Row {
     var source: SourceInfo = phone
     var userEntered = false
 
-    init(_ start: Timestamp, _ end: Timestamp, _ value: Double, _ source: SourceInfo = phone, userEntered: Bool = false) {
+    init(_ start: Timestamp, _ end: Timestamp, _ value: Double, _ source: SourceInfo = phone, userEntered: Bool = false)
+    {
         self.start = start
         self.end = end
         self.value = value
