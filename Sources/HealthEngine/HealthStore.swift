@@ -1,0 +1,145 @@
+import Foundation
+import HealthModel
+
+/// The in-memory sample store: one shard per quantity type, each behind its own reader-writer lock.
+///
+/// Thread-safe: every method may be called from any thread at the same time. Queries on a type share its
+/// shard's read lock; an insert holds its type's write lock only while it merges already validated rows, and
+/// never blocks other types. Methods do no I/O and do not block otherwise.
+public final class HealthStore: Sendable {
+    private let shards: [ReadWriteLocked<ShardState>]
+
+    /// An empty store.
+    public init() {
+        shards = QuantityType.all.map { _ in ReadWriteLocked(ShardState()) }
+    }
+
+    private func shard(_ type: QuantityType) -> ReadWriteLocked<ShardState> { shards[type.index] }
+
+    // MARK: Ingest
+
+    /// Validates a batch and adds all of its rows, or none.
+    ///
+    /// Resolves the type (``ErrorCode/unknownQuantityType``), parses the unit (``ErrorCode/invalidUnit``,
+    /// ``ErrorCode/incompatibleUnit``), checks the shape (``ErrorCode/malformedPayload``) and every row with
+    /// ``SampleRules`` (``ErrorCode/invalidSample`` naming batch and row); late and out-of-order rows are merged
+    /// into start order. Validation runs before the shard's write lock is taken.
+    public func insert(_ batch: SampleBatch) throws -> InsertResult {
+        let prepared = try PreparedBatch(batch)
+        let inserted = try shard(prepared.type).write { state in try state.apply(prepared) }
+        return InsertResult(inserted: inserted)
+    }
+
+    // MARK: Queries
+
+    /// The samples of one subject and type matching `filter` (HEALTHKIT.md §4), sorted, at most `limit` rows
+    /// (0: no limit), values in `unit` (`nil`: the type's canonical unit). An unknown subject has no samples.
+    public func samples(
+        subject: String, type: String, filter: SampleFilter = .all, sort: SampleSort = .startAscending,
+        limit: Int = 0, unit: String? = nil
+    ) throws -> SampleQueryResult {
+        let type = try QuantityType.named(type)
+        let transform = try UnitTransform(type: type, unit: unit)
+        try SampleRules.validate(subject: subject)
+        try filter.date.validate()
+        if limit < 0 { throw HealthError(.invalidArgument, "the limit \(limit) is negative") }
+        return shard(type).read { state in
+            guard let series = state.series[subject] else {
+                return SampleQueryResult(
+                    type: type, unit: transform.unit, sources: [], starts: [], ends: [], values: [],
+                    sourceIndices: [], uuids: [])
+            }
+            let rows = series.orderedRows(series.select(filter), sort: sort, limit: limit)
+            return series.queryResult(rows: rows, type: type, unit: transform)
+        }
+    }
+
+    /// Statistics of one subject's samples of a type matching `filter` (HEALTHKIT.md §5, sums merged across
+    /// sources as in §8), figures in `unit` (`nil`: canonical; durations always in microseconds).
+    ///
+    /// Throws ``ErrorCode/invalidOptions`` for options that do not fit the type and ``ErrorCode/noData`` when
+    /// no sample matches.
+    public func statistics(
+        subject: String, type: String, filter: SampleFilter = .all, options: StatisticsOptions, unit: String? = nil
+    ) throws -> Statistics {
+        let type = try QuantityType.named(type)
+        try options.validate(for: type)
+        let transform = try UnitTransform(type: type, unit: unit)
+        try SampleRules.validate(subject: subject)
+        try filter.date.validate()
+        return try shard(type).read { state in
+            guard let series = state.series[subject] else { throw noData(subject: subject, type: type) }
+            let selection = series.select(filter)
+            if selection.isEmpty { throw noData(subject: subject, type: type) }
+            return series.statistics(of: selection, options: options, style: type.style, unit: transform)
+        }
+    }
+
+    private func noData(subject: String, type: QuantityType) -> HealthError {
+        HealthError(.noData, "no \(type) sample of subject \"\(subject)\" matches the query")
+    }
+
+    // MARK: Source priority
+
+    /// Sets the priority of sources for one subject and type, highest first (HEALTHKIT.md §8). Sources are
+    /// matched by bundle identifier (by name when it has none); sources not listed rank after, in default order.
+    public func setSourcePriority(subject: String, type: String, order: [SourceInfo]) throws {
+        let type = try QuantityType.named(type)
+        try SampleRules.validate(subject: subject)
+        if order.count > SeriesSources.capacity {
+            throw HealthError(.invalidArgument, "a priority order lists at most \(SeriesSources.capacity) sources")
+        }
+        shard(type).write { state in state.series[subject, default: Series()].sources.setPriority(order) }
+    }
+
+    /// The effective source priority for one subject and type, highest first: the order set (sources without
+    /// samples included), then every other source that wrote samples, in default order.
+    public func sourcePriority(subject: String, type: String) throws -> [SourceInfo] {
+        let type = try QuantityType.named(type)
+        try SampleRules.validate(subject: subject)
+        return shard(type).read { state in state.series[subject]?.sources.priorityList() ?? [] }
+    }
+
+    // MARK: Info
+
+    /// Sample counts per type, distinct subjects and approximate memory, taking each shard's read lock in turn.
+    public func info() -> StoreInfo {
+        var samplesByType: [String: Int] = [:]
+        var subjects = Set<String>()
+        var bytes = 0
+        for type in QuantityType.all {
+            shard(type).read { state in
+                var count = 0
+                for (subject, series) in state.series {
+                    count += series.count
+                    bytes += series.approximateBytes + subject.utf8.count + 64
+                    if series.count > 0 { subjects.insert(subject) }
+                }
+                if count > 0 { samplesByType[type.identifier] = count }
+            }
+        }
+        return StoreInfo(samplesByType: samplesByType, subjects: subjects.count, approximateBytes: bytes)
+    }
+}
+
+/// The samples of one quantity type: a series per subject.
+struct ShardState: Sendable {
+    var series: [String: Series] = [:]
+
+    /// Applies a prepared batch to its subject's series: every row or, on error, none. Returns the rows added.
+    ///
+    /// This is where durability's checks belong, before the first change: a batch id the subject already applied
+    /// adds nothing, and a stored UUID with different content rejects the batch.
+    mutating func apply(_ batch: PreparedBatch) throws -> Int {
+        let known = series[batch.subject]?.sources
+        let newSources = known?.newSourceCount(batch.sourcesInUse) ?? Set(batch.sourcesInUse).count
+        if (known?.count ?? 0) + newSources > SeriesSources.capacity {
+            throw HealthError(
+                .invalidArgument,
+                "batch \(batch.batchID): subject \"\(batch.subject)\" would have more than \(SeriesSources.capacity) "
+                    + "sources of \(batch.type)")
+        }
+        series[batch.subject, default: Series()].append(batch)
+        return batch.rows.count
+    }
+}

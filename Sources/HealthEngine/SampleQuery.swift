@@ -1,0 +1,45 @@
+import Foundation
+import HealthModel
+
+extension Series {
+    /// The selected rows in the order `sort` asks for, at most `limit` of them (0: all).
+    /// Equal sort keys fall back to the start, then to storage order (reversed for descending sorts).
+    func orderedRows(_ selection: Selection, sort: SampleSort, limit: Int) -> [Int] {
+        let wanted = limit > 0 ? min(limit, selection.count) : selection.count
+        switch sort {
+        case .startAscending:
+            return Array(selection.rows.prefix(wanted))
+        case .startDescending:
+            return Array(selection.runs.reversed().lazy.flatMap { $0.reversed() }.prefix(wanted))
+        case .endAscending, .endDescending:
+            var rows = Array(selection.rows)
+            let descending = sort == .endDescending
+            rows.sort { a, b in
+                let keyA = (ends[a], starts[a], a)
+                let keyB = (ends[b], starts[b], b)
+                return descending ? keyA > keyB : keyA < keyB
+            }
+            return Array(rows.prefix(wanted))
+        }
+    }
+
+    /// The columns of `rows`, values converted by `unit`, with a source dictionary of the sources they use.
+    func queryResult(rows: [Int], type: QuantityType, unit: UnitTransform) -> SampleQueryResult {
+        var resultIndexOfSource = [UInt32?](repeating: nil, count: sources.count)
+        var resultSources: [SourceInfo] = []
+        var sourceIndices: [UInt32] = []
+        sourceIndices.reserveCapacity(rows.count)
+        for row in rows {
+            let id = Int(sourceIDs[row])
+            if resultIndexOfSource[id] == nil {
+                resultIndexOfSource[id] = UInt32(resultSources.count)
+                resultSources.append(sources.infos[id])
+            }
+            sourceIndices.append(resultIndexOfSource[id]!)
+        }
+        return SampleQueryResult(
+            type: type, unit: unit.unit, sources: resultSources, starts: rows.map { starts[$0] },
+            ends: rows.map { ends[$0] }, values: rows.map { unit.level(values[$0]) }, sourceIndices: sourceIndices,
+            uuids: rows.map { uuids[$0] })
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import HealthModel
+
+/// Rows ready to go into a series: canonical values, source ids resolved against the series' table.
+struct SeriesRows: Sendable {
+    var starts: ContiguousArray<Timestamp> = []
+    var ends: ContiguousArray<Timestamp> = []
+    var values: ContiguousArray<Double> = []
+    var sourceIDs: ContiguousArray<UInt16> = []
+    var uuids: ContiguousArray<UUID> = []
+
+    var count: Int { starts.count }
+
+    /// Whether the starts never decrease.
+    var isSortedByStart: Bool {
+        starts.withUnsafeBufferPointer { s in
+            var i = 1
+            while i < s.count {
+                if s[i] < s[i - 1] { return false }
+                i += 1
+            }
+            return true
+        }
+    }
+
+    /// Row numbers in start order, equal starts in their original order.
+    func startOrder() -> [Int] {
+        starts.indices.sorted { (starts[$0], $0) < (starts[$1], $1) }
+    }
+}
+
+/// The samples of one subject and one quantity type, as columns sorted by start.
+///
+/// Equal starts keep the order they arrived in. Storage per sample: start 8, end 8, value 8, source id 2,
+/// UUID 16 = 42 bytes; columns grow by an eighth at a time once large, so capacity slack stays under 12.5 %
+/// and a large series costs at most 47.25 bytes per sample (measured in the engine tests).
+struct Series: Sendable {
+    private(set) var starts: ContiguousArray<Timestamp> = []
+    private(set) var ends: ContiguousArray<Timestamp> = []
+    /// Values in the type's canonical unit.
+    private(set) var values: ContiguousArray<Double> = []
+    /// Indices into ``sources``.
+    private(set) var sourceIDs: ContiguousArray<UInt16> = []
+    private(set) var uuids: ContiguousArray<UUID> = []
+    /// Longest `end - start` ever stored: bounds the binary search for predicates on the end date.
+    private(set) var maxDuration: Int64 = 0
+    var sources = SeriesSources()
+
+    var count: Int { starts.count }
+
+    /// First index whose start is `>= time` (``count`` when none).
+    func firstIndex(startAtLeast time: Timestamp) -> Int {
+        starts.withUnsafeBufferPointer { s in
+            var low = 0
+            var high = s.count
+            while low < high {
+                let middle = (low + high) / 2
+                if s[middle] < time { low = middle + 1 } else { high = middle }
+            }
+            return low
+        }
+    }
+
+    /// First index whose start is `> time` (``count`` when none).
+    func firstIndex(startAfter time: Timestamp) -> Int {
+        time == .max ? count : firstIndex(startAtLeast: time + 1)
+    }
+
+    /// Merges rows in, keeping the columns sorted by start.
+    ///
+    /// Fast path: rows already sorted and starting at or after the last stored start are appended. Otherwise the
+    /// rows are sorted and merged with the stored tail that starts after the earliest of them, so a late batch
+    /// only moves the samples it lands among.
+    mutating func merge(_ rows: SeriesRows) {
+        let added = rows.count
+        guard added > 0 else { return }
+        for i in 0..<added { maxDuration = max(maxDuration, rows.ends[i] - rows.starts[i]) }
+        reserveForAppending(added)
+        let sorted = rows.isSortedByStart
+        if sorted, starts.last.map({ $0 <= rows.starts[0] }) ?? true {
+            appendColumns(of: rows)
+            return
+        }
+        let order = sorted ? Array(0..<added) : rows.startOrder()
+        let tailStart = firstIndex(startAfter: rows.starts[order[0]])
+        var merged = SeriesRows()
+        let mergedCount = count - tailStart + added
+        merged.starts.reserveCapacity(mergedCount)
+        merged.ends.reserveCapacity(mergedCount)
+        merged.values.reserveCapacity(mergedCount)
+        merged.sourceIDs.reserveCapacity(mergedCount)
+        merged.uuids.reserveCapacity(mergedCount)
+        var stored = tailStart
+        var next = 0
+        while stored < count || next < added {
+            if next == added || (stored < count && starts[stored] <= rows.starts[order[next]]) {
+                merged.starts.append(starts[stored])
+                merged.ends.append(ends[stored])
+                merged.values.append(values[stored])
+                merged.sourceIDs.append(sourceIDs[stored])
+                merged.uuids.append(uuids[stored])
+                stored += 1
+            } else {
+                let row = order[next]
+                merged.starts.append(rows.starts[row])
+                merged.ends.append(rows.ends[row])
+                merged.values.append(rows.values[row])
+                merged.sourceIDs.append(rows.sourceIDs[row])
+                merged.uuids.append(rows.uuids[row])
+                next += 1
+            }
+        }
+        starts.removeSubrange(tailStart...)
+        ends.removeSubrange(tailStart...)
+        values.removeSubrange(tailStart...)
+        sourceIDs.removeSubrange(tailStart...)
+        uuids.removeSubrange(tailStart...)
+        appendColumns(of: merged)
+    }
+
+    private mutating func appendColumns(of rows: SeriesRows) {
+        starts.append(contentsOf: rows.starts)
+        ends.append(contentsOf: rows.ends)
+        values.append(contentsOf: rows.values)
+        sourceIDs.append(contentsOf: rows.sourceIDs)
+        uuids.append(contentsOf: rows.uuids)
+    }
+
+    /// Makes room for `added` more rows: exact for small series, then growth by an eighth, never doubling.
+    private mutating func reserveForAppending(_ added: Int) {
+        let needed = count + added
+        guard starts.capacity < needed else { return }
+        let target = max(needed, count + max(count / 8, 64))
+        starts.reserveCapacity(target)
+        ends.reserveCapacity(target)
+        values.reserveCapacity(target)
+        sourceIDs.reserveCapacity(target)
+        uuids.reserveCapacity(target)
+    }
+
+    /// Runs `body` with read-only pointers to the columns (valid only inside `body`).
+    func withColumns<Result>(_ body: (Columns) throws -> Result) rethrows -> Result {
+        try starts.withUnsafeBufferPointer { s in
+            try ends.withUnsafeBufferPointer { e in
+                try values.withUnsafeBufferPointer { v in
+                    try sourceIDs.withUnsafeBufferPointer { ids in
+                        try body(Columns(starts: s, ends: e, values: v, sourceIDs: ids))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Heap bytes held by the columns (capacity, not count) and the source table.
+    var approximateBytes: Int {
+        starts.capacity * MemoryLayout<Timestamp>.stride + ends.capacity * MemoryLayout<Timestamp>.stride
+            + values.capacity * MemoryLayout<Double>.stride + sourceIDs.capacity * MemoryLayout<UInt16>.stride
+            + uuids.capacity * MemoryLayout<UUID>.stride + sources.approximateBytes
+    }
+}
+
+/// Read-only pointers to a series' columns, for the allocation-free loops of the reductions.
+struct Columns {
+    let starts: UnsafeBufferPointer<Timestamp>
+    let ends: UnsafeBufferPointer<Timestamp>
+    let values: UnsafeBufferPointer<Double>
+    let sourceIDs: UnsafeBufferPointer<UInt16>
+}

@@ -1,0 +1,71 @@
+import HealthModel
+
+extension Series {
+    /// The statistics of the selected rows (not empty) for `options`, already validated for the type.
+    ///
+    /// The sum is merged across sources (HEALTHKIT.md §8); averages, minimum and maximum use every source's
+    /// samples; with `separateBySource` each source identity also gets its own un-merged figures, listed in
+    /// priority order.
+    func statistics(
+        of selection: Selection, options: StatisticsOptions, style: AggregationStyle, unit: UnitTransform
+    ) -> Statistics {
+        withColumns { c in
+            let figureOptions = options.subtracting(.separateBySource)
+            var all = FigureReducer(options: figureOptions, style: style, maxDuration: maxDuration)
+            for run in selection.runs { all.add(c, run) }
+            var figures = all.figures(c, unit: unit)
+            if options.contains(.cumulativeSum) {
+                figures.sum = unit.amount(mergedSum(c, selection, window: nil))
+            }
+            var bySource: [SourceStatistics] = []
+            if options.contains(.separateBySource) {
+                let perIdentity = selectionsByIdentity(c, selection)
+                for identity in sources.identitiesByPriority() where !perIdentity[identity].isEmpty {
+                    var reducer = FigureReducer(options: figureOptions, style: style, maxDuration: maxDuration)
+                    for run in perIdentity[identity].runs { reducer.add(c, run) }
+                    bySource.append(
+                        SourceStatistics(
+                            source: sources.identities[identity].latest, figures: reducer.figures(c, unit: unit)))
+                }
+            }
+            return Statistics(start: all.earliestStart, end: all.latestEnd, figures: figures, bySource: bySource)
+        }
+    }
+
+    /// The merged sum of the selected rows in the canonical unit, pro-rated to `window` when one is given.
+    /// When only one source identity is selected this is the plain (or pro-rated) sum.
+    func mergedSum(_ c: Columns, _ selection: Selection, window: Range<Timestamp>?) -> Double {
+        if !hasSeveralIdentities(c, selection) {
+            if let window {
+                var prorated = ProratedSum(window: window)
+                for run in selection.runs { prorated.add(c, run) }
+                return prorated.total
+            }
+            var plain = ValueSum()
+            for run in selection.runs { plain.add(c, run) }
+            return plain.total
+        }
+        return SourceMerge.sum(
+            c, selection, sourceRanks: sources.sourceRanks(), rankCount: sources.identities.count, window: window)
+    }
+
+    private func hasSeveralIdentities(_ c: Columns, _ selection: Selection) -> Bool {
+        guard sources.identities.count > 1, let first = selection.runs.first?.lowerBound else { return false }
+        let identityOfSource = sources.identityOfSource
+        let firstIdentity = identityOfSource[Int(c.sourceIDs[first])]
+        for row in selection.rows where identityOfSource[Int(c.sourceIDs[row])] != firstIdentity { return true }
+        return false
+    }
+
+    /// The selection split by source identity (indexed like `sources.identities`).
+    private func selectionsByIdentity(_ c: Columns, _ selection: Selection) -> [Selection] {
+        var result = [Selection](repeating: Selection(), count: sources.identities.count)
+        if result.count == 1 {
+            result[0] = selection
+            return result
+        }
+        let identityOfSource = sources.identityOfSource
+        for row in selection.rows { result[identityOfSource[Int(c.sourceIDs[row])]].add(row) }
+        return result
+    }
+}

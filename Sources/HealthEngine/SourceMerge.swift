@@ -1,0 +1,112 @@
+import HealthModel
+
+/// The merged sum of a cumulative type over several sources (HEALTHKIT.md §8).
+///
+/// Time is cut into elementary segments at every sample boundary. In each segment the highest-priority source
+/// among those with a sample covering it wins, and the pro-rated portions of the winner's samples there count;
+/// other sources' portions are dropped. A stretch covered by one source counts in full. A sample without a
+/// duration is an instant t: it counts when its source ranks at least as high as every source covering t (a
+/// sample with a duration covers `[start, end)`, one without covers its own instant).
+enum SourceMerge {
+    /// Sweeps the selected rows in time order with the ranks of their sources (0 = highest priority, indexed by
+    /// source id, every rank `< rankCount`). With a window, only portions inside it count (collection buckets);
+    /// a plain statistics query passes `nil` and counts every selected sample's portions without clipping.
+    static func sum(
+        _ c: Columns, _ selection: Selection, sourceRanks: [Int], rankCount: Int, window: Range<Timestamp>?
+    ) -> Double {
+        var active = [Int](repeating: 0, count: rankCount)
+        // Per rank: the sum of value / duration over its active samples.
+        var rate = [Double](repeating: 0, count: rankCount)
+        var activeCount = 0
+        var ending = EndHeap()
+
+        func winningRank() -> Int? {
+            guard activeCount > 0 else { return nil }
+            return active.firstIndex { $0 > 0 }
+        }
+
+        var total = 0.0
+        var previous = Timestamp.min
+        var starting = selection.rows.makeIterator()
+        var nextStart = starting.next()
+        while nextStart != nil || !ending.isEmpty {
+            let startTime = nextStart.map { c.starts[$0] } ?? .max
+            let endTime = ending.first.map { c.ends[$0] } ?? .max
+            let time = min(startTime, endTime)
+            if time > previous, let winner = winningRank() {
+                let length: Int64
+                if let window {
+                    length = max(0, min(time, window.upperBound) - max(previous, window.lowerBound))
+                } else {
+                    length = time - previous
+                }
+                total += rate[winner] * Double(length)
+            }
+            while let row = ending.first, c.ends[row] == time {
+                ending.removeFirst(c)
+                let rank = sourceRanks[Int(c.sourceIDs[row])]
+                active[rank] -= 1
+                activeCount -= 1
+                rate[rank] = active[rank] == 0 ? 0 : rate[rank] - c.values[row] / Double(c.ends[row] - c.starts[row])
+            }
+            var pointRank = Int.max
+            var pointSum = 0.0
+            while let row = nextStart, c.starts[row] == time {
+                let rank = sourceRanks[Int(c.sourceIDs[row])]
+                if c.ends[row] > time {
+                    active[rank] += 1
+                    activeCount += 1
+                    rate[rank] += c.values[row] / Double(c.ends[row] - time)
+                    ending.insert(row, c)
+                } else if rank < pointRank {
+                    (pointRank, pointSum) = (rank, c.values[row])
+                } else if rank == pointRank {
+                    pointSum += c.values[row]
+                }
+                nextStart = starting.next()
+            }
+            if pointRank != .max, pointRank <= (winningRank() ?? .max), window?.contains(time) ?? true {
+                total += pointSum
+            }
+            previous = time
+        }
+        return total
+    }
+}
+
+/// A binary min-heap of rows keyed by their end: the samples in progress during the sweep.
+struct EndHeap {
+    private var rows: [Int] = []
+
+    var isEmpty: Bool { rows.isEmpty }
+
+    /// The row that ends first.
+    var first: Int? { rows.first }
+
+    mutating func insert(_ row: Int, _ c: Columns) {
+        rows.append(row)
+        var child = rows.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard c.ends[rows[child]] < c.ends[rows[parent]] else { break }
+            rows.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func removeFirst(_ c: Columns) {
+        let last = rows.removeLast()
+        guard !rows.isEmpty else { return }
+        rows[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            guard left < rows.count else { break }
+            let right = left + 1
+            let smaller = right < rows.count && c.ends[rows[right]] < c.ends[rows[left]] ? right : left
+            guard c.ends[rows[smaller]] < c.ends[rows[parent]] else { break }
+            rows.swapAt(parent, smaller)
+            parent = smaller
+        }
+    }
+}

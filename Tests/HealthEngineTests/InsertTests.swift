@@ -1,0 +1,153 @@
+import Foundation
+import HealthModel
+import Testing
+
+@testable import HealthEngine
+
+@Suite("Insert")
+struct InsertTests {
+    @Test(
+        "rows arriving in any order are stored sorted by start",
+        arguments: [
+            [[3, 1, 2], [0, 5, 4]],
+            [[0, 2, 4, 6], [1, 3, 5, 7]],
+            [[10, 11, 12], [0, 1, 2], [5, 6, 7]],
+            [[5, 5, 5], [5, 1, 9], [2]],
+            [[0, 1, 2], [3, 4], [5]],
+        ])
+    func staysSorted(batches: [[Int]]) throws {
+        let store = HealthStore()
+        for starts in batches {
+            let rows = starts.map { Row(sec(Double($0)), sec(Double($0) + 0.5), Double($0)) }
+            _ = try store.insert(makeBatch(type: "stepCount", rows: rows))
+        }
+        let result = try store.samples(subject: "anna", type: "stepCount")
+        let expected = batches.flatMap { $0 }.sorted().map { sec(Double($0)) }
+        #expect(result.starts == expected)
+        #expect(result.values == batches.flatMap { $0 }.sorted().map(Double.init))
+        #expect(Set(result.uuids).count == expected.count)
+    }
+
+    @Test("a late batch among many stored rows is merged in place")
+    func lateBatchMerges() throws {
+        var generator = SeededGenerator(seed: 7)
+        let store = HealthStore()
+        var all: [Timestamp] = []
+        for batch in 0..<20 {
+            let base = Double(batch) * 1000
+            var starts = (0..<50).map { _ in base + Double.random(in: 0..<5000, using: &generator).rounded() }
+            if batch % 3 == 0 { starts.sort() }
+            all += starts.map { sec($0) }
+            _ = try store.insert(makeBatch(type: "heartRate", rows: starts.map { Row(sec($0), sec($0), 60) }))
+        }
+        let result = try store.samples(subject: "anna", type: "heartRate")
+        #expect(result.starts == all.sorted())
+    }
+
+    @Test(
+        "values are converted to the canonical unit on the way in",
+        arguments: [
+            ("bodyMass", "lb", 150.0, 68.0388),
+            ("bodyMass", "g", 70_000.0, 70.0),
+            ("bodyTemperature", "degF", 98.6, 37.0),
+            ("distanceWalkingRunning", "km", 1.5, 1500.0),
+            ("heartRate", "count/s", 1.0, 60.0),
+            ("dietaryWater", "L", 0.25, 250.0),
+            ("stepCount", "count", 42.0, 42.0),
+        ])
+    func convertsOnInput(type: String, unit: String, value: Double, canonical: Double) throws {
+        let store = try store(type: type, unit: unit, rows: [Row(0, sec(1), value)])
+        let result = try store.samples(subject: "anna", type: type)
+        #expect(close(result.values.first, canonical, tolerance: 1e-5))
+        #expect(result.unit == (try QuantityType.named(type)).canonicalUnit)
+    }
+
+    @Test(
+        "bad batches are rejected whole, and the error names the culprit",
+        arguments: [
+            ("stepCuont", "count", [Row(0, 1, 1)], ErrorCode.unknownQuantityType.rawValue, ["stepCuont", "stepCount"]),
+            ("stepCount", "kg", [Row(0, 1, 1)], ErrorCode.incompatibleUnit.rawValue, ["kg", "stepCount"]),
+            ("stepCount", "furlong", [Row(0, 1, 1)], ErrorCode.invalidUnit.rawValue, ["furlong"]),
+            (
+                "stepCount", "count", [Row(0, 1, 1), Row(5, 6, 2), Row(7, 8, -3)], ErrorCode.invalidSample.rawValue,
+                ["row 2", "negative", "-3"]
+            ),
+            (
+                "heartRate", "count/min", [Row(0, 1, 60), Row(10, 5, 70)], ErrorCode.invalidSample.rawValue,
+                ["row 1", "before it starts"]
+            ),
+            ("bodyMass", "kg", [Row(0, 0, .nan)], ErrorCode.invalidSample.rawValue, ["row 0", "finite"]),
+        ])
+    func rejectsNamingCulprit(type: String, unit: String, rows: [Row], code: UInt16, words: [String]) throws {
+        let store = HealthStore()
+        _ = try store.insert(makeBatch(type: "stepCount", rows: [Row(100, 200, 5)]))
+        let batch = makeBatch(type: type, unit: unit, rows: rows)
+        let error = healthError { _ = try store.insert(batch) }
+        #expect(error?.code.rawValue == code)
+        for word in words { #expect(error?.message.contains(word) == true, "\(error?.message ?? "") lacks \(word)") }
+        #expect(store.info().totalSamples == 1)
+    }
+
+    @Test("a malformed batch shape and an empty subject are rejected")
+    func rejectsShape() throws {
+        let store = HealthStore()
+        var batch = makeBatch(type: "stepCount", rows: [Row(0, 1, 1)])
+        batch.values.append(3)
+        let shapeError = healthError { _ = try store.insert(batch) }
+        #expect(shapeError?.code.rawValue == ErrorCode.malformedPayload.rawValue)
+        #expect(shapeError?.message == "batch \(batch.batchID): columns have different lengths")
+        let anonymous = makeBatch(subject: "", type: "stepCount", rows: [Row(0, 1, 1)])
+        let subjectError = healthError { _ = try store.insert(anonymous) }
+        #expect(subjectError?.code.rawValue == ErrorCode.invalidArgument.rawValue)
+        #expect(subjectError?.message == "the subject is empty")
+    }
+
+    @Test("explicit UUIDs are kept, derived ones follow the batch id")
+    func keepsUUIDs() throws {
+        let store = HealthStore()
+        let explicit = UUID()
+        var batch = makeBatch(type: "stepCount", rows: [Row(0, 10, 1)])
+        batch.append(start: 20, end: 30, value: 2, source: phone, uuid: explicit)
+        let result = try store.insert(batch)
+        #expect(result.inserted == 2)
+        let stored = try store.samples(subject: "anna", type: "stepCount")
+        #expect(stored.uuids == [SampleBatch.derivedUUID(batchID: batch.batchID, row: 0), explicit])
+    }
+
+    @Test("a large series costs at most 48 bytes per sample, capacity included", arguments: [false, true])
+    func memoryPerSample(outOfOrder: Bool) throws {
+        let store = HealthStore()
+        let perBatch = 1000
+        let batches = 60
+        for b in 0..<batches {
+            // Out of order: batches arrive in swapped pairs, each odd one landing before the one just stored.
+            let batchIndex = outOfOrder ? b ^ 1 : b
+            let rows = (0..<perBatch).map { i -> Row in
+                let t = sec(Double(batchIndex * perBatch + i) * 60)
+                return Row(t, t + sec(60), 1, i % 2 == 0 ? phone : watch)
+            }
+            _ = try store.insert(makeBatch(type: "stepCount", rows: rows))
+        }
+        let info = store.info()
+        #expect(info.totalSamples == perBatch * batches)
+        let bytesPerSample = Double(info.approximateBytes) / Double(info.totalSamples)
+        #expect(bytesPerSample <= 48, "\(bytesPerSample) bytes per sample")
+        #expect(bytesPerSample >= 42)
+        let stored = try store.samples(subject: "anna", type: "stepCount")
+        #expect(stored.starts == stored.starts.sorted())
+    }
+
+    @Test("info counts samples per type and distinct subjects")
+    func info() throws {
+        let store = HealthStore()
+        _ = try store.insert(makeBatch(subject: "anna", type: "stepCount", rows: [Row(0, 1, 1), Row(2, 3, 1)]))
+        _ = try store.insert(makeBatch(subject: "ben", type: "stepCount", rows: [Row(0, 1, 1)]))
+        _ = try store.insert(makeBatch(subject: "anna", type: "heartRate", rows: [Row(0, 0, 60)]))
+        try store.setSourcePriority(subject: "carla", type: "bodyMass", order: [phone])
+        let info = store.info()
+        #expect(info.samplesByType == ["stepCount": 3, "heartRate": 1])
+        #expect(info.subjects == 2)
+        #expect(info.totalSamples == 4)
+        #expect(info.approximateBytes > 0)
+    }
+}
