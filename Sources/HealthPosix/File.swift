@@ -22,7 +22,7 @@ public final class File: Sendable {
         public static let truncate = Options(rawValue: 4)
         /// Fail with EEXIST if the file exists (with `create`).
         public static let exclusive = Options(rawValue: 8)
-        /// Every `write(_:)` appends at the end.
+        /// Every `write(_:)` appends at the end (on Linux, so does `write(_:at:)`: do not mix them).
         public static let append = Options(rawValue: 16)
 
         var flags: Int32 {

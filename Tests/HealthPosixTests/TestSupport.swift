@@ -134,3 +134,9 @@ func sameBytes(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
     lhs.count == rhs.count
         && lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0 } }
 }
+
+/// The calling thread's kernel name.
+func currentThreadName() -> String {
+    let bytes = (try? FileSystem.readFile("/proc/thread-self/comm", maxBytes: 64)) ?? []
+    return String(decoding: bytes.prefix { $0 != 10 }, as: UTF8.self)
+}
