@@ -97,7 +97,7 @@ public final class ClientSocket: Sendable {
         do throws(SystemError) {
             try Self.waitUntilReady(fd, events: HK_POLLIN, deadline: .after(timeout), call: "poll")
             return true
-        } catch where error.isTimeout {
+        } catch  where error.isTimeout {
             return false
         }
     }

@@ -100,6 +100,7 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
         if case .idle = phase { try? Sys.close(fd) }
     }
 
+    /// `Connection(<remote address>)`.
     public var description: String { "Connection(\(remoteAddress))" }
 
     /// Bytes queued but not yet accepted by the kernel (loop thread).

@@ -34,6 +34,7 @@ public struct Deadline: Comparable, Hashable, Sendable {
         return Int32(clamping: milliseconds)
     }
 
+    /// Earlier deadlines order first.
     public static func < (lhs: Deadline, rhs: Deadline) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
 }
 

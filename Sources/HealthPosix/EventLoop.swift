@@ -8,7 +8,9 @@ import Synchronization
 
 /// What a registration wants to hear about.
 public struct Interest: OptionSet, Sendable, Hashable {
+    /// The bits.
     public let rawValue: UInt8
+    /// An interest from its bits.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
     /// Tell me when the fd can be read (or has hung up).
     public static let readable = Interest(rawValue: 1)
@@ -22,7 +24,9 @@ public struct Interest: OptionSet, Sendable, Hashable {
 
 /// What epoll reported for a registered fd. Errors and hang-ups are reported whatever the interest.
 public struct IOEvents: OptionSet, Sendable, Hashable {
+    /// The epoll event bits.
     public let rawValue: UInt32
+    /// Events from epoll bits.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
     /// Data (or end of stream) can be read.
     public static let readable = IOEvents(rawValue: HK_EPOLLIN)
@@ -50,10 +54,10 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     public let name: String
     private let epollFD: Int32
     private let wakeFD: Int32
-    private let shared = Mutex(SharedState())
+    private let shared = ConditionLock(SharedState())
     private let wakePending = Atomic<Bool>(false)
     private let loopThreadID = Atomic<UInt>(0)
-    private let thread = Mutex<PosixThread?>(nil)
+    private let thread = ConditionLock<PosixThread?>(nil)
     private let cancellations = CancellationCounter()
 
     // Loop-confined state.
@@ -78,7 +82,8 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         let onEvent: (IOEvents) -> Void
         let onLoopShutdown: () -> Void
 
-        init(fd: Int32, interest: Interest, onEvent: @escaping (IOEvents) -> Void, onLoopShutdown: @escaping () -> Void) {
+        init(fd: Int32, interest: Interest, onEvent: @escaping (IOEvents) -> Void, onLoopShutdown: @escaping () -> Void)
+        {
             self.fd = fd
             self.interest = interest
             self.onEvent = onEvent
@@ -109,6 +114,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         readBuffer.deallocate()
     }
 
+    /// `EventLoop(<name>)`.
     public var description: String { "EventLoop(\(name))" }
 
     /// Whether the calling thread is this loop's thread.
@@ -157,7 +163,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         let outcome = ConditionLock<Result<T, any Error>?>(nil)
         let accepted = execute {
             let result = Result { try body() }
-            outcome.withLock { $0 = result }
+            outcome.update { $0 = result }
         }
         guard accepted else { throw SystemError(code: ECANCELED, call: "execute", message: "event loop shut down") }
         return try outcome.wait { $0 }!.get()
@@ -196,7 +202,9 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         onLoopShutdown: @escaping () -> Void
     ) throws(SystemError) -> RegistrationID {
         precondition(inEventLoop, "EventLoop.register called off the loop thread")
-        if closingRegistrations { throw SystemError(code: ECANCELED, call: "register", message: "event loop shut down") }
+        if closingRegistrations {
+            throw SystemError(code: ECANCELED, call: "register", message: "event loop shut down")
+        }
         let token = nextToken
         nextToken += 1
         try Sys.epollControl(epollFD, op: HK_EPOLL_CTL_ADD, fd: fd, events: interest.epollMask, token: token)

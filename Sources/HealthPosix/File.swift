@@ -12,7 +12,9 @@ import Synchronization
 public final class File: Sendable {
     /// How a file is opened.
     public struct Options: OptionSet, Sendable {
+        /// The bits.
         public let rawValue: Int32
+        /// Options from their bits.
         public init(rawValue: Int32) { self.rawValue = rawValue }
         /// Open for writing as well as reading.
         public static let write = Options(rawValue: 1)

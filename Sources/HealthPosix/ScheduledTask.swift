@@ -6,7 +6,7 @@ public final class ScheduledTask: Sendable {
     /// When the task is due.
     public let deadline: Deadline
     let sequence: UInt64
-    private let task: Mutex<(@Sendable () -> Void)?>
+    private let task: ConditionLock<(@Sendable () -> Void)?>
     private let cancellations: CancellationCounter
 
     init(deadline: Deadline, sequence: UInt64, cancellations: CancellationCounter, task: @escaping @Sendable () -> Void)
@@ -14,7 +14,7 @@ public final class ScheduledTask: Sendable {
         self.deadline = deadline
         self.sequence = sequence
         self.cancellations = cancellations
-        self.task = Mutex(task)
+        self.task = ConditionLock(task)
     }
 
     /// Prevents the task from running; does nothing if it already ran or was cancelled. Thread-safe.

@@ -33,7 +33,7 @@ public struct SignalSet: Sendable {
         let blocked = ConditionLock<Result<Void, SystemError>?>(nil)
         let thread = try PosixThread.spawn(name: name) {
             let outcome = Result { () throws(SystemError) in try signals.block() }
-            blocked.withLock { $0 = outcome }
+            blocked.update { $0 = outcome }
             guard case .success = outcome else { return }
             while true {
                 if let received = try? signals.wait() {

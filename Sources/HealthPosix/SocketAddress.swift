@@ -23,9 +23,13 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
     public var port: Int {
         withSockAddr { pointer, _ in
             if isIPv6 {
-                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    Int(UInt16(bigEndian: $0.pointee.sin6_port))
+                }
             }
-            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                Int(UInt16(bigEndian: $0.pointee.sin_port))
+            }
         }
     }
 
@@ -73,7 +77,8 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0)
         var list: UnsafeMutablePointer<addrinfo>?
-        let status = passive
+        let status =
+            passive
             ? getaddrinfo(nil, String(port), &hints, &list)
             : getaddrinfo(name, String(port), &hints, &list)
         guard status == 0, let first = list else {

@@ -32,6 +32,7 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Whether the call gave up because its timeout expired.
     public var isTimeout: Bool { code == ETIMEDOUT }
 
+    /// `call: message (errno N)`.
     public var description: String { "\(call): \(message) (errno \(code))" }
 }
 
@@ -98,8 +99,7 @@ enum Sys {
     }
 
     /// pread(2) at `offset`; 0 means end of file.
-    static func pread(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, offset: Int64) throws(SystemError) -> Int
-    {
+    static func pread(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, offset: Int64) throws(SystemError) -> Int {
         try retrying("pread") { Glibc.pread(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
     }
 

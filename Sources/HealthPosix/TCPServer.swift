@@ -46,10 +46,10 @@ public final class TCPServer: Sendable {
     private let group: EventLoopGroup
     private let configuration: TCPServerConfiguration
     private let makeHandler: @Sendable (Connection) -> any ConnectionHandler
-    private let openConnections = Mutex<[ObjectIdentifier: Connection]>([:])
+    private let openConnections = ConditionLock<[ObjectIdentifier: Connection]>([:])
     private let refused = Atomic<Int>(0)
     private let accepted = Atomic<Int>(0)
-    private let listenerState = Mutex(ListenerState())
+    private let listenerState = ConditionLock(ListenerState())
 
     private struct ListenerState {
         var registration: RegistrationID?

@@ -43,7 +43,7 @@ public final class WorkerPool: Sendable {
                 started.append(try PosixThread.spawn(name: "\(name)-\(index)") { Self.work(queue) })
             }
         } catch {
-            queue.withLock { $0.shuttingDown = true }
+            queue.update { $0.shuttingDown = true }
             for thread in started { thread.join() }
             throw error
         }
@@ -53,7 +53,7 @@ public final class WorkerPool: Sendable {
     /// Queues `job` to run on a worker thread; false (job dropped) when the queue is full or shutting down.
     @discardableResult
     public func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
-        queue.withLock { state in
+        queue.update { state in
             guard !state.shuttingDown, state.waiting < queueCapacity else { return false }
             state.jobs.append(job)
             return true
@@ -69,7 +69,7 @@ public final class WorkerPool: Sendable {
     /// Refuses new jobs, lets the workers finish every queued one, and joins them. Idempotent; not from a
     /// worker thread.
     public func shutdown() {
-        queue.withLock { $0.shuttingDown = true }
+        queue.update { $0.shuttingDown = true }
         for thread in threads { thread.join() }
     }
 

@@ -8,7 +8,7 @@ struct EventLoopTests {
     func executeOrdering() async throws {
         let loop = try EventLoop(name: "test-order")
         defer { loop.shutdown() }
-        let seen = Mutex<[[Int]]>(Array(repeating: [], count: 4))
+        let seen = ConditionLock<[[Int]]>(Array(repeating: [], count: 4))
         let offLoop = Atomic<Int>(0)
         let failures = try await runOnThreads(4) { thread in
             for value in 0..<2_000 {
@@ -30,7 +30,7 @@ struct EventLoopTests {
     func executeFromLoop() async throws {
         let loop = try EventLoop(name: "test-nested")
         defer { loop.shutdown() }
-        let order = Mutex<[String]>([])
+        let order = ConditionLock<[String]>([])
         loop.execute {
             loop.execute { order.withLock { $0.append("inner") } }
             order.withLock { $0.append("outer") }
@@ -43,13 +43,13 @@ struct EventLoopTests {
     func timers() async throws {
         let loop = try EventLoop(name: "test-timers")
         defer { loop.shutdown() }
-        let fired = Mutex<[String]>([])
+        let fired = ConditionLock<[String]>([])
         let start = Deadline.now()
         let late = loop.schedule(after: .milliseconds(120)) { fired.withLock { $0.append("late") } }
         loop.schedule(after: .milliseconds(40)) { fired.withLock { $0.append("early") } }
         let cancelled = loop.schedule(after: .milliseconds(60)) { fired.withLock { $0.append("cancelled") } }
         cancelled.cancel()
-        let firstTime = Mutex<Deadline?>(nil)
+        let firstTime = ConditionLock<Deadline?>(nil)
         loop.schedule(after: .milliseconds(20)) {
             firstTime.withLock { $0 = .now() }
             fired.withLock { $0.append("first") }

@@ -8,10 +8,12 @@ import Testing
 
 @Suite("Addresses, client sockets and signals")
 struct SocketTests {
-    @Test("literals, bracketed IPv6 and the wildcard resolve without DNS", arguments: [
-        ("127.0.0.1", "127.0.0.1:80", false), ("::1", "[::1]:80", true), ("[::1]", "[::1]:80", true),
-        ("10.1.2.3", "10.1.2.3:80", false),
-    ])
+    @Test(
+        "literals, bracketed IPv6 and the wildcard resolve without DNS",
+        arguments: [
+            ("127.0.0.1", "127.0.0.1:80", false), ("::1", "[::1]:80", true), ("[::1]", "[::1]:80", true),
+            ("10.1.2.3", "10.1.2.3:80", false),
+        ])
     func resolveLiterals(host: String, expected: String, isIPv6: Bool) throws {
         let addresses = try SocketAddress.resolve(host: host, port: 80)
         #expect(addresses.first?.description == expected)
@@ -30,7 +32,9 @@ struct SocketTests {
     func connectRefused() throws {
         let group = try EventLoopGroup(threads: 1, name: "refused")
         defer { group.shutdown() }
-        let server = try TCPServer.start(group: group, configuration: .init()) { _ in RecordingHandler(log: HandlerLog()) }
+        let server = try TCPServer.start(group: group, configuration: .init()) { _ in
+            RecordingHandler(log: HandlerLog())
+        }
         let port = server.port
         server.stop()
         _ = try group.loops[0].submitAndWait { 0 }  // the listener is closed once this returns
@@ -44,7 +48,9 @@ struct SocketTests {
     func readTimeout() throws {
         let group = try EventLoopGroup(threads: 1, name: "timeout")
         defer { group.shutdown() }
-        let server = try TCPServer.start(group: group, configuration: .init()) { _ in RecordingHandler(log: HandlerLog()) }
+        let server = try TCPServer.start(group: group, configuration: .init()) { _ in
+            RecordingHandler(log: HandlerLog())
+        }
         defer { server.stop() }
         let socket = try ClientSocket.connect(host: "localhost", port: server.port)
         defer { socket.close() }
@@ -59,10 +65,12 @@ struct SocketTests {
     func shutdownWakesReader() async throws {
         let group = try EventLoopGroup(threads: 1, name: "wake")
         defer { group.shutdown() }
-        let server = try TCPServer.start(group: group, configuration: .init()) { _ in RecordingHandler(log: HandlerLog()) }
+        let server = try TCPServer.start(group: group, configuration: .init()) { _ in
+            RecordingHandler(log: HandlerLog())
+        }
         defer { server.stop() }
         let socket = try ClientSocket.connect(host: "127.0.0.1", port: server.port)
-        let result = Mutex<[UInt8]?>(nil)
+        let result = ConditionLock<[UInt8]?>(nil)
         let reader = try PosixThread.spawn(name: "blocked-reader") {
             let bytes = (try? socket.read(maxBytes: 10, timeout: .seconds(30))) ?? [0xFF]
             result.withLock { $0 = bytes }
@@ -77,7 +85,7 @@ struct SocketTests {
 
     @Test("a signal watcher thread receives a signal sent to it")
     func signalWatcher() async throws {
-        let received = Mutex<Int32?>(nil)
+        let received = ConditionLock<Int32?>(nil)
         let watcher = try SignalSet([SIGUSR1]).watch(name: "test-signals") { signal in
             received.withLock { $0 = signal }
         }

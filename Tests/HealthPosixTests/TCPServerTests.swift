@@ -47,7 +47,7 @@ struct TCPServerTests {
         let socket = try ClientSocket.connect(host: "127.0.0.1", port: server.port)
         defer { socket.close() }
         // A writer thread pushes everything while this side reads: neither side may deadlock.
-        let writeError = Mutex<SystemError?>(nil)
+        let writeError = ConditionLock<SystemError?>(nil)
         let writer = try PosixThread.spawn(name: "big-writer") {
             do throws(SystemError) {
                 try socket.write(payload, timeout: .seconds(30))
@@ -56,7 +56,7 @@ struct TCPServerTests {
             }
         }
         var echoed: [UInt8] = []
-        let reader = Mutex<[UInt8]>([])
+        let reader = ConditionLock<[UInt8]>([])
         let readerThread = try PosixThread.spawn(name: "big-reader") {
             // Read nothing until the server's echo queue has passed its high-water mark: short writes,
             // EAGAIN and the wait for EPOLLOUT are then certain, whatever the machine's speed.
@@ -186,7 +186,7 @@ struct TCPServerTests {
         let group = try EventLoopGroup(threads: 2, name: "xthread")
         defer { group.shutdown() }
         let log = HandlerLog()
-        let connections = Mutex<[Connection]>([])
+        let connections = ConditionLock<[Connection]>([])
         let server = try TCPServer.start(group: group, configuration: .init()) { connection in
             RecordingHandler(log: log) { connection in connections.withLock { $0.append(connection) } }
         }
@@ -211,7 +211,7 @@ struct TCPServerTests {
         let group = try EventLoopGroup(threads: 1, name: "pressure")
         defer { group.shutdown() }
         let log = HandlerLog()
-        let connections = Mutex<[Connection]>([])
+        let connections = ConditionLock<[Connection]>([])
         let server = try TCPServer.start(
             group: group, configuration: .init(waterMarks: WaterMarks(low: 1024, high: 64 * 1024))
         ) { _ in RecordingHandler(log: log) { connection in connections.withLock { $0.append(connection) } } }
@@ -242,7 +242,7 @@ struct TCPServerTests {
         let group = try EventLoopGroup(threads: 1, name: "pause")
         defer { group.shutdown() }
         let log = HandlerLog()
-        let connections = Mutex<[Connection]>([])
+        let connections = ConditionLock<[Connection]>([])
         let server = try TCPServer.start(group: group, configuration: .init()) { _ in
             RecordingHandler(log: log) { connection in
                 connection.pauseReading()
@@ -278,7 +278,9 @@ struct TCPServerTests {
             #expect(try client.read(maxBytes: 1, timeout: .seconds(5)).isEmpty)
             client.close()
         }
-        #expect(throws: SystemError.self) { try ClientSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(2)) }
+        #expect(throws: SystemError.self) {
+            try ClientSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(2))
+        }
 
         // A second server on the same group: shutting the group down closes its open connection.
         let second = try TCPServer.start(group: group, configuration: .init()) { _ in

@@ -21,7 +21,7 @@ func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async
 /// Returns the errors the bodies threw, if any.
 func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Void) async throws -> [String] {
     let finished = Atomic<Int>(0)
-    let failures = Mutex<[String]>([])
+    let failures = ConditionLock<[String]>([])
     var threads: [PosixThread] = []
     for index in 0..<count {
         threads.append(
@@ -38,7 +38,7 @@ func runOnThreads(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Void
 
 /// A thread-safe log of everything a connection handler heard.
 final class HandlerLog: Sendable {
-    private let state = Mutex(State())
+    private let state = ConditionLock(State())
 
     struct State {
         var opened = 0
@@ -132,7 +132,9 @@ func largePattern(_ count: Int) -> [UInt8] {
 /// Byte-wise equality through memcmp (Array's == is slow in debug builds for megabytes).
 func sameBytes(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
     lhs.count == rhs.count
-        && lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0 } }
+        && lhs.withUnsafeBytes { left in
+            rhs.withUnsafeBytes { right in memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0 }
+        }
 }
 
 /// The calling thread's kernel name.

@@ -19,7 +19,7 @@ struct WorkerPoolTests {
         for _ in 0..<3 { #expect(pool.submit { ran.add(1, ordering: .relaxed) }) }
         #expect(pool.waitingCount == 3)
         #expect(!pool.submit { ran.add(100, ordering: .relaxed) }, "a fourth waiting job must be refused")
-        gate.withLock { $0 = true }
+        gate.update { $0 = true }
         #expect(await eventually { ran.load(ordering: .relaxed) == 5 })
         #expect(await eventually { pool.runningCount == 0 && pool.waitingCount == 0 })
         #expect(pool.submit { ran.add(1, ordering: .relaxed) })
@@ -32,12 +32,13 @@ struct WorkerPoolTests {
     func shutdownDrains() throws {
         let pool = try WorkerPool(threads: 2, queueCapacity: 1000, name: "test-drain")
         let ran = Atomic<Int>(0)
-        let threadNames = Mutex<Set<String>>([])
+        let threadNames = ConditionLock<Set<String>>([])
         for _ in 0..<500 {
-            #expect(pool.submit {
-                ran.add(1, ordering: .relaxed)
-                threadNames.withLock { $0.insert(currentThreadName()) }
-            })
+            #expect(
+                pool.submit {
+                    ran.add(1, ordering: .relaxed)
+                    threadNames.withLock { _ = $0.insert(currentThreadName()) }
+                })
         }
         pool.shutdown()
         let total = ran.load(ordering: .relaxed)
