@@ -1,0 +1,117 @@
+// Path operations: directories, renames, permissions, atomic whole-file replacement.
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// File-system operations on paths. Every function is thread-safe and blocking: keep them off event loops.
+public enum FileSystem {
+    /// Whether something exists at `path` (a dangling symbolic link counts).
+    public static func exists(_ path: String) throws(SystemError) -> Bool {
+        try Sys.statPath(path, followLinks: false) != nil
+    }
+
+    /// Whether `path` is a directory (following symbolic links).
+    public static func isDirectory(_ path: String) throws(SystemError) -> Bool {
+        guard let info = try Sys.statPath(path) else { return false }
+        return info.st_mode & S_IFMT == S_IFDIR
+    }
+
+    /// The size of the file at `path`.
+    public static func size(of path: String) throws(SystemError) -> Int64 {
+        guard let info = try Sys.statPath(path) else { throw SystemError(errno: ENOENT, call: "stat(\(path))") }
+        return Int64(info.st_size)
+    }
+
+    /// The permission bits of `path` (such as 0o600).
+    public static func permissions(of path: String) throws(SystemError) -> UInt32 {
+        guard let info = try Sys.statPath(path) else { throw SystemError(errno: ENOENT, call: "stat(\(path))") }
+        return UInt32(info.st_mode) & 0o7777
+    }
+
+    /// Sets the permission bits of `path`.
+    public static func setPermissions(_ permissions: UInt32, of path: String) throws(SystemError) {
+        try Sys.chmod(path, mode: permissions)
+    }
+
+    /// Renames `source` to `destination`, atomically replacing it. Call `syncDirectory` to make it durable.
+    public static func rename(_ source: String, to destination: String) throws(SystemError) {
+        try Sys.rename(source, destination)
+    }
+
+    /// Removes the file at `path`.
+    public static func remove(_ path: String) throws(SystemError) { try Sys.unlink(path) }
+
+    /// Removes `path` and, for a directory, everything inside it (symbolic links are removed, not followed).
+    /// Nothing happens when `path` does not exist.
+    public static func removeTree(_ path: String) throws(SystemError) {
+        guard let info = try Sys.statPath(path, followLinks: false) else { return }
+        if info.st_mode & S_IFMT == S_IFDIR {
+            for name in try Sys.listDirectory(path) { try removeTree(path + "/" + name) }
+            try Sys.rmdir(path)
+        } else {
+            try Sys.unlink(path)
+        }
+    }
+
+    /// Creates `path` and any missing parents (`mkdir -p`); existing directories are fine.
+    public static func makeDirectories(_ path: String, permissions: UInt32 = 0o755) throws(SystemError) {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += component
+            let created = try Sys.mkdir(prefix, mode: permissions)
+            if !created, try !isDirectory(prefix) { throw SystemError(errno: ENOTDIR, call: "mkdir(\(prefix))") }
+            prefix += "/"
+        }
+    }
+
+    /// The names in directory `path` (no `.` or `..`), sorted.
+    public static func contentsOfDirectory(_ path: String) throws(SystemError) -> [String] {
+        try Sys.listDirectory(path).sorted()
+    }
+
+    /// fsyncs directory `path`, making renames, creations and removals in it durable.
+    public static func syncDirectory(_ path: String) throws(SystemError) {
+        let directory = try File(path: path, options: [])
+        defer { directory.close() }
+        try directory.sync()
+    }
+
+    /// Reads the whole file at `path`; throws EFBIG when it is larger than `maxBytes`.
+    public static func readFile(_ path: String, maxBytes: Int = .max) throws(SystemError) -> [UInt8] {
+        let file = try File(path: path)
+        defer { file.close() }
+        return try file.readAll(maxBytes: maxBytes)
+    }
+
+    /// Replaces `path` with `bytes` so that a crash leaves either the old or the new content: writes a
+    /// temporary sibling with `permissions`, fsyncs it, renames it over `path`, and fsyncs the directory.
+    public static func writeFileAtomically(_ path: String, _ bytes: [UInt8], permissions: UInt32 = 0o644)
+        throws(SystemError)
+    {
+        let temporary = path + ".tmp-\(getpid())"
+        do throws(SystemError) {
+            let file = try File(path: temporary, options: [.create, .truncate, .write], permissions: permissions)
+            defer { file.close() }
+            try file.write(bytes)
+            try Sys.chmod(temporary, mode: permissions)
+            try file.sync()
+        } catch {
+            try? Sys.unlink(temporary)
+            throw error
+        }
+        try rename(temporary, to: path)
+        try syncDirectory(directory(of: path))
+    }
+
+    /// Creates a fresh, empty directory under the system temporary directory and returns its path.
+    public static func makeTemporaryDirectory(prefix: String = "hk") throws(SystemError) -> String {
+        let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        return try Sys.makeTemporaryDirectory(template: "\(base)/\(prefix)-XXXXXX")
+    }
+
+    /// The directory part of `path` (`.` when there is none).
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}
