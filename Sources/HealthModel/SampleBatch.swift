@@ -114,3 +114,46 @@ public struct SampleBatch: Hashable, Sendable {
         }
     }
 }
+
+extension SampleBatch {
+    /// The rows as ``Sample`` values (type and unit resolved); throws for an unknown type or unit.
+    public func samples() throws -> [Sample] {
+        let type = try QuantityType.named(typeIdentifier)
+        let unit = try HealthUnit(parsing: unit)
+        return (0..<count).map { row in
+            Sample(
+                uuid: uuid(row: row), subject: subject, type: type, start: starts[row], end: ends[row], value: values[row],
+                unit: unit, source: sources[Int(sourceIndices[row])], metadata: metadata?[row] ?? [:])
+        }
+    }
+
+    /// Groups samples into batches of at most `maxRows` rows, one subject, type and unit each, with explicit UUIDs.
+    /// `makeBatchID` gives each new batch its id.
+    public static func grouping(_ samples: [Sample], maxRows: Int, makeBatchID: () -> UInt64) -> [SampleBatch] {
+        struct Key: Hashable {
+            var subject: String
+            var type: String
+            var unit: String
+        }
+        var order: [Key] = []
+        var groups: [Key: [Sample]] = [:]
+        for sample in samples {
+            let key = Key(subject: sample.subject, type: sample.type.identifier, unit: sample.unit.symbol)
+            if groups[key] == nil { order.append(key) }
+            groups[key, default: []].append(sample)
+        }
+        var batches: [SampleBatch] = []
+        for key in order {
+            let rows = groups[key]!
+            for chunkStart in stride(from: 0, to: rows.count, by: max(1, maxRows)) {
+                var batch = SampleBatch(batchID: makeBatchID(), subject: key.subject, typeIdentifier: key.type, unit: key.unit)
+                batch.uuids = []
+                for sample in rows[chunkStart..<min(rows.count, chunkStart + max(1, maxRows))] {
+                    batch.append(start: sample.start, end: sample.end, value: sample.value, source: sample.source, uuid: sample.uuid, metadata: sample.metadata)
+                }
+                batches.append(batch)
+            }
+        }
+        return batches
+    }
+}

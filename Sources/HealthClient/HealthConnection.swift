@@ -1,0 +1,246 @@
+import HealthCodec
+import HealthModel
+import HealthPosix
+import HealthWire
+import Synchronization
+
+/// One protocol session over one TCP connection: handshake, pipelined requests matched by request id,
+/// streamed replies collected, pushed updates routed to their subscription.
+///
+/// Thread-safe: any number of tasks may send requests at once. A reader thread owned by the connection decodes
+/// replies; when the connection ends, every waiting request fails with ``ErrorCode/connectionLost``.
+public final class HealthConnection: Sendable {
+    /// The server's welcome: its version and the limits it enforces.
+    public let welcome: Welcome
+
+    private let socket: ClientSocket
+    private let configuration: ClientConfiguration
+    private let state: Mutex<State>
+    private let writeLock = Mutex(FrameEncoder())
+
+    private struct Pending {
+        var replies: [Message] = []
+        var deadline: ContinuousClock.Instant
+        let continuation: CheckedContinuation<[Message], any Error>
+    }
+
+    private struct State {
+        var nextRequestID: UInt32 = 1
+        var pending: [UInt32: Pending] = [:]
+        var updateHandlers: [UInt32: @Sendable (Update) -> Void] = [:]
+        var failure: HealthClientError?
+    }
+
+    private init(socket: ClientSocket, welcome: Welcome, configuration: ClientConfiguration) {
+        self.socket = socket
+        self.welcome = welcome
+        self.configuration = configuration
+        self.state = Mutex(State())
+    }
+
+    /// Connects and performs the handshake. Blocks the calling thread for at most the connect timeout plus one
+    /// round trip; `HealthClient` calls it off the cooperative pool.
+    public static func open(_ configuration: ClientConfiguration) throws(HealthClientError) -> HealthConnection {
+        let socket: ClientSocket
+        do {
+            socket = try ClientSocket.connect(host: configuration.host, port: configuration.port, timeout: configuration.connectTimeout)
+        } catch {
+            throw .local(.connectionLost, "cannot connect to \(configuration.host):\(configuration.port): \(error.message)")
+        }
+        do {
+            let welcome = try handshake(socket, configuration)
+            let connection = HealthConnection(socket: socket, welcome: welcome, configuration: configuration)
+            try connection.startReader()
+            return connection
+        } catch {
+            socket.close()
+            throw error
+        }
+    }
+
+    private static func handshake(_ socket: ClientSocket, _ configuration: ClientConfiguration) throws(HealthClientError) -> Welcome {
+        let hello = Message.hello(Hello(clientName: configuration.clientName, token: configuration.token))
+        let timeout = configuration.connectTimeout
+        var decoder = FrameDecoder(limits: .standard)
+        do {
+            try socket.write(FrameEncoder().encode(hello.frame(requestID: 0)), timeout: timeout)
+            while true {
+                if let frame = try decoder.next() {
+                    switch try Message.decode(frame) {
+                    case .welcome(let welcome): return welcome
+                    case .error(let reply): throw HealthClientError(.server, reply.healthError)
+                    default: throw HealthClientError.local(.malformedFrame, "the server answered hello with \(frame.kind)")
+                    }
+                }
+                let bytes = try socket.read(maxBytes: 64 << 10, timeout: timeout)
+                if bytes.isEmpty { throw HealthClientError.local(.connectionLost, "the server closed the connection during the handshake") }
+                decoder.append(bytes)
+            }
+        } catch let error as HealthClientError {
+            throw error
+        } catch let error as SystemError {
+            throw .local(error.isTimeout ? .timedOut : .connectionLost, "handshake with \(configuration.host):\(configuration.port) failed: \(error.message)")
+        } catch let error as WireError {
+            throw .local(error.code, "the server's handshake reply is malformed: \(error.message)")
+        } catch let error as HealthError {
+            throw .local(error.code, error.message)
+        } catch {
+            throw .local(.internalError, "handshake failed: \(error)")
+        }
+    }
+
+    private func startReader() throws(HealthClientError) {
+        do {
+            _ = try PosixThread.spawn(name: "hk-client-reader") { [self] in readLoop() }
+        } catch {
+            throw .local(.internalError, "cannot start the reader thread: \(error.message)")
+        }
+    }
+
+    /// Whether the connection has ended (requests on it fail at once).
+    public var isClosed: Bool { state.withLock { $0.failure != nil } }
+
+    /// Sends a request and waits for its whole reply (every frame of a streamed one).
+    ///
+    /// Throws ``HealthClientError``: `.server` with the server's code for an error reply, `.local` with
+    /// ``ErrorCode/connectionLost`` or ``ErrorCode/timedOut`` when no reply can come.
+    public func request(_ message: Message) async throws(HealthClientError) -> [Message] {
+        do {
+            return try await withCheckedThrowingContinuation { continuation in
+                send(message, continuation: continuation)
+            }
+        } catch let error as HealthClientError {
+            throw error
+        } catch {
+            throw .local(.internalError, "\(error)")
+        }
+    }
+
+    /// Sends a request whose reply is a single message.
+    public func requestOne(_ message: Message) async throws(HealthClientError) -> Message {
+        let replies = try await request(message)
+        guard replies.count == 1, let reply = replies.first else {
+            throw .local(.malformedPayload, "expected one reply to \(message.kind), got \(replies.count)")
+        }
+        return reply
+    }
+
+    /// Routes pushed updates with this subscription id to `handler` (on the reader thread; keep it short).
+    public func setUpdateHandler(subscriptionID: UInt32, _ handler: (@Sendable (Update) -> Void)?) {
+        state.withLock { $0.updateHandlers[subscriptionID] = handler }
+    }
+
+    private func send(_ message: Message, continuation: CheckedContinuation<[Message], any Error>) {
+        let registered: UInt32? = state.withLock { state in
+            if let failure = state.failure {
+                continuation.resume(throwing: failure)
+                return nil
+            }
+            let id = state.nextRequestID
+            state.nextRequestID = id == UInt32.max ? 1 : id + 1
+            state.pending[id] = Pending(deadline: .now + configuration.requestTimeout, continuation: continuation)
+            return id
+        }
+        guard let id = registered else { return }
+        do {
+            try writeLock.withLock { encoder throws(SystemError) in
+                try socket.write(encoder.encode(message.frame(requestID: id)), timeout: configuration.requestTimeout)
+            }
+        } catch {
+            fail(.local(error.isTimeout ? .timedOut : .connectionLost, "sending \(message.kind) failed: \(error.message)"))
+        }
+    }
+
+    /// The reader thread: decodes frames until the connection ends, checking request deadlines once a second.
+    private func readLoop() {
+        var decoder = FrameDecoder(limits: welcome.limits.frameLimits)
+        let tick = Duration.seconds(1)
+        while true {
+            let bytes: [UInt8]
+            do {
+                bytes = try socket.read(maxBytes: 256 << 10, timeout: tick)
+            } catch where error.isTimeout {
+                expireOverdueRequests()
+                continue
+            } catch {
+                fail(.local(.connectionLost, "connection to the server failed: \(error.message)"))
+                return
+            }
+            if bytes.isEmpty {
+                fail(.local(.connectionLost, "the server closed the connection"))
+                return
+            }
+            decoder.append(bytes)
+            do {
+                while let frame = try decoder.next() {
+                    try deliver(frame)
+                }
+            } catch let error as WireError {
+                fail(.local(error.code, "malformed frame from the server: \(error.message)"))
+                return
+            } catch let error as HealthError {
+                fail(.local(error.code, "malformed reply from the server: \(error.message)"))
+                return
+            } catch {
+                fail(.local(.internalError, "\(error)"))
+                return
+            }
+        }
+    }
+
+    private func deliver(_ frame: Frame) throws {
+        let message = try Message.decode(frame)
+        if case .update(let update) = message {
+            let handler = state.withLock { $0.updateHandlers[frame.requestID] }
+            handler?(update)
+            return
+        }
+        if case .error(let reply) = message, reply.closesConnection || frame.requestID == 0 {
+            // A connection-level error: the server closes; every request waiting here fails with it.
+            fail(HealthClientError(.server, reply.healthError))
+            return
+        }
+        state.withLock { state in
+            guard var pending = state.pending[frame.requestID] else { return }
+            if case .error(let reply) = message {
+                state.pending[frame.requestID] = nil
+                pending.continuation.resume(throwing: HealthClientError(.server, reply.healthError))
+                return
+            }
+            pending.replies.append(message)
+            if frame.flags.contains(.more) {
+                state.pending[frame.requestID] = pending
+            } else {
+                state.pending[frame.requestID] = nil
+                pending.continuation.resume(returning: pending.replies)
+            }
+        }
+    }
+
+    private func expireOverdueRequests() {
+        let now = ContinuousClock.now
+        state.withLock { state in
+            for (id, pending) in state.pending where pending.deadline <= now {
+                state.pending[id] = nil
+                pending.continuation.resume(throwing: HealthClientError.local(.timedOut, "no reply within \(configuration.requestTimeout)"))
+            }
+        }
+    }
+
+    /// Ends the connection: waiting requests fail with `error`, later ones at once.
+    private func fail(_ error: HealthClientError) {
+        let pending = state.withLock { state -> [Pending] in
+            if state.failure == nil { state.failure = error }
+            let waiting = Array(state.pending.values)
+            state.pending.removeAll()
+            return waiting
+        }
+        for request in pending { request.continuation.resume(throwing: error) }
+        socket.shutdown()
+    }
+
+    /// Closes the connection; waiting requests fail with ``ErrorCode/connectionLost``.
+    public func close() {
+        fail(.local(.connectionLost, "the connection was closed by the client"))
+    }
+}
