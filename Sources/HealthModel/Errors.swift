@@ -30,6 +30,8 @@ public enum ErrorCode: UInt16, Sendable, CaseIterable, CustomStringConvertible {
     case anchorExpired = 211
     case invalidTimeZone = 212
     case invalidInterval = 213
+    /// A request kind this server version does not carry out yet (the spec defines it for later versions).
+    case unsupportedRequest = 214
 
     // 3xx: authorization.
     case unauthenticated = 300
@@ -83,6 +85,7 @@ public enum ErrorCode: UInt16, Sendable, CaseIterable, CustomStringConvertible {
         case .anchorExpired: "anchorExpired"
         case .invalidTimeZone: "invalidTimeZone"
         case .invalidInterval: "invalidInterval"
+        case .unsupportedRequest: "unsupportedRequest"
         case .unauthenticated: "unauthenticated"
         case .forbidden: "forbidden"
         case .tokenRevoked: "tokenRevoked"

@@ -1,1 +1,3 @@
-print("hkd")
+import HealthServer
+
+HKDMain.main()

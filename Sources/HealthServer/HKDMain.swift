@@ -1,0 +1,55 @@
+import Foundation
+import HealthModel
+import HealthPosix
+
+/// The `hkd` program: parse flags, start the server, stop it cleanly on SIGINT or SIGTERM.
+public enum HKDMain {
+    /// Runs hkd with the process's arguments and exits: 0 after a clean stop, 64 on bad usage, 1 on failure.
+    public static func main() -> Never {
+        exit(run(Array(CommandLine.arguments.dropFirst())))
+    }
+
+    static func run(_ arguments: [String]) -> Int32 {
+        let configuration: ServerConfiguration
+        do {
+            switch try ServerConfiguration.parse(arguments) {
+            case .help:
+                print(ServerConfiguration.usage)
+                return 0
+            case .version:
+                print(HealthServer.version)
+                return 0
+            case .run(let parsed):
+                configuration = parsed
+            }
+        } catch {
+            printError("error: \(error)\nUsage: hkd [--listen HOST:PORT] [--data-dir DIR] [--threads N]; see hkd --help")
+            return 64
+        }
+        do {
+            // Block the termination signals before any thread starts, so only the waiting main thread gets them.
+            try SignalSet.termination.block()
+        } catch {
+            printError("error: cannot block SIGINT/SIGTERM: \(error)")
+            return 1
+        }
+        let server: HealthServer
+        do {
+            server = try HealthServer.start(configuration)
+        } catch {
+            ServerLog.error("cannot start: \(error)")
+            return 1
+        }
+        ServerLog.info(
+            "\(HealthServer.version) listening on \(configuration.host):\(server.port) (data directory \(configuration.dataDirectory); acknowledged means applied in memory)")
+        let signal = (try? SignalSet.termination.wait()) ?? SIGTERM
+        ServerLog.info("received \(signal == SIGINT ? "SIGINT" : "SIGTERM"), stopping")
+        server.stop()
+        ServerLog.info("stopped")
+        return 0
+    }
+
+    private static func printError(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import HealthEngine
+import HealthModel
+import HealthPosix
+import HealthWire
+import Synchronization
+
+/// The running server: event loops accepting connections, a worker pool running requests, the store.
+///
+/// `start` binds and returns at once; `stop` closes every connection and joins the threads. Thread-safe.
+public final class HealthServer: Sendable {
+    /// The server software version announced in the welcome.
+    public static let version = "hkd 0.1.0"
+
+    public let configuration: ServerConfiguration
+    public let store: HealthStore
+    let workers: WorkerPool
+    private let group: EventLoopGroup
+    private let listener: Mutex<TCPServer?>
+    private let startedAt = ContinuousClock.now
+    private let nextConnectionID = Atomic<UInt64>(1)
+    private let dataLock: DirectoryLock
+
+    /// Until identities exist (issue: authorization), every hello is accepted as the local identity.
+    let authenticate: ConnectionStateMachine.Authenticator = { _ in ClientIdentity(name: "local") }
+
+    /// The port the server listens on (the real one when port 0 was asked for).
+    public var port: Int { listener.withLock { $0?.port ?? 0 } }
+
+    /// Creates the data directory, locks it, binds the port and starts serving.
+    public static func start(_ configuration: ServerConfiguration) throws -> HealthServer {
+        do {
+            try FileSystem.makeDirectories(configuration.dataDirectory, permissions: 0o700)
+        } catch {
+            throw HealthError(.storageUnavailable, "cannot create the data directory \(configuration.dataDirectory): \(error.message)")
+        }
+        let lock: DirectoryLock
+        do {
+            lock = try DirectoryLock(directory: configuration.dataDirectory)
+        } catch {
+            throw HealthError(.storageUnavailable, "cannot lock the data directory \(configuration.dataDirectory): \(error.message)")
+        }
+        let server = try HealthServer(configuration: configuration, dataLock: lock)
+        try server.listen()
+        return server
+    }
+
+    private init(configuration: ServerConfiguration, dataLock: DirectoryLock) throws {
+        self.configuration = configuration
+        self.dataLock = dataLock
+        let cores = PosixThread.processorCount
+        store = HealthStore()
+        group = try EventLoopGroup(threads: configuration.threads > 0 ? configuration.threads : cores, name: "hkd-loop")
+        workers = try WorkerPool(threads: configuration.workers > 0 ? configuration.workers : cores, queueCapacity: 4096, name: "hkd-worker")
+        listener = Mutex(nil)
+    }
+
+    /// Carries out requests against the store; made per request (it is a small value).
+    var dispatcher: RequestDispatcher {
+        RequestDispatcher(store: store, limits: configuration.sessionLimits) { [self] in status() }
+    }
+
+    private func status() -> RequestDispatcher.ServerStatus {
+        let uptime = ContinuousClock.now - startedAt
+        return RequestDispatcher.ServerStatus(
+            version: HealthServer.version,
+            uptimeMicros: UInt64(uptime.components.seconds) * 1_000_000 + UInt64(uptime.components.attoseconds / 1_000_000_000_000),
+            connections: UInt64(connectionCount), residentBytes: HealthServer.residentBytes())
+    }
+
+    private func listen() throws {
+        let refusal = FrameEncoder().encode(
+            Message.error(ErrorReply(HealthError(.tooManyConnections, "the server has reached its limit of \(configuration.maxConnections) connections")))
+                .frame(requestID: 0))
+        let tcp = try TCPServer.start(
+            group: group,
+            configuration: TCPServerConfiguration(
+                host: configuration.host, port: configuration.port, maxConnections: configuration.maxConnections,
+                refusalMessage: refusal,
+                waterMarks: WaterMarks(low: configuration.maxQueuedReplyBytes / 4, high: configuration.maxQueuedReplyBytes))
+        ) { [self] _ in
+            ServerConnection(server: self, id: nextConnectionID.add(1, ordering: .relaxed).oldValue)
+        }
+        listener.withLock { $0 = tcp }
+    }
+
+    /// Connections open now.
+    public var connectionCount: Int { listener.withLock { $0?.connectionCount ?? 0 } }
+
+    /// Stops accepting, closes connections, finishes queued work and joins every thread. Idempotent.
+    public func stop() {
+        let tcp = listener.withLock { listener in
+            defer { listener = nil }
+            return listener
+        }
+        tcp?.stop()
+        workers.shutdown()
+        group.shutdown()
+        dataLock.release()
+    }
+
+    /// Resident memory of this process, from /proc/self/statm (0 where unavailable).
+    static func residentBytes() -> UInt64 {
+        guard let bytes = try? FileSystem.readFile("/proc/self/statm", maxBytes: 4096),
+            let text = String(validating: bytes, as: UTF8.self)
+        else { return 0 }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = UInt64(fields[1]) else { return 0 }
+        return pages * UInt64(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}

@@ -1,0 +1,127 @@
+import HealthEngine
+import HealthModel
+import HealthWire
+
+/// Carries out one decoded, validated request against the store and produces its reply messages.
+///
+/// No sockets and no threads: the server runs it on a worker thread and writes what it returns. Thread-safe
+/// (the store is).
+public struct RequestDispatcher: Sendable {
+    public let store: HealthStore
+    public let limits: SessionLimits
+    /// Rows per ``SampleResult`` frame of a streamed sample query.
+    public var rowsPerResultFrame = 50_000
+    /// Facts about the running server for ``ServerInfo``.
+    let status: @Sendable () -> ServerStatus
+
+    /// Server-wide figures the dispatcher cannot know itself.
+    public struct ServerStatus: Sendable {
+        public var version: String
+        public var uptimeMicros: UInt64
+        public var connections: UInt64
+        public var residentBytes: UInt64
+
+        public init(version: String, uptimeMicros: UInt64, connections: UInt64, residentBytes: UInt64) {
+            self.version = version
+            self.uptimeMicros = uptimeMicros
+            self.connections = connections
+            self.residentBytes = residentBytes
+        }
+    }
+
+    public init(store: HealthStore, limits: SessionLimits, status: @escaping @Sendable () -> ServerStatus) {
+        self.store = store
+        self.limits = limits
+        self.status = status
+    }
+
+    /// The reply: one or more messages; all but the last go out with ``FrameFlags/more``.
+    /// Failures come back as a single ``ErrorReply``.
+    public func handle(_ message: Message, identity: ClientIdentity) -> [Message] {
+        do {
+            return try reply(to: message)
+        } catch let error as HealthError {
+            return [.error(ErrorReply(error))]
+        } catch {
+            return [.error(ErrorReply(HealthError(.internalError, "\(message.kind) failed: \(error)")))]
+        }
+    }
+
+    private func reply(to message: Message) throws -> [Message] {
+        switch message {
+        case .insert(let m):
+            guard m.batch.count <= Int(clamping: limits.maxBatchRows) else {
+                throw HealthError(
+                    .batchTooLarge, "batch \(m.batch.batchID) has \(m.batch.count) rows; this server accepts at most \(limits.maxBatchRows)")
+            }
+            let result = try store.insert(m.batch)
+            return [.insertAck(InsertAck(batchID: m.batch.batchID, inserted: UInt64(result.inserted)))]
+
+        case .sampleQuery(let m):
+            let result = try store.samples(
+                subject: m.subject, type: m.type, filter: m.filter, sort: m.sort, limit: Int(clamping: m.limit),
+                unit: m.unit.isEmpty ? nil : m.unit)
+            return resultFrames(result, subject: m.subject)
+
+        case .statisticsQuery(let m):
+            let statistics = try store.statistics(
+                subject: m.subject, type: m.type, filter: m.filter, options: m.options, unit: m.unit.isEmpty ? nil : m.unit)
+            let unit = m.unit.isEmpty ? try QuantityType.named(m.type).canonicalUnit.symbol : m.unit
+            return [.statisticsResult(StatisticsResult(unit: unit, statistics: statistics))]
+
+        case .getSourcePriority(let m):
+            let type = try QuantityType.named(m.type)
+            return [.sourcePriority(SourcePriority(subject: m.subject, type: type.identifier, sources: try store.sourcePriority(subject: m.subject, type: m.type)))]
+
+        case .setSourcePriority(let m):
+            let type = try QuantityType.named(m.type)
+            let known = try store.sourcePriority(subject: m.subject, type: m.type)
+            let order = m.order.map { name in
+                known.first { $0.name == name || (!$0.bundleIdentifier.isEmpty && $0.bundleIdentifier == name) }
+                    ?? SourceInfo(name: name)
+            }
+            try store.setSourcePriority(subject: m.subject, type: m.type, order: order)
+            return [.sourcePriority(SourcePriority(subject: m.subject, type: type.identifier, sources: try store.sourcePriority(subject: m.subject, type: m.type)))]
+
+        case .authorizationStatusQuery(let m):
+            // Until identities exist every connection may share every known type.
+            return [.authorizationStatus(AuthorizationStatus(statuses: try m.types.map { name in
+                .init(type: try QuantityType.named(name).identifier, state: .sharingAuthorized)
+            }))]
+
+        case .serverInfoQuery:
+            let info = store.info()
+            let status = status()
+            let perType = info.samplesByType.filter { $0.value > 0 }.sorted { $0.key < $1.key }
+                .map { ServerInfo.TypeCount(type: $0.key, samples: UInt64($0.value)) }
+            return [.serverInfo(ServerInfo(
+                serverVersion: status.version, uptimeMicros: status.uptimeMicros, connections: status.connections,
+                residentBytes: status.residentBytes, subjects: UInt64(info.subjects), samplesPerType: perType))]
+
+        case .delete, .collectionQuery, .changesQuery, .subscribe, .unsubscribe, .adminRequest:
+            throw HealthError(.unsupportedRequest, "\(message.kind) is not supported by this server version yet")
+
+        case .hello, .welcome, .error, .ping, .pong, .insertAck, .deleteAck, .sampleResult, .statisticsResult,
+            .collectionResult, .changesResult, .subscribed, .unsubscribed, .update, .sourcePriority,
+            .authorizationStatus, .serverInfo, .adminResult:
+            throw HealthError(.invalidArgument, "\(message.kind) is not a request")
+        }
+    }
+
+    /// A sample query's rows as result messages of at most ``rowsPerResultFrame`` rows each (at least one).
+    func resultFrames(_ result: SampleQueryResult, subject: String) -> [Message] {
+        var messages: [Message] = []
+        var start = 0
+        repeat {
+            let end = min(result.count, start + rowsPerResultFrame)
+            let chunk = result.chunk(start..<end)
+            let batch = SampleBatch(
+                batchID: 0, subject: subject, typeIdentifier: result.type.identifier, unit: result.unit.symbol,
+                sources: chunk.sources, starts: chunk.starts, ends: chunk.ends, values: chunk.values,
+                sourceIndices: chunk.sourceIndices, uuids: chunk.uuids)
+            messages.append(.sampleResult(SampleResult(batch: batch)))
+            start = end
+        } while start < result.count
+        return messages
+    }
+}
