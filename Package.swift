@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "HKQKitTests", dependencies: ["HKQKit"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["HealthServer", "HealthClient", "HKQKit"],
+            dependencies: ["HealthServer", "HealthClient", "HealthWire", "HealthPosix", "HKQKit"],
             swiftSettings: swiftSettings),
     ]
 )
