@@ -7,9 +7,11 @@ import HealthModel
 /// (a monthly series anchored on Jan 31 starts Feb 29, then Mar 31). Seconds, minutes and hours are elapsed
 /// time; days, weeks, months and years keep the anchor's local wall time in the zone, so a day bucket lasts 23
 /// or 25 hours across DST and the anchor only fixes the phase. A wall time that does not exist that day
-/// (spring-forward gap) moves later by the gap; one that occurs twice (fall-back) takes the first occurrence:
-/// both as Foundation's `Calendar.date(byAdding:value:to:)` does. An instant on a boundary belongs to the
-/// later bucket.
+/// (spring-forward gap) moves later by the gap (02:30 becomes 03:30). One that occurs twice (fall-back) takes,
+/// like Foundation's `Calendar.date(byAdding:value:to:)`: for k > 0 the first occurrence; for k < 0 with days
+/// and weeks the occurrence with the anchor's UTC offset (Foundation subtracts k·24 h, then corrects by the
+/// offset change), with months and years the second occurrence. Bucket 0 starts at the anchor itself. An
+/// instant on a boundary belongs to the later bucket.
 ///
 /// One deviation from Foundation: where a zone skipped a whole local day (Pacific/Apia on 2011-12-30), the
 /// skipped day's bucket is empty and later days keep their dates, where Foundation shifts them by a day.
@@ -32,6 +34,7 @@ public struct BucketCalendar: Sendable {
     private let anchorDay: Int
     private let anchorDate: CivilCalendar.Date
     private let anchorTimeOfDay: Int64
+    private let anchorOffset: Int64
 
     /// A calendar for buckets of `interval` from `anchor` in the zone named `timeZoneIdentifier` (IANA id).
     ///
@@ -48,7 +51,8 @@ public struct BucketCalendar: Sendable {
         self.interval = interval
         self.timeZone = zone
         var walker = ZoneOffsetWalker(zone: zone)
-        let local = anchor + walker.offset(at: anchor)
+        anchorOffset = walker.offset(at: anchor)
+        let local = anchor + anchorOffset
         anchorDay = Int(floorDivide(local, Micros.day))
         anchorTimeOfDay = local - Int64(anchorDay) * Micros.day
         anchorDate = CivilCalendar.date(ofDay: anchorDay)
@@ -139,7 +143,15 @@ public struct BucketCalendar: Sendable {
         default:
             day = clampedDayNumber(year: anchorDate.year + steps, month: anchorDate.month)
         }
-        return walker.instant(atLocal: Int64(day) * Micros.day + anchorTimeOfDay)
+        let repeated: ZoneOffsetWalker.RepeatedTimeChoice =
+            if number > 0 {
+                .first
+            } else if interval.unit == .day || interval.unit == .week {
+                .keepingOffset(anchorOffset)
+            } else {
+                .last
+            }
+        return walker.instant(atLocal: Int64(day) * Micros.day + anchorTimeOfDay, repeated: repeated)
     }
 
     /// The anchor's day of month in `year`/`month`, or the month's last day when it is shorter (Jan 31 → Feb 29).

@@ -28,20 +28,50 @@ struct ZoneOffsetWalker {
         offsets[segment(containing: instant, through: instant)]
     }
 
+    /// Which instant to take when a wall time occurs twice (a fall-back overlap).
+    enum RepeatedTimeChoice {
+        /// The first occurrence.
+        case first
+        /// The last occurrence.
+        case last
+        /// The occurrence whose UTC offset is this one; failing that, the one with the offset in force at
+        /// `local - offset`; failing that, the first (Foundation's one-step correction for days and weeks).
+        case keepingOffset(Int64)
+    }
+
     /// The instant at which the zone's clocks show `local` (microseconds since 1970 on the local clock).
     ///
-    /// Like Foundation's `Calendar`: a wall time that occurs twice (fall-back) gives the first occurrence; one
-    /// that does not occur (spring-forward gap) is read with the offset in force before the transition, which
-    /// moves it later by the gap (02:30 in a 02:00→03:00 gap becomes 03:30). Both cases are "use the offset
-    /// before the transition".
-    mutating func instant(atLocal local: Int64) -> Timestamp {
+    /// A wall time that occurs twice resolves per `repeated`. One that does not occur (spring-forward gap) is
+    /// read with the offset in force before the transition, which moves it later by the gap (02:30 in a
+    /// 02:00→03:00 gap becomes 03:30), as Foundation's `Calendar` does.
+    mutating func instant(atLocal local: Int64, repeated: RepeatedTimeChoice) -> Timestamp {
+        var secondaryOffset: Int64? = nil
+        if case .keepingOffset(let offset) = repeated {
+            secondaryOffset = self.offset(at: local - offset)
+        }
         let first = segment(containing: local - Self.window, through: local + Self.window)
+        var firstFound: Timestamp? = nil
+        var lastFound: Timestamp? = nil
+        var primaryMatch: Timestamp? = nil
+        var secondaryMatch: Timestamp? = nil
         var index = first
         while index < starts.count && starts[index] <= local + Self.window {
             let candidate = local - offsets[index]
             let end = index + 1 < starts.count ? starts[index + 1] : knownEnd
-            if candidate >= starts[index] && candidate < end { return candidate }
+            if candidate >= starts[index] && candidate < end {
+                if firstFound == nil { firstFound = candidate }
+                lastFound = candidate
+                if case .keepingOffset(let offset) = repeated, offsets[index] == offset { primaryMatch = candidate }
+                if offsets[index] == secondaryOffset { secondaryMatch = candidate }
+            }
             index += 1
+        }
+        if let firstFound, let lastFound {
+            switch repeated {
+            case .first: return firstFound
+            case .last: return lastFound
+            case .keepingOffset: return primaryMatch ?? secondaryMatch ?? firstFound
+            }
         }
         // No instant shows this wall time: it lies in a gap. Use the offset before the first transition whose
         // gap contains it.
