@@ -13,8 +13,10 @@ import HealthModel
 /// offset change), with months and years the second occurrence. Bucket 0 starts at the anchor itself. An
 /// instant on a boundary belongs to the later bucket.
 ///
-/// One deviation from Foundation: where a zone skipped a whole local day (Pacific/Apia on 2011-12-30), the
-/// skipped day's bucket is empty and later days keep their dates, where Foundation shifts them by a day.
+/// Two deviations from Foundation 6.3, both Foundation's mistakes: where a zone skipped a whole local day
+/// (Pacific/Apia on 2011-12-30) the skipped day's bucket is empty and later days keep their dates (Foundation
+/// shifts them by a day); and a negative month count clamps to the target month's real length (Foundation
+/// takes Mar 30, 2002 minus 25 months to Feb 28, 2000, not Feb 29).
 ///
 /// Immutable and `Sendable`; each call works on its own state, so one calendar may serve many threads.
 /// Foundation is asked only for UTC offsets and transitions (a few calls per DST change in the range).
@@ -30,7 +32,7 @@ public struct BucketCalendar: Sendable {
     public let interval: CalendarInterval
     /// The zone whose local calendar days, weeks, months and years follow.
     public let timeZone: TimeZone
-    /// The anchor's local calendar date and time of day, for calendar units.
+    /// The anchor's local day number, date, time of day and UTC offset, for calendar units.
     private let anchorDay: Int
     private let anchorDate: CivilCalendar.Date
     private let anchorTimeOfDay: Int64

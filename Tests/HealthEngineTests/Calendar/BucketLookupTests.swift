@@ -7,7 +7,8 @@ import Testing
 @Suite struct BucketLookupTests {
     /// Daily buckets at New York midnights, anchored on 2024-03-01.
     static func newYorkDays() throws -> BucketCalendar {
-        try BucketCalendar(anchor: UTC.at("2024-03-01T05:00:00Z"), interval: .init(1, .day), timeZoneIdentifier: "America/New_York")
+        try BucketCalendar(
+            anchor: UTC.at("2024-03-01T05:00:00Z"), interval: .init(1, .day), timeZoneIdentifier: "America/New_York")
     }
 
     @Test func instantOnABoundaryBelongsToTheLaterBucket() throws {
@@ -18,8 +19,12 @@ import Testing
             #expect(boundaries.bucketIndex(of: boundary) == position)
             #expect(boundaries.bucketIndex(of: boundary - 1) == position - 1)
         }
-        #expect(try Self.newYorkDays().bucket(containing: UTC.at("2024-03-11T04:00:00Z")).start == UTC.at("2024-03-11T04:00:00Z"))
-        #expect(try Self.newYorkDays().bucket(containing: UTC.at("2024-03-11T03:59:59.999Z")).start == UTC.at("2024-03-10T05:00:00Z"))
+        #expect(
+            try Self.newYorkDays().bucket(containing: UTC.at("2024-03-11T04:00:00Z")).start
+                == UTC.at("2024-03-11T04:00:00Z"))
+        #expect(
+            try Self.newYorkDays().bucket(containing: UTC.at("2024-03-11T03:59:59.999Z")).start
+                == UTC.at("2024-03-10T05:00:00Z"))
     }
 
     @Test func lookupOutsideTheSpanIsNil() throws {
@@ -55,14 +60,20 @@ import Testing
     }
 
     @Test func singleInstantRangeGivesOneBucket() throws {
-        let boundaries = try Self.newYorkDays().boundaries(from: UTC.at("2024-03-05T05:00:00Z"), to: UTC.at("2024-03-05T05:00:00Z"))
-        #expect(Array(boundaries) == [Bucket(number: 4, start: UTC.at("2024-03-05T05:00:00Z"), end: UTC.at("2024-03-06T05:00:00Z"))])
+        let boundaries = try Self.newYorkDays().boundaries(
+            from: UTC.at("2024-03-05T05:00:00Z"), to: UTC.at("2024-03-05T05:00:00Z"))
+        #expect(
+            Array(boundaries) == [
+                Bucket(number: 4, start: UTC.at("2024-03-05T05:00:00Z"), end: UTC.at("2024-03-06T05:00:00Z"))
+            ])
     }
 
     @Test func fixedUnitsCountElapsedTimeFromTheAnchor() throws {
         // 45-second buckets from 00:00:10Z; negative numbers before the anchor.
-        let calendar = try BucketCalendar(anchor: UTC.at("2024-01-01T00:00:10Z"), interval: .init(45, .second), timeZoneIdentifier: "UTC")
-        let boundaries = try calendar.boundaries(from: UTC.at("2023-12-31T23:59:00Z"), to: UTC.at("2024-01-01T00:01:00Z"))
+        let calendar = try BucketCalendar(
+            anchor: UTC.at("2024-01-01T00:00:10Z"), interval: .init(45, .second), timeZoneIdentifier: "UTC")
+        let boundaries = try calendar.boundaries(
+            from: UTC.at("2023-12-31T23:59:00Z"), to: UTC.at("2024-01-01T00:01:00Z"))
         #expect(boundaries.firstBucketNumber == -2)
         #expect(
             boundaries.starts == [
@@ -73,7 +84,8 @@ import Testing
 
     @Test func microsecondAnchorsKeepTheirFraction() throws {
         let anchor = UTC.at("2024-01-01T05:00:00Z") + 123_457
-        let calendar = try BucketCalendar(anchor: anchor, interval: .init(1, .day), timeZoneIdentifier: "America/New_York")
+        let calendar = try BucketCalendar(
+            anchor: anchor, interval: .init(1, .day), timeZoneIdentifier: "America/New_York")
         let bucket = try calendar.bucket(containing: UTC.at("2024-07-04T12:00:00Z"))
         #expect(bucket.start == UTC.at("2024-07-04T04:00:00Z") + 123_457)
         #expect(bucket.number == 185)

@@ -9,7 +9,8 @@ import Testing
         // Jan 31 00:00 EST; every later month clamps from the anchor, not from the previous bucket.
         let calendar = try BucketCalendar(
             anchor: UTC.at("2024-01-31T05:00:00Z"), interval: .init(1, .month), timeZoneIdentifier: "America/New_York")
-        let boundaries = try calendar.boundaries(from: UTC.at("2023-11-30T05:00:00Z"), to: UTC.at("2024-05-01T00:00:00Z"))
+        let boundaries = try calendar.boundaries(
+            from: UTC.at("2023-11-30T05:00:00Z"), to: UTC.at("2024-05-01T00:00:00Z"))
         #expect(boundaries.firstBucketNumber == -2)
         #expect(
             boundaries.starts == [
@@ -32,13 +33,15 @@ import Testing
     @Test func yearlyFromFebruary29() throws {
         let calendar = try BucketCalendar(
             anchor: UTC.at("2024-02-29T12:00:00Z"), interval: .init(1, .year), timeZoneIdentifier: "UTC")
-        let boundaries = try calendar.boundaries(from: UTC.at("2020-03-01T00:00:00Z"), to: UTC.at("2028-03-01T00:00:00Z"))
+        let boundaries = try calendar.boundaries(
+            from: UTC.at("2020-03-01T00:00:00Z"), to: UTC.at("2028-03-01T00:00:00Z"))
         #expect(boundaries.firstBucketNumber == -4)
         #expect(
-            boundaries.starts == [
-                "2020-02-29", "2021-02-28", "2022-02-28", "2023-02-28", "2024-02-29", "2025-02-28", "2026-02-28",
-                "2027-02-28", "2028-02-29", "2029-02-28",
-            ].map { UTC.at("\($0)T12:00:00Z") })
+            boundaries.starts
+                == [
+                    "2020-02-29", "2021-02-28", "2022-02-28", "2023-02-28", "2024-02-29", "2025-02-28", "2026-02-28",
+                    "2027-02-28", "2028-02-29", "2029-02-28",
+                ].map { UTC.at("\($0)T12:00:00Z") })
     }
 
     @Test func quarterlyAndBiennialCounts() throws {
@@ -59,7 +62,8 @@ import Testing
         // starts and ends at Dec 31 00:00 (+14); an instant there belongs to Dec 31's bucket.
         let calendar = try BucketCalendar(
             anchor: UTC.at("2011-12-28T10:00:00Z"), interval: .init(1, .day), timeZoneIdentifier: "Pacific/Apia")
-        let boundaries = try calendar.boundaries(from: UTC.at("2011-12-29T12:00:00Z"), to: UTC.at("2011-12-31T12:00:00Z"))
+        let boundaries = try calendar.boundaries(
+            from: UTC.at("2011-12-29T12:00:00Z"), to: UTC.at("2011-12-31T12:00:00Z"))
         #expect(boundaries.firstBucketNumber == 1)
         #expect(
             boundaries.starts == [

@@ -69,7 +69,8 @@ import Testing
         // Anchored at midnight EST on 2024-03-10: local 01:00 EST, then 03:00 and 04:00 EDT.
         let calendar = try BucketCalendar(
             anchor: UTC.at("2024-03-10T05:00:00Z"), interval: .init(1, .hour), timeZoneIdentifier: "America/New_York")
-        let boundaries = try calendar.boundaries(from: UTC.at("2024-03-10T06:30:00Z"), to: UTC.at("2024-03-10T08:30:00Z"))
+        let boundaries = try calendar.boundaries(
+            from: UTC.at("2024-03-10T06:30:00Z"), to: UTC.at("2024-03-10T08:30:00Z"))
         #expect(boundaries.firstBucketNumber == 1)
         #expect(
             boundaries.starts == [
@@ -82,7 +83,8 @@ import Testing
         // 2024-11-03: 01:00 EDT (05:00Z), 01:00 EST (06:00Z), 02:00 EST (07:00Z): two buckets both show 01:00.
         let calendar = try BucketCalendar(
             anchor: UTC.at("2024-11-03T04:00:00Z"), interval: .init(1, .hour), timeZoneIdentifier: "America/New_York")
-        let boundaries = try calendar.boundaries(from: UTC.at("2024-11-03T05:00:00Z"), to: UTC.at("2024-11-03T06:59:59Z"))
+        let boundaries = try calendar.boundaries(
+            from: UTC.at("2024-11-03T05:00:00Z"), to: UTC.at("2024-11-03T06:59:59Z"))
         #expect(boundaries.firstBucketNumber == 1)
         #expect(
             boundaries.starts == [
@@ -106,7 +108,8 @@ import Testing
         // Anchor 2024-03-20 03:34 CET; in Berlin 03:34 exists every day, before and after the change.
         let calendar = try BucketCalendar(
             anchor: UTC.at("2024-03-20T02:34:00Z"), interval: .init(1, .day), timeZoneIdentifier: "Europe/Berlin")
-        let boundaries = try calendar.boundaries(from: UTC.at("2024-03-30T12:00:00Z"), to: UTC.at("2024-04-01T12:00:00Z"))
+        let boundaries = try calendar.boundaries(
+            from: UTC.at("2024-03-30T12:00:00Z"), to: UTC.at("2024-04-01T12:00:00Z"))
         #expect(boundaries.firstBucketNumber == 10)
         #expect(
             boundaries.starts == [
@@ -116,14 +119,16 @@ import Testing
             ])
         // Bucket numbers before the anchor are negative, at the same phase.
         let before = try calendar.bucket(containing: UTC.at("2024-03-01T00:00:00Z"))
-        #expect(before == Bucket(number: -20, start: UTC.at("2024-02-29T02:34:00Z"), end: UTC.at("2024-03-01T02:34:00Z")))
+        #expect(
+            before == Bucket(number: -20, start: UTC.at("2024-02-29T02:34:00Z"), end: UTC.at("2024-03-01T02:34:00Z")))
     }
 
     @Test func phaseInTheSpringForwardGapMovesLaterByTheGap() throws {
         // Anchor 02:30 EST on 2024-03-09. 02:30 does not exist on 2024-03-10: like Foundation, 03:30 EDT.
         let calendar = try BucketCalendar(
             anchor: UTC.at("2024-03-09T07:30:00Z"), interval: .init(1, .day), timeZoneIdentifier: "America/New_York")
-        let boundaries = try calendar.boundaries(from: UTC.at("2024-03-09T07:30:00Z"), to: UTC.at("2024-03-11T12:00:00Z"))
+        let boundaries = try calendar.boundaries(
+            from: UTC.at("2024-03-09T07:30:00Z"), to: UTC.at("2024-03-11T12:00:00Z"))
         #expect(
             boundaries.starts == [
                 UTC.at("2024-03-09T07:30:00Z"), UTC.at("2024-03-10T07:30:00Z"), UTC.at("2024-03-11T06:30:00Z"),
@@ -138,7 +143,8 @@ import Testing
         // Anchor 01:30 EDT on 2024-11-01; 01:30 occurs twice on 2024-11-03: bucket 2 starts at the first.
         let calendar = try BucketCalendar(
             anchor: UTC.at("2024-11-01T05:30:00Z"), interval: .init(1, .day), timeZoneIdentifier: "America/New_York")
-        let boundaries = try calendar.boundaries(from: UTC.at("2024-11-03T12:00:00Z"), to: UTC.at("2024-11-03T12:00:00Z"))
+        let boundaries = try calendar.boundaries(
+            from: UTC.at("2024-11-03T12:00:00Z"), to: UTC.at("2024-11-03T12:00:00Z"))
         #expect(boundaries.firstBucketNumber == 2)
         #expect(boundaries.starts == [UTC.at("2024-11-03T05:30:00Z"), UTC.at("2024-11-04T06:30:00Z")])
     }
@@ -147,7 +153,8 @@ import Testing
         // Anchor 01:30 EST on 2024-11-05: counting back, Foundation keeps the EST occurrence on 2024-11-03.
         let calendar = try BucketCalendar(
             anchor: UTC.at("2024-11-05T06:30:00Z"), interval: .init(1, .day), timeZoneIdentifier: "America/New_York")
-        let boundaries = try calendar.boundaries(from: UTC.at("2024-11-02T12:00:00Z"), to: UTC.at("2024-11-03T12:00:00Z"))
+        let boundaries = try calendar.boundaries(
+            from: UTC.at("2024-11-02T12:00:00Z"), to: UTC.at("2024-11-03T12:00:00Z"))
         #expect(boundaries.firstBucketNumber == -3)
         #expect(
             boundaries.starts == [

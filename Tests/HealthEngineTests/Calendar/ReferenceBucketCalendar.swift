@@ -50,7 +50,8 @@ struct ReferenceBucketCalendar {
     private func startByComponents(ofBucket number: Int) -> Timestamp {
         var wallClock = calendar.dateComponents(
             [.year, .month, .day, .hour, .minute, .second, .nanosecond], from: Self.date(anchor))
-        let months = wallClock.year! * 12 + wallClock.month! - 1 + number * interval.count * (interval.unit == .year ? 12 : 1)
+        let months =
+            wallClock.year! * 12 + wallClock.month! - 1 + number * interval.count * (interval.unit == .year ? 12 : 1)
         let year = months >= 0 ? months / 12 : (months - 11) / 12
         let month = months - year * 12 + 1
         let firstOfMonth = calendar.date(from: DateComponents(year: year, month: month, day: 1, hour: 12))!
@@ -61,7 +62,8 @@ struct ReferenceBucketCalendar {
         let first = calendar.date(from: wallClock)!
         if number < 0 {
             // The same wall time once more, one offset change later (fall-back)?
-            let change = calendar.timeZone.secondsFromGMT(for: first) - calendar.timeZone.secondsFromGMT(for: first + 86_400)
+            let change =
+                calendar.timeZone.secondsFromGMT(for: first) - calendar.timeZone.secondsFromGMT(for: first + 86_400)
             let again = first + TimeInterval(change)
             if change > 0, calendar.dateComponents(in: calendar.timeZone, from: again).hour == wallClock.hour,
                 calendar.dateComponents(in: calendar.timeZone, from: again).minute == wallClock.minute

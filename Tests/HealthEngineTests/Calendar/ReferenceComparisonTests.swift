@@ -37,7 +37,9 @@ import Testing
             let from: Timestamp =
                 Bool.random(using: &random)
                 ? anchor + Int64.random(in: -40 * nominal...40 * nominal, using: &random)
-                : Self.nearTransition(zone: zone, around: anchor + Int64.random(in: -40 * nominal...40 * nominal, using: &random), using: &random)
+                : Self.nearTransition(
+                    zone: zone, around: anchor + Int64.random(in: -40 * nominal...40 * nominal, using: &random),
+                    using: &random)
             let to = from + Int64.random(in: 0...120 * nominal, using: &random)
 
             let fast = try calendar.boundaries(from: from, to: to)
@@ -48,7 +50,9 @@ import Testing
             for _ in 0..<20 {
                 let instant = Int64.random(in: fast.span, using: &random)
                 let position = try #require(fast.bucketIndex(of: instant))
-                #expect(fast.firstBucketNumber + position == reference.bucketNumber(containing: instant), "\(context) at \(instant)")
+                #expect(
+                    fast.firstBucketNumber + position == reference.bucketNumber(containing: instant),
+                    "\(context) at \(instant)")
             }
         }
     }
