@@ -59,6 +59,9 @@ let package = Package(
         .testTarget(
             name: "HealthWireTests", dependencies: ["HealthWire"], swiftSettings: swiftSettings),
         .testTarget(name: "HealthEngineTests", dependencies: ["HealthEngine"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HealthServerTests", dependencies: ["HealthServer", "HealthWire", "HealthEngine"],
+            swiftSettings: swiftSettings),
         .testTarget(name: "HealthPosixTests", dependencies: ["HealthPosix"], swiftSettings: swiftSettings),
         .testTarget(name: "HealthImportTests", dependencies: ["HealthImport"], swiftSettings: swiftSettings),
         .testTarget(name: "HKQKitTests", dependencies: ["HKQKit"], swiftSettings: swiftSettings),
