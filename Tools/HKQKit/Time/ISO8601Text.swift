@@ -93,7 +93,7 @@ public enum ISO8601Text {
                 position += 1
             }
             guard (1...9).contains(count) else { return nil }
-            for _ in count..<6 { micros *= 10 }
+            for _ in min(count, 6)..<6 { micros *= 10 }
             return micros
         }
 
