@@ -78,26 +78,51 @@ import Testing
         #expect(stored.last?["start"] as? String == "2024-03-10T08:01:00.5+00:00")
     }
 
+    @Test func insertReadsStandardInputThroughTheBinary() async throws {
+        let live = try #require(LiveServer.current)
+        let lines = """
+            {"type":"bodyMass","start":"2024-03-10T08:00:00Z","value":70.5,"unit":"kg","source":"Scale"}
+            {"type":"bodyMass","start":"2024-03-11T08:00:00Z","value":154,"unit":"lb","source":"Scale"}
+            """
+        let (status, out, err) = try await BinaryTests.run(
+            ["insert", "-", "--server", live.address, "--subject", "insert-stdin", "--format", "json"], input: lines)
+        #expect(status == 0, "\(err)")
+        let counts: [[String: Any]] = try json(out)
+        #expect(counts.first?["type"] as? String == "bodyMass")
+        #expect(counts.first?["inserted"] as? Int == 2)
+        let stored = try await Self.samples(["bodyMass"], subject: "insert-stdin")
+        #expect(stored.map { $0["unit"] as? String } == ["kg", "kg"])
+        #expect(abs((stored.last?["value"] as? Double ?? 0) - 69.853_225) < 1e-6)
+    }
+
     @Test func insertStreamsLargeFilesInBatches() async throws {
         let rows = (0..<25_001).map { row in
             "stepCount,2024-03-10T00:00:00Z,2024-03-10T00:00:00Z,\(row),count,src\(row % 2)"
         }
         let result = try await Self.insert(rows, subject: "insert-large", name: "large.csv")
-        #expect(result.out.hasPrefix("TYPE        ROWS  INSERTED  ALREADY STORED\nstepCount  25001     25001               0\n"))
+        #expect(
+            result.out.hasPrefix(
+                "TYPE        ROWS  INSERTED  ALREADY STORED\nstepCount  25001     25001               0\n"))
         let stats = try await runLive(
-            ["stats", "stepCount", "--options", "by-source", "--format", "json", "--tz", "UTC"], subject: "insert-large")
+            ["stats", "stepCount", "--options", "by-source", "--format", "json", "--tz", "UTC"], subject: "insert-large"
+        )
         let object: [String: Any] = try json(stats.out)
         let sources = try #require(object["sources"] as? [[String: Any]])
-        let sums = Dictionary(uniqueKeysWithValues: sources.map { ($0["source"] as? String ?? "", $0["sum"] as? Double) })
+        let sums = Dictionary(
+            uniqueKeysWithValues: sources.map { ($0["source"] as? String ?? "", $0["sum"] as? Double) })
         #expect(sums == ["src0": 12_500 * 12_501, "src1": 12_500 * 12_500])
     }
 
     @Test(arguments: [
-        ("stepCount,2024-03-10T08:00:00Z,,5,,a\nstepCont,2024-03-10T08:00:00Z,,5,,a",
-         #"line 3: unknown quantity type "stepCont"; did you mean "stepCount"?"#),
+        (
+            "stepCount,2024-03-10T08:00:00Z,,5,,a\nstepCont,2024-03-10T08:00:00Z,,5,,a",
+            #"line 3: unknown quantity type "stepCont"; did you mean "stepCount"?"#
+        ),
         ("stepCount,2024-03-10T08:00:00Z,,5,kg,a", #"line 2: unit "kg" is not compatible with stepCount (count)"#),
-        ("stepCount,2024-03-10T09:00:00Z,2024-03-10T08:00:00Z,5,,a",
-         "line 2: start 2024-03-10T09:00:00Z is after end 2024-03-10T08:00:00Z"),
+        (
+            "stepCount,2024-03-10T09:00:00Z,2024-03-10T08:00:00Z,5,,a",
+            "line 2: start 2024-03-10T09:00:00Z is after end 2024-03-10T08:00:00Z"
+        ),
     ])
     func insertStopsAtABadLine(rows: String, message: String) async throws {
         let live = try #require(LiveServer.current)
@@ -143,8 +168,10 @@ import Testing
         #expect(try await Self.stepValues(["--to", "2024-03-10T10:00:00Z"], subject: "query-dates") == [40])
         // A local time read in --tz: 15:55 in Kolkata is 10:25 UTC.
         let local = try await runLive(
-            ["samples", "stepCount", "--from", "2024-03-10T15:55", "--tz", "Asia/Kolkata", "--strict-start",
-             "--format", "json"], subject: "query-dates")
+            [
+                "samples", "stepCount", "--from", "2024-03-10T15:55", "--tz", "Asia/Kolkata", "--strict-start",
+                "--format", "json",
+            ], subject: "query-dates")
         let objects: [[String: Any]] = try json(local.out)
         #expect(objects.map { $0["value"] as? Double } == [50])
         #expect(objects.first?["start"] as? String == "2024-03-10T15:55:00+05:30")
@@ -153,18 +180,23 @@ import Testing
     @Test func samplesSourcesLimitsAndSorts() async throws {
         try await Self.insertQueryData(subject: "query-sorts")
         #expect(try await Self.stepValues(["--source", "Watch"], subject: "query-sorts") == [40, 300, 50])
-        #expect(try await Self.stepValues(["--source", "Watch", "--source", "Phone"], subject: "query-sorts") == [40, 100, 200, 300, 50])
+        #expect(
+            try await Self.stepValues(["--source", "Watch", "--source", "Phone"], subject: "query-sorts") == [
+                40, 100, 200, 300, 50,
+            ])
         #expect(try await Self.stepValues(["--source", "Nobody"], subject: "query-sorts") == [])
         #expect(try await Self.stepValues(["--limit", "2"], subject: "query-sorts") == [40, 100])
         #expect(try await Self.stepValues(["--sort", "-start"], subject: "query-sorts") == [50, 300, 200, 100, 40])
         #expect(try await Self.stepValues(["--sort", "end"], subject: "query-sorts") == [100, 200, 50, 300, 40])
         #expect(try await Self.stepValues(["--sort", "-end", "--limit", "2"], subject: "query-sorts") == [40, 300])
         // Several types merge in sort order; --limit counts rows in all.
-        let both = try await Self.samples(["stepCount,distanceWalkingRunning", "--sort", "start", "--limit", "3"], subject: "query-sorts")
+        let both = try await Self.samples(
+            ["stepCount,distanceWalkingRunning", "--sort", "start", "--limit", "3"], subject: "query-sorts")
         #expect(both.map { $0["type"] as? String } == ["stepCount", "stepCount", "distanceWalkingRunning"])
         let bad = try await runLive(["samples", "stepCount", "--sort", "sideways"], subject: "query-sorts")
         #expect(bad.status == 64)
-        #expect(bad.err.hasPrefix("error: invalid value 'sideways' for '--sort'; expected start, -start, end or -end\n"))
+        #expect(
+            bad.err.hasPrefix("error: invalid value 'sideways' for '--sort'; expected start, -start, end or -end\n"))
         let negative = try await runLive(["samples", "stepCount", "--limit", "-1"], subject: "query-sorts")
         #expect(negative.status == 64)
     }
@@ -178,7 +210,8 @@ import Testing
         #expect(abs((miles.first?["value"] as? Double ?? 0) - 0.932_056_788) < 1e-8)
         #expect(miles.first?["unit"] as? String == "mi")
         let perType = try await Self.samples(
-            ["distanceWalkingRunning,stepCount", "--unit", "distanceWalkingRunning=km", "--limit", "2"], subject: "query-units")
+            ["distanceWalkingRunning,stepCount", "--unit", "distanceWalkingRunning=km", "--limit", "2"],
+            subject: "query-units")
         #expect(perType.map { $0["unit"] as? String } == ["count", "km"])
         let wrong = try await runLive(["samples", "stepCount", "--unit", "kg"], subject: "query-units")
         #expect(wrong.status == 1)
@@ -202,11 +235,15 @@ import Testing
                 stepCount  2024-03-10 06:10:00 -04:00  2024-03-10 06:20:00 -04:00    200  count  Phone
 
                 """)
-        let csv = try await runLive(["samples", "stepCount", "--format", "csv", "--tz", "UTC", "--limit", "1"], subject: "query-output")
+        let csv = try await runLive(
+            ["samples", "stepCount", "--format", "csv", "--tz", "UTC", "--limit", "1"], subject: "query-output")
         let lines = csv.out.split(separator: "\n").map(String.init)
         #expect(lines.first == "type,start,end,value,unit,source,uuid")
         let fields = try #require(lines.dropFirst().first.flatMap(CSV.fields))
-        #expect(Array(fields.prefix(6)) == ["stepCount", "2024-03-10T09:50:00+00:00", "2024-03-10T10:40:00+00:00", "40", "count", "Watch"])
+        #expect(
+            Array(fields.prefix(6)) == [
+                "stepCount", "2024-03-10T09:50:00+00:00", "2024-03-10T10:40:00+00:00", "40", "count", "Watch",
+            ])
         #expect(UUID(uuidString: fields[6]) != nil)
     }
 
@@ -224,8 +261,14 @@ import Testing
             ["stepCount,distanceWalkingRunning", "--join", "interval", "--unit", "distanceWalkingRunning=km"],
             subject: "join")
         #expect(rows.count == 4)
-        #expect(rows.map { Set($0.keys) } == Array(repeating: ["start", "end", "source", "stepCount", "distanceWalkingRunning"], count: 4))
-        #expect(rows.map { $0["start"] as? String } == ["2024-03-10T08:00:00+00:00", "2024-03-10T08:10:00+00:00", "2024-03-10T08:20:00+00:00", "2024-03-10T08:30:00+00:00"])
+        #expect(
+            rows.map { Set($0.keys) }
+                == Array(repeating: ["start", "end", "source", "stepCount", "distanceWalkingRunning"], count: 4))
+        #expect(
+            rows.map { $0["start"] as? String } == [
+                "2024-03-10T08:00:00+00:00", "2024-03-10T08:10:00+00:00", "2024-03-10T08:20:00+00:00",
+                "2024-03-10T08:30:00+00:00",
+            ])
         #expect(rows.map { $0["stepCount"] as? Double } == [1200, 950, 80, nil])
         #expect(rows.map { $0["distanceWalkingRunning"] as? Double } == [0.9, 0.7, nil, 0.1])
         #expect(rows[2]["distanceWalkingRunning"] is NSNull)
@@ -273,7 +316,8 @@ import Testing
         #expect(sum["start"] as? String == "2024-03-10T10:00:00+00:00")
         #expect(sum["end"] as? String == "2024-03-10T10:40:00+00:00")
         #expect(Set(sum.keys) == ["type", "unit", "start", "end", "sum", "duration"])
-        let mass = try await Self.stats(["bodyMass", "--options", "discreteAverage", "--options", "min,MAX,recent"], subject: "stats-options")
+        let mass = try await Self.stats(
+            ["bodyMass", "--options", "discreteAverage", "--options", "min,MAX,recent"], subject: "stats-options")
         #expect(mass["average"] as? Double == 71)
         #expect(mass["minimum"] as? Double == 70)
         #expect(mass["maximum"] as? Double == 72)
@@ -284,15 +328,18 @@ import Testing
         #expect(abs((pounds["average"] as? Double ?? 0) - 156.528_206_151) < 1e-6)
         let defaults = try await Self.stats(["bodyMass"], subject: "stats-options")
         #expect(Set(defaults.keys) == ["type", "unit", "start", "end", "average", "minimum", "maximum"])
-        let ranged = try await Self.stats(["stepCount", "--from", "2024-03-10T10:15:00Z", "--strict-start"], subject: "stats-options")
+        let ranged = try await Self.stats(
+            ["stepCount", "--from", "2024-03-10T10:15:00Z", "--strict-start"], subject: "stats-options")
         #expect(ranged["sum"] as? Double == 300)
-        let filtered = try await Self.stats(["stepCount", "--source", "Phone", "--options", "cumulativeSum"], subject: "stats-options")
+        let filtered = try await Self.stats(
+            ["stepCount", "--source", "Phone", "--options", "cumulativeSum"], subject: "stats-options")
         #expect(filtered["sum"] as? Double == 300)
     }
 
     @Test func statsBySource() async throws {
         try await Self.insertStatsData(subject: "stats-sources")
-        let object = try await Self.stats(["stepCount", "--options", "sum,duration,by-source"], subject: "stats-sources")
+        let object = try await Self.stats(
+            ["stepCount", "--options", "sum,duration,by-source"], subject: "stats-sources")
         #expect(object["sum"] as? Double == 600)
         let sources = try #require(object["sources"] as? [[String: Any]])
         let bySource = Dictionary(uniqueKeysWithValues: sources.map { ($0["source"] as? String ?? "", $0) })
@@ -317,7 +364,8 @@ import Testing
 
                 """)
         let csv = try await runLive(
-            ["stats", "stepCount", "--options", "sum,by-source", "--tz", "UTC", "--format", "csv"], subject: "stats-sources")
+            ["stats", "stepCount", "--options", "sum,by-source", "--tz", "UTC", "--format", "csv"],
+            subject: "stats-sources")
         let lines = csv.out.split(separator: "\n").map(String.init)
         #expect(lines.first == "source,type,unit,start,end,sum")
         #expect(lines.dropFirst().first == ",stepCount,count,2024-03-10T10:00:00+00:00,2024-03-10T10:40:00+00:00,600")
@@ -327,9 +375,13 @@ import Testing
     @Test func statsWithDateKeywordsUseTheInjectedNow() async throws {
         try await Self.insertStatsData(subject: "stats-dates")
         // now is 2024-03-10T15:00:00Z: today in UTC starts at 00:00Z, in Tokyo (+09:00) at 2024-03-10T15:00Z.
-        #expect(try await Self.stats(["stepCount", "--from", "today"], subject: "stats-dates")["sum"] as? Double == 600)
-        #expect(try await Self.stats(["stepCount", "--from", "now-270m", "--strict-start"], subject: "stats-dates")["sum"] as? Double == 300)
-        let tokyo = try await runLive(["stats", "stepCount", "--from", "today", "--tz", "Asia/Tokyo"], subject: "stats-dates")
+        #expect(
+            try await Self.stats(["stepCount", "--from", "today"], subject: "stats-dates")["sum"] as? Double == 600)
+        #expect(
+            try await Self.stats(["stepCount", "--from", "now-270m", "--strict-start"], subject: "stats-dates")["sum"]
+                as? Double == 300)
+        let tokyo = try await runLive(
+            ["stats", "stepCount", "--from", "today", "--tz", "Asia/Tokyo"], subject: "stats-dates")
         #expect(tokyo.status == 1)
         #expect(tokyo.out == "")
         #expect(tokyo.err == "no stepCount data for subject \"stats-dates\" since 2024-03-11 00:00:00 +09:00\n")
@@ -338,9 +390,13 @@ import Testing
     @Test func statsNoDataAndErrors() async throws {
         try await Self.insertStatsData(subject: "stats-errors")
         let none = try await runLive(
-            ["stats", "stepCount", "--from", "yesterday", "--to", "2024-03-10T09:00:00Z", "--tz", "UTC"], subject: "stats-errors")
+            ["stats", "stepCount", "--from", "yesterday", "--to", "2024-03-10T09:00:00Z", "--tz", "UTC"],
+            subject: "stats-errors")
         #expect(none.status == 1)
-        #expect(none.err == "no stepCount data for subject \"stats-errors\" between 2024-03-09 00:00:00 +00:00 and 2024-03-10 09:00:00 +00:00\n")
+        #expect(
+            none.err
+                == "no stepCount data for subject \"stats-errors\" between 2024-03-09 00:00:00 +00:00 and 2024-03-10 09:00:00 +00:00\n"
+        )
         let nobody = try await runLive(["stats", "heartRate", "--source", "Ring"], subject: "nobody")
         #expect(nobody.status == 1)
         #expect(nobody.err == "no heartRate data for subject \"nobody\" at any time from \"Ring\"\n")
@@ -349,14 +405,25 @@ import Testing
         #expect(mismatch.err == "error: discreteAverage is not valid for cumulative type stepCount\n")
         let unknown = try await runLive(["stats", "stepCount", "--options", "sum,median"], subject: "stats-errors")
         #expect(unknown.status == 64)
-        #expect(unknown.err.hasPrefix("error: unknown statistics option 'median'; expected sum, avg, min, max, recent, duration, by-source\n"))
+        #expect(
+            unknown.err.hasPrefix(
+                "error: unknown statistics option 'median'; expected sum, avg, min, max, recent, duration, by-source\n")
+        )
     }
 
     @Test(arguments: [
-        (["--tz", "Mars/Olympus"], "error: unknown time zone 'Mars/Olympus'; expected an IANA id such as America/New_York"),
-        (["--from", "last tuesday"], "error: invalid date 'last tuesday' for '--from'; expected \(DateArgumentParser.expected)"),
-        (["--from", "2024-03-10", "--to", "2024-03-09", "--tz", "UTC"],
-         "error: --to (2024-03-09 00:00:00 +00:00) is before --from (2024-03-10 00:00:00 +00:00)"),
+        (
+            ["--tz", "Mars/Olympus"],
+            "error: unknown time zone 'Mars/Olympus'; expected an IANA id such as America/New_York"
+        ),
+        (
+            ["--from", "last tuesday"],
+            "error: invalid date 'last tuesday' for '--from'; expected \(DateArgumentParser.expected)"
+        ),
+        (
+            ["--from", "2024-03-10", "--to", "2024-03-09", "--tz", "UTC"],
+            "error: --to (2024-03-09 00:00:00 +00:00) is before --from (2024-03-10 00:00:00 +00:00)"
+        ),
     ])
     func badQueryOptionsAreUsageErrors(arguments: [String], firstLine: String) async throws {
         for command in ["samples", "stats"] {
@@ -369,9 +436,11 @@ import Testing
     // MARK: server-info and connection errors
 
     @Test func serverInfoCountsWhatWasStored() async throws {
-        let before: [String: Any] = try json(try await runLive(["server-info", "--format", "json"], subject: "info").out)
+        let before: [String: Any] = try json(
+            try await runLive(["server-info", "--format", "json"], subject: "info").out)
         try await Self.insert(["flightsClimbed,2024-03-10T08:00:00Z,,3,count,Phone"], subject: "info-\(UUID())")
-        let after: [String: Any] = try json(try await runLive(["server-info", "--format", "json"], subject: "info").out)
+        let after: [String: Any] = try json(
+            try await runLive(["server-info", "--format", "json"], subject: "info").out)
         #expect(after["version"] as? String == "hkd 0.1.0")
         #expect((after["uptime"] as? Double ?? -1) >= 0)
         #expect((after["memory"] as? Int ?? 0) > 0)
@@ -391,13 +460,16 @@ import Testing
         #expect(csv.out.split(separator: "\n").count == 2)
     }
 
-    @Test(arguments: [["samples", "stepCount"], ["stats", "stepCount"], ["server-info"], ["insert", "/nonexistent.csv"]])
+    @Test(arguments: [
+        ["samples", "stepCount"], ["stats", "stepCount"], ["server-info"], ["insert", "/nonexistent.csv"],
+    ])
     func aDownServerIsOneClearLine(arguments: [String]) async {
         let result = await runHKQ(["--server", "127.0.0.1:1"] + arguments)
         #expect(result.status == 1)
         #expect(result.out == "")
         #expect(
             result.err
-                == "error: cannot connect to 127.0.0.1:1: Connection refused — is hkd running? start it with: swift run hkd\n")
+                == "error: cannot connect to 127.0.0.1:1: Connection refused — is hkd running? start it with: swift run hkd\n"
+        )
     }
 }

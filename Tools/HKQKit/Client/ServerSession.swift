@@ -36,7 +36,8 @@ public enum ServerSession {
     /// The one-line error for a failed connect: the reason after the last colon of the client's message.
     static func connectionFailure(_ error: HealthClientError, server: ServerAddress) -> HealthError {
         guard error.code == .connectionLost || error.code == .timedOut else { return error.error }
-        let reason = error.message.split(separator: ":", omittingEmptySubsequences: false).last
+        let reason =
+            error.message.split(separator: ":", omittingEmptySubsequences: false).last
             .map { $0.trimmingPrefix(" ") }.map(String.init) ?? error.message
         return HealthError(error.code, "cannot connect to \(server): \(reason) — \(startHint)")
     }

@@ -22,7 +22,7 @@ public struct InsertCommand: Command {
 
                 Rows are checked and sent in batches of \(InsertCommand.batchRows); the first bad row stops the \
                 import with its line number (earlier batches stay stored). Rows without a uuid get one derived \
-                from their content, so importing the same file again adds nothing.
+                from their content, so importing the same file again re-sends the same UUIDs.
                 """,
             arguments: [ArgumentSpec("file", help: "The file to read, or - for standard input.")],
             options: [

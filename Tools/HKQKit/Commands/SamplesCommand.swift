@@ -18,7 +18,9 @@ public struct SamplesCommand: Command {
                 --join interval puts the samples of different types that share start, end and source on one \
                 row, one field per type (e.g. steps and distance per interval).
                 """,
-            arguments: [ArgumentSpec("types", help: "Quantity types, comma-separated: stepCount,distanceWalkingRunning.")],
+            arguments: [
+                ArgumentSpec("types", help: "Quantity types, comma-separated: stepCount,distanceWalkingRunning.")
+            ],
             options: QueryScope.specs + [
                 .option("limit", value: "n", help: "At most n rows; 0 means no limit (default: 0)."),
                 .option(
@@ -60,11 +62,14 @@ public struct SamplesCommand: Command {
             context.print(join.records)
             if join.collisions > 0 {
                 context.console.printError(
-                    "warning: \(join.collisions) samples share type, interval and source with another; only the first is shown")
+                    "warning: \(join.collisions) samples share type, interval and source with another; only the first is shown"
+                )
             }
             return
         }
-        context.print(SamplesCommand.records(limit > 0 ? Array(samples.prefix(limit)) : samples, times: scope.times, format: format))
+        context.print(
+            SamplesCommand.records(
+                limit > 0 ? Array(samples.prefix(limit)) : samples, times: scope.times, format: format))
     }
 
     /// One record per sample: type, start, end, value, unit, source, uuid (uuid not in tables).

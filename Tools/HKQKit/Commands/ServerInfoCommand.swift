@@ -27,8 +27,11 @@ public struct ServerInfoCommand: Command {
         let total = info.samplesPerType.reduce(UInt64(0)) { $0 + $1.samples }
         let table = format == .table
         let uptime: JSONValue =
-            table ? .string(HumanFormat.duration(micros: Int64(clamping: info.uptimeMicros))) : .number(Double(info.uptimeMicros) / 1e6)
-        let memory: JSONValue = table ? .string(HumanFormat.bytes(info.residentBytes)) : .integer(Int64(clamping: info.residentBytes))
+            table
+            ? .string(HumanFormat.duration(micros: Int64(clamping: info.uptimeMicros)))
+            : .number(Double(info.uptimeMicros) / 1e6)
+        let memory: JSONValue =
+            table ? .string(HumanFormat.bytes(info.residentBytes)) : .integer(Int64(clamping: info.residentBytes))
         var fields = RecordSet(
             columns: [
                 .init("version", title: "VERSION"), .init("uptime", title: "UPTIME"),

@@ -43,7 +43,9 @@ public struct StatsCommand: Command {
             throw context.usageError(
                 "unknown statistics option '\(error.name)'; expected \(StatisticsOptionNames.shortNames)")
         }
-        if options.isEmpty || options == .separateBySource { options.formUnion(StatisticsOptionNames.defaults(for: type)) }
+        if options.isEmpty || options == .separateBySource {
+            options.formUnion(StatisticsOptionNames.defaults(for: type))
+        }
         try options.validate(for: type)
         let unit = try scope.unit(for: type)
         let subject = context.globals.subject

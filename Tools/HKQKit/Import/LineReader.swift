@@ -52,7 +52,8 @@ public final class LineReader {
             }
             if buffer.count - start > LineReader.maxLineBytes {
                 throw ImportError(
-                    file: nil, line: lineNumber + 1, message: "the line is longer than \(LineReader.maxLineBytes) bytes")
+                    file: nil, line: lineNumber + 1, message: "the line is longer than \(LineReader.maxLineBytes) bytes"
+                )
             }
             try fill()
         }

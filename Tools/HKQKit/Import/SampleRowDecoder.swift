@@ -61,7 +61,8 @@ public struct SampleRowDecoder {
         let source = SourceInfo(name: sourceName)
         let uuid: UUID
         if row.uuid.isEmpty {
-            uuid = StableUUID.derive(subject: subject, type: type, start: start, end: end, value: value, unit: unit, source: source)
+            uuid = StableUUID.derive(
+                subject: subject, type: type, start: start, end: end, value: value, unit: unit, source: source)
         } else {
             guard let parsed = UUID(uuidString: row.uuid.trimmingCharacters(in: .whitespaces)) else {
                 throw HealthError(.invalidSample, "uuid \"\(row.uuid)\" is not a UUID")
@@ -99,8 +100,8 @@ public struct SampleRowDecoder {
     }
 }
 
-/// UUIDs for rows that come without one, derived from their content so that importing a file twice adds
-/// nothing (the server treats a re-sent UUID with the same content as a no-op).
+/// UUIDs for rows that come without one, derived from their content, so that importing a file twice re-sends
+/// the same UUIDs (HEALTHKIT.md §3: a re-sent UUID with the same content is a no-op for the server).
 ///
 /// Two 64-bit FNV-1a hashes (different offset bases) of subject, type, start, end, value, unit and source
 /// name, with the RFC 9562 version 8 and variant bits set. Two rows identical in every field get one UUID.
@@ -112,7 +113,9 @@ public enum StableUUID {
     ) -> UUID {
         var first = FNV1a(basis: 0xcbf2_9ce4_8422_2325)
         var second = FNV1a(basis: 0x6c62_272e_07bb_0142)
-        for part in [subject, type.identifier, String(start), String(end), String(value.bitPattern), unit.symbol, source.name] {
+        for part in [
+            subject, type.identifier, String(start), String(end), String(value.bitPattern), unit.symbol, source.name,
+        ] {
             first.add(part)
             second.add(part)
         }

@@ -13,7 +13,9 @@ public enum HumanFormat {
         var seconds = (magnitude + 500_000) / 1_000_000
         let days = seconds / 86_400
         seconds %= 86_400
-        let parts: [(UInt64, String)] = [(days, "d"), (seconds / 3600, "h"), (seconds % 3600 / 60, "m"), (seconds % 60, "s")]
+        let parts: [(UInt64, String)] = [
+            (days, "d"), (seconds / 3600, "h"), (seconds % 3600 / 60, "m"), (seconds % 60, "s"),
+        ]
         guard let first = parts.firstIndex(where: { $0.0 != 0 }),
             let last = parts.lastIndex(where: { $0.0 != 0 })
         else { return "0s" }

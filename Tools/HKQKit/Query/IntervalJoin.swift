@@ -38,7 +38,10 @@ public struct IntervalJoin: Sendable {
                 row = records.rows.count
                 rowOf[key] = row
                 records.append(
-                    [times.cell(sample.start, format: format), times.cell(sample.end, format: format), .string(key.source)]
+                    [
+                        times.cell(sample.start, format: format), times.cell(sample.end, format: format),
+                        .string(key.source),
+                    ]
                         + Array(repeating: .null, count: types.count))
             }
             if records.rows[row][column] != .null {

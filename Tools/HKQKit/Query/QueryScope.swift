@@ -39,7 +39,8 @@ public struct QueryScope: Sendable {
         func bound(_ name: String) throws -> Timestamp? {
             guard let text = context.arguments.value(name) else { return nil }
             guard let instant = dates.parse(text) else {
-                throw context.usageError("invalid date '\(text)' for '--\(name)'; expected \(DateArgumentParser.expected)")
+                throw context.usageError(
+                    "invalid date '\(text)' for '--\(name)'; expected \(DateArgumentParser.expected)")
             }
             return instant
         }
@@ -84,8 +85,10 @@ public struct QueryScope: Sendable {
 
     /// `TYPE=UNIT` keys that name no type in `types` (a typo the command should report).
     func unusedUnitKeys(_ types: [QuantityType]) -> [String] {
-        units.keys.compactMap { $0 }.filter { key in !types.contains { $0.identifier == key || $0.fullIdentifier == key } }
-            .sorted()
+        units.keys.compactMap { $0 }.filter { key in
+            !types.contains { $0.identifier == key || $0.fullIdentifier == key }
+        }
+        .sorted()
     }
 
     /// `between X and Y`, `since X`, `before Y` or `at any time`, for messages.

@@ -2,9 +2,13 @@ import HealthModel
 
 /// The `--sort` values of `samples`: `start`, `-start`, `end`, `-end` (a leading `-` means newest first).
 public enum SampleOrder: String, Sendable, CaseIterable {
+    /// Oldest start first.
     case start
+    /// Newest start first.
     case startDescending = "-start"
+    /// Earliest end first.
     case end
+    /// Latest end first.
     case endDescending = "-end"
 
     /// The server's sort order.

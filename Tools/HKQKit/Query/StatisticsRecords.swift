@@ -20,12 +20,18 @@ struct StatisticsRecords {
     var figures: [Figure] {
         var figures: [Figure] = []
         func number(_ value: Double?) -> JSONValue { value.map(JSONValue.number) ?? .null }
-        if options.contains(.cumulativeSum) { figures.append(Figure(column: .init("sum", title: "SUM")) { number($0.sum) }) }
+        if options.contains(.cumulativeSum) {
+            figures.append(Figure(column: .init("sum", title: "SUM")) { number($0.sum) })
+        }
         if options.contains(.discreteAverage) {
             figures.append(Figure(column: .init("average", title: "AVERAGE")) { number($0.average) })
         }
-        if options.contains(.discreteMin) { figures.append(Figure(column: .init("minimum", title: "MIN")) { number($0.minimum) }) }
-        if options.contains(.discreteMax) { figures.append(Figure(column: .init("maximum", title: "MAX")) { number($0.maximum) }) }
+        if options.contains(.discreteMin) {
+            figures.append(Figure(column: .init("minimum", title: "MIN")) { number($0.minimum) })
+        }
+        if options.contains(.discreteMax) {
+            figures.append(Figure(column: .init("maximum", title: "MAX")) { number($0.maximum) })
+        }
         if options.contains(.mostRecent) {
             let times = times
             let format = format

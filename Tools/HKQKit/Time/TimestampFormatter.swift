@@ -38,7 +38,8 @@ public struct TimestampFormatter: Sendable {
             text += "." + fraction
         }
         let magnitude = abs(offset) / 60
-        text += offsetSeparator + (offset < 0 ? "-" : "+") + Self.pad(magnitude / 60, 2) + ":" + Self.pad(magnitude % 60, 2)
+        text +=
+            offsetSeparator + (offset < 0 ? "-" : "+") + Self.pad(magnitude / 60, 2) + ":" + Self.pad(magnitude % 60, 2)
         return text
     }
 
