@@ -64,7 +64,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(name: "HealthPosixTests", dependencies: ["HealthPosix"], swiftSettings: swiftSettings),
         .testTarget(name: "HealthImportTests", dependencies: ["HealthImport"], swiftSettings: swiftSettings),
-        .testTarget(name: "HKQKitTests", dependencies: ["HKQKit"], swiftSettings: swiftSettings),
+        .testTarget(name: "HKQKitTests", dependencies: ["HKQKit", "HealthServer"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["HealthServer", "HealthClient", "HealthWire", "HealthPosix", "HKQKit"],

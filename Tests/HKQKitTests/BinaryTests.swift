@@ -29,9 +29,11 @@ import Testing
         var description: String { "hkq not built; looked in \(searched.joined(separator: ", "))" }
     }
 
-    /// Runs hkq with `arguments`, output to temporary files, waiting without blocking a test thread.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (Int32, String, String)
-    {
+    /// Runs hkq with `arguments` (and `input` on standard input, else none), output to temporary files, waiting
+    /// without blocking a test thread.
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:], input: String? = nil
+    ) async throws -> (Int32, String, String) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hkq-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -42,6 +44,11 @@ import Testing
         let out = try FileHandle(forWritingTo: outURL)
         let err = try FileHandle(forWritingTo: errURL)
         let process = Process()
+        if let input {
+            let inURL = directory.appendingPathComponent("in")
+            try Data(input.utf8).write(to: inURL)
+            process.standardInput = try FileHandle(forReadingFrom: inURL)
+        }
         process.executableURL = try hkqURL()
         process.arguments = arguments
         process.environment = environment

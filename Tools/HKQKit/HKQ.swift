@@ -13,16 +13,24 @@ public struct HKQ: Sendable {
     public var commands: [any Command]
     /// Options accepted before and after any command name.
     public var globalOptions: [OptionSpec]
+    /// What `now` (and so `today`, `now-7d`…) means; tests fix it.
+    public var clock: @Sendable () -> Timestamp
 
-    /// A program with the given commands and global options.
+    /// A program with the given commands, global options and clock (the system clock by default).
     public init(
         name: String = "hkq", overview: String = HKQ.defaultOverview, commands: [any Command],
-        globalOptions: [OptionSpec] = GlobalOptions.specs
+        globalOptions: [OptionSpec] = GlobalOptions.specs, clock: @escaping @Sendable () -> Timestamp = HKQ.systemClock
     ) {
         self.name = name
         self.overview = overview
         self.commands = commands
         self.globalOptions = globalOptions
+        self.clock = clock
+    }
+
+    /// The current time, in microseconds since the epoch.
+    public static let systemClock: @Sendable () -> Timestamp = {
+        Timestamp((Date().timeIntervalSince1970 * 1e6).rounded())
     }
 
     /// The top-level OVERVIEW line of hkq.
@@ -30,6 +38,10 @@ public struct HKQ: Sendable {
 
     /// Every hkq command. A new command is one file in `Commands/` plus one entry here.
     public static let commands: [any Command] = [
+        InsertCommand(),
+        SamplesCommand(),
+        StatsCommand(),
+        ServerInfoCommand(),
         TypesCommand(),
         UnitsCommand.group,
         HelpCommand(),

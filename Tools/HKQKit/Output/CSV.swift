@@ -12,6 +12,45 @@ public enum CSV {
 
     /// One line: the escaped fields joined by commas, with a final newline.
     public static func line(_ fields: [String]) -> String { fields.map(escape).joined(separator: ",") + "\n" }
+
+    /// The fields of one line (without its line end): commas separate, double quotes enclose a field that may
+    /// hold commas, and `""` inside quotes is a quote. `nil` when a quote is left open or text follows a
+    /// closing quote. Fields keep their spaces.
+    public static func fields(_ line: String) -> [String]? {
+        var fields: [String] = []
+        var field = ""
+        var inQuotes = false
+        var wasQuoted = false
+        var characters = line.makeIterator()
+        while let character = characters.next() {
+            if inQuotes {
+                if character != "\"" {
+                    field.append(character)
+                    continue
+                }
+                inQuotes = false
+                wasQuoted = true
+                continue
+            }
+            switch character {
+            case ",":
+                fields.append(field)
+                field = ""
+                wasQuoted = false
+            case "\"" where wasQuoted:
+                field.append("\"")
+                inQuotes = true
+            case "\"" where field.isEmpty:
+                inQuotes = true
+            default:
+                if wasQuoted { return nil }
+                field.append(character)
+            }
+        }
+        if inQuotes { return nil }
+        fields.append(field)
+        return fields
+    }
 }
 
 extension String {

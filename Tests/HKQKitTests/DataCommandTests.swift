@@ -1,0 +1,475 @@
+import Foundation
+import HealthModel
+import Testing
+
+@testable import HKQKit
+
+/// insert, samples, stats and server-info against a real hkd started in-process for the suite.
+///
+/// Each test uses its own subject, so the order tests run in does not matter.
+@Suite(.serialized, .liveServer) struct DataCommandTests {
+    /// Inserts CSV `rows` (after the standard header) for `subject`, expecting success.
+    @discardableResult
+    static func insert(_ rows: [String], subject: String, name: String = "rows.csv") async throws -> RunResult {
+        let live = try #require(LiveServer.current)
+        let path = try live.file(name, "type,start,end,value,unit,source\n" + rows.joined(separator: "\n") + "\n")
+        let result = try await runLive(["insert", path], subject: subject)
+        #expect(result.status == 0, "\(result.err)")
+        return result
+    }
+
+    /// The `samples` JSON output as objects.
+    static func samples(_ arguments: [String], subject: String) async throws -> [[String: Any]] {
+        let result = try await runLive(["samples"] + arguments + ["--format", "json", "--tz", "UTC"], subject: subject)
+        #expect(result.status == 0, "\(result.err)")
+        return try json(result.out)
+    }
+
+    // MARK: insert
+
+    @Test func insertCSVPrintsRowsPerTypeAndStoresThem() async throws {
+        let live = try #require(LiveServer.current)
+        let path = try live.file(
+            "walk.csv",
+            """
+            type,start,end,value,unit,source
+            stepCount,2024-03-10T08:00:00-05:00,2024-03-10T08:10:00-05:00,1200,count,iPhone
+            distanceWalkingRunning,2024-03-10T08:00:00-05:00,2024-03-10T08:10:00-05:00,0.9,km,iPhone
+            stepCount,2024-03-10T08:10:00-05:00,2024-03-10T08:20:00-05:00,950,,"Anna's Watch, Series 9"
+
+            """)
+        let result = try await runLive(["insert", path], subject: "insert-csv")
+        #expect(result.status == 0)
+        #expect(result.err == "")
+        #expect(
+            result.out == """
+                TYPE                    ROWS  INSERTED  ALREADY STORED
+                stepCount                  2         2               0
+                distanceWalkingRunning     1         1               0
+                inserted 3 new samples from \(path) (3 rows, 0 already stored)
+
+                """)
+        let stored = try await Self.samples(["stepCount,distanceWalkingRunning"], subject: "insert-csv")
+        #expect(stored.map { $0["type"] as? String } == ["stepCount", "distanceWalkingRunning", "stepCount"])
+        #expect(stored.map { $0["value"] as? Double } == [1200, 900, 950])
+        #expect(stored.map { $0["source"] as? String } == ["iPhone", "iPhone", "Anna's Watch, Series 9"])
+        #expect(stored.first?["start"] as? String == "2024-03-10T13:00:00+00:00")
+        let json = try await runLive(["insert", path, "--format", "json"], subject: "insert-csv-json")
+        let counts: [[String: Any]] = try HKQKitTests.json(json.out)
+        #expect(counts.map { $0["type"] as? String } == ["stepCount", "distanceWalkingRunning"])
+        #expect(counts.map { $0["rows"] as? Int } == [2, 1])
+        #expect(counts.map { $0["inserted"] as? Int } == [2, 1])
+    }
+
+    @Test func insertJSONLines() async throws {
+        let live = try #require(LiveServer.current)
+        let path = try live.file(
+            "hr.jsonl",
+            """
+            {"type":"heartRate","start":"2024-03-10T08:00:00Z","end":"2024-03-10T08:00:00Z","value":72,"unit":"count/min","source":"Watch"}
+            {"type":"heartRate","start":"2024-03-10T08:01:00.5Z","value":1.5,"unit":"count/s","source":"Watch","uuid":"E621E1F8-C36C-495A-93FC-0C247A3E6E5F"}
+            """)
+        let result = try await runLive(["insert", path, "--format", "csv"], subject: "insert-jsonl")
+        #expect(result.status == 0)
+        #expect(result.out == "type,rows,inserted,duplicates\nheartRate,2,2,0\n")
+        let stored = try await Self.samples(["heartRate"], subject: "insert-jsonl")
+        #expect(stored.map { $0["value"] as? Double } == [72, 90])
+        #expect(stored.last?["uuid"] as? String == "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")
+        #expect(stored.last?["start"] as? String == "2024-03-10T08:01:00.5+00:00")
+    }
+
+    @Test func insertReadsStandardInputThroughTheBinary() async throws {
+        let live = try #require(LiveServer.current)
+        let lines = """
+            {"type":"bodyMass","start":"2024-03-10T08:00:00Z","value":70.5,"unit":"kg","source":"Scale"}
+            {"type":"bodyMass","start":"2024-03-11T08:00:00Z","value":154,"unit":"lb","source":"Scale"}
+            """
+        let (status, out, err) = try await BinaryTests.run(
+            ["insert", "-", "--server", live.address, "--subject", "insert-stdin", "--format", "json"], input: lines)
+        #expect(status == 0, "\(err)")
+        let counts: [[String: Any]] = try json(out)
+        #expect(counts.first?["type"] as? String == "bodyMass")
+        #expect(counts.first?["inserted"] as? Int == 2)
+        let stored = try await Self.samples(["bodyMass"], subject: "insert-stdin")
+        #expect(stored.map { $0["unit"] as? String } == ["kg", "kg"])
+        #expect(abs((stored.last?["value"] as? Double ?? 0) - 69.853_225) < 1e-6)
+    }
+
+    @Test func insertStreamsLargeFilesInBatches() async throws {
+        let rows = (0..<25_001).map { row in
+            "stepCount,2024-03-10T00:00:00Z,2024-03-10T00:00:00Z,\(row),count,src\(row % 2)"
+        }
+        let result = try await Self.insert(rows, subject: "insert-large", name: "large.csv")
+        #expect(
+            result.out.hasPrefix(
+                "TYPE        ROWS  INSERTED  ALREADY STORED\nstepCount  25001     25001               0\n"))
+        let stats = try await runLive(
+            ["stats", "stepCount", "--options", "by-source", "--format", "json", "--tz", "UTC"], subject: "insert-large"
+        )
+        let object: [String: Any] = try json(stats.out)
+        let sources = try #require(object["sources"] as? [[String: Any]])
+        let sums = Dictionary(
+            uniqueKeysWithValues: sources.map { ($0["source"] as? String ?? "", $0["sum"] as? Double) })
+        #expect(sums == ["src0": 12_500 * 12_501, "src1": 12_500 * 12_500])
+    }
+
+    @Test(arguments: [
+        (
+            "stepCount,2024-03-10T08:00:00Z,,5,,a\nstepCont,2024-03-10T08:00:00Z,,5,,a",
+            #"line 3: unknown quantity type "stepCont"; did you mean "stepCount"?"#
+        ),
+        ("stepCount,2024-03-10T08:00:00Z,,5,kg,a", #"line 2: unit "kg" is not compatible with stepCount (count)"#),
+        (
+            "stepCount,2024-03-10T09:00:00Z,2024-03-10T08:00:00Z,5,,a",
+            "line 2: start 2024-03-10T09:00:00Z is after end 2024-03-10T08:00:00Z"
+        ),
+    ])
+    func insertStopsAtABadLine(rows: String, message: String) async throws {
+        let live = try #require(LiveServer.current)
+        let path = try live.file("bad.csv", "type,start,end,value,unit,source\n" + rows + "\n")
+        let result = try await runLive(["insert", path], subject: "insert-bad")
+        #expect(result.status == 1)
+        #expect(result.out == "")
+        #expect(result.err == "error: \(path) \(message)\n")
+        let stored = try await Self.samples(["stepCount"], subject: "insert-bad")
+        #expect(stored.isEmpty, "a bad line in the first batch sends nothing")
+    }
+
+    // MARK: samples
+
+    /// stepCount of `subject`, in UTC on 2024-03-10:
+    /// E 09:50–10:40 W 40, A 10:00–10:10 P 100, B 10:10–10:20 P 200, C 10:20–10:30 W 300, D 10:25 point W 50.
+    static func insertQueryData(subject: String) async throws {
+        try await insert(
+            [
+                "stepCount,2024-03-10T10:00:00Z,2024-03-10T10:10:00Z,100,count,Phone",
+                "stepCount,2024-03-10T10:10:00Z,2024-03-10T10:20:00Z,200,count,Phone",
+                "stepCount,2024-03-10T10:20:00Z,2024-03-10T10:30:00Z,300,count,Watch",
+                "stepCount,2024-03-10T10:25:00Z,2024-03-10T10:25:00Z,50,count,Watch",
+                "stepCount,2024-03-10T09:50:00Z,2024-03-10T10:40:00Z,40,count,Watch",
+                "distanceWalkingRunning,2024-03-10T10:00:00Z,2024-03-10T10:10:00Z,1.5,km,Phone",
+            ], subject: subject)
+    }
+
+    /// The values of the stepCount samples `arguments` select, in output order.
+    static func stepValues(_ arguments: [String], subject: String) async throws -> [Double] {
+        try await samples(["stepCount"] + arguments, subject: subject).compactMap { $0["value"] as? Double }
+    }
+
+    @Test func samplesDatePredicateFlags() async throws {
+        try await Self.insertQueryData(subject: "query-dates")
+        let range = ["--from", "2024-03-10T10:10:00Z", "--to", "2024-03-10T10:25:00Z"]
+        #expect(try await Self.stepValues([], subject: "query-dates") == [40, 100, 200, 300, 50])
+        #expect(try await Self.stepValues(range, subject: "query-dates") == [40, 100, 200, 300])
+        #expect(try await Self.stepValues(range + ["--strict-start"], subject: "query-dates") == [200, 300])
+        #expect(try await Self.stepValues(range + ["--strict-end"], subject: "query-dates") == [100, 200])
+        #expect(try await Self.stepValues(range + ["--strict-start", "--strict-end"], subject: "query-dates") == [200])
+        #expect(try await Self.stepValues(["--from", "2024-03-10T10:30:00Z"], subject: "query-dates") == [40, 300])
+        #expect(try await Self.stepValues(["--to", "2024-03-10T10:00:00Z"], subject: "query-dates") == [40])
+        // A local time read in --tz: 15:55 in Kolkata is 10:25 UTC.
+        let local = try await runLive(
+            [
+                "samples", "stepCount", "--from", "2024-03-10T15:55", "--tz", "Asia/Kolkata", "--strict-start",
+                "--format", "json",
+            ], subject: "query-dates")
+        let objects: [[String: Any]] = try json(local.out)
+        #expect(objects.map { $0["value"] as? Double } == [50])
+        #expect(objects.first?["start"] as? String == "2024-03-10T15:55:00+05:30")
+    }
+
+    @Test func samplesSourcesLimitsAndSorts() async throws {
+        try await Self.insertQueryData(subject: "query-sorts")
+        #expect(try await Self.stepValues(["--source", "Watch"], subject: "query-sorts") == [40, 300, 50])
+        #expect(
+            try await Self.stepValues(["--source", "Watch", "--source", "Phone"], subject: "query-sorts") == [
+                40, 100, 200, 300, 50,
+            ])
+        #expect(try await Self.stepValues(["--source", "Nobody"], subject: "query-sorts") == [])
+        #expect(try await Self.stepValues(["--limit", "2"], subject: "query-sorts") == [40, 100])
+        #expect(try await Self.stepValues(["--sort", "-start"], subject: "query-sorts") == [50, 300, 200, 100, 40])
+        #expect(try await Self.stepValues(["--sort", "end"], subject: "query-sorts") == [100, 200, 50, 300, 40])
+        #expect(try await Self.stepValues(["--sort", "-end", "--limit", "2"], subject: "query-sorts") == [40, 300])
+        // Several types merge in sort order; --limit counts rows in all.
+        let both = try await Self.samples(
+            ["stepCount,distanceWalkingRunning", "--sort", "start", "--limit", "3"], subject: "query-sorts")
+        #expect(both.map { $0["type"] as? String } == ["stepCount", "stepCount", "distanceWalkingRunning"])
+        let bad = try await runLive(["samples", "stepCount", "--sort", "sideways"], subject: "query-sorts")
+        #expect(bad.status == 64)
+        #expect(
+            bad.err.hasPrefix("error: invalid value 'sideways' for '--sort'; expected start, -start, end or -end\n"))
+        let negative = try await runLive(["samples", "stepCount", "--limit", "-1"], subject: "query-sorts")
+        #expect(negative.status == 64)
+    }
+
+    @Test func samplesUnits() async throws {
+        try await Self.insertQueryData(subject: "query-units")
+        let meters = try await Self.samples(["distanceWalkingRunning"], subject: "query-units")
+        #expect(meters.first?["value"] as? Double == 1500)
+        #expect(meters.first?["unit"] as? String == "m")
+        let miles = try await Self.samples(["distanceWalkingRunning", "--unit", "mi"], subject: "query-units")
+        #expect(abs((miles.first?["value"] as? Double ?? 0) - 0.932_056_788) < 1e-8)
+        #expect(miles.first?["unit"] as? String == "mi")
+        let perType = try await Self.samples(
+            ["distanceWalkingRunning,stepCount", "--unit", "distanceWalkingRunning=km", "--limit", "2"],
+            subject: "query-units")
+        #expect(perType.map { $0["unit"] as? String } == ["count", "km"])
+        let wrong = try await runLive(["samples", "stepCount", "--unit", "kg"], subject: "query-units")
+        #expect(wrong.status == 1)
+        #expect(wrong.err == "error: unit \"kg\" is not compatible with stepCount (count)\n")
+        let stray = try await runLive(["samples", "stepCount", "--unit", "heartRate=count/s"], subject: "query-units")
+        #expect(stray.status == 64)
+        #expect(stray.err.hasPrefix("error: --unit names 'heartRate', which is not among the types queried\n"))
+        let unknown = try await runLive(["samples", "stepz"], subject: "query-units")
+        #expect(unknown.status == 1)
+        #expect(unknown.err == "error: unknown quantity type \"stepz\"\n")
+    }
+
+    @Test func samplesTableAndCSV() async throws {
+        try await Self.insertQueryData(subject: "query-output")
+        let table = try await runLive(
+            ["samples", "stepCount", "--source", "Phone", "--tz", "America/New_York"], subject: "query-output")
+        #expect(
+            table.out == """
+                TYPE       START                       END                         VALUE  UNIT   SOURCE
+                stepCount  2024-03-10 06:00:00 -04:00  2024-03-10 06:10:00 -04:00    100  count  Phone
+                stepCount  2024-03-10 06:10:00 -04:00  2024-03-10 06:20:00 -04:00    200  count  Phone
+
+                """)
+        let csv = try await runLive(
+            ["samples", "stepCount", "--format", "csv", "--tz", "UTC", "--limit", "1"], subject: "query-output")
+        let lines = csv.out.split(separator: "\n").map(String.init)
+        #expect(lines.first == "type,start,end,value,unit,source,uuid")
+        let fields = try #require(lines.dropFirst().first.flatMap(CSV.fields))
+        #expect(
+            Array(fields.prefix(6)) == [
+                "stepCount", "2024-03-10T09:50:00+00:00", "2024-03-10T10:40:00+00:00", "40", "count", "Watch",
+            ])
+        #expect(UUID(uuidString: fields[6]) != nil)
+    }
+
+    @Test func samplesJoinedPerInterval() async throws {
+        try await Self.insert(
+            [
+                "stepCount,2024-03-10T08:00:00Z,2024-03-10T08:10:00Z,1200,count,iPhone",
+                "distanceWalkingRunning,2024-03-10T08:00:00Z,2024-03-10T08:10:00Z,0.9,km,iPhone",
+                "stepCount,2024-03-10T08:10:00Z,2024-03-10T08:20:00Z,950,count,iPhone",
+                "distanceWalkingRunning,2024-03-10T08:10:00Z,2024-03-10T08:20:00Z,0.7,km,iPhone",
+                "stepCount,2024-03-10T08:20:00Z,2024-03-10T08:30:00Z,80,count,iPhone",
+                "distanceWalkingRunning,2024-03-10T08:30:00Z,2024-03-10T08:40:00Z,0.1,km,iPhone",
+            ], subject: "join")
+        let rows = try await Self.samples(
+            ["stepCount,distanceWalkingRunning", "--join", "interval", "--unit", "distanceWalkingRunning=km"],
+            subject: "join")
+        #expect(rows.count == 4)
+        #expect(
+            rows.map { Set($0.keys) }
+                == Array(repeating: ["start", "end", "source", "stepCount", "distanceWalkingRunning"], count: 4))
+        #expect(
+            rows.map { $0["start"] as? String } == [
+                "2024-03-10T08:00:00+00:00", "2024-03-10T08:10:00+00:00", "2024-03-10T08:20:00+00:00",
+                "2024-03-10T08:30:00+00:00",
+            ])
+        #expect(rows.map { $0["stepCount"] as? Double } == [1200, 950, 80, nil])
+        #expect(rows.map { $0["distanceWalkingRunning"] as? Double } == [0.9, 0.7, nil, 0.1])
+        #expect(rows[2]["distanceWalkingRunning"] is NSNull)
+        let table = try await runLive(
+            ["samples", "stepCount,distanceWalkingRunning", "--join", "interval", "--tz", "UTC", "--limit", "2"],
+            subject: "join")
+        #expect(
+            table.out == """
+                START                       END                         SOURCE  stepCount (count)  distanceWalkingRunning (m)
+                2024-03-10 08:00:00 +00:00  2024-03-10 08:10:00 +00:00  iPhone               1200                         900
+                2024-03-10 08:10:00 +00:00  2024-03-10 08:20:00 +00:00  iPhone                950                         700
+
+                """)
+    }
+
+    // MARK: stats
+
+    /// `subject`, 2024-03-10 UTC: steps Phone 10:00–10:10 100, 10:10–10:20 200, Watch 10:30–10:40 300;
+    /// bodyMass Scale 70 kg at 08:00, 72 at 09:00, 71 at 10:00.
+    static func insertStatsData(subject: String) async throws {
+        try await insert(
+            [
+                "stepCount,2024-03-10T10:00:00Z,2024-03-10T10:10:00Z,100,count,Phone",
+                "stepCount,2024-03-10T10:10:00Z,2024-03-10T10:20:00Z,200,count,Phone",
+                "stepCount,2024-03-10T10:30:00Z,2024-03-10T10:40:00Z,300,count,Watch",
+                "bodyMass,2024-03-10T08:00:00Z,,70,kg,Scale",
+                "bodyMass,2024-03-10T09:00:00Z,,72,kg,Scale",
+                "bodyMass,2024-03-10T10:00:00Z,,71,kg,Scale",
+            ], subject: subject)
+    }
+
+    /// The JSON object `stats` prints for `subject`.
+    static func stats(_ arguments: [String], subject: String) async throws -> [String: Any] {
+        let result = try await runLive(["stats"] + arguments + ["--format", "json", "--tz", "UTC"], subject: subject)
+        #expect(result.status == 0, "\(result.err)")
+        return try json(result.out)
+    }
+
+    @Test func statsEachOption() async throws {
+        try await Self.insertStatsData(subject: "stats-options")
+        let sum = try await Self.stats(["stepCount", "--options", "sum,duration"], subject: "stats-options")
+        #expect(sum["type"] as? String == "stepCount" && sum["unit"] as? String == "count")
+        #expect(sum["sum"] as? Double == 600)
+        #expect(sum["duration"] as? Double == 1800)
+        #expect(sum["start"] as? String == "2024-03-10T10:00:00+00:00")
+        #expect(sum["end"] as? String == "2024-03-10T10:40:00+00:00")
+        #expect(Set(sum.keys) == ["type", "unit", "start", "end", "sum", "duration"])
+        let mass = try await Self.stats(
+            ["bodyMass", "--options", "discreteAverage", "--options", "min,MAX,recent"], subject: "stats-options")
+        #expect(mass["average"] as? Double == 71)
+        #expect(mass["minimum"] as? Double == 70)
+        #expect(mass["maximum"] as? Double == 72)
+        #expect(mass["mostRecent"] as? Double == 71)
+        #expect(mass["mostRecentStart"] as? String == "2024-03-10T10:00:00+00:00")
+        let pounds = try await Self.stats(["bodyMass", "--options", "avg", "--unit", "lb"], subject: "stats-options")
+        #expect(pounds["unit"] as? String == "lb")
+        #expect(abs((pounds["average"] as? Double ?? 0) - 156.528_206_151) < 1e-6)
+        let defaults = try await Self.stats(["bodyMass"], subject: "stats-options")
+        #expect(Set(defaults.keys) == ["type", "unit", "start", "end", "average", "minimum", "maximum"])
+        let ranged = try await Self.stats(
+            ["stepCount", "--from", "2024-03-10T10:15:00Z", "--strict-start"], subject: "stats-options")
+        #expect(ranged["sum"] as? Double == 300)
+        let filtered = try await Self.stats(
+            ["stepCount", "--source", "Phone", "--options", "cumulativeSum"], subject: "stats-options")
+        #expect(filtered["sum"] as? Double == 300)
+    }
+
+    @Test func statsBySource() async throws {
+        try await Self.insertStatsData(subject: "stats-sources")
+        let object = try await Self.stats(
+            ["stepCount", "--options", "sum,duration,by-source"], subject: "stats-sources")
+        #expect(object["sum"] as? Double == 600)
+        let sources = try #require(object["sources"] as? [[String: Any]])
+        let bySource = Dictionary(uniqueKeysWithValues: sources.map { ($0["source"] as? String ?? "", $0) })
+        #expect(Set(bySource.keys) == ["Phone", "Watch"])
+        #expect(bySource["Phone"]?["sum"] as? Double == 300)
+        #expect(bySource["Phone"]?["duration"] as? Double == 1200)
+        #expect(bySource["Watch"]?["sum"] as? Double == 300)
+        let table = try await runLive(
+            ["stats", "stepCount", "--options", "sum,duration,separateBySource", "--tz", "UTC", "--source", "Phone"],
+            subject: "stats-sources")
+        #expect(
+            table.out == """
+                TYPE      stepCount
+                UNIT      count
+                START     2024-03-10 10:00:00 +00:00
+                END       2024-03-10 10:20:00 +00:00
+                SUM       300
+                DURATION  20m
+
+                SOURCE  SUM  DURATION
+                Phone   300  20m
+
+                """)
+        let csv = try await runLive(
+            ["stats", "stepCount", "--options", "sum,by-source", "--tz", "UTC", "--format", "csv"],
+            subject: "stats-sources")
+        let lines = csv.out.split(separator: "\n").map(String.init)
+        #expect(lines.first == "source,type,unit,start,end,sum")
+        #expect(lines.dropFirst().first == ",stepCount,count,2024-03-10T10:00:00+00:00,2024-03-10T10:40:00+00:00,600")
+        #expect(Set(lines.dropFirst(2)) == ["Phone,stepCount,count,,,300", "Watch,stepCount,count,,,300"])
+    }
+
+    @Test func statsWithDateKeywordsUseTheInjectedNow() async throws {
+        try await Self.insertStatsData(subject: "stats-dates")
+        // now is 2024-03-10T15:00:00Z: today in UTC starts at 00:00Z, in Tokyo (+09:00) at 2024-03-10T15:00Z.
+        #expect(
+            try await Self.stats(["stepCount", "--from", "today"], subject: "stats-dates")["sum"] as? Double == 600)
+        #expect(
+            try await Self.stats(["stepCount", "--from", "now-270m", "--strict-start"], subject: "stats-dates")["sum"]
+                as? Double == 300)
+        let tokyo = try await runLive(
+            ["stats", "stepCount", "--from", "today", "--tz", "Asia/Tokyo"], subject: "stats-dates")
+        #expect(tokyo.status == 1)
+        #expect(tokyo.out == "")
+        #expect(tokyo.err == "no stepCount data for subject \"stats-dates\" since 2024-03-11 00:00:00 +09:00\n")
+    }
+
+    @Test func statsNoDataAndErrors() async throws {
+        try await Self.insertStatsData(subject: "stats-errors")
+        let none = try await runLive(
+            ["stats", "stepCount", "--from", "yesterday", "--to", "2024-03-10T09:00:00Z", "--tz", "UTC"],
+            subject: "stats-errors")
+        #expect(none.status == 1)
+        #expect(
+            none.err
+                == "no stepCount data for subject \"stats-errors\" between 2024-03-09 00:00:00 +00:00 and 2024-03-10 09:00:00 +00:00\n"
+        )
+        let nobody = try await runLive(["stats", "heartRate", "--source", "Ring"], subject: "nobody")
+        #expect(nobody.status == 1)
+        #expect(nobody.err == "no heartRate data for subject \"nobody\" at any time from \"Ring\"\n")
+        let mismatch = try await runLive(["stats", "stepCount", "--options", "avg"], subject: "stats-errors")
+        #expect(mismatch.status == 1)
+        #expect(mismatch.err == "error: discreteAverage is not valid for cumulative type stepCount\n")
+        let unknown = try await runLive(["stats", "stepCount", "--options", "sum,median"], subject: "stats-errors")
+        #expect(unknown.status == 64)
+        #expect(
+            unknown.err.hasPrefix(
+                "error: unknown statistics option 'median'; expected sum, avg, min, max, recent, duration, by-source\n")
+        )
+    }
+
+    @Test(arguments: [
+        (
+            ["--tz", "Mars/Olympus"],
+            "error: unknown time zone 'Mars/Olympus'; expected an IANA id such as America/New_York"
+        ),
+        (
+            ["--from", "last tuesday"],
+            "error: invalid date 'last tuesday' for '--from'; expected \(DateArgumentParser.expected)"
+        ),
+        (
+            ["--from", "2024-03-10", "--to", "2024-03-09", "--tz", "UTC"],
+            "error: --to (2024-03-09 00:00:00 +00:00) is before --from (2024-03-10 00:00:00 +00:00)"
+        ),
+    ])
+    func badQueryOptionsAreUsageErrors(arguments: [String], firstLine: String) async throws {
+        for command in ["samples", "stats"] {
+            let result = try await runLive([command, "stepCount"] + arguments, subject: "stats")
+            #expect(result.status == 64)
+            #expect(result.err.split(separator: "\n").first.map(String.init) == firstLine)
+        }
+    }
+
+    // MARK: server-info and connection errors
+
+    @Test func serverInfoCountsWhatWasStored() async throws {
+        let before: [String: Any] = try json(
+            try await runLive(["server-info", "--format", "json"], subject: "info").out)
+        try await Self.insert(["flightsClimbed,2024-03-10T08:00:00Z,,3,count,Phone"], subject: "info-\(UUID())")
+        let after: [String: Any] = try json(
+            try await runLive(["server-info", "--format", "json"], subject: "info").out)
+        #expect(after["version"] as? String == "hkd 0.1.0")
+        #expect((after["uptime"] as? Double ?? -1) >= 0)
+        #expect((after["memory"] as? Int ?? 0) > 0)
+        #expect((after["connections"] as? Int ?? 0) >= 1)
+        #expect(after["subjects"] as? Int == (before["subjects"] as? Int ?? 0) + 1)
+        let perTypeBefore = before["samplesPerType"] as? [String: Int] ?? [:]
+        let perType = try #require(after["samplesPerType"] as? [String: Int])
+        #expect(perType["flightsClimbed"] == (perTypeBefore["flightsClimbed"] ?? 0) + 1)
+        #expect(after["samples"] as? Int == perType.values.reduce(0, +))
+        let table = try await runLive(["server-info"], subject: "info")
+        let lines = table.out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.first == "VERSION      hkd 0.1.0")
+        #expect(lines.contains { $0.hasPrefix("MEMORY       ") && $0.hasSuffix("iB") })
+        #expect(lines.contains { $0.hasPrefix("flightsClimbed ") })
+        let csv = try await runLive(["server-info", "--format", "csv"], subject: "info")
+        #expect(csv.out.hasPrefix("version,uptime,connections,memory,subjects,samples,"))
+        #expect(csv.out.split(separator: "\n").count == 2)
+    }
+
+    @Test(arguments: [
+        ["samples", "stepCount"], ["stats", "stepCount"], ["server-info"], ["insert", "/nonexistent.csv"],
+    ])
+    func aDownServerIsOneClearLine(arguments: [String]) async {
+        let result = await runHKQ(["--server", "127.0.0.1:1"] + arguments)
+        #expect(result.status == 1)
+        #expect(result.out == "")
+        #expect(
+            result.err
+                == "error: cannot connect to 127.0.0.1:1: Connection refused — is hkd running? start it with: swift run hkd\n"
+        )
+    }
+}

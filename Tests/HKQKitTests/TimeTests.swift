@@ -1,0 +1,125 @@
+import Foundation
+import HealthModel
+import Testing
+
+@testable import HKQKit
+
+/// ISO 8601 text, civil time, date arguments, timestamp and duration formatting.
+@Suite struct TimeTests {
+    static let utc = TimeZone(identifier: "UTC")!
+    static let newYork = TimeZone(identifier: "America/New_York")!
+
+    /// Seconds since the epoch as a timestamp.
+    static func at(_ seconds: Int64, micros: Int64 = 0) -> Timestamp { seconds * 1_000_000 + micros }
+
+    @Test(
+        arguments: [
+            ("2024-03-10T08:00:00-05:00", at(1_710_075_600)),
+            ("2024-03-10T13:00:00Z", at(1_710_075_600)),
+            ("2024-03-10t13:00:00z", at(1_710_075_600)),
+            ("2024-03-10 13:00:00+00:00", at(1_710_075_600)),
+            ("2024-03-10T18:30:00+0530", at(1_710_075_600)),
+            ("2024-03-10T18:30+05:30", at(1_710_075_600)),
+            ("2024-03-10T13:00:00.25Z", at(1_710_075_600, micros: 250_000)),
+            ("2024-03-10T13:00:00.123456789Z", at(1_710_075_600, micros: 123_456)),
+            ("1969-12-31T23:59:59.5Z", -500_000),
+            ("2000-02-29T00:00:00Z", at(951_782_400)),
+            ("2024-03-10T13:00:00+01", at(1_710_072_000)),
+        ] as [(String, Timestamp)])
+    func isoWithOffsetParses(text: String, expected: Timestamp) {
+        #expect(ISO8601Text.timestamp(text) == expected)
+    }
+
+    @Test(arguments: [
+        "2024-03-10", "2024-03-10T08:00:00", "2024-02-30T00:00:00Z", "2023-02-29T00:00:00Z", "2024-13-01T00:00:00Z",
+        "2024-03-10T24:00:00Z", "2024-03-10T08:60:00Z", "2024-03-10T08:00:61Z", "2024-3-10T08:00:00Z",
+        "2024-03-10T08:00:00.Z", "2024-03-10T08:00:00+25:00", "2024-03-10T08:00:00Zjunk", "", "yesterday",
+        "2024-03-10T08:00:00 -05:00",
+    ])
+    func isoWithoutValidOffsetIsRejected(text: String) {
+        #expect(ISO8601Text.timestamp(text) == nil)
+    }
+
+    @Test func civilTimeRoundTripsAcrossCenturies() {
+        for days in stride(from: -800_000, through: 800_000, by: 997) {
+            let instant = Int64(days) * 86_400_000_000 + 3_723_000_004
+            let civil = CivilTime(timestamp: instant, offsetSeconds: -18_000)
+            #expect(civil.isValid)
+            #expect(civil.timestamp(offsetSeconds: -18_000) == instant)
+        }
+        #expect(
+            CivilTime(timestamp: -1, offsetSeconds: 0)
+                == CivilTime(year: 1969, month: 12, day: 31, hour: 23, minute: 59, second: 59, microsecond: 999_999))
+    }
+
+    /// 2024-03-10T15:00:00Z is 11:00 in New York, the day clocks sprang forward (midnight was -05:00).
+    static let now = at(1_710_082_800)
+
+    @Test(
+        arguments: [
+            ("now", now), ("NOW", now), ("now-2h", now - 2 * 3_600_000_000), ("now-30m", now - 30 * 60_000_000),
+            ("now+90s", now + 90_000_000),
+            // Calendar days: 11:00 EDT today, 11:00 EST a week ago (7 × 24 h − 1 h earlier).
+            ("now-7d", now - (7 * 24 - 1) * 3_600_000_000), ("now-1w", now - (7 * 24 - 1) * 3_600_000_000),
+            ("today", at(1_710_046_800)), ("yesterday", at(1_710_046_800 - 86_400)),
+            ("tomorrow", at(1_710_046_800 + 23 * 3600)), ("today-6d", at(1_710_046_800 - 6 * 86_400)),
+            ("2024-03-10", at(1_710_046_800)), ("2024-03-11", at(1_710_046_800 + 23 * 3600)),
+            ("2024-03-10T08:00", at(1_710_072_000)), ("2024-03-10T08:00:00-05:00", at(1_710_075_600)),
+        ] as [(String, Timestamp)])
+    func dateArgumentsInNewYork(text: String, expected: Timestamp) {
+        let parser = DateArgumentParser(timeZone: Self.newYork, now: Self.now)
+        #expect(parser.parse(text) == expected)
+    }
+
+    @Test func todayFollowsTheZone() {
+        let now = Self.at(1_710_028_800)  // 2024-03-10T00:00:00Z: still the 9th in New York, the 10th in Kolkata
+        #expect(DateArgumentParser(timeZone: Self.utc, now: now).parse("today") == now)
+        #expect(DateArgumentParser(timeZone: Self.newYork, now: now).parse("today") == Self.at(1_709_960_400))
+        let kolkata = TimeZone(identifier: "Asia/Kolkata")!
+        #expect(DateArgumentParser(timeZone: kolkata, now: now).parse("today") == Self.at(1_710_009_000))
+    }
+
+    @Test(arguments: ["now-", "now-7", "now-7x", "now*2h", "someday", "2024-03-", "today+", "now-1.5h", "nowish"])
+    func badDateArgumentsAreRejected(text: String) {
+        #expect(DateArgumentParser(timeZone: Self.utc, now: Self.now).parse(text) == nil)
+    }
+
+    @Test func timestampsPrintInTheZoneWithTheOffsetOfTheInstant() {
+        let newYork = TimestampFormatter(timeZone: Self.newYork)
+        #expect(newYork.display(Self.at(1_710_075_600)) == "2024-03-10 09:00:00 -04:00")
+        #expect(newYork.display(Self.at(1_710_046_800)) == "2024-03-10 00:00:00 -05:00")
+        #expect(newYork.iso8601(Self.at(1_710_046_800, micros: 250_000)) == "2024-03-10T00:00:00.25-05:00")
+        let kathmandu = TimestampFormatter(timeZone: TimeZone(identifier: "Asia/Kathmandu")!)
+        #expect(kathmandu.iso8601(0) == "1970-01-01T05:30:00+05:30")
+        #expect(TimestampFormatter(timeZone: Self.utc).display(-1) == "1969-12-31 23:59:59.999999 +00:00")
+        #expect(newYork.cell(0, format: .table) == .string("1969-12-31 19:00:00 -05:00"))
+        #expect(newYork.cell(0, format: .json) == .string("1969-12-31T19:00:00-05:00"))
+    }
+
+    @Test func printedTimesParseBack() {
+        let formatter = TimestampFormatter(timeZone: TimeZone(identifier: "Australia/Lord_Howe")!)
+        for instant in stride(from: Self.at(1_700_000_000), to: Self.at(1_740_000_000), by: 86_399_123_457) {
+            #expect(ISO8601Text.timestamp(formatter.iso8601(instant)) == instant)
+            #expect(
+                ISO8601Text.timestamp(formatter.display(instant).replacingOccurrences(of: " +", with: "+")) == instant)
+        }
+    }
+
+    @Test(
+        arguments: [
+            (0, "0s"), (7, "7µs"), (250_000, "250ms"), (45_000_000, "45s"), (125 * 60_000_000, "2h 05m"),
+            (7_510_000_000, "2h 05m 10s"), (3_600_000_000, "1h"), (86_400_000_000 + 10_000_000, "1d 00h 00m 10s"),
+            (600_000_000, "10m"), (-90_000_000, "-1m 30s"),
+        ] as [(Int64, String)])
+    func durationsForPeople(micros: Int64, expected: String) {
+        #expect(HumanFormat.duration(micros: micros) == expected)
+    }
+
+    @Test func byteCountsForPeople() {
+        #expect(HumanFormat.bytes(512) == "512 B")
+        #expect(HumanFormat.bytes(1536) == "1.5 KiB")
+        #expect(HumanFormat.bytes(2 << 20) == "2 MiB")
+        #expect(HumanFormat.bytes(25_795_379) == "24.6 MiB")
+        #expect(HumanFormat.bytes(3 << 40) == "3 TiB")
+    }
+}

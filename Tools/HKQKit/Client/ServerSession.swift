@@ -1,0 +1,44 @@
+import HealthClient
+import HealthModel
+
+/// Opens a client on the server hkq was pointed at, runs a command's requests on it, then closes it.
+///
+/// Turns client failures into one-line errors: a refused or unreachable server becomes
+/// `cannot connect to HOST:PORT: REASON — is hkd running? start it with: swift run hkd`; a server refusal keeps
+/// the server's message. The connection is opened before the body runs, so a down server fails at once and
+/// without retries.
+public enum ServerSession {
+    /// The hint appended to connection failures.
+    public static let startHint = "is hkd running? start it with: swift run hkd"
+
+    /// Connects to `context`'s server with its token, runs `body`, and closes the connection whatever happens.
+    public static func run<T: Sendable>(
+        _ context: CommandContext, _ body: (HealthClient) async throws -> T
+    ) async throws -> T {
+        let globals = context.globals
+        let client = HealthClient(
+            ClientConfiguration(
+                host: globals.server.host, port: Int(globals.server.port), token: globals.token ?? "",
+                clientName: "hkq", connectTimeout: .seconds(5)))
+        defer { client.close() }
+        do {
+            try await client.connect()
+        } catch {
+            throw connectionFailure(error, server: globals.server)
+        }
+        do {
+            return try await body(client)
+        } catch let error as HealthClientError {
+            throw error.error
+        }
+    }
+
+    /// The one-line error for a failed connect: the reason after the last colon of the client's message.
+    static func connectionFailure(_ error: HealthClientError, server: ServerAddress) -> HealthError {
+        guard error.code == .connectionLost || error.code == .timedOut else { return error.error }
+        let reason =
+            error.message.split(separator: ":", omittingEmptySubsequences: false).last
+            .map { $0.trimmingPrefix(" ") }.map(String.init) ?? error.message
+        return HealthError(error.code, "cannot connect to \(server): \(reason) — \(startHint)")
+    }
+}

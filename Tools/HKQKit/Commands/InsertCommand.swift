@@ -1,0 +1,114 @@
+import HealthClient
+import HealthModel
+
+/// `hkq insert FILE`: stores the samples of a CSV or JSON-lines file, streaming it in batches.
+public struct InsertCommand: Command {
+    /// Rows read before a batch is sent; the file is never held in memory whole.
+    public static let batchRows = 10_000
+
+    /// An insert command.
+    public init() {}
+
+    /// `insert <file>` with `--input-format`.
+    public var spec: CommandSpec {
+        CommandSpec(
+            name: "insert", abstract: "Store the samples of a CSV or JSON-lines file (- reads standard input).",
+            discussion: """
+                CSV has a header row naming the columns type,start,end,value,unit,source and optionally uuid (any \
+                order); JSON lines have one object per line with those keys. start and end are ISO 8601 with an \
+                offset (2024-03-10T08:00:00-05:00, Z, fractional seconds); an empty end means a point sample; \
+                an empty unit means the type's canonical unit. The format follows the extension (.csv, .jsonl, \
+                .json), else the first character ({ means JSON lines).
+
+                Rows are checked and sent in batches of \(InsertCommand.batchRows); the first bad row stops the \
+                import with its line number (earlier batches stay stored). Rows without a uuid get one derived \
+                from their content, so importing the same file again re-sends the same UUIDs.
+                """,
+            arguments: [ArgumentSpec("file", help: "The file to read, or - for standard input.")],
+            options: [
+                .option(
+                    "input-format", value: "format", help: "csv or jsonl (default: from the extension or content).",
+                    allowedValues: SampleFileFormat.allCases.map(\.rawValue))
+            ])
+    }
+
+    /// Reads, validates and sends every row, then prints rows, inserted and already-stored counts per type.
+    public func run(_ context: CommandContext) async throws {
+        let path = context.argument(0)!
+        let format = context.arguments.value("input-format").flatMap(SampleFileFormat.init(rawValue:))
+        let tally = try await ServerSession.run(context) { client in
+            let reader = try SampleFileReader(path: path, format: format, subject: context.globals.subject)
+            var tally = InsertTally()
+            var pending: [Sample] = []
+            pending.reserveCapacity(InsertCommand.batchRows)
+            while let sample = try reader.next() {
+                pending.append(sample)
+                if pending.count == InsertCommand.batchRows {
+                    try await tally.send(pending, with: client)
+                    pending.removeAll(keepingCapacity: true)
+                }
+            }
+            try await tally.send(pending, with: client)
+            return tally
+        }
+        context.print(tally.records())
+        if context.globals.format == .table {
+            let name = path == "-" ? "standard input" : path
+            context.print(
+                "inserted \(tally.total.inserted) new samples from \(name) (\(tally.total.rows) rows, "
+                    + "\(tally.total.duplicates) already stored)")
+        }
+    }
+}
+
+/// Counts per type of what an import read and what the server acknowledged.
+struct InsertTally: Sendable {
+    /// One type's counts.
+    struct Counts: Sendable {
+        var rows: UInt64 = 0
+        var inserted: UInt64 = 0
+        var duplicates: UInt64 = 0
+    }
+
+    private(set) var order: [String] = []
+    private(set) var counts: [String: Counts] = [:]
+
+    /// Sends `samples` as one batch per type and unit and adds the acknowledgements.
+    mutating func send(_ samples: [Sample], with client: HealthClient) async throws {
+        let batches = SampleBatch.grouping(
+            samples, maxRows: InsertCommand.batchRows, makeBatchID: HealthClient.makeBatchID)
+        for batch in batches {
+            let ack = try await client.insert(batch)
+            let type = batch.typeIdentifier
+            if counts[type] == nil { order.append(type) }
+            counts[type, default: Counts()].rows += UInt64(batch.count)
+            counts[type, default: Counts()].inserted += ack.inserted
+            counts[type, default: Counts()].duplicates += ack.duplicates
+        }
+    }
+
+    /// The sums over every type.
+    var total: Counts {
+        counts.values.reduce(into: Counts()) { total, counts in
+            total.rows += counts.rows
+            total.inserted += counts.inserted
+            total.duplicates += counts.duplicates
+        }
+    }
+
+    /// One record per type, in first-seen order.
+    func records() -> RecordSet {
+        var records = RecordSet(columns: [
+            .init("type", title: "TYPE"), .init("rows", title: "ROWS"), .init("inserted", title: "INSERTED"),
+            .init("duplicates", title: "ALREADY STORED"),
+        ])
+        for type in order {
+            let counts = counts[type]!
+            records.append([
+                .string(type), .integer(Int64(counts.rows)), .integer(Int64(counts.inserted)),
+                .integer(Int64(counts.duplicates)),
+            ])
+        }
+        return records
+    }
+}

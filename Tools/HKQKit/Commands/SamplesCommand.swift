@@ -1,0 +1,92 @@
+import HealthClient
+import HealthModel
+
+/// `hkq samples TYPE[,TYPE...]`: HealthKit's sample query, printed as rows or joined per interval.
+public struct SamplesCommand: Command {
+    /// A samples command.
+    public init() {}
+
+    /// `samples <types>` with the query options, `--limit`, `--sort` and `--join`.
+    public var spec: CommandSpec {
+        CommandSpec(
+            name: "samples", abstract: "List the samples of one or more types (HealthKit sample query).",
+            discussion: QueryScope.discussion + """
+
+
+                Columns: type, start, end, value, unit, source and uuid (uuid in JSON and CSV only). Times print \
+                in --tz. With several types the rows are merged in --sort order and --limit counts rows in all. \
+                --join interval puts the samples of different types that share start, end and source on one \
+                row, one field per type (e.g. steps and distance per interval).
+                """,
+            arguments: [
+                ArgumentSpec("types", help: "Quantity types, comma-separated: stepCount,distanceWalkingRunning.")
+            ],
+            options: QueryScope.specs + [
+                .option("limit", value: "n", help: "At most n rows; 0 means no limit (default: 0)."),
+                .option(
+                    "sort", value: "order", help: "start, -start, end or -end; - is newest first (default: start).",
+                    allowedValues: SampleOrder.allCases.map(\.rawValue)),
+                .option(
+                    "join", value: "how", help: "interval: one row per interval and source, a field per type.",
+                    allowedValues: ["interval"]),
+            ])
+    }
+
+    /// Queries each type, merges the results, and prints them as sample rows or joined rows.
+    public func run(_ context: CommandContext) async throws {
+        let types = try QueryScope.types(context.argument(0)!, context: context)
+        let scope = try QueryScope(context)
+        if let stray = scope.unusedUnitKeys(types).first {
+            throw context.usageError("--unit names '\(stray)', which is not among the types queried")
+        }
+        let order = context.arguments.value("sort").flatMap(SampleOrder.init(rawValue:)) ?? .start
+        let limit = try context.integer(option: "limit") ?? 0
+        if limit < 0 { throw context.usageError("invalid value '\(limit)' for '--limit'; expected 0 or more") }
+        let units = try types.map { try scope.unit(for: $0) }
+        let subject = context.globals.subject
+        let lists = try await ServerSession.run(context) { client in
+            var lists: [[Sample]] = []
+            for (type, unit) in zip(types, units) {
+                lists.append(
+                    try await client.samples(
+                        type.identifier, subject: subject, filter: scope.filter, sort: order.sort, limit: limit,
+                        unit: unit.symbol))
+            }
+            return lists
+        }
+        let samples = order.merge(lists)
+        let format = context.globals.format
+        if context.arguments.value("join") != nil {
+            var join = IntervalJoin(samples: samples, types: types, units: units, times: scope.times, format: format)
+            join.truncate(to: limit)
+            context.print(join.records)
+            if join.collisions > 0 {
+                context.console.printError(
+                    "warning: \(join.collisions) samples share type, interval and source with another; only the first is shown"
+                )
+            }
+            return
+        }
+        context.print(
+            SamplesCommand.records(
+                limit > 0 ? Array(samples.prefix(limit)) : samples, times: scope.times, format: format))
+    }
+
+    /// One record per sample: type, start, end, value, unit, source, uuid (uuid not in tables).
+    public static func records(_ samples: [Sample], times: TimestampFormatter, format: OutputFormat) -> RecordSet {
+        var records = RecordSet(columns: [
+            .init("type", title: "TYPE"), .init("start", title: "START"), .init("end", title: "END"),
+            .init("value", title: "VALUE"), .init("unit", title: "UNIT"), .init("source", title: "SOURCE"),
+            .init("uuid", title: "UUID", inTable: false),
+        ])
+        records.rows.reserveCapacity(samples.count)
+        for sample in samples {
+            records.append([
+                .string(sample.type.identifier), times.cell(sample.start, format: format),
+                times.cell(sample.end, format: format), .number(sample.value), .string(sample.unit.symbol),
+                .string(sample.source.name), .string(sample.uuid.uuidString),
+            ])
+        }
+        return records
+    }
+}

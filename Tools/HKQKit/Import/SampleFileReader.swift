@@ -1,0 +1,155 @@
+import Foundation
+import HealthModel
+
+/// The layouts `hkq insert` reads.
+public enum SampleFileFormat: String, Sendable, CaseIterable {
+    /// A header row naming the columns (type,start,end,value,unit,source[,uuid], any order), then one row per
+    /// sample.
+    case csv
+    /// One JSON object per line with the same keys.
+    case jsonl
+
+    /// The format a file name implies: `.csv`, or `.jsonl`, `.ndjson` and `.json`; `nil` for anything else.
+    public static func implied(byPath path: String) -> SampleFileFormat? {
+        let lower = path.lowercased()
+        if lower.hasSuffix(".csv") { return .csv }
+        if lower.hasSuffix(".jsonl") || lower.hasSuffix(".ndjson") || lower.hasSuffix(".json") { return .jsonl }
+        return nil
+    }
+}
+
+/// Streams samples out of a CSV or JSON-lines file (or standard input), one validated ``Sample`` at a time.
+///
+/// The format comes from `format`, else the file name, else the first non-blank character (`{` means JSON
+/// lines). Blank lines are skipped. Every problem is an ``ImportError`` naming the file and line.
+/// Not thread-safe.
+public final class SampleFileReader {
+    /// The file as named (`-` for standard input).
+    public let path: String
+    /// The layout being read.
+    public private(set) var format: SampleFileFormat
+    private let lines: LineReader
+    private var decoder: SampleRowDecoder
+    private var columns: CSVColumns?
+    private var pending: (line: Int, text: String)?
+
+    /// The columns a file must have; `uuid` is optional.
+    public static let requiredColumns = ["type", "start", "end", "value", "unit", "source"]
+
+    /// Opens `path` and reads up to the first row; fails on an unreadable file or a bad CSV header.
+    public init(path: String, format: SampleFileFormat?, subject: String) throws {
+        self.path = path
+        lines = try LineReader(path: path)
+        decoder = SampleRowDecoder(subject: subject)
+        self.format = format ?? SampleFileFormat.implied(byPath: path) ?? .csv
+        guard let first = try nextNonBlank() else { return }
+        if format == nil, SampleFileFormat.implied(byPath: path) == nil {
+            self.format = first.text.first(where: { !$0.isWhitespace }) == "{" ? .jsonl : .csv
+        }
+        switch self.format {
+        case .csv: columns = try CSVColumns(header: first.text, file: path, line: first.line)
+        case .jsonl: pending = first
+        }
+    }
+
+    /// The next sample, or `nil` at the end of the input.
+    public func next() throws -> Sample? {
+        let next: (line: Int, text: String)
+        if let pending {
+            next = pending
+            self.pending = nil
+        } else {
+            guard let line = try nextNonBlank() else { return nil }
+            next = line
+        }
+        do {
+            let row = try format == .csv ? csvRow(next.text) : jsonRow(next.text)
+            return try decoder.sample(row)
+        } catch let error as HealthError {
+            throw ImportError(file: path, line: next.line, message: error.message)
+        }
+    }
+
+    private func nextNonBlank() throws -> (line: Int, text: String)? {
+        do {
+            while let line = try lines.next() {
+                if !line.allSatisfy(\.isWhitespace) { return (lines.lineNumber, line) }
+            }
+            return nil
+        } catch var error as ImportError {
+            error.file = path
+            throw error
+        } catch {
+            throw ImportError(file: path, line: nil, message: "cannot read: \(error.localizedDescription)")
+        }
+    }
+
+    private func csvRow(_ text: String) throws -> SampleRow {
+        guard let columns, let fields = CSV.fields(text) else {
+            throw HealthError(.invalidSample, "malformed CSV (a quote is not closed, or text follows a closing quote)")
+        }
+        return try columns.row(fields)
+    }
+
+    private func jsonRow(_ text: String) throws -> SampleRow {
+        let parsed = try? JSONSerialization.jsonObject(with: Data(text.utf8))
+        guard let object = parsed as? [String: Any] else {
+            let hint = text.first(where: { !$0.isWhitespace }) == "[" ? "; write one object per line (JSON lines)" : ""
+            throw HealthError(.invalidSample, "not a JSON object\(hint)")
+        }
+        func field(_ key: String, required: Bool) throws -> String {
+            switch object[key] {
+            case nil, is NSNull:
+                if required { throw HealthError(.invalidSample, "missing key \"\(key)\"") }
+                return ""
+            case let text as String: return text
+            case let number as NSNumber where key == "value": return number.stringValue
+            default: throw HealthError(.invalidSample, "key \"\(key)\" is not a string")
+            }
+        }
+        return SampleRow(
+            type: try field("type", required: true), start: try field("start", required: true),
+            end: try field("end", required: false), value: try field("value", required: true),
+            unit: try field("unit", required: false), source: try field("source", required: true),
+            uuid: try field("uuid", required: false))
+    }
+}
+
+/// Where each field sits in the rows of a CSV file, read from its header.
+struct CSVColumns {
+    let positions: [String: Int]
+    let width: Int
+
+    /// Reads the header; unknown columns are ignored, a missing required one is an error.
+    init(header: String, file: String, line: Int) throws {
+        guard let names = CSV.fields(header) else {
+            throw ImportError(file: file, line: line, message: "malformed CSV header")
+        }
+        var positions: [String: Int] = [:]
+        for (index, name) in names.enumerated() {
+            let key = name.trimmingCharacters(in: .whitespaces).lowercased()
+            if positions[key] == nil { positions[key] = index }
+        }
+        let missing = SampleFileReader.requiredColumns.filter { positions[$0] == nil }
+        if !missing.isEmpty {
+            let expected = SampleFileReader.requiredColumns.joined(separator: ",") + "[,uuid]"
+            throw ImportError(
+                file: file, line: line,
+                message: "the CSV header lacks \(missing.joined(separator: ", ")); expected the columns \(expected)")
+        }
+        self.positions = positions
+        width = names.count
+    }
+
+    /// The row's fields by name; a row with another number of fields than the header is an error.
+    func row(_ fields: [String]) throws -> SampleRow {
+        guard fields.count == width else {
+            throw HealthError(.invalidSample, "expected \(width) fields as in the header, found \(fields.count)")
+        }
+        func field(_ name: String) -> String { positions[name].map { fields[$0] } ?? "" }
+        return SampleRow(
+            type: field("type").trimmingCharacters(in: .whitespaces), start: field("start"), end: field("end"),
+            value: field("value"), unit: field("unit").trimmingCharacters(in: .whitespaces), source: field("source"),
+            uuid: field("uuid"))
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import HealthModel
+
+/// The options `samples` and `stats` share (date range and its HealthKit options, sources, units, zone) and
+/// what they resolve to: a ``SampleFilter``, the time zone, and how times print.
+public struct QueryScope: Sendable {
+    /// The option specs, in help order.
+    public static let specs: [OptionSpec] = [
+        .option("from", value: "date", help: "Start bound: ISO 8601, a date, today, yesterday, now, now-7d, now-2h..."),
+        .option("to", value: "date", help: "End bound (exclusive), same forms as --from."),
+        .flag("strict-start", help: "Only samples that start at or after --from (HealthKit strictStartDate)."),
+        .flag("strict-end", help: "Only samples that end before --to (HealthKit strictEndDate)."),
+        .option("source", value: "name", help: "Only samples from this source name or bundle id; repeatable."),
+        .option("unit", value: "unit", help: "Values in this unit (default: canonical); TYPE=UNIT for one type."),
+        .option("tz", value: "zone", help: "IANA time zone for dates and output (default: the local zone)."),
+    ]
+
+    /// The help paragraph explaining the date bounds.
+    public static let discussion = """
+        Without --strict-start a sample matches --from when it ends at or after it; without --strict-end it \
+        matches --to when it starts before it (HealthKit's date predicate). Dates without an offset, and the \
+        words today, yesterday and now, are read in --tz.
+        """
+
+    /// The date, source (and no UUID) predicate.
+    public var filter: SampleFilter
+    /// The zone dates were read in and times print in.
+    public var timeZone: TimeZone
+    /// Prints times in ``timeZone``.
+    public var times: TimestampFormatter { TimestampFormatter(timeZone: timeZone) }
+    /// The `--unit` values: one for every type (`nil` key) or per type identifier.
+    var units: [String?: String]
+
+    /// Resolves the options of `context`; an unknown zone, an unreadable date or `--to` before `--from` is a
+    /// usage error.
+    public init(_ context: CommandContext) throws {
+        timeZone = try QueryScope.timeZone(context)
+        let dates = DateArgumentParser(timeZone: timeZone, now: context.program.clock())
+        func bound(_ name: String) throws -> Timestamp? {
+            guard let text = context.arguments.value(name) else { return nil }
+            guard let instant = dates.parse(text) else {
+                throw context.usageError(
+                    "invalid date '\(text)' for '--\(name)'; expected \(DateArgumentParser.expected)")
+            }
+            return instant
+        }
+        let date = DatePredicate(
+            start: try bound("from"), end: try bound("to"), strictStartDate: context.arguments.flag("strict-start"),
+            strictEndDate: context.arguments.flag("strict-end"))
+        if let start = date.start, let end = date.end, end < start {
+            let times = TimestampFormatter(timeZone: timeZone)
+            throw context.usageError("--to (\(times.display(end))) is before --from (\(times.display(start)))")
+        }
+        let sources = context.arguments.values("source")
+        filter = SampleFilter(date: date, sources: sources.isEmpty ? nil : Set(sources))
+        units = [:]
+        for value in context.arguments.values("unit") {
+            if let equals = value.firstIndex(of: "=") {
+                units[String(value[..<equals])] = String(value[value.index(after: equals)...])
+            } else {
+                units[nil] = value
+            }
+        }
+    }
+
+    /// `--tz`, else the process's zone; an unknown identifier is a usage error.
+    static func timeZone(_ context: CommandContext) throws -> TimeZone {
+        guard let identifier = context.arguments.value("tz") else { return TimeZone.current }
+        guard let zone = TimeZone(identifier: identifier) else {
+            throw context.usageError("unknown time zone '\(identifier)'; expected an IANA id such as America/New_York")
+        }
+        return zone
+    }
+
+    /// The unit values of `type` are asked in: its `TYPE=UNIT`, else the plain `--unit`, else canonical.
+    ///
+    /// Throws ``HealthError`` when the unit does not parse or does not fit the type.
+    public func unit(for type: QuantityType) throws -> HealthUnit {
+        let text = units[type.identifier] ?? units[type.fullIdentifier] ?? units[nil]
+        guard let text else { return type.canonicalUnit }
+        let unit = try HealthUnit(parsing: text)
+        try SampleRules.validate(unit: unit, for: type)
+        return unit
+    }
+
+    /// `TYPE=UNIT` keys that name no type in `types` (a typo the command should report).
+    func unusedUnitKeys(_ types: [QuantityType]) -> [String] {
+        units.keys.compactMap { $0 }.filter { key in
+            !types.contains { $0.identifier == key || $0.fullIdentifier == key }
+        }
+        .sorted()
+    }
+
+    /// `between X and Y`, `since X`, `before Y` or `at any time`, for messages.
+    public var rangeDescription: String {
+        let times = self.times
+        switch (filter.date.start, filter.date.end) {
+        case (let start?, let end?): return "between \(times.display(start)) and \(times.display(end))"
+        case (let start?, nil): return "since \(times.display(start))"
+        case (nil, let end?): return "before \(times.display(end))"
+        case (nil, nil): return "at any time"
+        }
+    }
+
+    /// Looks up comma-separated type names (`stepCount,distanceWalkingRunning`); throws ``HealthError`` for an
+    /// unknown one (with a suggestion) and a usage error for an empty list.
+    static func types(_ text: String, context: CommandContext) throws -> [QuantityType] {
+        let names = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        if names.isEmpty { throw context.usageError("no quantity type given") }
+        var types: [QuantityType] = []
+        for name in names {
+            let type = try QuantityType.named(name)
+            if !types.contains(type) { types.append(type) }
+        }
+        return types
+    }
+}
