@@ -45,7 +45,7 @@ let package = Package(
         // MARK: Executables (thin mains)
         .executableTarget(name: "hkd", dependencies: ["HealthServer"], swiftSettings: swiftSettings),
         .target(
-            name: "HKQKit", dependencies: ["HealthModel", "HealthClient", "HealthImport"], path: "Tools/HKQKit",
+            name: "HKQKit", dependencies: ["HealthModel", "HealthWire", "HealthClient", "HealthImport"], path: "Tools/HKQKit",
             swiftSettings: swiftSettings),
         .executableTarget(name: "hkq", dependencies: ["HKQKit"], path: "Tools/hkq", swiftSettings: swiftSettings),
         .executableTarget(
