@@ -31,6 +31,8 @@ public struct HKQ: Sendable {
     /// Every hkq command. A new command is one file in `Commands/` plus one entry here.
     public static let commands: [any Command] = [
         TypesCommand(),
+        CollectionCommand(),
+        SourcesCommand(),
         UnitsCommand.group,
         HelpCommand(),
     ]
