@@ -41,11 +41,6 @@ enum SourceMerge {
         var activeCount = 0
         var ending = EndHeap()
 
-        func winningRank() -> Int? {
-            guard activeCount > 0 else { return nil }
-            return active.firstIndex { $0 > 0 }
-        }
-
         var previous = Timestamp.min
         var starting = selection.rows.makeIterator()
         var nextStart = starting.next()
@@ -53,7 +48,7 @@ enum SourceMerge {
             let startTime = nextStart.map { c.starts[$0] } ?? .max
             let endTime = ending.first.map { c.ends[$0] } ?? .max
             let time = min(startTime, endTime)
-            if time > previous, let winner = winningRank() {
+            if time > previous, let winner = firstActive(active, activeCount) {
                 sink.segment(from: previous, to: time, rate: rate[winner])
             }
             while let row = ending.first, c.ends[row] == time {
@@ -79,12 +74,22 @@ enum SourceMerge {
                 }
                 nextStart = starting.next()
             }
-            if pointRank != .max, pointRank <= (winningRank() ?? .max) {
+            if pointRank != .max, pointRank <= (firstActive(active, activeCount) ?? .max) {
                 sink.point(at: time, value: pointSum)
             }
             previous = time
         }
     }
+}
+
+/// The highest-priority rank with an active sample, or nil when none is active. A plain function rather than a
+/// closure over the sweep's arrays, so those stay unboxed locals.
+@inline(__always)
+private func firstActive(_ active: [Int], _ activeCount: Int) -> Int? {
+    guard activeCount > 0 else { return nil }
+    var rank = 0
+    while active[rank] == 0 { rank += 1 }
+    return rank
 }
 
 /// A merge sink that totals everything, or only the portions inside a window.

@@ -25,8 +25,10 @@ import Testing
 
     @Test(
         "malformed or impossible dates are refused",
-        arguments: ["", "2024-3-10", "2024-02-30", "2024-13-01", "2024-01-01T25:00", "2024-01-01T10", "yesterday",
-            "2024-01-01T10:00+5"])
+        arguments: [
+            "", "2024-3-10", "2024-02-30", "2024-13-01", "2024-01-01T25:00", "2024-01-01T10", "yesterday",
+            "2024-01-01T10:00+5",
+        ])
     func badDates(text: String) {
         #expect(Self.newYork.parse(text) == nil)
     }

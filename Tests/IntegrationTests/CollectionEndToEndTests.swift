@@ -55,12 +55,18 @@ struct CollectionEndToEndTests {
         // Through hkq: CSV, then the chart.
         let server = ["--server", "127.0.0.1:\(hkd.port)", "--subject", "anna"]
         let csv = await run(
-            ["collection", "stepCount", "--tz", "America/New_York", "--anchor", "2024-03-09", "--format", "csv"] + server)
+            ["collection", "stepCount", "--tz", "America/New_York", "--anchor", "2024-03-09", "--format", "csv"]
+                + server)
         #expect(csv.status == 0, "\(csv.err)")
-        #expect(csv.out == "start,end,sum,unit\n2024-03-09,2024-03-10,600,count\n2024-03-10,2024-03-11,50,count\n2024-03-11,2024-03-12,50,count\n")
+        #expect(
+            csv.out
+                == "start,end,sum,unit\n2024-03-09,2024-03-10,600,count\n2024-03-10,2024-03-11,50,count\n2024-03-11,2024-03-12,50,count\n"
+        )
         let chart = await run(
-            ["collection", "stepCount", "--tz", "America/New_York", "--from", "2024-03-08", "--to", "2024-03-11",
-             "--format", "chart"] + server)
+            [
+                "collection", "stepCount", "--tz", "America/New_York", "--from", "2024-03-08", "--to", "2024-03-11",
+                "--format", "chart",
+            ] + server)
         #expect(chart.status == 0, "\(chart.err)")
         let lines = chart.out.split(separator: "\n")
         #expect(lines.count == 5)
@@ -105,7 +111,9 @@ struct CollectionEndToEndTests {
         water.enumerateTo = 30 * Micros.day
         await expectCode(.invalidInterval) { try await client.collection(water) }
         // The connection is still usable.
-        #expect(try await client.statistics("stepCount", subject: "anna", options: .cumulativeSum).statistics.figures.sum == 120)
+        #expect(
+            try await client.statistics("stepCount", subject: "anna", options: .cumulativeSum).statistics.figures.sum
+                == 120)
         #expect(await hkd.stop() == 0)
     }
 

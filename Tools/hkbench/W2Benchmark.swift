@@ -38,7 +38,9 @@ enum W2Benchmark: BenchCommand {
         let values = dataset.values(.stepCount)
         let store = HealthStore()
         for batch in dataset.batches(.stepCount) { _ = try store.insert(batch) }
-        print("hkbench w2: \(W1Dataset.rowCount) per-minute stepCount rows, daily sums in \(zone), median of \(repeats).\n")
+        print(
+            "hkbench w2: \(W1Dataset.rowCount) per-minute stepCount rows, daily sums in \(zone), median of \(repeats).\n"
+        )
 
         var single: [Statistics] = []
         let singleTime = try median(of: repeats) { single = try query(store) }
@@ -52,10 +54,12 @@ enum W2Benchmark: BenchCommand {
         let bySourceTime = try median(of: max(1, repeats / 3)) {
             bySource = try query(store, options: [.cumulativeSum, .separateBySource])
         }
-        let phoneTotal = bySource.flatMap(\.bySource).filter { $0.source == phone }.compactMap(\.figures.sum).reduce(0, +)
+        let phoneTotal = bySource.flatMap(\.bySource).filter { $0.source == phone }.compactMap(\.figures.sum).reduce(
+            0, +)
         let phoneRaw = phoneRows().map { values[$0] }.reduce(0, +)
         guard abs(phoneTotal - phoneRaw) <= 1e-6 * max(1, phoneRaw) else {
-            throw HealthError(.internalError, "by-source: the iPhone's sums add up to \(phoneTotal), its rows to \(phoneRaw)")
+            throw HealthError(
+                .internalError, "by-source: the iPhone's sums add up to \(phoneTotal), its rows to \(phoneRaw)")
         }
 
         var endToEnd: Double?
@@ -70,9 +74,17 @@ enum W2Benchmark: BenchCommand {
         print(line("two sources, merged + separateBySource", rows + phoneCount, bySource.count, bySourceTime))
         if let endToEnd { print(line("single source, hkd + client (loopback)", rows, single.count, endToEnd)) }
         let ratio = mergedTime / singleTime
-        print(String(format: "\ngoal: ≤ %.0f ms in-process: %.2f ms (%@)", serverGoal * 1e3, singleTime * 1e3, singleTime <= serverGoal ? "met" : "MISSED"))
-        print(String(format: "goal: merged within %.0f× of single source: %.1f× (%@)", mergedGoal, ratio, ratio <= mergedGoal ? "met" : "MISSED"))
-        print("checks: \(expectedBuckets) buckets; spring-forward days 1,380 rows, fall-back days 1,500; sums equal the raw rows; merged = single")
+        print(
+            String(
+                format: "\ngoal: ≤ %.0f ms in-process: %.2f ms (%@)", serverGoal * 1e3, singleTime * 1e3,
+                singleTime <= serverGoal ? "met" : "MISSED"))
+        print(
+            String(
+                format: "goal: merged within %.0f× of single source: %.1f× (%@)", mergedGoal, ratio,
+                ratio <= mergedGoal ? "met" : "MISSED"))
+        print(
+            "checks: \(expectedBuckets) buckets; spring-forward days 1,380 rows, fall-back days 1,500; sums equal the raw rows; merged = single"
+        )
     }
 
     static func query(_ store: HealthStore, options: StatisticsOptions = .cumulativeSum) throws -> [Statistics] {
@@ -102,7 +114,9 @@ enum W2Benchmark: BenchCommand {
     /// (the per-minute rows never straddle a local midnight, so a day's sum is the sum of the rows in it).
     static func check(_ buckets: [Statistics], values: [Double], label: String) throws {
         func fail(_ message: String) -> HealthError { HealthError(.internalError, "\(label): \(message)") }
-        guard buckets.count == expectedBuckets else { throw fail("\(buckets.count) buckets, expected \(expectedBuckets)") }
+        guard buckets.count == expectedBuckets else {
+            throw fail("\(buckets.count) buckets, expected \(expectedBuckets)")
+        }
         var spring = 0
         var fall = 0
         for bucket in buckets {
@@ -123,7 +137,9 @@ enum W2Benchmark: BenchCommand {
             }
         }
         // 2020–2024: five springs and five falls, all inside the data.
-        guard spring == 5, fall == 5 else { throw fail("\(spring) spring-forward and \(fall) fall-back days, expected 5 and 5") }
+        guard spring == 5, fall == 5 else {
+            throw fail("\(spring) spring-forward and \(fall) fall-back days, expected 5 and 5")
+        }
     }
 
     /// Median seconds of `repeats` runs, after one untimed warm-up run.
@@ -143,7 +159,8 @@ enum W2Benchmark: BenchCommand {
     static func timeThroughServer(dataset: W1Dataset, repeats: Int) throws -> Double {
         var configuration = ServerConfiguration()
         configuration.port = 0
-        configuration.dataDirectory = FileManager.default.temporaryDirectory
+        configuration.dataDirectory =
+            FileManager.default.temporaryDirectory
             .appendingPathComponent("hkbench-w2-\(UUID().uuidString)").path
         let server = try HealthServer.start(configuration)
         defer {
@@ -170,7 +187,10 @@ enum W2Benchmark: BenchCommand {
                     guard buckets == expectedBuckets else {
                         throw HealthError(.internalError, "hkd answered \(buckets) buckets")
                     }
-                    if run > 0 { times.append(Double(elapsed.components.attoseconds) * 1e-18 + Double(elapsed.components.seconds)) }
+                    if run > 0 {
+                        times.append(
+                            Double(elapsed.components.attoseconds) * 1e-18 + Double(elapsed.components.seconds))
+                    }
                 }
                 outcome.withLock { $0 = .success(times.sorted()[times.count / 2]) }
             } catch {

@@ -41,7 +41,9 @@ extension HealthStore {
             let series = state.series[subject]
             let selection = series?.select(filter) ?? Selection()
             guard let series, !selection.isEmpty else {
-                return enumerated.map { $0.map { Statistics(start: $0.start, end: $0.end, figures: StatisticsFigures()) } }
+                return enumerated.map {
+                    $0.map { Statistics(start: $0.start, end: $0.end, figures: StatisticsFigures()) }
+                }
                     ?? []
             }
             let boundaries: BucketBoundaries

@@ -16,10 +16,13 @@ extension Series {
         let bounds = boundaries.starts
         let span = boundaries.span
         // Rows that can reach the span: a sum needs rows up to maxDuration before it, the other figures do not.
-        let reach = options.contains(.cumulativeSum) ? span.lowerBound.subtractingSaturating(maxDuration) : span.lowerBound
-        let selection = selection.clamped(to: firstIndex(startAtLeast: reach)..<firstIndex(startAtLeast: span.upperBound))
+        let reach =
+            options.contains(.cumulativeSum) ? span.lowerBound.subtractingSaturating(maxDuration) : span.lowerBound
+        let selection = selection.clamped(
+            to: firstIndex(startAtLeast: reach)..<firstIndex(startAtLeast: span.upperBound))
         return withColumns { c in
-            var merged = bucketGroup(c, selection, bounds: bounds, options: options, style: style, unit: unit, merge: true)
+            var merged = bucketGroup(
+                c, selection, bounds: bounds, options: options, style: style, unit: unit, merge: true)
             var bySource: [(info: SourceInfo, group: BucketGroup)] = []
             if options.contains(.separateBySource) {
                 let perIdentity = selectionsByIdentity(c, selection)
@@ -67,7 +70,8 @@ extension Series {
         }
         let figureOptions = options.subtracting([.cumulativeSum, .separateBySource])
         if !figureOptions.isEmpty {
-            group.figures = bucketFigures(c, selection, bounds: bounds, options: figureOptions, style: style, unit: unit)
+            group.figures = bucketFigures(
+                c, selection, bounds: bounds, options: figureOptions, style: style, unit: unit)
         }
         return group
     }

@@ -12,7 +12,8 @@ import Testing
     func thirteenFiftySeven() throws {
         let store = try store(
             type: "stepCount", rows: [Row(UTC.at("2024-06-01T13:57:00Z"), UTC.at("2024-06-01T14:02:00Z"), 100)])
-        let buckets = try store.stepCollection(interval: Self.hourly, anchor: UTC.at("2024-01-01T00:00:00Z"), zone: "UTC")
+        let buckets = try store.stepCollection(
+            interval: Self.hourly, anchor: UTC.at("2024-01-01T00:00:00Z"), zone: "UTC")
         #expect(buckets.map(\.start) == [UTC.at("2024-06-01T13:00:00Z"), UTC.at("2024-06-01T14:00:00Z")])
         #expect(buckets.map(\.figures.sum) == [60, 40])
         // A predicate covering only the 13:00 hour chooses the sample; its value still reaches 14:00.
@@ -113,7 +114,8 @@ import Testing
         let interval = healthError { _ = try store.stepCollection(interval: .init(0, .day), anchor: 0, zone: "UTC") }
         #expect(interval?.code.rawValue == ErrorCode.invalidInterval.rawValue)
         let tooMany = healthError {
-            _ = try store.stepCollection(interval: .init(1, .second), anchor: 0, zone: "UTC", from: 0, to: 20 * Micros.day)
+            _ = try store.stepCollection(
+                interval: .init(1, .second), anchor: 0, zone: "UTC", from: 0, to: 20 * Micros.day)
         }
         #expect(tooMany?.code.rawValue == ErrorCode.invalidInterval.rawValue)
         let half = healthError { _ = try store.stepCollection(anchor: 0, zone: "UTC", from: 0) }
@@ -121,7 +123,10 @@ import Testing
         let options = healthError { _ = try store.stepCollection(anchor: 0, zone: "UTC", options: .discreteMax) }
         #expect(options?.code.rawValue == ErrorCode.invalidOptions.rawValue)
         // No matching sample: no buckets (not an error), or every bucket empty when enumerating.
-        #expect(try store.stepCollection(anchor: 0, zone: "UTC", filter: SampleFilter(date: DatePredicate(start: Micros.day))).isEmpty)
+        #expect(
+            try store.stepCollection(
+                anchor: 0, zone: "UTC", filter: SampleFilter(date: DatePredicate(start: Micros.day))
+            ).isEmpty)
         let empty = try HealthStore().stepCollection(anchor: 0, zone: "UTC", from: 0, to: 2 * Micros.day)
         #expect(empty.map(\.start) == [0, Micros.day, 2 * Micros.day] && empty.allSatisfy { $0.figures.sum == nil })
     }

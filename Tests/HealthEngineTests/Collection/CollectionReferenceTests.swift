@@ -57,7 +57,9 @@ import Testing
             enumerateFrom: enumeration?.0, enumerateTo: enumeration?.1)
 
         let selected = rows.filter { predicate.matches(start: $0.start, end: $0.end) }
-        let ranked = selected.map { RankedSample(start: $0.start, end: $0.end, value: $0.value, rank: rank[$0.source]!) }
+        let ranked = selected.map {
+            RankedSample(start: $0.start, end: $0.end, value: $0.value, rank: rank[$0.source]!)
+        }
         let reference = ReferenceBucketCalendar(anchor: anchor, interval: interval, timeZoneIdentifier: zone)
         let context = "seed \(seed): \(zone) \(interval) anchor \(anchor) \(order.map(\.name))"
 
@@ -65,7 +67,8 @@ import Testing
         var expectedNumbers: [Int]
         if let (from, to) = enumeration {
             expectedNumbers = Array(reference.bucketNumber(containing: from)...reference.bucketNumber(containing: to))
-        } else if let first = selected.map(\.start).min(), let last = selected.map({ max($0.start, $0.end - 1) }).max() {
+        } else if let first = selected.map(\.start).min(), let last = selected.map({ max($0.start, $0.end - 1) }).max()
+        {
             expectedNumbers = (reference.bucketNumber(containing: first)...reference.bucketNumber(containing: last))
                 .filter { number in
                     let window = reference.start(ofBucket: number)..<reference.start(ofBucket: number + 1)
@@ -89,12 +92,14 @@ import Testing
             #expect(bucket.bySource.map(\.source) == expectedSources, "\(context) bucket \(number)")
             for own in bucket.bySource {
                 let alone = ranked.indices.filter { selected[$0].source == own.source }.map { ranked[$0] }
-                #expect(close(own.figures.sum, referenceMergedSum(alone, window: window), tolerance: 1e-9), "\(context)")
+                #expect(
+                    close(own.figures.sum, referenceMergedSum(alone, window: window), tolerance: 1e-9), "\(context)")
             }
         }
 
         // Discrete: the same instants as heart-rate readings; min and max over the readings starting in a bucket.
-        let pulse = try store(type: "heartRate", rows: rows.map { Row($0.start, $0.start, 40 + $0.value / 5, $0.source) })
+        let pulse = try store(
+            type: "heartRate", rows: rows.map { Row($0.start, $0.start, 40 + $0.value / 5, $0.source) })
         let heart = try pulse.collection(
             subject: "anna", type: "heartRate", options: [.discreteMin, .discreteMax], anchor: anchor,
             interval: interval, timeZone: zone)

@@ -20,8 +20,10 @@ import Testing
 
     static let days: [ZoneDay] = [
         // 2024-03-10 02:00 EST → 03:00 EDT; 2024-11-03 02:00 EDT → 01:00 EST.
-        .init(zone: "America/New_York", anchor: "2024-01-01T05:00:00Z", dayStart: "2024-03-10T05:00:00Z", minutes: 1380),
-        .init(zone: "America/New_York", anchor: "2024-01-01T05:00:00Z", dayStart: "2024-11-03T04:00:00Z", minutes: 1500),
+        .init(
+            zone: "America/New_York", anchor: "2024-01-01T05:00:00Z", dayStart: "2024-03-10T05:00:00Z", minutes: 1380),
+        .init(
+            zone: "America/New_York", anchor: "2024-01-01T05:00:00Z", dayStart: "2024-11-03T04:00:00Z", minutes: 1500),
         // 2024-03-31 02:00 CET → 03:00 CEST; 2024-10-27 03:00 CEST → 02:00 CET.
         .init(zone: "Europe/Berlin", anchor: "2023-12-31T23:00:00Z", dayStart: "2024-03-30T23:00:00Z", minutes: 1380),
         .init(zone: "Europe/Berlin", anchor: "2023-12-31T23:00:00Z", dayStart: "2024-10-26T22:00:00Z", minutes: 1500),
@@ -31,12 +33,16 @@ import Testing
         .init(zone: "Asia/Kathmandu", anchor: "2023-12-31T18:15:00Z", dayStart: "2024-03-10T18:15:00Z", minutes: 1440),
         // 30-minute shifts: 2024-04-07 02:00 (+11) → 01:30 (+10:30); 2024-10-06 02:00 (+10:30) → 02:30 (+11).
         .init(
-            zone: "Australia/Lord_Howe", anchor: "2023-12-31T13:00:00Z", dayStart: "2024-04-06T13:00:00Z", minutes: 1470),
+            zone: "Australia/Lord_Howe", anchor: "2023-12-31T13:00:00Z", dayStart: "2024-04-06T13:00:00Z", minutes: 1470
+        ),
         .init(
-            zone: "Australia/Lord_Howe", anchor: "2023-12-31T13:00:00Z", dayStart: "2024-10-05T13:30:00Z", minutes: 1410),
+            zone: "Australia/Lord_Howe", anchor: "2023-12-31T13:00:00Z", dayStart: "2024-10-05T13:30:00Z", minutes: 1410
+        ),
         // 2-hour shifts: 2024-03-31 01:00 +00 → 03:00 +02; 2024-10-27 03:00 +02 → 01:00 +00.
-        .init(zone: "Antarctica/Troll", anchor: "2024-01-01T00:00:00Z", dayStart: "2024-03-31T00:00:00Z", minutes: 1320),
-        .init(zone: "Antarctica/Troll", anchor: "2024-01-01T00:00:00Z", dayStart: "2024-10-26T22:00:00Z", minutes: 1560),
+        .init(
+            zone: "Antarctica/Troll", anchor: "2024-01-01T00:00:00Z", dayStart: "2024-03-31T00:00:00Z", minutes: 1320),
+        .init(
+            zone: "Antarctica/Troll", anchor: "2024-01-01T00:00:00Z", dayStart: "2024-10-26T22:00:00Z", minutes: 1560),
     ]
 
     @Test("the day before, the day itself and the day after: boundaries and sums", arguments: days)
@@ -98,7 +104,8 @@ import Testing
         #expect(buckets.map(\.figures.sum) == [100, 290])
         // Discrete types: a reading on the boundary goes to the later bucket too.
         let pulse = HealthStore()
-        _ = try pulse.insert(makeBatch(type: "heartRate", rows: [Row(midnight, midnight, 70), Row(midnight - 1, midnight - 1, 50)]))
+        _ = try pulse.insert(
+            makeBatch(type: "heartRate", rows: [Row(midnight, midnight, 70), Row(midnight - 1, midnight - 1, 50)]))
         let heart = try pulse.collection(
             subject: "anna", type: "heartRate", options: [.discreteMax], anchor: UTC.at("2024-01-01T05:00:00Z"),
             interval: .init(1, .day), timeZone: "America/New_York")

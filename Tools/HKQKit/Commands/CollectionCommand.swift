@@ -25,7 +25,8 @@ public struct CollectionCommand: Command {
                     "options", value: "list",
                     help: "Comma-separated: sum, average, min, max, recent, duration, by-source (or HealthKit's "
                         + "names; default: sum for cumulative types, average otherwise)."),
-                .option("interval", value: "interval", help: "Bucket length: 15m, 1h, 1d, 1w, 1mo, 1y, … (default: 1d)."),
+                .option(
+                    "interval", value: "interval", help: "Bucket length: 15m, 1h, 1d, 1w, 1mo, 1y, … (default: 1d)."),
                 .option(
                     "anchor", value: "date",
                     help: "Fixes the buckets' phase (default: 2000-01-01 local midnight; a Monday for weeks)."),
@@ -55,7 +56,8 @@ public struct CollectionCommand: Command {
         func date(_ name: String) throws -> Timestamp? {
             guard let text = context.arguments.value(name) else { return nil }
             guard let value = dates.parse(text) else {
-                throw context.usageError("invalid date '\(text)' for '--\(name)'; expected YYYY-MM-DD[THH:MM[:SS]][Z|±HH:MM]")
+                throw context.usageError(
+                    "invalid date '\(text)' for '--\(name)'; expected YYYY-MM-DD[THH:MM[:SS]][Z|±HH:MM]")
             }
             return value
         }
@@ -76,7 +78,8 @@ public struct CollectionCommand: Command {
         defer { client.close() }
         let result = try await client.collection(query)
         let report = CollectionReport(
-            result: result, options: options, zone: zone, showsTime: interval.unit.rawValue < CalendarInterval.Unit.day.rawValue)
+            result: result, options: options, zone: zone,
+            showsTime: interval.unit.rawValue < CalendarInterval.Unit.day.rawValue)
         if context.globals.format == .chart {
             context.console.printBlock(report.chart(width: 80))
         } else {
@@ -99,7 +102,8 @@ public struct CollectionCommand: Command {
                 options.insert(option)
             } else {
                 throw context.usageError(
-                    "unknown statistics option '\(word)'; expected sum, average, min, max, recent, duration or by-source")
+                    "unknown statistics option '\(word)'; expected sum, average, min, max, recent, duration or by-source"
+                )
             }
         }
         return options

@@ -38,7 +38,8 @@ public struct SourcesCommand: Command {
             if order.isEmpty || order.contains(where: \.isEmpty) {
                 throw context.usageError("--priority needs comma-separated source names")
             }
-            sources = try await client.setSourcePriority(type.identifier, subject: context.globals.subject, order: order)
+            sources = try await client.setSourcePriority(
+                type.identifier, subject: context.globals.subject, order: order)
         } else {
             sources = try await client.sourcePriority(type.identifier, subject: context.globals.subject)
         }
