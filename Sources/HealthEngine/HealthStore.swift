@@ -16,6 +16,11 @@ public final class HealthStore: Sendable {
 
     private func shard(_ type: QuantityType) -> ReadWriteLocked<ShardState> { shards[type.index] }
 
+    /// Runs `body` on a type's shard under its read lock (for queries defined in other files).
+    func read<Result>(_ type: QuantityType, _ body: (borrowing ShardState) throws -> Result) rethrows -> Result {
+        try shard(type).read(body)
+    }
+
     // MARK: Ingest
 
     /// Validates a batch and adds all of its rows, or none.

@@ -49,7 +49,7 @@ extension Series {
             c, selection, sourceRanks: sources.sourceRanks(), rankCount: sources.identities.count, window: window)
     }
 
-    private func hasSeveralIdentities(_ c: Columns, _ selection: Selection) -> Bool {
+    func hasSeveralIdentities(_ c: Columns, _ selection: Selection) -> Bool {
         guard sources.identities.count > 1, let first = selection.runs.first?.lowerBound else { return false }
         let identityOfSource = sources.identityOfSource
         let firstIdentity = identityOfSource[Int(c.sourceIDs[first])]
@@ -58,7 +58,7 @@ extension Series {
     }
 
     /// The selection split by source identity (indexed like `sources.identities`).
-    private func selectionsByIdentity(_ c: Columns, _ selection: Selection) -> [Selection] {
+    func selectionsByIdentity(_ c: Columns, _ selection: Selection) -> [Selection] {
         var result = [Selection](repeating: Selection(), count: sources.identities.count)
         if result.count == 1 {
             result[0] = selection

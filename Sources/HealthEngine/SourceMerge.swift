@@ -1,5 +1,16 @@
 import HealthModel
 
+/// Receives the merged contributions of a ``SourceMerge`` sweep, in time order.
+///
+/// Segments arrive in increasing time, each starting where the previous one ended or later; a point arrives after
+/// the segments that end at or before its instant.
+protocol MergeSink {
+    /// The winning source's samples contribute `rate` per microsecond over `[from, to)` (`from < to`).
+    mutating func segment(from: Timestamp, to: Timestamp, rate: Double)
+    /// Point samples (no duration) of the winning source at `instant`, together worth `value`.
+    mutating func point(at instant: Timestamp, value: Double)
+}
+
 /// The merged sum of a cumulative type over several sources (HEALTHKIT.md §8).
 ///
 /// Time is cut into elementary segments at every sample boundary. In each segment the highest-priority source
@@ -9,23 +20,27 @@ import HealthModel
 /// sample with a duration covers `[start, end)`, one without covers its own instant).
 enum SourceMerge {
     /// Sweeps the selected rows in time order with the ranks of their sources (0 = highest priority, indexed by
-    /// source id, every rank `< rankCount`). With a window, only portions inside it count (collection buckets);
-    /// a plain statistics query passes `nil` and counts every selected sample's portions without clipping.
+    /// source id, every rank `< rankCount`). With a window, only portions inside it count; a plain statistics
+    /// query passes `nil` and counts every selected sample's portions without clipping.
     static func sum(
         _ c: Columns, _ selection: Selection, sourceRanks: [Int], rankCount: Int, window: Range<Timestamp>?
     ) -> Double {
+        var total = WindowTotal(window: window)
+        sweep(c, selection, sourceRanks: sourceRanks, rankCount: rankCount, into: &total)
+        return total.total
+    }
+
+    /// The one sweep behind every merged sum: hands the winner's rate over each elementary segment, and the
+    /// point samples that count, to `sink` in time order. Allocates its working arrays once per call.
+    static func sweep<Sink: MergeSink>(
+        _ c: Columns, _ selection: Selection, sourceRanks: [Int], rankCount: Int, into sink: inout Sink
+    ) {
         var active = [Int](repeating: 0, count: rankCount)
         // Per rank: the sum of value / duration over its active samples.
         var rate = [Double](repeating: 0, count: rankCount)
         var activeCount = 0
         var ending = EndHeap()
 
-        func winningRank() -> Int? {
-            guard activeCount > 0 else { return nil }
-            return active.firstIndex { $0 > 0 }
-        }
-
-        var total = 0.0
         var previous = Timestamp.min
         var starting = selection.rows.makeIterator()
         var nextStart = starting.next()
@@ -33,14 +48,8 @@ enum SourceMerge {
             let startTime = nextStart.map { c.starts[$0] } ?? .max
             let endTime = ending.first.map { c.ends[$0] } ?? .max
             let time = min(startTime, endTime)
-            if time > previous, let winner = winningRank() {
-                let length: Int64
-                if let window {
-                    length = max(0, min(time, window.upperBound) - max(previous, window.lowerBound))
-                } else {
-                    length = time - previous
-                }
-                total += rate[winner] * Double(length)
+            if time > previous, let winner = firstActive(active, activeCount) {
+                sink.segment(from: previous, to: time, rate: rate[winner])
             }
             while let row = ending.first, c.ends[row] == time {
                 ending.removeFirst(c)
@@ -65,12 +74,41 @@ enum SourceMerge {
                 }
                 nextStart = starting.next()
             }
-            if pointRank != .max, pointRank <= (winningRank() ?? .max), window?.contains(time) ?? true {
-                total += pointSum
+            if pointRank != .max, pointRank <= (firstActive(active, activeCount) ?? .max) {
+                sink.point(at: time, value: pointSum)
             }
             previous = time
         }
-        return total
+    }
+}
+
+/// The highest-priority rank with an active sample, or nil when none is active. A plain function rather than a
+/// closure over the sweep's arrays, so those stay unboxed locals.
+@inline(__always)
+private func firstActive(_ active: [Int], _ activeCount: Int) -> Int? {
+    guard activeCount > 0 else { return nil }
+    var rank = 0
+    while active[rank] == 0 { rank += 1 }
+    return rank
+}
+
+/// A merge sink that totals everything, or only the portions inside a window.
+struct WindowTotal: MergeSink {
+    let window: Range<Timestamp>?
+    private(set) var total = 0.0
+
+    init(window: Range<Timestamp>?) { self.window = window }
+
+    mutating func segment(from: Timestamp, to: Timestamp, rate: Double) {
+        guard let window else {
+            total += rate * Double(to - from)
+            return
+        }
+        total += rate * Double(max(0, min(to, window.upperBound) - max(from, window.lowerBound)))
+    }
+
+    mutating func point(at instant: Timestamp, value: Double) {
+        if window?.contains(instant) ?? true { total += value }
     }
 }
 

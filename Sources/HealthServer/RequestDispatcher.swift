@@ -11,6 +11,8 @@ public struct RequestDispatcher: Sendable {
     public let limits: SessionLimits
     /// Rows per ``SampleResult`` frame of a streamed sample query.
     public var rowsPerResultFrame = 50_000
+    /// Buckets per ``CollectionResult`` frame of a streamed collection query.
+    public var bucketsPerResultFrame = 10_000
     /// Facts about the running server for ``ServerInfo``.
     let status: @Sendable () -> ServerStatus
 
@@ -69,6 +71,14 @@ public struct RequestDispatcher: Sendable {
             let unit = m.unit.isEmpty ? try QuantityType.named(m.type).canonicalUnit.symbol : m.unit
             return [.statisticsResult(StatisticsResult(unit: unit, statistics: statistics))]
 
+        case .collectionQuery(let m):
+            let buckets = try store.collection(
+                subject: m.subject, type: m.type, filter: m.filter, options: m.options, anchor: m.anchor,
+                interval: m.interval, timeZone: m.timeZone, unit: m.unit.isEmpty ? nil : m.unit,
+                enumerateFrom: m.enumerateFrom, enumerateTo: m.enumerateTo)
+            let unit = m.unit.isEmpty ? try QuantityType.named(m.type).canonicalUnit.symbol : m.unit
+            return collectionFrames(buckets, unit: unit)
+
         case .getSourcePriority(let m):
             let type = try QuantityType.named(m.type)
             return [.sourcePriority(SourcePriority(subject: m.subject, type: type.identifier, sources: try store.sourcePriority(subject: m.subject, type: m.type)))]
@@ -98,7 +108,7 @@ public struct RequestDispatcher: Sendable {
                 serverVersion: status.version, uptimeMicros: status.uptimeMicros, connections: status.connections,
                 residentBytes: status.residentBytes, subjects: UInt64(info.subjects), samplesPerType: perType))]
 
-        case .delete, .collectionQuery, .changesQuery, .subscribe, .unsubscribe, .adminRequest:
+        case .delete, .changesQuery, .subscribe, .unsubscribe, .adminRequest:
             throw HealthError(.unsupportedRequest, "\(message.kind) is not supported by this server version yet")
 
         case .hello, .welcome, .error, .ping, .pong, .insertAck, .deleteAck, .sampleResult, .statisticsResult,
@@ -106,6 +116,19 @@ public struct RequestDispatcher: Sendable {
             .authorizationStatus, .serverInfo, .adminResult:
             throw HealthError(.invalidArgument, "\(message.kind) is not a request")
         }
+    }
+
+    /// A collection's buckets as result messages of at most ``bucketsPerResultFrame`` buckets each (at least one,
+    /// empty when no bucket has data).
+    func collectionFrames(_ buckets: [Statistics], unit: String) -> [Message] {
+        var messages: [Message] = []
+        var start = 0
+        repeat {
+            let end = min(buckets.count, start + max(1, bucketsPerResultFrame))
+            messages.append(.collectionResult(CollectionResult(unit: unit, buckets: Array(buckets[start..<end]))))
+            start = end
+        } while start < buckets.count
+        return messages
     }
 
     /// A sample query's rows as result messages of at most ``rowsPerResultFrame`` rows each (at least one).

@@ -103,7 +103,7 @@ import Testing
             "Usage: tool echo", "See 'tool echo --help'"
         ),
         (
-            ["echo", "x", "--format", "xml"], "invalid value 'xml' for '--format'; expected table, json or csv",
+            ["echo", "x", "--format", "xml"], "invalid value 'xml' for '--format'; expected table, json, csv or chart",
             "Usage: tool echo", "See 'tool echo --help'"
         ),
         (
@@ -176,7 +176,7 @@ import Testing
         #expect(out.contains("  group                   A group of commands.\n"))
         #expect(out.contains("  help                    Show help for hkq or one of its commands.\n"))
         #expect(out.contains("\nOPTIONS:\n  --server <host:port>    "))
-        #expect(out.contains("  --format <format>       Output format: table, json or csv (default: table).\n"))
+        #expect(out.contains("  --format <format>       Output format: table, json, csv or chart (default: table).\n"))
         #expect(out.contains("  -h, --help              Show help information.\n"))
         #expect(out.hasSuffix("  See 'tool help <command>' for detailed help.\n"))
         // Sections come in swift-argument-parser's order.

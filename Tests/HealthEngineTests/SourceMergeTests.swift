@@ -4,8 +4,8 @@ import Testing
 
 @testable import HealthEngine
 
-/// A sample for the reference: interval, value, and its source's rank (0 = highest priority).
-private struct RankedSample {
+/// A sample for the reference merge (also used by the collection tests): interval, value, and its source's rank (0 = highest priority).
+struct RankedSample {
     var start: Timestamp
     var end: Timestamp
     var value: Double
@@ -14,7 +14,7 @@ private struct RankedSample {
 
 /// The merged sum of HEALTHKIT.md §8, computed the slow and obvious way: every elementary segment and every
 /// instant of a point sample on its own, looking at every sample each time.
-private func referenceMergedSum(_ samples: [RankedSample], window: Range<Timestamp>?) -> Double {
+func referenceMergedSum(_ samples: [RankedSample], window: Range<Timestamp>?) -> Double {
     var boundaries = Set(samples.flatMap { [$0.start, $0.end] })
     if let window { boundaries.formUnion([window.lowerBound, window.upperBound]) }
     let cuts = boundaries.sorted()

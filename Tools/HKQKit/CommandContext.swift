@@ -60,7 +60,7 @@ public struct CommandContext: Sendable {
     /// server info, one statistics answer).
     public func printFields(_ records: RecordSet) {
         switch globals.format {
-        case .table: console.printBlock(records.renderedFields())
+        case .table, .chart: console.printBlock(records.renderedFields())
         case .json where records.rows.count == 1: console.print(records.jsonObject(row: 0).rendered)
         case .json, .csv: print(records)
         }

@@ -43,6 +43,8 @@ public struct HKQ: Sendable {
         StatsCommand(),
         ServerInfoCommand(),
         TypesCommand(),
+        CollectionCommand(),
+        SourcesCommand(),
         UnitsCommand.group,
         HelpCommand(),
     ]

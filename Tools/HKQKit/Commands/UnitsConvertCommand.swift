@@ -27,7 +27,7 @@ public struct UnitsConvertCommand: Command {
         switch context.globals.format {
         case .json:
             context.print(JSONValue.object([("value", .number(converted)), ("unit", .string(to.symbol))]).rendered)
-        case .table, .csv: context.print(NumberFormat.display(converted))
+        case .table, .csv, .chart: context.print(NumberFormat.display(converted))
         }
     }
 }

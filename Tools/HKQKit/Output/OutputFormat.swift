@@ -6,6 +6,8 @@ public enum OutputFormat: String, Sendable, CaseIterable, CustomStringConvertibl
     case json
     /// Comma-separated values for spreadsheets.
     case csv
+    /// A horizontal bar chart in the terminal, for commands that draw one (`collection`); others print a table.
+    case chart
 
     /// The option value, e.g. `json`.
     public var description: String { rawValue }

@@ -38,7 +38,7 @@ public struct RecordSet: Sendable {
     /// The records in `format`, ending with a newline.
     public func rendered(as format: OutputFormat) -> String {
         switch format {
-        case .table: renderedTable()
+        case .table, .chart: renderedTable()
         case .json: renderedJSON()
         case .csv: renderedCSV()
         }

@@ -66,7 +66,7 @@ public struct GlobalOptions: Sendable, Equatable {
         .option("subject", value: "subject", help: "The person whose data to use (default: $HKQ_SUBJECT, else me)."),
         .option("token", value: "token", help: "The access token (default: $HKQ_TOKEN)."),
         .option(
-            "format", value: "format", help: "Output format: table, json or csv (default: table).",
+            "format", value: "format", help: "Output format: table, json, csv or chart (default: table).",
             allowedValues: OutputFormat.allCases.map(\.rawValue)),
     ]
 

@@ -1,0 +1,126 @@
+import HealthModel
+
+/// Pro-rated sums per collection bucket (HEALTHKIT.md §6), filled in time order with a boundary cursor.
+///
+/// A sample with a duration gives each bucket the share of its value that its overlap with the bucket
+/// represents, whichever bucket it started in (so also buckets outside the predicate's range); a sample without
+/// one counts in full in the bucket holding its instant. Portions outside the boundaries' span are dropped.
+/// Also the ``MergeSink`` of a merged collection: ``SourceMerge`` feeds it the winners' segments.
+struct BucketSums: MergeSink {
+    /// Bucket starts, then the last bucket's end (``BucketBoundaries/starts``).
+    let bounds: [Timestamp]
+    /// Sum per bucket, in the canonical unit.
+    private(set) var sums: [Double]
+    /// Whether any sample reached the bucket (with a positive overlap, or an instant inside it).
+    private(set) var touched: [Bool]
+    /// A bucket at or before every instant still to come: calls arrive in nondecreasing time.
+    private var cursor = 0
+    /// The bucket of the last row ``addRun(_:_:maxDuration:)`` summed in bulk; runs come in start order.
+    private var runBucket = 0
+
+    init(bounds: [Timestamp]) {
+        self.bounds = bounds
+        sums = [Double](repeating: 0, count: bounds.count - 1)
+        touched = [Bool](repeating: false, count: bounds.count - 1)
+    }
+
+    private var bucketCount: Int { bounds.count - 1 }
+
+    /// Moves the cursor to the bucket holding `instant` (which lies inside the span).
+    private mutating func advance(to instant: Timestamp) {
+        while cursor + 1 < bucketCount, bounds[cursor + 1] <= instant { cursor += 1 }
+    }
+
+    /// Spreads a single-source run of rows in start order. Rows that start before `bucketEnd - maxDuration`
+    /// cannot reach the next bucket, so each bucket's bulk is one plain four-accumulator sum; only the rows near
+    /// a boundary are spread one by one. `maxDuration` bounds every row's duration.
+    mutating func addRun(_ c: Columns, _ rows: Range<Int>, maxDuration: Int64) {
+        let spanStart = bounds[0]
+        let spanEnd = bounds[bucketCount]
+        var row = rows.lowerBound
+        while row < rows.upperBound, c.starts[row] < spanStart {
+            spread(c, row)
+            row += 1
+        }
+        var bucket = runBucket
+        defer { runBucket = bucket }
+        while row < rows.upperBound {
+            let start = c.starts[row]
+            if start >= spanEnd { break }
+            while bounds[bucket + 1] <= start { bucket += 1 }
+            let bucketEnd = bounds[bucket + 1]
+            let next = c.firstRow(in: row..<rows.upperBound, startingAtLeast: bucketEnd)
+            let safeLimit = bucketEnd.subtractingSaturating(maxDuration)
+            let inside = start >= safeLimit ? row : c.firstRow(in: row..<next, startingAtLeast: safeLimit)
+            if inside > row {
+                var plain = ValueSum()
+                plain.add(c, row..<inside)
+                sums[bucket] += plain.total
+                touched[bucket] = true
+            }
+            for straddling in inside..<next { spread(c, straddling) }
+            row = next
+        }
+    }
+
+    /// Adds one row's pro-rated portions to every bucket it overlaps.
+    private mutating func spread(_ c: Columns, _ row: Int) {
+        let start = c.starts[row]
+        let end = c.ends[row]
+        let value = c.values[row]
+        if start == end {
+            point(at: start, value: value)
+            return
+        }
+        let from = max(start, bounds[0])
+        let to = min(end, bounds[bucketCount])
+        guard from < to else { return }
+        advance(to: from)
+        let duration = Double(end - start)
+        var bucket = cursor
+        while bucket < bucketCount, bounds[bucket] < to {
+            let overlap = min(to, bounds[bucket + 1]) - max(from, bounds[bucket])
+            if overlap > 0 {
+                sums[bucket] += value * Double(overlap) / duration
+                touched[bucket] = true
+            }
+            bucket += 1
+        }
+    }
+
+    mutating func segment(from: Timestamp, to: Timestamp, rate: Double) {
+        let from = max(from, bounds[0])
+        let to = min(to, bounds[bucketCount])
+        guard from < to else { return }
+        advance(to: from)
+        var bucket = cursor
+        while bucket < bucketCount, bounds[bucket] < to {
+            let overlap = min(to, bounds[bucket + 1]) - max(from, bounds[bucket])
+            if overlap > 0 {
+                sums[bucket] += rate * Double(overlap)
+                touched[bucket] = true
+            }
+            bucket += 1
+        }
+    }
+
+    mutating func point(at instant: Timestamp, value: Double) {
+        guard instant >= bounds[0], instant < bounds[bucketCount] else { return }
+        advance(to: instant)
+        sums[cursor] += value
+        touched[cursor] = true
+    }
+}
+
+extension Columns {
+    /// The first row of `rows` (sorted by start) whose start is `>= time`, or `rows.upperBound`.
+    func firstRow(in rows: Range<Int>, startingAtLeast time: Timestamp) -> Int {
+        var low = rows.lowerBound
+        var high = rows.upperBound
+        while low < high {
+            let middle = low + (high - low) / 2
+            if starts[middle] < time { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}

@@ -1,0 +1,167 @@
+import HealthModel
+
+extension Series {
+    /// The buckets of a statistics collection over the selected rows (HEALTHKIT.md §5–§8), in time order, each
+    /// with its boundaries as start and end. Options are already validated for the type.
+    ///
+    /// Sums are pro-rated to the buckets and merged across sources; every other figure (average by the type's
+    /// style, minimum, maximum, most recent, duration) comes from the samples that *start* in the bucket, from
+    /// all sources. So a bucket reached only by the tail of a sample that started earlier has only a sum. With
+    /// `listEmpty` every bucket is listed (empty ones with no figures), otherwise only buckets with data.
+    /// `separateBySource` adds, per bucket, each source identity's own un-merged figures in priority order.
+    func collection(
+        of selection: Selection, boundaries: BucketBoundaries, options: StatisticsOptions, style: AggregationStyle,
+        unit: UnitTransform, listEmpty: Bool
+    ) -> [Statistics] {
+        let bounds = boundaries.starts
+        let span = boundaries.span
+        // Rows that can reach the span: a sum needs rows up to maxDuration before it, the other figures do not.
+        let reach =
+            options.contains(.cumulativeSum) ? span.lowerBound.subtractingSaturating(maxDuration) : span.lowerBound
+        let selection = selection.clamped(
+            to: firstIndex(startAtLeast: reach)..<firstIndex(startAtLeast: span.upperBound))
+        return withColumns { c in
+            var merged = bucketGroup(
+                c, selection, bounds: bounds, options: options, style: style, unit: unit, merge: true)
+            var bySource: [(info: SourceInfo, group: BucketGroup)] = []
+            if options.contains(.separateBySource) {
+                let perIdentity = selectionsByIdentity(c, selection)
+                for identity in sources.identitiesByPriority() where !perIdentity[identity].isEmpty {
+                    let group = bucketGroup(
+                        c, perIdentity[identity], bounds: bounds, options: options, style: style, unit: unit,
+                        merge: false)
+                    bySource.append((sources.identities[identity].latest, group))
+                }
+            }
+            var result: [Statistics] = []
+            for bucket in 0..<boundaries.count {
+                let figures = merged.take(bucket, unit: unit)
+                guard figures != nil || listEmpty else { continue }
+                var perSource: [SourceStatistics] = []
+                for index in bySource.indices {
+                    if let own = bySource[index].group.take(bucket, unit: unit) {
+                        perSource.append(SourceStatistics(source: bySource[index].info, figures: own))
+                    }
+                }
+                result.append(
+                    Statistics(
+                        start: bounds[bucket], end: bounds[bucket + 1], figures: figures ?? StatisticsFigures(),
+                        bySource: perSource))
+            }
+            return result
+        }
+    }
+
+    /// The per-bucket figures of one group of rows: merged across sources, or (with `merge` false) plain.
+    private func bucketGroup(
+        _ c: Columns, _ selection: Selection, bounds: [Timestamp], options: StatisticsOptions,
+        style: AggregationStyle, unit: UnitTransform, merge: Bool
+    ) -> BucketGroup {
+        var group = BucketGroup()
+        if options.contains(.cumulativeSum) {
+            var sums = BucketSums(bounds: bounds)
+            if merge, hasSeveralIdentities(c, selection) {
+                SourceMerge.sweep(
+                    c, selection, sourceRanks: sources.sourceRanks(), rankCount: sources.identities.count, into: &sums)
+            } else {
+                for run in selection.runs { sums.addRun(c, run, maxDuration: maxDuration) }
+            }
+            group.sums = sums
+        }
+        let figureOptions = options.subtracting([.cumulativeSum, .separateBySource])
+        if !figureOptions.isEmpty {
+            group.figures = bucketFigures(
+                c, selection, bounds: bounds, options: figureOptions, style: style, unit: unit)
+        }
+        return group
+    }
+
+    /// Figures other than the sum for each bucket holding the start of a selected row, in bucket order.
+    /// One pass: each bucket's rows are a slice of a run found by binary search, reduced in bulk.
+    private func bucketFigures(
+        _ c: Columns, _ selection: Selection, bounds: [Timestamp], options: StatisticsOptions,
+        style: AggregationStyle, unit: UnitTransform
+    ) -> [(bucket: Int, figures: StatisticsFigures)] {
+        var result: [(bucket: Int, figures: StatisticsFigures)] = []
+        let spanStart = bounds[0]
+        let spanEnd = bounds[bounds.count - 1]
+        var bucket = 0
+        var reducer = FigureReducer(options: options, style: style, maxDuration: maxDuration)
+        var reducerBucket = -1
+        for run in selection.runs {
+            var row = c.firstRow(in: run, startingAtLeast: spanStart)
+            while row < run.upperBound, c.starts[row] < spanEnd {
+                while bounds[bucket + 1] <= c.starts[row] { bucket += 1 }
+                let next = c.firstRow(in: row..<run.upperBound, startingAtLeast: bounds[bucket + 1])
+                if bucket != reducerBucket {
+                    if reducerBucket >= 0 { result.append((reducerBucket, reducer.figures(c, unit: unit))) }
+                    reducer = FigureReducer(options: options, style: style, maxDuration: maxDuration)
+                    reducerBucket = bucket
+                }
+                reducer.add(c, row..<next)
+                row = next
+            }
+        }
+        if reducerBucket >= 0 { result.append((reducerBucket, reducer.figures(c, unit: unit))) }
+        return result
+    }
+}
+
+/// The figures of one group of rows (all sources merged, or one source) per bucket, read back in bucket order.
+struct BucketGroup {
+    /// Pro-rated sums per bucket, when the sum was asked for.
+    var sums: BucketSums?
+    /// The other figures of the buckets holding a row's start, in bucket order.
+    var figures: [(bucket: Int, figures: StatisticsFigures)] = []
+    private var nextFigures = 0
+
+    /// The group's figures in `bucket` (sum converted with `unit`), or nil when no row reached it.
+    /// Call with increasing buckets.
+    mutating func take(_ bucket: Int, unit: UnitTransform) -> StatisticsFigures? {
+        var found: StatisticsFigures?
+        if nextFigures < figures.count, figures[nextFigures].bucket == bucket {
+            found = figures[nextFigures].figures
+            nextFigures += 1
+        }
+        if let sums, sums.touched[bucket] {
+            var withSum = found ?? StatisticsFigures()
+            withSum.sum = unit.amount(sums.sums[bucket])
+            found = withSum
+        }
+        return found
+    }
+}
+
+extension Selection {
+    /// The selected rows inside `rows`.
+    func clamped(to rows: Range<Int>) -> Selection {
+        var result = Selection()
+        for run in runs {
+            let clamped = run.clamped(to: rows)
+            if !clamped.isEmpty { result.add(clamped) }
+        }
+        return result
+    }
+}
+
+extension Series {
+    /// The instants a collection without enumeration must cover for the selected rows (not empty): from the
+    /// first start to the last instant a row covers (its end minus one microsecond, or a point's instant). For
+    /// figures other than sums only starts matter, so then it ends at the last start.
+    func collectionSpan(of selection: Selection, cumulative: Bool) -> ClosedRange<Timestamp> {
+        withColumns { c in
+            let first = c.starts[selection.runs[0].lowerBound]
+            let lastStart = c.starts[selection.runs[selection.runs.count - 1].upperBound - 1]
+            guard cumulative else { return first...lastStart }
+            var latest = LatestSample(maxDuration: maxDuration)
+            for run in selection.runs.reversed() {
+                latest.add(c, run)
+                // Earlier runs start earlier; once one cannot end later than what was found, none can.
+                if c.starts[run.upperBound - 1].addingReportingOverflow(maxDuration).partialValue < latest.end {
+                    break
+                }
+            }
+            return first...max(lastStart, latest.end - 1)
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import HealthModel
+import HealthWire
+import Testing
+
+@testable import HKQKit
+
+/// `hkq collection`'s pieces that need no server: local dates, option names, and the bar chart.
+@Suite struct CollectionCommandTests {
+    static let newYork = LocalDateParser(zone: TimeZone(identifier: "America/New_York")!)
+
+    @Test(
+        "dates are local to the zone unless they carry Z or an offset",
+        arguments: [
+            ("2024-03-10", 1_710_046_800),  // midnight EST
+            ("2024-03-10T03:00", 1_710_054_000),  // 03:00 EDT, just after the gap
+            ("2024-03-10T02:30", 1_710_055_800),  // inside the gap: moved later by it, to 03:30 EDT
+            ("2024-07-01T12:34:56Z", 1_719_837_296),
+            ("2024-07-01T12:00+05:45", 1_719_814_500),
+            ("2024-07-01T12:00-03:00", 1_719_846_000),
+        ] as [(String, Int64)])
+    func dates(text: String, seconds: Int64) {
+        #expect(Self.newYork.parse(text) == seconds * Micros.second)
+    }
+
+    @Test(
+        "malformed or impossible dates are refused",
+        arguments: [
+            "", "2024-3-10", "2024-02-30", "2024-13-01", "2024-01-01T25:00", "2024-01-01T10", "yesterday",
+            "2024-01-01T10:00+5",
+        ])
+    func badDates(text: String) {
+        #expect(Self.newYork.parse(text) == nil)
+    }
+
+    @Test("the chart scales bars to the largest value, marks empty buckets and fits 80 columns")
+    func chart() {
+        let day = Micros.day
+        let result = CollectionResult(
+            unit: "count",
+            buckets: [
+                Statistics(start: 0, end: day, figures: StatisticsFigures(sum: 10_000)),
+                Statistics(start: day, end: 2 * day, figures: StatisticsFigures()),
+                Statistics(start: 2 * day, end: 3 * day, figures: StatisticsFigures(sum: 2_500.5)),
+            ])
+        let report = CollectionReport(
+            result: result, options: .cumulativeSum, zone: TimeZone(identifier: "UTC")!, showsTime: false)
+        let lines = report.chart(width: 80).split(separator: "\n").map(String.init)
+        #expect(lines[0] == "sum (count), 3 buckets")
+        #expect(lines.dropFirst().allSatisfy { $0.count == 80 })
+        // 80 - 10 (date) - 6 (value) - 2 spaces = 62 columns of bar for the largest value.
+        #expect(lines[1] == "1970-01-01 " + String(repeating: "█", count: 62) + "  10000")
+        #expect(lines[2] == "1970-01-02 " + String(repeating: " ", count: 62) + "      -")
+        // 2500.5 / 10000 × 62 columns = 15.5 columns: 15 full blocks and a half block.
+        #expect(lines[3].hasPrefix("1970-01-03 " + String(repeating: "█", count: 15) + "▌ "))
+        #expect(lines[3].hasSuffix(" 2500.5"))
+        #expect(CollectionReport.bar(5, of: 0, width: 10) == "" && CollectionReport.bar(-1, of: 4, width: 10) == "")
+    }
+
+    @Test("records list the requested figures, one row per source with by-source")
+    func records() {
+        let figures = StatisticsFigures(sum: 7)
+        let bucket = Statistics(
+            start: 0, end: Micros.hour, figures: figures,
+            bySource: [SourceStatistics(source: SourceInfo(name: "Watch"), figures: figures)])
+        let report = CollectionReport(
+            result: CollectionResult(unit: "count", buckets: [bucket]), options: [.cumulativeSum, .separateBySource],
+            zone: TimeZone(identifier: "Asia/Kolkata")!, showsTime: true)
+        #expect(
+            report.records.rendered(as: .csv)
+                == "start,end,source,sum,unit\n1970-01-01 05:30,1970-01-01 06:30,(merged),7,count\n"
+                + "1970-01-01 05:30,1970-01-01 06:30,Watch,7,count\n")
+    }
+
+    @Test("unknown statistics options and a lone --from are usage errors")
+    func usageErrors() async {
+        let unknown = await runHKQ(["collection", "stepCount", "--options", "median"])
+        #expect(unknown.status == 64 && unknown.err.contains("unknown statistics option 'median'"))
+        let lone = await runHKQ(["collection", "stepCount", "--from", "2024-01-01", "--tz", "UTC"])
+        #expect(lone.status == 64 && lone.err.contains("--from and --to go together"))
+        let zone = await runHKQ(["collection", "stepCount", "--tz", "Nowhere/Special"])
+        #expect(zone.status == 64 && zone.err.contains("unknown time zone"))
+    }
+}
