@@ -41,10 +41,7 @@ public struct CollectionCommand: Command {
     public func run(_ context: CommandContext) async throws {
         let typeName = context.argument(0)!
         let type = try QuantityType.named(typeName)
-        let zoneName = context.arguments.value("tz") ?? TimeZone.current.identifier
-        guard let zone = TimeZone(identifier: zoneName) else {
-            throw context.usageError("unknown time zone '\(zoneName)'; give an IANA id such as Europe/Berlin")
-        }
+        let zone = try QueryScope.timeZone(context)
         let interval: CalendarInterval
         do {
             interval = try CalendarInterval(parsing: context.arguments.value("interval") ?? "1d")
@@ -52,12 +49,11 @@ public struct CollectionCommand: Command {
             throw context.usageError(error.message)
         }
         let options = try Self.parseOptions(context.arguments.value("options"), type: type, context: context)
-        let dates = LocalDateParser(zone: zone)
+        let dates = DateArgumentParser(timeZone: zone, now: context.program.clock())
         func date(_ name: String) throws -> Timestamp? {
             guard let text = context.arguments.value(name) else { return nil }
             guard let value = dates.parse(text) else {
-                throw context.usageError(
-                    "invalid date '\(text)' for '--\(name)'; expected YYYY-MM-DD[THH:MM[:SS]][Z|±HH:MM]")
+                throw context.usageError("invalid date '\(text)' for '--\(name)'; expected \(DateArgumentParser.expected)")
             }
             return value
         }
@@ -69,14 +65,9 @@ public struct CollectionCommand: Command {
 
         let query = CollectionQuery(
             subject: context.globals.subject, type: type.identifier, options: options, anchor: anchor,
-            interval: interval, timeZone: zoneName, unit: context.arguments.value("unit") ?? "", enumerateFrom: from,
+            interval: interval, timeZone: zone.identifier, unit: context.arguments.value("unit") ?? "", enumerateFrom: from,
             enumerateTo: to)
-        let client = HealthClient(
-            ClientConfiguration(
-                host: context.globals.server.host, port: Int(context.globals.server.port),
-                token: context.globals.token ?? "", clientName: "hkq"))
-        defer { client.close() }
-        let result = try await client.collection(query)
+        let result = try await ServerSession.run(context) { client in try await client.collection(query) }
         let report = CollectionReport(
             result: result, options: options, zone: zone,
             showsTime: interval.unit.rawValue < CalendarInterval.Unit.day.rawValue)
@@ -87,26 +78,15 @@ public struct CollectionCommand: Command {
         }
     }
 
-    /// Short names accepted by `--options`, besides HealthKit's own.
-    static let optionAliases: [String: StatisticsOptions] = [
-        "sum": .cumulativeSum, "average": .discreteAverage, "avg": .discreteAverage, "min": .discreteMin,
-        "max": .discreteMax, "recent": .mostRecent, "duration": .duration, "by-source": .separateBySource,
-    ]
-
     /// The options named in `text`, or the type's default; a usage error names an unknown one.
     static func parseOptions(_ text: String?, type: QuantityType, context: CommandContext) throws -> StatisticsOptions {
         guard let text else { return type.style == .cumulative ? .cumulativeSum : .discreteAverage }
-        var options: StatisticsOptions = []
-        for word in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-            if let option = optionAliases[word] ?? StatisticsOptions.named.first(where: { $0.name == word })?.option {
-                options.insert(option)
-            } else {
-                throw context.usageError(
-                    "unknown statistics option '\(word)'; expected sum, average, min, max, recent, duration or by-source"
-                )
-            }
+        do {
+            return try StatisticsOptionNames.parse([text])
+        } catch {
+            throw context.usageError(
+                "unknown statistics option '\(error.name)'; expected \(StatisticsOptionNames.shortNames)")
         }
-        return options
     }
 }
 
@@ -192,59 +172,5 @@ struct CollectionReport {
         let eighths = Int((min(value / largest, 1) * Double(width * 8)).rounded())
         let partial = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"]
         return String(repeating: "█", count: eighths / 8) + partial[eighths % 8]
-    }
-}
-
-/// Reads `YYYY-MM-DD`, `YYYY-MM-DDTHH:MM` and `YYYY-MM-DDTHH:MM:SS` as local wall time in a zone, or as an
-/// absolute instant when followed by `Z` or `±HH:MM`. A local time skipped by DST moves later by the gap.
-struct LocalDateParser {
-    var zone: TimeZone
-
-    /// The instant, or nil when the text is not such a date.
-    func parse(_ text: String) -> Timestamp? {
-        var body = Substring(text)
-        var offset: Int?
-        if body.hasSuffix("Z") {
-            offset = 0
-            body = body.dropLast()
-        } else if body.count > 16, let sign = body.dropLast(5).last, sign == "+" || sign == "-",
-            let minutes = Self.minutes(body.suffix(5))
-        {
-            offset = (sign == "-" ? -1 : 1) * minutes * 60
-            body = body.dropLast(6)
-        }
-        let parts = body.split(separator: "T", omittingEmptySubsequences: false)
-        guard parts.count <= 2 else { return nil }
-        let date = parts[0].split(separator: "-", omittingEmptySubsequences: false).map { Int($0) }
-        guard date.count == 3, parts[0].count == 10, let year = date[0], let month = date[1], let day = date[2],
-            (1...12).contains(month), (1...31).contains(day)
-        else { return nil }
-        var time = [0, 0, 0]
-        if parts.count == 2 {
-            let fields = parts[1].split(separator: ":", omittingEmptySubsequences: false)
-            guard (2...3).contains(fields.count), fields.allSatisfy({ $0.count == 2 }) else { return nil }
-            for (index, field) in fields.enumerated() {
-                guard let value = Int(field) else { return nil }
-                time[index] = value
-            }
-            guard time[0] < 24, time[1] < 60, time[2] < 60 else { return nil }
-        }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = offset.flatMap { TimeZone(secondsFromGMT: $0) } ?? zone
-        let components = DateComponents(
-            year: year, month: month, day: day, hour: time[0], minute: time[1], second: time[2])
-        // Foundation rolls Feb 30 over to Mar 1: refuse dates that do not exist.
-        guard let instant = calendar.date(from: components), calendar.component(.day, from: instant) == day else {
-            return nil
-        }
-        return Timestamp((instant.timeIntervalSince1970 * 1e6).rounded())
-    }
-
-    /// `HH:MM` as minutes.
-    private static func minutes(_ text: Substring) -> Int? {
-        let pieces = text.split(separator: ":")
-        guard pieces.count == 2, let hours = Int(pieces[0]), let minutes = Int(pieces[1]), hours < 24, minutes < 60
-        else { return nil }
-        return hours * 60 + minutes
     }
 }

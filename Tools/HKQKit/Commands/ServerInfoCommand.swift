@@ -46,7 +46,7 @@ public struct ServerInfoCommand: Command {
             ])
         let perType = info.samplesPerType.map { ($0.type, JSONValue.integer(Int64(clamping: $0.samples))) }
         switch format {
-        case .table:
+        case .table, .chart:
             var types = RecordSet(columns: [.init("type", title: "TYPE"), .init("samples", title: "SAMPLES")])
             for (type, count) in perType { types.append([.string(type), count]) }
             return fields.renderedFields() + (perType.isEmpty ? "" : "\n" + types.renderedTable())

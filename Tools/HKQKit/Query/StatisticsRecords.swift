@@ -89,7 +89,7 @@ struct StatisticsRecords {
         let merged = self.merged
         let perSource = options.contains(.separateBySource)
         switch format {
-        case .table:
+        case .table, .chart:
             return merged.renderedFields() + (perSource ? "\n" + bySource.renderedTable() : "")
         case .json:
             guard case .object(var pairs) = merged.jsonObject(row: 0) else { return merged.renderedJSON() }
