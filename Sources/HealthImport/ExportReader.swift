@@ -31,11 +31,12 @@ public final class ExportReader {
     private var samplesImported = 0
     private var nextProgressAt: Int64
     private var documentEnded = false
+    private var finalProgressReported = false
 
     /// Opens the export at `path` for `subject`.
     ///
     /// `progress` is called on the thread calling ``nextBatch()``, about every ``ImportOptions/progressInterval``
-    /// bytes of the file and once at the end. Throws ``ErrorCode/invalidArgument`` when the file is missing or
+    /// bytes of the file and once at the end, after the last batch. Throws ``ErrorCode/invalidArgument`` when the file is missing or
     /// is not an export, ``ErrorCode/malformedPayload`` when the zip is damaged.
     public init(
         path: String, subject: String, options: ImportOptions = ImportOptions(),
@@ -70,7 +71,13 @@ public final class ExportReader {
                 samplesImported += batch.count
                 return batch
             }
-            if documentEnded { return nil }
+            if documentEnded {
+                if !finalProgressReported {
+                    finalProgressReported = true
+                    progressHandler?(progress)
+                }
+                return nil
+            }
             if let token = try tokenizer.next() {
                 try handle(token)
                 continue
@@ -105,7 +112,6 @@ public final class ExportReader {
             // Drain the source so a zip entry's size and CRC are verified even if bytes follow the root element.
             chunk.removeAll(keepingCapacity: true)
             while try source.read(into: &chunk) { chunk.removeAll(keepingCapacity: true) }
-            progressHandler?(progress)
         }
     }
 

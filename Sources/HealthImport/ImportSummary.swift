@@ -135,7 +135,7 @@ public struct ImportOptions: Hashable, Sendable {
         maxLinesPerReason: Int = 5
     ) {
         self.batchSize = max(1, batchSize)
-        self.maxPendingRows = max(self.batchSize, maxPendingRows)
+        self.maxPendingRows = max(1, maxPendingRows)
         self.progressInterval = max(1, progressInterval)
         self.maxLinesPerReason = max(0, maxLinesPerReason)
     }

@@ -120,13 +120,13 @@ final class XMLTokenizer {
             switch try scanMarkup(window, at: lt) {
             case .needMore:
                 if inputFinished { throw malformed("the file ends inside markup", at: lt) }
-                if count - lt > maxMarkupLength {
-                    throw malformed("markup longer than \(maxMarkupLength) bytes", at: lt)
-                }
+                try checkLength(from: lt, to: count)
                 return nil
             case .skipped(let end):
+                try checkLength(from: lt, to: end)
                 position = end
             case .token(let token, let end):
+                try checkLength(from: lt, to: end)
                 position = end
                 return token
             }
@@ -234,6 +234,7 @@ final class XMLTokenizer {
             throw malformed("malformed end tag", at: i)
         }
         name = window.slice(nameStart..<nameEnd)
+        attributes.removeAll(keepingCapacity: true)
         try closeElement(at: lt)
         return .token(.endTag, end: i + 1)
     }
@@ -355,6 +356,11 @@ final class XMLTokenizer {
     }
 
     // MARK: - Helpers
+
+    /// Refuses markup longer than ``maxMarkupLength``, whether complete or still arriving.
+    private func checkLength(from start: Int, to end: Int) throws {
+        if end - start > maxMarkupLength { throw malformed("markup longer than \(maxMarkupLength) bytes", at: start) }
+    }
 
     /// Text between tags is ignored, except that only white space may stand outside the root element.
     private func checkText(_ text: ByteSpan, at offset: Int) throws {
