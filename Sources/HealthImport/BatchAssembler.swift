@@ -16,7 +16,8 @@ struct BatchAssembler {
     /// Finished batches, oldest first, waiting to be taken.
     private(set) var ready: [SampleBatch] = []
     private var groups: [GroupBuilder] = []
-    private var groupIndex: [Int: Int] = [:]
+    /// The (type index, unit id) key of each group, in the order of ``groups``.
+    private var groupKeys: [Int] = []
     private var pendingRows = 0
 
     init(subject: String, options: ImportOptions) {
@@ -28,13 +29,14 @@ struct BatchAssembler {
     /// Adds one sample, finishing its group's batch when it is full.
     mutating func append(_ sample: PendingSample) {
         let key = sample.type.index << 32 | sample.groupUnitID
+        // Few groups are live at once (a handful of types per export): a linear search beats hashing.
         let position: Int
-        if let known = groupIndex[key] {
+        if let known = groupKeys.firstIndex(of: key) {
             position = known
         } else {
             if groups.count >= BatchAssembler.maxGroups { flushAll() }
             position = groups.count
-            groupIndex[key] = position
+            groupKeys.append(key)
             groups.append(GroupBuilder(type: sample.type, unit: sample.groupUnitSymbol))
         }
         groups[position].append(sample)
@@ -51,7 +53,7 @@ struct BatchAssembler {
     mutating func flushAll() {
         for position in groups.indices where groups[position].count > 0 { emit(position) }
         groups.removeAll()
-        groupIndex.removeAll()
+        groupKeys.removeAll()
     }
 
     /// Removes and returns the oldest finished batch.
@@ -71,6 +73,8 @@ private struct GroupBuilder {
     let unit: String
     private var sources: [SourceInfo] = []
     private var sourcePositions: [Int: UInt32] = [:]
+    /// The source of the previous row: consecutive rows mostly share it.
+    private var lastSource: (id: Int, position: UInt32) = (-1, 0)
     private var starts: [Timestamp] = []
     private var ends: [Timestamp] = []
     private var values: [Double] = []
@@ -87,13 +91,16 @@ private struct GroupBuilder {
 
     mutating func append(_ sample: PendingSample) {
         let sourcePosition: UInt32
-        if let known = sourcePositions[sample.source.id] {
+        if sample.source.id == lastSource.id {
+            sourcePosition = lastSource.position
+        } else if let known = sourcePositions[sample.source.id] {
             sourcePosition = known
         } else {
             sourcePosition = UInt32(sources.count)
             sourcePositions[sample.source.id] = sourcePosition
             sources.append(sample.source.info)
         }
+        lastSource = (sample.source.id, sourcePosition)
         if !sample.metadata.isEmpty, metadata == nil { metadata = Array(repeating: [:], count: count) }
         metadata?.append(sample.metadata)
         starts.append(sample.start)

@@ -62,16 +62,35 @@ struct ContentHash128 {
     var folded: UInt64 { high ^ low }
 }
 
-/// Hashes byte strings to 64 bits (FNV-1a 64) for the interning caches.
+/// Hashes byte strings to 64 bits for the interning caches, eight bytes at a time.
+///
+/// Only spreads keys over the cache's slots (keys are compared in full on a hit), so speed matters more than
+/// strength: a multiply-rotate mix per word, FxHash style, and a final avalanche.
 enum ByteHash {
-    /// FNV-1a 64 of `bytes`.
+    /// The 64-bit hash of `bytes`.
     @inline(__always)
-    static func fnv64(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
+    static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        guard let base = bytes.baseAddress else { return 0 }
+        let multiplier: UInt64 = 0x517c_c1b7_2722_0a95
+        var hash = UInt64(bytes.count) &* multiplier
+        var i = 0
+        while i + 8 <= bytes.count {
+            let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+            hash = ((hash << 5 | hash >> 59) ^ word) &* multiplier
+            i += 8
         }
-        return hash
+        if i < bytes.count {
+            var word: UInt64 = 0
+            var shift: UInt64 = 0
+            while i < bytes.count {
+                word |= UInt64(base[i]) << shift
+                shift += 8
+                i += 1
+            }
+            hash = ((hash << 5 | hash >> 59) ^ word) &* multiplier
+        }
+        hash ^= hash >> 32
+        hash = hash &* 0x9E37_79B9_7F4A_7C15
+        return hash ^ hash >> 29
     }
 }

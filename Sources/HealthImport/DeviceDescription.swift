@@ -18,6 +18,20 @@ enum DeviceDescription {
         return ByteSpan(start: nil, count: 0)
     }
 
+    /// The part of a raw (still escaped) device value that every record of one device shares: what follows the
+    /// object address (`, name:iPhone, …&gt;`), or the whole value when it has none. Sources are interned by it,
+    /// so the short form is worked out once per device, not once per record.
+    static func stablePart(ofRaw raw: ByteSpan) -> ByteSpan {
+        let prefix: StaticString = "&lt;&lt;HKDevice:"
+        guard raw.hasPrefix(prefix) else { return raw }
+        var i = prefix.utf8CodeUnitCount
+        while i + 4 <= raw.count {
+            if raw[i] == ASCII.ampersand, raw.slice(i..<i + 4).equals("&gt;") { return raw.slice(i + 4..<raw.count) }
+            i += 1
+        }
+        return raw
+    }
+
     /// The value of `key` (written with its colon) in the `, key:value, …>` list, ending at `, ` or the final `>`.
     private static func field(_ key: StaticString, in text: ByteSpan) -> ByteSpan? {
         let keyLength = key.utf8CodeUnitCount

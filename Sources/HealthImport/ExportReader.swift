@@ -17,7 +17,14 @@ public final class ExportReader {
     /// The settings of this import.
     public let options: ImportOptions
     /// What the import did so far; complete once ``nextBatch()`` has returned `nil`.
-    public private(set) var summary = ImportSummary()
+    public var summary: ImportSummary {
+        var result = tally
+        result.recordsSeen = recordsSeen
+        for (index, count) in importedByType.enumerated() where count > 0 {
+            result.imported[QuantityType.all[index].identifier] = count
+        }
+        return result
+    }
 
     private let file: ExportFile
     private let source: ExportByteSource
@@ -26,6 +33,10 @@ public final class ExportReader {
     private var mapper = RecordMapper()
     private var assembler: BatchAssembler
     private var rejectionIndex: [String: Int] = [:]
+    /// Skips, rejections and byte counts; the per-record counters live apart so the hot path only bumps integers.
+    private var tally = ImportSummary()
+    private var recordsSeen = 0
+    private var importedByType = [Int](repeating: 0, count: QuantityType.all.count)
     private var chunk: [UInt8] = []
     private var current: PendingSample?
     private var samplesImported = 0
@@ -56,7 +67,7 @@ public final class ExportReader {
     /// Where the import stands now.
     public var progress: ImportProgress {
         ImportProgress(
-            bytesRead: source.bytesRead, totalBytes: source.totalBytes, recordsSeen: summary.recordsSeen,
+            bytesRead: source.bytesRead, totalBytes: source.totalBytes, recordsSeen: recordsSeen,
             samplesImported: samplesImported)
     }
 
@@ -67,7 +78,7 @@ public final class ExportReader {
     public func nextBatch() throws -> SampleBatch? {
         while true {
             if let batch = assembler.takeReady() {
-                summary.batches += 1
+                tally.batches += 1
                 samplesImported += batch.count
                 return batch
             }
@@ -84,12 +95,12 @@ public final class ExportReader {
             }
             chunk.removeAll(keepingCapacity: true)
             if try source.read(into: &chunk) {
-                summary.xmlBytes += Int64(chunk.count)
+                tally.xmlBytes += Int64(chunk.count)
                 chunk.withUnsafeBytes { tokenizer.append($0) }
             } else {
                 tokenizer.finishInput()
             }
-            summary.bytesRead = source.bytesRead
+            tally.bytesRead = source.bytesRead
             if source.bytesRead >= nextProgressAt {
                 nextProgressAt = source.bytesRead + options.progressInterval
                 progressHandler?(progress)
@@ -108,7 +119,7 @@ public final class ExportReader {
         case .endOfDocument:
             assembler.flushAll()
             documentEnded = true
-            summary.bytesRead = source.bytesRead
+            tally.bytesRead = source.bytesRead
             // Drain the source so a zip entry's size and CRC are verified even if bytes follow the root element.
             chunk.removeAll(keepingCapacity: true)
             while try source.read(into: &chunk) { chunk.removeAll(keepingCapacity: true) }
@@ -127,16 +138,16 @@ public final class ExportReader {
             }
         case 2:
             guard name.equals("Record") else {
-                summary.skip(name.string)
+                tally.skip(name.string)
                 return
             }
-            summary.recordsSeen += 1
+            recordsSeen += 1
             let line = tokenizer.tokenLine
             switch mapper.map(tokenizer.attributes, line: line) {
             case .sample(let sample): current = sample
-            case .skipped(let kind): summary.skip(kind)
+            case .skipped(let kind): tally.skip(kind)
             case .rejected(let rejection):
-                summary.reject(rejection, line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+                tally.reject(rejection, line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
             }
             if selfClosing, current != nil { finishRecord() }
         case 3:
@@ -151,7 +162,7 @@ public final class ExportReader {
     private func finishRecord() {
         guard let sample = current else { return }
         current = nil
-        summary.imported[sample.type.identifier, default: 0] += 1
+        importedByType[sample.type.index] += 1
         assembler.append(sample)
     }
 }

@@ -71,7 +71,8 @@ struct RecordMapper {
     private static let percentSymbol = "%"
 
     private enum TypeResolution {
-        case quantity(QuantityType)
+        /// A catalog type, with its short identifier's bytes for the sample identity.
+        case quantity(QuantityType, identifier: [UInt8])
         case other(kind: String)
         case unknown(Rejection)
     }
@@ -87,13 +88,14 @@ struct RecordMapper {
         for attribute in attributes { fields.take(attribute) }
         guard let typeAttribute = fields.type else { return .rejected(Rejection("missing attribute \"type\"")) }
         let type: QuantityType
+        let identifier: [UInt8]
         switch resolveType(typeAttribute) {
-        case .quantity(let quantity): type = quantity
+        case .quantity(let quantity, let bytes): (type, identifier) = (quantity, bytes)
         case .other(let kind): return .skipped(kind: kind)
         case .unknown(let rejection): return .rejected(rejection)
         }
         do {
-            return .sample(try sample(type: type, fields: fields, line: line))
+            return .sample(try sample(type: type, identifier: identifier, fields: fields, line: line))
         } catch let rejection as Rejection {
             return .rejected(rejection)
         } catch {
@@ -122,7 +124,9 @@ struct RecordMapper {
 
     // MARK: - Samples
 
-    private mutating func sample(type: QuantityType, fields: RecordFields, line: Int) throws -> PendingSample {
+    private mutating func sample(
+        type: QuantityType, identifier: [UInt8], fields: RecordFields, line: Int
+    ) throws -> PendingSample {
         let unitID: Int
         let unitEntry: UnitEntry
         switch resolveUnit(try require(fields.unit, "unit")) {
@@ -158,7 +162,7 @@ struct RecordMapper {
         var identity = ContentHash128()
         identity.add(source.nameBytes)
         identity.add(0x1F)
-        identity.add(type.identifier)
+        identity.add(identifier)
         identity.add(0x1F)
         identity.add(unitEntry.symbolBytes)
         identity.add(0x1F)
@@ -193,7 +197,8 @@ struct RecordMapper {
         let resolution: TypeResolution
         if name.hasPrefix("HKQuantityTypeIdentifier") {
             do {
-                resolution = .quantity(try QuantityType.named(name))
+                let type = try QuantityType.named(name)
+                resolution = .quantity(type, identifier: Array(type.identifier.utf8))
             } catch {
                 resolution = .unknown(Rejection("unknown quantity type \"\(name)\"", "\(error)"))
             }
@@ -219,7 +224,7 @@ struct RecordMapper {
         return resolution
     }
 
-    /// The source of a record, interned by its raw name, version and the short form of its device.
+    /// The source of a record, interned by its raw name, version and the stable part of its device.
     private mutating func resolveSource(_ fields: RecordFields) throws -> SourceEntry {
         let nameAttribute = try require(fields.sourceName, "sourceName")
         sourceKey.removeAll(keepingCapacity: true)
@@ -227,22 +232,12 @@ struct RecordMapper {
         sourceKey.append(0)
         if let version = fields.sourceVersion { sourceKey.append(contentsOf: version.value) }
         sourceKey.append(0)
-        if let device = fields.device {
-            if device.hasReferences {
-                decoded.removeAll(keepingCapacity: true)
-                _ = XMLReferences.decode(device.value, into: &decoded)
-                decoded.withUnsafeBufferPointer { sourceKey.append(contentsOf: DeviceDescription.shortForm($0)) }
-            } else {
-                sourceKey.append(contentsOf: DeviceDescription.shortForm(device.value))
-            }
-        }
-        let separator = sourceKey.firstIndex(of: 0)!
+        if let device = fields.device { sourceKey.append(contentsOf: DeviceDescription.stablePart(ofRaw: device.value)) }
         let known = sourceKey.withUnsafeBufferPointer { sources.value(for: $0) }
         if let known { return known }
-        let deviceStart = sourceKey[(separator + 1)...].firstIndex(of: 0)! + 1
         let info = SourceInfo(
             name: string(nameAttribute), version: fields.sourceVersion.map { string($0) } ?? "",
-            device: String(decoding: sourceKey[deviceStart...], as: UTF8.self))
+            device: fields.device.map { withDecoded($0) { DeviceDescription.shortForm($0).string } } ?? "")
         let entry = SourceEntry(id: nextSourceID, info: info)
         nextSourceID += 1
         sourceKey.withUnsafeBufferPointer { sources.insert(entry, for: $0) }

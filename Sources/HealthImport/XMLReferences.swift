@@ -6,6 +6,11 @@ enum XMLReferences {
     /// Decodes the reference starting with `&` at `start` in `bytes`: the Unicode scalar and the offset just
     /// past its `;`, or `nil` when it is not a well-formed reference to a valid XML character.
     static func scalar(in bytes: ByteSpan, at start: Int) -> (scalar: Unicode.Scalar, end: Int)? {
+        // Fast path for the two references every device description is full of.
+        if start + 3 < bytes.count, bytes[start + 2] == 0x74, bytes[start + 3] == ASCII.semicolon {
+            if bytes[start + 1] == 0x6C { return ("<", start + 4) }  // &lt;
+            if bytes[start + 1] == 0x67 { return (">", start + 4) }  // &gt;
+        }
         var semicolon = start + 1
         let limit = min(bytes.count, start + maxLength)
         while semicolon < limit, bytes[semicolon] != ASCII.semicolon { semicolon += 1 }

@@ -110,7 +110,7 @@ final class XMLTokenizer {
         while true {
             let window = ByteSpan(start: storage, count: count)
             var lt = position
-            while lt < count, window[lt] != ASCII.lessThan { lt += 1 }
+            while lt < window.count, window[lt] != ASCII.lessThan { lt += 1 }
             try checkText(window.slice(position..<lt), at: position)
             position = lt
             if lt == count {
@@ -136,16 +136,31 @@ final class XMLTokenizer {
     /// The line of window offset `offset`, counting newlines from the last offset asked about.
     func lineNumber(at offset: Int) -> Int {
         if offset >= lineMark {
-            var newlines = 0
-            for i in lineMark..<offset where storage[i] == ASCII.newline { newlines += 1 }
-            line += newlines
+            line += XMLTokenizer.newlines(in: UnsafeBufferPointer(start: storage + lineMark, count: offset - lineMark))
         } else {
-            var newlines = 0
-            for i in offset..<lineMark where storage[i] == ASCII.newline { newlines += 1 }
-            line -= newlines
+            line -= XMLTokenizer.newlines(in: UnsafeBufferPointer(start: storage + offset, count: lineMark - offset))
         }
         lineMark = offset
         return line
+    }
+
+    /// Number of `\n` bytes in `bytes`, eight at a time: a byte of `word ^ 0x0A…` is zero exactly where a newline
+    /// was, and the carry-free test below sets the top bit of exactly those bytes.
+    static func newlines(in bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        guard let base = bytes.baseAddress else { return 0 }
+        let low7: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+        var total = 0
+        var i = 0
+        while i + 8 <= bytes.count {
+            let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self) ^ 0x0A0A_0A0A_0A0A_0A0A
+            total += (~(((word & low7) &+ low7) | word | low7)).nonzeroBitCount
+            i += 8
+        }
+        while i < bytes.count {
+            if base[i] == ASCII.newline { total += 1 }
+            i += 1
+        }
+        return total
     }
 
     // MARK: - Markup
@@ -157,7 +172,7 @@ final class XMLTokenizer {
     }
 
     private func scanMarkup(_ window: ByteSpan, at lt: Int) throws -> Scan {
-        guard lt + 1 < count else { return .needMore }
+        guard lt + 1 < window.count else { return .needMore }
         switch window[lt + 1] {
         case ASCII.question:
             return find("?>", in: window, from: lt + 2).map { .skipped(end: $0) } ?? .needMore
@@ -172,7 +187,7 @@ final class XMLTokenizer {
 
     /// `<!--…-->`, `<![CDATA[…]]>` or `<!DOCTYPE …>`.
     private func scanDeclaration(_ window: ByteSpan, at lt: Int) throws -> Scan {
-        let rest = window.slice(lt..<count)
+        let rest = window.slice(lt..<window.count)
         if rest.hasPrefix("<!--") {
             return find("-->", in: window, from: lt + 4).map { .skipped(end: $0) } ?? .needMore
         }
@@ -193,18 +208,18 @@ final class XMLTokenizer {
     private func scanDoctype(_ window: ByteSpan, from: Int) -> Int? {
         var i = from
         var inSubset = false
-        while i < count {
+        while i < window.count {
             let byte = window[i]
             if byte == ASCII.quote || byte == ASCII.apostrophe {
                 var close = i + 1
-                while close < count, window[close] != byte { close += 1 }
-                guard close < count else { return nil }
+                while close < window.count, window[close] != byte { close += 1 }
+                guard close < window.count else { return nil }
                 i = close + 1
                 continue
             }
             if inSubset {
                 if byte == ASCII.lessThan {
-                    guard i + 4 <= count else { return nil }
+                    guard i + 4 <= window.count else { return nil }
                     if window.slice(i..<i + 4).equals("<!--") {
                         guard let end = find("-->", in: window, from: i + 4) else { return nil }
                         i = end
@@ -226,10 +241,10 @@ final class XMLTokenizer {
     private func scanEndTag(_ window: ByteSpan, at lt: Int) throws -> Scan {
         var i = lt + 2
         let nameStart = i
-        while i < count, isNameByte(window[i]) { i += 1 }
+        while i < window.count, isNameByte(window[i]) { i += 1 }
         let nameEnd = i
-        while i < count, ASCII.isSpace(window[i]) { i += 1 }
-        guard i < count else { return .needMore }
+        while i < window.count, ASCII.isSpace(window[i]) { i += 1 }
+        guard i < window.count else { return .needMore }
         guard nameEnd > nameStart, window[i] == ASCII.greaterThan else {
             throw malformed("malformed end tag", at: i)
         }
@@ -241,23 +256,27 @@ final class XMLTokenizer {
 
     private func scanStartTag(_ window: ByteSpan, at lt: Int) throws -> Scan {
         var i = lt + 1
-        while i < count, isNameByte(window[i]) { i += 1 }
-        guard i < count else { return .needMore }
+        while i < window.count, isNameByte(window[i]) { i += 1 }
+        guard i < window.count else { return .needMore }
         guard i > lt + 1 else { throw malformed("\"<\" not followed by a tag name", at: lt) }
         let tagName = window.slice(lt + 1..<i)
-        attributes.removeAll(keepingCapacity: true)
+        // Collect into a local array (swapped in and out) so appends pay no exclusivity checks.
+        var found: [XMLAttribute] = []
+        swap(&found, &attributes)
+        found.removeAll(keepingCapacity: true)
+        defer { swap(&found, &attributes) }
         var selfClosing = false
         while true {
             let beforeSpace = i
-            while i < count, ASCII.isSpace(window[i]) { i += 1 }
-            guard i < count else { return .needMore }
+            while i < window.count, ASCII.isSpace(window[i]) { i += 1 }
+            guard i < window.count else { return .needMore }
             let byte = window[i]
             if byte == ASCII.greaterThan {
                 i += 1
                 break
             }
             if byte == ASCII.slash {
-                guard i + 1 < count else { return .needMore }
+                guard i + 1 < window.count else { return .needMore }
                 guard window[i + 1] == ASCII.greaterThan else { throw malformed("\"/\" not followed by \">\"", at: i) }
                 i += 2
                 selfClosing = true
@@ -267,20 +286,20 @@ final class XMLTokenizer {
                 throw malformed("unexpected \"\(window.slice(i..<i + 1).string)\" in <\(tagName.clipped())>", at: i)
             }
             let nameStart = i
-            while i < count, isNameByte(window[i]) { i += 1 }
-            guard i < count else { return .needMore }
+            while i < window.count, isNameByte(window[i]) { i += 1 }
+            guard i < window.count else { return .needMore }
             guard i > nameStart else {
                 throw malformed("unexpected \"\(window.slice(i..<i + 1).string)\" in <\(tagName.clipped())>", at: i)
             }
             let attributeName = window.slice(nameStart..<i)
-            while i < count, ASCII.isSpace(window[i]) { i += 1 }
-            guard i < count else { return .needMore }
+            while i < window.count, ASCII.isSpace(window[i]) { i += 1 }
+            guard i < window.count else { return .needMore }
             guard window[i] == ASCII.equals else {
                 throw malformed("attribute \(attributeName.clipped()) has no value", at: i)
             }
             i += 1
-            while i < count, ASCII.isSpace(window[i]) { i += 1 }
-            guard i < count else { return .needMore }
+            while i < window.count, ASCII.isSpace(window[i]) { i += 1 }
+            guard i < window.count else { return .needMore }
             let quote = window[i]
             guard quote == ASCII.quote || quote == ASCII.apostrophe else {
                 throw malformed("the value of \(attributeName.clipped()) is not quoted", at: i)
@@ -288,23 +307,24 @@ final class XMLTokenizer {
             i += 1
             let valueStart = i
             var hasReferences = false
-            while i < count {
+            while true {
+                i = XMLTokenizer.nextSpecial(window, from: i, quote: quote)
+                guard i < window.count else { return .needMore }
                 let byte = window[i]
                 if byte == quote { break }
                 if byte == ASCII.lessThan {
                     throw malformed("\"<\" in the value of \(attributeName.clipped())", at: i)
                 }
-                if byte == ASCII.ampersand { hasReferences = true }
+                hasReferences = true
                 i += 1
             }
-            guard i < count else { return .needMore }
             let value = window.slice(valueStart..<i)
             if hasReferences, let bad = XMLReferences.firstInvalid(in: value) {
                 let text = value.slice(bad..<min(value.count, bad + XMLReferences.maxLength)).string
                 throw malformed("bad reference \"\(text)\" in the value of \(attributeName.clipped())", at: valueStart + bad)
             }
             i += 1
-            attributes.append(XMLAttribute(name: attributeName, value: value, hasReferences: hasReferences))
+            found.append(XMLAttribute(name: attributeName, value: value, hasReferences: hasReferences))
         }
         name = tagName
         try openElement(at: lt, selfClosing: selfClosing)
@@ -337,7 +357,7 @@ final class XMLTokenizer {
             throw malformed("</\(name.clipped())> does not close <\(open)> opened on line \(openLines.last!)", at: lt)
         }
         depth = openNameEnds.count
-        openNames.removeSubrange(start..<end)
+        openNames.removeLast(end - start)
         openNameEnds.removeLast()
         openLines.removeLast()
     }
@@ -377,11 +397,38 @@ final class XMLTokenizer {
         let n = literal.utf8CodeUnitCount
         let first = literal.utf8Start[0]
         var i = from
-        while i + n <= count {
+        while i + n <= window.count {
             if window[i] == first, window.slice(i..<i + n).equals(literal) { return i + n }
             i += 1
         }
         return nil
+    }
+
+    /// Offset of the first `quote`, `<` or `&` at or after `from`, or the window's end; eight bytes at a time
+    /// (a byte of `word ^ pattern` is zero exactly where the word holds the pattern's byte).
+    @inline(__always)
+    static func nextSpecial(_ window: ByteSpan, from: Int, quote: UInt8) -> Int {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let low7: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+        let quotes = UInt64(quote) &* ones
+        let lessThans = UInt64(ASCII.lessThan) &* ones
+        let ampersands = UInt64(ASCII.ampersand) &* ones
+        @inline(__always) func zeroBytes(_ x: UInt64) -> UInt64 { ~(((x & low7) &+ low7) | x | low7) }
+        var i = from
+        if let base = window.baseAddress {
+            while i + 8 <= window.count {
+                let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+                let hits = zeroBytes(word ^ quotes) | zeroBytes(word ^ lessThans) | zeroBytes(word ^ ampersands)
+                if hits != 0 { return i + hits.trailingZeroBitCount / 8 }
+                i += 8
+            }
+        }
+        while i < window.count {
+            let byte = window[i]
+            if byte == quote || byte == ASCII.lessThan || byte == ASCII.ampersand { return i }
+            i += 1
+        }
+        return i
     }
 
     @inline(__always)
