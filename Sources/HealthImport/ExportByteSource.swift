@@ -29,7 +29,8 @@ enum ExportSourceOpener {
     /// The error for a file that is neither a zip with export.xml nor an XML file.
     static func notAnExport(_ file: ExportFile) -> HealthError {
         HealthError(
-            .invalidArgument, "\(file.displayName) is not an Apple Health export (no apple_health_export/export.xml inside)")
+            .invalidArgument,
+            "\(file.displayName) is not an Apple Health export (no apple_health_export/export.xml inside)")
     }
 
     /// Whether the file starts, after an optional byte order mark and white space, with `<`.
@@ -88,7 +89,8 @@ final class ZipEntryByteSource: ExportByteSource {
         case 8: inflater = Inflater(format: .raw, maxOutput: Int(clamping: entry.uncompressedSize))
         default:
             throw HealthError(
-                .invalidArgument, "\(file.displayName): export.xml uses compression method \(entry.method), not deflate")
+                .invalidArgument, "\(file.displayName): export.xml uses compression method \(entry.method), not deflate"
+            )
         }
         self.file = file
         self.entry = entry
@@ -109,14 +111,17 @@ final class ZipEntryByteSource: ExportByteSource {
             if let inflater {
                 used = try input.withUnsafeBytes { raw in
                     do {
-                        return try inflater.inflate(UnsafeRawBufferPointer(rebasing: raw[inputPosition..<inputPosition + slice]), into: &output)
+                        return try inflater.inflate(
+                            UnsafeRawBufferPointer(rebasing: raw[inputPosition..<inputPosition + slice]), into: &output)
                     } catch let error as CodecError {
-                        throw damaged(error.code == .inflatedTooLarge ? "it inflates past its declared size" : error.message)
+                        throw damaged(
+                            error.code == .inflatedTooLarge ? "it inflates past its declared size" : error.message)
                     }
                 }
             } else {
                 input.withUnsafeBytes { raw in
-                    output.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[inputPosition..<inputPosition + slice]))
+                    output.append(
+                        contentsOf: UnsafeRawBufferPointer(rebasing: raw[inputPosition..<inputPosition + slice]))
                 }
                 used = slice
             }
@@ -124,7 +129,9 @@ final class ZipEntryByteSource: ExportByteSource {
             bytesRead += Int64(used)
             if inflater?.isFinished == true { inputPosition = input.count }
             if output.count > before {
-                crc = output.withUnsafeBytes { Zlib.crc32(UnsafeRawBufferPointer(rebasing: $0[before...]), initial: crc) }
+                crc = output.withUnsafeBytes {
+                    Zlib.crc32(UnsafeRawBufferPointer(rebasing: $0[before...]), initial: crc)
+                }
                 produced += Int64(output.count - before)
                 return true
             }

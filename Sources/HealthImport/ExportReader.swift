@@ -16,39 +16,18 @@ public final class ExportReader {
     public let subject: String
     /// The settings of this import.
     public let options: ImportOptions
-    /// What the import did so far; complete once ``nextBatch()`` has returned `nil`.
-    public var summary: ImportSummary {
-        var result = tally
-        result.recordsSeen = recordsSeen
-        for (index, count) in importedByType.enumerated() where count > 0 {
-            result.imported[QuantityType.all[index].identifier] = count
-        }
-        return result
-    }
 
     private let file: ExportFile
     private let source: ExportByteSource
-    private let tokenizer: XMLTokenizer
     private let progressHandler: ((ImportProgress) -> Void)?
-    private var mapper = RecordMapper()
-    private var assembler: BatchAssembler
-    private var rejectionIndex: [String: Int] = [:]
-    /// Skips, rejections and byte counts; the per-record counters live apart so the hot path only bumps integers.
-    private var tally = ImportSummary()
-    private var recordsSeen = 0
-    private var importedByType = [Int](repeating: 0, count: QuantityType.all.count)
-    private var chunk: [UInt8] = []
-    private var current: PendingSample?
-    private var samplesImported = 0
-    private var nextProgressAt: Int64
-    private var documentEnded = false
-    private var finalProgressReported = false
+    private var parser: ExportParser
 
     /// Opens the export at `path` for `subject`.
     ///
     /// `progress` is called on the thread calling ``nextBatch()``, about every ``ImportOptions/progressInterval``
-    /// bytes of the file and once at the end, after the last batch. Throws ``ErrorCode/invalidArgument`` when the file is missing or
-    /// is not an export, ``ErrorCode/malformedPayload`` when the zip is damaged.
+    /// bytes of the file and once at the end, after the last batch. Throws ``ErrorCode/invalidArgument`` when the
+    /// subject is invalid, the file is missing or is not an export, ``ErrorCode/malformedPayload`` when the zip
+    /// is damaged.
     public init(
         path: String, subject: String, options: ImportOptions = ImportOptions(),
         progress: ((ImportProgress) -> Void)? = nil
@@ -58,111 +37,21 @@ public final class ExportReader {
         self.options = options
         file = try ExportFile(path: path)
         source = try ExportSourceOpener.open(file)
-        tokenizer = XMLTokenizer(displayName: file.displayName)
-        assembler = BatchAssembler(subject: subject, options: options)
         progressHandler = progress
-        nextProgressAt = options.progressInterval
+        parser = ExportParser(subject: subject, options: options, displayName: file.displayName)
     }
 
+    /// What the import did so far; complete once ``nextBatch()`` has returned `nil`.
+    public var summary: ImportSummary { parser.summary }
+
     /// Where the import stands now.
-    public var progress: ImportProgress {
-        ImportProgress(
-            bytesRead: source.bytesRead, totalBytes: source.totalBytes, recordsSeen: recordsSeen,
-            samplesImported: samplesImported)
-    }
+    public var progress: ImportProgress { parser.report(source) }
 
     /// The next batch of samples, or `nil` when the export is exhausted (``summary`` is then complete).
     ///
     /// Throws a ``HealthError`` naming the file (and the line, for XML) when the export is damaged; the reader
     /// must not be used after that.
     public func nextBatch() throws -> SampleBatch? {
-        while true {
-            if let batch = assembler.takeReady() {
-                tally.batches += 1
-                samplesImported += batch.count
-                return batch
-            }
-            if documentEnded {
-                if !finalProgressReported {
-                    finalProgressReported = true
-                    progressHandler?(progress)
-                }
-                return nil
-            }
-            if let token = try tokenizer.next() {
-                try handle(token)
-                continue
-            }
-            chunk.removeAll(keepingCapacity: true)
-            if try source.read(into: &chunk) {
-                tally.xmlBytes += Int64(chunk.count)
-                chunk.withUnsafeBytes { tokenizer.append($0) }
-            } else {
-                tokenizer.finishInput()
-            }
-            tally.bytesRead = source.bytesRead
-            if source.bytesRead >= nextProgressAt {
-                nextProgressAt = source.bytesRead + options.progressInterval
-                progressHandler?(progress)
-            }
-        }
-    }
-
-    // MARK: - Elements
-
-    private func handle(_ token: XMLToken) throws {
-        switch token {
-        case .startTag(let selfClosing):
-            try startElement(selfClosing: selfClosing)
-        case .endTag:
-            if tokenizer.depth == 2, current != nil { finishRecord() }
-        case .endOfDocument:
-            assembler.flushAll()
-            documentEnded = true
-            tally.bytesRead = source.bytesRead
-            // Drain the source so a zip entry's size and CRC are verified even if bytes follow the root element.
-            chunk.removeAll(keepingCapacity: true)
-            while try source.read(into: &chunk) { chunk.removeAll(keepingCapacity: true) }
-        }
-    }
-
-    private func startElement(selfClosing: Bool) throws {
-        let name = tokenizer.name
-        switch tokenizer.depth {
-        case 1:
-            guard name.equals("HealthData") else {
-                throw HealthError(
-                    .invalidArgument,
-                    "\(file.displayName) is not an Apple Health export (root element <\(name.clipped())>, "
-                        + "expected <HealthData>)")
-            }
-        case 2:
-            guard name.equals("Record") else {
-                tally.skip(name.string)
-                return
-            }
-            recordsSeen += 1
-            let line = tokenizer.tokenLine
-            switch mapper.map(tokenizer.attributes, line: line) {
-            case .sample(let sample): current = sample
-            case .skipped(let kind): tally.skip(kind)
-            case .rejected(let rejection):
-                tally.reject(rejection, line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
-            }
-            if selfClosing, current != nil { finishRecord() }
-        case 3:
-            if current != nil, name.equals("MetadataEntry") {
-                mapper.addMetadata(tokenizer.attributes, to: &current!)
-            }
-        default:
-            break
-        }
-    }
-
-    private func finishRecord() {
-        guard let sample = current else { return }
-        current = nil
-        importedByType[sample.type.index] += 1
-        assembler.append(sample)
+        try parser.nextBatch(from: source, progress: progressHandler)
     }
 }

@@ -232,7 +232,9 @@ struct RecordMapper {
         sourceKey.append(0)
         if let version = fields.sourceVersion { sourceKey.append(contentsOf: version.value) }
         sourceKey.append(0)
-        if let device = fields.device { sourceKey.append(contentsOf: DeviceDescription.stablePart(ofRaw: device.value)) }
+        if let device = fields.device {
+            sourceKey.append(contentsOf: DeviceDescription.stablePart(ofRaw: device.value))
+        }
         let known = sourceKey.withUnsafeBufferPointer { sources.value(for: $0) }
         if let known { return known }
         let info = SourceInfo(

@@ -20,6 +20,21 @@ struct XMLAttribute {
     var hasReferences: Bool
 }
 
+/// Heap memory the tokenizer's window lives in; replaced, never resized, when the window must grow.
+final class ByteWindowStorage {
+    /// The first byte.
+    let base: UnsafeMutablePointer<UInt8>
+    /// Bytes allocated.
+    let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        base = .allocate(capacity: capacity)
+    }
+
+    deinit { base.deallocate() }
+}
+
 /// A byte-level, incremental XML tokenizer made for Apple Health exports: start and end tags with attributes.
 ///
 /// Feed bytes with ``append(_:)`` and pull tokens with ``next()``, which returns `nil` when it needs more input;
@@ -28,8 +43,9 @@ struct XMLAttribute {
 /// for trusting a stream: tags nest and match, attribute values are quoted and their references well formed,
 /// one root element, no markup longer than ``maxMarkupLength``, no nesting deeper than ``maxDepth``. Lines are
 /// counted for messages. Spans it hands out point into its window and stay valid until the next ``append(_:)``.
-/// Not thread-safe.
-final class XMLTokenizer {
+/// A struct so the hot loop pays no dynamic exclusivity checks; its window storage is shared by copies, so use
+/// one instance only (never copy it). Not thread-safe.
+struct XMLTokenizer {
     /// Longest single piece of markup (a tag, comment, DOCTYPE) accepted, so memory stays bounded.
     let maxMarkupLength: Int
     /// Deepest element nesting accepted.
@@ -46,8 +62,7 @@ final class XMLTokenizer {
     /// Line on which the last token's tag starts (1-based).
     private(set) var tokenLine = 1
 
-    private var storage: UnsafeMutablePointer<UInt8>
-    private var capacity: Int
+    private var buffer: ByteWindowStorage
     private var count = 0
     private var position = 0
     private var inputFinished = false
@@ -70,15 +85,13 @@ final class XMLTokenizer {
         self.displayName = displayName
         self.maxMarkupLength = maxMarkupLength
         self.maxDepth = maxDepth
-        capacity = 256 * 1024
-        storage = .allocate(capacity: capacity)
+        buffer = ByteWindowStorage(capacity: 256 * 1024)
     }
 
-    deinit { storage.deallocate() }
-
     /// Adds the next bytes of the document. Invalidates every span handed out so far.
-    func append(_ bytes: UnsafeRawBufferPointer) {
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
+        let storage = buffer.base
         if position > 0 {
             _ = lineNumber(at: position)
             let kept = count - position
@@ -88,27 +101,24 @@ final class XMLTokenizer {
             count = kept
             position = 0
         }
-        if count + bytes.count > capacity {
-            let grown = max(count + bytes.count, 2 * capacity)
-            let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
-            bigger.initialize(from: storage, count: count)
-            storage.deallocate()
-            storage = bigger
-            capacity = grown
+        if count + bytes.count > buffer.capacity {
+            let bigger = ByteWindowStorage(capacity: max(count + bytes.count, 2 * buffer.capacity))
+            bigger.base.initialize(from: storage, count: count)
+            buffer = bigger
         }
-        UnsafeMutableRawPointer(storage + count).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        UnsafeMutableRawPointer(buffer.base + count).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
         count += bytes.count
     }
 
     /// Declares that no more bytes will come: ``next()`` then finishes the document or throws.
-    func finishInput() { inputFinished = true }
+    mutating func finishInput() { inputFinished = true }
 
     /// The next tag, or `nil` when more input is needed. Throws a ``HealthError`` naming the line for malformed
     /// XML.
-    func next() throws -> XMLToken? {
+    mutating func next() throws -> XMLToken? {
         if documentEnded { return .endOfDocument }
         while true {
-            let window = ByteSpan(start: storage, count: count)
+            let window = ByteSpan(start: buffer.base, count: count)
             var lt = position
             while lt < window.count, window[lt] != ASCII.lessThan { lt += 1 }
             try checkText(window.slice(position..<lt), at: position)
@@ -134,11 +144,13 @@ final class XMLTokenizer {
     }
 
     /// The line of window offset `offset`, counting newlines from the last offset asked about.
-    func lineNumber(at offset: Int) -> Int {
+    mutating func lineNumber(at offset: Int) -> Int {
         if offset >= lineMark {
-            line += XMLTokenizer.newlines(in: UnsafeBufferPointer(start: storage + lineMark, count: offset - lineMark))
+            line += XMLTokenizer.newlines(
+                in: UnsafeBufferPointer(start: buffer.base + lineMark, count: offset - lineMark))
         } else {
-            line -= XMLTokenizer.newlines(in: UnsafeBufferPointer(start: storage + offset, count: lineMark - offset))
+            line -= XMLTokenizer.newlines(
+                in: UnsafeBufferPointer(start: buffer.base + offset, count: lineMark - offset))
         }
         lineMark = offset
         return line
@@ -171,7 +183,7 @@ final class XMLTokenizer {
         case token(XMLToken, end: Int)
     }
 
-    private func scanMarkup(_ window: ByteSpan, at lt: Int) throws -> Scan {
+    private mutating func scanMarkup(_ window: ByteSpan, at lt: Int) throws -> Scan {
         guard lt + 1 < window.count else { return .needMore }
         switch window[lt + 1] {
         case ASCII.question:
@@ -186,7 +198,7 @@ final class XMLTokenizer {
     }
 
     /// `<!--…-->`, `<![CDATA[…]]>` or `<!DOCTYPE …>`.
-    private func scanDeclaration(_ window: ByteSpan, at lt: Int) throws -> Scan {
+    private mutating func scanDeclaration(_ window: ByteSpan, at lt: Int) throws -> Scan {
         let rest = window.slice(lt..<window.count)
         if rest.hasPrefix("<!--") {
             return find("-->", in: window, from: lt + 4).map { .skipped(end: $0) } ?? .needMore
@@ -238,7 +250,7 @@ final class XMLTokenizer {
         return nil
     }
 
-    private func scanEndTag(_ window: ByteSpan, at lt: Int) throws -> Scan {
+    private mutating func scanEndTag(_ window: ByteSpan, at lt: Int) throws -> Scan {
         var i = lt + 2
         let nameStart = i
         while i < window.count, isNameByte(window[i]) { i += 1 }
@@ -254,17 +266,13 @@ final class XMLTokenizer {
         return .token(.endTag, end: i + 1)
     }
 
-    private func scanStartTag(_ window: ByteSpan, at lt: Int) throws -> Scan {
+    private mutating func scanStartTag(_ window: ByteSpan, at lt: Int) throws -> Scan {
         var i = lt + 1
         while i < window.count, isNameByte(window[i]) { i += 1 }
         guard i < window.count else { return .needMore }
         guard i > lt + 1 else { throw malformed("\"<\" not followed by a tag name", at: lt) }
         let tagName = window.slice(lt + 1..<i)
-        // Collect into a local array (swapped in and out) so appends pay no exclusivity checks.
-        var found: [XMLAttribute] = []
-        swap(&found, &attributes)
-        found.removeAll(keepingCapacity: true)
-        defer { swap(&found, &attributes) }
+        attributes.removeAll(keepingCapacity: true)
         var selfClosing = false
         while true {
             let beforeSpace = i
@@ -321,10 +329,11 @@ final class XMLTokenizer {
             let value = window.slice(valueStart..<i)
             if hasReferences, let bad = XMLReferences.firstInvalid(in: value) {
                 let text = value.slice(bad..<min(value.count, bad + XMLReferences.maxLength)).string
-                throw malformed("bad reference \"\(text)\" in the value of \(attributeName.clipped())", at: valueStart + bad)
+                throw malformed(
+                    "bad reference \"\(text)\" in the value of \(attributeName.clipped())", at: valueStart + bad)
             }
             i += 1
-            found.append(XMLAttribute(name: attributeName, value: value, hasReferences: hasReferences))
+            attributes.append(XMLAttribute(name: attributeName, value: value, hasReferences: hasReferences))
         }
         name = tagName
         try openElement(at: lt, selfClosing: selfClosing)
@@ -333,7 +342,7 @@ final class XMLTokenizer {
 
     // MARK: - Nesting
 
-    private func openElement(at lt: Int, selfClosing: Bool) throws {
+    private mutating func openElement(at lt: Int, selfClosing: Bool) throws {
         if rootSeen && openNameEnds.isEmpty { throw malformed("a second root element <\(name.clipped())>", at: lt) }
         rootSeen = true
         tokenLine = lineNumber(at: lt)
@@ -345,7 +354,7 @@ final class XMLTokenizer {
         openLines.append(tokenLine)
     }
 
-    private func closeElement(at lt: Int) throws {
+    private mutating func closeElement(at lt: Int) throws {
         tokenLine = lineNumber(at: lt)
         guard let end = openNameEnds.last else {
             throw malformed("</\(name.clipped())> closes no element", at: lt)
@@ -362,7 +371,7 @@ final class XMLTokenizer {
         openLines.removeLast()
     }
 
-    private func endDocument() throws -> XMLToken {
+    private mutating func endDocument() throws -> XMLToken {
         guard rootSeen else { throw malformed("no root element", at: count) }
         if let end = openNameEnds.last {
             let start = openNameEnds.count > 1 ? openNameEnds[openNameEnds.count - 2] : 0
@@ -378,12 +387,12 @@ final class XMLTokenizer {
     // MARK: - Helpers
 
     /// Refuses markup longer than ``maxMarkupLength``, whether complete or still arriving.
-    private func checkLength(from start: Int, to end: Int) throws {
+    private mutating func checkLength(from start: Int, to end: Int) throws {
         if end - start > maxMarkupLength { throw malformed("markup longer than \(maxMarkupLength) bytes", at: start) }
     }
 
     /// Text between tags is ignored, except that only white space may stand outside the root element.
-    private func checkText(_ text: ByteSpan, at offset: Int) throws {
+    private mutating func checkText(_ text: ByteSpan, at offset: Int) throws {
         guard openNameEnds.isEmpty else { return }
         for (i, byte) in text.enumerated() where !ASCII.isSpace(byte) {
             // A UTF-8 byte order mark may open the file.
@@ -439,7 +448,7 @@ final class XMLTokenizer {
         }
     }
 
-    private func malformed(_ problem: String, at offset: Int) -> HealthError {
+    private mutating func malformed(_ problem: String, at offset: Int) -> HealthError {
         HealthError(.malformedPayload, "\(displayName): malformed XML on line \(lineNumber(at: offset)): \(problem)")
     }
 }

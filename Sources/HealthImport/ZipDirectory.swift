@@ -144,7 +144,9 @@ enum ZipDirectory {
         }
         _ = try locator.readLE(UInt32.self)
         let recordOffset = try locator.readLE(UInt64.self)
-        guard recordOffset <= UInt64(endRecordAt) else { throw damaged(file, "the zip64 end record lies outside the file") }
+        guard recordOffset <= UInt64(endRecordAt) else {
+            throw damaged(file, "the zip64 end record lies outside the file")
+        }
         var record = ByteReader(try file.read(exactly: 56, at: Int64(recordOffset), what: "the zip64 end record"))
         guard try record.readLE(UInt32.self) == zip64EndSignature else {
             throw damaged(file, "no zip64 end record where the locator says")

@@ -7,7 +7,9 @@ import Testing
 @Suite("Batching and sinks")
 struct BatchingTests {
     /// `count` step records a minute apart, alternating between two sources.
-    static func steps(_ count: Int, type: String = "HKQuantityTypeIdentifierStepCount", unit: String = "count") -> [String] {
+    static func steps(_ count: Int, type: String = "HKQuantityTypeIdentifierStepCount", unit: String = "count")
+        -> [String]
+    {
         (0..<count).map { i in
             let minute = String(format: "%02d", i % 60)
             let hour = String(format: "%02d", (i / 60) % 24)
@@ -38,7 +40,8 @@ struct BatchingTests {
     func batchIDs() throws {
         let body = Self.steps(6).joined(separator: "\n")
         let a = try Fixtures.importing(body: body, options: ImportOptions(batchSize: 3)).batches
-        let b = try Fixtures.importing(Fixtures.zip(Fixtures.document(body)), options: ImportOptions(batchSize: 3)).batches
+        let b = try Fixtures.importing(Fixtures.zip(Fixtures.document(body)), options: ImportOptions(batchSize: 3))
+            .batches
         #expect(a.map(\.batchID) == b.map(\.batchID))
         let c = try Fixtures.importing(body: body, options: ImportOptions(batchSize: 2)).batches
         #expect(Set(a.map(\.batchID)).isDisjoint(with: c.map(\.batchID)))
@@ -52,13 +55,15 @@ struct BatchingTests {
             .batches
         // The 6th row passes the cap of 5: the 4 steps go; the last step and the flights wait for the end, where
         // groups are flushed in the order they first appeared.
-        #expect(batches.map { "\($0.typeIdentifier) \($0.count)" } == ["stepCount 4", "stepCount 1", "flightsClimbed 3"])
+        #expect(
+            batches.map { "\($0.typeIdentifier) \($0.count)" } == ["stepCount 4", "stepCount 1", "flightsClimbed 3"])
     }
 
     @Test("an async sink receives the same batches; a throwing sink stops the import")
     func sinks() async throws {
         let directory = try Fixtures.TemporaryDirectory()
-        let path = try directory.write(Array(Fixtures.document(Self.steps(30).joined(separator: "\n")).utf8), name: "e.xml")
+        let path = try directory.write(
+            Array(Fixtures.document(Self.steps(30).joined(separator: "\n")).utf8), name: "e.xml")
         let importer = ExportImporter(path: path, subject: "anna", options: ImportOptions(batchSize: 7))
         var received: [SampleBatch] = []
         let summary = try await importer.run { batch in
@@ -86,7 +91,8 @@ struct BatchingTests {
     @Test("the pull reader hands out batches, then nil, and its summary; the subject is checked")
     func pullReader() throws {
         let directory = try Fixtures.TemporaryDirectory()
-        let path = try directory.write(Array(Fixtures.document(Self.steps(3).joined(separator: "\n")).utf8), name: "e.xml")
+        let path = try directory.write(
+            Array(Fixtures.document(Self.steps(3).joined(separator: "\n")).utf8), name: "e.xml")
         let reader = try ExportReader(path: path, subject: "bob")
         let batch = try #require(try reader.nextBatch())
         #expect(batch.subject == "bob" && batch.count == 3)

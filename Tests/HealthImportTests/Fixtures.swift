@@ -121,7 +121,8 @@ enum Fixtures {
             (0..<batch.count).map { i in
                 Row(
                     type: batch.typeIdentifier, unit: batch.unit, start: batch.starts[i], end: batch.ends[i],
-                    value: batch.values[i], source: batch.sources[Int(batch.sourceIndices[i])], uuid: batch.uuid(row: i),
+                    value: batch.values[i], source: batch.sources[Int(batch.sourceIndices[i])],
+                    uuid: batch.uuid(row: i),
                     metadata: batch.metadata?[i] ?? [:])
             }
         }

@@ -64,7 +64,9 @@ struct ParserTests {
         #expect(parsed?.bitPattern == Double(text)?.bitPattern, "\(text)")
     }
 
-    @Test("only plain decimals are numbers", arguments: ["", "-", ".", "e5", "1e", "1e+", "1.2.3", "0x10", "inf", "nan", " 1", "1 ", "1,5", "1_000", "--1"])
+    @Test(
+        "only plain decimals are numbers",
+        arguments: ["", "-", ".", "e5", "1e", "1e+", "1.2.3", "0x10", "inf", "nan", " 1", "1 ", "1,5", "1_000", "--1"])
     func notNumbers(text: String) {
         #expect(Self.parseNumber(text) == nil)
     }
@@ -94,7 +96,10 @@ struct ParserTests {
     @Test(
         "device descriptions shorten to the hardware, else the model or name; other forms stay whole",
         arguments: [
-            ("<<HKDevice: 0x11938b8e0>, name:iPhone, manufacturer:Apple, model:iPhone, hardware:iPhone6,1, software:9.2.1>", "iPhone6,1"),
+            (
+                "<<HKDevice: 0x11938b8e0>, name:iPhone, manufacturer:Apple, model:iPhone, hardware:iPhone6,1, software:9.2.1>",
+                "iPhone6,1"
+            ),
             ("<<HKDevice: 0x1>, name:Apple Watch, manufacturer:Apple, model:Watch, hardware:Watch3,2>", "Watch3,2"),
             ("<<HKDevice: 0x1>, name:Scale, manufacturer:Withings, model:WBS01, software:1>", "WBS01"),
             ("<<HKDevice: 0x1>, name:Cuff>", "Cuff"),

@@ -13,7 +13,8 @@ struct RecordMappingTests {
     func basic() throws {
         let record = Fixtures.record(
             type: "HKQuantityTypeIdentifierHeartRate", unit: "count/min", value: "72",
-            extra: #" device="&lt;&lt;HKDevice: 0x1&gt;, name:Apple Watch, manufacturer:Apple, model:Watch, hardware:Watch3,2, software:4.2&gt;""#,
+            extra:
+                #" device="&lt;&lt;HKDevice: 0x1&gt;, name:Apple Watch, manufacturer:Apple, model:Watch, hardware:Watch3,2, software:4.2&gt;""#,
             children: """
                   <MetadataEntry key="HKTimeZone" value="America/New_York"/>
                   <MetadataEntry key="HKMetadataKeyHeartRateMotionContext" value="1"/>
@@ -62,7 +63,10 @@ struct RecordMappingTests {
             Fixtures.record(value: "3", source: "Tom &amp; Jerry&apos;s &lt;phone&gt;"),
         ].joined(separator: "\n")
         let rows = Fixtures.rows(try Fixtures.importing(body: body).batches)
-        #expect(rows.map(\.source.name) == ["Anna\u{A0}s Apple\u{A0}Watch", "Anna\u{A0}s Apple\u{A0}Watch", "Tom & Jerry's <phone>"])
+        #expect(
+            rows.map(\.source.name) == [
+                "Anna\u{A0}s Apple\u{A0}Watch", "Anna\u{A0}s Apple\u{A0}Watch", "Tom & Jerry's <phone>",
+            ])
         // Same decoded name and content but a different value: different samples of one source.
         #expect(rows[0].uuid != rows[1].uuid)
     }
@@ -81,7 +85,9 @@ struct RecordMappingTests {
             Fixtures.record(value: "10", end: "2017-01-21 15:58:01 -0400", source: "Anna\u{A0}Watch"),
             Fixtures.record(type: "HKQuantityTypeIdentifierFlightsClimbed", value: "10", source: "Anna\u{A0}Watch"),
         ]
-        func uuid(_ record: String) throws -> UUID { try #require(Fixtures.rows(Fixtures.importing(body: record).batches).first).uuid }
+        func uuid(_ record: String) throws -> UUID {
+            try #require(Fixtures.rows(Fixtures.importing(body: record).batches).first).uuid
+        }
         let reference = try uuid(base)
         for variant in variants { #expect(try uuid(variant) == reference) }
         var seen: Set<UUID> = [reference]
@@ -117,15 +123,20 @@ struct RecordMappingTests {
             Fixtures.record(value: "5"),
         ].joined(separator: "\n")
         let batches = try Fixtures.importing(body: body).batches
-        #expect(batches.map { "\($0.typeIdentifier) \($0.unit) \($0.values)" } == [
-            "bodyMass lb [172.0, 174.0]", "bodyMass kg [78.0]", "stepCount count [5.0]",
-        ])
+        #expect(
+            batches.map { "\($0.typeIdentifier) \($0.unit) \($0.values)" } == [
+                "bodyMass lb [172.0, 174.0]", "bodyMass kg [78.0]", "stepCount count [5.0]",
+            ])
     }
 
     @Test(
         "malformed records are rejected with their line and reason; the rest import",
         arguments: [
-            (Fixtures.record(type: "HKQuantityTypeIdentifierStepCountt"), "unknown quantity type \"HKQuantityTypeIdentifierStepCountt\"", "did you mean \"HKQuantityTypeIdentifierStepCount\"?"),
+            (
+                Fixtures.record(type: "HKQuantityTypeIdentifierStepCountt"),
+                "unknown quantity type \"HKQuantityTypeIdentifierStepCountt\"",
+                "did you mean \"HKQuantityTypeIdentifierStepCount\"?"
+            ),
             (Fixtures.record(unit: "furlong"), "unknown unit \"furlong\"", "furlong"),
             (Fixtures.record(unit: "kg"), "unit \"kg\" is not compatible with stepCount (count)", "kg"),
             (Fixtures.record(unit: nil), "missing attribute \"unit\"", "unit"),
@@ -143,8 +154,14 @@ struct RecordMappingTests {
             (Fixtures.record(start: "yesterday"), "startDate is not a date", "yesterday"),
             (Fixtures.record(end: "2017-01-21 15:52:59 -0400"), "ends before it starts", "15:52:59"),
             (Fixtures.record(end: "2017-01-21 10:00:00 -0400 "), "endDate is not a date", "endDate"),
-            (Fixtures.record(source: "").replacingOccurrences(of: #" sourceName="""#, with: ""), "missing attribute \"sourceName\"", "sourceName"),
-            (Fixtures.record(type: "HKQuantityTypeIdentifierBodyMass", unit: "lb", value: "1e306"), "value out of range", "out of range"),
+            (
+                Fixtures.record(source: "").replacingOccurrences(of: #" sourceName="""#, with: ""),
+                "missing attribute \"sourceName\"", "sourceName"
+            ),
+            (
+                Fixtures.record(type: "HKQuantityTypeIdentifierBodyMass", unit: "lb", value: "1e306"),
+                "value out of range", "out of range"
+            ),
         ])
     func rejected(record: String, reason: String, detail: String) throws {
         let good = Fixtures.record(value: "7", start: "2018-01-01 00:00:00 +0000", end: "2018-01-01 00:01:00 +0000")
@@ -179,8 +196,10 @@ struct RecordMappingTests {
 
     @Test("other elements and non-quantity records are counted as skipped; Correlation members count once")
     func skipped() throws {
-        let systolic = Fixtures.record(type: "HKQuantityTypeIdentifierBloodPressureSystolic", unit: "mmHg", value: "120")
-        let diastolic = Fixtures.record(type: "HKQuantityTypeIdentifierBloodPressureDiastolic", unit: "mmHg", value: "80")
+        let systolic = Fixtures.record(
+            type: "HKQuantityTypeIdentifierBloodPressureSystolic", unit: "mmHg", value: "120")
+        let diastolic = Fixtures.record(
+            type: "HKQuantityTypeIdentifierBloodPressureDiastolic", unit: "mmHg", value: "80")
         let body = """
              <Correlation type="HKCorrelationTypeIdentifierBloodPressure" sourceName="cuff" startDate="\(Self.start)" endDate="\(Self.start)">
               <MetadataEntry key="HKWasUserEntered" value="1"/>
@@ -207,7 +226,9 @@ struct RecordMappingTests {
             """
         let (batches, summary) = try Fixtures.importing(body: body)
         #expect(
-            summary.imported == ["bloodPressureSystolic": 1, "bloodPressureDiastolic": 1, "heartRateVariabilitySDNN": 1])
+            summary.imported == [
+                "bloodPressureSystolic": 1, "bloodPressureDiastolic": 1, "heartRateVariabilitySDNN": 1,
+            ])
         #expect(
             summary.skipped == [
                 "ExportDate": 1, "Me": 1, "Correlation": 1, "HKCategoryTypeIdentifierSleepAnalysis": 2, "Workout": 1,
@@ -232,10 +253,15 @@ struct RecordMappingTests {
         let unclosed = Fixtures.document(Fixtures.record(children: "  <MetadataEntry key=\"a\" value=\"b\">"))
         let error = Fixtures.importError(Array(unclosed.utf8), name: "export.xml")
         #expect(error?.code == .malformedPayload)
-        #expect(error?.message.contains(#""export.xml": malformed XML on line 15: </Record> does not close <MetadataEntry> opened on line 14"#) == true, "\(String(describing: error))")
+        #expect(
+            error?.message.contains(
+                #""export.xml": malformed XML on line 15: </Record> does not close <MetadataEntry> opened on line 14"#)
+                == true, "\(String(describing: error))")
 
         let entity = Fixtures.document(Fixtures.record(source: "Tom &amp Jerry"))
         let entityError = Fixtures.importError(Fixtures.zip(entity))
-        #expect(entityError?.message.contains("malformed XML on line 13: bad reference \"&amp Jerry\"") == true, "\(String(describing: entityError))")
+        #expect(
+            entityError?.message.contains("malformed XML on line 13: bad reference \"&amp Jerry\"") == true,
+            "\(String(describing: entityError))")
     }
 }

@@ -18,7 +18,7 @@ struct XMLTokenizerTests {
     /// Tokenizes `text` fed in pieces of `piece` bytes.
     static func tokens(_ text: String, piece: Int = Int.max) throws -> [Seen] {
         let bytes = Array(text.utf8)
-        let tokenizer = XMLTokenizer(displayName: "\"t.xml\"", maxMarkupLength: 4096)
+        var tokenizer = XMLTokenizer(displayName: "\"t.xml\"", maxMarkupLength: 4096)
         var seen: [Seen] = []
         var offset = 0
         while true {
@@ -76,11 +76,15 @@ struct XMLTokenizerTests {
     @Test("tags, attributes, references, depth and lines; comments, CDATA and the DOCTYPE subset are skipped")
     func document() throws {
         let expected: [Seen] = [
-            Seen(token: .startTag(selfClosing: false), name: "HealthData", depth: 1, line: 7, attributes: ["locale=en_US"]),
+            Seen(
+                token: .startTag(selfClosing: false), name: "HealthData", depth: 1, line: 7,
+                attributes: ["locale=en_US"]),
             Seen(
                 token: .startTag(selfClosing: false), name: "Record", depth: 2, line: 8,
                 attributes: ["type=A", "device=<<HKDevice>, name:x>", "note=\"'&AB\u{A0}"]),
-            Seen(token: .startTag(selfClosing: true), name: "MetadataEntry", depth: 3, line: 9, attributes: ["key=k", "value=v"]),
+            Seen(
+                token: .startTag(selfClosing: true), name: "MetadataEntry", depth: 3, line: 9,
+                attributes: ["key=k", "value=v"]),
             Seen(token: .endTag, name: "Record", depth: 2, line: 12),
             Seen(token: .startTag(selfClosing: true), name: "Record", depth: 2, line: 13, attributes: ["type=B"]),
             Seen(token: .endTag, name: "HealthData", depth: 1, line: 15),
@@ -96,10 +100,19 @@ struct XMLTokenizerTests {
     @Test(
         "malformed XML is an error naming the line and the problem",
         arguments: [
-            ("<HealthData>\n <Record type=\"A\">\n</HealthData>", "line 3: </HealthData> does not close <Record> opened on line 2"),
-            ("<HealthData>\n <Record type=\"A\"/>\n", "line 3: the file ends inside <HealthData> opened on line 1 (truncated?)"),
+            (
+                "<HealthData>\n <Record type=\"A\">\n</HealthData>",
+                "line 3: </HealthData> does not close <Record> opened on line 2"
+            ),
+            (
+                "<HealthData>\n <Record type=\"A\"/>\n",
+                "line 3: the file ends inside <HealthData> opened on line 1 (truncated?)"
+            ),
             ("<HealthData>\n <Record type=\"A\" val", "line 2: the file ends inside markup"),
-            ("<HealthData>\n <Record type=\"A&bogus;\"/>\n</HealthData>", "line 2: bad reference \"&bogus;\" in the value of type"),
+            (
+                "<HealthData>\n <Record type=\"A&bogus;\"/>\n</HealthData>",
+                "line 2: bad reference \"&bogus;\" in the value of type"
+            ),
             ("<HealthData>\n <Record type=\"A & B\"/>\n</HealthData>", "line 2: bad reference \"& B\""),
             ("<HealthData>\n <Record type=\"&#0;\"/>\n</HealthData>", "line 2: bad reference \"&#0;\""),
             ("<HealthData>\n <Record type=\"&#xD800;\"/>\n</HealthData>", "line 2: bad reference \"&#xD800;\""),
@@ -108,7 +121,10 @@ struct XMLTokenizerTests {
             ("<HealthData>\n <Record type=\"a<b\"/>\n</HealthData>", "line 2: \"<\" in the value of type"),
             ("<HealthData>\n <Record type=\"a\"x=\"b\"/>\n</HealthData>", "line 2: unexpected \"x\" in <Record>"),
             ("<HealthData>\n < Record/>\n</HealthData>", "line 2: \"<\" not followed by a tag name"),
-            ("<HealthData>\n</Record>\n</HealthData>", "line 2: </Record> does not close <HealthData> opened on line 1"),
+            (
+                "<HealthData>\n</Record>\n</HealthData>",
+                "line 2: </Record> does not close <HealthData> opened on line 1"
+            ),
             ("<HealthData/>\n<HealthData/>", "line 2: a second root element <HealthData>"),
             ("<HealthData/>\ntrailing", "line 2: text outside the root element"),
             ("hello <HealthData/>", "line 1: text outside the root element"),

@@ -46,13 +46,15 @@ struct ZipReadingTests {
     @Test("a large stored entry streams through in many reads and matches its CRC")
     func largeEntry() throws {
         let records = (0..<12_000).map { i in
-            Fixtures.record(value: "\(i % 100)", start: "2017-01-21 15:53:00 -0400", end: "2017-01-21 15:58:00 -0400",
+            Fixtures.record(
+                value: "\(i % 100)", start: "2017-01-21 15:53:00 -0400", end: "2017-01-21 15:58:00 -0400",
                 source: "s\(i)")
         }
         let xml = Fixtures.document(records.joined(separator: "\n"))
         #expect(xml.utf8.count > 2_500_000)
         for method: UInt16 in [0, 8] {
-            let result = try Fixtures.importing(Fixtures.zip(xml, method: method), options: ImportOptions(batchSize: 5_000))
+            let result = try Fixtures.importing(
+                Fixtures.zip(xml, method: method), options: ImportOptions(batchSize: 5_000))
             #expect(result.summary.imported == ["stepCount": 12_000])
             #expect(result.batches.map(\.count) == [5_000, 5_000, 2_000])
             #expect(result.batches[0].sources.count == 5_000)
@@ -67,9 +69,12 @@ struct ZipReadingTests {
 
         let noExport = Fixtures.importError(
             ZipWriter.archive([.init(name: "photos/cat.jpg", data: [1, 2, 3])]), name: "photos.zip")
-        #expect(noExport?.message == #""photos.zip" is not an Apple Health export (no apple_health_export/export.xml inside)"#)
+        #expect(
+            noExport?.message
+                == #""photos.zip" is not an Apple Health export (no apple_health_export/export.xml inside)"#)
 
-        let otherXML = Fixtures.importError(Array("<?xml version=\"1.0\"?>\n<gpx version=\"1.1\"></gpx>".utf8), name: "route.gpx")
+        let otherXML = Fixtures.importError(
+            Array("<?xml version=\"1.0\"?>\n<gpx version=\"1.1\"></gpx>".utf8), name: "route.gpx")
         #expect(otherXML?.code == .invalidArgument)
         #expect(otherXML?.message.contains("root element <gpx>, expected <HealthData>") == true)
 
@@ -82,7 +87,9 @@ struct ZipReadingTests {
         #expect(throws: HealthError(.invalidArgument, #""nope.zip": no such file"#)) {
             _ = try ExportReader(path: directory.url.appendingPathComponent("nope.zip").path, subject: "anna")
         }
-        let error = #expect(throws: HealthError.self) { _ = try ExportReader(path: directory.url.path, subject: "anna") }
+        let error = #expect(throws: HealthError.self) {
+            _ = try ExportReader(path: directory.url.path, subject: "anna")
+        }
         #expect(error?.message.contains("is a directory") == true)
     }
 
@@ -113,7 +120,11 @@ struct ZipReadingTests {
         let xml = Array(Fixtures.document(Self.body).utf8)
         // 0xFF opens a final block of type 3, which does not exist.
         let archive = ZipWriter.archive(
-            [.init(name: "apple_health_export/export.xml", data: xml, rawOverride: [0xFF] + Array(repeating: 0xAB, count: 100))])
+            [
+                .init(
+                    name: "apple_health_export/export.xml", data: xml,
+                    rawOverride: [0xFF] + Array(repeating: 0xAB, count: 100))
+            ])
         let error = try #require(Fixtures.importError(archive))
         #expect(error.code == .malformedPayload)
         #expect(error.message == #""export.zip": export.xml is damaged (zlib: invalid block type)"#)
