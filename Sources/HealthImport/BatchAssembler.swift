@@ -1,0 +1,129 @@
+import Foundation
+import HealthModel
+
+/// Groups accepted samples into ``SampleBatch``es by type and unit, and hands out full ones.
+///
+/// Every batch carries explicit UUIDs and a batch id hashed from them, so the same file always yields the same
+/// batches. Rows waiting in unfinished batches are capped by ``ImportOptions/maxPendingRows``: past it the
+/// largest group is sent early. Not thread-safe.
+struct BatchAssembler {
+    /// Most distinct (type, unit) groups held at once; past it every group is sent and the grouping restarts.
+    static let maxGroups = 256
+
+    let subject: String
+    let batchSize: Int
+    let maxPendingRows: Int
+    /// Finished batches, oldest first, waiting to be taken.
+    private(set) var ready: [SampleBatch] = []
+    private var groups: [GroupBuilder] = []
+    /// The (type index, unit id) key of each group, in the order of ``groups``.
+    private var groupKeys: [Int] = []
+    private var pendingRows = 0
+
+    init(subject: String, options: ImportOptions) {
+        self.subject = subject
+        batchSize = options.batchSize
+        maxPendingRows = options.maxPendingRows
+    }
+
+    /// Adds one sample, finishing its group's batch when it is full.
+    mutating func append(_ sample: PendingSample) {
+        let key = sample.type.index << 32 | sample.groupUnitID
+        // Few groups are live at once (a handful of types per export): a linear search beats hashing.
+        let position: Int
+        if let known = groupKeys.firstIndex(of: key) {
+            position = known
+        } else {
+            if groups.count >= BatchAssembler.maxGroups { flushAll() }
+            position = groups.count
+            groupKeys.append(key)
+            groups.append(GroupBuilder(type: sample.type, unit: sample.groupUnitSymbol))
+        }
+        groups[position].append(sample)
+        pendingRows += 1
+        if groups[position].count >= batchSize {
+            emit(position)
+        } else if pendingRows > maxPendingRows {
+            let largest = groups.indices.max { groups[$0].count < groups[$1].count }!
+            emit(largest)
+        }
+    }
+
+    /// Finishes every unfinished batch, in the order their groups first appeared, and forgets the groups.
+    mutating func flushAll() {
+        for position in groups.indices where groups[position].count > 0 { emit(position) }
+        groups.removeAll()
+        groupKeys.removeAll()
+    }
+
+    /// Removes and returns the oldest finished batch.
+    mutating func takeReady() -> SampleBatch? {
+        ready.isEmpty ? nil : ready.removeFirst()
+    }
+
+    private mutating func emit(_ position: Int) {
+        pendingRows -= groups[position].count
+        ready.append(groups[position].finish(subject: subject))
+    }
+}
+
+/// The rows of one unfinished batch: one quantity type in one unit.
+private struct GroupBuilder {
+    let type: QuantityType
+    let unit: String
+    private var sources: [SourceInfo] = []
+    private var sourcePositions: [Int: UInt32] = [:]
+    /// The source of the previous row: consecutive rows mostly share it.
+    private var lastSource: (id: Int, position: UInt32) = (-1, 0)
+    private var starts: [Timestamp] = []
+    private var ends: [Timestamp] = []
+    private var values: [Double] = []
+    private var sourceIndices: [UInt32] = []
+    private var uuids: [UUID] = []
+    private var metadata: [[String: MetadataValue]]?
+
+    init(type: QuantityType, unit: String) {
+        self.type = type
+        self.unit = unit
+    }
+
+    var count: Int { starts.count }
+
+    mutating func append(_ sample: PendingSample) {
+        let sourcePosition: UInt32
+        if sample.source.id == lastSource.id {
+            sourcePosition = lastSource.position
+        } else if let known = sourcePositions[sample.source.id] {
+            sourcePosition = known
+        } else {
+            sourcePosition = UInt32(sources.count)
+            sourcePositions[sample.source.id] = sourcePosition
+            sources.append(sample.source.info)
+        }
+        lastSource = (sample.source.id, sourcePosition)
+        if !sample.metadata.isEmpty, metadata == nil { metadata = Array(repeating: [:], count: count) }
+        metadata?.append(sample.metadata)
+        starts.append(sample.start)
+        ends.append(sample.end)
+        values.append(sample.value)
+        sourceIndices.append(sourcePosition)
+        uuids.append(sample.uuid)
+    }
+
+    /// The batch of the rows so far, with an id hashed from its type, unit and UUIDs; the builder is emptied.
+    mutating func finish(subject: String) -> SampleBatch {
+        var identity = ContentHash128()
+        identity.add(type.identifier)
+        identity.add(0x1F)
+        identity.add(unit)
+        identity.add(0x1F)
+        for uuid in uuids {
+            withUnsafeBytes(of: uuid.uuid) { identity.add($0.bindMemory(to: UInt8.self)) }
+        }
+        let batch = SampleBatch(
+            batchID: identity.folded, subject: subject, typeIdentifier: type.identifier, unit: unit, sources: sources,
+            starts: starts, ends: ends, values: values, sourceIndices: sourceIndices, uuids: uuids, metadata: metadata)
+        self = GroupBuilder(type: type, unit: unit)
+        return batch
+    }
+}

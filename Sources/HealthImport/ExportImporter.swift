@@ -1,0 +1,44 @@
+import HealthModel
+
+/// Imports an Apple Health export into a sink: what `hkq import FILE` drives.
+///
+/// Opens the file with ``ExportReader`` and hands every ``SampleBatch`` to the sink in order; the sink sends it
+/// (a re-sent batch is recognised by its deterministic id and UUIDs). Returns the ``ImportSummary``. An error
+/// thrown by the sink stops the import and is rethrown.
+///
+/// Threading: a value; each `run` reads the file on the calling thread (blocking file I/O) and calls the sink
+/// and the progress callback there.
+public struct ExportImporter: Sendable {
+    /// The export file: export.zip or export.xml.
+    public var path: String
+    /// The person every sample is about.
+    public var subject: String
+    /// Batch size, pending-row cap, progress interval.
+    public var options: ImportOptions
+
+    /// An importer of the export at `path` for `subject`.
+    public init(path: String, subject: String, options: ImportOptions = ImportOptions()) {
+        self.path = path
+        self.subject = subject
+        self.options = options
+    }
+
+    /// Reads the whole export, calling `sink` with each batch; returns the summary.
+    public func run(
+        progress: ((ImportProgress) -> Void)? = nil, sink: (SampleBatch) throws -> Void
+    ) throws -> ImportSummary {
+        let reader = try ExportReader(path: path, subject: subject, options: options, progress: progress)
+        while let batch = try reader.nextBatch() { try sink(batch) }
+        return reader.summary
+    }
+
+    /// Reads the whole export, awaiting `sink` with each batch (the next batch is parsed only after it returns);
+    /// returns the summary.
+    public func run(
+        progress: ((ImportProgress) -> Void)? = nil, sink: (SampleBatch) async throws -> Void
+    ) async throws -> ImportSummary {
+        let reader = try ExportReader(path: path, subject: subject, options: options, progress: progress)
+        while let batch = try reader.nextBatch() { try await sink(batch) }
+        return reader.summary
+    }
+}

@@ -1,0 +1,142 @@
+import HealthModel
+
+/// The state of one import: tokenizer, record mapper, batch assembler and tallies, driven by ``ExportReader``.
+///
+/// A struct so the per-record path pays no dynamic exclusivity checks (the reader owns it and mutates it once
+/// per batch). Use one instance only; never copy it. Not thread-safe.
+struct ExportParser {
+    let options: ImportOptions
+    private let displayName: String
+    private var tokenizer: XMLTokenizer
+    private var mapper = RecordMapper()
+    private var assembler: BatchAssembler
+    private var rejectionIndex: [String: Int] = [:]
+    /// Skips, rejections and byte counts; the per-record counters live apart so the hot path only bumps integers.
+    private var tally = ImportSummary()
+    private(set) var recordsSeen = 0
+    private var importedByType = [Int](repeating: 0, count: QuantityType.all.count)
+    private(set) var samplesImported = 0
+    private var chunk: [UInt8] = []
+    private var current: PendingSample?
+    private var nextProgressAt: Int64
+    private var documentEnded = false
+    private var finalProgressReported = false
+
+    init(subject: String, options: ImportOptions, displayName: String) {
+        self.options = options
+        self.displayName = displayName
+        tokenizer = XMLTokenizer(displayName: displayName)
+        assembler = BatchAssembler(subject: subject, options: options)
+        nextProgressAt = options.progressInterval
+    }
+
+    /// What the import did so far.
+    var summary: ImportSummary {
+        var result = tally
+        result.recordsSeen = recordsSeen
+        for (index, count) in importedByType.enumerated() where count > 0 {
+            result.imported[QuantityType.all[index].identifier] = count
+        }
+        return result
+    }
+
+    /// The next batch, reading `source` as needed, or `nil` at the end; see ``ExportReader/nextBatch()``.
+    mutating func nextBatch(from source: ExportByteSource, progress: ((ImportProgress) -> Void)?) throws -> SampleBatch?
+    {
+        while true {
+            if let batch = assembler.takeReady() {
+                tally.batches += 1
+                samplesImported += batch.count
+                return batch
+            }
+            if documentEnded {
+                if !finalProgressReported {
+                    finalProgressReported = true
+                    progress?(report(source))
+                }
+                return nil
+            }
+            if let token = try tokenizer.next() {
+                try handle(token, source: source)
+                continue
+            }
+            chunk.removeAll(keepingCapacity: true)
+            if try source.read(into: &chunk) {
+                tally.xmlBytes += Int64(chunk.count)
+                chunk.withUnsafeBytes { tokenizer.append($0) }
+            } else {
+                tokenizer.finishInput()
+            }
+            tally.bytesRead = source.bytesRead
+            if source.bytesRead >= nextProgressAt {
+                nextProgressAt = source.bytesRead + options.progressInterval
+                progress?(report(source))
+            }
+        }
+    }
+
+    /// Progress as of now.
+    func report(_ source: ExportByteSource) -> ImportProgress {
+        ImportProgress(
+            bytesRead: source.bytesRead, totalBytes: source.totalBytes, recordsSeen: recordsSeen,
+            samplesImported: samplesImported)
+    }
+
+    // MARK: - Elements
+
+    private mutating func handle(_ token: XMLToken, source: ExportByteSource) throws {
+        switch token {
+        case .startTag(let selfClosing):
+            try startElement(selfClosing: selfClosing)
+        case .endTag:
+            if tokenizer.depth == 2, current != nil { finishRecord() }
+        case .endOfDocument:
+            assembler.flushAll()
+            documentEnded = true
+            // Drain the source so a zip entry's size and CRC are verified even if bytes follow the root element.
+            chunk.removeAll(keepingCapacity: true)
+            while try source.read(into: &chunk) { chunk.removeAll(keepingCapacity: true) }
+            tally.bytesRead = source.bytesRead
+        }
+    }
+
+    private mutating func startElement(selfClosing: Bool) throws {
+        let name = tokenizer.name
+        switch tokenizer.depth {
+        case 1:
+            guard name.equals("HealthData") else {
+                throw HealthError(
+                    .invalidArgument,
+                    "\(displayName) is not an Apple Health export (root element <\(name.clipped())>, "
+                        + "expected <HealthData>)")
+            }
+        case 2:
+            guard name.equals("Record") else {
+                tally.skip(name.string)
+                return
+            }
+            recordsSeen += 1
+            let line = tokenizer.tokenLine
+            switch mapper.map(tokenizer.attributes, line: line) {
+            case .sample(let sample): current = sample
+            case .skipped(let kind): tally.skip(kind)
+            case .rejected(let rejection):
+                tally.reject(rejection, line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+            }
+            if selfClosing, current != nil { finishRecord() }
+        case 3:
+            if current != nil, name.equals("MetadataEntry") {
+                mapper.addMetadata(tokenizer.attributes, to: &current!)
+            }
+        default:
+            break
+        }
+    }
+
+    private mutating func finishRecord() {
+        guard let sample = current else { return }
+        current = nil
+        importedByType[sample.type.index] += 1
+        assembler.append(sample)
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import HealthModel
+
+/// Reads an Apple Health export (export.zip or a plain export.xml) as a stream of ``SampleBatch``es.
+///
+/// Pull batches with ``nextBatch()`` until it returns `nil`, then read ``summary``. Memory stays flat whatever
+/// the file size: the file is read a MiB at a time, inflated 16 KB of input at a time, and only unfinished
+/// batches are held. Quantity records become samples of the subject given; everything else is counted as
+/// skipped, and malformed records are counted as rejected with their line. A damaged file (not an export,
+/// truncated or corrupt zip, broken XML) throws a ``HealthError``. The same file always yields the same
+/// batches, UUIDs and batch ids.
+///
+/// Threading: not thread-safe; use it from one thread or task at a time. Reading blocks on file I/O.
+public final class ExportReader {
+    /// The person every sample is about.
+    public let subject: String
+    /// The settings of this import.
+    public let options: ImportOptions
+
+    private let file: ExportFile
+    private let source: ExportByteSource
+    private let progressHandler: ((ImportProgress) -> Void)?
+    private var parser: ExportParser
+
+    /// Opens the export at `path` for `subject`.
+    ///
+    /// `progress` is called on the thread calling ``nextBatch()``, about every ``ImportOptions/progressInterval``
+    /// bytes of the file and once at the end, after the last batch. Throws ``ErrorCode/invalidArgument`` when the
+    /// subject is invalid, the file is missing or is not an export, ``ErrorCode/malformedPayload`` when the zip
+    /// is damaged.
+    public init(
+        path: String, subject: String, options: ImportOptions = ImportOptions(),
+        progress: ((ImportProgress) -> Void)? = nil
+    ) throws {
+        try SampleRules.validate(subject: subject)
+        self.subject = subject
+        self.options = options
+        file = try ExportFile(path: path)
+        source = try ExportSourceOpener.open(file)
+        progressHandler = progress
+        parser = ExportParser(subject: subject, options: options, displayName: file.displayName)
+    }
+
+    /// What the import did so far; complete once ``nextBatch()`` has returned `nil`.
+    public var summary: ImportSummary { parser.summary }
+
+    /// Where the import stands now.
+    public var progress: ImportProgress { parser.report(source) }
+
+    /// The next batch of samples, or `nil` when the export is exhausted (``summary`` is then complete).
+    ///
+    /// Throws a ``HealthError`` naming the file (and the line, for XML) when the export is damaged; the reader
+    /// must not be used after that.
+    public func nextBatch() throws -> SampleBatch? {
+        try parser.nextBatch(from: source, progress: progressHandler)
+    }
+}

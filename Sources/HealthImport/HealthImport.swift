@@ -1,1 +1,0 @@
-// HealthImport: reading Apple Health exports.

@@ -1,0 +1,95 @@
+/// Records rejected for one reason: how many, the first few lines, and one full message.
+public struct RejectionReport: Hashable, Sendable {
+    /// The reason, e.g. `unknown unit "furlong"` or `startDate is not a date`.
+    public var reason: String
+    /// Records rejected for it.
+    public var count: Int
+    /// Lines (1-based) of the first records rejected for it, at most ``ImportOptions/maxLinesPerReason``.
+    public var firstLines: [Int]
+    /// The full message for the first of them, e.g. `startDate "2017-13-01 10:00:00 -0400" is not a date`.
+    public var example: String
+
+    /// A report; normally built by the importer.
+    public init(reason: String, count: Int, firstLines: [Int], example: String) {
+        self.reason = reason
+        self.count = count
+        self.firstLines = firstLines
+        self.example = example
+    }
+}
+
+/// What an import did: samples imported per type, elements skipped per kind, records rejected per reason.
+///
+/// Bounded whatever the file: at most ``ImportSummary/maxKinds`` skip kinds and reasons are kept apart, the rest
+/// are counted under ``ImportSummary/otherKind``.
+public struct ImportSummary: Hashable, Sendable {
+    /// Most skip kinds or rejection reasons listed separately.
+    public static let maxKinds = 64
+    /// The kind or reason under which the ones past ``maxKinds`` are counted.
+    public static let otherKind = "(other)"
+
+    /// Top-level `<Record>` elements read (quantity, category and others; records nested in a `<Correlation>`
+    /// are not counted, as they also appear at top level).
+    public var recordsSeen = 0
+    /// Samples imported, by short quantity-type identifier (`stepCount`).
+    public var imported: [String: Int] = [:]
+    /// Elements skipped by kind: the element name for top-level elements other than `<Record>` (`Workout`,
+    /// `ActivitySummary`, `Correlation`, `Me`, `ExportDate`, …), the record type for records that are not
+    /// quantity samples (`HKCategoryTypeIdentifierSleepAnalysis`).
+    public var skipped: [String: Int] = [:]
+    /// Rejected records grouped by reason, in the order the reasons first appeared.
+    public var rejected: [RejectionReport] = []
+    /// Batches handed to the sink.
+    public var batches = 0
+    /// Bytes of the file read (the compressed size for a zip).
+    public var bytesRead: Int64 = 0
+    /// Bytes of export.xml parsed.
+    public var xmlBytes: Int64 = 0
+
+    /// An empty summary.
+    public init() {}
+
+    /// Samples imported in all.
+    public var importedCount: Int { imported.values.reduce(0, +) }
+    /// Elements skipped in all.
+    public var skippedCount: Int { skipped.values.reduce(0, +) }
+    /// Records rejected in all.
+    public var rejectedCount: Int { rejected.reduce(0) { $0 + $1.count } }
+
+    /// Counts one skipped element of `kind`.
+    mutating func skip(_ kind: String) {
+        if skipped[kind] == nil, skipped.count >= ImportSummary.maxKinds {
+            skipped[ImportSummary.otherKind, default: 0] += 1
+        } else {
+            skipped[kind, default: 0] += 1
+        }
+    }
+
+    /// Counts one record rejected for `rejection` on `line`, keeping at most `maxLines` lines per reason.
+    mutating func reject(_ rejection: Rejection, line: Int, maxLines: Int, index: inout [String: Int]) {
+        var reason = rejection.reason
+        if index[reason] == nil, rejected.count >= ImportSummary.maxKinds { reason = ImportSummary.otherKind }
+        if let position = index[reason] {
+            rejected[position].count += 1
+            if rejected[position].firstLines.count < maxLines { rejected[position].firstLines.append(line) }
+        } else {
+            index[reason] = rejected.count
+            let example = rejection.detail.count > 200 ? String(rejection.detail.prefix(200)) + "…" : rejection.detail
+            rejected.append(
+                RejectionReport(reason: reason, count: 1, firstLines: maxLines > 0 ? [line] : [], example: example))
+        }
+    }
+}
+
+/// Why one record was rejected: a reason that groups records, and the message for this one.
+struct Rejection: Error {
+    /// Groups records (no per-record values in it, except the type or unit named).
+    var reason: String
+    /// The full message for this record.
+    var detail: String
+
+    init(_ reason: String, _ detail: String? = nil) {
+        self.reason = reason
+        self.detail = detail ?? reason
+    }
+}

@@ -1,0 +1,296 @@
+import Foundation
+import HealthModel
+
+/// A source met in the export, interned: records point at it instead of carrying four strings each.
+final class SourceEntry {
+    /// Increasing, never reused (also after the cache starts over), so batches can key their dictionaries by it.
+    let id: Int
+    /// The source as batches carry it.
+    let info: SourceInfo
+    /// The decoded name, fed to the sample identity.
+    let nameBytes: [UInt8]
+
+    init(id: Int, info: SourceInfo) {
+        self.id = id
+        self.info = info
+        nameBytes = Array(info.name.utf8)
+    }
+}
+
+/// A unit met in the export, interned, with the unit its samples are sent in.
+struct UnitEntry {
+    /// The unit as written.
+    let unit: HealthUnit
+    /// The symbol as written, fed to the sample identity.
+    let symbolBytes: [UInt8]
+}
+
+/// A record accepted from its start tag, waiting for its `<MetadataEntry>` children and its end.
+struct PendingSample {
+    var line: Int
+    var type: QuantityType
+    /// Groups the sample into a batch with others of its type and unit.
+    var groupUnitID: Int
+    var groupUnitSymbol: String
+    var start: Timestamp
+    var end: Timestamp
+    var value: Double
+    var source: SourceEntry
+    var uuid: UUID
+    var metadata: [String: MetadataValue] = [:]
+}
+
+/// What a top-level `<Record>` start tag turned into.
+enum RecordOutcome {
+    case sample(PendingSample)
+    case skipped(kind: String)
+    case rejected(Rejection)
+}
+
+/// Maps `<Record>` attributes to samples: type and unit lookup, value and dates, source interning, identity.
+///
+/// Percent types (canonical unit `%`, e.g. oxygenSaturation): exports write the fraction (0.97) with unit `%`,
+/// which is what HealthKit's percent unit means. The importer keeps that number and sends it with unit `%`, so
+/// the engine stores the fraction unchanged (HEALTHKIT.md §2, §11); a dimensionless unit such as `count` on a
+/// percent type is sent as `%` too, its number being the fraction already. Not thread-safe.
+struct RecordMapper {
+    /// Most metadata entries kept per record; later ones are dropped.
+    static let maxMetadataEntries = 64
+
+    private var types = ByteKeyedCache<TypeResolution>(limit: 1024)
+    private var units = ByteKeyedCache<UnitResolution>(limit: 1024)
+    private var sources = ByteKeyedCache<SourceEntry>(limit: 4096)
+    private var nextSourceID = 0
+    private var nextUnitID = 1
+    /// Reused buffers: decoded attribute values and the source key.
+    private var decoded: [UInt8] = []
+    private var sourceKey: [UInt8] = []
+
+    /// The group unit of every percent sample.
+    private static let percentUnitID = 0
+    private static let percentSymbol = "%"
+
+    private enum TypeResolution {
+        /// A catalog type, with its short identifier's bytes for the sample identity.
+        case quantity(QuantityType, identifier: [UInt8])
+        case other(kind: String)
+        case unknown(Rejection)
+    }
+
+    private enum UnitResolution {
+        case unit(id: Int, UnitEntry)
+        case invalid(Rejection)
+    }
+
+    /// Maps the attributes of a `<Record>` starting on `line`.
+    mutating func map(_ attributes: [XMLAttribute], line: Int) -> RecordOutcome {
+        var fields = RecordFields()
+        for attribute in attributes { fields.take(attribute) }
+        guard let typeAttribute = fields.type else { return .rejected(Rejection("missing attribute \"type\"")) }
+        let type: QuantityType
+        let identifier: [UInt8]
+        switch resolveType(typeAttribute) {
+        case .quantity(let quantity, let bytes): (type, identifier) = (quantity, bytes)
+        case .other(let kind): return .skipped(kind: kind)
+        case .unknown(let rejection): return .rejected(rejection)
+        }
+        do {
+            return .sample(try sample(type: type, identifier: identifier, fields: fields, line: line))
+        } catch let rejection as Rejection {
+            return .rejected(rejection)
+        } catch {
+            return .rejected(Rejection("\(error)"))
+        }
+    }
+
+    /// Adds a `<MetadataEntry key value>` to `sample`: numbers that parse fully become ``MetadataValue/number``,
+    /// everything else (`HKTimeZone` included) stays a string.
+    mutating func addMetadata(_ attributes: [XMLAttribute], to sample: inout PendingSample) {
+        guard sample.metadata.count < RecordMapper.maxMetadataEntries else { return }
+        var key: String?
+        var value: MetadataValue?
+        for attribute in attributes {
+            if attribute.name.equals("key") {
+                key = string(attribute)
+            } else if attribute.name.equals("value") {
+                value = withDecoded(attribute) { bytes in
+                    if let number = DecimalParser.parse(bytes), number.isFinite { return .number(number) }
+                    return .string(bytes.string)
+                }
+            }
+        }
+        if let key, let value { sample.metadata[key] = value }
+    }
+
+    // MARK: - Samples
+
+    private mutating func sample(
+        type: QuantityType, identifier: [UInt8], fields: RecordFields, line: Int
+    ) throws -> PendingSample {
+        let unitID: Int
+        let unitEntry: UnitEntry
+        switch resolveUnit(try require(fields.unit, "unit")) {
+        case .unit(let id, let entry): (unitID, unitEntry) = (id, entry)
+        case .invalid(let rejection): throw rejection
+        }
+        guard unitEntry.unit.isCompatible(with: type.canonicalUnit) else {
+            throw Rejection(
+                "unit \"\(unitEntry.unit.symbol)\" is not compatible with \(type) (\(type.canonicalUnit.symbol))")
+        }
+        let valueAttribute = try require(fields.value, "value")
+        guard let value = withDecoded(valueAttribute, DecimalParser.parse), value.isFinite else {
+            throw Rejection("value is not a number", "value \"\(string(valueAttribute))\" is not a number")
+        }
+        let start = try date(try require(fields.startDate, "startDate"), "startDate")
+        let end = try date(try require(fields.endDate, "endDate"), "endDate")
+        if start > end {
+            throw Rejection(
+                "ends before it starts",
+                "ends before it starts: \(string(fields.startDate!)) to \(string(fields.endDate!))")
+        }
+        if type.style == .cumulative, value < 0 {
+            throw Rejection(
+                "negative value for a cumulative type", "\(type) is cumulative and cannot take the value \(value)")
+        }
+        let canonical = try? unitEntry.unit.convert(value, to: type.canonicalUnit)
+        guard let canonical, canonical.isFinite else {
+            throw Rejection(
+                "value out of range", "\(value) \(unitEntry.unit.symbol) is out of range for \(type)")
+        }
+        let source = try resolveSource(fields)
+
+        var identity = ContentHash128()
+        identity.add(source.nameBytes)
+        identity.add(0x1F)
+        identity.add(identifier)
+        identity.add(0x1F)
+        identity.add(unitEntry.symbolBytes)
+        identity.add(0x1F)
+        identity.add(littleEndian: UInt64(bitPattern: start))
+        identity.add(littleEndian: UInt64(bitPattern: end))
+        identity.add(littleEndian: (value == 0 ? 0 : value).bitPattern)
+
+        let percent = type.canonicalUnit.symbol == RecordMapper.percentSymbol && unitEntry.unit.dimension == .none
+        return PendingSample(
+            line: line, type: type, groupUnitID: percent ? RecordMapper.percentUnitID : unitID,
+            groupUnitSymbol: percent ? RecordMapper.percentSymbol : unitEntry.unit.symbol, start: start, end: end,
+            value: value, source: source, uuid: identity.uuid)
+    }
+
+    private func require(_ attribute: XMLAttribute?, _ name: String) throws -> XMLAttribute {
+        guard let attribute else { throw Rejection("missing attribute \"\(name)\"") }
+        return attribute
+    }
+
+    private mutating func date(_ attribute: XMLAttribute, _ name: String) throws -> Timestamp {
+        guard let instant = withDecoded(attribute, ExportDateParser.parse) else {
+            throw Rejection("\(name) is not a date", "\(name) \"\(string(attribute))\" is not a date")
+        }
+        return instant
+    }
+
+    // MARK: - Interning
+
+    private mutating func resolveType(_ attribute: XMLAttribute) -> TypeResolution {
+        if let known = types.value(for: attribute.value) { return known }
+        let name = string(attribute)
+        let resolution: TypeResolution
+        if name.hasPrefix("HKQuantityTypeIdentifier") {
+            do {
+                let type = try QuantityType.named(name)
+                resolution = .quantity(type, identifier: Array(type.identifier.utf8))
+            } catch {
+                resolution = .unknown(Rejection("unknown quantity type \"\(name)\"", "\(error)"))
+            }
+        } else {
+            resolution = .other(kind: name)
+        }
+        types.insert(resolution, for: attribute.value)
+        return resolution
+    }
+
+    private mutating func resolveUnit(_ attribute: XMLAttribute) -> UnitResolution {
+        if let known = units.value(for: attribute.value) { return known }
+        let symbol = string(attribute)
+        let resolution: UnitResolution
+        do {
+            let unit = try HealthUnit(parsing: symbol)
+            resolution = .unit(id: nextUnitID, UnitEntry(unit: unit, symbolBytes: Array(symbol.utf8)))
+            nextUnitID += 1
+        } catch {
+            resolution = .invalid(Rejection("unknown unit \"\(symbol)\"", "\(error)"))
+        }
+        units.insert(resolution, for: attribute.value)
+        return resolution
+    }
+
+    /// The source of a record, interned by its raw name, version and the stable part of its device.
+    private mutating func resolveSource(_ fields: RecordFields) throws -> SourceEntry {
+        let nameAttribute = try require(fields.sourceName, "sourceName")
+        sourceKey.removeAll(keepingCapacity: true)
+        sourceKey.append(contentsOf: nameAttribute.value)
+        sourceKey.append(0)
+        if let version = fields.sourceVersion { sourceKey.append(contentsOf: version.value) }
+        sourceKey.append(0)
+        if let device = fields.device {
+            sourceKey.append(contentsOf: DeviceDescription.stablePart(ofRaw: device.value))
+        }
+        let known = sourceKey.withUnsafeBufferPointer { sources.value(for: $0) }
+        if let known { return known }
+        let info = SourceInfo(
+            name: string(nameAttribute), version: fields.sourceVersion.map { string($0) } ?? "",
+            device: fields.device.map { withDecoded($0) { DeviceDescription.shortForm($0).string } } ?? "")
+        let entry = SourceEntry(id: nextSourceID, info: info)
+        nextSourceID += 1
+        sourceKey.withUnsafeBufferPointer { sources.insert(entry, for: $0) }
+        return entry
+    }
+
+    // MARK: - Decoding
+
+    /// Calls `body` with the value of `attribute`, its references decoded.
+    private mutating func withDecoded<R>(_ attribute: XMLAttribute, _ body: (ByteSpan) -> R) -> R {
+        guard attribute.hasReferences else { return body(attribute.value) }
+        decoded.removeAll(keepingCapacity: true)
+        // The tokenizer checked every reference, so decoding cannot fail here.
+        _ = XMLReferences.decode(attribute.value, into: &decoded)
+        return decoded.withUnsafeBufferPointer(body)
+    }
+
+    /// The value of `attribute` as a String, references decoded.
+    private mutating func string(_ attribute: XMLAttribute) -> String {
+        withDecoded(attribute) { $0.string }
+    }
+}
+
+/// The attributes of a `<Record>` the mapper reads, picked out in one pass by comparing names as bytes.
+private struct RecordFields {
+    var type: XMLAttribute?
+    var unit: XMLAttribute?
+    var value: XMLAttribute?
+    var sourceName: XMLAttribute?
+    var sourceVersion: XMLAttribute?
+    var device: XMLAttribute?
+    var startDate: XMLAttribute?
+    var endDate: XMLAttribute?
+
+    @inline(__always)
+    mutating func take(_ attribute: XMLAttribute) {
+        let name = attribute.name
+        switch name.count {
+        case 4:
+            if name.equals("type") {
+                type = attribute
+            } else if name.equals("unit") {
+                unit = attribute
+            }
+        case 5: if name.equals("value") { value = attribute }
+        case 6: if name.equals("device") { device = attribute }
+        case 7: if name.equals("endDate") { endDate = attribute }
+        case 9: if name.equals("startDate") { startDate = attribute }
+        case 10: if name.equals("sourceName") { sourceName = attribute }
+        case 13: if name.equals("sourceVersion") { sourceVersion = attribute }
+        default: break
+        }
+    }
+}
