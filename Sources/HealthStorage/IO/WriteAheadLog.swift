@@ -140,6 +140,8 @@ public final class WriteAheadLog: Sendable {
         try state.wait { s -> UInt64? in
             if s.syncing { return nil }
             if let failure = s.failure { throw failure }
+            // An empty segment already starts at the next sequence: nothing to close.
+            if s.segmentFirstSequence == s.nextSequence { return s.nextSequence }
             do {
                 try s.file.syncData()
             } catch {
