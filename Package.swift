@@ -54,7 +54,9 @@ let package = Package(
         .executableTarget(name: "hkq", dependencies: ["HKQKit"], path: "Tools/hkq", swiftSettings: swiftSettings),
         .executableTarget(
             name: "hkbench",
-            dependencies: ["HealthModel", "HealthCodec", "HealthWire", "HealthEngine", "HealthClient", "HealthServer"],
+            dependencies: [
+                "HealthModel", "HealthCodec", "HealthWire", "HealthEngine", "HealthClient", "HealthServer", "HealthStorage",
+            ],
             path: "Tools/hkbench", swiftSettings: swiftSettings),
 
         // MARK: Tests

@@ -32,6 +32,7 @@ public struct HKQ: Sendable {
     public static let commands: [any Command] = [
         TypesCommand(),
         UnitsCommand.group,
+        DeleteCommand(),
         HelpCommand(),
     ]
 
