@@ -16,6 +16,8 @@ struct PreparedBatch: Sendable {
     let userEnteredSources: [Bool]
     /// Per row: index into ``sources``.
     let sourceIndices: [UInt32]
+    /// Whether the UUIDs came with the batch (derived ones are distinct by construction).
+    let explicitUUIDs: Bool
     /// Per row: its sync identifier and version; `nil` when no row has one.
     let syncTags: [SyncTag?]?
     /// Starts, ends, canonical values and UUIDs; source ids are filled in against the series' table.
@@ -69,6 +71,7 @@ struct PreparedBatch: Sendable {
         userEnteredSources = userEntered
         sourceIndices = batch.sourceIndices
         self.syncTags = syncTags
+        explicitUUIDs = batch.uuids != nil
         self.rows = rows
     }
 

@@ -35,21 +35,24 @@ struct InsertPlan: Sendable {
             return
         }
         let rows = batch.rows
-        var firstRowOfUUID: [UUID: Int] = [:]
-        firstRowOfUUID.reserveCapacity(rows.count)
+        // UUIDs derived from the batch id are distinct by construction; explicit ones are checked with a
+        // fingerprint set, and only a fingerprint seen twice looks for the earlier row.
+        var seen = FingerprintSet()
+        if batch.explicitUUIDs { seen.reserve(rows.count) }
         var pendingSync: [SeriesLedger.SyncKey: (version: Int64, row: Int)] = [:]
         var dropped = Set<Int>()
         added.reserveCapacity(rows.count)
         for row in 0..<rows.count {
             let uuid = rows.uuids[row]
-            if let earlier = firstRowOfUUID.updateValue(row, forKey: uuid) {
-                firstRowOfUUID[uuid] = earlier
+            let fingerprint = SeriesLedger.fingerprint(uuid)
+            if batch.explicitUUIDs, seen.contains(fingerprint), let earlier = rows.uuids[..<row].firstIndex(of: uuid) {
                 guard InsertPlan.sameContent(batch, row, batch, earlier) else {
                     throw InsertPlan.conflict(batch, row, uuid, "another row of the batch")
                 }
                 duplicates += 1
                 continue
             }
+            if batch.explicitUUIDs { seen.insert(fingerprint) }
             if let series, series.ledger.mayContain(uuid),
                 let stored = series.row(of: uuid, startingAt: rows.starts[row])
             {

@@ -36,7 +36,7 @@ struct SeriesLedger: Sendable {
     private(set) var recentBatchOrder: [UInt64] = []
     private(set) var recentBatches: [UInt64: BatchOutcome] = [:]
     /// ``fingerprint(_:)`` of every stored UUID.
-    private var fingerprints = Set<UInt64>()
+    private var fingerprints = FingerprintSet()
     /// Sync identifier → the sample holding it, and the reverse map used when samples are deleted.
     private(set) var syncEntries: [SyncKey: SyncEntry] = [:]
     private var syncKeyOfUUID: [UUID: SyncKey] = [:]
@@ -70,7 +70,7 @@ struct SeriesLedger: Sendable {
     }
 
     /// Makes room for `count` fingerprints in all.
-    mutating func reserve(_ count: Int) { fingerprints.reserveCapacity(count) }
+    mutating func reserve(_ count: Int) { fingerprints.reserve(count) }
 
     /// Forgets deleted UUIDs, and the sync identifiers they held.
     mutating func remove(uuids: some Sequence<UUID>) {
@@ -94,7 +94,7 @@ struct SeriesLedger: Sendable {
 
     /// Approximate heap bytes (hash tables counted at their bucket size).
     var approximateBytes: Int {
-        fingerprints.capacity * 8 * 4 / 3 + recentBatchOrder.capacity * 8 + recentBatches.capacity * 32
+        fingerprints.approximateBytes + recentBatchOrder.capacity * 8 + recentBatches.capacity * 32
             + syncEntries.count * 128
     }
 }
