@@ -12,8 +12,15 @@ struct FingerprintSet: Sendable {
 
     @inline(__always) private static func stored(_ value: UInt64) -> UInt64 { value == 0 ? 1 : value }
 
-    @inline(__always) private func home(_ value: UInt64) -> Int {
-        Int(truncatingIfNeeded: (value &* 0x9E37_79B9_7F4A_7C15) >> 20) & mask
+    @inline(__always) private func home(_ value: UInt64) -> Int { FingerprintSet.mix(value) & mask }
+
+    /// A full-avalanche mix (the murmur3 finalizer), so that structured fingerprints (derived UUIDs differ in a
+    /// few bytes) spread over the table instead of forming long probe runs.
+    @inline(__always) static func mix(_ value: UInt64) -> Int {
+        var z = value
+        z = (z ^ (z >> 33)) &* 0xFF51_AFD7_ED55_8CCD
+        z = (z ^ (z >> 33)) &* 0xC4CE_B9FE_1A85_EC53
+        return Int(truncatingIfNeeded: z ^ (z >> 33))
     }
 
     /// Whether `value` is in the set.
@@ -44,7 +51,7 @@ struct FingerprintSet: Sendable {
         let value = FingerprintSet.stored(value)
         let mask = mask
         let added = slots.withUnsafeMutableBufferPointer { s -> Bool in
-            var i = Int(truncatingIfNeeded: (value &* 0x9E37_79B9_7F4A_7C15) >> 20) & mask
+            var i = FingerprintSet.mix(value) & mask
             while true {
                 if s[i] == value { return false }
                 if s[i] == 0 {
@@ -63,7 +70,7 @@ struct FingerprintSet: Sendable {
         let value = FingerprintSet.stored(value)
         let mask = mask
         let removed = slots.withUnsafeMutableBufferPointer { s -> Bool in
-            var i = Int(truncatingIfNeeded: (value &* 0x9E37_79B9_7F4A_7C15) >> 20) & mask
+            var i = FingerprintSet.mix(value) & mask
             while s[i] != value {
                 if s[i] == 0 { return false }
                 i = (i + 1) & mask
@@ -74,7 +81,7 @@ struct FingerprintSet: Sendable {
                 j = (j + 1) & mask
                 let moving = s[j]
                 if moving == 0 { break }
-                let want = Int(truncatingIfNeeded: (moving &* 0x9E37_79B9_7F4A_7C15) >> 20) & mask
+                let want = FingerprintSet.mix(moving) & mask
                 // Move the entry back unless its home lies cyclically in (hole, j].
                 let stays = hole <= j ? (hole < want && want <= j) : (hole < want || want <= j)
                 if !stays {

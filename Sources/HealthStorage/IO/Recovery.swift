@@ -40,18 +40,30 @@ enum Recovery {
         } catch let error as HealthError where repair {
             report.repairs.append("ignored the damaged manifest (\(error.message)); snapshot data is lost")
         }
-        for entry in report.manifest?.entries ?? [] {
-            if entry.file.isEmpty {
-                applied[entry.type] = entry.sequence
-                continue
-            }
-            do {
+        // Shards are independent: load and index their snapshots on every core.
+        let entries = report.manifest?.entries ?? []
+        let outcomes = ConditionLock([Int: Result<Int, any Error>]())
+        DispatchQueue.concurrentPerform(iterations: entries.count) { index in
+            let entry = entries[index]
+            guard !entry.file.isEmpty else { return }
+            let outcome = Result { () throws -> Int in
                 let decoded = try snapshots.load(entry)
                 try store.restore(decoded.image)
-                report.snapshotSamples += decoded.image.sampleCount
+                return decoded.image.sampleCount
+            }
+            outcomes.withLock { $0[index] = outcome }
+        }
+        let loaded = outcomes.withLock { $0 }
+        for (index, entry) in entries.enumerated() {
+            switch loaded[index] {
+            case nil:
                 applied[entry.type] = entry.sequence
-            } catch let error as HealthError where repair {
-                report.repairs.append("left out the snapshot of \(entry.type) (\(error.message)); its samples are lost")
+            case .success(let samples):
+                report.snapshotSamples += samples
+                applied[entry.type] = entry.sequence
+            case .failure(let error):
+                guard repair else { throw error }
+                report.repairs.append("left out the snapshot of \(entry.type) (\(error)); its samples are lost")
             }
         }
         let walDirectory = directory + "/wal"
