@@ -24,7 +24,9 @@ struct FingerprintSetTests {
             }
         }
         #expect(table.count == reference.count)
-        for probe in 0..<4000 { #expect(table.contains(UInt64(probe) << 44) == reference.contains(UInt64(probe) << 44)) }
+        for probe in 0..<4000 {
+            #expect(table.contains(UInt64(probe) << 44) == reference.contains(UInt64(probe) << 44))
+        }
         table.reserve(100_000)
         for probe in reference { #expect(table.contains(probe)) }
         #expect(table.approximateBytes >= 100_000 * 8 * 4 / 3)

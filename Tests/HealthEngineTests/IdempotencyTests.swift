@@ -6,8 +6,10 @@ import Testing
 
 /// Retries add nothing: batch ids, UUIDs with their content, sync identifiers and versions (HEALTHKIT.md §3).
 struct IdempotencyTests {
-    static func synced(_ id: String, version: Int, start: Timestamp, value: Double, uuid: UUID = UUID()) -> SampleBatch {
-        var batch = SampleBatch(batchID: .random(in: 1...UInt64.max), subject: "anna", typeIdentifier: "bodyMass", unit: "kg")
+    static func synced(_ id: String, version: Int, start: Timestamp, value: Double, uuid: UUID = UUID()) -> SampleBatch
+    {
+        var batch = SampleBatch(
+            batchID: .random(in: 1...UInt64.max), subject: "anna", typeIdentifier: "bodyMass", unit: "kg")
         batch.append(
             start: start, end: start, value: value, source: fitApp, uuid: uuid,
             metadata: [MetadataKey.syncIdentifier: .string(id), MetadataKey.syncVersion: .number(Double(version))])
@@ -61,8 +63,12 @@ struct IdempotencyTests {
         #expect(try store.insert(Self.synced("w-1", version: 1, start: 1000, value: 70, uuid: v1)).inserted == 1)
         let v3 = UUID()
         #expect(try store.insert(Self.synced("w-1", version: 3, start: 2000, value: 71, uuid: v3)).inserted == 1)
-        #expect(try store.insert(Self.synced("w-1", version: 2, start: 3000, value: 72)) == InsertResult(inserted: 0, duplicates: 1))
-        #expect(try store.insert(Self.synced("w-1", version: 3, start: 4000, value: 73)) == InsertResult(inserted: 0, duplicates: 1))
+        #expect(
+            try store.insert(Self.synced("w-1", version: 2, start: 3000, value: 72))
+                == InsertResult(inserted: 0, duplicates: 1))
+        #expect(
+            try store.insert(Self.synced("w-1", version: 3, start: 4000, value: 73))
+                == InsertResult(inserted: 0, duplicates: 1))
         let stored = try store.samples(subject: "anna", type: "bodyMass")
         #expect(stored.uuids == [v3])
         #expect(stored.values == [71])
@@ -97,20 +103,30 @@ struct IdempotencyTests {
         _ = try store.insert(batch, beforeApplying: { calls += 1 })
         _ = try store.insert(batch, beforeApplying: { calls += 1 })
         #expect(calls == 1)
-        #expect(try store.delete(subject: "anna", type: "stepCount", filter: SampleFilter(uuids: [UUID()]), beforeApplying: { calls += 1 }) == 0)
+        #expect(
+            try store.delete(
+                subject: "anna", type: "stepCount", filter: SampleFilter(uuids: [UUID()]),
+                beforeApplying: { calls += 1 }) == 0)
         #expect(calls == 1)
     }
 
     @Test("delete by UUID and by predicate removes exactly the matching samples; deleted UUIDs can come back")
     func delete() throws {
         let store = HealthStore()
-        var batch = makeBatch(type: "stepCount", rows: (0..<10).map { Row(sec(Double($0) * 60), sec(Double($0) * 60 + 60), 1, $0 < 5 ? phone : watch) })
+        var batch = makeBatch(
+            type: "stepCount",
+            rows: (0..<10).map { Row(sec(Double($0) * 60), sec(Double($0) * 60 + 60), 1, $0 < 5 ? phone : watch) })
         batch.uuids = (0..<10).map { _ in UUID() }
         _ = try store.insert(batch)
-        #expect(try store.delete(subject: "anna", type: "stepCount", filter: SampleFilter(uuids: [batch.uuids![0], UUID()])) == 1)
-        let range = SampleFilter(date: DatePredicate(start: sec(120), end: sec(300), strictStartDate: true), sources: [phone.name])
+        #expect(
+            try store.delete(
+                subject: "anna", type: "stepCount", filter: SampleFilter(uuids: [batch.uuids![0], UUID()])) == 1)
+        let range = SampleFilter(
+            date: DatePredicate(start: sec(120), end: sec(300), strictStartDate: true), sources: [phone.name])
         #expect(try store.delete(subject: "anna", type: "stepCount", filter: range) == 3)
-        #expect(try store.delete(subject: "anna", type: "stepCount", filter: SampleFilter(sources: [watch.bundleIdentifier])) == 5)
+        #expect(
+            try store.delete(
+                subject: "anna", type: "stepCount", filter: SampleFilter(sources: [watch.bundleIdentifier])) == 5)
         let left = try store.samples(subject: "anna", type: "stepCount")
         #expect(left.uuids == [batch.uuids![1]])
         var again = SampleBatch(batchID: 999, subject: "anna", typeIdentifier: "stepCount", unit: "count")
@@ -135,7 +151,9 @@ struct IdempotencyTests {
         #expect(try restored.insert(batch) == InsertResult(inserted: 2, duplicates: 0))
         #expect(try restored.insert(Self.synced("w-1", version: 4, start: 9, value: 1)).duplicates == 1)
         #expect(try restored.sourcePriority(subject: "anna", type: "stepCount") == [phone, watch])
-        #expect(try restored.samples(subject: "anna", type: "stepCount") == store.samples(subject: "anna", type: "stepCount"))
+        #expect(
+            try restored.samples(subject: "anna", type: "stepCount")
+                == store.samples(subject: "anna", type: "stepCount"))
     }
 
     @Test("an image that breaks an invariant is refused")

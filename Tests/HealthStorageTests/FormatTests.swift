@@ -14,8 +14,11 @@ struct FormatTests {
         batch.metadata = [[MetadataKey.syncIdentifier: .string("a"), MetadataKey.syncVersion: .number(2)], [:], [:]]
         let changes: [LogChange] = [
             .insert(batch),
-            .delete(subject: "anna", type: "stepCount", filter: SampleFilter(
-                date: DatePredicate(start: -5, end: 99, strictStartDate: true), sources: ["Watch", "x"], uuids: [UUID(), UUID()])),
+            .delete(
+                subject: "anna", type: "stepCount",
+                filter: SampleFilter(
+                    date: DatePredicate(start: -5, end: 99, strictStartDate: true), sources: ["Watch", "x"],
+                    uuids: [UUID(), UUID()])),
             .delete(subject: "anna", type: "heartRate", filter: .all),
             .sourcePriority(subject: "ben", type: "stepCount", order: [watch, SourceInfo(name: "Phone")]),
         ]
@@ -23,12 +26,16 @@ struct FormatTests {
             #expect(try LogChange.decode(kind: change.kind, payload: change.encodePayload()) == change)
         }
         #expect(throws: CodecError.self) { try LogChange.decode(kind: 9, payload: changes[2].encodePayload()) }
-        #expect(throws: CodecError.self) { try LogChange.decode(kind: 1, payload: Array(changes[0].encodePayload().dropLast())) }
+        #expect(throws: CodecError.self) {
+            try LogChange.decode(kind: 1, payload: Array(changes[0].encodePayload().dropLast()))
+        }
     }
 
     static func segment(_ count: Int) -> [UInt8] {
         var bytes = LogFraming.segmentHeader(firstSequence: 5)
-        for i in 0..<count { bytes += LogFraming.record(kind: 2, sequence: 5 + UInt64(i), payload: Array(repeating: UInt8(i), count: 40)) }
+        for i in 0..<count {
+            bytes += LogFraming.record(kind: 2, sequence: 5 + UInt64(i), payload: Array(repeating: UInt8(i), count: 40))
+        }
         return bytes
     }
 
@@ -59,7 +66,10 @@ struct FormatTests {
         let scan = LogFraming.scan(bytes)
         #expect(scan.records.count == 1)
         #expect(scan.damage?.offset == 16 + 57)
-        if case .corrupt = scan.damage {} else { Issue.record("expected corruption, got \(String(describing: scan.damage))") }
+        if case .corrupt = scan.damage {
+        } else {
+            Issue.record("expected corruption, got \(String(describing: scan.damage))")
+        }
         bytes = Self.segment(3)
         bytes[16 + 57] = 0xFF  // an absurd length mid-segment
         bytes[16 + 57 + 3] = 0x7F
@@ -83,10 +93,12 @@ struct FormatTests {
 
     @Test("the manifest round-trips and refuses damage")
     func manifest() throws {
-        let manifest = SnapshotManifest(generation: 3, entries: [
-            .init(type: "stepCount", file: "stepCount-3.snap", sequence: 10, size: 500, crc: 0xDEAD_BEEF),
-            .init(type: "heartRate", file: "", sequence: 10, size: 0, crc: 0),
-        ])
+        let manifest = SnapshotManifest(
+            generation: 3,
+            entries: [
+                .init(type: "stepCount", file: "stepCount-3.snap", sequence: 10, size: 500, crc: 0xDEAD_BEEF),
+                .init(type: "heartRate", file: "", sequence: 10, size: 0, crc: 0),
+            ])
         var bytes = manifest.encode()
         #expect(try SnapshotManifest.decode(bytes) == manifest)
         bytes[12] ^= 1

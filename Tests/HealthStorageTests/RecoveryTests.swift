@@ -18,7 +18,8 @@ struct RecoveryTests {
         _ = try durable.insert(first)
         _ = try durable.insert(first)  // a retry: logged once
         _ = try durable.insert(stepBatch(id: 2, subject: "ben", from: 100, rows: 5))
-        #expect(try durable.delete(subject: "anna", type: "stepCount", filter: SampleFilter(uuids: [first.uuids![3]])) == 1)
+        #expect(
+            try durable.delete(subject: "anna", type: "stepCount", filter: SampleFilter(uuids: [first.uuids![3]])) == 1)
         try durable.setSourcePriority(subject: "anna", type: "stepCount", order: [SourceInfo(name: "Phone"), watch])
         let before = try steps(durable.store)
         durable.close(snapshot: false)
@@ -45,7 +46,10 @@ struct RecoveryTests {
         #expect(report.samples == 50)
         #expect(try segments(directory).count == 1)
         _ = try durable.insert(stepBatch(id: 6, from: 1000))
-        #expect(try durable.delete(subject: "anna", type: "stepCount", filter: SampleFilter(date: DatePredicate(end: 20 * Micros.minute))) == 10)
+        #expect(
+            try durable.delete(
+                subject: "anna", type: "stepCount", filter: SampleFilter(date: DatePredicate(end: 20 * Micros.minute)))
+                == 10)
         let expected = try steps(durable.store)
         durable.close(snapshot: false)
 
@@ -83,7 +87,9 @@ struct RecoveryTests {
         #expect(lines.all.contains { $0.contains("cut off \(torn) bytes") && $0.contains(segment) })
     }
 
-    @Test("a flipped byte in the middle of the log stops start-up naming file and offset; --repair keeps what precedes it")
+    @Test(
+        "a flipped byte in the middle of the log stops start-up naming file and offset; --repair keeps what precedes it"
+    )
     func corruptLog() throws {
         let directory = try makeDataDirectory()
         defer { try? FileSystem.removeTree(directory) }
@@ -171,7 +177,9 @@ struct RecoveryTests {
         opener.failSync.store(true, ordering: .relaxed)
         #expect { try durable.insert(stepBatch(id: 1)) } throws: { ($0 as? HealthError)?.code == .storageUnavailable }
         opener.failSync.store(false, ordering: .relaxed)
-        #expect { try durable.insert(stepBatch(id: 2, from: 50)) } throws: { ($0 as? HealthError)?.code == .storageUnavailable }
+        #expect { try durable.insert(stepBatch(id: 2, from: 50)) } throws: {
+            ($0 as? HealthError)?.code == .storageUnavailable
+        }
     }
 
     @Test("sync-version replacements and deletions survive restarts, before and after a snapshot")
@@ -179,9 +187,11 @@ struct RecoveryTests {
         let directory = try makeDataDirectory()
         defer { try? FileSystem.removeTree(directory) }
         func synced(_ version: Int, _ value: Double) -> SampleBatch {
-            var batch = SampleBatch(batchID: .random(in: 1...UInt64.max), subject: "anna", typeIdentifier: "bodyMass", unit: "kg")
-            batch.append(start: Int64(version), end: Int64(version), value: value, source: watch, uuid: UUID(),
-                         metadata: [MetadataKey.syncIdentifier: .string("m"), MetadataKey.syncVersion: .number(Double(version))])
+            var batch = SampleBatch(
+                batchID: .random(in: 1...UInt64.max), subject: "anna", typeIdentifier: "bodyMass", unit: "kg")
+            batch.append(
+                start: Int64(version), end: Int64(version), value: value, source: watch, uuid: UUID(),
+                metadata: [MetadataKey.syncIdentifier: .string("m"), MetadataKey.syncVersion: .number(Double(version))])
             return batch
         }
         var (durable, _) = try openStore(directory)
@@ -210,7 +220,10 @@ struct RecoveryTests {
         defer { try? FileSystem.removeTree(directory) }
         let (durable, _) = try openStore(directory)
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
-            for i in 0..<10 { _ = try? durable.insert(stepBatch(id: UInt64(worker * 100 + i + 1), subject: "s\(worker)", from: i * 10)) }
+            for i in 0..<10 {
+                _ = try? durable.insert(
+                    stepBatch(id: UInt64(worker * 100 + i + 1), subject: "s\(worker)", from: i * 10))
+            }
         }
         durable.close(snapshot: false)
         let (reopened, _) = try openStore(directory)

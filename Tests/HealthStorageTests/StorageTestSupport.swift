@@ -47,7 +47,9 @@ func steps(_ store: HealthStore, subject: String = "anna") throws -> SampleQuery
 
 /// The paths of the log segments in `directory`.
 func segments(_ directory: String) throws -> [String] {
-    try FileSystem.contentsOfDirectory(directory + "/wal").filter { $0.hasSuffix(".log") }.map { directory + "/wal/" + $0 }
+    try FileSystem.contentsOfDirectory(directory + "/wal").filter { $0.hasSuffix(".log") }.map {
+        directory + "/wal/" + $0
+    }
 }
 
 /// Flips one byte of a file.

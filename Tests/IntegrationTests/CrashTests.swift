@@ -21,7 +21,8 @@ struct CrashTests {
 
     static func batch(round: Int, index: Int, rows: Int) -> SampleBatch {
         var batch = SampleBatch(
-            batchID: UInt64(round) << 32 | UInt64(index) + 1, subject: "crash", typeIdentifier: "stepCount", unit: "count")
+            batchID: UInt64(round) << 32 | UInt64(index) + 1, subject: "crash", typeIdentifier: "stepCount",
+            unit: "count")
         for row in 0..<rows {
             let start = Int64(round * 1_000_000 + index * 1000 + row) * Micros.second
             batch.append(start: start, end: start + Micros.second, value: Double(row), source: source, uuid: UUID())
@@ -42,9 +43,11 @@ struct CrashTests {
             try await verify(hkd, ledger, round: round)
             let writers = (0..<2).map { writer in
                 Task {
-                    let client = HealthClient(ClientConfiguration(
-                        host: "127.0.0.1", port: hkd.port, clientName: "crash-\(writer)", requestTimeout: .seconds(5),
-                        retry: .none))
+                    let client = HealthClient(
+                        ClientConfiguration(
+                            host: "127.0.0.1", port: hkd.port, clientName: "crash-\(writer)",
+                            requestTimeout: .seconds(5),
+                            retry: .none))
                     defer { client.close() }
                     var index = writer
                     while !Task.isCancelled {
@@ -76,7 +79,8 @@ struct CrashTests {
             #expect(ack.inserted + ack.duplicates == UInt64(batch.count))
         }
         let stored = try await client.samples("stepCount", subject: "crash")
-        let expected = ledger.state.withLock { $0.acknowledged.values.reduce(0) { $0 + $1.count } }
+        let expected =
+            ledger.state.withLock { $0.acknowledged.values.reduce(0) { $0 + $1.count } }
             + unanswered.values.reduce(0) { $0 + $1.count }
         #expect(stored.count == expected)
         #expect(Set(stored.map(\.uuid)).count == stored.count)
@@ -98,12 +102,16 @@ struct CrashTests {
         var accounted = 0
         for batch in acknowledged.values {
             let present = batch.uuids!.filter { countOfUUID[$0] != nil }.count
-            #expect(present == batch.count, "round \(round): acknowledged batch \(batch.batchID) has \(present) of \(batch.count) rows")
+            #expect(
+                present == batch.count,
+                "round \(round): acknowledged batch \(batch.batchID) has \(present) of \(batch.count) rows")
             accounted += present
         }
         for batch in unanswered.values {
             let present = batch.uuids!.filter { countOfUUID[$0] != nil }.count
-            #expect(present == 0 || present == batch.count, "round \(round): batch \(batch.batchID) is half applied (\(present) of \(batch.count))")
+            #expect(
+                present == 0 || present == batch.count,
+                "round \(round): batch \(batch.batchID) is half applied (\(present) of \(batch.count))")
             accounted += present
         }
         #expect(accounted == stored.count, "round \(round): \(stored.count - accounted) samples nobody sent")

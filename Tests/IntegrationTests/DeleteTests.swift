@@ -10,7 +10,8 @@ import Testing
 struct DeleteTests {
     @Test("delete by UUID (hkq) and by predicate (client) survive a clean restart and a SIGKILL")
     func deleteSurvivesRestarts() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hkd-delete-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hkd-delete-\(UUID().uuidString)")
+            .path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var hkd = try await HKDProcess(dataDirectory: directory)
         let samples = try EndToEndTests.steps(subject: "dora", minutes: 30)
@@ -18,18 +19,27 @@ struct DeleteTests {
         _ = try await client.insert(samples)
 
         let (console, out, err) = Console.capturing()
-        let arguments = ["delete", "stepCount", "--uuid", samples[0].uuid.uuidString, "--server", "127.0.0.1:\(hkd.port)", "--subject", "dora"]
+        let arguments = [
+            "delete", "stepCount", "--uuid", samples[0].uuid.uuidString, "--server", "127.0.0.1:\(hkd.port)",
+            "--subject", "dora",
+        ]
         #expect(await hkqMain(arguments: arguments, environment: [:], console: console) == 0, "\(err.text)")
         #expect(out.text == "deleted 1 sample\n")
         let (usage, _, _) = Console.capturing()
-        #expect(await hkqMain(arguments: ["delete", "stepCount", "--server", "127.0.0.1:\(hkd.port)"], environment: [:], console: usage) == 64)
+        #expect(
+            await hkqMain(
+                arguments: ["delete", "stepCount", "--server", "127.0.0.1:\(hkd.port)"], environment: [:],
+                console: usage) == 64)
 
         client.close()
         await hkd.stop()
         hkd = try await HKDProcess(dataDirectory: directory)
         client = hkd.client()
         #expect(try await client.samples("stepCount", subject: "dora").count == 29)
-        let range = SampleFilter(date: DatePredicate(start: EndToEndTests.t0 + 10 * Micros.minute, end: EndToEndTests.t0 + 20 * Micros.minute, strictStartDate: true))
+        let range = SampleFilter(
+            date: DatePredicate(
+                start: EndToEndTests.t0 + 10 * Micros.minute, end: EndToEndTests.t0 + 20 * Micros.minute,
+                strictStartDate: true))
         #expect(try await client.delete("stepCount", subject: "dora", .filter(range)) == 10)
         #expect(try await client.delete("stepCount", subject: "dora", .filter(range)) == 0)
         client.close()

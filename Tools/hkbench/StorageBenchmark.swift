@@ -34,7 +34,9 @@ enum StorageBenchmark: BenchCommand {
         defer { try? FileSystem.removeTree(directory) }
         let configuration = StorageConfiguration(
             directory: directory, fsync: policy, snapshotIntervalSeconds: 0, snapshotLogBytes: 0)
-        print("hkbench storage: \(samples) samples in \(batches.count) batches, \(threads) threads, fsync \(policy.rawValue)\n")
+        print(
+            "hkbench storage: \(samples) samples in \(batches.count) batches, \(threads) threads, fsync \(policy.rawValue)\n"
+        )
 
         let all = batches
         let writer = try DurableStore(configuration, log: { print("  \($0)") })
@@ -48,10 +50,15 @@ enum StorageBenchmark: BenchCommand {
                     if (try? writer.insert(all[index])) == nil { failures.add(1, ordering: .relaxed) }
                 }
             }
-            if failures.load(ordering: .relaxed) > 0 { throw UsageError(message: "\(failures.load(ordering: .relaxed)) inserts failed") }
+            if failures.load(ordering: .relaxed) > 0 {
+                throw UsageError(message: "\(failures.load(ordering: .relaxed)) inserts failed")
+            }
         }
         let logBytes = writer.logBytesWritten
-        print(String(format: "ingest          %.2f M samples/s acknowledged (%.2f s)", Double(samples) / ingest / 1e6, ingest))
+        print(
+            String(
+                format: "ingest          %.2f M samples/s acknowledged (%.2f s)", Double(samples) / ingest / 1e6, ingest
+            ))
         print(String(format: "log             %.2f bytes per sample", Double(logBytes) / Double(samples)))
         writer.close(snapshot: false)
 
@@ -65,7 +72,10 @@ enum StorageBenchmark: BenchCommand {
         let snapshotStart = ContinuousClock.now
         guard let report = try store.snapshot() else { return }
         let snapshotTime = ContinuousClock.now - snapshotStart
-        print(String(format: "snapshot        %.2f bytes per sample, written in %@", Double(report.bytes) / Double(report.samples), "\(snapshotTime)"))
+        print(
+            String(
+                format: "snapshot        %.2f bytes per sample, written in %@",
+                Double(report.bytes) / Double(report.samples), "\(snapshotTime)"))
         store.close(snapshot: false)
         let fromSnapshot = try Stopwatch.best(of: 1) {
             store = try DurableStore(configuration, log: { _ in })

@@ -86,7 +86,11 @@ struct InsertPlan: Sendable {
         if !dropped.isEmpty { added.removeAll { dropped.contains($0) } }
         replacedRows = Array(Set(replacedRows)).sorted()
         syncUpdates = pendingSync.map { key, pending in
-            (key, SeriesLedger.SyncEntry(version: pending.version, uuid: rows.uuids[pending.row], start: rows.starts[pending.row]))
+            (
+                key,
+                SeriesLedger.SyncEntry(
+                    version: pending.version, uuid: rows.uuids[pending.row], start: rows.starts[pending.row])
+            )
         }
     }
 

@@ -84,14 +84,18 @@ public enum LogFraming {
         var expected = firstSequence
         while offset < bytes.count {
             let left = bytes.count - offset
-            if left < recordHeaderSize { return Scan(firstSequence: firstSequence, records: records, damage: .tornTail(offset: offset)) }
+            if left < recordHeaderSize {
+                return Scan(firstSequence: firstSequence, records: records, damage: .tornTail(offset: offset))
+            }
             let length = Int(load(UInt32.self, bytes, offset))
             let end = offset + recordHeaderSize + length
             if length > maxPayloadBytes || end > bytes.count {
                 // Reaching past the end of the file is a write cut short; an absurd length is damage unless
                 // only zeros follow (a file extended but never written).
                 if length > maxPayloadBytes {
-                    return Scan(firstSequence: firstSequence, records: records, damage: tail(bytes, offset, "record length \(length) is too large"))
+                    return Scan(
+                        firstSequence: firstSequence, records: records,
+                        damage: tail(bytes, offset, "record length \(length) is too large"))
                 }
                 return Scan(firstSequence: firstSequence, records: records, damage: .tornTail(offset: offset))
             }
@@ -100,13 +104,21 @@ public enum LogFraming {
                 Zlib.crc32(UnsafeRawBufferPointer(rebasing: raw[(offset + 8)..<end]))
             }
             if stored != actual {
-                return Scan(firstSequence: firstSequence, records: records, damage: end == bytes.count || isZero(bytes, from: end) ? .tornTail(offset: offset) : .corrupt(offset: offset, reason: "checksum mismatch"))
+                return Scan(
+                    firstSequence: firstSequence, records: records,
+                    damage: end == bytes.count || isZero(bytes, from: end)
+                        ? .tornTail(offset: offset) : .corrupt(offset: offset, reason: "checksum mismatch"))
             }
             let sequence = load(UInt64.self, bytes, offset + 9)
             guard sequence == expected else {
-                return Scan(firstSequence: firstSequence, records: records, damage: .corrupt(offset: offset, reason: "sequence \(sequence) where \(expected) was expected"))
+                return Scan(
+                    firstSequence: firstSequence, records: records,
+                    damage: .corrupt(offset: offset, reason: "sequence \(sequence) where \(expected) was expected"))
             }
-            records.append(Record(kind: bytes[offset + 8], sequence: sequence, payload: Array(bytes[(offset + recordHeaderSize)..<end]), offset: offset))
+            records.append(
+                Record(
+                    kind: bytes[offset + 8], sequence: sequence,
+                    payload: Array(bytes[(offset + recordHeaderSize)..<end]), offset: offset))
             expected += 1
             offset = end
         }

@@ -64,7 +64,9 @@ public enum LogChange: Hashable, Sendable {
             let limits = BatchLimits(maxRows: 1 << 24, maxSources: Int(UInt16.max) + 1)
             let batch = try SampleBatchCodec.decode(from: &r, limits: limits)
             guard batch.subject == subject, batch.typeIdentifier == type else {
-                throw CodecError(.malformedPayload, "insert record names \(subject)/\(type) but holds \(batch.subject)/\(batch.typeIdentifier)")
+                throw CodecError(
+                    .malformedPayload,
+                    "insert record names \(subject)/\(type) but holds \(batch.subject)/\(batch.typeIdentifier)")
             }
             change = .insert(batch)
         case 2:

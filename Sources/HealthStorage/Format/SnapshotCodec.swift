@@ -79,7 +79,8 @@ public enum SnapshotCodec {
             throw CodecError(.malformedPayload, "bad snapshot magic at offset 0")
         }
         let body = bytes.count - 4
-        let stored = UInt32(littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: body, as: UInt32.self) })
+        let stored = UInt32(
+            littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: body, as: UInt32.self) })
         let actual = bytes.withUnsafeBytes { Zlib.crc32(UnsafeRawBufferPointer(rebasing: $0[..<body])) }
         guard stored == actual else {
             throw CodecError(.malformedPayload, "snapshot checksum mismatch (stored at offset \(body))")
@@ -120,19 +121,23 @@ public enum SnapshotCodec {
         var batches: [SeriesImage.RecentBatch] = []
         for _ in 0..<batchCount {
             batches.append(
-                .init(batchID: try r.readLE(UInt64.self), inserted: Int(try r.readVarint() & 0xFFFF_FFFF),
-                      duplicates: Int(try r.readVarint() & 0xFFFF_FFFF)))
+                .init(
+                    batchID: try r.readLE(UInt64.self), inserted: Int(try r.readVarint() & 0xFFFF_FFFF),
+                    duplicates: Int(try r.readVarint() & 0xFFFF_FFFF)))
         }
         let holderCount = try r.readCount("sync holder count", limit: r.remaining / 20)
         var holders: [SeriesImage.SyncHolder] = []
         for _ in 0..<holderCount {
             holders.append(
-                .init(sourceKey: try r.readString(), identifier: try r.readString(), version: try r.readSignedVarint(),
-                      uuid: try r.readUUID(), start: try r.readSignedVarint()))
+                .init(
+                    sourceKey: try r.readString(), identifier: try r.readString(), version: try r.readSignedVarint(),
+                    uuid: try r.readUUID(), start: try r.readSignedVarint()))
         }
         return SeriesImage(
-            subject: subject, starts: try readRaw(&r, count), ends: try readRaw(&r, count), values: try readRaw(&r, count),
-            sourceIDs: try readRaw(&r, count), uuids: try readRaw(&r, count), maxDuration: maxDuration, sources: sources,
+            subject: subject, starts: try readRaw(&r, count), ends: try readRaw(&r, count),
+            values: try readRaw(&r, count),
+            sourceIDs: try readRaw(&r, count), uuids: try readRaw(&r, count), maxDuration: maxDuration,
+            sources: sources,
             userEnteredSources: userEntered, priorityOrder: order, recentBatches: batches, syncHolders: holders)
     }
 

@@ -64,7 +64,9 @@ public struct SnapshotManifest: Hashable, Sendable {
         }
         let body = bytes.count - 4
         var trailer = ByteReader(bytes, offset: body)
-        guard try trailer.readLE(UInt32.self) == bytes.withUnsafeBytes({ Zlib.crc32(UnsafeRawBufferPointer(rebasing: $0[..<body])) })
+        guard
+            try trailer.readLE(UInt32.self)
+                == bytes.withUnsafeBytes({ Zlib.crc32(UnsafeRawBufferPointer(rebasing: $0[..<body])) })
         else { throw CodecError(.malformedPayload, "manifest checksum mismatch (stored at offset \(body))") }
         var r = ByteReader(bytes, offset: magic.count, endIndex: body)
         let generation = try r.readLE(UInt64.self)
@@ -72,8 +74,10 @@ public struct SnapshotManifest: Hashable, Sendable {
         var entries: [Entry] = []
         for _ in 0..<count {
             entries.append(
-                Entry(type: try r.readString(limit: 256), file: try r.readString(limit: 1024), sequence: try r.readLE(UInt64.self),
-                      size: try r.readLE(UInt64.self), crc: try r.readLE(UInt32.self)))
+                Entry(
+                    type: try r.readString(limit: 256), file: try r.readString(limit: 1024),
+                    sequence: try r.readLE(UInt64.self),
+                    size: try r.readLE(UInt64.self), crc: try r.readLE(UInt32.self)))
         }
         try r.expectEnd("the manifest")
         return SnapshotManifest(generation: generation, entries: entries)

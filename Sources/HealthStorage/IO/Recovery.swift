@@ -82,9 +82,16 @@ enum Recovery {
             if damage == nil || damage?.offset ?? 0 >= LogFraming.headerSize {
                 let first = scan.firstSequence
                 if let expected, first != expected {
-                    damage = .corrupt(offset: 0, reason: "segment starts at sequence \(first) where \(expected) was expected (a segment is missing)")
+                    damage = .corrupt(
+                        offset: 0,
+                        reason:
+                            "segment starts at sequence \(first) where \(expected) was expected (a segment is missing)")
                 } else if expected == nil, !repair, first > lowestApplied + 1 {
-                    damage = .corrupt(offset: 0, reason: "segment starts at sequence \(first) but the snapshots end at \(lowestApplied) (a segment is missing)")
+                    damage = .corrupt(
+                        offset: 0,
+                        reason:
+                            "segment starts at sequence \(first) but the snapshots end at \(lowestApplied) (a segment is missing)"
+                    )
                 }
             }
             var replayed = 0
@@ -93,7 +100,8 @@ enum Recovery {
                     try replay(record, store: store, applied: applied, report: &report)
                     replayed += 1
                 } catch {
-                    damage = .corrupt(offset: record.offset, reason: "record \(record.sequence) cannot be replayed: \(error)")
+                    damage = .corrupt(
+                        offset: record.offset, reason: "record \(record.sequence) cannot be replayed: \(error)")
                     break
                 }
             }
@@ -102,7 +110,9 @@ enum Recovery {
                 // A segment started just before a stop or crash holds nothing: remove it (a new one replaces it).
                 try FileSystem.remove(path)
                 try FileSystem.syncDirectory(walDirectory)
-                if let damage, bytes.count > 0 { log("removed \(path): \(bytes.count) bytes of a torn segment header (offset \(damage.offset))") }
+                if let damage, bytes.count > 0 {
+                    log("removed \(path): \(bytes.count) bytes of a torn segment header (offset \(damage.offset))")
+                }
                 continue
             }
             expected = scan.firstSequence + UInt64(replayed)
@@ -112,7 +122,9 @@ enum Recovery {
             if case .tornTail = damage, isLast {
                 try cut(path, at: damage.offset)
                 report.tornBytes = lost
-                log("cut off \(lost) bytes of a torn record at the end of \(path) (offset \(damage.offset)); it was never acknowledged")
+                log(
+                    "cut off \(lost) bytes of a torn record at the end of \(path) (offset \(damage.offset)); it was never acknowledged"
+                )
                 continue
             }
             let reason: String
@@ -151,7 +163,8 @@ enum Recovery {
         }
         switch change {
         case .insert(let batch): _ = try store.insert(batch)
-        case .delete(let subject, let type, let filter): _ = try store.delete(subject: subject, type: type, filter: filter)
+        case .delete(let subject, let type, let filter):
+            _ = try store.delete(subject: subject, type: type, filter: filter)
         case .sourcePriority(let subject, let type, let order):
             try store.setSourcePriority(subject: subject, type: type, order: order)
         }

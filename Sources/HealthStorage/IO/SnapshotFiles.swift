@@ -32,7 +32,8 @@ struct SnapshotFiles: Sendable {
         guard bytes.count == Int(clamping: entry.size) else {
             throw HealthError(
                 .storageUnavailable,
-                "\(path): \(bytes.count) bytes where \(manifestPath) lists \(entry.size) (damage at offset \(min(bytes.count, Int(clamping: entry.size))))")
+                "\(path): \(bytes.count) bytes where \(manifestPath) lists \(entry.size) (damage at offset \(min(bytes.count, Int(clamping: entry.size))))"
+            )
         }
         do {
             let decoded = try SnapshotCodec.decode(bytes)
@@ -76,7 +77,8 @@ struct SnapshotFiles: Sendable {
     /// Removes snapshot files the manifest does not name (older generations, leftovers of a crash).
     func removeUnlisted(keeping manifest: SnapshotManifest) throws {
         let keep = Set(manifest.entries.map(\.file))
-        for name in try FileSystem.contentsOfDirectory(directory) where name.hasSuffix(".snap") && !keep.contains(name) {
+        for name in try FileSystem.contentsOfDirectory(directory) where name.hasSuffix(".snap") && !keep.contains(name)
+        {
             try FileSystem.remove(directory + "/" + name)
         }
     }
@@ -84,6 +86,7 @@ struct SnapshotFiles: Sendable {
     /// The last four bytes (the file's own CRC-32), little-endian.
     static func trailer(_ bytes: [UInt8]) -> UInt32 {
         guard bytes.count >= 4 else { return 0 }
-        return UInt32(littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self) })
+        return UInt32(
+            littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self) })
     }
 }

@@ -54,7 +54,8 @@ public struct DeleteCommand: Command {
     static func selection(_ context: CommandContext) throws -> DeleteSelection {
         let arguments = context.arguments
         let uuidTexts = arguments.values("uuid")
-        let hasFilter = arguments.value("start") != nil || arguments.value("end") != nil || !arguments.values("source").isEmpty
+        let hasFilter =
+            arguments.value("start") != nil || arguments.value("end") != nil || !arguments.values("source").isEmpty
         if !uuidTexts.isEmpty {
             if hasFilter || arguments.flag("all") {
                 throw context.usageError("--uuid cannot be combined with --start, --end, --source or --all")
@@ -66,7 +67,8 @@ public struct DeleteCommand: Command {
                 })
         }
         if !hasFilter, !arguments.flag("all") {
-            throw context.usageError("give --uuid, --start, --end or --source, or --all to delete every sample of the type")
+            throw context.usageError(
+                "give --uuid, --start, --end or --source, or --all to delete every sample of the type")
         }
         var filter = SampleFilter(date: DatePredicate(strictStartDate: true))
         filter.date.start = try arguments.value("start").map { try time($0, option: "start", context) }
@@ -79,10 +81,14 @@ public struct DeleteCommand: Command {
     /// ISO 8601 with or without fractional seconds, or whole microseconds since 1970.
     static func time(_ text: String, option: String, _ context: CommandContext) throws -> Timestamp {
         if let micros = Int64(text) { return micros }
-        for options in [ISO8601DateFormatter.Options.withInternetDateTime, [.withInternetDateTime, .withFractionalSeconds]] {
+        for options in [
+            ISO8601DateFormatter.Options.withInternetDateTime, [.withInternetDateTime, .withFractionalSeconds],
+        ] {
             let formatter = ISO8601DateFormatter()
             formatter.formatOptions = options
-            if let date = formatter.date(from: text) { return Timestamp((date.timeIntervalSince1970 * 1_000_000).rounded()) }
+            if let date = formatter.date(from: text) {
+                return Timestamp((date.timeIntervalSince1970 * 1_000_000).rounded())
+            }
         }
         throw context.usageError("invalid time '\(text)' for '--\(option)'; expected ISO 8601 or microseconds")
     }
