@@ -3,7 +3,7 @@
 //
 // Dependencies point one way (see DESIGN.md):
 //   HealthModel ← HealthCodec ← HealthWire;  HealthModel ← HealthEngine;  CLinux ← HealthPosix;
-//   HealthServer uses Wire, Engine, Posix;  HealthClient uses Wire and Posix;  tools use the client.
+//   HealthStorage uses Codec, Engine, Posix;  HealthServer uses Wire, Engine, Posix, Storage;  HealthClient uses Wire and Posix;  tools use the client.
 import PackageDescription
 
 /// Settings shared by every Swift target: Swift 6 language mode everywhere.
@@ -34,9 +34,13 @@ let package = Package(
 
         // MARK: Systems
         .target(name: "HealthPosix", dependencies: ["CLinux"], swiftSettings: swiftSettings),
+        // Write-ahead log and snapshots: formats are pure (Format/), file I/O goes through HealthPosix (IO/).
+        .target(
+            name: "HealthStorage", dependencies: ["HealthModel", "HealthCodec", "HealthEngine", "HealthPosix"],
+            swiftSettings: swiftSettings),
         .target(
             name: "HealthServer",
-            dependencies: ["HealthModel", "HealthWire", "HealthEngine", "HealthPosix"],
+            dependencies: ["HealthModel", "HealthWire", "HealthEngine", "HealthPosix", "HealthStorage"],
             swiftSettings: swiftSettings),
         .target(
             name: "HealthClient", dependencies: ["HealthModel", "HealthWire", "HealthPosix"],
@@ -50,7 +54,9 @@ let package = Package(
         .executableTarget(name: "hkq", dependencies: ["HKQKit"], path: "Tools/hkq", swiftSettings: swiftSettings),
         .executableTarget(
             name: "hkbench",
-            dependencies: ["HealthModel", "HealthCodec", "HealthWire", "HealthEngine", "HealthClient", "HealthServer"],
+            dependencies: [
+                "HealthModel", "HealthCodec", "HealthWire", "HealthEngine", "HealthClient", "HealthServer", "HealthStorage",
+            ],
             path: "Tools/hkbench", swiftSettings: swiftSettings),
 
         // MARK: Tests
@@ -63,6 +69,9 @@ let package = Package(
             name: "HealthServerTests", dependencies: ["HealthServer", "HealthWire", "HealthEngine"],
             swiftSettings: swiftSettings),
         .testTarget(name: "HealthPosixTests", dependencies: ["HealthPosix"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HealthStorageTests", dependencies: ["HealthStorage", "HealthEngine", "HealthCodec", "HealthPosix"],
+            swiftSettings: swiftSettings),
         .testTarget(name: "HealthImportTests", dependencies: ["HealthImport"], swiftSettings: swiftSettings),
         .testTarget(name: "HKQKitTests", dependencies: ["HKQKit", "HealthServer"], swiftSettings: swiftSettings),
         .testTarget(

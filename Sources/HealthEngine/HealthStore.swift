@@ -14,7 +14,7 @@ public final class HealthStore: Sendable {
         shards = QuantityType.all.map { _ in ReadWriteLocked(ShardState()) }
     }
 
-    private func shard(_ type: QuantityType) -> ReadWriteLocked<ShardState> { shards[type.index] }
+    func shard(_ type: QuantityType) -> ReadWriteLocked<ShardState> { shards[type.index] }
 
     /// Runs `body` on a type's shard under its read lock (for queries defined in other files).
     func read<Result>(_ type: QuantityType, _ body: (borrowing ShardState) throws -> Result) rethrows -> Result {
@@ -28,11 +28,10 @@ public final class HealthStore: Sendable {
     /// Resolves the type (``ErrorCode/unknownQuantityType``), parses the unit (``ErrorCode/invalidUnit``,
     /// ``ErrorCode/incompatibleUnit``), checks the shape (``ErrorCode/malformedPayload``) and every row with
     /// ``SampleRules`` (``ErrorCode/invalidSample`` naming batch and row); late and out-of-order rows are merged
-    /// into start order. Validation runs before the shard's write lock is taken.
+    /// into start order. Validation runs before the shard's write lock is taken. Retries are safe: see
+    /// ``insert(_:beforeApplying:)``.
     public func insert(_ batch: SampleBatch) throws -> InsertResult {
-        let prepared = try PreparedBatch(batch)
-        let inserted = try shard(prepared.type).write { state in try state.apply(prepared) }
-        return InsertResult(inserted: inserted)
+        try insert(batch, beforeApplying: {})
     }
 
     // MARK: Queries
@@ -89,12 +88,7 @@ public final class HealthStore: Sendable {
     /// Sets the priority of sources for one subject and type, highest first (HEALTHKIT.md §8). Sources are
     /// matched by bundle identifier (by name when it has none); sources not listed rank after, in default order.
     public func setSourcePriority(subject: String, type: String, order: [SourceInfo]) throws {
-        let type = try QuantityType.named(type)
-        try SampleRules.validate(subject: subject)
-        if order.count > SeriesSources.capacity {
-            throw HealthError(.invalidArgument, "a priority order lists at most \(SeriesSources.capacity) sources")
-        }
-        shard(type).write { state in state.series[subject, default: Series()].sources.setPriority(order) }
+        try setSourcePriority(subject: subject, type: type, order: order, beforeApplying: {})
     }
 
     /// The effective source priority for one subject and type, highest first: the order set (sources without
@@ -112,18 +106,21 @@ public final class HealthStore: Sendable {
         var samplesByType: [String: Int] = [:]
         var subjects = Set<String>()
         var bytes = 0
+        var indexBytes = 0
         for type in QuantityType.all {
             shard(type).read { state in
                 var count = 0
                 for (subject, series) in state.series {
                     count += series.count
+                    indexBytes += series.ledger.approximateBytes
                     bytes += series.approximateBytes + subject.utf8.count + 64
                     if series.count > 0 { subjects.insert(subject) }
                 }
                 if count > 0 { samplesByType[type.identifier] = count }
             }
         }
-        return StoreInfo(samplesByType: samplesByType, subjects: subjects.count, approximateBytes: bytes)
+        return StoreInfo(
+            samplesByType: samplesByType, subjects: subjects.count, approximateBytes: bytes, indexBytes: indexBytes)
     }
 }
 
@@ -131,12 +128,11 @@ public final class HealthStore: Sendable {
 struct ShardState: Sendable {
     var series: [String: Series] = [:]
 
-    /// Applies a prepared batch to its subject's series: every row or, on error, none. Returns the rows added.
-    ///
-    /// This is where durability's checks belong, before the first change: a batch id the subject already applied
-    /// adds nothing, and a stored UUID with different content rejects the batch.
-    mutating func apply(_ batch: PreparedBatch) throws -> Int {
-        let known = series[batch.subject]?.sources
+    /// Plans a prepared batch against its subject's series (see ``InsertPlan``), checking first that the source
+    /// table has room; changes nothing.
+    func plan(_ batch: PreparedBatch) throws -> InsertPlan {
+        let existing = series[batch.subject]
+        let known = existing?.sources
         let newSources = known?.newSourceCount(batch.sourcesInUse) ?? Set(batch.sourcesInUse).count
         if (known?.count ?? 0) + newSources > SeriesSources.capacity {
             throw HealthError(
@@ -144,7 +140,12 @@ struct ShardState: Sendable {
                 "batch \(batch.batchID): subject \"\(batch.subject)\" would have more than \(SeriesSources.capacity) "
                     + "sources of \(batch.type)")
         }
-        series[batch.subject, default: Series()].append(batch)
-        return batch.rows.count
+        return try InsertPlan(batch, against: existing)
+    }
+
+    /// Applies a plan made by ``plan(_:)`` with no change in between.
+    mutating func apply(_ plan: InsertPlan, of batch: PreparedBatch) {
+        guard !plan.changesNothing else { return }
+        series[batch.subject, default: Series()].apply(plan, of: batch)
     }
 }

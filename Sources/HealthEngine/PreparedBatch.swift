@@ -16,6 +16,10 @@ struct PreparedBatch: Sendable {
     let userEnteredSources: [Bool]
     /// Per row: index into ``sources``.
     let sourceIndices: [UInt32]
+    /// Whether the UUIDs came with the batch (derived ones are distinct by construction).
+    let explicitUUIDs: Bool
+    /// Per row: its sync identifier and version; `nil` when no row has one.
+    let syncTags: [SyncTag?]?
     /// Starts, ends, canonical values and UUIDs; source ids are filled in against the series' table.
     var rows: SeriesRows
 
@@ -33,6 +37,7 @@ struct PreparedBatch: Sendable {
         rows.uuids = batch.uuids.map { ContiguousArray($0) } ?? ContiguousArray((0..<batch.count).map(batch.uuid(row:)))
         var used = [Bool](repeating: false, count: batch.sources.count)
         var userEntered = [Bool](repeating: false, count: batch.sources.count)
+        var syncTags: [SyncTag?]?
         var row = 0
         do {
             while row < batch.count {
@@ -46,8 +51,12 @@ struct PreparedBatch: Sendable {
                 rows.values.append(canonical)
                 let source = Int(batch.sourceIndices[row])
                 used[source] = true
-                if let metadata = batch.metadata, PreparedBatch.isUserEntered(metadata[row]) {
-                    userEntered[source] = true
+                if let metadata = batch.metadata {
+                    if PreparedBatch.isUserEntered(metadata[row]) { userEntered[source] = true }
+                    if let tag = try SyncTag(metadata[row]) {
+                        if syncTags == nil { syncTags = Array(repeating: nil, count: batch.count) }
+                        syncTags![row] = tag
+                    }
                 }
                 row += 1
             }
@@ -61,6 +70,8 @@ struct PreparedBatch: Sendable {
         usedSources = used
         userEnteredSources = userEntered
         sourceIndices = batch.sourceIndices
+        self.syncTags = syncTags
+        explicitUUIDs = batch.uuids != nil
         self.rows = rows
     }
 
@@ -77,17 +88,59 @@ struct PreparedBatch: Sendable {
     }
 }
 
+/// A row's `HKMetadataKeySyncIdentifier` and `HKMetadataKeySyncVersion` (HEALTHKIT.md §3).
+struct SyncTag: Hashable, Sendable {
+    var identifier: String
+    var version: Int64
+
+    /// The tag in `metadata`, `nil` without a sync identifier; throws ``ErrorCode/invalidSample`` for an identifier
+    /// without a whole-number version.
+    init?(_ metadata: [String: MetadataValue]) throws {
+        guard let raw = metadata[MetadataKey.syncIdentifier] else { return nil }
+        guard case .string(let identifier) = raw, !identifier.isEmpty else {
+            throw HealthError(.invalidSample, "\(MetadataKey.syncIdentifier) must be a non-empty string")
+        }
+        let version: Int64?
+        switch metadata[MetadataKey.syncVersion] {
+        case .number(let number): version = Int64(exactly: number)
+        case .string(let text): version = Int64(text)
+        case .date, .quantity, nil: version = nil
+        }
+        guard let version else {
+            throw HealthError(
+                .invalidSample, "sync identifier \"\(identifier)\" needs a whole-number \(MetadataKey.syncVersion)")
+        }
+        self.identifier = identifier
+        self.version = version
+    }
+}
+
 extension Series {
-    /// Adds a prepared batch: registers its sources (and user-entered flags), then merges its rows.
-    /// The caller has checked that the source table has room.
-    mutating func append(_ batch: PreparedBatch) {
+    /// Adds the rows `subset` of a prepared batch (all of them when `nil`): registers their sources (and
+    /// user-entered flags), then merges the rows. The caller has checked that the source table has room.
+    mutating func append(_ batch: PreparedBatch, rows subset: [Int]? = nil) {
+        var used = batch.usedSources
+        if let subset {
+            used = [Bool](repeating: false, count: batch.sources.count)
+            for row in subset { used[Int(batch.sourceIndices[row])] = true }
+        }
         var idOfBatchSource = [UInt16](repeating: 0, count: batch.sources.count)
-        for index in batch.sources.indices where batch.usedSources[index] {
+        for index in batch.sources.indices where used[index] {
             idOfBatchSource[index] = sources.intern(
                 batch.sources[index], userEntered: batch.userEnteredSources[index])
         }
-        var rows = batch.rows
-        rows.sourceIDs = ContiguousArray(batch.sourceIndices.lazy.map { idOfBatchSource[Int($0)] })
+        var rows: SeriesRows
+        if let subset, subset.count < batch.rows.count {
+            rows = SeriesRows()
+            rows.starts = ContiguousArray(subset.lazy.map { batch.rows.starts[$0] })
+            rows.ends = ContiguousArray(subset.lazy.map { batch.rows.ends[$0] })
+            rows.values = ContiguousArray(subset.lazy.map { batch.rows.values[$0] })
+            rows.uuids = ContiguousArray(subset.lazy.map { batch.rows.uuids[$0] })
+            rows.sourceIDs = ContiguousArray(subset.lazy.map { idOfBatchSource[Int(batch.sourceIndices[$0])] })
+        } else {
+            rows = batch.rows
+            rows.sourceIDs = ContiguousArray(batch.sourceIndices.lazy.map { idOfBatchSource[Int($0)] })
+        }
         merge(rows)
     }
 }

@@ -5,9 +5,15 @@ import HealthModel
 public struct InsertResult: Hashable, Sendable {
     /// Rows added to the store.
     public var inserted: Int
+    /// Rows that changed nothing: already stored with the same UUID and content, or carrying a sync version not
+    /// higher than the stored one.
+    public var duplicates: Int
 
-    /// A result counting `inserted` new rows.
-    public init(inserted: Int) { self.inserted = inserted }
+    /// A result counting `inserted` new rows and `duplicates` rows that changed nothing.
+    public init(inserted: Int, duplicates: Int = 0) {
+        self.inserted = inserted
+        self.duplicates = duplicates
+    }
 }
 
 /// The answer to a sample query, as columns in the requested order, ready to be sent in chunks.
@@ -66,12 +72,15 @@ public struct StoreInfo: Hashable, Sendable {
     public var subjects: Int
     /// Approximate heap bytes held by the stored columns and source tables.
     public var approximateBytes: Int
+    /// Approximate heap bytes of the retry bookkeeping (UUID fingerprints, recent batch ids, sync versions).
+    public var indexBytes: Int
 
     /// Store counts from their parts.
-    public init(samplesByType: [String: Int], subjects: Int, approximateBytes: Int) {
+    public init(samplesByType: [String: Int], subjects: Int, approximateBytes: Int, indexBytes: Int = 0) {
         self.samplesByType = samplesByType
         self.subjects = subjects
         self.approximateBytes = approximateBytes
+        self.indexBytes = indexBytes
     }
 
     /// Samples of every type together.

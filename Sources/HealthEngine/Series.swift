@@ -45,8 +45,59 @@ struct Series: Sendable {
     /// Longest `end - start` ever stored: bounds the binary search for predicates on the end date.
     private(set) var maxDuration: Int64 = 0
     var sources = SeriesSources()
+    /// Batch ids, UUID fingerprints and sync versions: what makes a retry add nothing.
+    var ledger = SeriesLedger()
 
     var count: Int { starts.count }
+
+    /// An empty series.
+    init() {}
+
+    /// A series from stored columns (a snapshot), already sorted by start; the ledger's UUID fingerprints are
+    /// rebuilt from `rows.uuids`.
+    init(sortedRows rows: SeriesRows, maxDuration: Int64, sources: SeriesSources, ledger: SeriesLedger) {
+        starts = rows.starts
+        ends = rows.ends
+        values = rows.values
+        sourceIDs = rows.sourceIDs
+        uuids = rows.uuids
+        self.maxDuration = maxDuration
+        self.sources = sources
+        self.ledger = ledger
+        self.ledger.reserve(rows.count)
+        self.ledger.add(uuids: rows.uuids)
+    }
+
+    /// The columns as rows (shares storage until either side changes).
+    var allRows: SeriesRows {
+        SeriesRows(starts: starts, ends: ends, values: values, sourceIDs: sourceIDs, uuids: uuids)
+    }
+
+    /// Removes the rows at `rows` (ascending, distinct) and forgets their UUIDs in the ledger.
+    mutating func removeRows(_ rows: [Int]) {
+        guard !rows.isEmpty else { return }
+        let removed = rows.map { uuids[$0] }
+        ledger.remove(uuids: removed)
+        var write = rows[0]
+        var next = 0
+        for read in rows[0]..<count {
+            if next < rows.count, rows[next] == read {
+                next += 1
+                continue
+            }
+            starts[write] = starts[read]
+            ends[write] = ends[read]
+            values[write] = values[read]
+            sourceIDs[write] = sourceIDs[read]
+            uuids[write] = uuids[read]
+            write += 1
+        }
+        starts.removeSubrange(write...)
+        ends.removeSubrange(write...)
+        values.removeSubrange(write...)
+        sourceIDs.removeSubrange(write...)
+        uuids.removeSubrange(write...)
+    }
 
     /// First index whose start is `>= time` (``count`` when none).
     func firstIndex(startAtLeast time: Timestamp) -> Int {

@@ -72,6 +72,9 @@ struct SeriesSources: Sendable {
         return id
     }
 
+    /// Whether the identity of source `id` entered samples by hand.
+    func isUserEntered(id: Int) -> Bool { identities[identityOfSource[id]].userEntered }
+
     /// Replaces the priority order (highest first); sources it does not list keep the default order after it.
     mutating func setPriority(_ order: [SourceInfo]) { explicitOrder = order }
 

@@ -103,10 +103,10 @@ public final class ClientSocket: Sendable {
     }
 
     /// Closes the sending side (the peer reads end of stream); reading stays possible.
-    public func shutdownWrite() throws(SystemError) { try Sys.shutdown(fd, how: Int32(SHUT_WR)) }
+    public func shutdownWrite() throws(SystemError) { try Sys.shutdown(fd, how: Sys.shutWrite) }
 
     /// Shuts down both directions, waking any thread blocked in `read`; the descriptor stays open until `close()`.
-    public func shutdown() { try? Sys.shutdown(fd, how: Int32(SHUT_RDWR)) }
+    public func shutdown() { try? Sys.shutdown(fd, how: Sys.shutBoth) }
 
     /// Closes the descriptor; idempotent. No other thread may be inside a call on this socket.
     public func close() {

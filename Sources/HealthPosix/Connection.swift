@@ -277,7 +277,7 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
 
     private func beginLinger(_ linger: Duration) {
         do {
-            try Sys.shutdown(fd, how: Int32(SHUT_WR))
+            try Sys.shutdown(fd, how: Sys.shutWrite)
         } catch {
             close(error: error)
             return

@@ -205,6 +205,10 @@ enum Sys {
     }
 
     /// shutdown(2); ENOTCONN (the peer is already gone) is not an error.
+    /// `SHUT_WR` and `SHUT_RDWR` (Linux values): Glibc's enum constants are not visible in release builds.
+    static let shutWrite: Int32 = 1
+    static let shutBoth: Int32 = 2
+
     static func shutdown(_ fd: Int32, how: Int32) throws(SystemError) {
         if Glibc.shutdown(fd, how) < 0 {
             let error = errno

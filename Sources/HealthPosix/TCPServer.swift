@@ -159,7 +159,7 @@ public final class TCPServer: Sendable {
     private func refuse(_ fd: Int32) {
         refused.add(1, ordering: .relaxed)
         configuration.refusalMessage.withUnsafeBytes { _ = try? Sys.send(fd, $0) }
-        try? Sys.shutdown(fd, how: Int32(SHUT_WR))
+        try? Sys.shutdown(fd, how: Sys.shutWrite)
         var scratch = [UInt8](repeating: 0, count: 4096)
         scratch.withUnsafeMutableBytes { _ = try? Sys.receive(fd, $0) }
         try? Sys.close(fd)

@@ -41,7 +41,7 @@ public enum HKDMain {
             return 1
         }
         ServerLog.info(
-            "\(HealthServer.version) listening on \(configuration.host):\(server.port) (data directory \(configuration.dataDirectory); acknowledged means applied in memory)")
+            "\(HealthServer.version) listening on \(configuration.host):\(server.port) (data directory \(configuration.dataDirectory); fsync \(configuration.fsync.rawValue))")
         let signal = (try? SignalSet.termination.wait()) ?? SIGTERM
         ServerLog.info("received \(signal == SIGINT ? "SIGINT" : "SIGTERM"), stopping")
         server.stop()

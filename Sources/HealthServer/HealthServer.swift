@@ -2,6 +2,7 @@ import Foundation
 import HealthEngine
 import HealthModel
 import HealthPosix
+import HealthStorage
 import HealthWire
 import Synchronization
 
@@ -14,6 +15,8 @@ public final class HealthServer: Sendable {
 
     public let configuration: ServerConfiguration
     public let store: HealthStore
+    /// The store with its write-ahead log and snapshots.
+    public let durable: DurableStore
     let workers: WorkerPool
     private let group: EventLoopGroup
     private let listener: Mutex<TCPServer?>
@@ -40,16 +43,34 @@ public final class HealthServer: Sendable {
         } catch {
             throw HealthError(.storageUnavailable, "cannot lock the data directory \(configuration.dataDirectory): \(error.message)")
         }
-        let server = try HealthServer(configuration: configuration, dataLock: lock)
+        let durable: DurableStore
+        do {
+            durable = try DurableStore(configuration.storage) { line in ServerLog.info(line) }
+        } catch {
+            lock.release()
+            throw error
+        }
+        let report = durable.recovery
+        ServerLog.info(
+            "recovered \(report.snapshotSamples) samples from snapshots and replayed \(report.replayedRecords) log records")
+        let server: HealthServer
+        do {
+            server = try HealthServer(configuration: configuration, durable: durable, dataLock: lock)
+        } catch {
+            durable.close(snapshot: false)
+            lock.release()
+            throw error
+        }
         try server.listen()
         return server
     }
 
-    private init(configuration: ServerConfiguration, dataLock: DirectoryLock) throws {
+    private init(configuration: ServerConfiguration, durable: DurableStore, dataLock: DirectoryLock) throws {
         self.configuration = configuration
         self.dataLock = dataLock
         let cores = PosixThread.processorCount
-        store = HealthStore()
+        self.durable = durable
+        store = durable.store
         group = try EventLoopGroup(threads: configuration.threads > 0 ? configuration.threads : cores, name: "hkd-loop")
         workers = try WorkerPool(threads: configuration.workers > 0 ? configuration.workers : cores, queueCapacity: 4096, name: "hkd-worker")
         listener = Mutex(nil)
@@ -57,7 +78,7 @@ public final class HealthServer: Sendable {
 
     /// Carries out requests against the store; made per request (it is a small value).
     var dispatcher: RequestDispatcher {
-        RequestDispatcher(store: store, limits: configuration.sessionLimits) { [self] in status() }
+        RequestDispatcher(durable: durable, limits: configuration.sessionLimits) { [self] in status() }
     }
 
     private func status() -> RequestDispatcher.ServerStatus {
@@ -96,6 +117,7 @@ public final class HealthServer: Sendable {
         tcp?.stop()
         workers.shutdown()
         group.shutdown()
+        durable.close()
         dataLock.release()
     }
 

@@ -1,5 +1,6 @@
 import HealthEngine
 import HealthModel
+import HealthStorage
 import HealthWire
 
 /// Carries out one decoded, validated request against the store and produces its reply messages.
@@ -8,6 +9,8 @@ import HealthWire
 /// (the store is).
 public struct RequestDispatcher: Sendable {
     public let store: HealthStore
+    /// Changes go through here: logged and durable before they are acknowledged.
+    public let durable: DurableStore
     public let limits: SessionLimits
     /// Rows per ``SampleResult`` frame of a streamed sample query.
     public var rowsPerResultFrame = 50_000
@@ -31,8 +34,15 @@ public struct RequestDispatcher: Sendable {
         }
     }
 
+    /// A dispatcher over a store without a log (changes are acknowledged once applied).
     public init(store: HealthStore, limits: SessionLimits, status: @escaping @Sendable () -> ServerStatus) {
-        self.store = store
+        self.init(durable: DurableStore(inMemory: store), limits: limits, status: status)
+    }
+
+    /// A dispatcher whose changes are logged by `durable`.
+    public init(durable: DurableStore, limits: SessionLimits, status: @escaping @Sendable () -> ServerStatus) {
+        self.store = durable.store
+        self.durable = durable
         self.limits = limits
         self.status = status
     }
@@ -56,8 +66,22 @@ public struct RequestDispatcher: Sendable {
                 throw HealthError(
                     .batchTooLarge, "batch \(m.batch.batchID) has \(m.batch.count) rows; this server accepts at most \(limits.maxBatchRows)")
             }
-            let result = try store.insert(m.batch)
-            return [.insertAck(InsertAck(batchID: m.batch.batchID, inserted: UInt64(result.inserted)))]
+            let result = try durable.insert(m.batch)
+            return [
+                .insertAck(
+                    InsertAck(
+                        batchID: m.batch.batchID, inserted: UInt64(result.inserted),
+                        duplicates: UInt64(result.duplicates)))
+            ]
+
+        case .delete(let m):
+            let filter: SampleFilter
+            switch m.selection {
+            case .uuids(let uuids): filter = SampleFilter(uuids: Set(uuids))
+            case .filter(let given): filter = given
+            }
+            let deleted = try durable.delete(subject: m.subject, type: m.type, filter: filter)
+            return [.deleteAck(DeleteAck(deleted: UInt64(deleted)))]
 
         case .sampleQuery(let m):
             let result = try store.samples(
@@ -90,7 +114,7 @@ public struct RequestDispatcher: Sendable {
                 known.first { $0.name == name || (!$0.bundleIdentifier.isEmpty && $0.bundleIdentifier == name) }
                     ?? SourceInfo(name: name)
             }
-            try store.setSourcePriority(subject: m.subject, type: m.type, order: order)
+            try durable.setSourcePriority(subject: m.subject, type: m.type, order: order)
             return [.sourcePriority(SourcePriority(subject: m.subject, type: type.identifier, sources: try store.sourcePriority(subject: m.subject, type: m.type)))]
 
         case .authorizationStatusQuery(let m):
@@ -108,7 +132,7 @@ public struct RequestDispatcher: Sendable {
                 serverVersion: status.version, uptimeMicros: status.uptimeMicros, connections: status.connections,
                 residentBytes: status.residentBytes, subjects: UInt64(info.subjects), samplesPerType: perType))]
 
-        case .delete, .changesQuery, .subscribe, .unsubscribe, .adminRequest:
+        case .changesQuery, .subscribe, .unsubscribe, .adminRequest:
             throw HealthError(.unsupportedRequest, "\(message.kind) is not supported by this server version yet")
 
         case .hello, .welcome, .error, .ping, .pong, .insertAck, .deleteAck, .sampleResult, .statisticsResult,

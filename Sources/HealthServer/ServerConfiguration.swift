@@ -1,4 +1,5 @@
 import HealthModel
+import HealthStorage
 import HealthWire
 
 /// Everything `hkd` can be told on its command line, with the embedded defaults.
@@ -19,8 +20,20 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var maxPipelinedRequests: UInt64 = 64
     /// Reply bytes queued for a client before the server stops reading its requests.
     public var maxQueuedReplyBytes = 8 << 20
+    /// When the write-ahead log is fsynced (`--fsync`).
+    public var fsync = FsyncPolicy.always
+    /// Start despite damage in the log or snapshots, keeping everything before it (`--repair`).
+    public var repair = false
+    /// Seconds between snapshots while the log grows (`--snapshot-interval`); 0: only at shutdown and by size.
+    public var snapshotIntervalSeconds = 600
 
     public init() {}
+
+    /// Where and how the data is kept.
+    public var storage: StorageConfiguration {
+        StorageConfiguration(
+            directory: dataDirectory, fsync: fsync, repair: repair, snapshotIntervalSeconds: snapshotIntervalSeconds)
+    }
 
     /// The limits announced in the welcome.
     public var sessionLimits: SessionLimits {
@@ -43,6 +56,17 @@ public struct ServerConfiguration: Hashable, Sendable {
           --idle-timeout SECONDS  Close connections silent this long; 0 never (default: 300).
           --max-frame-bytes N     Largest frame payload accepted on the wire (default: 16777216).
           --max-batch-rows N      Most rows in one insert batch (default: 100000).
+          --fsync always|interval|never
+                                  When the write-ahead log reaches the disk (default: always). always: an
+                                  acknowledged change survives a power loss (concurrent changes share one
+                                  fsync); interval: fsync each second, a power loss may lose the last second;
+                                  never: fsync only at snapshots. All three survive a crash of hkd itself.
+          --snapshot-interval SECONDS
+                                  Snapshot the data this often while it changes, and after 512 MiB of log;
+                                  0: only by log size and at shutdown (default: 600).
+          --repair                Start despite a damaged log or snapshot: keep everything before the damage,
+                                  cut the damaged segment there and rename later ones to *.damaged. Without it,
+                                  hkd refuses to start and names the damaged file and offset.
           --version               Print the version and exit.
           -h, --help              Show this help and exit.
 
@@ -91,6 +115,14 @@ public struct ServerConfiguration: Hashable, Sendable {
             case "--idle-timeout": config.idleTimeoutSeconds = try number()
             case "--max-frame-bytes": config.maxFrameBytes = try number()
             case "--max-batch-rows": config.maxBatchRows = try number()
+            case "--fsync":
+                let text = try value()
+                guard let policy = FsyncPolicy(rawValue: text) else {
+                    throw HealthError(.invalidArgument, "--fsync takes always, interval or never, not \"\(text)\"")
+                }
+                config.fsync = policy
+            case "--snapshot-interval": config.snapshotIntervalSeconds = try number()
+            case "--repair": config.repair = true
             default: throw HealthError(.invalidArgument, "unknown option \"\(argument)\" (see hkd --help)")
             }
         }

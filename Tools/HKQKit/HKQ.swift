@@ -46,6 +46,7 @@ public struct HKQ: Sendable {
         CollectionCommand(),
         SourcesCommand(),
         UnitsCommand.group,
+        DeleteCommand(),
         HelpCommand(),
     ]
 

@@ -1,0 +1,233 @@
+import Foundation
+import HealthModel
+
+extension HealthStore {
+    /// Called under the shard's write lock once every check has passed and just before a change is applied; a
+    /// throw cancels the change, leaving the store as it was. The write-ahead log appends its record here, so
+    /// records of one type are logged in exactly the order they are applied. Must not call back into the store.
+    public typealias ChangeHook = () throws -> Void
+
+    /// Validates a batch (see ``insert(_:)``) and adds the rows that are new, all or none.
+    ///
+    /// Retries are safe: a batch id the series applied recently repeats its first result; a row whose UUID is
+    /// stored with the same content counts as a duplicate, with other content the batch fails with
+    /// ``ErrorCode/uuidConflict``; a sync identifier with a higher version replaces the sample holding it (whose
+    /// UUID is deleted), an equal or lower one is a duplicate (HEALTHKIT.md §3). `hook` runs only when the
+    /// batch changes something.
+    public func insert(_ batch: SampleBatch, beforeApplying hook: ChangeHook) throws -> InsertResult {
+        let prepared = try PreparedBatch(batch)
+        let outcome = try shard(prepared.type).write { state in
+            let plan = try state.plan(prepared)
+            if !plan.changesNothing { try hook() }
+            state.apply(plan, of: prepared)
+            return plan.outcome
+        }
+        return InsertResult(inserted: outcome.inserted, duplicates: outcome.duplicates)
+    }
+
+    /// Deletes one subject's samples of a type matching `filter` (dates, sources, UUIDs); returns how many.
+    /// `hook` runs only when at least one sample matches. Deleted UUIDs may be inserted again later.
+    public func delete(
+        subject: String, type: String, filter: SampleFilter, beforeApplying hook: ChangeHook = {}
+    ) throws -> Int {
+        let type = try QuantityType.named(type)
+        try SampleRules.validate(subject: subject)
+        try filter.date.validate()
+        return try shard(type).write { state in
+            guard let series = state.series[subject] else { return 0 }
+            let rows = Array(series.select(filter).rows)
+            if rows.isEmpty { return 0 }
+            try hook()
+            state.series[subject]!.removeRows(rows)
+            return rows.count
+        }
+    }
+
+    /// Sets the priority of sources (see ``setSourcePriority(subject:type:order:)``); `hook` runs before it
+    /// changes.
+    public func setSourcePriority(
+        subject: String, type: String, order: [SourceInfo], beforeApplying hook: ChangeHook
+    ) throws {
+        let type = try QuantityType.named(type)
+        try SampleRules.validate(subject: subject)
+        if order.count > SeriesSources.capacity {
+            throw HealthError(.invalidArgument, "a priority order lists at most \(SeriesSources.capacity) sources")
+        }
+        try shard(type).write { state in
+            try hook()
+            state.series[subject, default: Series()].sources.setPriority(order)
+        }
+    }
+
+    // MARK: Snapshots
+
+    /// A consistent image of one type's shard, and what `mark` returned while the shard was held: the log
+    /// position the image is complete up to. Taken under the read lock in O(series) time (columns are shared
+    /// copy-on-write, so writers that follow pay for one copy of the columns they change).
+    public func image<Mark>(of type: QuantityType, marking mark: () -> Mark) -> (ShardImage, Mark) {
+        shard(type).read { state in
+            let series = state.series.sorted { $0.key < $1.key }.map { SeriesImage($0.value, subject: $0.key) }
+            return (ShardImage(type: type, series: series), mark())
+        }
+    }
+
+    /// Replaces one type's shard with `image` (start-up, before serving). Throws ``ErrorCode/internalError``
+    /// naming the subject when the image breaks a series invariant; the shard is then left unchanged.
+    public func restore(_ image: ShardImage) throws {
+        var restored: [String: Series] = [:]
+        for series in image.series { restored[series.subject] = try Series(image: series) }
+        shard(image.type).write { state in state.series = restored }
+    }
+}
+
+/// One subject's series of one type as plain columns and tables, for snapshots.
+public struct SeriesImage: Hashable, Sendable {
+    /// A batch id the series remembers, with the result it reported.
+    public struct RecentBatch: Hashable, Sendable {
+        public var batchID: UInt64
+        public var inserted: Int
+        public var duplicates: Int
+        /// A remembered batch.
+        public init(batchID: UInt64, inserted: Int, duplicates: Int) {
+            self.batchID = batchID
+            self.inserted = inserted
+            self.duplicates = duplicates
+        }
+    }
+
+    /// A sync identifier (scoped to a source identity key) and the sample holding it.
+    public struct SyncHolder: Hashable, Sendable {
+        public var sourceKey: String
+        public var identifier: String
+        public var version: Int64
+        public var uuid: UUID
+        public var start: Timestamp
+        /// A holder from its parts.
+        public init(sourceKey: String, identifier: String, version: Int64, uuid: UUID, start: Timestamp) {
+            self.sourceKey = sourceKey
+            self.identifier = identifier
+            self.version = version
+            self.uuid = uuid
+            self.start = start
+        }
+    }
+
+    public var subject: String
+    /// Columns sorted by start; values in the canonical unit; source ids index ``sources``.
+    public var starts: ContiguousArray<Timestamp>
+    public var ends: ContiguousArray<Timestamp>
+    public var values: ContiguousArray<Double>
+    public var sourceIDs: ContiguousArray<UInt16>
+    public var uuids: ContiguousArray<UUID>
+    /// Longest `end - start` ever stored (at least the longest stored now).
+    public var maxDuration: Int64
+    /// The source table in id order, and per entry whether its app or device entered samples by hand.
+    public var sources: [SourceInfo]
+    public var userEnteredSources: [Bool]
+    /// The priority order set for the series, if any.
+    public var priorityOrder: [SourceInfo]?
+    /// Recent batch ids, oldest first.
+    public var recentBatches: [RecentBatch]
+    /// Sync identifiers, sorted by source key then identifier.
+    public var syncHolders: [SyncHolder]
+
+    /// An image from its parts (snapshot decoding).
+    public init(
+        subject: String, starts: ContiguousArray<Timestamp>, ends: ContiguousArray<Timestamp>,
+        values: ContiguousArray<Double>, sourceIDs: ContiguousArray<UInt16>, uuids: ContiguousArray<UUID>,
+        maxDuration: Int64, sources: [SourceInfo], userEnteredSources: [Bool], priorityOrder: [SourceInfo]?,
+        recentBatches: [RecentBatch], syncHolders: [SyncHolder]
+    ) {
+        self.subject = subject
+        self.starts = starts
+        self.ends = ends
+        self.values = values
+        self.sourceIDs = sourceIDs
+        self.uuids = uuids
+        self.maxDuration = maxDuration
+        self.sources = sources
+        self.userEnteredSources = userEnteredSources
+        self.priorityOrder = priorityOrder
+        self.recentBatches = recentBatches
+        self.syncHolders = syncHolders
+    }
+
+    /// Number of samples.
+    public var count: Int { starts.count }
+
+    init(_ series: Series, subject: String) {
+        let rows = series.allRows
+        self.init(
+            subject: subject, starts: rows.starts, ends: rows.ends, values: rows.values, sourceIDs: rows.sourceIDs,
+            uuids: rows.uuids, maxDuration: series.maxDuration, sources: series.sources.infos,
+            userEnteredSources: series.sources.infos.indices.map { series.sources.isUserEntered(id: $0) },
+            priorityOrder: series.sources.explicitOrder,
+            recentBatches: series.ledger.recentBatchOrder.map { id in
+                let outcome = series.ledger.outcome(ofBatch: id)!
+                return RecentBatch(batchID: id, inserted: outcome.inserted, duplicates: outcome.duplicates)
+            },
+            syncHolders: series.ledger.syncEntries.map { key, entry in
+                SyncHolder(
+                    sourceKey: key.sourceKey, identifier: key.identifier, version: entry.version, uuid: entry.uuid,
+                    start: entry.start)
+            }.sorted { ($0.sourceKey, $0.identifier) < ($1.sourceKey, $1.identifier) })
+    }
+}
+
+/// Every series of one quantity type, for snapshots.
+public struct ShardImage: Hashable, Sendable {
+    public var type: QuantityType
+    /// Sorted by subject.
+    public var series: [SeriesImage]
+
+    /// An image from its parts.
+    public init(type: QuantityType, series: [SeriesImage]) {
+        self.type = type
+        self.series = series
+    }
+
+    /// Samples in every series.
+    public var sampleCount: Int { series.reduce(0) { $0 + $1.count } }
+}
+
+extension Series {
+    /// The series an image describes; throws ``ErrorCode/internalError`` when it breaks an invariant.
+    init(image: SeriesImage) throws {
+        func broken(_ what: String) -> HealthError {
+            HealthError(.internalError, "series of subject \"\(image.subject)\" in the snapshot: \(what)")
+        }
+        let n = image.starts.count
+        guard image.ends.count == n, image.values.count == n, image.sourceIDs.count == n, image.uuids.count == n
+        else { throw broken("columns have different lengths") }
+        guard image.sources.count <= SeriesSources.capacity, image.userEnteredSources.count == image.sources.count,
+            Set(image.sources).count == image.sources.count
+        else { throw broken("bad source table") }
+        var sources = SeriesSources()
+        for (info, userEntered) in zip(image.sources, image.userEnteredSources) {
+            _ = sources.intern(info, userEntered: userEntered)
+        }
+        if let order = image.priorityOrder { sources.setPriority(order) }
+        var maxDuration: Int64 = 0
+        for row in 0..<n {
+            if row > 0, image.starts[row] < image.starts[row - 1] { throw broken("starts not sorted at row \(row)") }
+            if image.ends[row] < image.starts[row] { throw broken("row \(row) ends before it starts") }
+            if Int(image.sourceIDs[row]) >= image.sources.count { throw broken("row \(row) has no source") }
+            maxDuration = max(maxDuration, image.ends[row] - image.starts[row])
+        }
+        guard image.maxDuration >= maxDuration else { throw broken("maxDuration below a stored duration") }
+        var ledger = SeriesLedger()
+        for batch in image.recentBatches {
+            ledger.record(batch: batch.batchID, .init(inserted: batch.inserted, duplicates: batch.duplicates))
+        }
+        for holder in image.syncHolders {
+            ledger.setSync(
+                .init(sourceKey: holder.sourceKey, identifier: holder.identifier),
+                .init(version: holder.version, uuid: holder.uuid, start: holder.start))
+        }
+        self.init(
+            sortedRows: SeriesRows(
+                starts: image.starts, ends: image.ends, values: image.values, sourceIDs: image.sourceIDs,
+                uuids: image.uuids),
+            maxDuration: image.maxDuration, sources: sources, ledger: ledger)
+    }
+}

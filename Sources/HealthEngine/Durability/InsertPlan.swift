@@ -1,0 +1,142 @@
+import Foundation
+import HealthModel
+
+/// What a prepared batch will change in its series, decided before anything changes (so a batch is applied
+/// whole or not at all, and the write-ahead log is written only for batches that change something).
+///
+/// Rules (HEALTHKIT.md §3): a batch id the series applied recently repeats its first outcome; a row whose UUID
+/// is stored with the same content (start, end, canonical value, source) is a duplicate, with other content a
+/// ``ErrorCode/uuidConflict``; a row with a sync identifier replaces the sample holding it when its version is
+/// higher and is ignored (counted as a duplicate) otherwise.
+struct InsertPlan: Sendable {
+    /// Set when the batch id was applied before: nothing changes, its first outcome is reported again.
+    var repeated: SeriesLedger.BatchOutcome?
+    /// Rows of the batch to add, ascending.
+    var added: [Int] = []
+    /// Rows of the batch that change nothing.
+    var duplicates = 0
+    /// Stored rows replaced by a higher sync version, ascending.
+    var replacedRows: [Int] = []
+    /// Sync identifiers the added rows take over.
+    var syncUpdates: [(SeriesLedger.SyncKey, SeriesLedger.SyncEntry)] = []
+
+    /// Whether applying the plan leaves the series as it is.
+    var changesNothing: Bool { repeated != nil || (added.isEmpty && replacedRows.isEmpty) }
+
+    /// What applying the plan reports.
+    var outcome: SeriesLedger.BatchOutcome {
+        repeated ?? SeriesLedger.BatchOutcome(inserted: added.count, duplicates: duplicates)
+    }
+
+    /// Plans `batch` against `series` (`nil`: the subject has no series of this type yet).
+    init(_ batch: PreparedBatch, against series: Series?) throws {
+        if let outcome = series?.ledger.outcome(ofBatch: batch.batchID) {
+            repeated = outcome
+            return
+        }
+        let rows = batch.rows
+        // UUIDs derived from the batch id are distinct by construction; explicit ones are checked with a
+        // fingerprint set, and only a fingerprint seen twice looks for the earlier row.
+        var seen = FingerprintSet()
+        if batch.explicitUUIDs { seen.reserve(rows.count) }
+        var pendingSync: [SeriesLedger.SyncKey: (version: Int64, row: Int)] = [:]
+        var dropped = Set<Int>()
+        added.reserveCapacity(rows.count)
+        for row in 0..<rows.count {
+            let uuid = rows.uuids[row]
+            let fingerprint = SeriesLedger.fingerprint(uuid)
+            if batch.explicitUUIDs, seen.contains(fingerprint), let earlier = rows.uuids[..<row].firstIndex(of: uuid) {
+                guard InsertPlan.sameContent(batch, row, batch, earlier) else {
+                    throw InsertPlan.conflict(batch, row, uuid, "another row of the batch")
+                }
+                duplicates += 1
+                continue
+            }
+            if batch.explicitUUIDs { seen.insert(fingerprint) }
+            if let series, series.ledger.mayContain(uuid),
+                let stored = series.row(of: uuid, startingAt: rows.starts[row])
+            {
+                guard series.hasContent(of: batch, row: row, at: stored) else {
+                    throw InsertPlan.conflict(batch, row, uuid, "a stored sample")
+                }
+                duplicates += 1
+                continue
+            }
+            if let tag = batch.syncTags?[row] {
+                let source = batch.sources[Int(batch.sourceIndices[row])]
+                let key = SeriesLedger.SyncKey(sourceKey: SeriesSources.identityKey(source), identifier: tag.identifier)
+                if let pending = pendingSync[key] {
+                    if pending.version >= tag.version {
+                        duplicates += 1
+                        continue
+                    }
+                    dropped.insert(pending.row)
+                    duplicates += 1
+                } else if let held = series?.ledger.syncEntry(key) {
+                    if held.version >= tag.version {
+                        duplicates += 1
+                        continue
+                    }
+                    if let stored = series?.row(of: held.uuid, startingAt: held.start) { replacedRows.append(stored) }
+                }
+                pendingSync[key] = (tag.version, row)
+            }
+            added.append(row)
+        }
+        if !dropped.isEmpty { added.removeAll { dropped.contains($0) } }
+        replacedRows = Array(Set(replacedRows)).sorted()
+        syncUpdates = pendingSync.map { key, pending in
+            (
+                key,
+                SeriesLedger.SyncEntry(
+                    version: pending.version, uuid: rows.uuids[pending.row], start: rows.starts[pending.row])
+            )
+        }
+    }
+
+    /// Whether rows `a` of `x` and `b` of `y` hold the same sample content.
+    static func sameContent(_ x: PreparedBatch, _ a: Int, _ y: PreparedBatch, _ b: Int) -> Bool {
+        x.rows.starts[a] == y.rows.starts[b] && x.rows.ends[a] == y.rows.ends[b]
+            && x.rows.values[a].bitPattern == y.rows.values[b].bitPattern
+            && x.sources[Int(x.sourceIndices[a])] == y.sources[Int(y.sourceIndices[b])]
+    }
+
+    static func conflict(_ batch: PreparedBatch, _ row: Int, _ uuid: UUID, _ holder: String) -> HealthError {
+        HealthError(
+            .uuidConflict,
+            "batch \(batch.batchID) row \(row): sample \(uuid.uuidString) of \(batch.type) exists as \(holder) "
+                + "with different content")
+    }
+}
+
+extension Series {
+    /// The row holding `uuid`: first among the rows starting at `start`, then (for a UUID stored with another
+    /// start, or a fingerprint shared by two UUIDs) by a scan of the whole UUID column.
+    func row(of uuid: UUID, startingAt start: Timestamp) -> Int? {
+        var row = firstIndex(startAtLeast: start)
+        while row < count, starts[row] == start {
+            if uuids[row] == uuid { return row }
+            row += 1
+        }
+        return uuids.firstIndex(of: uuid)
+    }
+
+    /// Whether stored row `stored` holds the same content as `row` of `batch`.
+    func hasContent(of batch: PreparedBatch, row: Int, at stored: Int) -> Bool {
+        starts[stored] == batch.rows.starts[row] && ends[stored] == batch.rows.ends[row]
+            && values[stored].bitPattern == batch.rows.values[row].bitPattern
+            && sources.infos[Int(sourceIDs[stored])] == batch.sources[Int(batch.sourceIndices[row])]
+    }
+
+    /// Applies a plan made against this series: removes replaced rows, merges added ones, updates the ledger.
+    mutating func apply(_ plan: InsertPlan, of batch: PreparedBatch) {
+        guard !plan.changesNothing else { return }
+        removeRows(plan.replacedRows)
+        if !plan.added.isEmpty {
+            append(batch, rows: plan.added)
+            ledger.add(uuids: plan.added.lazy.map { batch.rows.uuids[$0] })
+        }
+        for (key, entry) in plan.syncUpdates { ledger.setSync(key, entry) }
+        ledger.record(batch: batch.batchID, plan.outcome)
+    }
+}

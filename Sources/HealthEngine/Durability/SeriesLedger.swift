@@ -1,0 +1,100 @@
+import Foundation
+import HealthModel
+
+/// The bookkeeping that makes retries safe for one series: recent batch ids with their acknowledgements, a
+/// fingerprint of every stored UUID, and the newest version of every sync identifier.
+///
+/// Memory: the fingerprint set holds 8 bytes per sample in a hash table kept at most 75 % full, so 10.7 to 21.3
+/// bytes per sample (about 16 on average) on top of the columns; batch ids are bounded by ``recentBatchLimit``;
+/// sync entries exist only for samples that carry a sync identifier.
+struct SeriesLedger: Sendable {
+    /// Batch ids remembered per series; a batch re-sent after this many newer batches is still de-duplicated row
+    /// by row through its UUIDs, only its acknowledgement is recomputed.
+    static let recentBatchLimit = 64
+
+    /// What the first application of a batch reported.
+    struct BatchOutcome: Hashable, Sendable {
+        var inserted: Int
+        var duplicates: Int
+    }
+
+    /// A sync identifier scoped to its source (HEALTHKIT.md §3): the source's identity key and the identifier.
+    struct SyncKey: Hashable, Sendable {
+        var sourceKey: String
+        var identifier: String
+    }
+
+    /// The stored sample that currently holds a sync identifier.
+    struct SyncEntry: Hashable, Sendable {
+        var version: Int64
+        var uuid: UUID
+        /// The sample's start, to find its row by binary search.
+        var start: Timestamp
+    }
+
+    /// Recent batch ids in arrival order (oldest first) and their outcomes.
+    private(set) var recentBatchOrder: [UInt64] = []
+    private(set) var recentBatches: [UInt64: BatchOutcome] = [:]
+    /// ``fingerprint(_:)`` of every stored UUID.
+    private var fingerprints = FingerprintSet()
+    /// Sync identifier → the sample holding it, and the reverse map used when samples are deleted.
+    private(set) var syncEntries: [SyncKey: SyncEntry] = [:]
+    private var syncKeyOfUUID: [UUID: SyncKey] = [:]
+
+    /// 64 bits of a UUID; two UUIDs sharing one are told apart by a scan of the UUID column.
+    static func fingerprint(_ uuid: UUID) -> UInt64 {
+        withUnsafeBytes(of: uuid.uuid) { raw in
+            let high = raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)
+            let low = raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            return (high &* 0x9E37_79B9_7F4A_7C15) ^ low
+        }
+    }
+
+    /// The outcome of batch `id` if it was applied recently.
+    func outcome(ofBatch id: UInt64) -> BatchOutcome? { recentBatches[id] }
+
+    /// Remembers a batch's outcome, forgetting the oldest beyond ``recentBatchLimit``.
+    mutating func record(batch id: UInt64, _ outcome: BatchOutcome) {
+        if recentBatches.updateValue(outcome, forKey: id) == nil { recentBatchOrder.append(id) }
+        if recentBatchOrder.count > SeriesLedger.recentBatchLimit {
+            recentBatches[recentBatchOrder.removeFirst()] = nil
+        }
+    }
+
+    /// Whether `uuid` may be stored (false means certainly not).
+    func mayContain(_ uuid: UUID) -> Bool { fingerprints.contains(SeriesLedger.fingerprint(uuid)) }
+
+    /// Adds stored UUIDs.
+    mutating func add(uuids: some Sequence<UUID>) {
+        for uuid in uuids { fingerprints.insert(SeriesLedger.fingerprint(uuid)) }
+    }
+
+    /// Makes room for `count` fingerprints in all.
+    mutating func reserve(_ count: Int) { fingerprints.reserve(count) }
+
+    /// Forgets deleted UUIDs, and the sync identifiers they held.
+    mutating func remove(uuids: some Sequence<UUID>) {
+        for uuid in uuids {
+            fingerprints.remove(SeriesLedger.fingerprint(uuid))
+            if let key = syncKeyOfUUID.removeValue(forKey: uuid), syncEntries[key]?.uuid == uuid {
+                syncEntries[key] = nil
+            }
+        }
+    }
+
+    /// The sample currently holding `key`.
+    func syncEntry(_ key: SyncKey) -> SyncEntry? { syncEntries[key] }
+
+    /// Makes `entry` the holder of `key`.
+    mutating func setSync(_ key: SyncKey, _ entry: SyncEntry) {
+        if let old = syncEntries[key] { syncKeyOfUUID[old.uuid] = nil }
+        syncEntries[key] = entry
+        syncKeyOfUUID[entry.uuid] = key
+    }
+
+    /// Approximate heap bytes (hash tables counted at their bucket size).
+    var approximateBytes: Int {
+        fingerprints.approximateBytes + recentBatchOrder.capacity * 8 + recentBatches.capacity * 32
+            + syncEntries.count * 128
+    }
+}

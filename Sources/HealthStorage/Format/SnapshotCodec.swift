@@ -1,0 +1,155 @@
+import Foundation
+import HealthCodec
+import HealthEngine
+import HealthModel
+
+/// The byte layout of one shard snapshot file (Protocol/STORAGE.md): magic, type, the log sequence the image
+/// is complete up to, the series (tables, then raw little-endian columns), and a CRC-32 of everything before
+/// it. Pure functions, thread-safe.
+public enum SnapshotCodec {
+    /// First 8 bytes of every snapshot file.
+    public static let magic: [UInt8] = Array("HKSNAP01".utf8)
+
+    /// The encoded file for `image`, complete up to log sequence `sequence`.
+    public static func encode(_ image: ShardImage, sequence: UInt64) -> [UInt8] {
+        let columnBytes = image.sampleCount * 42
+        var w = ByteWriter(capacity: 64 + columnBytes + image.series.count * 256)
+        w.write(bytes: magic)
+        w.writeString(image.type.identifier)
+        w.writeLE(sequence)
+        w.writeVarint(UInt64(image.series.count))
+        for series in image.series { write(series, into: &w) }
+        var bytes = w.bytes
+        let crc = Zlib.crc32(bytes)
+        withUnsafeBytes(of: crc.littleEndian) { bytes.append(contentsOf: $0) }
+        return bytes
+    }
+
+    static func write(_ s: SeriesImage, into w: inout ByteWriter) {
+        w.writeString(s.subject)
+        w.writeVarint(UInt64(s.count))
+        w.writeSignedVarint(s.maxDuration)
+        w.writeVarint(UInt64(s.sources.count))
+        for (source, userEntered) in zip(s.sources, s.userEnteredSources) {
+            LogChange.write(source, into: &w)
+            w.writeBool(userEntered)
+        }
+        w.writeBool(s.priorityOrder != nil)
+        if let order = s.priorityOrder {
+            w.writeVarint(UInt64(order.count))
+            for source in order { LogChange.write(source, into: &w) }
+        }
+        w.writeVarint(UInt64(s.recentBatches.count))
+        for batch in s.recentBatches {
+            w.writeLE(batch.batchID)
+            w.writeVarint(UInt64(batch.inserted))
+            w.writeVarint(UInt64(batch.duplicates))
+        }
+        w.writeVarint(UInt64(s.syncHolders.count))
+        for holder in s.syncHolders {
+            w.writeString(holder.sourceKey)
+            w.writeString(holder.identifier)
+            w.writeSignedVarint(holder.version)
+            w.writeUUID(holder.uuid)
+            w.writeSignedVarint(holder.start)
+        }
+        writeRaw(s.starts, into: &w)
+        writeRaw(s.ends, into: &w)
+        writeRaw(s.values, into: &w)
+        writeRaw(s.sourceIDs, into: &w)
+        writeRaw(s.uuids, into: &w)
+    }
+
+    /// Appends the elements' bytes as they lie in memory (little-endian on every platform Swift runs hkd on).
+    static func writeRaw<T>(_ column: ContiguousArray<T>, into w: inout ByteWriter) {
+        column.withUnsafeBytes { w.write(bytes: $0) }
+    }
+
+    /// A decoded snapshot file.
+    public struct Decoded: Sendable {
+        public var image: ShardImage
+        /// The log sequence the image is complete up to.
+        public var sequence: UInt64
+    }
+
+    /// Decodes a snapshot file. Throws ``CodecError`` naming the byte offset for a bad checksum, truncation or
+    /// any count that does not fit in the bytes left; never allocates more than the file's size.
+    public static func decode(_ bytes: [UInt8]) throws -> Decoded {
+        guard bytes.count >= magic.count + 4, Array(bytes[0..<magic.count]) == magic else {
+            throw CodecError(.malformedPayload, "bad snapshot magic at offset 0")
+        }
+        let body = bytes.count - 4
+        let stored = UInt32(
+            littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: body, as: UInt32.self) })
+        let actual = bytes.withUnsafeBytes { Zlib.crc32(UnsafeRawBufferPointer(rebasing: $0[..<body])) }
+        guard stored == actual else {
+            throw CodecError(.malformedPayload, "snapshot checksum mismatch (stored at offset \(body))")
+        }
+        var r = ByteReader(bytes, offset: magic.count, endIndex: body)
+        let identifier = try r.readString(limit: 256)
+        let type: QuantityType
+        do {
+            type = try QuantityType.named(identifier)
+        } catch {
+            throw CodecError(.malformedPayload, "unknown quantity type \"\(identifier)\" in snapshot")
+        }
+        let sequence = try r.readLE(UInt64.self)
+        let seriesCount = try r.readCount("series count", limit: r.remaining)
+        var series: [SeriesImage] = []
+        for _ in 0..<seriesCount { series.append(try readSeries(&r)) }
+        try r.expectEnd("the snapshot")
+        return Decoded(image: ShardImage(type: type, series: series), sequence: sequence)
+    }
+
+    static func readSeries(_ r: inout ByteReader) throws -> SeriesImage {
+        let subject = try r.readString(limit: SampleRules.maxSubjectLength)
+        let count = try r.readCount("sample count", limit: r.remaining / 42)
+        let maxDuration = try r.readSignedVarint()
+        let sourceCount = try r.readCount("source count", limit: min(r.remaining / 5, Int(UInt16.max) + 1))
+        var sources: [SourceInfo] = []
+        var userEntered: [Bool] = []
+        for _ in 0..<sourceCount {
+            sources.append(try LogChange.readSource(&r))
+            userEntered.append(try r.readBool())
+        }
+        var order: [SourceInfo]?
+        if try r.readBool() {
+            let n = try r.readCount("priority count", limit: r.remaining / 4)
+            order = try (0..<n).map { _ in try LogChange.readSource(&r) }
+        }
+        let batchCount = try r.readCount("recent batch count", limit: r.remaining / 10)
+        var batches: [SeriesImage.RecentBatch] = []
+        for _ in 0..<batchCount {
+            batches.append(
+                .init(
+                    batchID: try r.readLE(UInt64.self), inserted: Int(try r.readVarint() & 0xFFFF_FFFF),
+                    duplicates: Int(try r.readVarint() & 0xFFFF_FFFF)))
+        }
+        let holderCount = try r.readCount("sync holder count", limit: r.remaining / 20)
+        var holders: [SeriesImage.SyncHolder] = []
+        for _ in 0..<holderCount {
+            holders.append(
+                .init(
+                    sourceKey: try r.readString(), identifier: try r.readString(), version: try r.readSignedVarint(),
+                    uuid: try r.readUUID(), start: try r.readSignedVarint()))
+        }
+        return SeriesImage(
+            subject: subject, starts: try readRaw(&r, count), ends: try readRaw(&r, count),
+            values: try readRaw(&r, count),
+            sourceIDs: try readRaw(&r, count), uuids: try readRaw(&r, count), maxDuration: maxDuration,
+            sources: sources,
+            userEnteredSources: userEntered, priorityOrder: order, recentBatches: batches, syncHolders: holders)
+    }
+
+    /// Reads `count` elements laid out as ``writeRaw(_:into:)`` wrote them.
+    static func readRaw<T>(_ r: inout ByteReader, _ count: Int) throws -> ContiguousArray<T> {
+        let size = count * MemoryLayout<T>.stride
+        let slice = try r.readBytes(size)
+        return ContiguousArray<T>(unsafeUninitializedCapacity: count) { buffer, initialized in
+            slice.withUnsafeBytes { raw in
+                UnsafeMutableRawBufferPointer(buffer).copyMemory(from: raw)
+            }
+            initialized = count
+        }
+    }
+}

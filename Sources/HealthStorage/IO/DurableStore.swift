@@ -1,0 +1,218 @@
+import Foundation
+import HealthCodec
+import HealthEngine
+import HealthModel
+import HealthPosix
+
+/// How a ``DurableStore`` keeps its data.
+public struct StorageConfiguration: Sendable {
+    /// The data directory (holds `wal/` and `snapshots/`).
+    public var directory: String
+    public var fsync: FsyncPolicy
+    /// Keep everything before damage instead of refusing to start (`hkd --repair`).
+    public var repair: Bool
+    /// Seconds between periodic snapshots (when the log grew); 0 turns them off.
+    public var snapshotIntervalSeconds: Int
+    /// Log bytes that trigger a snapshot before the interval is up; 0 turns the trigger off.
+    public var snapshotLogBytes: Int64
+    /// Opens log segments (tests inject failures).
+    public var opener: any LogFileOpener
+
+    /// A configuration; fsync always, snapshots every 10 minutes or 512 MiB of log.
+    public init(
+        directory: String, fsync: FsyncPolicy = .always, repair: Bool = false, snapshotIntervalSeconds: Int = 600,
+        snapshotLogBytes: Int64 = 512 << 20, opener: any LogFileOpener = PosixLogFileOpener()
+    ) {
+        self.directory = directory
+        self.fsync = fsync
+        self.repair = repair
+        self.snapshotIntervalSeconds = snapshotIntervalSeconds
+        self.snapshotLogBytes = snapshotLogBytes
+        self.opener = opener
+    }
+}
+
+/// A snapshot just written.
+public struct SnapshotReport: Sendable {
+    public var generation: UInt64
+    public var bytes: Int
+    public var samples: Int
+}
+
+/// The store with its durability: every change is logged before it is applied and acknowledged only once the
+/// log is as durable as the fsync policy promises; snapshots bound the log and the start-up time.
+///
+/// Thread-safe. `insert`, `delete` and `setSourcePriority` block until their record is durable: call them on
+/// worker threads, never on an event loop. Queries go straight to ``store``.
+public final class DurableStore: Sendable {
+    /// The in-memory store; query it directly, change it only through this object.
+    public let store: HealthStore
+    /// What start-up found.
+    public let recovery: RecoveryReport
+    private let log: WriteAheadLog?
+    private let snapshots: SnapshotFiles?
+    private let configuration: StorageConfiguration?
+    /// The current manifest; its lock also serialises snapshots.
+    private let current: ConditionLock<SnapshotManifest?>
+    private let snapshotter = ConditionLock<(thread: PosixThread?, stopping: Bool)>((nil, false))
+    private let logLine: @Sendable (String) -> Void
+
+    /// A store without a log (tests, benchmarks): changes are applied and acknowledged at once.
+    public init(inMemory store: HealthStore = HealthStore()) {
+        self.store = store
+        recovery = RecoveryReport()
+        log = nil
+        snapshots = nil
+        configuration = nil
+        current = ConditionLock(nil)
+        logLine = { _ in }
+    }
+
+    /// Recovers the data directory (snapshots, then the log after them) and starts logging, with a snapshot
+    /// thread when ``StorageConfiguration/snapshotIntervalSeconds`` is set. Throws
+    /// ``ErrorCode/storageUnavailable`` naming the file and offset of damage it will not repair.
+    public init(_ configuration: StorageConfiguration, log logLine: @escaping @Sendable (String) -> Void) throws {
+        let directory = configuration.directory
+        do {
+            try FileSystem.makeDirectories(directory + "/wal", permissions: 0o700)
+            try FileSystem.makeDirectories(directory + "/snapshots", permissions: 0o700)
+        } catch {
+            throw storageError("cannot create the storage directories in \(directory)", error)
+        }
+        let store = HealthStore()
+        let report: RecoveryReport
+        do {
+            report = try Recovery.run(directory: directory, store: store, repair: configuration.repair, log: logLine)
+        } catch {
+            throw storageError("cannot recover \(directory)", error)
+        }
+        self.store = store
+        recovery = report
+        self.configuration = configuration
+        self.logLine = logLine
+        snapshots = SnapshotFiles(directory: directory + "/snapshots")
+        current = ConditionLock(report.manifest)
+        log = try WriteAheadLog(
+            directory: directory + "/wal", nextSequence: report.nextSequence, policy: configuration.fsync,
+            opener: configuration.opener)
+        if configuration.snapshotIntervalSeconds > 0 || configuration.snapshotLogBytes > 0 {
+            let thread = try PosixThread.spawn(name: "hkd-snapshots") { [self] in snapshotLoop() }
+            snapshotter.withLock { $0.thread = thread }
+        }
+    }
+
+    // MARK: Changes
+
+    /// Inserts a batch (see ``HealthStore/insert(_:beforeApplying:)``): logged, applied, then durable before
+    /// this returns. A re-sent batch also waits until what it duplicates is durable.
+    public func insert(_ batch: SampleBatch) throws -> InsertResult {
+        guard let log else { return try store.insert(batch) }
+        let payload: [UInt8]
+        do {
+            payload = try LogChange.insert(batch).encodePayload()
+        } catch let error as CodecError {
+            throw error.healthError
+        }
+        var sequence: UInt64?
+        let result = try store.insert(batch) { sequence = try log.append(kind: 1, payload: payload) }
+        try log.waitUntilDurable(sequence ?? log.lastSequence)
+        return result
+    }
+
+    /// Deletes a subject's samples of a type matching `filter`; returns how many, once the deletion is durable.
+    public func delete(subject: String, type: String, filter: SampleFilter) throws -> Int {
+        guard let log else { return try store.delete(subject: subject, type: type, filter: filter) }
+        let payload = try LogChange.delete(subject: subject, type: type, filter: filter).encodePayload()
+        var sequence: UInt64?
+        let deleted = try store.delete(subject: subject, type: type, filter: filter) {
+            sequence = try log.append(kind: 2, payload: payload)
+        }
+        try log.waitUntilDurable(sequence ?? log.lastSequence)
+        return deleted
+    }
+
+    /// Sets a source priority order, durably.
+    public func setSourcePriority(subject: String, type: String, order: [SourceInfo]) throws {
+        guard let log else { return try store.setSourcePriority(subject: subject, type: type, order: order) }
+        let payload = try LogChange.sourcePriority(subject: subject, type: type, order: order).encodePayload()
+        var sequence: UInt64?
+        try store.setSourcePriority(subject: subject, type: type, order: order) {
+            sequence = try log.append(kind: 3, payload: payload)
+        }
+        try log.waitUntilDurable(sequence ?? log.lastSequence)
+    }
+
+    // MARK: Snapshots
+
+    /// Writes a snapshot of every shard, then drops the log segments it makes unnecessary. Returns `nil`
+    /// without a log. Blocks (reading shards under their read locks only briefly).
+    @discardableResult
+    public func snapshot() throws -> SnapshotReport? {
+        guard let log, let snapshots else { return nil }
+        return try current.withLock { manifest in
+            let first = try log.rotate()
+            let generation = (manifest?.generation ?? 0) + 1
+            let (written, bytes, samples) = try snapshots.write(generation: generation) { type in
+                store.image(of: type) { log.lastSequence }
+            }
+            manifest = written
+            try snapshots.removeUnlisted(keeping: written)
+            let walDirectory = log.directory
+            for name in try FileSystem.contentsOfDirectory(walDirectory) where name.hasSuffix(".log") {
+                guard let segmentFirst = UInt64(name.dropLast(4), radix: 16), segmentFirst < first else { continue }
+                try FileSystem.remove(walDirectory + "/" + name)
+            }
+            try FileSystem.syncDirectory(walDirectory)
+            return SnapshotReport(generation: generation, bytes: bytes, samples: samples)
+        }
+    }
+
+    /// Bytes appended to the log since start-up.
+    public var logBytesWritten: Int64 { log?.bytesWritten ?? 0 }
+
+    /// Stops the snapshot thread, writes a final snapshot (when `snapshot`) and closes the log. Idempotent.
+    public func close(snapshot takeSnapshot: Bool = true) {
+        let thread = snapshotter.update { state in
+            state.stopping = true
+            defer { state.thread = nil }
+            return state.thread
+        }
+        thread?.join()
+        guard let log else { return }
+        if takeSnapshot {
+            do {
+                if let report = try snapshot() {
+                    logLine("snapshot \(report.generation): \(report.samples) samples in \(report.bytes) bytes")
+                }
+            } catch {
+                logLine("final snapshot failed (the log keeps everything): \(error)")
+            }
+        }
+        log.close()
+    }
+
+    private func snapshotLoop() {
+        guard let configuration, let log else { return }
+        var lastSnapshotBytes = log.bytesWritten
+        var lastSnapshotTime = ContinuousClock.now
+        while true {
+            let stopping = snapshotter.wait(until: .after(.seconds(1))) { $0.stopping ? true : nil } ?? false
+            if stopping { return }
+            let grown = log.bytesWritten - lastSnapshotBytes
+            let due =
+                (configuration.snapshotLogBytes > 0 && grown >= configuration.snapshotLogBytes)
+                || (configuration.snapshotIntervalSeconds > 0 && grown > 0
+                    && ContinuousClock.now - lastSnapshotTime >= .seconds(configuration.snapshotIntervalSeconds))
+            guard due else { continue }
+            lastSnapshotBytes = log.bytesWritten
+            lastSnapshotTime = ContinuousClock.now
+            do {
+                if let report = try snapshot() {
+                    logLine("snapshot \(report.generation): \(report.samples) samples in \(report.bytes) bytes")
+                }
+            } catch {
+                logLine("snapshot failed (the log keeps everything): \(error)")
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import HealthCodec
+import HealthEngine
+import HealthModel
+import HealthPosix
+
+/// Writes snapshot generations into a directory and reads the current one back (Protocol/STORAGE.md).
+/// Blocking file I/O; the caller serialises writes.
+struct SnapshotFiles: Sendable {
+    let directory: String
+
+    var manifestPath: String { directory + "/MANIFEST" }
+
+    /// The current manifest, `nil` before the first snapshot. Throws naming the file for a damaged one.
+    func readManifest() throws -> SnapshotManifest? {
+        guard try FileSystem.exists(manifestPath) else { return nil }
+        let bytes = try FileSystem.readFile(manifestPath, maxBytes: 16 << 20)
+        do {
+            return try SnapshotManifest.decode(bytes)
+        } catch let error as CodecError {
+            throw HealthError(.storageUnavailable, "\(manifestPath): \(error.message)")
+        }
+    }
+
+    /// Loads the snapshot `entry` names; throws naming the file and offset when it is missing or damaged.
+    func load(_ entry: SnapshotManifest.Entry) throws -> SnapshotCodec.Decoded {
+        let path = directory + "/" + entry.file
+        guard try FileSystem.exists(path) else {
+            throw HealthError(.storageUnavailable, "\(path): snapshot listed in \(manifestPath) is missing")
+        }
+        let bytes = try FileSystem.readFile(path, maxBytes: Int(clamping: entry.size) + 1)
+        guard bytes.count == Int(clamping: entry.size) else {
+            throw HealthError(
+                .storageUnavailable,
+                "\(path): \(bytes.count) bytes where \(manifestPath) lists \(entry.size) (damage at offset \(min(bytes.count, Int(clamping: entry.size))))"
+            )
+        }
+        do {
+            let decoded = try SnapshotCodec.decode(bytes)
+            guard decoded.image.type.identifier == entry.type, SnapshotFiles.trailer(bytes) == entry.crc else {
+                throw CodecError(.malformedPayload, "the file does not match its manifest entry (offset 0)")
+            }
+            return decoded
+        } catch let error as CodecError {
+            throw HealthError(.storageUnavailable, "\(path): \(error.message)")
+        }
+    }
+
+    /// Writes a new generation: every shard's image (taken with `image`), then the manifest; returns it.
+    func write(
+        generation: UInt64, images: (QuantityType) -> (ShardImage, UInt64)
+    ) throws -> (SnapshotManifest, bytes: Int, samples: Int) {
+        var entries: [SnapshotManifest.Entry] = []
+        var total = 0
+        var samples = 0
+        for type in QuantityType.all {
+            let (image, sequence) = images(type)
+            if image.series.isEmpty {
+                entries.append(.init(type: type.identifier, file: "", sequence: sequence, size: 0, crc: 0))
+                continue
+            }
+            let bytes = SnapshotCodec.encode(image, sequence: sequence)
+            let name = "\(type.identifier)-\(generation).snap"
+            try FileSystem.writeFileAtomically(directory + "/" + name, bytes, permissions: 0o600)
+            entries.append(
+                .init(
+                    type: type.identifier, file: name, sequence: sequence, size: UInt64(bytes.count),
+                    crc: SnapshotFiles.trailer(bytes)))
+            total += bytes.count
+            samples += image.sampleCount
+        }
+        let manifest = SnapshotManifest(generation: generation, entries: entries)
+        try FileSystem.writeFileAtomically(manifestPath, manifest.encode(), permissions: 0o600)
+        return (manifest, total, samples)
+    }
+
+    /// Removes snapshot files the manifest does not name (older generations, leftovers of a crash).
+    func removeUnlisted(keeping manifest: SnapshotManifest) throws {
+        let keep = Set(manifest.entries.map(\.file))
+        for name in try FileSystem.contentsOfDirectory(directory) where name.hasSuffix(".snap") && !keep.contains(name)
+        {
+            try FileSystem.remove(directory + "/" + name)
+        }
+    }
+
+    /// The last four bytes (the file's own CRC-32), little-endian.
+    static func trailer(_ bytes: [UInt8]) -> UInt32 {
+        guard bytes.count >= 4 else { return 0 }
+        return UInt32(
+            littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self) })
+    }
+}

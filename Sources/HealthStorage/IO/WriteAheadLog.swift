@@ -1,0 +1,213 @@
+import Foundation
+import HealthModel
+import HealthPosix
+
+/// When the write-ahead log reaches stable storage, and so what an acknowledgement promises.
+public enum FsyncPolicy: String, Sendable, CaseIterable {
+    /// Every acknowledged change is fsynced first (concurrent changes share one fsync): survives power loss.
+    case always
+    /// fsync about once a second: survives a crash of hkd; a power loss may lose the last second.
+    case interval
+    /// fsync only when a segment is closed and at snapshots: survives a crash of hkd, not a power loss.
+    case never
+}
+
+/// The write-ahead log: numbered records appended to segment files in `directory`, with group commit.
+///
+/// `append` writes a record (one `write`, under the log's lock, so records get consecutive sequence numbers in
+/// the order they are written) and returns its sequence number; `waitUntilDurable` blocks until a commit thread
+/// has fsynced through it. Records appended while an fsync runs share the next one. A failed write is cut off
+/// again and reported as a retryable ``ErrorCode/storageUnavailable``; a failed fsync poisons the log (the
+/// kernel may have dropped the unsynced pages), so every later call fails until hkd restarts.
+/// Thread-safe; `append` and `waitUntilDurable` block, so call them on worker threads only.
+public final class WriteAheadLog: Sendable {
+    struct State {
+        var file: any LogFile
+        var fileSize: Int64
+        var segmentFirstSequence: UInt64
+        var nextSequence: UInt64
+        var synced: UInt64
+        var syncing = false
+        var failure: HealthError?
+        var stopping = false
+        var bytesWritten: Int64 = 0
+        var appended: UInt64 { nextSequence - 1 }
+    }
+
+    /// The directory holding the segments.
+    public let directory: String
+    public let policy: FsyncPolicy
+    private let opener: any LogFileOpener
+    private let state: ConditionLock<State>
+    private let committer = ConditionLock<PosixThread?>(nil)
+
+    /// The file name of the segment whose first record has sequence `first`: 16 hex digits and `.log`.
+    public static func segmentName(first: UInt64) -> String {
+        let hex = String(first, radix: 16)
+        return String(repeating: "0", count: max(0, 16 - hex.count)) + hex + ".log"
+    }
+
+    /// Starts a new segment for records from `nextSequence` on and the commit thread.
+    public init(
+        directory: String, nextSequence: UInt64, policy: FsyncPolicy = .always,
+        opener: any LogFileOpener = PosixLogFileOpener()
+    ) throws {
+        self.directory = directory
+        self.policy = policy
+        self.opener = opener
+        let file = try WriteAheadLog.createSegment(directory, first: nextSequence, opener)
+        state = ConditionLock(
+            State(
+                file: file, fileSize: Int64(LogFraming.headerSize), segmentFirstSequence: nextSequence,
+                nextSequence: nextSequence, synced: nextSequence - 1))
+        let thread = try PosixThread.spawn(name: "hkd-wal-commit") { [self] in commitLoop() }
+        committer.withLock { $0 = thread }
+    }
+
+    private static func createSegment(_ directory: String, first: UInt64, _ opener: any LogFileOpener) throws
+        -> any LogFile
+    {
+        let path = directory + "/" + segmentName(first: first)
+        do {
+            let file = try opener.create(path)
+            do {
+                try file.append(LogFraming.segmentHeader(firstSequence: first))
+                try file.syncData()
+                try FileSystem.syncDirectory(directory)
+            } catch {
+                file.close()
+                try? FileSystem.remove(path)
+                throw error
+            }
+            return file
+        } catch {
+            throw storageError("cannot start log segment \(path)", error)
+        }
+    }
+
+    /// The sequence number of the last record appended (the first one's minus one when none was).
+    public var lastSequence: UInt64 { state.withLock { $0.appended } }
+
+    /// Bytes appended since the log was opened.
+    public var bytesWritten: Int64 { state.withLock { $0.bytesWritten } }
+
+    /// Appends one record and returns its sequence number; throws ``ErrorCode/storageUnavailable`` (nothing
+    /// written) when the write fails or the log is poisoned.
+    public func append(kind: UInt8, payload: [UInt8]) throws -> UInt64 {
+        try state.update { s in
+            if let failure = s.failure { throw failure }
+            let sequence = s.nextSequence
+            let record = LogFraming.record(kind: kind, sequence: sequence, payload: payload)
+            do {
+                try s.file.append(record)
+            } catch {
+                let reported = storageError("cannot append to the write-ahead log", error)
+                do {
+                    try s.file.truncate(to: s.fileSize)
+                } catch {
+                    s.failure = HealthError(
+                        .storageUnavailable,
+                        "the write-ahead log cannot cut off a failed write (\(error)); restart hkd")
+                }
+                throw reported
+            }
+            s.fileSize += Int64(record.count)
+            s.bytesWritten += Int64(record.count)
+            s.nextSequence += 1
+            return sequence
+        }
+    }
+
+    /// Returns once record `sequence` is as durable as the policy promises: fsynced with ``FsyncPolicy/always``,
+    /// written otherwise. Throws ``ErrorCode/storageUnavailable`` when the log is poisoned.
+    public func waitUntilDurable(_ sequence: UInt64) throws {
+        if policy != .always {
+            if let failure = state.withLock({ $0.failure }) { throw failure }
+            return
+        }
+        _ = try state.wait { s -> Bool? in
+            if s.synced >= sequence { return true }
+            if let failure = s.failure { throw failure }
+            if s.stopping { throw HealthError(.shuttingDown, "the write-ahead log is closing") }
+            return nil
+        }
+    }
+
+    /// Closes the current segment (fsynced) and starts the next; returns the first sequence number of the new
+    /// segment. Every record before it lies in older segments.
+    @discardableResult
+    public func rotate() throws -> UInt64 {
+        try state.wait { s -> UInt64? in
+            if s.syncing { return nil }
+            if let failure = s.failure { throw failure }
+            // An empty segment already starts at the next sequence: nothing to close.
+            if s.segmentFirstSequence == s.nextSequence { return s.nextSequence }
+            do {
+                try s.file.syncData()
+            } catch {
+                s.failure = storageError("cannot sync the write-ahead log", error)
+                throw s.failure!
+            }
+            s.synced = s.appended
+            let next = try WriteAheadLog.createSegment(directory, first: s.nextSequence, opener)
+            s.file.close()
+            s.file = next
+            s.fileSize = Int64(LogFraming.headerSize)
+            s.segmentFirstSequence = s.nextSequence
+            return s.nextSequence
+        }!
+    }
+
+    /// Syncs what is left, stops the commit thread and closes the segment. Idempotent.
+    public func close() {
+        state.update { $0.stopping = true }
+        let thread = committer.withLock { thread in
+            defer { thread = nil }
+            return thread
+        }
+        thread?.join()
+        state.withLock { s in
+            if s.failure == nil, (try? s.file.syncData()) != nil { s.synced = s.appended }
+            s.file.close()
+            if s.failure == nil { s.failure = HealthError(.shuttingDown, "the write-ahead log is closed") }
+        }
+    }
+
+    /// The commit thread: fsyncs whatever was appended since the last fsync (at once with ``FsyncPolicy/always``,
+    /// each second with ``FsyncPolicy/interval``), then wakes the waiters; a final fsync when the log closes.
+    private func commitLoop() {
+        let period: Duration = .seconds(1)
+        var stop = false
+        while !stop {
+            let deadline: Deadline = policy == .always ? .distantFuture : .after(period)
+            let job = state.wait(until: deadline) { s -> (file: any LogFile, target: UInt64, stop: Bool)? in
+                let pending = s.failure == nil && s.appended > s.synced
+                guard s.stopping || (pending && policy == .always) else { return nil }
+                s.syncing = pending
+                return (s.file, s.appended, s.stopping)
+            }
+            // With the interval policy the wait times out each period: sync whatever is pending then.
+            let timed = job == nil && policy == .interval
+            guard
+                let job = job
+                    ?? (timed
+                        ? state.withLock { s in
+                            s.syncing = s.failure == nil && s.appended > s.synced
+                            return (s.file, s.appended, false)
+                        } : nil)
+            else { continue }
+            stop = job.stop
+            guard job.target > state.withLock({ $0.synced }) else { continue }
+            var failure: HealthError?
+            do { try job.file.syncData() } catch { failure = storageError("cannot sync the write-ahead log", error) }
+            state.update { s in
+                s.syncing = false
+                if let failure {
+                    s.failure = s.failure ?? HealthError(failure.code, failure.message + "; restart hkd")
+                } else {
+                    s.synced = max(s.synced, job.target)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import HealthEngine
+import HealthModel
+import HealthPosix
+import HealthStorage
+import Synchronization
+
+/// A fresh data directory, removed by the caller with `FileSystem.removeTree`.
+func makeDataDirectory() throws -> String { try FileSystem.makeTemporaryDirectory(prefix: "hk-storage") }
+
+let watch = SourceInfo(name: "Watch", bundleIdentifier: "com.apple.health.watch")
+
+/// A batch of `rows` step samples starting at minute `from`, explicit random UUIDs.
+func stepBatch(id: UInt64, subject: String = "anna", from: Int = 0, rows: Int = 10) -> SampleBatch {
+    var batch = SampleBatch(batchID: id, subject: subject, typeIdentifier: "stepCount", unit: "count")
+    for i in from..<(from + rows) {
+        let start = Int64(i) * Micros.minute
+        batch.append(start: start, end: start + Micros.minute, value: Double(i % 7), source: watch, uuid: UUID())
+    }
+    return batch
+}
+
+/// Opens a durable store on `directory` with snapshots only when asked.
+func openStore(_ directory: String, repair: Bool = false, opener: any LogFileOpener = PosixLogFileOpener()) throws
+    -> (DurableStore, LogLines)
+{
+    let lines = LogLines()
+    let store = try DurableStore(
+        StorageConfiguration(
+            directory: directory, fsync: .always, repair: repair, snapshotIntervalSeconds: 0, snapshotLogBytes: 0,
+            opener: opener),
+        log: { lines.append($0) })
+    return (store, lines)
+}
+
+/// Log lines a store wrote.
+final class LogLines: Sendable {
+    private let lines = Mutex<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+}
+
+/// The stored step samples of `subject`, as (start, value, uuid) in start order.
+func steps(_ store: HealthStore, subject: String = "anna") throws -> SampleQueryResult {
+    try store.samples(subject: subject, type: "stepCount")
+}
+
+/// The paths of the log segments in `directory`.
+func segments(_ directory: String) throws -> [String] {
+    try FileSystem.contentsOfDirectory(directory + "/wal").filter { $0.hasSuffix(".log") }.map {
+        directory + "/wal/" + $0
+    }
+}
+
+/// Flips one byte of a file.
+func flipByte(_ path: String, at offset: Int) throws {
+    var bytes = try FileSystem.readFile(path)
+    bytes[offset] ^= 0x5A
+    try FileSystem.writeFileAtomically(path, bytes)
+}
+
+/// A segment opener whose files fail to write once `failing` is set (a full disk).
+final class FailingOpener: LogFileOpener {
+    let failing = Atomic<Bool>(false)
+    let failSync = Atomic<Bool>(false)
+
+    func create(_ path: String) throws -> any LogFile {
+        FailingFile(try PosixLogFileOpener().create(path), owner: self)
+    }
+}
+
+final class FailingFile: LogFile {
+    let inner: any LogFile
+    let owner: FailingOpener
+    init(_ inner: any LogFile, owner: FailingOpener) {
+        self.inner = inner
+        self.owner = owner
+    }
+    func append(_ bytes: [UInt8]) throws {
+        if owner.failing.load(ordering: .relaxed) {
+            // Half the record reaches the file before the disk fills up.
+            try inner.append(Array(bytes.prefix(bytes.count / 2)))
+            throw SystemError(errno: ENOSPC, call: "write(segment)")
+        }
+        try inner.append(bytes)
+    }
+    func syncData() throws {
+        if owner.failSync.load(ordering: .relaxed) { throw SystemError(errno: EIO, call: "fdatasync(segment)") }
+        try inner.syncData()
+    }
+    func truncate(to length: Int64) throws { try inner.truncate(to: length) }
+    func close() { inner.close() }
+}
