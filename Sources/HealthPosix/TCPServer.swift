@@ -1,4 +1,5 @@
 // Accepts TCP connections on one loop and spreads them over a group, within a connection limit.
+import CLinux
 import Synchronization
 
 #if canImport(Glibc)
