@@ -46,8 +46,8 @@ enum W1Benchmark: BenchCommand {
         case "sequential": modes = [("sequential", 1)]
         case let other: throw UsageError(message: "--mode must be pipelined, sequential or both, not '\(other)'")
         }
-        print("hkbench w1: \(W1Dataset.rowCount) rows × \(W1Dataset.Series.allCases.count) series, batches of ")
-        print("\(W1Dataset.batchRows) rows, one connection. Acknowledgement: \(durability.label).\n")
+        print("hkbench w1: \(W1Dataset.rowCount) rows × \(W1Dataset.Series.allCases.count) series, batches of \(W1Dataset.batchRows) rows,")
+        print("one connection. Acknowledgement: \(durability.label).\n")
         var all: [Figures] = []
         for mode in modes {
             let figures = try measure(mode: mode.name, inFlight: mode.inFlight, address: address, durability: durability)
