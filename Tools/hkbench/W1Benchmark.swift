@@ -27,7 +27,8 @@ enum W1Benchmark: BenchCommand {
         var batches: Int
         var seconds: Double
         var samplesPerSecond: Double
-        /// Growth of the server's resident memory over the run, per stored sample.
+        /// Growth of the server's resident memory over the run, per stored sample (for an in-process server, the
+        /// whole process's: client included, and memory freed by an earlier run reused).
         var residentBytesPerSample: Double
         /// The store's own accounting of its columns, per sample (in-process server only).
         var storeBytesPerSample: Double?
@@ -57,9 +58,12 @@ enum W1Benchmark: BenchCommand {
         if let best = all.map(\.samplesPerSecond).max() {
             print(String(format: "\ngoal: ≥ %.0f samples/s acknowledged: %.0f (%@)", rateGoal, best, best >= rateGoal ? "met" : "MISSED"))
         }
-        if let memory = all.first?.residentBytesPerSample {
-            print(String(format: "goal: ≤ %.0f resident bytes per stored sample: %.1f (%@)", memoryGoal, memory,
-                         memory <= memoryGoal ? "met" : "MISSED"))
+        if let first = all.first {
+            // The first run is the one on a fresh server; an in-process figure also counts the client's heap.
+            let whose = address == nil ? "whole process, client included" : "hkd alone"
+            let memory = first.residentBytesPerSample
+            print(String(format: "goal: ≤ %.0f resident bytes per stored sample: %.1f (%@; %@)", memoryGoal, memory,
+                         whose, memory <= memoryGoal ? "met" : "MISSED"))
         }
         if let path = options.string("--json") { try JSONOutput.write(all, to: path) }
     }
