@@ -506,14 +506,14 @@ def fmt_time(seconds):
 def report(ours, peers, dataset):
     lines = []
     w1 = {f["mode"]: f for f in ours["w1"]}
+    # The ratio compares processes with processes: hkd in its own process when that run was made.
+    reference = (ours.get("w1-external") or ours["w1"])[0]
+    ours_rate = reference["samplesPerSecond"]
     lines += ["### W1 ingest", "",
               f"{dataset.samples:,} samples (both series), batches of {BATCH_ROWS:,} rows, one connection. "
               f"Ratio: hkd ({'separate process' if ours.get('w1-external') else 'in-process'}, {reference['mode']}) "
               "÷ peer.", "",
               "| system | samples/s | hkd ÷ peer | the acknowledgement promises |", "|---|---:|---:|---|"]
-    # The ratio compares processes with processes: hkd in its own process when that run was made.
-    reference = (ours.get("w1-external") or ours["w1"])[0]
-    ours_rate = reference["samplesPerSecond"]
     for mode, f in w1.items():
         lines.append(f"| **hkd**, in-process server, {mode} ({f['inFlight']} in flight) | "
                      f"**{f['samplesPerSecond']:,.0f}** | | {f['acknowledgement']} |")
@@ -631,12 +631,12 @@ def main():
         if not ours:
             print(json.dumps(results, indent=1, default=str))
             return
+        if args.json:
+            json.dump({"ours": ours, "peers": results}, open(args.json, "w"), indent=1, default=str)
         text = report(ours, results, dataset)
         print("\n" + text)
         if args.markdown:
             open(args.markdown, "w").write(text + "\n")
-        if args.json:
-            json.dump({"ours": ours, "peers": results}, open(args.json, "w"), indent=1, default=str)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
