@@ -6,7 +6,7 @@ enum DatasetCommand: BenchCommand {
     static let name = "dataset"
     static let abstract = "Write the W1 dataset as CSV: start (Unix seconds), stepCount, heartRate; one row a minute."
     static let options: [(flag: String, help: String)] = [
-        ("--out <file>", "Where to write the CSV (required)."),
+        ("--out <file>", "Where to write the CSV (required).")
     ]
 
     static func run(_ options: ParsedOptions) throws {

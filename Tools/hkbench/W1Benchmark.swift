@@ -47,23 +47,31 @@ enum W1Benchmark: BenchCommand {
         case "sequential": modes = [("sequential", 1)]
         case let other: throw UsageError(message: "--mode must be pipelined, sequential or both, not '\(other)'")
         }
-        print("hkbench w1: \(W1Dataset.rowCount) rows × \(W1Dataset.Series.allCases.count) series, batches of \(W1Dataset.batchRows) rows,")
+        print(
+            "hkbench w1: \(W1Dataset.rowCount) rows × \(W1Dataset.Series.allCases.count) series, batches of \(W1Dataset.batchRows) rows,"
+        )
         print("one connection. Acknowledgement: \(durability.label).\n")
         var all: [Figures] = []
         for mode in modes {
-            let figures = try measure(mode: mode.name, inFlight: mode.inFlight, address: address, durability: durability)
+            let figures = try measure(
+                mode: mode.name, inFlight: mode.inFlight, address: address, durability: durability)
             all.append(figures)
             print(line(figures))
         }
         if let best = all.map(\.samplesPerSecond).max() {
-            print(String(format: "\ngoal: ≥ %.0f samples/s acknowledged: %.0f (%@)", rateGoal, best, best >= rateGoal ? "met" : "MISSED"))
+            print(
+                String(
+                    format: "\ngoal: ≥ %.0f samples/s acknowledged: %.0f (%@)", rateGoal, best,
+                    best >= rateGoal ? "met" : "MISSED"))
         }
         if let first = all.first {
             // The first run is the one on a fresh server; an in-process figure also counts the client's heap.
             let whose = address == nil ? "whole process, client included" : "hkd alone"
             let memory = first.residentBytesPerSample
-            print(String(format: "goal: ≤ %.0f resident bytes per stored sample: %.1f (%@; %@)", memoryGoal, memory,
-                         whose, memory <= memoryGoal ? "met" : "MISSED"))
+            print(
+                String(
+                    format: "goal: ≤ %.0f resident bytes per stored sample: %.1f (%@; %@)", memoryGoal, memory,
+                    whose, memory <= memoryGoal ? "met" : "MISSED"))
         }
         if let path = options.string("--json") { try JSONOutput.write(all, to: path) }
     }
@@ -101,7 +109,8 @@ enum W1Benchmark: BenchCommand {
     static func line(_ f: Figures) -> String {
         let store = f.storeBytesPerSample.map { String(format: ", store columns %.1f B/sample", $0) } ?? ""
         return String(
-            format: "%@ (%d in flight): %d samples in %.2f s = %.0f samples/s acknowledged; server RSS +%.1f B/sample%@",
+            format:
+                "%@ (%d in flight): %d samples in %.2f s = %.0f samples/s acknowledged; server RSS +%.1f B/sample%@",
             f.mode, f.inFlight, f.samples, f.seconds, f.samplesPerSecond, f.residentBytesPerSample, store)
     }
 }

@@ -34,7 +34,8 @@ enum W3Benchmark: BenchCommand {
 
     static let queries: [Query] = [
         Query(
-            name: "heartRate 92-day min/max/avg", type: .heartRate, options: [.discreteMin, .discreteMax, .discreteAverage],
+            name: "heartRate 92-day min/max/avg", type: .heartRate,
+            options: [.discreteMin, .discreteMax, .discreteAverage],
             filter: SampleFilter(date: DatePredicate(start: windowStart, end: windowEnd)), goal: statisticsGoal),
         Query(
             name: "stepCount 92-day sum", type: .stepCount, options: .cumulativeSum,
@@ -65,8 +66,10 @@ enum W3Benchmark: BenchCommand {
         let client = server.client()
         defer { client.close() }
         let loadSeconds = try load(server, client)
-        print(String(format: "hkbench w3: loaded 2 × %d per-minute samples (5 years) in %.2f s into the %@;",
-                     W1Dataset.rowCount, loadSeconds, server.description))
+        print(
+            String(
+                format: "hkbench w3: loaded 2 × %d per-minute samples (5 years) in %.2f s into the %@;",
+                W1Dataset.rowCount, loadSeconds, server.description))
         print("median / p99 of \(runs) runs each, after 10 untimed runs.\n")
         var all: [Figures] = []
         for query in queries {
@@ -78,8 +81,9 @@ enum W3Benchmark: BenchCommand {
         print("")
         for f in all {
             guard let median = f.serverMedian else { continue }
-            print("goal: \(f.query) ≤ \(Latencies.format(f.goal)) server-side (median): \(Latencies.format(median)) "
-                  + "(\(median <= f.goal ? "met" : "MISSED"))")
+            print(
+                "goal: \(f.query) ≤ \(Latencies.format(f.goal)) server-side (median): \(Latencies.format(median)) "
+                    + "(\(median <= f.goal ? "met" : "MISSED"))")
         }
         if let path = options.string("--json") { try JSONOutput.write(all, to: path) }
     }
