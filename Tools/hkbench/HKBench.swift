@@ -15,7 +15,10 @@ protocol BenchCommand: Sendable {
 /// The subcommand dispatcher: `hkbench <command> [options]`, `hkbench help [command]`.
 enum HKBench {
     /// Every subcommand, in the order `hkbench help` lists them.
-    static let commands: [any BenchCommand.Type] = [CodecBenchmark.self, W2Benchmark.self, StorageBenchmark.self]
+    static let commands: [any BenchCommand.Type] = [
+        CodecBenchmark.self, W1Benchmark.self, W2Benchmark.self, W3Benchmark.self, StorageBenchmark.self,
+        DatasetCommand.self,
+    ]
 
     /// Runs the command line and returns the exit status: 0 done, 1 failed, 64 usage error.
     static func main(_ arguments: [String]) -> Int32 {
@@ -108,6 +111,9 @@ struct ParsedOptions {
             index += 2
         }
     }
+
+    /// The text given for `flag`, or nil.
+    func string(_ flag: String) -> String? { values[flag] }
 
     /// The integer given for `flag`, or `fallback`; throws unless it lies in `range`.
     func integer(_ flag: String, default fallback: Int, in range: ClosedRange<Int>) throws -> Int {

@@ -1,0 +1,58 @@
+import Foundation
+import HealthClient
+import HealthServer
+
+/// The hkd a workload talks to: one started in this process on a free port with a temporary data directory,
+/// or an external one given by `--server HOST:PORT`.
+///
+/// An in-process server shares this process's memory and cores with the client; its ``residentBytes`` is the
+/// whole process's. Thread-safe after `start`.
+final class BenchServer: Sendable {
+    let host: String
+    let port: Int
+    /// The server when it runs in this process (its store can be queried directly).
+    let local: HealthServer?
+    private let dataDirectory: String?
+
+    private init(host: String, port: Int, local: HealthServer?, dataDirectory: String?) {
+        self.host = host
+        self.port = port
+        self.local = local
+        self.dataDirectory = dataDirectory
+    }
+
+    /// Starts an in-process server (`address` nil) or names the external one at `HOST:PORT`.
+    static func start(address: String?) throws -> BenchServer {
+        if let address {
+            guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
+                (1...65535).contains(port), colon > address.startIndex
+            else { throw UsageError(message: "--server needs HOST:PORT, not '\(address)'") }
+            return BenchServer(host: String(address[..<colon]), port: port, local: nil, dataDirectory: nil)
+        }
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("hkbench-\(UUID().uuidString)").path
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.dataDirectory = directory
+        let server = try HealthServer.start(configuration)
+        return BenchServer(host: "127.0.0.1", port: server.port, local: server, dataDirectory: directory)
+    }
+
+    /// Where the server is, for reports.
+    var description: String {
+        local == nil ? "external hkd at \(host):\(port)" : "in-process HealthServer on 127.0.0.1:\(port)"
+    }
+
+    /// A client with no retries (a benchmark must see every failure) and generous timeouts.
+    func client() -> HealthClient {
+        HealthClient(
+            ClientConfiguration(
+                host: host, port: port, clientName: "hkbench", requestTimeout: .seconds(300), retry: .none))
+    }
+
+    /// Stops an in-process server and removes its data directory; nothing for an external one.
+    func stop() {
+        local?.stop()
+        if let dataDirectory { try? FileManager.default.removeItem(atPath: dataDirectory) }
+    }
+}
