@@ -1,28 +1,30 @@
+import HealthStorage
+
 /// What an insert acknowledgement promises, for every W1 figure's label (reference/PEERS.md asks for one).
 ///
-/// This server version keeps samples in memory only. When the durability issue lands, its modes (WAL written,
-/// fsynced per batch, group commit…) become cases here, `hkbench w1 --fsync <mode>` selects them in the
-/// ServerConfiguration of the in-process server, and the label follows.
-enum AckDurability: String, CaseIterable, Sendable {
-    /// Applied to the in-memory store; lost if the process dies.
-    case off
+/// `hkbench w1 --fsync always|interval|never` sets the in-process server's write-ahead-log policy
+/// (`hkd --fsync`); against an external server the label says it follows that server's setting.
+struct AckDurability: Sendable {
+    var policy: FsyncPolicy
+    var external: Bool
 
     /// The label printed next to each ingest figure.
     var label: String {
-        switch self {
-        case .off: "applied in memory (no WAL, no fsync; lost if hkd dies)"
+        if external { return "as the external hkd's --fsync promises" }
+        switch policy {
+        case .always: return "written to the WAL and fsynced (group commit); survives kill -9 and power loss"
+        case .interval: return "written to the WAL, fsynced within a second; survives kill -9"
+        case .never: return "written to the WAL, not fsynced; survives kill -9, not power loss"
         }
     }
 
-    /// The mode named by `--fsync`, or a usage error listing the modes this server version has.
-    static func named(_ name: String?) throws -> AckDurability {
-        guard let name else { return .off }
-        guard let mode = AckDurability(rawValue: name) else {
-            let modes = allCases.map(\.rawValue).joined(separator: ", ")
-            throw UsageError(
-                message: "--fsync '\(name)' is not available: this server version acknowledges batches in memory "
-                    + "(modes: \(modes))")
+    /// The policy named by `--fsync` (default always), or a usage error listing the policies.
+    static func named(_ name: String?, external: Bool) throws -> AckDurability {
+        guard let name else { return AckDurability(policy: .always, external: external) }
+        guard let policy = FsyncPolicy(rawValue: name) else {
+            let modes = FsyncPolicy.allCases.map(\.rawValue).joined(separator: ", ")
+            throw UsageError(message: "--fsync takes \(modes), not '\(name)'")
         }
-        return mode
+        return AckDurability(policy: policy, external: external)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HealthClient
 import HealthServer
+import HealthStorage
 
 /// The hkd a workload talks to: one started in this process on a free port with a temporary data directory,
 /// or an external one given by `--server HOST:PORT`.
@@ -22,7 +23,7 @@ final class BenchServer: Sendable {
     }
 
     /// Starts an in-process server (`address` nil) or names the external one at `HOST:PORT`.
-    static func start(address: String?) throws -> BenchServer {
+    static func start(address: String?, fsync: FsyncPolicy = .always) throws -> BenchServer {
         if let address {
             guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
                 (1...65535).contains(port), colon > address.startIndex
@@ -34,6 +35,7 @@ final class BenchServer: Sendable {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.dataDirectory = directory
+        configuration.fsync = fsync
         let server = try HealthServer.start(configuration)
         return BenchServer(host: "127.0.0.1", port: server.port, local: server, dataDirectory: directory)
     }

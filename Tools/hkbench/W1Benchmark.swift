@@ -11,7 +11,7 @@ enum W1Benchmark: BenchCommand {
         ("--server <host:port>", "Use this running hkd instead of one started in-process on a free port."),
         ("--in-flight <n>", "Batches sent and not yet acknowledged in the pipelined run (default 8)."),
         ("--mode <m>", "pipelined, sequential or both (default both)."),
-        ("--fsync <mode>", "What an acknowledgement waits for; this server version has only 'off' (in memory)."),
+        ("--fsync <mode>", "The in-process server's WAL policy: always (default), interval or never."),
         ("--json <file>", "Also write the figures as JSON (for Tools/peers/run_peers.py)."),
     ]
 
@@ -39,7 +39,7 @@ enum W1Benchmark: BenchCommand {
     static func run(_ options: ParsedOptions) throws {
         let address = options.string("--server")
         let inFlight = try options.integer("--in-flight", default: 8, in: 1...64)
-        let durability = try AckDurability.named(options.string("--fsync"))
+        let durability = try AckDurability.named(options.string("--fsync"), external: address != nil)
         let modes: [(name: String, inFlight: Int)]
         switch options.string("--mode") ?? "both" {
         case "both": modes = [("pipelined", inFlight), ("sequential", 1)]
@@ -78,7 +78,7 @@ enum W1Benchmark: BenchCommand {
 
     /// One run on a fresh in-process server (or the external one, under a subject of its own).
     static func measure(mode: String, inFlight: Int, address: String?, durability: AckDurability) throws -> Figures {
-        let server = try BenchServer.start(address: address)
+        let server = try BenchServer.start(address: address, fsync: durability.policy)
         defer { server.stop() }
         let subject = "w1-\(mode)-\(UInt32.random(in: 0...UInt32.max))"
         let batches = W1Ingest.batches(subject: subject)
