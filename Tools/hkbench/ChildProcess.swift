@@ -14,7 +14,9 @@ enum ChildProcess {
         var status: Int32
         /// Wall-clock seconds from spawn to exit.
         var seconds: Double
-        /// Peak resident memory (`ru_maxrss` from `wait4`, the kernel's high-water mark), in bytes.
+        /// Peak resident memory: the largest `VmHWM` (the kernel's high-water mark of the program's own memory)
+        /// read from `/proc/PID/status` every few milliseconds until it exits, in bytes. (`ru_maxrss` from
+        /// `wait4` is no use here: Linux carries the parent's high-water mark into it when the child execs.)
         var peakResidentBytes: Int
         /// Everything the program wrote to standard output.
         var output: String
@@ -50,9 +52,15 @@ enum ChildProcess {
             throw HealthError(.internalError, "cannot start \(path): \(String(cString: strerror(spawned)))")
         }
         var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 {
-            guard errno == EINTR else { throw HealthError(.internalError, "wait4 failed: errno \(errno)") }
+        var peak = 0
+        while true {
+            let waited = waitpid(pid, &status, WNOHANG)
+            if waited == pid { break }
+            guard waited == 0 || errno == EINTR else {
+                throw HealthError(.internalError, "waitpid failed: errno \(errno)")
+            }
+            peak = max(peak, highWaterMark(of: pid))
+            usleep(2_000)
         }
         let elapsed = started.duration(to: clock.now)
         let exited = status & 0x7f == 0
@@ -60,6 +68,14 @@ enum ChildProcess {
         return Outcome(
             status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f),
             seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18,
-            peakResidentBytes: Int(usage.ru_maxrss) * 1024, output: output)
+            peakResidentBytes: peak, output: output)
+    }
+
+    /// `VmHWM` of a running process in bytes; 0 once it has exited.
+    static func highWaterMark(of pid: pid_t) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+        else { return 0 }
+        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
     }
 }

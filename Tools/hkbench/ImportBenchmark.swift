@@ -7,7 +7,7 @@ import HealthServer
 /// Writes a ``SyntheticExport`` zip, starts hkd in-process on port 0 (default settings: fsync always), then runs
 /// the real `hkq` binary three times as a child process: a dry run (read and parse only), the import (parse, send,
 /// store, acknowledge) and the same import again (everything already stored). Reports records per second and
-/// the peak resident memory of the hkq process (`ru_maxrss` from `wait4`), and checks the counts per type.
+/// the peak resident memory of the hkq process (its `VmHWM`, polled), and checks the counts per type.
 enum ImportBenchmark: BenchCommand {
     static let name = "import"
     static let abstract = "hkq import of a large synthetic Apple Health export: records/s and peak memory."
@@ -27,15 +27,13 @@ enum ImportBenchmark: BenchCommand {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
 
-        let xml = SyntheticExport.xml(records: records)
-        let zip = SyntheticExport.zip(xml)
         let path = directory.appendingPathComponent("export.zip").path
-        try Data(zip).write(to: URL(fileURLWithPath: path))
+        let (xmlBytes, zipBytes) = try write(records: records, to: path)
         let expected = SyntheticExport.quantityCounts(records: records)
         let samples = expected.values.reduce(0, +)
         print(
             "hkbench import: \(records) records (\(samples) quantity samples, \(expected.count) types), export.xml "
-                + "\(megabytes(xml.count)), export.zip \(megabytes(zip.count)); hkq as a child process, "
+                + "\(megabytes(xmlBytes)), export.zip \(megabytes(zipBytes)); hkq as a child process, "
                 + "hkd in-process (fsync always).\n")
 
         var configuration = ServerConfiguration()
@@ -71,6 +69,15 @@ enum ImportBenchmark: BenchCommand {
                 rate >= rateGoal ? "met" : "MISSED"))
         print("goal: ≤ \(megabytes(memoryGoal)) peak for hkq: \(megabytes(peak)) (\(peak <= memoryGoal ? "met" : "MISSED"))")
         print("checks: hkd holds exactly the export's samples per type; the second import stored nothing new")
+    }
+
+    /// Writes the synthetic export of `records` records to `path`; returns the sizes of its XML and of the zip.
+    /// The XML is released before hkq runs.
+    static func write(records: Int, to path: String) throws -> (xml: Int, zip: Int) {
+        let xml = SyntheticExport.xml(records: records)
+        let zip = SyntheticExport.zip(xml)
+        try Data(zip).write(to: URL(fileURLWithPath: path))
+        return (xml.count, zip.count)
     }
 
     /// Runs hkq, checks its exit status and summary, and returns the outcome.
