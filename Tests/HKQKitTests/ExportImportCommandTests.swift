@@ -197,7 +197,11 @@ final class TickingClock: Sendable {
     private let ticks = Mutex(0)
     let step: Double
     init(step: Double) { self.step = step }
-    func next() -> Double { ticks.withLock { ticks in ticks += 1; return Double(ticks) * step } }
+    func next() -> Double {
+        ticks.withLock { ticks in
+            ticks += 1; return Double(ticks) * step
+        }
+    }
 }
 
 /// The progress bar's line and throttling, with a fake clock.

@@ -67,7 +67,9 @@ enum ImportBenchmark: BenchCommand {
             String(
                 format: "\ngoal: ≥ %.0f records/s end to end: %.0f (%@)", rateGoal, rate,
                 rate >= rateGoal ? "met" : "MISSED"))
-        print("goal: ≤ \(megabytes(memoryGoal)) peak for hkq: \(megabytes(peak)) (\(peak <= memoryGoal ? "met" : "MISSED"))")
+        print(
+            "goal: ≤ \(megabytes(memoryGoal)) peak for hkq: \(megabytes(peak)) (\(peak <= memoryGoal ? "met" : "MISSED"))"
+        )
         print("checks: hkd holds exactly the export's samples per type; the second import stored nothing new")
     }
 

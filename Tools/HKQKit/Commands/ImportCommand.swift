@@ -35,7 +35,8 @@ public struct ImportCommand: Command {
     /// `import <file>` with `--dry-run`.
     public var spec: CommandSpec {
         CommandSpec(
-            name: "import", abstract: "Store the quantity samples of an Apple Health export (export.zip or export.xml).",
+            name: "import",
+            abstract: "Store the quantity samples of an Apple Health export (export.zip or export.xml).",
             discussion: """
                 Reads the Health app's "Export All Health Data" zip (or the export.xml inside it) as a stream, so \
                 memory stays flat whatever the file size, and sends its quantity records in batches of up to \
@@ -63,7 +64,7 @@ public struct ImportCommand: Command {
         var stored: [String: PipelinedUpload.Counts]?
         defer { bar?.clear() }
         if context.arguments.flag("dry-run") {
-            summary = try await importer.run(progress: bar.map { bar in { bar.update($0) } }) { _ in }
+            summary = try importer.run(progress: bar.map { bar in { bar.update($0) } }) { _ in }
         } else {
             (summary, stored) = try await ServerSession.run(context) { client in
                 var upload = PipelinedUpload(client: client, maxInFlight: ImportCommand.maxInFlight)

@@ -98,7 +98,8 @@ struct ImportReport: Sendable {
 
     private var json: JSONValue {
         var pairs: [(String, JSONValue)] = [
-            ("file", .string(file)), ("dryRun", .bool(stored == nil)), ("seconds", .number((seconds * 1000).rounded() / 1000)),
+            ("file", .string(file)), ("dryRun", .bool(stored == nil)),
+            ("seconds", .number((seconds * 1000).rounded() / 1000)),
             ("recordsSeen", .integer(Int64(summary.recordsSeen))),
             ("samples", .integer(Int64(summary.importedCount))),
         ]
