@@ -47,6 +47,7 @@ public struct HKQ: Sendable {
         SourcesCommand(),
         UnitsCommand.group,
         DeleteCommand(),
+        ImportCommand(),
         HelpCommand(),
     ]
 

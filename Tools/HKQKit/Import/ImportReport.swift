@@ -1,0 +1,122 @@
+import Foundation
+import HealthImport
+
+/// The closing summary of `hkq import`: samples per type (new and already stored), elements skipped per kind,
+/// records rejected per reason with their first line numbers, and the totals.
+struct ImportReport: Sendable {
+    /// The file as named on the command line.
+    var file: String
+    /// What the reader found.
+    var summary: ImportSummary
+    /// What the server acknowledged per type; `nil` for a dry run (nothing was sent).
+    var stored: [String: PipelinedUpload.Counts]?
+    /// Wall-clock seconds from opening the file to the last acknowledgement.
+    var seconds: Double
+
+    /// The summary in `format`: tables and a closing line, one JSON object, or the per-type CSV.
+    func rendered(as format: OutputFormat) -> String {
+        switch format {
+        case .json: json.rendered + "\n"
+        case .csv: types.renderedCSV()
+        case .table, .chart: table
+        }
+    }
+
+    /// One record per imported type, most samples first.
+    var types: RecordSet {
+        var columns: [RecordSet.Column] = [.init("type", title: "TYPE"), .init("samples", title: "SAMPLES")]
+        if stored != nil { columns += [.init("new", title: "NEW"), .init("alreadyStored", title: "ALREADY STORED")] }
+        var records = RecordSet(columns: columns)
+        for (type, count) in ImportReport.descending(summary.imported) {
+            var row: [JSONValue] = [.string(type), .integer(Int64(count))]
+            if let stored {
+                let counts = stored[type] ?? PipelinedUpload.Counts()
+                row += [.integer(Int64(counts.inserted)), .integer(Int64(counts.duplicates))]
+            }
+            records.append(row)
+        }
+        return records
+    }
+
+    /// One record per skipped kind, most frequent first.
+    var skipped: RecordSet {
+        var records = RecordSet(columns: [.init("kind", title: "SKIPPED"), .init("count", title: "COUNT")])
+        for (kind, count) in ImportReport.descending(summary.skipped) {
+            records.append([.string(kind), .integer(Int64(count))])
+        }
+        return records
+    }
+
+    /// One record per rejection reason, in the order they first appeared.
+    var rejected: RecordSet {
+        var records = RecordSet(columns: [
+            .init("reason", title: "REJECTED"), .init("count", title: "RECORDS"),
+            .init("firstLines", title: "FIRST LINES"), .init("example", title: "EXAMPLE", inTable: false),
+        ])
+        for report in summary.rejected {
+            records.append([
+                .string(report.reason), .integer(Int64(report.count)),
+                .array(report.firstLines.map { .integer(Int64($0)) }), .string(report.example),
+            ])
+        }
+        return records
+    }
+
+    /// The closing line: `imported 25963 samples from export.zip in 1.2s (25963 new, 0 already stored); …`.
+    var closingLine: String {
+        let seconds = String(format: "%.1fs", self.seconds)
+        var line: String
+        if let stored {
+            let new = stored.values.reduce(0) { $0 + $1.inserted }
+            let old = stored.values.reduce(0) { $0 + $1.duplicates }
+            line = "imported \(summary.importedCount) samples from \(file) in \(seconds) "
+            line += "(\(new) new, \(old) already stored)"
+        } else {
+            line = "dry run: read \(summary.importedCount) samples from \(file) in \(seconds) (nothing sent)"
+        }
+        line += "; skipped \(summary.skippedCount) elements; rejected \(summary.rejectedCount) records"
+        return line
+    }
+
+    private var table: String {
+        var blocks = [types.renderedTable()]
+        if !summary.skipped.isEmpty { blocks.append(skipped.renderedTable()) }
+        if !summary.rejected.isEmpty {
+            var lines = rejected
+            lines.rows = lines.rows.map { row in
+                var row = row
+                if case .array(let numbers) = row[2] {
+                    row[2] = .string(numbers.map(\.plainText).joined(separator: ", "))
+                }
+                return row
+            }
+            blocks.append(lines.renderedTable())
+        }
+        blocks.append(closingLine + "\n")
+        return blocks.map { $0.hasSuffix("\n") ? $0 : $0 + "\n" }.joined(separator: "\n")
+    }
+
+    private var json: JSONValue {
+        var pairs: [(String, JSONValue)] = [
+            ("file", .string(file)), ("dryRun", .bool(stored == nil)),
+            ("seconds", .number((seconds * 1000).rounded() / 1000)),
+            ("recordsSeen", .integer(Int64(summary.recordsSeen))),
+            ("samples", .integer(Int64(summary.importedCount))),
+        ]
+        if let stored {
+            pairs.append(("new", .integer(Int64(stored.values.reduce(0) { $0 + $1.inserted }))))
+            pairs.append(("alreadyStored", .integer(Int64(stored.values.reduce(0) { $0 + $1.duplicates }))))
+        }
+        pairs += [
+            ("imported", .array(types.rows.indices.map { types.jsonObject(row: $0) })),
+            ("skipped", .array(skipped.rows.indices.map { skipped.jsonObject(row: $0) })),
+            ("rejected", .array(rejected.rows.indices.map { rejected.jsonObject(row: $0) })),
+        ]
+        return .object(pairs)
+    }
+
+    /// Dictionary entries, largest count first, then by name.
+    private static func descending(_ counts: [String: Int]) -> [(String, Int)] {
+        counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import HealthModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Runs another program to completion and reports its wall time and peak memory, for benchmarks of a tool's
+/// whole process (`hkbench import` runs the real `hkq`).
+enum ChildProcess {
+    /// How one run went.
+    struct Outcome {
+        /// The exit status (128 + signal number when killed by a signal).
+        var status: Int32
+        /// Wall-clock seconds from spawn to exit.
+        var seconds: Double
+        /// Peak resident memory: the largest `VmHWM` (the kernel's high-water mark of the program's own memory)
+        /// read from `/proc/PID/status` every few milliseconds until it exits, in bytes. (`ru_maxrss` from
+        /// `wait4` is no use here: Linux carries the parent's high-water mark into it when the child execs.)
+        var peakResidentBytes: Int
+        /// Everything the program wrote to standard output.
+        var output: String
+    }
+
+    /// A built product beside this executable, e.g. `hkq` next to `hkbench`.
+    static func sibling(_ name: String) throws -> String {
+        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent()
+        let path = directory.appendingPathComponent(name).path
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw HealthError(.internalError, "\(name) is not built beside hkbench (\(path)); build the package first")
+        }
+        return path
+    }
+
+    /// Runs `path` with `arguments`, standard output into a temporary file, standard error inherited; blocks
+    /// until it exits.
+    static func run(_ path: String, _ arguments: [String]) throws -> Outcome {
+        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("hkbench-\(UUID()).out").path
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        let clock = ContinuousClock()
+        let started = clock.now
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        guard spawned == 0 else {
+            throw HealthError(.internalError, "cannot start \(path): \(String(cString: strerror(spawned)))")
+        }
+        var status: Int32 = 0
+        var peak = 0
+        while true {
+            let waited = waitpid(pid, &status, WNOHANG)
+            if waited == pid { break }
+            guard waited == 0 || errno == EINTR else {
+                throw HealthError(.internalError, "waitpid failed: errno \(errno)")
+            }
+            peak = max(peak, highWaterMark(of: pid))
+            usleep(2_000)
+        }
+        let elapsed = started.duration(to: clock.now)
+        let exited = status & 0x7f == 0
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        return Outcome(
+            status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f),
+            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18,
+            peakResidentBytes: peak, output: output)
+    }
+
+    /// `VmHWM` of a running process in bytes; 0 once it has exited.
+    static func highWaterMark(of pid: pid_t) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+        else { return 0 }
+        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+    }
+}
