@@ -47,6 +47,8 @@ public struct HKQ: Sendable {
         SourcesCommand(),
         UnitsCommand.group,
         DeleteCommand(),
+        AuthCommand.group,
+        AdminCommand.group,
         HelpCommand(),
     ]
 
