@@ -83,6 +83,16 @@ public struct SampleFilter: Hashable, Sendable {
     }
 }
 
+extension SampleFilter: CustomReflectable {
+    /// The fields, leaving out ``writer`` when unset: it is server-side only, never part of a wire value, so
+    /// printed wire messages (and the golden vectors in Protocol/vectors) stay as they were.
+    public var customMirror: Mirror {
+        var children: [(label: String?, value: Any)] = [("date", date), ("sources", sources as Any), ("uuids", uuids as Any)]
+        if let writer { children.append(("writer", writer)) }
+        return Mirror(self, children: children, displayStyle: .struct)
+    }
+}
+
 /// Sort order of a sample query.
 public enum SampleSort: UInt8, Sendable, CaseIterable {
     case startAscending = 0
