@@ -4,9 +4,13 @@ import HealthWire
 extension HealthClient {
     /// HealthKit's sharing status of each type for this connection's identity, in request order (read access
     /// is never revealed).
-    public func authorizationStatus(_ types: [String]) async throws(HealthClientError) -> [AuthorizationStatus.TypeAuthorization] {
+    public func authorizationStatus(_ types: [String]) async throws(HealthClientError) -> [AuthorizationStatus
+        .TypeAuthorization]
+    {
         let reply = try await requestOne(.authorizationStatusQuery(AuthorizationStatusQuery(types: types)))
-        guard case .authorizationStatus(let result) = reply else { throw Self.unexpected(reply, to: .authorizationStatusQuery) }
+        guard case .authorizationStatus(let result) = reply else {
+            throw Self.unexpected(reply, to: .authorizationStatusQuery)
+        }
         return result.statuses
     }
 

@@ -9,7 +9,10 @@ struct AdminCommandTests {
     func lifecycle() async throws {
         let live = try #require(LiveServer.current)
         let created = try await runLive(
-            ["admin", "create", "sync", "--subjects", "anna,ben", "--share", "stepCount,heartRate", "--read", "stepCount"],
+            [
+                "admin", "create", "sync", "--subjects", "anna,ben", "--share", "stepCount,heartRate", "--read",
+                "stepCount",
+            ],
             subject: "anna")
         #expect(created.status == 0, "\(created.err)")
         let token = created.out.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -17,9 +20,14 @@ struct AdminCommandTests {
         #expect(created.err == "created identity \"sync\"; store its token now, it is not shown again\n")
 
         let status = await runHKQ(
-            ["auth", "status", "stepCount", "heartRate", "bodyMass", "--server", live.address, "--token", token, "--format", "csv"])
+            [
+                "auth", "status", "stepCount", "heartRate", "bodyMass", "--server", live.address, "--token", token,
+                "--format", "csv",
+            ])
         #expect(status.status == 0, "\(status.err)")
-        #expect(status.out == "type,status\nstepCount,sharingAuthorized\nheartRate,sharingAuthorized\nbodyMass,notDetermined\n")
+        #expect(
+            status.out
+                == "type,status\nstepCount,sharingAuthorized\nheartRate,sharingAuthorized\nbodyMass,notDetermined\n")
 
         let list = try await runLive(["admin", "list", "--format", "csv"], subject: "anna")
         #expect(list.out.contains("sync,false,\"anna,ben\",\"stepCount,heartRate\",stepCount,"), "\(list.out)")
@@ -46,7 +54,8 @@ struct AdminCommandTests {
         #expect(refused.status == 1)
         #expect(refused.err.contains("this server requires a token"), "\(refused.err)")
         #expect(refused.err.contains("pass --token or set HKQ_TOKEN"))
-        #expect(LocalToken.isLoopback("127.0.0.1") && LocalToken.isLoopback("localhost") && LocalToken.isLoopback("::1"))
+        #expect(
+            LocalToken.isLoopback("127.0.0.1") && LocalToken.isLoopback("localhost") && LocalToken.isLoopback("::1"))
         #expect(!LocalToken.isLoopback("db.example.org") && !LocalToken.isLoopback("10.0.0.1"))
         let path = try live.file("admin.token", "  \(live.token)\n")
         #expect(LocalToken.read(path) == live.token)

@@ -12,7 +12,8 @@ struct AuthorizationTests {
     static let source = SourceInfo(name: "Watch", bundleIdentifier: "com.apple.health.watch")
 
     /// `count` samples of `type` for `subject`, one a minute from `offset` minutes after t0, each of `value`.
-    static func samples(_ type: String, subject: String, count: Int, value: Double, offset: Int = 0) throws -> [Sample] {
+    static func samples(_ type: String, subject: String, count: Int, value: Double, offset: Int = 0) throws -> [Sample]
+    {
         let quantityType = try QuantityType.named(type)
         return (0..<count).map { i in
             let start = t0 + Int64(offset + i) * Micros.minute
@@ -52,12 +53,23 @@ struct AuthorizationTests {
     static func populatedServer() async throws -> (HKDProcess, [Identity]) {
         let hkd = try await HKDProcess()
         var identities = [
-            Identity(spec: IdentitySpec(name: "admin", grants: [TypeGrant(type: "*", share: true, read: true)], isAdmin: true), token: hkd.token),
-            Identity(spec: IdentitySpec(name: "reader", subjects: ["anna"], grants: [TypeGrant(type: "stepCount", share: true, read: true)])),
-            Identity(spec: IdentitySpec(
-                name: "writer", subjects: ["anna", "ben"],
-                grants: [TypeGrant(type: "stepCount", share: true, read: false), TypeGrant(type: "heartRate", share: true, read: false)])),
-            Identity(spec: IdentitySpec(name: "heart", grants: [TypeGrant(type: "heartRate", share: false, read: true)])),
+            Identity(
+                spec: IdentitySpec(
+                    name: "admin", grants: [TypeGrant(type: "*", share: true, read: true)], isAdmin: true),
+                token: hkd.token),
+            Identity(
+                spec: IdentitySpec(
+                    name: "reader", subjects: ["anna"], grants: [TypeGrant(type: "stepCount", share: true, read: true)])
+            ),
+            Identity(
+                spec: IdentitySpec(
+                    name: "writer", subjects: ["anna", "ben"],
+                    grants: [
+                        TypeGrant(type: "stepCount", share: true, read: false),
+                        TypeGrant(type: "heartRate", share: true, read: false),
+                    ])),
+            Identity(
+                spec: IdentitySpec(name: "heart", grants: [TypeGrant(type: "heartRate", share: false, read: true)])),
         ]
         let admin = hkd.client()
         defer { admin.close() }
@@ -72,7 +84,8 @@ struct AuthorizationTests {
             let client = hkd.client(token: identity.token)
             defer { client.close() }
             let offset = entry.writer == "admin" ? 0 : 100
-            _ = try await client.insert(try samples(entry.type, subject: entry.subject, count: entry.count, value: entry.value, offset: offset))
+            _ = try await client.insert(
+                try samples(entry.type, subject: entry.subject, count: entry.count, value: entry.value, offset: offset))
         }
         return (hkd, identities)
     }
@@ -102,37 +115,49 @@ struct AuthorizationTests {
                     let context = "\(identity.spec.name) reading \(subject)/\(type)"
                     let options: StatisticsOptions = type == "stepCount" ? [.cumulativeSum] : [.discreteAverage]
                     let collection = CollectionQuery(
-                        subject: subject, type: type, options: options, anchor: Self.t0, interval: CalendarInterval(1, .day),
+                        subject: subject, type: type, options: options, anchor: Self.t0,
+                        interval: CalendarInterval(1, .day),
                         timeZone: "UTC")
                     guard identity.allows(subject: subject) else {
                         for error in [
                             await Self.refusal { try await client.samples(type, subject: subject) },
-                            await Self.refusal { try await client.statistics(type, subject: subject, options: options) },
+                            await Self.refusal {
+                                try await client.statistics(type, subject: subject, options: options)
+                            },
                             await Self.refusal { try await client.collection(collection) },
                         ] {
                             #expect(error?.code == .forbidden, "\(context)")
-                            #expect(error?.message == "identity \"\(identity.spec.name)\" may not access subject \"\(subject)\"", "\(context)")
+                            #expect(
+                                error?.message
+                                    == "identity \"\(identity.spec.name)\" may not access subject \"\(subject)\"",
+                                "\(context)")
                         }
                         continue
                     }
                     let expected = Self.visible(identity, subject: subject, type: type)
                     let rows = try await client.samples(type, subject: subject)
                     #expect(rows.count == expected.count, "\(context)")
-                    let statistics = await Self.refusal { try await client.statistics(type, subject: subject, options: options) }
+                    let statistics = await Self.refusal {
+                        try await client.statistics(type, subject: subject, options: options)
+                    }
                     let buckets = try await client.collection(collection).buckets
                     if expected.count == 0 {
                         // Exactly what an empty subject answers: nothing says that other samples exist.
                         #expect(statistics?.code == .noData, "\(context)")
-                        #expect(statistics?.message == "no \(type) sample of subject \"\(subject)\" matches the query", "\(context)")
+                        #expect(
+                            statistics?.message == "no \(type) sample of subject \"\(subject)\" matches the query",
+                            "\(context)")
                         #expect(buckets.isEmpty, "\(context)")
                     } else {
                         #expect(statistics == nil, "\(context)")
                         if type == "stepCount" {
-                            let sum = try await client.statistics(type, subject: subject, options: options).statistics.figures.sum
+                            let sum = try await client.statistics(type, subject: subject, options: options).statistics
+                                .figures.sum
                             #expect(sum == expected.sum, "\(context)")
                             #expect(buckets.compactMap(\.figures.sum).reduce(0, +) == expected.sum, "\(context)")
                         } else {
-                            let average = try await client.statistics(type, subject: subject, options: options).statistics.figures.average
+                            let average = try await client.statistics(type, subject: subject, options: options)
+                                .statistics.figures.average
                             #expect(average == expected.sum / Double(expected.count), "\(context)")
                             #expect(buckets.count == 1, "\(context)")
                         }
@@ -142,7 +167,9 @@ struct AuthorizationTests {
         }
     }
 
-    @Test("identities × subjects × types: inserts and deletes need the share grant and the subject; deletes reach only own samples")
+    @Test(
+        "identities × subjects × types: inserts and deletes need the share grant and the subject; deletes reach only own samples"
+    )
     func writeMatrix() async throws {
         let (hkd, identities) = try await Self.populatedServer()
         defer { Task { await hkd.stop() } }
@@ -153,14 +180,20 @@ struct AuthorizationTests {
                 for type in ["stepCount", "heartRate"] {
                     let context = "\(identity.spec.name) writing \(subject)/\(type)"
                     let insert = await Self.refusal {
-                        try await client.insert(try Self.samples(type, subject: subject, count: 1, value: 7, offset: 500))
+                        try await client.insert(
+                            try Self.samples(type, subject: subject, count: 1, value: 7, offset: 500))
                     }
                     if !identity.allows(subject: subject) {
                         #expect(insert?.code == .forbidden, "\(context)")
-                        #expect(insert?.message == "identity \"\(identity.spec.name)\" may not access subject \"\(subject)\"", "\(context)")
+                        #expect(
+                            insert?.message
+                                == "identity \"\(identity.spec.name)\" may not access subject \"\(subject)\"",
+                            "\(context)")
                     } else if !identity.can(\.share, type) {
                         #expect(insert?.code == .forbidden, "\(context)")
-                        #expect(insert?.message == "identity \"\(identity.spec.name)\" has no share permission for \(type)", "\(context)")
+                        #expect(
+                            insert?.message == "identity \"\(identity.spec.name)\" has no share permission for \(type)",
+                            "\(context)")
                     } else {
                         #expect(insert == nil, "\(context)")
                     }
@@ -174,11 +207,17 @@ struct AuthorizationTests {
         #expect(try await writer.delete("heartRate", subject: "ben", .filter(.all)) == 2 + 1)
         let reader = hkd.client(token: identities[1].token)
         defer { reader.close() }
-        #expect(await Self.refusal { try await reader.delete("heartRate", subject: "anna", .filter(.all)) }?.code == .forbidden)
-        #expect(await Self.refusal { try await reader.delete("stepCount", subject: "ben", .filter(.all)) }?.code == .forbidden)
+        #expect(
+            await Self.refusal { try await reader.delete("heartRate", subject: "anna", .filter(.all)) }?.code
+                == .forbidden)
+        #expect(
+            await Self.refusal { try await reader.delete("stepCount", subject: "ben", .filter(.all)) }?.code
+                == .forbidden)
         let heart = hkd.client(token: identities[3].token)
         defer { heart.close() }
-        #expect(await Self.refusal { try await heart.delete("heartRate", subject: "anna", .filter(.all)) }?.code == .forbidden)
+        #expect(
+            await Self.refusal { try await heart.delete("heartRate", subject: "anna", .filter(.all)) }?.code
+                == .forbidden)
         let admin = hkd.client()
         defer { admin.close() }
         #expect(try await admin.samples("stepCount", subject: "anna").count == 10 + 1 + 1)  // admin's, reader's
@@ -191,10 +230,16 @@ struct AuthorizationTests {
         defer { Task { await hkd.stop() } }
         let reader = hkd.client(token: identities[1].token)
         defer { reader.close() }
-        #expect(try await reader.authorizationStatus(["stepCount", "heartRate"]).map(\.state) == [.sharingAuthorized, .notDetermined])
+        #expect(
+            try await reader.authorizationStatus(["stepCount", "heartRate"]).map(\.state) == [
+                .sharingAuthorized, .notDetermined,
+            ])
         let heart = hkd.client(token: identities[3].token)
         defer { heart.close() }
-        #expect(try await heart.authorizationStatus(["heartRate", "stepCount"]).map(\.state) == [.sharingDenied, .notDetermined])
+        #expect(
+            try await heart.authorizationStatus(["heartRate", "stepCount"]).map(\.state) == [
+                .sharingDenied, .notDetermined,
+            ])
         let refused = await Self.refusal { try await reader.administer(.list) }
         #expect(refused?.code == .forbidden)
         #expect(refused?.message == "identity \"reader\" may not administer identities: it is not an admin")
@@ -211,7 +256,8 @@ struct AuthorizationTests {
         let lastAdmin = await Self.refusal { try await admin.administer(.revoke(name: "admin")) }
         #expect(lastAdmin?.message == "the change would leave no admin identity")
         // An update takes effect on the next request of an open connection.
-        _ = try await admin.administer(.update(IdentitySpec(name: "reader", subjects: ["ben"], grants: identities[1].spec.grants)))
+        _ = try await admin.administer(
+            .update(IdentitySpec(name: "reader", subjects: ["ben"], grants: identities[1].spec.grants)))
         #expect(await Self.refusal { try await reader.samples("stepCount", subject: "anna") }?.code == .forbidden)
         #expect(try await reader.samples("stepCount", subject: "ben").count == 5)
     }
@@ -238,7 +284,8 @@ struct AuthorizationTests {
         await hkd.stop()
         let restarted = try await HKDProcess(dataDirectory: hkd.dataDirectory)
         defer { Task { await restarted.stop() } }
-        let afterRestart = HealthClient(ClientConfiguration(port: restarted.port, token: identities[2].token, retry: .none))
+        let afterRestart = HealthClient(
+            ClientConfiguration(port: restarted.port, token: identities[2].token, retry: .none))
         defer { afterRestart.close() }
         #expect(await Self.refusal { try await afterRestart.connect() }?.code == .tokenRevoked)
     }
@@ -263,7 +310,8 @@ struct AuthorizationTests {
         #expect(try await admin.samples("stepCount", subject: "anna").count == 15)
     }
 
-    @Test("missing and wrong tokens are refused, closed and slowed down; tokens never reach the log or the disk in clear")
+    @Test(
+        "missing and wrong tokens are refused, closed and slowed down; tokens never reach the log or the disk in clear")
     func refusalsAndSecrecy() async throws {
         let (hkd, identities) = try await Self.populatedServer()
         defer { Task { await hkd.stop() } }
@@ -308,7 +356,9 @@ struct AuthorizationTests {
                 #expect(!String(decoding: data, as: UTF8.self).contains(secret), "a token secret is in \(name)")
             }
         }
-        let permissions = try FileManager.default.attributesOfItem(atPath: hkd.dataDirectory + "/admin.token")[.posixPermissions] as? Int
+        let permissions =
+            try FileManager.default.attributesOfItem(atPath: hkd.dataDirectory + "/admin.token")[.posixPermissions]
+            as? Int
         #expect(permissions == 0o600)
         #expect(hkd.logText.contains("\(hkd.dataDirectory)/admin.token (mode 0600)"))
     }

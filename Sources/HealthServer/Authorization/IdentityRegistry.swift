@@ -53,7 +53,8 @@ public final class IdentityRegistry: Sendable {
                 return IdentityRegistry(path: path, file: file)
             }
             let registry = IdentityRegistry(path: path, file: IdentityFile(nextID: 1, identities: []))
-            let spec = IdentitySpec(name: "admin", grants: [TypeGrant(type: "*", share: true, read: true)], isAdmin: true)
+            let spec = IdentitySpec(
+                name: "admin", grants: [TypeGrant(type: "*", share: true, read: true)], isAdmin: true)
             let (_, token) = try registry.create(spec)
             try FileSystem.writeFileAtomically(tokenPath, Array((token + "\n").utf8), permissions: 0o600)
             log("created the admin identity; its token is in \(tokenPath) (mode 0600)")

@@ -9,7 +9,8 @@ extension RequestDispatcher {
     ///
     /// Every request kind is listed: a new kind (change queries, subscriptions) must choose its rule here, and
     /// read paths narrow their filter with ``IdentityAccess/readFilter(_:subject:type:)``.
-    func authorizedReply(to message: Message, access: IdentityAccess, identities: IdentityRegistry) throws -> [Message] {
+    func authorizedReply(to message: Message, access: IdentityAccess, identities: IdentityRegistry) throws -> [Message]
+    {
         var message = message
         switch message {
         case .insert(let m):
@@ -40,12 +41,16 @@ extension RequestDispatcher {
             try access.checkSubject(m.subject)
             let type = try QuantityType.named(m.type)
             // The source list names apps that wrote samples: without read it would reveal that data exists.
-            if !access.canRead(type) { return [.sourcePriority(SourcePriority(subject: m.subject, type: type.identifier, sources: []))] }
+            if !access.canRead(type) {
+                return [.sourcePriority(SourcePriority(subject: m.subject, type: type.identifier, sources: []))]
+            }
 
         case .setSourcePriority(let m):
             try access.checkShare(subject: m.subject, type: m.type)
             guard access.canRead(try QuantityType.named(m.type)) else {
-                throw HealthError(.forbidden, "identity \"\(access.name)\" needs share and read permission for \(m.type) to order its sources")
+                throw HealthError(
+                    .forbidden,
+                    "identity \"\(access.name)\" needs share and read permission for \(m.type) to order its sources")
             }
 
         case .authorizationStatusQuery(let m):

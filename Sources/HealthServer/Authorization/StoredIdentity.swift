@@ -26,7 +26,8 @@ struct StoredIdentity: Codable, Hashable, Sendable {
 
     var spec: IdentitySpec {
         IdentitySpec(
-            name: name, subjects: subjects, grants: grants.map { TypeGrant(type: $0.type, share: $0.share, read: $0.read) },
+            name: name, subjects: subjects,
+            grants: grants.map { TypeGrant(type: $0.type, share: $0.share, read: $0.read) },
             isAdmin: admin)
     }
 

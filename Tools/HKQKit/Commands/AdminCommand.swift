@@ -13,8 +13,10 @@ public enum AdminCommand {
     /// The options that describe an identity's rights.
     static let grantOptions: [OptionSpec] = [
         .option("subjects", value: "list", help: "Comma-separated subjects it may touch (default: every subject)."),
-        .option("share", value: "types", help: "Comma-separated types it may write (insert, delete its own); * for all."),
-        .option("read", value: "types", help: "Comma-separated types whose samples by any writer it may read; * for all."),
+        .option(
+            "share", value: "types", help: "Comma-separated types it may write (insert, delete its own); * for all."),
+        .option(
+            "read", value: "types", help: "Comma-separated types whose samples by any writer it may read; * for all."),
         .flag("admin", help: "It may manage identities."),
     ]
 
@@ -31,7 +33,8 @@ public enum AdminCommand {
             if type != "*" { _ = try QuantityType.named(type) }
             grants.append(TypeGrant(type: type, share: share.contains(type), read: read.contains(type)))
         }
-        return IdentitySpec(name: name, subjects: list("subjects"), grants: grants, isAdmin: context.arguments.flag("admin"))
+        return IdentitySpec(
+            name: name, subjects: list("subjects"), grants: grants, isAdmin: context.arguments.flag("admin"))
     }
 
     /// Identities as a table: name, admin, subjects, share and read types, created, revoked.
@@ -64,8 +67,10 @@ public struct AdminCreateCommand: Command {
     public var spec: CommandSpec {
         CommandSpec(
             name: "create", abstract: "Create an identity and print its token (shown only this once).",
-            discussion: "Example: hkq admin create watch-sync --subjects anna,ben --share stepCount,heartRate --read stepCount",
-            arguments: [ArgumentSpec("name", help: "Letters, digits, '.', '_' or '-'.")], options: AdminCommand.grantOptions)
+            discussion:
+                "Example: hkq admin create watch-sync --subjects anna,ben --share stepCount,heartRate --read stepCount",
+            arguments: [ArgumentSpec("name", help: "Letters, digits, '.', '_' or '-'.")],
+            options: AdminCommand.grantOptions)
     }
 
     /// Creates the identity; the token goes to stdout alone (JSON: with the name), a reminder to stderr.
@@ -87,7 +92,9 @@ public struct AdminListCommand: Command {
     public init() {}
 
     /// `list`, no arguments.
-    public var spec: CommandSpec { CommandSpec(name: "list", abstract: "List identities and their grants (never tokens).") }
+    public var spec: CommandSpec {
+        CommandSpec(name: "list", abstract: "List identities and their grants (never tokens).")
+    }
 
     /// Prints every identity.
     public func run(_ context: CommandContext) async throws {
