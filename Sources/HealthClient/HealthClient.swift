@@ -75,7 +75,7 @@ public final class HealthClient: Sendable {
         }
     }
 
-    private func requestOne(_ message: Message) async throws(HealthClientError) -> Message {
+    func requestOne(_ message: Message) async throws(HealthClientError) -> Message {
         let replies = try await request(message)
         guard replies.count == 1, let reply = replies.first else {
             throw .local(.malformedPayload, "expected one reply to \(message.kind), got \(replies.count)")
@@ -83,7 +83,7 @@ public final class HealthClient: Sendable {
         return reply
     }
 
-    private static func unexpected(_ reply: Message, to kind: MessageKind) -> HealthClientError {
+    static func unexpected(_ reply: Message, to kind: MessageKind) -> HealthClientError {
         .local(.malformedPayload, "the server answered \(kind) with \(reply.kind)")
     }
 

@@ -23,7 +23,8 @@ struct PreparedBatch: Sendable {
     /// Starts, ends, canonical values and UUIDs; source ids are filled in against the series' table.
     var rows: SeriesRows
 
-    init(_ batch: SampleBatch) throws {
+    /// Checks `batch` and converts it; every row is marked as written by `writer`.
+    init(_ batch: SampleBatch, writer: UInt32 = 0) throws {
         try batch.validateShape()
         let type = try QuantityType.named(batch.typeIdentifier)
         try SampleRules.validate(subject: batch.subject)
@@ -35,6 +36,7 @@ struct PreparedBatch: Sendable {
         rows.ends = ContiguousArray(batch.ends)
         rows.values.reserveCapacity(batch.count)
         rows.uuids = batch.uuids.map { ContiguousArray($0) } ?? ContiguousArray((0..<batch.count).map(batch.uuid(row:)))
+        rows.writers = ContiguousArray(repeating: writer, count: batch.count)
         var used = [Bool](repeating: false, count: batch.sources.count)
         var userEntered = [Bool](repeating: false, count: batch.sources.count)
         var syncTags: [SyncTag?]?
@@ -136,6 +138,7 @@ extension Series {
             rows.ends = ContiguousArray(subset.lazy.map { batch.rows.ends[$0] })
             rows.values = ContiguousArray(subset.lazy.map { batch.rows.values[$0] })
             rows.uuids = ContiguousArray(subset.lazy.map { batch.rows.uuids[$0] })
+            rows.writers = ContiguousArray(subset.lazy.map { batch.rows.writers[$0] })
             rows.sourceIDs = ContiguousArray(subset.lazy.map { idOfBatchSource[Int(batch.sourceIndices[$0])] })
         } else {
             rows = batch.rows

@@ -35,7 +35,8 @@ struct Selection: Sendable {
 }
 
 extension Series {
-    /// The rows matching `filter` (date predicate as in HEALTHKIT.md §4, sources by name or bundle id, UUIDs).
+    /// The rows matching `filter` (date predicate as in HEALTHKIT.md §4, sources by name or bundle id, UUIDs,
+    /// the writer identity).
     ///
     /// Binary search bounds the scan: with an end bound E only starts before E can match; with a start bound S
     /// and no strict start, a match may start up to ``maxDuration`` before S. Rows that must match are added as
@@ -60,11 +61,13 @@ extension Series {
         let sureTo = min(max(sureHigh, sureFrom), high)
         let allowedSources = filter.sources.map { _ in sources.infos.map(filter.matches(source:)) }
         let wantedUUIDs = filter.uuids
-        let filtersRows = allowedSources != nil || wantedUUIDs != nil
+        let writer = filter.writer
+        let filtersRows = allowedSources != nil || wantedUUIDs != nil || writer != nil
         withColumns { c in
             func passes(_ row: Int) -> Bool {
                 if let allowedSources, !allowedSources[Int(c.sourceIDs[row])] { return false }
                 if let wantedUUIDs, !wantedUUIDs.contains(uuids[row]) { return false }
+                if let writer, writers[row] != writer { return false }
                 return true
             }
             for row in low..<sureFrom where date.matches(start: c.starts[row], end: c.ends[row]) && passes(row) {

@@ -60,12 +60,16 @@ public struct SampleFilter: Hashable, Sendable {
     public var sources: Set<String>?
     /// `nil` matches every UUID.
     public var uuids: Set<UUID>?
+    /// Only samples written by this client identity (its numeric writer id); `nil` matches every writer. Set by
+    /// the server's authorization, never taken from the wire.
+    public var writer: UInt32?
 
     /// A predicate with optional bounds and options (none by default).
-    public init(date: DatePredicate = .all, sources: Set<String>? = nil, uuids: Set<UUID>? = nil) {
+    public init(date: DatePredicate = .all, sources: Set<String>? = nil, uuids: Set<UUID>? = nil, writer: UInt32? = nil) {
         self.date = date
         self.sources = sources
         self.uuids = uuids
+        self.writer = writer
     }
 
     /// Matches every sample.
@@ -76,6 +80,16 @@ public struct SampleFilter: Hashable, Sendable {
         guard let sources else { return true }
         return sources.contains(source.name)
             || (!source.bundleIdentifier.isEmpty && sources.contains(source.bundleIdentifier))
+    }
+}
+
+extension SampleFilter: CustomReflectable {
+    /// The fields, leaving out ``writer`` when unset: it is server-side only, never part of a wire value, so
+    /// printed wire messages (and the golden vectors in Protocol/vectors) stay as they were.
+    public var customMirror: Mirror {
+        var children: [(label: String?, value: Any)] = [("date", date), ("sources", sources as Any), ("uuids", uuids as Any)]
+        if let writer { children.append(("writer", writer)) }
+        return Mirror(self, children: children, displayStyle: .struct)
     }
 }
 

@@ -5,7 +5,12 @@ import HealthWire
 /// Who is on the other end of a connection, once the handshake has succeeded.
 public struct ClientIdentity: Hashable, Sendable {
     public var name: String
-    public init(name: String) { self.name = name }
+    /// The identity's numeric id in the ``IdentityRegistry`` (its writer id); 0 when authorization is off.
+    public var id: UInt32
+    public init(name: String, id: UInt32 = 0) {
+        self.name = name
+        self.id = id
+    }
 }
 
 /// The protocol logic of one connection, free of sockets and threads: bytes in, actions out.

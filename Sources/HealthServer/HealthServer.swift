@@ -24,8 +24,16 @@ public final class HealthServer: Sendable {
     private let nextConnectionID = Atomic<UInt64>(1)
     private let dataLock: DirectoryLock
 
-    /// Until identities exist (issue: authorization), every hello is accepted as the local identity.
-    let authenticate: ConnectionStateMachine.Authenticator = { _ in ClientIdentity(name: "local") }
+    /// The client identities; `nil` with `--auth off`.
+    public let identities: IdentityRegistry?
+    /// Slows down repeated authentication failures per address.
+    let failures = FailureThrottle()
+
+    /// Decides who a hello comes from: with `--auth off` everyone is the anonymous identity (id 0).
+    func authenticate(_ hello: Hello) throws(HealthError) -> ClientIdentity {
+        guard let identities else { return ClientIdentity(name: "anonymous") }
+        return try identities.authenticate(token: hello.token)
+    }
 
     /// The port the server listens on (the real one when port 0 was asked for).
     public var port: Int { listener.withLock { $0?.port ?? 0 } }
@@ -43,6 +51,16 @@ public final class HealthServer: Sendable {
         } catch {
             throw HealthError(.storageUnavailable, "cannot lock the data directory \(configuration.dataDirectory): \(error.message)")
         }
+        let identities: IdentityRegistry?
+        do {
+            identities =
+                configuration.auth == .required
+                ? try IdentityRegistry.open(directory: configuration.dataDirectory) { ServerLog.info($0) } : nil
+        } catch {
+            lock.release()
+            throw error
+        }
+        if identities == nil { ServerLog.warning("authorization is off: anyone who reaches the port may read and change all data") }
         let durable: DurableStore
         do {
             durable = try DurableStore(configuration.storage) { line in ServerLog.info(line) }
@@ -55,7 +73,7 @@ public final class HealthServer: Sendable {
             "recovered \(report.snapshotSamples) samples from snapshots and replayed \(report.replayedRecords) log records")
         let server: HealthServer
         do {
-            server = try HealthServer(configuration: configuration, durable: durable, dataLock: lock)
+            server = try HealthServer(configuration: configuration, durable: durable, identities: identities, dataLock: lock)
         } catch {
             durable.close(snapshot: false)
             lock.release()
@@ -65,8 +83,11 @@ public final class HealthServer: Sendable {
         return server
     }
 
-    private init(configuration: ServerConfiguration, durable: DurableStore, dataLock: DirectoryLock) throws {
+    private init(
+        configuration: ServerConfiguration, durable: DurableStore, identities: IdentityRegistry?, dataLock: DirectoryLock
+    ) throws {
         self.configuration = configuration
+        self.identities = identities
         self.dataLock = dataLock
         let cores = PosixThread.processorCount
         self.durable = durable
@@ -78,7 +99,9 @@ public final class HealthServer: Sendable {
 
     /// Carries out requests against the store; made per request (it is a small value).
     var dispatcher: RequestDispatcher {
-        RequestDispatcher(durable: durable, limits: configuration.sessionLimits) { [self] in status() }
+        var dispatcher = RequestDispatcher(durable: durable, limits: configuration.sessionLimits) { [self] in status() }
+        dispatcher.identities = identities
+        return dispatcher
     }
 
     private func status() -> RequestDispatcher.ServerStatus {
@@ -99,8 +122,9 @@ public final class HealthServer: Sendable {
                 host: configuration.host, port: configuration.port, maxConnections: configuration.maxConnections,
                 refusalMessage: refusal,
                 waterMarks: WaterMarks(low: configuration.maxQueuedReplyBytes / 4, high: configuration.maxQueuedReplyBytes))
-        ) { [self] _ in
-            ServerConnection(server: self, id: nextConnectionID.add(1, ordering: .relaxed).oldValue)
+        ) { [self] in
+            ServerConnection(
+                server: self, id: nextConnectionID.add(1, ordering: .relaxed).oldValue, peer: $0.remoteAddress.host)
         }
         listener.withLock { $0 = tcp }
     }

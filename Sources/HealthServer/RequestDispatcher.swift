@@ -16,6 +16,8 @@ public struct RequestDispatcher: Sendable {
     public var rowsPerResultFrame = 50_000
     /// Buckets per ``CollectionResult`` frame of a streamed collection query.
     public var bucketsPerResultFrame = 10_000
+    /// The identities whose grants every request is checked against; `nil`: no checks (`hkd --auth off`).
+    public var identities: IdentityRegistry?
     /// Facts about the running server for ``ServerInfo``.
     let status: @Sendable () -> ServerStatus
 
@@ -51,7 +53,9 @@ public struct RequestDispatcher: Sendable {
     /// Failures come back as a single ``ErrorReply``.
     public func handle(_ message: Message, identity: ClientIdentity) -> [Message] {
         do {
-            return try reply(to: message)
+            guard let identities else { return try reply(to: message, writer: 0) }
+            let access = try identities.access(for: identity)
+            return try authorizedReply(to: message, access: access, identities: identities)
         } catch let error as HealthError {
             return [.error(ErrorReply(error))]
         } catch {
@@ -59,14 +63,15 @@ public struct RequestDispatcher: Sendable {
         }
     }
 
-    private func reply(to message: Message) throws -> [Message] {
+    /// The reply to a request already authorized; inserted samples are marked as written by `writer`.
+    func reply(to message: Message, writer: UInt32) throws -> [Message] {
         switch message {
         case .insert(let m):
             guard m.batch.count <= Int(clamping: limits.maxBatchRows) else {
                 throw HealthError(
                     .batchTooLarge, "batch \(m.batch.batchID) has \(m.batch.count) rows; this server accepts at most \(limits.maxBatchRows)")
             }
-            let result = try durable.insert(m.batch)
+            let result = try durable.insert(m.batch, writer: writer)
             return [
                 .insertAck(
                     InsertAck(
@@ -132,7 +137,10 @@ public struct RequestDispatcher: Sendable {
                 serverVersion: status.version, uptimeMicros: status.uptimeMicros, connections: status.connections,
                 residentBytes: status.residentBytes, subjects: UInt64(info.subjects), samplesPerType: perType))]
 
-        case .changesQuery, .subscribe, .unsubscribe, .adminRequest:
+        case .adminRequest:
+            throw HealthError(.forbidden, "administration needs authorization on (this hkd runs with --auth off)")
+
+        case .changesQuery, .subscribe, .unsubscribe:
             throw HealthError(.unsupportedRequest, "\(message.kind) is not supported by this server version yet")
 
         case .hello, .welcome, .error, .ping, .pong, .insertAck, .deleteAck, .sampleResult, .statisticsResult,

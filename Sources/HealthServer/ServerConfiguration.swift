@@ -26,6 +26,16 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var repair = false
     /// Seconds between snapshots while the log grows (`--snapshot-interval`); 0: only at shutdown and by size.
     public var snapshotIntervalSeconds = 600
+    /// Whether clients need a token (`--auth`; SECURITY.md).
+    public var auth = AuthMode.required
+
+    /// How hkd authenticates clients.
+    public enum AuthMode: String, Hashable, Sendable {
+        /// Every connection presents a token; grants are enforced (the default).
+        case required
+        /// No tokens, no grants: every connection may do everything (trusted single-user setups, benchmarks).
+        case off
+    }
 
     public init() {}
 
@@ -67,6 +77,10 @@ public struct ServerConfiguration: Hashable, Sendable {
           --repair                Start despite a damaged log or snapshot: keep everything before the damage,
                                   cut the damaged segment there and rename later ones to *.damaged. Without it,
                                   hkd refuses to start and names the damaged file and offset.
+          --auth required|off     required: every client presents a token and its grants are enforced; the
+                                  first start writes the admin token to DIR/admin.token (mode 0600), which
+                                  hkq on the same host reads by itself. off: anyone who reaches the port may
+                                  read and change everything (default: required; see SECURITY.md).
           --version               Print the version and exit.
           -h, --help              Show this help and exit.
 
@@ -123,6 +137,12 @@ public struct ServerConfiguration: Hashable, Sendable {
                 config.fsync = policy
             case "--snapshot-interval": config.snapshotIntervalSeconds = try number()
             case "--repair": config.repair = true
+            case "--auth":
+                let text = try value()
+                guard let mode = AuthMode(rawValue: text) else {
+                    throw HealthError(.invalidArgument, "--auth takes required or off, not \"\(text)\"")
+                }
+                config.auth = mode
             default: throw HealthError(.invalidArgument, "unknown option \"\(argument)\" (see hkd --help)")
             }
         }

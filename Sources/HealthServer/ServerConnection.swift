@@ -16,13 +16,29 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     private var lastActivity = Deadline.now()
     private var pausedForPipelining = false
     private var pausedForBackpressure = false
+    /// The peer's host, for the failure throttle.
+    private let peer: String
+    /// Set by a failed hello: how long the refusal waits (see ``FailureThrottle``).
+    private let refusalDelay: RefusalDelay
 
-    init(server: HealthServer, id: UInt64) {
+    init(server: HealthServer, id: UInt64, peer: String) {
         self.server = server
         self.id = id
+        self.peer = peer
+        let refusalDelay = RefusalDelay()
+        self.refusalDelay = refusalDelay
         self.machine = ConnectionStateMachine(
             limits: server.configuration.sessionLimits, serverVersion: HealthServer.version, connectionID: id,
-            authenticate: server.authenticate)
+            authenticate: { hello throws(HealthError) in
+                do throws(HealthError) {
+                    let identity = try server.authenticate(hello)
+                    server.failures.succeeded(peer)
+                    return identity
+                } catch {
+                    refusalDelay.delay = server.failures.failed(peer)
+                    throw error
+                }
+            })
     }
 
     func connectionDidOpen(_ connection: Connection) {
@@ -49,6 +65,13 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
 
     private func perform(_ actions: [ConnectionStateMachine.Action]) {
         guard let connection else { return }
+        if let delay = refusalDelay.delay {
+            // A refused hello: answer later, without holding the loop; the machine reads nothing more meanwhile.
+            refusalDelay.delay = nil
+            connection.pauseReading()
+            _ = connection.loop.schedule(after: delay) { [self] in perform(actions) }
+            return
+        }
         for action in actions {
             switch action {
             case .write(let bytes):
@@ -70,7 +93,14 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         let accepted = server.workers.submit { [self] in
             let replies = dispatcher.handle(message, identity: identity)
             let bytes = Self.encode(replies, requestID: requestID)
-            _ = loop.execute { self.finish(bytes) }
+            let revoked = replies.count == 1 && replies[0].isTokenRevoked
+            _ = loop.execute {
+                self.finish(bytes)
+                if revoked, let connection = self.connection {
+                    ServerLog.info("closing connection \(self.id) from \(connection.remoteAddress): identity \"\(identity.name)\" was revoked")
+                    connection.closeAfterFlush()
+                }
+            }
         }
         if !accepted {
             let busy = HealthError(.busy, "the server is busy (worker queue full); retry later")
@@ -120,5 +150,19 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
                 armIdleTimer()
             }
         }
+    }
+}
+
+/// A refused hello's delay, handed from the authenticator (run inside the state machine) to the connection.
+/// Loop-confined like ``ServerConnection``.
+final class RefusalDelay: @unchecked Sendable {
+    var delay: Duration?
+}
+
+extension Message {
+    /// Whether this is the refusal of a request from a revoked identity.
+    var isTokenRevoked: Bool {
+        if case .error(let reply) = self { return reply.code == ErrorCode.tokenRevoked.rawValue }
+        return false
     }
 }

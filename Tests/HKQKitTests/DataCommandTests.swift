@@ -85,7 +85,7 @@ import Testing
             {"type":"bodyMass","start":"2024-03-11T08:00:00Z","value":154,"unit":"lb","source":"Scale"}
             """
         let (status, out, err) = try await BinaryTests.run(
-            ["insert", "-", "--server", live.address, "--subject", "insert-stdin", "--format", "json"], input: lines)
+            ["insert", "-", "--server", live.address, "--token", live.token, "--subject", "insert-stdin", "--format", "json"], input: lines)
         #expect(status == 0, "\(err)")
         let counts: [[String: Any]] = try json(out)
         #expect(counts.first?["type"] as? String == "bodyMass")

@@ -24,7 +24,12 @@ final class LiveServer: Sendable {
         configuration.workers = 1
         configuration.dataDirectory = directory.appendingPathComponent("data").path
         server = try HealthServer.start(configuration)
+        let tokenPath = configuration.dataDirectory + "/admin.token"
+        token = try String(contentsOfFile: tokenPath, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
     }
+
+    /// The admin token the server wrote at its start.
+    let token: String
 
     /// `127.0.0.1:PORT`.
     var address: String { "127.0.0.1:\(server.port)" }
@@ -69,7 +74,7 @@ let fixedClockProgram = HKQ(commands: HKQ.commands, clock: { fixedNow })
 func runLive(_ arguments: [String], subject: String) async throws -> RunResult {
     let live = try #require(LiveServer.current)
     return await runHKQ(
-        ["--server", live.address, "--subject", subject] + arguments, program: fixedClockProgram)
+        ["--server", live.address, "--token", live.token, "--subject", subject] + arguments, program: fixedClockProgram)
 }
 
 /// Parses JSON output, failing the test when it is not JSON of type `T`.

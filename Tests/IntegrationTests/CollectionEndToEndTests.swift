@@ -53,7 +53,7 @@ struct CollectionEndToEndTests {
         #expect(reordered.buckets.first?.figures.sum == 600)
 
         // Through hkq: CSV, then the chart.
-        let server = ["--server", "127.0.0.1:\(hkd.port)", "--subject", "anna"]
+        let server = ["--server", "127.0.0.1:\(hkd.port)", "--token", hkd.token, "--subject", "anna"]
         let csv = await run(
             ["collection", "stepCount", "--tz", "America/New_York", "--anchor", "2024-03-09", "--format", "csv"]
                 + server)

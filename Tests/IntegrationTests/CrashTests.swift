@@ -45,7 +45,7 @@ struct CrashTests {
                 Task {
                     let client = HealthClient(
                         ClientConfiguration(
-                            host: "127.0.0.1", port: hkd.port, clientName: "crash-\(writer)",
+                            host: "127.0.0.1", port: hkd.port, token: hkd.token, clientName: "crash-\(writer)",
                             requestTimeout: .seconds(5),
                             retry: .none))
                     defer { client.close() }

@@ -20,7 +20,7 @@ struct DeleteTests {
 
         let (console, out, err) = Console.capturing()
         let arguments = [
-            "delete", "stepCount", "--uuid", samples[0].uuid.uuidString, "--server", "127.0.0.1:\(hkd.port)",
+            "delete", "stepCount", "--uuid", samples[0].uuid.uuidString, "--server", "127.0.0.1:\(hkd.port)", "--token", hkd.token,
             "--subject", "dora",
         ]
         #expect(await hkqMain(arguments: arguments, environment: [:], console: console) == 0, "\(err.text)")
@@ -28,7 +28,7 @@ struct DeleteTests {
         let (usage, _, _) = Console.capturing()
         #expect(
             await hkqMain(
-                arguments: ["delete", "stepCount", "--server", "127.0.0.1:\(hkd.port)"], environment: [:],
+                arguments: ["delete", "stepCount", "--server", "127.0.0.1:\(hkd.port)", "--token", hkd.token], environment: [:],
                 console: usage) == 64)
 
         client.close()

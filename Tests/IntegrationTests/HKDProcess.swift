@@ -7,6 +7,8 @@ import Synchronization
 final class HKDProcess: Sendable {
     let port: Int
     let dataDirectory: String
+    /// The admin token hkd wrote at its first start ("" with `--auth off`).
+    let token: String
     private let process: Process
     private let log: LogBuffer
 
@@ -64,7 +66,12 @@ final class HKDProcess: Sendable {
             try await Task.sleep(for: .milliseconds(20))
         }
         port = found!
+        let tokenFile = (try? String(contentsOfFile: directory + "/admin.token", encoding: .utf8)) ?? ""
+        token = tokenFile.trimmingCharacters(in: .whitespacesAndNewlines)
     }
+
+    /// hkq's options to reach this server as the admin identity.
+    var hkqServer: [String] { ["--server", "127.0.0.1:\(port)", "--token", token] }
 
     private static func port(in log: String) -> Int? {
         guard let range = log.range(of: "listening on 127.0.0.1:") else { return nil }
@@ -77,8 +84,10 @@ final class HKDProcess: Sendable {
     var isRunning: Bool { process.isRunning }
 
     /// A client for this server.
-    func client(name: String = "integration-test") -> HealthClient {
-        HealthClient(ClientConfiguration(host: "127.0.0.1", port: port, clientName: name, requestTimeout: .seconds(30)))
+    func client(name: String = "integration-test", token: String? = nil) -> HealthClient {
+        HealthClient(
+            ClientConfiguration(
+                host: "127.0.0.1", port: port, token: token ?? self.token, clientName: name, requestTimeout: .seconds(30)))
     }
 
     /// SIGTERM, then waits for the exit; returns the exit status.

@@ -25,7 +25,7 @@ struct HKQBinaryTests {
     @Test("insert from stdin, then samples and stats, in JSON")
     func insertAndQuery() async throws {
         let hkd = try await HKDProcess()
-        let server = ["--server", "127.0.0.1:\(hkd.port)", "--subject", "anna"]
+        let server = ["--server", "127.0.0.1:\(hkd.port)", "--token", hkd.token, "--subject", "anna"]
         let csv = """
             type,start,end,value,unit,source
             stepCount,2024-03-10T06:00:00-05:00,2024-03-10T06:10:00-05:00,1200,count,iPhone

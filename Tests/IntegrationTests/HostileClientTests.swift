@@ -11,11 +11,11 @@ import Testing
 @Suite("hostile clients", .serialized)
 struct HostileClientTests {
     /// Sends `bytes` on a raw connection and returns every frame the server sends before closing.
-    static func exchange(_ bytes: [UInt8], port: Int, hello: Bool) throws -> [Message] {
+    static func exchange(_ bytes: [UInt8], port: Int, hello: Bool, token: String = "") throws -> [Message] {
         let socket = try ClientSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(5))
         defer { socket.close() }
         if hello {
-            try socket.write(FrameEncoder().encode(Message.hello(Hello(clientName: "hostile", token: "")).frame(requestID: 0)))
+            try socket.write(FrameEncoder().encode(Message.hello(Hello(clientName: "hostile", token: token)).frame(requestID: 0)))
         }
         try socket.write(bytes, timeout: .seconds(5))
         var decoder = FrameDecoder()
@@ -60,7 +60,7 @@ struct HostileClientTests {
             ("truncated payload", Self.header(kind: 0x13, length: 1) + [0x80], true, .malformedPayload),
         ]
         for entry in cases {
-            let messages = try Self.exchange(entry.bytes, port: hkd.port, hello: entry.hello)
+            let messages = try Self.exchange(entry.bytes, port: hkd.port, hello: entry.hello, token: hkd.token)
             let reply = Self.errorReply(in: messages)
             #expect(reply?.code == entry.code.rawValue, "\(entry.name): \(messages)")
             #expect(reply?.closesConnection == true, "\(entry.name)")
@@ -81,7 +81,7 @@ struct HostileClientTests {
         let second = hkd.client(name: "two")
         try await first.ping()
         try await second.ping()
-        let third = HealthClient(ClientConfiguration(port: hkd.port, retry: .none))
+        let third = HealthClient(ClientConfiguration(port: hkd.port, token: hkd.token, retry: .none))
         do {
             try await third.ping()
             Issue.record("a third connection was served")
@@ -100,7 +100,7 @@ struct HostileClientTests {
     @Test("an idle connection is closed with idleTimeout")
     func idleTimeout() async throws {
         let hkd = try await HKDProcess(arguments: ["--idle-timeout", "1"])
-        let messages = try Self.exchange([], port: hkd.port, hello: true)
+        let messages = try Self.exchange([], port: hkd.port, hello: true, token: hkd.token)
         #expect(messages.contains { if case .welcome = $0 { true } else { false } })
         #expect(Self.errorReply(in: messages)?.code == ErrorCode.idleTimeout.rawValue)
         await hkd.stop()

@@ -48,6 +48,8 @@ public struct HKQ: Sendable {
         UnitsCommand.group,
         DeleteCommand(),
         ImportCommand(),
+        AuthCommand.group,
+        AdminCommand.group,
         HelpCommand(),
     ]
 

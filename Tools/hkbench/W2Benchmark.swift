@@ -158,6 +158,7 @@ enum W2Benchmark: BenchCommand {
     /// times the collection query through the client library over loopback.
     static func timeThroughServer(dataset: W1Dataset, repeats: Int) throws -> Double {
         var configuration = ServerConfiguration()
+        configuration.auth = .off
         configuration.port = 0
         configuration.dataDirectory =
             FileManager.default.temporaryDirectory

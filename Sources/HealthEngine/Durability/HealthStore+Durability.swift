@@ -14,8 +14,10 @@ extension HealthStore {
     /// ``ErrorCode/uuidConflict``; a sync identifier with a higher version replaces the sample holding it (whose
     /// UUID is deleted), an equal or lower one is a duplicate (HEALTHKIT.md §3). `hook` runs only when the
     /// batch changes something.
-    public func insert(_ batch: SampleBatch, beforeApplying hook: ChangeHook) throws -> InsertResult {
-        let prepared = try PreparedBatch(batch)
+    /// Every added row is marked as written by `writer` (a client identity's numeric id; 0: unknown), which
+    /// ``SampleFilter/writer`` selects on.
+    public func insert(_ batch: SampleBatch, writer: UInt32 = 0, beforeApplying hook: ChangeHook) throws -> InsertResult {
+        let prepared = try PreparedBatch(batch, writer: writer)
         let outcome = try shard(prepared.type).write { state in
             let plan = try state.plan(prepared)
             if !plan.changesNothing { try hook() }
@@ -119,6 +121,8 @@ public struct SeriesImage: Hashable, Sendable {
     public var values: ContiguousArray<Double>
     public var sourceIDs: ContiguousArray<UInt16>
     public var uuids: ContiguousArray<UUID>
+    /// Per row: the id of the client identity that wrote it (0: unknown).
+    public var writers: ContiguousArray<UInt32>
     /// Longest `end - start` ever stored (at least the longest stored now).
     public var maxDuration: Int64
     /// The source table in id order, and per entry whether its app or device entered samples by hand.
@@ -135,7 +139,7 @@ public struct SeriesImage: Hashable, Sendable {
     public init(
         subject: String, starts: ContiguousArray<Timestamp>, ends: ContiguousArray<Timestamp>,
         values: ContiguousArray<Double>, sourceIDs: ContiguousArray<UInt16>, uuids: ContiguousArray<UUID>,
-        maxDuration: Int64, sources: [SourceInfo], userEnteredSources: [Bool], priorityOrder: [SourceInfo]?,
+        writers: ContiguousArray<UInt32>? = nil, maxDuration: Int64, sources: [SourceInfo], userEnteredSources: [Bool], priorityOrder: [SourceInfo]?,
         recentBatches: [RecentBatch], syncHolders: [SyncHolder]
     ) {
         self.subject = subject
@@ -144,6 +148,7 @@ public struct SeriesImage: Hashable, Sendable {
         self.values = values
         self.sourceIDs = sourceIDs
         self.uuids = uuids
+        self.writers = writers ?? ContiguousArray(repeating: 0, count: starts.count)
         self.maxDuration = maxDuration
         self.sources = sources
         self.userEnteredSources = userEnteredSources
@@ -159,7 +164,7 @@ public struct SeriesImage: Hashable, Sendable {
         let rows = series.allRows
         self.init(
             subject: subject, starts: rows.starts, ends: rows.ends, values: rows.values, sourceIDs: rows.sourceIDs,
-            uuids: rows.uuids, maxDuration: series.maxDuration, sources: series.sources.infos,
+            uuids: rows.uuids, writers: rows.writers, maxDuration: series.maxDuration, sources: series.sources.infos,
             userEnteredSources: series.sources.infos.indices.map { series.sources.isUserEntered(id: $0) },
             priorityOrder: series.sources.explicitOrder,
             recentBatches: series.ledger.recentBatchOrder.map { id in
@@ -197,7 +202,8 @@ extension Series {
             HealthError(.internalError, "series of subject \"\(image.subject)\" in the snapshot: \(what)")
         }
         let n = image.starts.count
-        guard image.ends.count == n, image.values.count == n, image.sourceIDs.count == n, image.uuids.count == n
+        guard image.ends.count == n, image.values.count == n, image.sourceIDs.count == n, image.uuids.count == n,
+            image.writers.count == n
         else { throw broken("columns have different lengths") }
         guard image.sources.count <= SeriesSources.capacity, image.userEnteredSources.count == image.sources.count,
             Set(image.sources).count == image.sources.count
@@ -227,7 +233,7 @@ extension Series {
         self.init(
             sortedRows: SeriesRows(
                 starts: image.starts, ends: image.ends, values: image.values, sourceIDs: image.sourceIDs,
-                uuids: image.uuids),
+                uuids: image.uuids, writers: image.writers),
             maxDuration: image.maxDuration, sources: sources, ledger: ledger)
     }
 }

@@ -4,8 +4,8 @@ import HealthModel
 
 /// One change the write-ahead log keeps: every record names its subject and quantity type (Protocol/STORAGE.md).
 public enum LogChange: Hashable, Sendable {
-    /// A batch as received (its own subject and type inside).
-    case insert(SampleBatch)
+    /// A batch as received (its own subject and type inside), written by client identity `writer` (0: unknown).
+    case insert(SampleBatch, writer: UInt32 = 0)
     /// Deletion of one subject's samples of a type matching a filter (UUIDs included).
     case delete(subject: String, type: String, filter: SampleFilter)
     /// A new source priority order for one subject and type.
@@ -14,7 +14,7 @@ public enum LogChange: Hashable, Sendable {
     /// The record kind byte.
     public var kind: UInt8 {
         switch self {
-        case .insert: 1
+        case .insert(_, let writer): writer == 0 ? 1 : 4
         case .delete: 2
         case .sourcePriority: 3
         }
@@ -23,7 +23,7 @@ public enum LogChange: Hashable, Sendable {
     /// The subject the change is about.
     public var subject: String {
         switch self {
-        case .insert(let batch): batch.subject
+        case .insert(let batch, _): batch.subject
         case .delete(let subject, _, _), .sourcePriority(let subject, _, _): subject
         }
     }
@@ -31,7 +31,7 @@ public enum LogChange: Hashable, Sendable {
     /// The quantity type identifier, as sent.
     public var type: String {
         switch self {
-        case .insert(let batch): batch.typeIdentifier
+        case .insert(let batch, _): batch.typeIdentifier
         case .delete(_, let type, _), .sourcePriority(_, let type, _): type
         }
     }
@@ -42,7 +42,8 @@ public enum LogChange: Hashable, Sendable {
         w.writeString(subject)
         w.writeString(type)
         switch self {
-        case .insert(let batch):
+        case .insert(let batch, let writer):
+            if writer != 0 { w.writeVarint(UInt64(writer)) }
             try SampleBatchCodec.encode(batch, into: &w)
         case .delete(_, _, let filter):
             LogChange.write(filter, into: &w)
@@ -60,7 +61,8 @@ public enum LogChange: Hashable, Sendable {
         let type = try r.readString(limit: 256)
         let change: LogChange
         switch kind {
-        case 1:
+        case 1, 4:
+            let writer = kind == 4 ? try readWriter(&r) : 0
             let limits = BatchLimits(maxRows: 1 << 24, maxSources: Int(UInt16.max) + 1)
             let batch = try SampleBatchCodec.decode(from: &r, limits: limits)
             guard batch.subject == subject, batch.typeIdentifier == type else {
@@ -68,7 +70,7 @@ public enum LogChange: Hashable, Sendable {
                     .malformedPayload,
                     "insert record names \(subject)/\(type) but holds \(batch.subject)/\(batch.typeIdentifier)")
             }
-            change = .insert(batch)
+            change = .insert(batch, writer: writer)
         case 2:
             change = .delete(subject: subject, type: type, filter: try readFilter(&r))
         case 3:
@@ -81,6 +83,15 @@ public enum LogChange: Hashable, Sendable {
         }
         try r.expectEnd("the \(kind) record")
         return change
+    }
+
+    /// A writer id of a kind 4 record or a filter: a varint that fits in 32 bits and is not 0.
+    static func readWriter(_ r: inout ByteReader) throws -> UInt32 {
+        let value = try r.readVarint()
+        guard value != 0, let writer = UInt32(exactly: value) else {
+            throw CodecError(.malformedPayload, "writer id \(value) is out of range")
+        }
+        return writer
     }
 
     static func write(_ source: SourceInfo, into w: inout ByteWriter) {
@@ -96,8 +107,8 @@ public enum LogChange: Hashable, Sendable {
             device: try r.readString())
     }
 
-    /// Filter: flags byte (1 start, 2 end, 4 strict start, 8 strict end, 16 sources, 32 UUIDs), the present
-    /// bounds as zig-zag varints, then the sources (sorted) and UUIDs (sorted) as counted lists.
+    /// Filter: flags byte (1 start, 2 end, 4 strict start, 8 strict end, 16 sources, 32 UUIDs, 64 writer), the
+    /// present bounds as zig-zag varints, the sources (sorted) and UUIDs (sorted) as counted lists, the writer.
     static func write(_ filter: SampleFilter, into w: inout ByteWriter) {
         let d = filter.date
         var flags: UInt8 = 0
@@ -107,6 +118,7 @@ public enum LogChange: Hashable, Sendable {
         if d.strictEndDate { flags |= 8 }
         if filter.sources != nil { flags |= 16 }
         if filter.uuids != nil { flags |= 32 }
+        if filter.writer != nil { flags |= 64 }
         w.write(flags)
         if let start = d.start { w.writeSignedVarint(start) }
         if let end = d.end { w.writeSignedVarint(end) }
@@ -118,11 +130,12 @@ public enum LogChange: Hashable, Sendable {
             w.writeVarint(UInt64(uuids.count))
             for uuid in uuids.sorted(by: { $0.uuidString < $1.uuidString }) { w.writeUUID(uuid) }
         }
+        if let writer = filter.writer { w.writeVarint(UInt64(writer)) }
     }
 
     static func readFilter(_ r: inout ByteReader) throws -> SampleFilter {
         let flags = try r.readByte()
-        guard flags & ~63 == 0 else { throw CodecError(.malformedPayload, "unknown filter flags \(flags)") }
+        guard flags & ~127 == 0 else { throw CodecError(.malformedPayload, "unknown filter flags \(flags)") }
         var date = DatePredicate(strictStartDate: flags & 4 != 0, strictEndDate: flags & 8 != 0)
         if flags & 1 != 0 { date.start = try r.readSignedVarint() }
         if flags & 2 != 0 { date.end = try r.readSignedVarint() }
@@ -138,6 +151,13 @@ public enum LogChange: Hashable, Sendable {
             var uuids = Set<UUID>()
             for _ in 0..<count { uuids.insert(try r.readUUID()) }
             filter.uuids = uuids
+        }
+        if flags & 64 != 0 {
+            let value = try r.readVarint()
+            guard let writer = UInt32(exactly: value) else {
+                throw CodecError(.malformedPayload, "filter writer id \(value) is out of range")
+            }
+            filter.writer = writer
         }
         return filter
     }

@@ -7,12 +7,16 @@ import HealthModel
 /// is complete up to, the series (tables, then raw little-endian columns), and a CRC-32 of everything before
 /// it. Pure functions, thread-safe.
 public enum SnapshotCodec {
-    /// First 8 bytes of every snapshot file.
-    public static let magic: [UInt8] = Array("HKSNAP01".utf8)
+    /// First 8 bytes of every snapshot file this version writes (with the writer column).
+    public static let magic: [UInt8] = Array("HKSNAP02".utf8)
+    /// First 8 bytes of snapshot files written before the writer column existed; read with writer 0 everywhere.
+    public static let magicWithoutWriters: [UInt8] = Array("HKSNAP01".utf8)
+    /// Column bytes per sample: start, end, value, source id, UUID, writer.
+    static let columnBytes = 8 + 8 + 8 + 2 + 16 + 4
 
     /// The encoded file for `image`, complete up to log sequence `sequence`.
     public static func encode(_ image: ShardImage, sequence: UInt64) -> [UInt8] {
-        let columnBytes = image.sampleCount * 42
+        let columnBytes = image.sampleCount * Self.columnBytes
         var w = ByteWriter(capacity: 64 + columnBytes + image.series.count * 256)
         w.write(bytes: magic)
         w.writeString(image.type.identifier)
@@ -58,6 +62,7 @@ public enum SnapshotCodec {
         writeRaw(s.values, into: &w)
         writeRaw(s.sourceIDs, into: &w)
         writeRaw(s.uuids, into: &w)
+        writeRaw(s.writers, into: &w)
     }
 
     /// Appends the elements' bytes as they lie in memory (little-endian on every platform Swift runs hkd on).
@@ -75,9 +80,14 @@ public enum SnapshotCodec {
     /// Decodes a snapshot file. Throws ``CodecError`` naming the byte offset for a bad checksum, truncation or
     /// any count that does not fit in the bytes left; never allocates more than the file's size.
     public static func decode(_ bytes: [UInt8]) throws -> Decoded {
-        guard bytes.count >= magic.count + 4, Array(bytes[0..<magic.count]) == magic else {
+        guard bytes.count >= magic.count + 4 else {
             throw CodecError(.malformedPayload, "bad snapshot magic at offset 0")
         }
+        let fileMagic = Array(bytes[0..<magic.count])
+        guard fileMagic == magic || fileMagic == magicWithoutWriters else {
+            throw CodecError(.malformedPayload, "bad snapshot magic at offset 0")
+        }
+        let hasWriters = fileMagic == magic
         let body = bytes.count - 4
         let stored = UInt32(
             littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: body, as: UInt32.self) })
@@ -96,14 +106,14 @@ public enum SnapshotCodec {
         let sequence = try r.readLE(UInt64.self)
         let seriesCount = try r.readCount("series count", limit: r.remaining)
         var series: [SeriesImage] = []
-        for _ in 0..<seriesCount { series.append(try readSeries(&r)) }
+        for _ in 0..<seriesCount { series.append(try readSeries(&r, hasWriters: hasWriters)) }
         try r.expectEnd("the snapshot")
         return Decoded(image: ShardImage(type: type, series: series), sequence: sequence)
     }
 
-    static func readSeries(_ r: inout ByteReader) throws -> SeriesImage {
+    static func readSeries(_ r: inout ByteReader, hasWriters: Bool) throws -> SeriesImage {
         let subject = try r.readString(limit: SampleRules.maxSubjectLength)
-        let count = try r.readCount("sample count", limit: r.remaining / 42)
+        let count = try r.readCount("sample count", limit: r.remaining / (hasWriters ? columnBytes : columnBytes - 4))
         let maxDuration = try r.readSignedVarint()
         let sourceCount = try r.readCount("source count", limit: min(r.remaining / 5, Int(UInt16.max) + 1))
         var sources: [SourceInfo] = []
@@ -136,7 +146,8 @@ public enum SnapshotCodec {
         return SeriesImage(
             subject: subject, starts: try readRaw(&r, count), ends: try readRaw(&r, count),
             values: try readRaw(&r, count),
-            sourceIDs: try readRaw(&r, count), uuids: try readRaw(&r, count), maxDuration: maxDuration,
+            sourceIDs: try readRaw(&r, count), uuids: try readRaw(&r, count),
+            writers: hasWriters ? try readRaw(&r, count) : nil, maxDuration: maxDuration,
             sources: sources,
             userEnteredSources: userEntered, priorityOrder: order, recentBatches: batches, syncHolders: holders)
     }

@@ -104,22 +104,27 @@ public final class DurableStore: Sendable {
     // MARK: Changes
 
     /// Inserts a batch (see ``HealthStore/insert(_:beforeApplying:)``): logged, applied, then durable before
-    /// this returns. A re-sent batch also waits until what it duplicates is durable.
-    public func insert(_ batch: SampleBatch) throws -> InsertResult {
-        guard let log else { return try store.insert(batch) }
+    /// this returns. A re-sent batch also waits until what it duplicates is durable. New rows are marked as
+    /// written by `writer` (a client identity's id; 0: unknown).
+    public func insert(_ batch: SampleBatch, writer: UInt32 = 0) throws -> InsertResult {
+        guard let log else { return try store.insert(batch, writer: writer, beforeApplying: {}) }
+        let change = LogChange.insert(batch, writer: writer)
         let payload: [UInt8]
         do {
-            payload = try LogChange.insert(batch).encodePayload()
+            payload = try change.encodePayload()
         } catch let error as CodecError {
             throw error.healthError
         }
         var sequence: UInt64?
-        let result = try store.insert(batch) { sequence = try log.append(kind: 1, payload: payload) }
+        let result = try store.insert(batch, writer: writer) {
+            sequence = try log.append(kind: change.kind, payload: payload)
+        }
         try log.waitUntilDurable(sequence ?? log.lastSequence)
         return result
     }
 
-    /// Deletes a subject's samples of a type matching `filter`; returns how many, once the deletion is durable.
+    /// Deletes a subject's samples of a type matching `filter` (its ``SampleFilter/writer`` included); returns
+    /// how many, once the deletion is durable.
     public func delete(subject: String, type: String, filter: SampleFilter) throws -> Int {
         guard let log else { return try store.delete(subject: subject, type: type, filter: filter) }
         let payload = try LogChange.delete(subject: subject, type: type, filter: filter).encodePayload()

@@ -162,7 +162,7 @@ enum Recovery {
             return
         }
         switch change {
-        case .insert(let batch): _ = try store.insert(batch)
+        case .insert(let batch, let writer): _ = try store.insert(batch, writer: writer, beforeApplying: {})
         case .delete(let subject, let type, let filter):
             _ = try store.delete(subject: subject, type: type, filter: filter)
         case .sourcePriority(let subject, let type, let order):

@@ -18,7 +18,7 @@ public enum ServerSession {
         let globals = context.globals
         let client = HealthClient(
             ClientConfiguration(
-                host: globals.server.host, port: Int(globals.server.port), token: globals.token ?? "",
+                host: globals.server.host, port: Int(globals.server.port), token: context.resolvedToken,
                 clientName: "hkq", connectTimeout: .seconds(5)))
         defer { client.close() }
         do {
@@ -35,6 +35,11 @@ public enum ServerSession {
 
     /// The one-line error for a failed connect: the reason after the last colon of the client's message.
     static func connectionFailure(_ error: HealthClientError, server: ServerAddress) -> HealthError {
+        if error.code == .unauthenticated {
+            return HealthError(
+                error.code,
+                "\(error.message) — pass --token or set HKQ_TOKEN (hkd's admin token is in its data directory, admin.token)")
+        }
         guard error.code == .connectionLost || error.code == .timedOut else { return error.error }
         let reason =
             error.message.split(separator: ":", omittingEmptySubsequences: false).last

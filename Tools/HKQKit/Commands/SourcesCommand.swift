@@ -30,7 +30,7 @@ public struct SourcesCommand: Command {
         let client = HealthClient(
             ClientConfiguration(
                 host: context.globals.server.host, port: Int(context.globals.server.port),
-                token: context.globals.token ?? "", clientName: "hkq"))
+                token: context.resolvedToken, clientName: "hkq"))
         defer { client.close() }
         let sources: [SourceInfo]
         if let text = context.arguments.value("priority") {

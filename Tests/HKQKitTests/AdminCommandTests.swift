@@ -1,0 +1,64 @@
+import Foundation
+import HKQKit
+import Testing
+
+/// `hkq admin` and `hkq auth` against a live hkd.
+@Suite("hkq admin and auth", .serialized, .liveServer)
+struct AdminCommandTests {
+    @Test("admin create prints a token once; auth status with it; list; update; revoke ends it")
+    func lifecycle() async throws {
+        let live = try #require(LiveServer.current)
+        let created = try await runLive(
+            [
+                "admin", "create", "sync", "--subjects", "anna,ben", "--share", "stepCount,heartRate", "--read",
+                "stepCount",
+            ],
+            subject: "anna")
+        #expect(created.status == 0, "\(created.err)")
+        let token = created.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(token.hasPrefix("hkd1_") && !token.contains("\n"))
+        #expect(created.err == "created identity \"sync\"; store its token now, it is not shown again\n")
+
+        let status = await runHKQ(
+            [
+                "auth", "status", "stepCount", "heartRate", "bodyMass", "--server", live.address, "--token", token,
+                "--format", "csv",
+            ])
+        #expect(status.status == 0, "\(status.err)")
+        #expect(
+            status.out
+                == "type,status\nstepCount,sharingAuthorized\nheartRate,sharingAuthorized\nbodyMass,notDetermined\n")
+
+        let list = try await runLive(["admin", "list", "--format", "csv"], subject: "anna")
+        #expect(list.out.contains("sync,false,\"anna,ben\",\"stepCount,heartRate\",stepCount,"), "\(list.out)")
+        #expect(!list.out.contains(token) && !list.out.contains(live.token))
+
+        let update = try await runLive(["admin", "update", "sync", "--share", "*", "--format", "csv"], subject: "anna")
+        #expect(update.status == 0, "\(update.err)")
+        #expect(update.out.contains("sync,false,*,*,,"), "\(update.out)")
+
+        let forbidden = await runHKQ(["admin", "list", "--server", live.address, "--token", token])
+        #expect(forbidden.status == 1)
+        #expect(forbidden.err == "error: identity \"sync\" may not administer identities: it is not an admin\n")
+
+        #expect(try await runLive(["admin", "revoke", "sync"], subject: "anna").status == 0)
+        let revoked = await runHKQ(["auth", "status", "stepCount", "--server", live.address, "--token", token])
+        #expect(revoked.status == 1)
+        #expect(revoked.err == "error: the identity \"sync\" was revoked\n")
+    }
+
+    @Test("without a token hkq is refused with a hint, and reads ./hkd-data/admin.token only for a local server")
+    func tokenDiscovery() async throws {
+        let live = try #require(LiveServer.current)
+        let refused = await runHKQ(["auth", "status", "stepCount", "--server", live.address], environment: [:])
+        #expect(refused.status == 1)
+        #expect(refused.err.contains("this server requires a token"), "\(refused.err)")
+        #expect(refused.err.contains("pass --token or set HKQ_TOKEN"))
+        #expect(
+            LocalToken.isLoopback("127.0.0.1") && LocalToken.isLoopback("localhost") && LocalToken.isLoopback("::1"))
+        #expect(!LocalToken.isLoopback("db.example.org") && !LocalToken.isLoopback("10.0.0.1"))
+        let path = try live.file("admin.token", "  \(live.token)\n")
+        #expect(LocalToken.read(path) == live.token)
+        #expect(LocalToken.read(live.directory.path + "/missing") == nil)
+    }
+}

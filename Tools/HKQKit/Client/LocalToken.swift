@@ -1,0 +1,30 @@
+import Foundation
+
+extension CommandContext {
+    /// The token to present: `--token`, else `HKQ_TOKEN`, else — when the server is on this host — the admin
+    /// token hkd wrote to `./hkd-data/admin.token` (its default data directory) if that file is readable;
+    /// else none.
+    public var resolvedToken: String {
+        if let token = globals.token { return token }
+        guard LocalToken.isLoopback(globals.server.host) else { return "" }
+        return LocalToken.read(LocalToken.defaultPath) ?? ""
+    }
+}
+
+/// Finding hkd's admin token on the local machine.
+public enum LocalToken {
+    /// Where `hkd` with its default `--data-dir` keeps the admin token, relative to the working directory.
+    public static let defaultPath = "./hkd-data/admin.token"
+
+    /// Whether `host` names this machine's loopback interface.
+    public static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    /// The first line of the file at `path`, trimmed; `nil` when it is unreadable or empty.
+    public static func read(_ path: String) -> String? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return token.isEmpty ? nil : token
+    }
+}
