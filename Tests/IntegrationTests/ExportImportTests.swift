@@ -23,7 +23,7 @@ struct ExportImportTests {
         let path = try Self.realExport()
         let hkd = try await HKDProcess()
         defer { try? FileManager.default.removeItem(atPath: hkd.dataDirectory) }
-        let server = ["--server", "127.0.0.1:\(hkd.port)", "--subject", "rob"]
+        let server = hkd.hkqServer + ["--subject", "rob"]
 
         let first = try HKQBinaryTests.hkq(server + ["import", path, "--format", "json"])
         #expect(first.status == 0, "\(first.err)")
@@ -47,7 +47,7 @@ struct ExportImportTests {
         #expect(await hkd.stop() == 0)
         let restarted = try await HKDProcess(dataDirectory: hkd.dataDirectory)
         let again = try HKQBinaryTests.hkq(
-            ["--server", "127.0.0.1:\(restarted.port)", "--subject", "rob", "import", path])
+            restarted.hkqServer + ["--subject", "rob", "import", path])
         #expect(again.status == 0, "\(again.err)")
         #expect(again.out.contains("(0 new, 25963 already stored)"), "\(again.out)")
         let total = try await restarted.client().serverInfo().samplesPerType.reduce(0) { $0 + $1.samples }
