@@ -13,7 +13,7 @@ struct BucketSums: MergeSink {
     private(set) var sums: [Double]
     /// Whether any sample reached the bucket (with a positive overlap, or an instant inside it).
     private(set) var touched: [Bool]
-    /// A bucket at or before every instant still to come: calls arrive in nondecreasing time.
+    /// The bucket of the last instant handled; moves forward, or back when a merge reaches back.
     private var cursor = 0
     /// The bucket of the last row ``addRun(_:_:maxDuration:)`` summed in bulk; runs come in start order.
     private var runBucket = 0
@@ -29,6 +29,7 @@ struct BucketSums: MergeSink {
     /// Moves the cursor to the bucket holding `instant` (which lies inside the span).
     private mutating func advance(to instant: Timestamp) {
         while cursor + 1 < bucketCount, bounds[cursor + 1] <= instant { cursor += 1 }
+        while cursor > 0, bounds[cursor] > instant { cursor -= 1 }
     }
 
     /// Spreads a single-source run of rows in start order. Rows that start before `bucketEnd - maxDuration`
@@ -39,7 +40,7 @@ struct BucketSums: MergeSink {
         let spanEnd = bounds[bucketCount]
         var row = rows.lowerBound
         while row < rows.upperBound, c.starts[row] < spanStart {
-            spread(c, row)
+            spread(from: c.starts[row], to: c.ends[row], value: c.values[row])
             row += 1
         }
         var bucket = runBucket
@@ -58,16 +59,15 @@ struct BucketSums: MergeSink {
                 sums[bucket] += plain.total
                 touched[bucket] = true
             }
-            for straddling in inside..<next { spread(c, straddling) }
+            for straddling in inside..<next {
+                spread(from: c.starts[straddling], to: c.ends[straddling], value: c.values[straddling])
+            }
             row = next
         }
     }
 
-    /// Adds one row's pro-rated portions to every bucket it overlaps.
-    private mutating func spread(_ c: Columns, _ row: Int) {
-        let start = c.starts[row]
-        let end = c.ends[row]
-        let value = c.values[row]
+    /// Adds a sample's pro-rated portions to every bucket it overlaps.
+    private mutating func spread(from start: Timestamp, to end: Timestamp, value: Double) {
         if start == end {
             point(at: start, value: value)
             return
@@ -85,6 +85,16 @@ struct BucketSums: MergeSink {
                 touched[bucket] = true
             }
             bucket += 1
+        }
+    }
+
+    /// A sample inside the cursor's bucket (the common case) is added there at once, otherwise spread.
+    mutating func whole(from start: Timestamp, to end: Timestamp, value: Double) {
+        if start >= bounds[cursor], end <= bounds[cursor + 1], start < bounds[cursor + 1] {
+            sums[cursor] += value
+            touched[cursor] = true
+        } else {
+            spread(from: start, to: end, value: value)
         }
     }
 

@@ -61,7 +61,7 @@ extension Series {
         if options.contains(.cumulativeSum) {
             var sums = BucketSums(bounds: bounds)
             if merge, hasSeveralIdentities(c, selection) {
-                SourceMerge.sweep(
+                SourceMerge.merge(
                     c, selection, sourceRanks: sources.sourceRanks(), rankCount: sources.identities.count, into: &sums)
             } else {
                 for run in selection.runs { sums.addRun(c, run, maxDuration: maxDuration) }
