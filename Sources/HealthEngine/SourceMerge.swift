@@ -4,7 +4,7 @@ import HealthModel
 ///
 /// From ``SourceMerge/sweep(_:_:sourceRanks:rankCount:into:)`` segments arrive in increasing time, each starting
 /// where the previous one ended or later, and a point after the segments that end at or before its instant. From
-/// ``SourceMerge/layered(_:_:sourceRanks:rankCount:into:)`` calls come in the start order of the samples they
+/// ``SourceMerge/layered(_:_:sourceRanks:into:)`` calls come in the start order of the samples they
 /// stem from, so a call may reach back before the end of the previous one.
 protocol MergeSink {
     /// The winning source's samples contribute `rate` per microsecond over `[from, to)` (`from < to`).
@@ -13,6 +13,10 @@ protocol MergeSink {
     mutating func point(at instant: Timestamp, value: Double)
     /// A sample that counts in full: `value` spread evenly over `[from, to)`, or a point when `from == to`.
     mutating func whole(from: Timestamp, to: Timestamp, value: Double)
+    /// Rows in start order, each lasting at most `maxDuration`, that count in full when `filter` passes them and
+    /// not at all otherwise (a row the filter drops is covered by counted ones).
+    mutating func wholeRows<Filter: MergeRowFilter>(
+        _ c: Columns, _ rows: Range<Int>, counting filter: Filter, maxDuration: Int64)
 }
 
 /// The merged sum of a cumulative type over several sources (HEALTHKIT.md §8).
@@ -34,12 +38,12 @@ enum SourceMerge {
         return total.total
     }
 
-    /// Feeds the merged contributions to `sink`: by priority layers when at most ``layerRankLimit`` ranks are
+    /// Feeds the merged contributions to `sink`: by priority layers when at most ``layerLimit`` ranks are
     /// selected (the fast path), otherwise with the heap sweep. Both give the same sums.
     static func merge<Sink: MergeSink>(
         _ c: Columns, _ selection: Selection, sourceRanks: [Int], rankCount: Int, into sink: inout Sink
     ) {
-        if !layered(c, selection, sourceRanks: sourceRanks, rankCount: rankCount, into: &sink) {
+        if !layered(c, selection, sourceRanks: sourceRanks, into: &sink) {
             sweep(c, selection, sourceRanks: sourceRanks, rankCount: rankCount, into: &sink)
         }
     }
@@ -135,6 +139,18 @@ struct WindowTotal: MergeSink {
         } else {
             let overlap = min(to, window.upperBound) - max(from, window.lowerBound)
             if overlap > 0 { total += value * (Double(overlap) / Double(to - from)) }
+        }
+    }
+
+    mutating func wholeRows<Filter: MergeRowFilter>(
+        _ c: Columns, _ rows: Range<Int>, counting filter: Filter, maxDuration: Int64
+    ) {
+        guard window != nil else {
+            total += filter.sum(c, rows)
+            return
+        }
+        for row in rows where filter.counts(c, row) {
+            whole(from: c.starts[row], to: c.ends[row], value: c.values[row])
         }
     }
 }

@@ -4,84 +4,131 @@ import HealthModel
 ///
 /// The elementary-segment rule of ``SourceMerge`` comes down to this: a sample of rank r counts over the part of
 /// its interval that no sample with a duration of a higher-priority rank covers; a point of rank r at t counts
-/// when no such sample covers t and no point of a higher-priority rank lies at t. So two passes over the rows in
-/// start order replace the heap sweep. The first builds each rank's *union* (its samples' intervals joined) and
-/// the best rank of the points at each instant; from the unions, each rank's *coverage* (the union of the
-/// higher ranks' unions). The second hands every sample nothing covers to the sink whole (the common case, which
-/// a sink sums in bulk), drops a sample its coverage holds entirely, and hands only the uncovered pieces of the
-/// rest. Stretches where one source has data thus cost a comparison per row, not a heap event per boundary.
+/// when no such sample covers t and no point of a higher-priority rank lies at t. Each selected rank is a
+/// *layer* (0 = highest priority). A first pass over the rows (``MergeLayers``) builds each layer's union of
+/// intervals and from them each layer's *coverage*, the union of the layers above it. Between two consecutive
+/// coverage boundaries every layer is either covered throughout or not at all, so the second pass hands the rows
+/// of such a stretch to the sink in bulk with a layer filter (the sink sums them as it sums a single source);
+/// only rows crossing a boundary, and points at an instant where several layers have points, are looked at one
+/// by one: counted whole, dropped, or handed as their uncovered pieces.
 ///
 /// The results equal the sweep's up to the order of floating-point additions (a whole sample adds its value, a
-/// piece `value / duration × length`, where the sweep adds per segment the winner's summed rates × length).
+/// piece `value / duration × length`, where the sweep adds per segment the winner's summed rates × length); the
+/// tests hold them to 1e-12 relative.
 extension SourceMerge {
-    /// Most ranks present in the selection for which layers pay off: building the coverages costs up to ranks ×
-    /// union intervals, so beyond this the heap sweep is used.
-    static let layerRankLimit = 8
+    /// Most layers (ranks present in the selection) the fast path takes: beyond, building the coverages (layers ×
+    /// intervals) stops paying off and the heap sweep is used.
+    static let layerLimit = 8
 
-    /// Feeds `sink` like ``sweep(_:_:sourceRanks:rankCount:into:)``, but in the start order of the samples (so
-    /// a sink sees an instant earlier than the last one it saw) and with whole samples where nothing above them
-    /// covers them. Returns false, having called nothing on `sink`, when more than ``layerRankLimit`` ranks are
-    /// present.
+    /// Feeds `sink` like ``sweep(_:_:sourceRanks:rankCount:into:)``, but in the start order of the samples (so a
+    /// sink may see an instant earlier than the last one it saw) and with rows counted whole where nothing above
+    /// them covers them. Returns false, having called nothing on `sink`, when the selection is empty or holds
+    /// more than ``layerLimit`` ranks.
     static func layered<Sink: MergeSink>(
-        _ c: Columns, _ selection: Selection, sourceRanks: [Int], rankCount: Int, into sink: inout Sink
+        _ c: Columns, _ selection: Selection, sourceRanks: [Int], into sink: inout Sink
     ) -> Bool {
-        guard let layers = RankLayers(c, selection, sourceRanks: sourceRanks, rankCount: rankCount) else {
-            return false
-        }
-        let top = layers.topRank
-        let covered = layers.covered
-        var cursor = layers.coverageStart
-        let coverageEnd = layers.coverageEnd
-        let points = layers.points
-        var pointIndex = 0
-        for run in selection.runs {
-            for row in run {
-                let rank = sourceRanks[Int(c.sourceIDs[row])]
-                let start = c.starts[row]
-                let end = c.ends[row]
-                if rank == top {
-                    sink.whole(from: start, to: end, value: c.values[row])
-                    continue
-                }
-                // The first interval of the coverage that ends after `start`: earlier ones cover no later row.
-                var first = cursor[rank]
-                let limit = coverageEnd[rank]
-                while first < limit, covered[first].end <= start { first += 1 }
-                cursor[rank] = first
-                if start < end {
-                    if first == limit || covered[first].start >= end {
-                        sink.whole(from: start, to: end, value: c.values[row])
-                    } else if covered[first].start > start || covered[first].end < end {
-                        handPieces(
-                            from: start, to: end, value: c.values[row], covered: covered,
-                            coverage: first..<limit, into: &sink)
-                    }
-                } else if first == limit || covered[first].start > start {
-                    while points[pointIndex].instant < start { pointIndex += 1 }
-                    if points[pointIndex].rank == rank { sink.point(at: start, value: c.values[row]) }
-                }
-            }
+        guard let layers = MergeLayers(c, selection, sourceRanks: sourceRanks) else { return false }
+        layers.layerOfSource.withUnsafeBufferPointer { layerOfSource in
+            var pass = LayeredPass(layers: layers, layerOfSource: layerOfSource)
+            for run in selection.runs { pass.feed(c, run, into: &sink) }
         }
         return true
     }
+}
 
-    /// Hands the parts of `[from, to)` outside the coverage intervals `covered[coverage]` (sorted, disjoint,
-    /// the first ending after `from`) to `sink` at the sample's rate.
-    private static func handPieces<Sink: MergeSink>(
-        from: Timestamp, to: Timestamp, value: Double, covered: [TimeSpan], coverage: Range<Int>,
-        into sink: inout Sink
-    ) {
-        let rate = value / Double(to - from)
-        var uncovered = from
-        var index = coverage.lowerBound
-        while index < coverage.upperBound, covered[index].start < to {
-            if covered[index].start > uncovered {
-                sink.segment(from: uncovered, to: covered[index].start, rate: rate)
+/// The second pass of the layered merge: rows in start order, in bulk per stretch where it can.
+private struct LayeredPass {
+    let layers: MergeLayers
+    let layerOfSource: UnsafeBufferPointer<UInt8>
+    /// Per layer, the first interval of its coverage ending after the current start.
+    private var cursor: [Int]
+    /// The first cut after the current start.
+    private var cut = 0
+    /// The first contested point instant at or after the current start.
+    private var contested = 0
+
+    init(layers: MergeLayers, layerOfSource: UnsafeBufferPointer<UInt8>) {
+        self.layers = layers
+        self.layerOfSource = layerOfSource
+        cursor = layers.coverage.map(\.lowerBound)
+    }
+
+    mutating func feed<Sink: MergeSink>(_ c: Columns, _ run: Range<Int>, into sink: inout Sink) {
+        var row = run.lowerBound
+        while row < run.upperBound {
+            let start = c.starts[row]
+            while cut < layers.cuts.count, layers.cuts[cut] <= start { cut += 1 }
+            while contested < layers.contested.count, layers.contested[contested].instant < start { contested += 1 }
+            // Rows starting before the limit end inside the stretch and hold no contested point.
+            var bulkLimit = cut < layers.cuts.count ? layers.cuts[cut].subtractingSaturating(layers.maxDuration) : .max
+            if contested < layers.contested.count { bulkLimit = min(bulkLimit, layers.contested[contested].instant) }
+            if start < bulkLimit {
+                let bulkEnd = c.firstRow(in: row..<run.upperBound, near: row, startingAtLeast: bulkLimit)
+                let filter = LayerFilter(layerOfSource: layerOfSource, counting: countingLayers(at: start))
+                sink.wholeRows(c, row..<bulkEnd, counting: filter, maxDuration: layers.maxDuration)
+                row = bulkEnd
+            } else {
+                feedOne(c, row, into: &sink)
+                row += 1
             }
-            uncovered = max(uncovered, covered[index].end)
-            index += 1
         }
-        if uncovered < to { sink.segment(from: uncovered, to: to, rate: rate) }
+    }
+
+    /// Moves `layer`'s cursor to its first coverage interval ending after `instant`; returns it.
+    private mutating func coverage(of layer: Int, after instant: Timestamp) -> Int {
+        var first = cursor[layer]
+        let limit = layers.coverage[layer].upperBound
+        while first < limit, layers.covered[first].end <= instant { first += 1 }
+        cursor[layer] = first
+        return first
+    }
+
+    /// Bit `l` set when nothing above layer `l` covers `instant` (nor, so, the stretch holding it).
+    private mutating func countingLayers(at instant: Timestamp) -> UInt32 {
+        var counting: UInt32 = 1
+        for layer in 1..<layers.coverage.count {
+            let first = coverage(of: layer, after: instant)
+            if first == layers.coverage[layer].upperBound || layers.covered[first].start > instant {
+                counting |= 1 << UInt32(layer)
+            }
+        }
+        return counting
+    }
+
+    /// One row on its own: whole, dropped, or its uncovered pieces; a point by the rule for points.
+    private mutating func feedOne<Sink: MergeSink>(_ c: Columns, _ row: Int, into sink: inout Sink) {
+        let layer = Int(layerOfSource[Int(c.sourceIDs[row])])
+        let start = c.starts[row]
+        let end = c.ends[row]
+        let value = c.values[row]
+        guard layer > 0 else {
+            sink.whole(from: start, to: end, value: value)
+            return
+        }
+        let first = coverage(of: layer, after: start)
+        let limit = layers.coverage[layer].upperBound
+        let covered = layers.covered
+        if start < end {
+            if first == limit || covered[first].start >= end {
+                sink.whole(from: start, to: end, value: value)
+            } else if covered[first].start > start || covered[first].end < end {
+                let rate = value / Double(end - start)
+                var uncovered = start
+                var index = first
+                while index < limit, covered[index].start < end {
+                    if covered[index].start > uncovered {
+                        sink.segment(from: uncovered, to: covered[index].start, rate: rate)
+                    }
+                    uncovered = max(uncovered, covered[index].end)
+                    index += 1
+                }
+                if uncovered < end { sink.segment(from: uncovered, to: end, rate: rate) }
+            }
+        } else if first == limit || covered[first].start > start {
+            let isContested =
+                contested < layers.contested.count && layers.contested[contested].instant == start
+            if !isContested || layers.contested[contested].best == layer { sink.point(at: start, value: value) }
+        }
     }
 }
 
@@ -91,78 +138,100 @@ struct TimeSpan: Equatable {
     var end: Timestamp
 }
 
-/// What the layered merge learns in its first pass: per present rank, the coverage of the ranks above it, and the
-/// best rank among the points at each instant holding one.
-struct RankLayers {
-    /// The highest-priority rank present: nothing covers its samples.
-    let topRank: Int
-    /// Every rank's coverage, one after the other: sorted, disjoint, non-touching intervals.
+/// What the first pass of the layered merge learns: the layers, their coverages, where coverages change, and
+/// the instants where points of several layers meet.
+struct MergeLayers {
+    /// Layer of each source id (0 = highest priority); `UInt8.max` for sources not selected.
+    let layerOfSource: [UInt8]
+    /// Every layer's coverage, one after the other: sorted, disjoint, non-touching intervals.
     let covered: [TimeSpan]
-    /// Per rank, where its coverage starts and ends in ``covered`` (empty for ranks not present).
-    let coverageStart: [Int]
-    let coverageEnd: [Int]
-    /// Instants holding point samples, ascending, with the best (lowest) rank of the points there.
-    let points: [(instant: Timestamp, rank: Int)]
+    /// Per layer, its coverage in ``covered`` (layer 0's is empty).
+    let coverage: [Range<Int>]
+    /// Every boundary of every coverage, ascending and distinct.
+    let cuts: [Timestamp]
+    /// Instants where points of two or more layers lie, ascending, with the best layer among them.
+    let contested: [(instant: Timestamp, best: Int)]
+    /// Longest duration among the selected rows.
+    let maxDuration: Int64
 
-    /// Nil when the selection is empty or holds more than ``SourceMerge/layerRankLimit`` ranks.
-    init?(_ c: Columns, _ selection: Selection, sourceRanks: [Int], rankCount: Int) {
-        // Per rank, the union interval still open: [openStart, openEnd).
-        var openStart = [Timestamp](repeating: .min, count: rankCount)
-        var openEnd = [Timestamp](repeating: .min, count: rankCount)
-        var unions = [[TimeSpan]](repeating: [], count: rankCount)
-        var present: [Int] = []
-        var isPresent = [Bool](repeating: false, count: rankCount)
-        var points: [(instant: Timestamp, rank: Int)] = []
+    /// Nil when the selection is empty or holds more than ``SourceMerge/layerLimit`` ranks.
+    init?(_ c: Columns, _ selection: Selection, sourceRanks: [Int]) {
+        var layerOfSource = [UInt8](repeating: .max, count: sourceRanks.count)
+        var rankOfLayer: [Int] = []
+        // Per layer (in order of appearance), its union so far and the interval still open: [openStart, openEnd).
+        var unions = [[TimeSpan]](repeating: [], count: SourceMerge.layerLimit)
+        var openStart = [Timestamp](repeating: .min, count: SourceMerge.layerLimit)
+        var openEnd = [Timestamp](repeating: .min, count: SourceMerge.layerLimit)
+        var maxDuration: Int64 = 0
+        var pointInstant = Timestamp.min
+        var pointLayers: UInt32 = 0
+        var contestedLayers: [(instant: Timestamp, layers: UInt32)] = []
         for run in selection.runs {
             for row in run {
-                let rank = sourceRanks[Int(c.sourceIDs[row])]
-                if !isPresent[rank] {
-                    guard present.count < SourceMerge.layerRankLimit else { return nil }
-                    isPresent[rank] = true
-                    present.append(rank)
+                let id = Int(c.sourceIDs[row])
+                var layer = Int(layerOfSource[id])
+                if layer == Int(UInt8.max) {
+                    if let existing = rankOfLayer.firstIndex(of: sourceRanks[id]) {
+                        layer = existing
+                    } else {
+                        guard rankOfLayer.count < SourceMerge.layerLimit else { return nil }
+                        layer = rankOfLayer.count
+                        rankOfLayer.append(sourceRanks[id])
+                    }
+                    layerOfSource[id] = UInt8(layer)
                 }
                 let start = c.starts[row]
                 let end = c.ends[row]
                 if start < end {
-                    if start <= openEnd[rank] {
-                        if end > openEnd[rank] { openEnd[rank] = end }
+                    maxDuration = max(maxDuration, end - start)
+                    if start <= openEnd[layer] {
+                        if end > openEnd[layer] { openEnd[layer] = end }
                     } else {
-                        if openStart[rank] < openEnd[rank] {
-                            unions[rank].append(TimeSpan(start: openStart[rank], end: openEnd[rank]))
+                        if openStart[layer] < openEnd[layer] {
+                            unions[layer].append(TimeSpan(start: openStart[layer], end: openEnd[layer]))
                         }
-                        openStart[rank] = start
-                        openEnd[rank] = end
+                        openStart[layer] = start
+                        openEnd[layer] = end
                     }
-                } else if let last = points.last, last.instant == start {
-                    points[points.count - 1].rank = min(last.rank, rank)
                 } else {
-                    points.append((start, rank))
+                    if start != pointInstant {
+                        if pointLayers.nonzeroBitCount > 1 { contestedLayers.append((pointInstant, pointLayers)) }
+                        pointInstant = start
+                        pointLayers = 0
+                    }
+                    pointLayers |= 1 << UInt32(layer)
                 }
             }
         }
-        guard !present.isEmpty else { return nil }
-        present.sort()
+        if pointLayers.nonzeroBitCount > 1 { contestedLayers.append((pointInstant, pointLayers)) }
+        guard !rankOfLayer.isEmpty else { return nil }
+
+        // Relabel the layers by priority.
+        let byPriority = rankOfLayer.indices.sorted { rankOfLayer[$0] < rankOfLayer[$1] }
+        var label = [Int](repeating: 0, count: byPriority.count)
+        for (newLayer, oldLayer) in byPriority.enumerated() { label[oldLayer] = newLayer }
+        self.layerOfSource = layerOfSource.map { $0 == .max ? $0 : UInt8(label[Int($0)]) }
+        contested = contestedLayers.map { instant, layers in
+            (instant, (0..<byPriority.count).filter { layers >> UInt32($0) & 1 != 0 }.map { label[$0] }.min()!)
+        }
+        self.maxDuration = maxDuration
+
         var covered: [TimeSpan] = []
-        var coverageStart = [Int](repeating: 0, count: rankCount)
-        var coverageEnd = [Int](repeating: 0, count: rankCount)
+        var coverage: [Range<Int>] = [0..<0]
+        var cuts: [Timestamp] = []
         var above: [TimeSpan] = []
-        for (index, rank) in present.enumerated() {
-            if index > 0 {
-                let previous = present[index - 1]
-                if openStart[previous] < openEnd[previous] {
-                    unions[previous].append(TimeSpan(start: openStart[previous], end: openEnd[previous]))
-                }
-                above = TimeSpan.union(above, unions[previous])
+        for oldLayer in byPriority.dropLast() {
+            if openStart[oldLayer] < openEnd[oldLayer] {
+                unions[oldLayer].append(TimeSpan(start: openStart[oldLayer], end: openEnd[oldLayer]))
             }
-            coverageStart[rank] = covered.count
+            above = TimeSpan.union(above, unions[oldLayer])
+            coverage.append(covered.count..<(covered.count + above.count))
             covered += above
-            coverageEnd[rank] = covered.count
+            cuts = mergeSortedDistinct(cuts, above.flatMap { [$0.start, $0.end] })
         }
-        topRank = present[0]
         self.covered = covered
-        self.coverageStart = coverageStart
-        self.coverageEnd = coverageEnd
-        self.points = points
+        self.coverage = coverage
+        self.cuts = cuts
     }
 }
 
@@ -189,5 +258,39 @@ extension TimeSpan {
             }
         }
         return result
+    }
+}
+
+/// The ascending, distinct values of two ascending lists.
+func mergeSortedDistinct(_ a: [Timestamp], _ b: [Timestamp]) -> [Timestamp] {
+    var result: [Timestamp] = []
+    result.reserveCapacity(a.count + b.count)
+    var i = 0
+    var j = 0
+    while i < a.count || j < b.count {
+        let next: Timestamp
+        if j == b.count || (i < a.count && a[i] <= b[j]) {
+            next = a[i]
+            i += 1
+        } else {
+            next = b[j]
+            j += 1
+        }
+        if result.last != next { result.append(next) }
+    }
+    return result
+}
+
+extension Columns {
+    /// ``firstRow(in:startingAtLeast:)`` for an answer expected near `row` (the rows before it start earlier):
+    /// gallops forward from `row`, then searches the last step, so a short answer costs a few comparisons.
+    func firstRow(in rows: Range<Int>, near row: Int, startingAtLeast time: Timestamp) -> Int {
+        var low = row
+        var step = 1
+        while low + step < rows.upperBound, starts[low + step] < time {
+            low += step
+            step *= 2
+        }
+        return firstRow(in: low..<min(low + step, rows.upperBound), startingAtLeast: time)
     }
 }

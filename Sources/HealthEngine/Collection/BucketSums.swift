@@ -36,11 +36,19 @@ struct BucketSums: MergeSink {
     /// cannot reach the next bucket, so each bucket's bulk is one plain four-accumulator sum; only the rows near
     /// a boundary are spread one by one. `maxDuration` bounds every row's duration.
     mutating func addRun(_ c: Columns, _ rows: Range<Int>, maxDuration: Int64) {
+        addRun(c, rows, maxDuration: maxDuration, counting: EveryRow())
+    }
+
+    /// ``addRun(_:_:maxDuration:)`` counting only the rows `filter` passes. Every bucket holding a row's start
+    /// is marked touched, counted or not: a merge drops a row only where a counted one covers it.
+    mutating func addRun<Filter: MergeRowFilter>(
+        _ c: Columns, _ rows: Range<Int>, maxDuration: Int64, counting filter: Filter
+    ) {
         let spanStart = bounds[0]
         let spanEnd = bounds[bucketCount]
         var row = rows.lowerBound
         while row < rows.upperBound, c.starts[row] < spanStart {
-            spread(from: c.starts[row], to: c.ends[row], value: c.values[row])
+            if filter.counts(c, row) { spread(from: c.starts[row], to: c.ends[row], value: c.values[row]) }
             row += 1
         }
         var bucket = runBucket
@@ -54,16 +62,20 @@ struct BucketSums: MergeSink {
             let safeLimit = bucketEnd.subtractingSaturating(maxDuration)
             let inside = start >= safeLimit ? row : c.firstRow(in: row..<next, startingAtLeast: safeLimit)
             if inside > row {
-                var plain = ValueSum()
-                plain.add(c, row..<inside)
-                sums[bucket] += plain.total
+                sums[bucket] += filter.sum(c, row..<inside)
                 touched[bucket] = true
             }
-            for straddling in inside..<next {
+            for straddling in inside..<next where filter.counts(c, straddling) {
                 spread(from: c.starts[straddling], to: c.ends[straddling], value: c.values[straddling])
             }
             row = next
         }
+    }
+
+    mutating func wholeRows<Filter: MergeRowFilter>(
+        _ c: Columns, _ rows: Range<Int>, counting filter: Filter, maxDuration: Int64
+    ) {
+        addRun(c, rows, maxDuration: maxDuration, counting: filter)
     }
 
     /// Adds a sample's pro-rated portions to every bucket it overlaps.
