@@ -4,7 +4,7 @@ import HealthModel
 ///
 /// From ``SourceMerge/sweep(_:_:sourceRanks:rankCount:into:)`` segments arrive in increasing time, each starting
 /// where the previous one ended or later, and a point after the segments that end at or before its instant. From
-/// ``SourceMerge/layered(_:_:sourceRanks:into:)`` calls come in the start order of the samples they
+/// ``SourceMerge/layered(_:_:sourceRanks:maxDuration:into:)`` calls come in the start order of the samples they
 /// stem from, so a call may reach back before the end of the previous one.
 protocol MergeSink {
     /// The winning source's samples contribute `rate` per microsecond over `[from, to)` (`from < to`).
@@ -39,11 +39,13 @@ enum SourceMerge {
     }
 
     /// Feeds the merged contributions to `sink`: by priority layers when at most ``layerLimit`` ranks are
-    /// selected (the fast path), otherwise with the heap sweep. Both give the same sums.
+    /// selected (the fast path), otherwise with the heap sweep. Both give the same sums. `maxDuration` (a bound
+    /// on the rows' durations, such as ``Series/maxDuration``) spares the fast path measuring it.
     static func merge<Sink: MergeSink>(
-        _ c: Columns, _ selection: Selection, sourceRanks: [Int], rankCount: Int, into sink: inout Sink
+        _ c: Columns, _ selection: Selection, sourceRanks: [Int], rankCount: Int, maxDuration: Int64? = nil,
+        into sink: inout Sink
     ) {
-        if !layered(c, selection, sourceRanks: sourceRanks, into: &sink) {
+        if !layered(c, selection, sourceRanks: sourceRanks, maxDuration: maxDuration, into: &sink) {
             sweep(c, selection, sourceRanks: sourceRanks, rankCount: rankCount, into: &sink)
         }
     }

@@ -22,12 +22,14 @@ extension SourceMerge {
 
     /// Feeds `sink` like ``sweep(_:_:sourceRanks:rankCount:into:)``, but in the start order of the samples (so a
     /// sink may see an instant earlier than the last one it saw) and with rows counted whole where nothing above
-    /// them covers them. Returns false, having called nothing on `sink`, when the selection is empty or holds
+    /// them covers them. `maxDuration`, when known, bounds the selected rows' durations. Returns false, having called nothing on `sink`, when the selection is empty or holds
     /// more than ``layerLimit`` ranks.
     static func layered<Sink: MergeSink>(
-        _ c: Columns, _ selection: Selection, sourceRanks: [Int], into sink: inout Sink
+        _ c: Columns, _ selection: Selection, sourceRanks: [Int], maxDuration: Int64?, into sink: inout Sink
     ) -> Bool {
-        guard let layers = MergeLayers(c, selection, sourceRanks: sourceRanks) else { return false }
+        guard let layers = MergeLayers(c, selection, sourceRanks: sourceRanks, maxDuration: maxDuration) else {
+            return false
+        }
         layers.layerOfSource.withUnsafeBufferPointer { layerOfSource in
             var pass = LayeredPass(layers: layers, layerOfSource: layerOfSource)
             for run in selection.runs { pass.feed(c, run, into: &sink) }
@@ -149,15 +151,21 @@ struct MergeLayers {
     let coverage: [Range<Int>]
     /// Every boundary of every coverage, ascending and distinct.
     let cuts: [Timestamp]
-    /// Instants where points of two or more layers lie, ascending, with the best layer among them.
+    /// Instants where one-by-one treatment decides which points count, ascending, with the best layer of the
+    /// points there: where points of two or more layers lie, or, when the lowest layer was skipped, every instant
+    /// holding a point of another layer.
     let contested: [(instant: Timestamp, best: Int)]
-    /// Longest duration among the selected rows.
+    /// Longest duration among the selected rows, or a bound on it.
     let maxDuration: Int64
 
-    /// Nil when the selection is empty or holds more than ``SourceMerge/layerLimit`` ranks.
-    init?(_ c: Columns, _ selection: Selection, sourceRanks: [Int]) {
+    /// Nil when the selection is empty or holds more than ``SourceMerge/layerLimit`` ranks. Given a bound on the
+    /// rows' durations, the first pass skips the intervals of the lowest rank of all (`sourceRanks.max()`): no
+    /// layer lies below it, so nobody needs its coverage, and its rows cost a source lookup.
+    init?(_ c: Columns, _ selection: Selection, sourceRanks: [Int], maxDuration knownMaxDuration: Int64?) {
         var layerOfSource = [UInt8](repeating: .max, count: sourceRanks.count)
         var rankOfLayer: [Int] = []
+        let skippedRank = knownMaxDuration == nil ? -1 : (sourceRanks.max() ?? -1)
+        var skippedLayer = Int(UInt8.max) - 1
         // Per layer (in order of appearance), its union so far and the interval still open: [openStart, openEnd).
         var unions = [[TimeSpan]](repeating: [], count: SourceMerge.layerLimit)
         var openStart = [Timestamp](repeating: .min, count: SourceMerge.layerLimit)
@@ -165,9 +173,11 @@ struct MergeLayers {
         var maxDuration: Int64 = 0
         var pointInstant = Timestamp.min
         var pointLayers: UInt32 = 0
-        var contestedLayers: [(instant: Timestamp, layers: UInt32)] = []
+        var pointInstants: [(instant: Timestamp, layers: UInt32)] = []
         for run in selection.runs {
-            for row in run {
+            var row = run.lowerBound
+            while row < run.upperBound {
+                defer { row += 1 }
                 let id = Int(c.sourceIDs[row])
                 var layer = Int(layerOfSource[id])
                 if layer == Int(UInt8.max) {
@@ -177,25 +187,28 @@ struct MergeLayers {
                         guard rankOfLayer.count < SourceMerge.layerLimit else { return nil }
                         layer = rankOfLayer.count
                         rankOfLayer.append(sourceRanks[id])
+                        if sourceRanks[id] == skippedRank { skippedLayer = layer }
                     }
                     layerOfSource[id] = UInt8(layer)
                 }
+                if layer == skippedLayer { continue }
                 let start = c.starts[row]
                 let end = c.ends[row]
                 if start < end {
-                    maxDuration = max(maxDuration, end - start)
-                    if start <= openEnd[layer] {
-                        if end > openEnd[layer] { openEnd[layer] = end }
+                    if knownMaxDuration == nil { maxDuration = max(maxDuration, end - start) }
+                    let open = openEnd[layer]
+                    if start <= open {
+                        if end > open { openEnd[layer] = end }
                     } else {
-                        if openStart[layer] < openEnd[layer] {
-                            unions[layer].append(TimeSpan(start: openStart[layer], end: openEnd[layer]))
+                        if openStart[layer] < open {
+                            unions[layer].append(TimeSpan(start: openStart[layer], end: open))
                         }
                         openStart[layer] = start
                         openEnd[layer] = end
                     }
                 } else {
                     if start != pointInstant {
-                        if pointLayers.nonzeroBitCount > 1 { contestedLayers.append((pointInstant, pointLayers)) }
+                        if pointLayers != 0 { pointInstants.append((pointInstant, pointLayers)) }
                         pointInstant = start
                         pointLayers = 0
                     }
@@ -203,7 +216,7 @@ struct MergeLayers {
                 }
             }
         }
-        if pointLayers.nonzeroBitCount > 1 { contestedLayers.append((pointInstant, pointLayers)) }
+        if pointLayers != 0 { pointInstants.append((pointInstant, pointLayers)) }
         guard !rankOfLayer.isEmpty else { return nil }
 
         // Relabel the layers by priority.
@@ -211,10 +224,11 @@ struct MergeLayers {
         var label = [Int](repeating: 0, count: byPriority.count)
         for (newLayer, oldLayer) in byPriority.enumerated() { label[oldLayer] = newLayer }
         self.layerOfSource = layerOfSource.map { $0 == .max ? $0 : UInt8(label[Int($0)]) }
-        contested = contestedLayers.map { instant, layers in
+        let lowestSkipped = skippedLayer < rankOfLayer.count
+        contested = pointInstants.filter { lowestSkipped || $0.layers.nonzeroBitCount > 1 }.map { instant, layers in
             (instant, (0..<byPriority.count).filter { layers >> UInt32($0) & 1 != 0 }.map { label[$0] }.min()!)
         }
-        self.maxDuration = maxDuration
+        self.maxDuration = knownMaxDuration ?? maxDuration
 
         var covered: [TimeSpan] = []
         var coverage: [Range<Int>] = [0..<0]

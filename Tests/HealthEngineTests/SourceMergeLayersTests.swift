@@ -15,14 +15,17 @@ struct SourceMergeLayersTests {
         SourceInfo(name: "FitApp", bundleIdentifier: "com.example.fit", version: "2.0"),
     ]
 
-    /// Random rows on a 10 µs grid between 0 and 2,000 µs: a fifth are points, lengths 10–300 µs, some nested
-    /// inside a longer sample of another source.
-    static func rows(count: Int, sources: ArraySlice<SourceInfo>, using random: inout SeededGenerator) -> [Row] {
+    /// Random rows on a 10 µs grid between 0 and 2,000 µs: a fifth are points, lengths 10 µs up to
+    /// `longest` grid steps, some nested inside a longer sample. Short samples leave long stretches between
+    /// coverage boundaries (the bulk path); long ones send most rows through the one-by-one path.
+    static func rows(
+        count: Int, sources: ArraySlice<SourceInfo>, longest: Int64 = 30, using random: inout SeededGenerator
+    ) -> [Row] {
         var rows: [Row] = []
         for _ in 0..<count {
             let source = sources.randomElement(using: &random)!
             let value = Double(Int.random(in: 0...90, using: &random))
-            if let outer = rows.randomElement(using: &random), outer.end - outer.start >= 30,
+            if let outer = rows.randomElement(using: &random), outer.end - outer.start >= 20,
                 Int.random(in: 0..<4, using: &random) == 0
             {
                 // Nested: strictly inside, or sharing one boundary with the outer sample.
@@ -33,7 +36,7 @@ struct SourceMergeLayersTests {
             }
             let start = Timestamp.random(in: 0..<200, using: &random) * 10
             let length =
-                Int.random(in: 0..<5, using: &random) == 0 ? 0 : Timestamp.random(in: 1...30, using: &random) * 10
+                Int.random(in: 0..<5, using: &random) == 0 ? 0 : Timestamp.random(in: 1...longest, using: &random) * 10
             rows.append(Row(start, start + length, value, source))
         }
         return rows
@@ -51,7 +54,9 @@ struct SourceMergeLayersTests {
     func matchesSweep(seed: Int) throws {
         var random = SeededGenerator(seed: UInt64(seed) &* 7919 &+ 17)
         let sources = Self.sources.prefix(Int.random(in: 2...Self.sources.count, using: &random))
-        let rows = Self.rows(count: Int.random(in: 1...160, using: &random), sources: sources, using: &random)
+        let rows = Self.rows(
+            count: Int.random(in: 1...160, using: &random), sources: sources, longest: seed % 2 == 0 ? 30 : 2,
+            using: &random)
         var series = Series()
         series.append(try PreparedBatch(makeBatch(type: "stepCount", rows: rows)))
         series.sources.setPriority(Array(sources).shuffled(using: &random))
@@ -60,15 +65,21 @@ struct SourceMergeLayersTests {
         let selection = Self.selection(count: series.count, using: &random)
         let context = "seed \(seed), \(rows.count) rows, \(sources.count) sources"
 
+        // Without a duration bound the first pass measures it; with one it skips the lowest rank's intervals.
+        let bound = Bool.random(using: &random) ? series.maxDuration : nil
         series.withColumns { c in
             for window in [nil, 0..<2_000, 300..<310, 555..<1_440] as [Range<Timestamp>?] {
-                var fast = WindowTotal(window: window)
-                var slow = WindowTotal(window: window)
-                let layered = SourceMerge.layered(c, selection, sourceRanks: ranks, into: &fast)
-                SourceMerge.sweep(c, selection, sourceRanks: ranks, rankCount: rankCount, into: &slow)
-                #expect(layered == !selection.isEmpty, "\(context)")
-                #expect(
-                    close(fast.total, slow.total, tolerance: 1e-12), "\(context) window \(String(describing: window))")
+                for maxDuration in [nil, series.maxDuration] {
+                    var fast = WindowTotal(window: window)
+                    var slow = WindowTotal(window: window)
+                    let layered = SourceMerge.layered(
+                        c, selection, sourceRanks: ranks, maxDuration: maxDuration, into: &fast)
+                    SourceMerge.sweep(c, selection, sourceRanks: ranks, rankCount: rankCount, into: &slow)
+                    #expect(layered == !selection.isEmpty, "\(context)")
+                    #expect(
+                        close(fast.total, slow.total, tolerance: 1e-12),
+                        "\(context) window \(String(describing: window)) bound \(String(describing: maxDuration))")
+                }
             }
             // Buckets of 10–200 µs from a boundary on or off the grid, not always covering all the data.
             let width = Timestamp.random(in: 1...20, using: &random) * 10
@@ -77,7 +88,7 @@ struct SourceMergeLayersTests {
                 stride(from: first, through: first + width * Int64.random(in: 1...15, using: &random), by: Int(width)))
             var fast = BucketSums(bounds: bounds)
             var slow = BucketSums(bounds: bounds)
-            _ = SourceMerge.layered(c, selection, sourceRanks: ranks, into: &fast)
+            _ = SourceMerge.layered(c, selection, sourceRanks: ranks, maxDuration: bound, into: &fast)
             SourceMerge.sweep(c, selection, sourceRanks: ranks, rankCount: rankCount, into: &slow)
             #expect(fast.touched == slow.touched, "\(context) bounds \(bounds)")
             for (a, b) in zip(fast.sums, slow.sums) {
@@ -115,7 +126,7 @@ struct SourceMergeLayersTests {
             var sums = BucketSums(bounds: [0, 100, 200, 255, 400])
             SourceMerge.merge(
                 c, series.select(.all), sourceRanks: series.sources.sourceRanks(),
-                rankCount: series.sources.identities.count, into: &sums)
+                rankCount: series.sources.identities.count, maxDuration: series.maxDuration, into: &sums)
             return sums.sums
         }
         // [0,100): 100. [100,200): 3 + 50. [200,255): 5 + fitApp 220–250 (30) + phone 250–255 (4.5) + point 4.
@@ -137,7 +148,9 @@ struct SourceMergeLayersTests {
         let rankOf = Dictionary(uniqueKeysWithValues: priority.enumerated().map { ($1, $0) })
         series.withColumns { c in
             var unused = WindowTotal(window: nil)
-            #expect(!SourceMerge.layered(c, series.select(.all), sourceRanks: ranks, into: &unused))
+            #expect(
+                !SourceMerge.layered(
+                    c, series.select(.all), sourceRanks: ranks, maxDuration: series.maxDuration, into: &unused))
             #expect(unused.total == 0)
             let merged = series.mergedSum(c, series.select(.all), window: nil)
             let ranked = rows.map {

@@ -62,7 +62,8 @@ extension Series {
             var sums = BucketSums(bounds: bounds)
             if merge, hasSeveralIdentities(c, selection) {
                 SourceMerge.merge(
-                    c, selection, sourceRanks: sources.sourceRanks(), rankCount: sources.identities.count, into: &sums)
+                    c, selection, sourceRanks: sources.sourceRanks(), rankCount: sources.identities.count,
+                    maxDuration: maxDuration, into: &sums)
             } else {
                 for run in selection.runs { sums.addRun(c, run, maxDuration: maxDuration) }
             }
