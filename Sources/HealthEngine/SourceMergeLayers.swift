@@ -66,8 +66,13 @@ private struct LayeredPass {
             if contested < layers.contested.count { bulkLimit = min(bulkLimit, layers.contested[contested].instant) }
             if start < bulkLimit {
                 let bulkEnd = c.firstRow(in: row..<run.upperBound, near: row, startingAtLeast: bulkLimit)
-                let filter = LayerFilter(layerOfSource: layerOfSource, counting: countingLayers(at: start))
-                sink.wholeRows(c, row..<bulkEnd, counting: filter, maxDuration: layers.maxDuration)
+                let counting = countingLayers(at: start)
+                if counting == allLayers {  // nothing covered here: a plain sum, no source lookups
+                    sink.wholeRows(c, row..<bulkEnd, counting: EveryRow(), maxDuration: layers.maxDuration)
+                } else {
+                    let filter = LayerFilter(layerOfSource: layerOfSource, counting: counting)
+                    sink.wholeRows(c, row..<bulkEnd, counting: filter, maxDuration: layers.maxDuration)
+                }
                 row = bulkEnd
             } else {
                 feedOne(c, row, into: &sink)
@@ -84,6 +89,9 @@ private struct LayeredPass {
         cursor[layer] = first
         return first
     }
+
+    /// Every layer's bit.
+    private var allLayers: UInt32 { (1 << UInt32(layers.coverage.count)) - 1 }
 
     /// Bit `l` set when nothing above layer `l` covers `instant` (nor, so, the stretch holding it).
     private mutating func countingLayers(at instant: Timestamp) -> UInt32 {
