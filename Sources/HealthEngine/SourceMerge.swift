@@ -1,14 +1,22 @@
 import HealthModel
 
-/// Receives the merged contributions of a ``SourceMerge`` sweep, in time order.
+/// Receives the merged contributions of a ``SourceMerge``.
 ///
-/// Segments arrive in increasing time, each starting where the previous one ended or later; a point arrives after
-/// the segments that end at or before its instant.
+/// From ``SourceMerge/sweep(_:_:sourceRanks:rankCount:into:)`` segments arrive in increasing time, each starting
+/// where the previous one ended or later, and a point after the segments that end at or before its instant. From
+/// ``SourceMerge/layered(_:_:sourceRanks:maxDuration:into:)`` calls come in the start order of the samples they
+/// stem from, so a call may reach back before the end of the previous one.
 protocol MergeSink {
     /// The winning source's samples contribute `rate` per microsecond over `[from, to)` (`from < to`).
     mutating func segment(from: Timestamp, to: Timestamp, rate: Double)
     /// Point samples (no duration) of the winning source at `instant`, together worth `value`.
     mutating func point(at instant: Timestamp, value: Double)
+    /// A sample that counts in full: `value` spread evenly over `[from, to)`, or a point when `from == to`.
+    mutating func whole(from: Timestamp, to: Timestamp, value: Double)
+    /// Rows in start order, each lasting at most `maxDuration`, that count in full when `filter` passes them and
+    /// not at all otherwise (a row the filter drops is covered by counted ones).
+    mutating func wholeRows<Filter: MergeRowFilter>(
+        _ c: Columns, _ rows: Range<Int>, counting filter: Filter, maxDuration: Int64)
 }
 
 /// The merged sum of a cumulative type over several sources (HEALTHKIT.md §8).
@@ -26,8 +34,20 @@ enum SourceMerge {
         _ c: Columns, _ selection: Selection, sourceRanks: [Int], rankCount: Int, window: Range<Timestamp>?
     ) -> Double {
         var total = WindowTotal(window: window)
-        sweep(c, selection, sourceRanks: sourceRanks, rankCount: rankCount, into: &total)
+        merge(c, selection, sourceRanks: sourceRanks, rankCount: rankCount, into: &total)
         return total.total
+    }
+
+    /// Feeds the merged contributions to `sink`: by priority layers when at most ``layerLimit`` ranks are
+    /// selected (the fast path), otherwise with the heap sweep. Both give the same sums. `maxDuration` (a bound
+    /// on the rows' durations, such as ``Series/maxDuration``) spares the fast path measuring it.
+    static func merge<Sink: MergeSink>(
+        _ c: Columns, _ selection: Selection, sourceRanks: [Int], rankCount: Int, maxDuration: Int64? = nil,
+        into sink: inout Sink
+    ) {
+        if !layered(c, selection, sourceRanks: sourceRanks, maxDuration: maxDuration, into: &sink) {
+            sweep(c, selection, sourceRanks: sourceRanks, rankCount: rankCount, into: &sink)
+        }
     }
 
     /// The one sweep behind every merged sum: hands the winner's rate over each elementary segment, and the
@@ -109,6 +129,31 @@ struct WindowTotal: MergeSink {
 
     mutating func point(at instant: Timestamp, value: Double) {
         if window?.contains(instant) ?? true { total += value }
+    }
+
+    mutating func whole(from: Timestamp, to: Timestamp, value: Double) {
+        guard let window else {
+            total += value
+            return
+        }
+        if from == to {
+            point(at: from, value: value)
+        } else {
+            let overlap = min(to, window.upperBound) - max(from, window.lowerBound)
+            if overlap > 0 { total += value * (Double(overlap) / Double(to - from)) }
+        }
+    }
+
+    mutating func wholeRows<Filter: MergeRowFilter>(
+        _ c: Columns, _ rows: Range<Int>, counting filter: Filter, maxDuration: Int64
+    ) {
+        guard window != nil else {
+            total += filter.sum(c, rows)
+            return
+        }
+        for row in rows where filter.counts(c, row) {
+            whole(from: c.starts[row], to: c.ends[row], value: c.values[row])
+        }
     }
 }
 

@@ -13,7 +13,7 @@ struct BucketSums: MergeSink {
     private(set) var sums: [Double]
     /// Whether any sample reached the bucket (with a positive overlap, or an instant inside it).
     private(set) var touched: [Bool]
-    /// A bucket at or before every instant still to come: calls arrive in nondecreasing time.
+    /// The bucket of the last instant handled; moves forward, or back when a merge reaches back.
     private var cursor = 0
     /// The bucket of the last row ``addRun(_:_:maxDuration:)`` summed in bulk; runs come in start order.
     private var runBucket = 0
@@ -29,17 +29,26 @@ struct BucketSums: MergeSink {
     /// Moves the cursor to the bucket holding `instant` (which lies inside the span).
     private mutating func advance(to instant: Timestamp) {
         while cursor + 1 < bucketCount, bounds[cursor + 1] <= instant { cursor += 1 }
+        while cursor > 0, bounds[cursor] > instant { cursor -= 1 }
     }
 
     /// Spreads a single-source run of rows in start order. Rows that start before `bucketEnd - maxDuration`
     /// cannot reach the next bucket, so each bucket's bulk is one plain four-accumulator sum; only the rows near
     /// a boundary are spread one by one. `maxDuration` bounds every row's duration.
     mutating func addRun(_ c: Columns, _ rows: Range<Int>, maxDuration: Int64) {
+        addRun(c, rows, maxDuration: maxDuration, counting: EveryRow())
+    }
+
+    /// ``addRun(_:_:maxDuration:)`` counting only the rows `filter` passes. Every bucket holding a row's start
+    /// is marked touched, counted or not: a merge drops a row only where a counted one covers it.
+    mutating func addRun<Filter: MergeRowFilter>(
+        _ c: Columns, _ rows: Range<Int>, maxDuration: Int64, counting filter: Filter
+    ) {
         let spanStart = bounds[0]
         let spanEnd = bounds[bucketCount]
         var row = rows.lowerBound
         while row < rows.upperBound, c.starts[row] < spanStart {
-            spread(c, row)
+            if filter.counts(c, row) { spread(from: c.starts[row], to: c.ends[row], value: c.values[row]) }
             row += 1
         }
         var bucket = runBucket
@@ -53,21 +62,24 @@ struct BucketSums: MergeSink {
             let safeLimit = bucketEnd.subtractingSaturating(maxDuration)
             let inside = start >= safeLimit ? row : c.firstRow(in: row..<next, startingAtLeast: safeLimit)
             if inside > row {
-                var plain = ValueSum()
-                plain.add(c, row..<inside)
-                sums[bucket] += plain.total
+                sums[bucket] += filter.sum(c, row..<inside)
                 touched[bucket] = true
             }
-            for straddling in inside..<next { spread(c, straddling) }
+            for straddling in inside..<next where filter.counts(c, straddling) {
+                spread(from: c.starts[straddling], to: c.ends[straddling], value: c.values[straddling])
+            }
             row = next
         }
     }
 
-    /// Adds one row's pro-rated portions to every bucket it overlaps.
-    private mutating func spread(_ c: Columns, _ row: Int) {
-        let start = c.starts[row]
-        let end = c.ends[row]
-        let value = c.values[row]
+    mutating func wholeRows<Filter: MergeRowFilter>(
+        _ c: Columns, _ rows: Range<Int>, counting filter: Filter, maxDuration: Int64
+    ) {
+        addRun(c, rows, maxDuration: maxDuration, counting: filter)
+    }
+
+    /// Adds a sample's pro-rated portions to every bucket it overlaps.
+    private mutating func spread(from start: Timestamp, to end: Timestamp, value: Double) {
         if start == end {
             point(at: start, value: value)
             return
@@ -85,6 +97,16 @@ struct BucketSums: MergeSink {
                 touched[bucket] = true
             }
             bucket += 1
+        }
+    }
+
+    /// A sample inside the cursor's bucket (the common case) is added there at once, otherwise spread.
+    mutating func whole(from start: Timestamp, to end: Timestamp, value: Double) {
+        if start >= bounds[cursor], end <= bounds[cursor + 1], start < bounds[cursor + 1] {
+            sums[cursor] += value
+            touched[cursor] = true
+        } else {
+            spread(from: start, to: end, value: value)
         }
     }
 

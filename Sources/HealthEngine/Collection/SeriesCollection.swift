@@ -61,8 +61,9 @@ extension Series {
         if options.contains(.cumulativeSum) {
             var sums = BucketSums(bounds: bounds)
             if merge, hasSeveralIdentities(c, selection) {
-                SourceMerge.sweep(
-                    c, selection, sourceRanks: sources.sourceRanks(), rankCount: sources.identities.count, into: &sums)
+                SourceMerge.merge(
+                    c, selection, sourceRanks: sources.sourceRanks(), rankCount: sources.identities.count,
+                    maxDuration: maxDuration, into: &sums)
             } else {
                 for run in selection.runs { sums.addRun(c, run, maxDuration: maxDuration) }
             }
