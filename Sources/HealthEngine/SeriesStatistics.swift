@@ -46,7 +46,8 @@ extension Series {
             return plain.total
         }
         return SourceMerge.sum(
-            c, selection, sourceRanks: sources.sourceRanks(), rankCount: sources.identities.count, window: window)
+            c, selection, sourceRanks: sources.sourceRanks(), rankCount: sources.identities.count, window: window,
+            maxDuration: maxDuration)
     }
 
     func hasSeveralIdentities(_ c: Columns, _ selection: Selection) -> Bool {

@@ -31,10 +31,11 @@ enum SourceMerge {
     /// source id, every rank `< rankCount`). With a window, only portions inside it count; a plain statistics
     /// query passes `nil` and counts every selected sample's portions without clipping.
     static func sum(
-        _ c: Columns, _ selection: Selection, sourceRanks: [Int], rankCount: Int, window: Range<Timestamp>?
+        _ c: Columns, _ selection: Selection, sourceRanks: [Int], rankCount: Int, window: Range<Timestamp>?,
+        maxDuration: Int64? = nil
     ) -> Double {
         var total = WindowTotal(window: window)
-        merge(c, selection, sourceRanks: sourceRanks, rankCount: rankCount, into: &total)
+        merge(c, selection, sourceRanks: sourceRanks, rankCount: rankCount, maxDuration: maxDuration, into: &total)
         return total.total
     }
 
