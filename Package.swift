@@ -60,6 +60,7 @@ let package = Package(
             path: "Tools/hkbench", swiftSettings: swiftSettings),
 
         // MARK: Tests
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
         .testTarget(name: "HealthCodecTests", dependencies: ["HealthCodec"], swiftSettings: swiftSettings),
         .testTarget(
@@ -72,11 +73,11 @@ let package = Package(
         .testTarget(
             name: "HealthStorageTests", dependencies: ["HealthStorage", "HealthEngine", "HealthCodec", "HealthPosix"],
             swiftSettings: swiftSettings),
-        .testTarget(name: "HealthImportTests", dependencies: ["HealthImport"], swiftSettings: swiftSettings),
-        .testTarget(name: "HKQKitTests", dependencies: ["HKQKit", "HealthServer"], swiftSettings: swiftSettings),
+        .testTarget(name: "HealthImportTests", dependencies: ["HealthImport", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "HKQKitTests", dependencies: ["HKQKit", "HealthServer", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["HealthServer", "HealthClient", "HealthWire", "HealthPosix", "HKQKit"],
+            dependencies: ["HealthServer", "HealthClient", "HealthWire", "HealthPosix", "HKQKit", "TestSupport"],
             swiftSettings: swiftSettings),
     ]
 )

@@ -1,19 +1,15 @@
 import Foundation
 import HealthImport
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import HKQKit
 
-/// The real export shared beside the checkout: `<package root>/../shared/data/apple-health-export-mit/export.zip`.
-func realExportPath(file: String = #filePath) throws -> String {
-    var url = URL(fileURLWithPath: file).deletingLastPathComponent()
-    while url.path != "/", !FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
-        url = url.deletingLastPathComponent()
-    }
-    let path = url.deletingLastPathComponent()
-        .appendingPathComponent("shared/data/apple-health-export-mit/export.zip").standardizedFileURL.path
-    try #require(FileManager.default.fileExists(atPath: path), "the shared real export is missing: expected \(path)")
+/// The real export, in Tests/Fixtures.
+func realExportPath() throws -> String {
+    let path = TestFixtures.realExportPath
+    try #require(FileManager.default.fileExists(atPath: path), "the real export is missing: expected \(path)")
     return path
 }
 

@@ -1,26 +1,14 @@
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 
 @testable import HealthImport
 
 /// Builds export documents and files, and runs imports over them.
 enum Fixtures {
-    /// The package root: the first directory above this file holding Package.swift.
-    static func packageRoot(file: String = #filePath) -> URL {
-        var url = URL(fileURLWithPath: file).deletingLastPathComponent()
-        while url.path != "/" {
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url }
-            url = url.deletingLastPathComponent()
-        }
-        return url
-    }
-
-    /// The real export shared beside the checkout: `<package root>/../shared/data/apple-health-export-mit/export.zip`.
-    static var realExportPath: String {
-        packageRoot().deletingLastPathComponent()
-            .appendingPathComponent("shared/data/apple-health-export-mit/export.zip").standardizedFileURL.path
-    }
+    /// The real export, in Tests/Fixtures.
+    static var realExportPath: String { TestFixtures.realExportPath }
 
     /// A complete export.xml around `body` (records and other top-level elements), shaped like a real one.
     static func document(_ body: String) -> String {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import HealthImport
 
-/// The real export of `shared/data/apple-health-export-mit` (26,070 records). Expected numbers were computed once,
+/// The real export in `Tests/Fixtures/apple-health-export-mit` (26,070 records). Expected numbers were computed once,
 /// independently, with `unzip -p … | grep -c` and a short Python script over the XML.
 @Suite("Real export")
 struct RealExportTests {
@@ -13,7 +13,7 @@ struct RealExportTests {
         let path = Fixtures.realExportPath
         try #require(
             FileManager.default.fileExists(atPath: path),
-            "the shared real export is missing: expected it at \(path) (<package root>/../shared/data/…)")
+            "the real export is missing: expected it at \(path)")
         return path
     }
 

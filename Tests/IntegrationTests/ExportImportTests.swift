@@ -1,15 +1,15 @@
 import Foundation
 import HealthClient
+import TestSupport
 import Testing
 
 /// `hkq import` (the binary) into `hkd` (the binary): the real export, then again after a restart.
 @Suite("hkq import against hkd", .serialized)
 struct ExportImportTests {
-    /// `<package root>/../shared/data/apple-health-export-mit/export.zip`.
+    /// The real export, in Tests/Fixtures.
     static func realExport() throws -> String {
-        let path = HKDProcess.packageRoot.deletingLastPathComponent()
-            .appendingPathComponent("shared/data/apple-health-export-mit/export.zip").standardizedFileURL.path
-        try #require(FileManager.default.fileExists(atPath: path), "the shared real export is missing: \(path)")
+        let path = TestFixtures.realExportPath
+        try #require(FileManager.default.fileExists(atPath: path), "the real export is missing: \(path)")
         return path
     }
 
