@@ -136,12 +136,10 @@ struct CollectionReport {
 
     /// `2024-03-10` for day and longer buckets, `2024-03-10 14:00` for shorter ones, in the query's zone.
     func label(_ instant: Timestamp) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        let parts = calendar.dateComponents(
-            [.year, .month, .day, .hour, .minute], from: Date(timeIntervalSince1970: Double(instant) / 1e6))
-        let day = String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
-        return showsTime ? day + String(format: " %02d:%02d", parts.hour ?? 0, parts.minute ?? 0) : day
+        let civil = CivilTime(timestamp: instant, offsetSeconds: TimestampFormatter(timeZone: zone).offsetSeconds(at: instant))
+        let pad = TimestampFormatter.pad
+        let day = pad(civil.year, 4) + "-" + pad(civil.month, 2) + "-" + pad(civil.day, 2)
+        return showsTime ? day + " " + pad(civil.hour, 2) + ":" + pad(civil.minute, 2) : day
     }
 
     /// One line per bucket: its start, a bar scaled to the largest value, and the value (the first figure
