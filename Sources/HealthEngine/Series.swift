@@ -8,6 +8,8 @@ struct SeriesRows: Sendable {
     var values: ContiguousArray<Double> = []
     var sourceIDs: ContiguousArray<UInt16> = []
     var uuids: ContiguousArray<UUID> = []
+    /// Change anchors (arrival order, see ``SeriesChangeLog``); empty for rows not yet stamped.
+    var arrivals: ContiguousArray<UInt64> = []
 
     var count: Int { starts.count }
 
@@ -32,8 +34,8 @@ struct SeriesRows: Sendable {
 /// The samples of one subject and one quantity type, as columns sorted by start.
 ///
 /// Equal starts keep the order they arrived in. Storage per sample: start 8, end 8, value 8, source id 2,
-/// UUID 16 = 42 bytes; columns grow by an eighth at a time once large, so capacity slack stays under 12.5 %
-/// and a large series costs at most 47.25 bytes per sample (measured in the engine tests).
+/// UUID 16, arrival anchor 8 = 50 bytes; columns grow by an eighth at a time once large, so capacity slack stays
+/// under 12.5 % and a large series costs at most 56.25 bytes per sample (measured in the engine tests).
 struct Series: Sendable {
     private(set) var starts: ContiguousArray<Timestamp> = []
     private(set) var ends: ContiguousArray<Timestamp> = []
@@ -42,6 +44,11 @@ struct Series: Sendable {
     /// Indices into ``sources``.
     private(set) var sourceIDs: ContiguousArray<UInt16> = []
     private(set) var uuids: ContiguousArray<UUID> = []
+    /// The change anchor each row arrived with (HEALTHKIT.md §9): arrival order, unlike the start order of the
+    /// rows. Kept as a column (8 bytes per sample) rather than a second copy of the samples in arrival order.
+    private(set) var arrivals: ContiguousArray<UInt64> = []
+    /// Deletions and arrival-block maxima: what ``HealthStore/changes`` reads besides ``arrivals``.
+    var changeLog = SeriesChangeLog()
     /// Longest `end - start` ever stored: bounds the binary search for predicates on the end date.
     private(set) var maxDuration: Int64 = 0
     var sources = SeriesSources()
@@ -61,16 +68,18 @@ struct Series: Sendable {
         values = rows.values
         sourceIDs = rows.sourceIDs
         uuids = rows.uuids
+        arrivals = rows.arrivals
         self.maxDuration = maxDuration
         self.sources = sources
         self.ledger = ledger
         self.ledger.reserve(rows.count)
         self.ledger.add(uuids: rows.uuids)
+        changeLog.rebuildBlocks(from: 0, arrivals: arrivals)
     }
 
     /// The columns as rows (shares storage until either side changes).
     var allRows: SeriesRows {
-        SeriesRows(starts: starts, ends: ends, values: values, sourceIDs: sourceIDs, uuids: uuids)
+        SeriesRows(starts: starts, ends: ends, values: values, sourceIDs: sourceIDs, uuids: uuids, arrivals: arrivals)
     }
 
     /// Removes the rows at `rows` (ascending, distinct) and forgets their UUIDs in the ledger.
@@ -90,6 +99,7 @@ struct Series: Sendable {
             values[write] = values[read]
             sourceIDs[write] = sourceIDs[read]
             uuids[write] = uuids[read]
+            arrivals[write] = arrivals[read]
             write += 1
         }
         starts.removeSubrange(write...)
@@ -97,6 +107,8 @@ struct Series: Sendable {
         values.removeSubrange(write...)
         sourceIDs.removeSubrange(write...)
         uuids.removeSubrange(write...)
+        arrivals.removeSubrange(write...)
+        changeLog.rebuildBlocks(from: rows[0], arrivals: arrivals)
     }
 
     /// First index whose start is `>= time` (``count`` when none).
@@ -129,7 +141,9 @@ struct Series: Sendable {
         reserveForAppending(added)
         let sorted = rows.isSortedByStart
         if sorted, starts.last.map({ $0 <= rows.starts[0] }) ?? true {
+            let first = count
             appendColumns(of: rows)
+            changeLog.rebuildBlocks(from: first, arrivals: arrivals)
             return
         }
         let order = sorted ? Array(0..<added) : rows.startOrder()
@@ -141,6 +155,7 @@ struct Series: Sendable {
         merged.values.reserveCapacity(mergedCount)
         merged.sourceIDs.reserveCapacity(mergedCount)
         merged.uuids.reserveCapacity(mergedCount)
+        merged.arrivals.reserveCapacity(mergedCount)
         var stored = tailStart
         var next = 0
         while stored < count || next < added {
@@ -150,6 +165,7 @@ struct Series: Sendable {
                 merged.values.append(values[stored])
                 merged.sourceIDs.append(sourceIDs[stored])
                 merged.uuids.append(uuids[stored])
+                merged.arrivals.append(arrivals[stored])
                 stored += 1
             } else {
                 let row = order[next]
@@ -158,6 +174,7 @@ struct Series: Sendable {
                 merged.values.append(rows.values[row])
                 merged.sourceIDs.append(rows.sourceIDs[row])
                 merged.uuids.append(rows.uuids[row])
+                merged.arrivals.append(rows.arrivals[row])
                 next += 1
             }
         }
@@ -166,7 +183,9 @@ struct Series: Sendable {
         values.removeSubrange(tailStart...)
         sourceIDs.removeSubrange(tailStart...)
         uuids.removeSubrange(tailStart...)
+        arrivals.removeSubrange(tailStart...)
         appendColumns(of: merged)
+        changeLog.rebuildBlocks(from: tailStart, arrivals: arrivals)
     }
 
     private mutating func appendColumns(of rows: SeriesRows) {
@@ -175,6 +194,7 @@ struct Series: Sendable {
         values.append(contentsOf: rows.values)
         sourceIDs.append(contentsOf: rows.sourceIDs)
         uuids.append(contentsOf: rows.uuids)
+        arrivals.append(contentsOf: rows.arrivals)
     }
 
     /// Makes room for `added` more rows: exact for small series, then growth by an eighth, never doubling.
@@ -187,6 +207,7 @@ struct Series: Sendable {
         values.reserveCapacity(target)
         sourceIDs.reserveCapacity(target)
         uuids.reserveCapacity(target)
+        arrivals.reserveCapacity(target)
     }
 
     /// Runs `body` with read-only pointers to the columns (valid only inside `body`).
@@ -206,7 +227,8 @@ struct Series: Sendable {
     var approximateBytes: Int {
         starts.capacity * MemoryLayout<Timestamp>.stride + ends.capacity * MemoryLayout<Timestamp>.stride
             + values.capacity * MemoryLayout<Double>.stride + sourceIDs.capacity * MemoryLayout<UInt16>.stride
-            + uuids.capacity * MemoryLayout<UUID>.stride + sources.approximateBytes
+            + uuids.capacity * MemoryLayout<UUID>.stride + arrivals.capacity * MemoryLayout<UInt64>.stride
+            + sources.approximateBytes + changeLog.approximateBytes
     }
 }
 

@@ -4,19 +4,23 @@ import HealthEngine
 import HealthModel
 
 /// The byte layout of one shard snapshot file (Protocol/STORAGE.md): magic, type, the log sequence the image
-/// is complete up to, the series (tables, then raw little-endian columns), and a CRC-32 of everything before
-/// it. Pure functions, thread-safe.
+/// is complete up to, the type's newest change anchor, the series (tables, deletion records, then raw
+/// little-endian columns including the arrival anchors), and a CRC-32 of everything before it. Version 1 files
+/// (no change log) are still read. Pure functions, thread-safe.
 public enum SnapshotCodec {
-    /// First 8 bytes of every snapshot file.
-    public static let magic: [UInt8] = Array("HKSNAP01".utf8)
+    /// First 8 bytes of every snapshot file written now (format 2, with the change log).
+    public static let magic: [UInt8] = Array("HKSNAP02".utf8)
+    /// First 8 bytes of format 1 snapshots (before the change log), still read.
+    public static let magicVersion1: [UInt8] = Array("HKSNAP01".utf8)
 
     /// The encoded file for `image`, complete up to log sequence `sequence`.
     public static func encode(_ image: ShardImage, sequence: UInt64) -> [UInt8] {
-        let columnBytes = image.sampleCount * 42
+        let columnBytes = image.sampleCount * 50
         var w = ByteWriter(capacity: 64 + columnBytes + image.series.count * 256)
         w.write(bytes: magic)
         w.writeString(image.type.identifier)
         w.writeLE(sequence)
+        w.writeLE(image.lastAnchor)
         w.writeVarint(UInt64(image.series.count))
         for series in image.series { write(series, into: &w) }
         var bytes = w.bytes
@@ -53,11 +57,23 @@ public enum SnapshotCodec {
             w.writeUUID(holder.uuid)
             w.writeSignedVarint(holder.start)
         }
+        w.writeVarint(s.changeLog.prunedThrough)
+        w.writeVarint(UInt64(s.changeLog.deletions.count))
+        for record in s.changeLog.deletions {
+            w.writeVarint(record.anchor)
+            w.writeUUID(record.uuid)
+            w.writeString(record.syncIdentifier)
+            w.writeSignedVarint(record.syncVersion)
+            w.writeSignedVarint(record.start)
+            w.writeSignedVarint(record.end)
+            w.writeSignedVarint(record.deletedAt)
+        }
         writeRaw(s.starts, into: &w)
         writeRaw(s.ends, into: &w)
         writeRaw(s.values, into: &w)
         writeRaw(s.sourceIDs, into: &w)
         writeRaw(s.uuids, into: &w)
+        writeRaw(s.arrivals, into: &w)
     }
 
     /// Appends the elements' bytes as they lie in memory (little-endian on every platform Swift runs hkd on).
@@ -75,9 +91,14 @@ public enum SnapshotCodec {
     /// Decodes a snapshot file. Throws ``CodecError`` naming the byte offset for a bad checksum, truncation or
     /// any count that does not fit in the bytes left; never allocates more than the file's size.
     public static func decode(_ bytes: [UInt8]) throws -> Decoded {
-        guard bytes.count >= magic.count + 4, Array(bytes[0..<magic.count]) == magic else {
+        guard bytes.count >= magic.count + 4 else {
             throw CodecError(.malformedPayload, "bad snapshot magic at offset 0")
         }
+        let leading = Array(bytes[0..<magic.count])
+        guard leading == magic || leading == magicVersion1 else {
+            throw CodecError(.malformedPayload, "bad snapshot magic at offset 0")
+        }
+        let hasChangeLog = leading == magic
         let body = bytes.count - 4
         let stored = UInt32(
             littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: body, as: UInt32.self) })
@@ -94,16 +115,17 @@ public enum SnapshotCodec {
             throw CodecError(.malformedPayload, "unknown quantity type \"\(identifier)\" in snapshot")
         }
         let sequence = try r.readLE(UInt64.self)
+        let lastAnchor = hasChangeLog ? try r.readLE(UInt64.self) : 0
         let seriesCount = try r.readCount("series count", limit: r.remaining)
         var series: [SeriesImage] = []
-        for _ in 0..<seriesCount { series.append(try readSeries(&r)) }
+        for _ in 0..<seriesCount { series.append(try readSeries(&r, hasChangeLog: hasChangeLog)) }
         try r.expectEnd("the snapshot")
-        return Decoded(image: ShardImage(type: type, series: series), sequence: sequence)
+        return Decoded(image: ShardImage(type: type, series: series, lastAnchor: lastAnchor), sequence: sequence)
     }
 
-    static func readSeries(_ r: inout ByteReader) throws -> SeriesImage {
+    static func readSeries(_ r: inout ByteReader, hasChangeLog: Bool) throws -> SeriesImage {
         let subject = try r.readString(limit: SampleRules.maxSubjectLength)
-        let count = try r.readCount("sample count", limit: r.remaining / 42)
+        let count = try r.readCount("sample count", limit: r.remaining / (hasChangeLog ? 50 : 42))
         let maxDuration = try r.readSignedVarint()
         let sourceCount = try r.readCount("source count", limit: min(r.remaining / 5, Int(UInt16.max) + 1))
         var sources: [SourceInfo] = []
@@ -133,12 +155,34 @@ public enum SnapshotCodec {
                     sourceKey: try r.readString(), identifier: try r.readString(), version: try r.readSignedVarint(),
                     uuid: try r.readUUID(), start: try r.readSignedVarint()))
         }
+        var changeLog = SeriesChangeLog()
+        if hasChangeLog { changeLog = try readChangeLog(&r) }
         return SeriesImage(
             subject: subject, starts: try readRaw(&r, count), ends: try readRaw(&r, count),
             values: try readRaw(&r, count),
             sourceIDs: try readRaw(&r, count), uuids: try readRaw(&r, count), maxDuration: maxDuration,
             sources: sources,
-            userEnteredSources: userEntered, priorityOrder: order, recentBatches: batches, syncHolders: holders)
+            userEnteredSources: userEntered, priorityOrder: order, recentBatches: batches, syncHolders: holders,
+            arrivals: hasChangeLog ? try readRaw(&r, count) : nil, changeLog: changeLog)
+    }
+
+    /// The pruned anchor and the deletion records (anchors must increase).
+    static func readChangeLog(_ r: inout ByteReader) throws -> SeriesChangeLog {
+        let prunedThrough = try r.readVarint()
+        let count = try r.readCount("deletion count", limit: r.remaining / 22)
+        var deletions: [DeletionRecord] = []
+        deletions.reserveCapacity(count)
+        for _ in 0..<count {
+            let record = DeletionRecord(
+                anchor: try r.readVarint(), uuid: try r.readUUID(), syncIdentifier: try r.readString(),
+                syncVersion: try r.readSignedVarint(), start: try r.readSignedVarint(), end: try r.readSignedVarint(),
+                deletedAt: try r.readSignedVarint())
+            if let previous = deletions.last, previous.anchor >= record.anchor {
+                throw CodecError(.malformedPayload, "deletion anchors not increasing at \(record.anchor)")
+            }
+            deletions.append(record)
+        }
+        return SeriesChangeLog(deletions: deletions, prunedThrough: prunedThrough)
     }
 
     /// Reads `count` elements laid out as ``writeRaw(_:into:)`` wrote them.
