@@ -16,6 +16,8 @@ public struct RequestDispatcher: Sendable {
     public var rowsPerResultFrame = 50_000
     /// Buckets per ``CollectionResult`` frame of a streamed collection query.
     public var bucketsPerResultFrame = 10_000
+    /// Told about every durable change so live subscriptions update (see RequestDispatcher+Changes.swift).
+    public var subscriptions: SubscriptionHub?
     /// Facts about the running server for ``ServerInfo``.
     let status: @Sendable () -> ServerStatus
 
@@ -67,6 +69,7 @@ public struct RequestDispatcher: Sendable {
                     .batchTooLarge, "batch \(m.batch.batchID) has \(m.batch.count) rows; this server accepts at most \(limits.maxBatchRows)")
             }
             let result = try durable.insert(m.batch)
+            if result.inserted > 0 { subscriptions?.changed(subject: m.batch.subject, type: m.batch.typeIdentifier) }
             return [
                 .insertAck(
                     InsertAck(
@@ -81,6 +84,7 @@ public struct RequestDispatcher: Sendable {
             case .filter(let given): filter = given
             }
             let deleted = try durable.delete(subject: m.subject, type: m.type, filter: filter)
+            if deleted > 0 { subscriptions?.changed(subject: m.subject, type: m.type) }
             return [.deleteAck(DeleteAck(deleted: UInt64(deleted)))]
 
         case .sampleQuery(let m):
@@ -132,7 +136,10 @@ public struct RequestDispatcher: Sendable {
                 serverVersion: status.version, uptimeMicros: status.uptimeMicros, connections: status.connections,
                 residentBytes: status.residentBytes, subjects: UInt64(info.subjects), samplesPerType: perType))]
 
-        case .changesQuery, .subscribe, .unsubscribe, .adminRequest:
+        case .changesQuery(let m):
+            return try changesReply(m)
+
+        case .subscribe, .unsubscribe, .adminRequest:
             throw HealthError(.unsupportedRequest, "\(message.kind) is not supported by this server version yet")
 
         case .hello, .welcome, .error, .ping, .pong, .insertAck, .deleteAck, .sampleResult, .statisticsResult,

@@ -16,6 +16,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     private var lastActivity = Deadline.now()
     private var pausedForPipelining = false
     private var pausedForBackpressure = false
+    private var subscriptions: ConnectionSubscriptions?
 
     init(server: HealthServer, id: UInt64) {
         self.server = server
@@ -27,6 +28,13 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
 
     func connectionDidOpen(_ connection: Connection) {
         self.connection = connection
+        subscriptions = ConnectionSubscriptions(
+            hub: server.subscriptions, store: server.store, workers: server.workers, loop: connection.loop,
+            timeout: .seconds(Int64(clamping: server.configuration.subscriberTimeoutSeconds)),
+            isOpen: { [unowned self] in self.connection?.isOpen ?? false },
+            isWritable: { [unowned self] in self.connection?.isWritable ?? false },
+            write: { [unowned self] in self.connection?.write($0) }, complete: { [unowned self] in self.finish($0) },
+            terminate: { [unowned self] in self.perform(self.machine.terminate($0)) })
         armIdleTimer()
     }
 
@@ -38,11 +46,14 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     func connection(_ connection: Connection, writabilityChanged isWritable: Bool) {
         pausedForBackpressure = !isWritable
         updateReading()
+        subscriptions?.writabilityChanged(isWritable)
     }
 
     func connectionDidClose(_ connection: Connection, error: SystemError?) {
         idleTimer?.cancel()
         idleTimer = nil
+        subscriptions?.closeAll()
+        subscriptions = nil
         self.connection = nil
         if let error { ServerLog.warning("connection \(id) from \(connection.remoteAddress) failed: \(error)") }
     }
@@ -65,6 +76,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
 
     private func dispatch(requestID: UInt32, message: Message, identity: ClientIdentity) {
         guard let connection else { return }
+        if subscriptions?.handle(message, requestID: requestID) == true { return }
         let dispatcher = server.dispatcher
         let loop = connection.loop
         let accepted = server.workers.submit { [self] in
