@@ -34,7 +34,8 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
             isOpen: { [unowned self] in self.connection?.isOpen ?? false },
             isWritable: { [unowned self] in self.connection?.isWritable ?? false },
             write: { [unowned self] in self.connection?.write($0) }, complete: { [unowned self] in self.finish($0) },
-            terminate: { [unowned self] in self.perform(self.machine.terminate($0)) })
+            terminate: { [unowned self] in self.perform(self.machine.terminate($0)) },
+            forceClose: { [unowned self] in self.connection?.close() })
         armIdleTimer()
     }
 
@@ -126,7 +127,8 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         idleTimer = connection.loop.schedule(after: timeout) { [self] in
             guard self.connection != nil else { return }
             let idleFor = Deadline.now().nanoseconds &- self.lastActivity.nanoseconds
-            if machine.inFlight == 0, idleFor >= UInt64(clamping: seconds) * 1_000_000_000 {
+            // A connection holding subscriptions waits for updates: it is never idle.
+            if machine.inFlight == 0, subscriptions?.isEmpty ?? true, idleFor >= UInt64(clamping: seconds) * 1_000_000_000 {
                 perform(machine.terminate(HealthError(.idleTimeout, "the connection was idle for \(seconds) s")))
             } else {
                 armIdleTimer()

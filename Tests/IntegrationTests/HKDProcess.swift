@@ -76,6 +76,9 @@ final class HKDProcess: Sendable {
 
     var isRunning: Bool { process.isRunning }
 
+    /// The process id while running.
+    var processIdentifier: Int32? { process.isRunning ? process.processIdentifier : nil }
+
     /// A client for this server.
     func client(name: String = "integration-test") -> HealthClient {
         HealthClient(ClientConfiguration(host: "127.0.0.1", port: port, clientName: name, requestTimeout: .seconds(30)))

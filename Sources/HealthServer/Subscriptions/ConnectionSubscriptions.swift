@@ -31,6 +31,7 @@ final class ConnectionSubscriptions: @unchecked Sendable {
     private let write: ([UInt8]) -> Void
     private let complete: ([UInt8]) -> Void
     private let terminate: (HealthError) -> Void
+    private let forceClose: () -> Void
     private let encoder = FrameEncoder()
     private var entries: [UInt32: Entry] = [:]
     private var nextID: UInt32 = 1
@@ -43,8 +44,10 @@ final class ConnectionSubscriptions: @unchecked Sendable {
     init(
         hub: SubscriptionHub, store: HealthStore, workers: WorkerPool, loop: EventLoop, timeout: Duration,
         isOpen: @escaping () -> Bool, isWritable: @escaping () -> Bool, write: @escaping ([UInt8]) -> Void,
-        complete: @escaping ([UInt8]) -> Void, terminate: @escaping (HealthError) -> Void
+        complete: @escaping ([UInt8]) -> Void, terminate: @escaping (HealthError) -> Void,
+        forceClose: @escaping () -> Void
     ) {
+        self.forceClose = forceClose
         self.complete = complete
         self.hub = hub
         self.store = store
@@ -79,6 +82,9 @@ final class ConnectionSubscriptions: @unchecked Sendable {
             return false
         }
     }
+
+    /// Whether the connection holds no subscription.
+    var isEmpty: Bool { entries.isEmpty }
 
     /// The connection closed: every subscription ends.
     func closeAll() {
@@ -125,7 +131,8 @@ final class ConnectionSubscriptions: @unchecked Sendable {
             let health = (error as? HealthError) ?? HealthError(.internalError, "subscribe failed: \(error)")
             return reply(encode(.error(ErrorReply(health)), id: requestID))
         }
-        guard !closed else { return reply([]) }
+        // A closed connection needs no reply (and its owner may be gone).
+        guard !closed else { return }
         let id = nextID
         nextID = nextID == UInt32.max ? 1 : nextID + 1
         let target = SubscriptionUpdater.target(of: request)
@@ -196,6 +203,9 @@ final class ConnectionSubscriptions: @unchecked Sendable {
         terminate(
             HealthError(
                 .busy, "subscription updates were not read for \(timeout) with the reply queue full; disconnecting"))
+        // The error frame waits behind the unread queue, which may never drain: close for good after a grace
+        // period instead of waiting for the flush.
+        _ = loop.schedule(after: .seconds(2)) { [self] in if !closed { forceClose() } }
     }
 
     private func encode(_ message: Message, id: UInt32) -> [UInt8] {
