@@ -15,7 +15,9 @@ protocol BenchCommand: Sendable {
 /// The subcommand dispatcher: `hkbench <command> [options]`, `hkbench help [command]`.
 enum HKBench {
     /// Every subcommand, in the order `hkbench help` lists them.
-    static let commands: [any BenchCommand.Type] = [CodecBenchmark.self, W2Benchmark.self, StorageBenchmark.self]
+    static let commands: [any BenchCommand.Type] = [
+        CodecBenchmark.self, W2Benchmark.self, StorageBenchmark.self, LiveBenchmark.self,
+    ]
 
     /// Runs the command line and returns the exit status: 0 done, 1 failed, 64 usage error.
     static func main(_ arguments: [String]) -> Int32 {
