@@ -86,7 +86,8 @@ enum LiveBenchmark: BenchCommand {
             let acknowledged = ContinuousClock.now
             while arrivals.withLock({ $0.count }) < expected { try await Task.sleep(for: .microseconds(20)) }
             let arrived = arrivals.withLock { $0[expected - 1] }
-            latencies.append(Double((arrived - acknowledged).components.attoseconds) / 1e12)
+            let gap = (arrived - acknowledged).components
+            latencies.append(Double(gap.seconds) * 1e3 + Double(gap.attoseconds) * 1e-15)
         }
         latencies.sort()
         let median = latencies[latencies.count / 2]
