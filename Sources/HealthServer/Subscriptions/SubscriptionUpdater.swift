@@ -67,17 +67,16 @@ public enum SubscriptionUpdater {
         case .collection(let query):
             let changed = try store.changedSpans(
                 subject: query.subject, type: query.type, after: anchor, writer: query.filter.writer)
-            var byStart: [Timestamp: Statistics] = [:]
-            for span in changed.spans {
-                var low = span.lowerBound
-                var high = span.upperBound
-                if let from = query.enumerateFrom { low = max(low, from) }
-                if let to = query.enumerateTo { high = min(high, to) }
-                guard low <= high else { continue }
-                for bucket in try collection(query, from: low, to: high, store: store) { byStart[bucket.start] = bucket }
+            let spans = changed.spans.compactMap { span -> ClosedRange<Timestamp>? in
+                let low = max(span.lowerBound, query.enumerateFrom ?? .min)
+                let high = min(span.upperBound, query.enumerateTo ?? .max)
+                return low <= high ? low...high : nil
             }
-            if byStart.isEmpty { return Step(updates: [], anchor: changed.anchor, more: false) }
-            let buckets = byStart.values.sorted { $0.start < $1.start }
+            let buckets = try store.collectionBuckets(
+                subject: query.subject, type: query.type, filter: query.filter, options: query.options,
+                anchor: query.anchor, interval: query.interval, timeZone: query.timeZone,
+                unit: query.unit.isEmpty ? nil : query.unit, touching: spans)
+            if buckets.isEmpty { return Step(updates: [], anchor: changed.anchor, more: false) }
             return Step(
                 updates: [.buckets(CollectionResult(unit: try unitSymbol(query), buckets: buckets))],
                 anchor: changed.anchor, more: false)
