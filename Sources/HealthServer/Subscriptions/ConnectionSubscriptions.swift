@@ -161,8 +161,9 @@ final class ConnectionSubscriptions: @unchecked Sendable {
         let request = entry.request
         let anchor = entry.anchor
         let store = store
+        let cache = hub.collectionSteps
         let accepted = workers.submit { [self] in
-            let outcome = Result { try SubscriptionUpdater.next(request, after: anchor, store: store) }
+            let outcome = Result { try SubscriptionUpdater.next(request, after: anchor, store: store, cache: cache) }
             _ = loop.execute { self.computed(id, outcome) }
         }
         if !accepted {
