@@ -113,10 +113,29 @@ enum LiveBenchmark: BenchCommand {
                 format: "insert rate, %d live collections %.0f samples/s (%.0f %% of the rate without; %d updates pushed)",
                 subscribers, with, with / without * 100, updates.value.load(ordering: .relaxed)))
         for live in watchers { live.close() }
+
+        // The common case: each subscriber watches its own subject; inserts spread over those subjects.
+        var own: [HealthClient] = []
+        let spread = UpdateCounter()
+        for index in 0..<subscribers {
+            let live = client(port, "own-\(index)")
+            own.append(live)
+            var mine = query
+            mine.subject = "own-\(index)"
+            _ = try await live.connection().subscribe(
+                .collection(mine), handlers: .init(update: { _ in spread.value.add(1, ordering: .relaxed) }, end: { _ in }))
+        }
+        let spreadRate = try await insertRate(port: port, subject: "own-", batches: batches, subjects: subscribers)
+        print(
+            String(
+                format: "insert rate, %d live collections on %d subjects %.0f samples/s (%.0f %%; %d updates pushed)",
+                subscribers, subscribers, spreadRate, spreadRate / without * 100, spread.value.load(ordering: .relaxed)))
+        for live in own { live.close() }
     }
 
     /// Samples per second acknowledged by two writers inserting `batches` batches of 1,000 in time order.
-    static func insertRate(port: Int, subject: String, batches: Int) async throws -> Double {
+    /// With `subjects` > 0 batch b goes to subject `"\(subject)\(b % subjects)"`.
+    static func insertRate(port: Int, subject: String, batches: Int, subjects: Int = 0) async throws -> Double {
         let writers = [client(port, "rate-a"), client(port, "rate-b")]
         defer { for writer in writers { writer.close() } }
         let start: Timestamp = 1_704_067_200_000_000
@@ -125,7 +144,8 @@ enum LiveBenchmark: BenchCommand {
             for (w, writer) in writers.enumerated() {
                 group.addTask {
                     for b in stride(from: w, to: batches, by: writers.count) {
-                        _ = try await writer.insert(batch(subject: subject, start: start + Timestamp(b) * 1000 * Micros.minute, count: 1000))
+                        let target = subjects > 0 ? "\(subject)\(b % subjects)" : subject
+                        _ = try await writer.insert(batch(subject: target, start: start + Timestamp(b) * 1000 * Micros.minute, count: 1000))
                     }
                 }
             }

@@ -169,8 +169,12 @@ final class ConnectionSubscriptions: @unchecked Sendable {
         let authorize = entry.authorize
         let anchor = entry.anchor
         let store = store
+        let cache = hub.collectionSteps
         let accepted = workers.submit { [self] in
-            let outcome = Result { try SubscriptionUpdater.next(authorize(request), after: anchor, store: store) }
+            // The cache key is the authorized (narrowed) query: subscribers share steps only with equal filters.
+            let outcome = Result {
+                try SubscriptionUpdater.next(authorize(request), after: anchor, store: store, cache: cache)
+            }
             _ = loop.execute { self.computed(id, outcome) }
         }
         if !accepted {

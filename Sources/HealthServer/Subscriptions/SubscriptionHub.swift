@@ -36,6 +36,8 @@ public final class SubscriptionHub: Sendable {
 
     private let entries = Mutex<[Key: [ObjectIdentifier: LiveSubscription]]>([:])
     private let total = Atomic<Int>(0)
+    /// Live-collection steps shared by subscriptions with the same query.
+    let collectionSteps = CollectionStepCache()
 
     /// An empty hub.
     public init() {}

@@ -55,6 +55,13 @@ public enum SubscriptionUpdater {
 
     /// The updates for the changes after `anchor` (none when nothing relevant changed).
     public static func next(_ request: SubscriptionRequest, after anchor: UInt64, store: HealthStore) throws -> Step {
+        try next(request, after: anchor, store: store, cache: nil)
+    }
+
+    /// ``next(_:after:store:)`` sharing live-collection steps through `cache`.
+    static func next(
+        _ request: SubscriptionRequest, after anchor: UInt64, store: HealthStore, cache: CollectionStepCache?
+    ) throws -> Step {
         switch request {
         case .observer(let subject, let type, let filter):
             let probe = try store.changes(subject: subject, type: type, filter: filter, anchor: anchor, limit: 1)
@@ -72,14 +79,17 @@ public enum SubscriptionUpdater {
                 let high = min(span.upperBound, query.enumerateTo ?? .max)
                 return low <= high ? low...high : nil
             }
-            let buckets = try store.collectionBuckets(
-                subject: query.subject, type: query.type, filter: query.filter, options: query.options,
-                anchor: query.anchor, interval: query.interval, timeZone: query.timeZone,
-                unit: query.unit.isEmpty ? nil : query.unit, touching: spans)
-            if buckets.isEmpty { return Step(updates: [], anchor: changed.anchor, more: false) }
-            return Step(
-                updates: [.buckets(CollectionResult(unit: try unitSymbol(query), buckets: buckets))],
-                anchor: changed.anchor, more: false)
+            if spans.isEmpty { return Step(updates: [], anchor: changed.anchor, more: false) }
+            let compute = { () throws -> [UpdateContent] in
+                let buckets = try store.collectionBuckets(
+                    subject: query.subject, type: query.type, filter: query.filter, options: query.options,
+                    anchor: query.anchor, interval: query.interval, timeZone: query.timeZone,
+                    unit: query.unit.isEmpty ? nil : query.unit, touching: spans)
+                return buckets.isEmpty ? [] : [.buckets(CollectionResult(unit: try unitSymbol(query), buckets: buckets))]
+            }
+            let key = CollectionStepCache.Key(query: query, from: anchor, to: changed.anchor)
+            let updates = try cache.map { try $0.updates(key, compute: compute) } ?? compute()
+            return Step(updates: updates, anchor: changed.anchor, more: false)
         }
     }
 
