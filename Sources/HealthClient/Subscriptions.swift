@@ -51,7 +51,9 @@ extension HealthClient {
         let query = ChangesQuery(subject: subject, type: type, filter: filter, anchor: anchor, limit: limit, unit: unit)
         let replies = try await request(.changesQuery(query))
         guard replies.count == 1, case .changesResult(let result) = replies[0] else {
-            throw .local(.malformedPayload, "the server answered changesQuery with \(replies.first.map { "\($0.kind)" } ?? "nothing")")
+            throw .local(
+                .malformedPayload,
+                "the server answered changesQuery with \(replies.first.map { "\($0.kind)" } ?? "nothing")")
         }
         return result
     }
@@ -146,7 +148,8 @@ extension HealthClient {
                     }
                 } catch {
                     attempt += 1
-                    guard (error as? HealthClientError)?.isRetryable == true, attempt < configuration.retry.maxAttempts else {
+                    guard (error as? HealthClientError)?.isRetryable == true, attempt < configuration.retry.maxAttempts
+                    else {
                         output.finish(throwing: error)
                         return
                     }

@@ -7,7 +7,8 @@ extension RequestDispatcher {
     /// anchor, at most `limit` together, and the anchor to continue from.
     func changesReply(_ m: ChangesQuery) throws -> [Message] {
         let set = try store.changes(
-            subject: m.subject, type: m.type, filter: m.filter, anchor: m.anchor, limit: m.limit == 0 ? rowsPerResultFrame : min(Int(clamping: m.limit), rowsPerResultFrame),
+            subject: m.subject, type: m.type, filter: m.filter, anchor: m.anchor,
+            limit: m.limit == 0 ? rowsPerResultFrame : min(Int(clamping: m.limit), rowsPerResultFrame),
             unit: m.unit.isEmpty ? nil : m.unit)
         return [.changesResult(ChangesResult(set, subject: m.subject))]
     }

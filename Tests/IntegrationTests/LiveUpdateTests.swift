@@ -29,7 +29,9 @@ struct LiveUpdateTests {
     }
 
     /// Pages through every change after `anchor` with `limit`; returns added and deleted UUIDs and the anchor.
-    static func drain(_ client: HealthClient, from anchor: UInt64, limit: UInt64) async throws -> ([UUID], [UUID], UInt64) {
+    static func drain(_ client: HealthClient, from anchor: UInt64, limit: UInt64) async throws -> (
+        [UUID], [UUID], UInt64
+    ) {
         var anchor = anchor
         var added: [UUID] = []
         var deleted: [UUID] = []
@@ -127,12 +129,14 @@ struct LiveUpdateTests {
         var stored: [UUID] = []
         for round in 0..<25 {
             if round % 3 == 2, !stored.isEmpty {
-                let victims = Array(stored.shuffled(using: &generator).prefix(Int.random(in: 1...20, using: &generator)))
+                let victims = Array(
+                    stored.shuffled(using: &generator).prefix(Int.random(in: 1...20, using: &generator)))
                 _ = try await writer.delete("stepCount", subject: "anna", .uuids(victims))
                 stored.removeAll { victims.contains($0) }
             } else {
                 // Samples up to 30 h long straddle day boundaries (DST on 2024-03-10): pro-rating matters.
-                let start = Self.day0 + Int64.random(in: -5...20, using: &generator) * Micros.day
+                let start =
+                    Self.day0 + Int64.random(in: -5...20, using: &generator) * Micros.day
                     + Int64.random(in: 0..<1440, using: &generator) * Micros.minute
                 let batch = Self.batch(
                     start, count: Int.random(in: 1...30, using: &generator), every: 47,
@@ -160,7 +164,9 @@ struct LiveUpdateTests {
     static func agree(_ a: [Statistics], _ b: [Statistics]) -> Bool {
         a.count == b.count
             && zip(a, b).allSatisfy { x, y in
-                guard x.start == y.start, x.end == y.end, let p = x.figures.sum, let q = y.figures.sum else { return false }
+                guard x.start == y.start, x.end == y.end, let p = x.figures.sum, let q = y.figures.sum else {
+                    return false
+                }
                 return abs(p - q) <= 1e-9 * max(1, abs(q))
             }
     }
@@ -179,7 +185,8 @@ struct LiveUpdateTests {
             for client in clients {
                 group.addTask {
                     var received: [UUID] = []
-                    var stream = client.anchoredChanges(ChangesQuery(subject: "anna", type: "stepCount")).makeAsyncIterator()
+                    var stream = client.anchoredChanges(ChangesQuery(subject: "anna", type: "stepCount"))
+                        .makeAsyncIterator()
                     while received.count < 800, let changes = try await stream.next() {
                         if changes.added.count == 0, received.isEmpty { ready.value.add(1, ordering: .relaxed) }
                         received += (0..<changes.added.count).map(changes.added.uuid(row:))

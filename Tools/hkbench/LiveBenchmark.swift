@@ -82,7 +82,8 @@ enum LiveBenchmark: BenchCommand {
         let start: Timestamp = 1_704_067_200_000_000
         for probe in 0..<probes {
             let expected = probe + 2  // the initial update, then one per insert
-            _ = try await writer.insert(batch(subject: "latency", start: start + Timestamp(probe) * Micros.minute, count: 1))
+            _ = try await writer.insert(
+                batch(subject: "latency", start: start + Timestamp(probe) * Micros.minute, count: 1))
             let acknowledged = ContinuousClock.now
             while arrivals.withLock({ $0.count }) < expected { try await Task.sleep(for: .microseconds(20)) }
             let arrived = arrivals.withLock { $0[expected - 1] }
@@ -92,7 +93,10 @@ enum LiveBenchmark: BenchCommand {
         latencies.sort()
         let median = latencies[latencies.count / 2]
         let p99 = latencies[min(latencies.count - 1, latencies.count * 99 / 100)]
-        print(String(format: "latency ack → update   median %.3f ms, p99 %.3f ms (%d probes; negative: update first)", median, p99, probes))
+        print(
+            String(
+                format: "latency ack → update   median %.3f ms, p99 %.3f ms (%d probes; negative: update first)",
+                median, p99, probes))
 
         let without = try await insertRate(port: port, subject: "rate-0", batches: batches)
         print(String(format: "insert rate, 0 subscribers      %.0f samples/s", without))
@@ -105,12 +109,14 @@ enum LiveBenchmark: BenchCommand {
             let live = client(port, "live-\(index)")
             watchers.append(live)
             _ = try await live.connection().subscribe(
-                .collection(query), handlers: .init(update: { _ in updates.value.add(1, ordering: .relaxed) }, end: { _ in }))
+                .collection(query),
+                handlers: .init(update: { _ in updates.value.add(1, ordering: .relaxed) }, end: { _ in }))
         }
         let with = try await insertRate(port: port, subject: "rate-1", batches: batches)
         print(
             String(
-                format: "insert rate, %d live collections %.0f samples/s (%.0f %% of the rate without; %d updates pushed)",
+                format:
+                    "insert rate, %d live collections %.0f samples/s (%.0f %% of the rate without; %d updates pushed)",
                 subscribers, with, with / without * 100, updates.value.load(ordering: .relaxed)))
         for live in watchers { live.close() }
 
@@ -123,13 +129,15 @@ enum LiveBenchmark: BenchCommand {
             var mine = query
             mine.subject = "own-\(index)"
             _ = try await live.connection().subscribe(
-                .collection(mine), handlers: .init(update: { _ in spread.value.add(1, ordering: .relaxed) }, end: { _ in }))
+                .collection(mine),
+                handlers: .init(update: { _ in spread.value.add(1, ordering: .relaxed) }, end: { _ in }))
         }
         let spreadRate = try await insertRate(port: port, subject: "own-", batches: batches, subjects: subscribers)
         print(
             String(
                 format: "insert rate, %d live collections on %d subjects %.0f samples/s (%.0f %%; %d updates pushed)",
-                subscribers, subscribers, spreadRate, spreadRate / without * 100, spread.value.load(ordering: .relaxed)))
+                subscribers, subscribers, spreadRate, spreadRate / without * 100, spread.value.load(ordering: .relaxed))
+        )
         for live in own { live.close() }
     }
 
@@ -145,14 +153,16 @@ enum LiveBenchmark: BenchCommand {
                 group.addTask {
                     for b in stride(from: w, to: batches, by: writers.count) {
                         let target = subjects > 0 ? "\(subject)\(b % subjects)" : subject
-                        _ = try await writer.insert(batch(subject: target, start: start + Timestamp(b) * 1000 * Micros.minute, count: 1000))
+                        _ = try await writer.insert(
+                            batch(subject: target, start: start + Timestamp(b) * 1000 * Micros.minute, count: 1000))
                     }
                 }
             }
             try await group.waitForAll()
         }
         let elapsed = ContinuousClock.now - began
-        return Double(batches * 1000) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
+        return Double(batches * 1000)
+            / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
     }
 }
 

@@ -113,7 +113,8 @@ final class ConnectionSubscriptions: @unchecked Sendable {
         let reply = complete
         guard entries.count < ConnectionSubscriptions.maxPerConnection else {
             let error = HealthError(
-                .invalidArgument, "a connection holds at most \(ConnectionSubscriptions.maxPerConnection) subscriptions")
+                .invalidArgument, "a connection holds at most \(ConnectionSubscriptions.maxPerConnection) subscriptions"
+            )
             return reply(encode(.error(ErrorReply(error)), id: requestID))
         }
         let store = store
@@ -122,7 +123,10 @@ final class ConnectionSubscriptions: @unchecked Sendable {
             _ = loop.execute { self.started(request, authorize, outcome, requestID: requestID) }
         }
         if !accepted {
-            reply(encode(.error(ErrorReply(HealthError(.busy, "the server is busy (worker queue full); retry later"))), id: requestID))
+            reply(
+                encode(
+                    .error(ErrorReply(HealthError(.busy, "the server is busy (worker queue full); retry later"))),
+                    id: requestID))
         }
     }
 
@@ -159,7 +163,8 @@ final class ConnectionSubscriptions: @unchecked Sendable {
 
     /// Computes the next update of subscription `id` if it is dirty, idle and the connection can take it.
     private func pump(_ id: UInt32) {
-        guard !closed, connectionOpen(), var entry = entries[id], !entry.computing, entry.live.dirty.load(ordering: .acquiring)
+        guard !closed, connectionOpen(), var entry = entries[id], !entry.computing,
+            entry.live.dirty.load(ordering: .acquiring)
         else { return }
         guard isWritable() else { return armStallTimer() }
         entry.live.dirty.store(false, ordering: .releasing)

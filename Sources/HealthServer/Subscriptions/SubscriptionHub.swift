@@ -64,7 +64,9 @@ public final class SubscriptionHub: Sendable {
     /// A subject's samples of a type changed (durably): marks the subscriptions watching them dirty.
     public func changed(subject: String, type: String) {
         guard count > 0, let quantityType = try? QuantityType.named(type) else { return }
-        let matching = entries.withLock { $0[Key(typeIndex: quantityType.index, subject: subject)].map { Array($0.values) } }
+        let matching = entries.withLock {
+            $0[Key(typeIndex: quantityType.index, subject: subject)].map { Array($0.values) }
+        }
         for subscription in matching ?? [] { subscription.markDirty() }
     }
 }

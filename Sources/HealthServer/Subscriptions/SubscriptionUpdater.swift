@@ -70,7 +70,8 @@ public enum SubscriptionUpdater {
             return Step(updates: [.changed(anchor: newest)], anchor: newest, more: false)
         case .anchored(let query):
             let result = try changes(query, after: anchor, store: store)
-            return Step(updates: result.isEmptyChange ? [] : [.changes(result)], anchor: result.anchor, more: result.hasMore)
+            return Step(
+                updates: result.isEmptyChange ? [] : [.changes(result)], anchor: result.anchor, more: result.hasMore)
         case .collection(let query):
             let changed = try store.changedSpans(
                 subject: query.subject, type: query.type, after: anchor, writer: query.filter.writer)
@@ -85,7 +86,8 @@ public enum SubscriptionUpdater {
                     subject: query.subject, type: query.type, filter: query.filter, options: query.options,
                     anchor: query.anchor, interval: query.interval, timeZone: query.timeZone,
                     unit: query.unit.isEmpty ? nil : query.unit, touching: spans)
-                return buckets.isEmpty ? [] : [.buckets(CollectionResult(unit: try unitSymbol(query), buckets: buckets))]
+                return buckets.isEmpty
+                    ? [] : [.buckets(CollectionResult(unit: try unitSymbol(query), buckets: buckets))]
             }
             let key = CollectionStepCache.Key(query: query, from: anchor, to: changed.anchor)
             let updates = try cache.map { try $0.updates(key, compute: compute) } ?? compute()
@@ -93,7 +95,8 @@ public enum SubscriptionUpdater {
         }
     }
 
-    private static func changes(_ query: ChangesQuery, after anchor: UInt64, store: HealthStore) throws -> ChangesResult {
+    private static func changes(_ query: ChangesQuery, after anchor: UInt64, store: HealthStore) throws -> ChangesResult
+    {
         let limit = query.limit == 0 ? maxChangesPerUpdate : min(Int(clamping: query.limit), maxChangesPerUpdate)
         let set = try store.changes(
             subject: query.subject, type: query.type, filter: query.filter, anchor: anchor, limit: limit,

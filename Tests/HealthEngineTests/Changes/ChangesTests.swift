@@ -35,9 +35,11 @@ struct ChangesTests {
         for b in 0..<40 {
             // Back-dated and forward batches interleaved: arrival order differs from start order.
             let base = Double(Int.random(in: 0..<10_000, using: &generator)) * 3600
-            let batch = makeBatch(type: "stepCount", rows: (0..<100).map { i in
-                Row(sec(base + Double(i) * 60), sec(base + Double(i) * 60 + 30), 1)
-            })
+            let batch = makeBatch(
+                type: "stepCount",
+                rows: (0..<100).map { i in
+                    Row(sec(base + Double(i) * 60), sec(base + Double(i) * 60 + 30), 1)
+                })
             _ = try store.insert(batch)
             expected += (0..<batch.count).map(batch.uuid(row:))
             if b % 5 == 4 {
@@ -82,7 +84,8 @@ struct ChangesTests {
     func syncReplacement() throws {
         let store = HealthStore()
         func tagged(_ version: Double) -> SampleBatch {
-            var batch = SampleBatch(batchID: UInt64(version) + 900, subject: "anna", typeIdentifier: "stepCount", unit: "count")
+            var batch = SampleBatch(
+                batchID: UInt64(version) + 900, subject: "anna", typeIdentifier: "stepCount", unit: "count")
             batch.append(
                 start: 0, end: sec(60), value: version, source: fitApp,
                 metadata: [MetadataKey.syncIdentifier: .string("s-1"), MetadataKey.syncVersion: .number(version)])
@@ -113,7 +116,8 @@ struct ChangesTests {
     @Test("an anchor older than a deletion past the retention, or from the future, is expired")
     func expiredAnchors() throws {
         let store = HealthStore()
-        let batch = makeBatch(type: "stepCount", rows: (0..<3).map { Row(sec(Double($0) * 60), sec(Double($0) * 60 + 60), 1) })
+        let batch = makeBatch(
+            type: "stepCount", rows: (0..<3).map { Row(sec(Double($0) * 60), sec(Double($0) * 60 + 60), 1) })
         _ = try store.insert(batch)
         let before = try store.lastAnchor(type: "stepCount")
         _ = try store.delete(subject: "anna", type: "stepCount", filter: SampleFilter(uuids: [batch.uuid(row: 1)]))
@@ -125,8 +129,9 @@ struct ChangesTests {
         #expect(error?.code.rawValue == ErrorCode.anchorExpired.rawValue)
         #expect(error?.message.contains("resync from 0") == true)
         #expect(store.pruneDeletions() == 1)
-        #expect(healthError { _ = try store.changes(subject: "anna", type: "stepCount", anchor: before) }?.code.rawValue
-            == ErrorCode.anchorExpired.rawValue)
+        #expect(
+            healthError { _ = try store.changes(subject: "anna", type: "stepCount", anchor: before) }?.code.rawValue
+                == ErrorCode.anchorExpired.rawValue)
         // From the beginning and from after the deletion still work.
         #expect(try store.changes(subject: "anna", type: "stepCount", anchor: 0).added.count == 2)
         #expect(try store.changes(subject: "anna", type: "stepCount", anchor: after).isEmpty)
@@ -137,7 +142,9 @@ struct ChangesTests {
     @Test("anchors and deletion records survive a snapshot image and restore")
     func imageKeepsTheChangeLog() throws {
         let store = HealthStore()
-        let batch = makeBatch(type: "stepCount", rows: (0..<1500).map { Row(sec(Double(1500 - $0) * 60), sec(Double(1500 - $0) * 60 + 1), 1) })
+        let batch = makeBatch(
+            type: "stepCount",
+            rows: (0..<1500).map { Row(sec(Double(1500 - $0) * 60), sec(Double(1500 - $0) * 60 + 1), 1) })
         _ = try store.insert(batch)
         let middle = try store.changes(subject: "anna", type: "stepCount", anchor: 0, limit: 700).anchor
         _ = try store.delete(subject: "anna", type: "stepCount", filter: SampleFilter(uuids: [batch.uuid(row: 3)]))
@@ -154,11 +161,13 @@ struct ChangesTests {
     @Test("changed spans cover the added and deleted samples, merged")
     func changedSpans() throws {
         let store = HealthStore()
-        let batch = makeBatch(type: "stepCount", rows: [Row(sec(0), sec(10), 1), Row(sec(5), sec(20), 1), Row(sec(100), sec(110), 1)])
+        let batch = makeBatch(
+            type: "stepCount", rows: [Row(sec(0), sec(10), 1), Row(sec(5), sec(20), 1), Row(sec(100), sec(110), 1)])
         _ = try store.insert(batch)
         let anchor = try store.lastAnchor(type: "stepCount")
         _ = try store.insert(makeBatch(type: "stepCount", rows: [Row(sec(500), sec(600), 1)]))
-        _ = try store.delete(subject: "anna", type: "stepCount", filter: SampleFilter(uuids: [batch.uuid(row: 0), batch.uuid(row: 1)]))
+        _ = try store.delete(
+            subject: "anna", type: "stepCount", filter: SampleFilter(uuids: [batch.uuid(row: 0), batch.uuid(row: 1)]))
         let spans = try store.changedSpans(subject: "anna", type: "stepCount", after: anchor)
         #expect(spans.spans == [sec(0)...sec(20), sec(500)...sec(600)])
         #expect(spans.anchor == (try store.lastAnchor(type: "stepCount")))

@@ -23,8 +23,10 @@ public struct ChangesCommand: Command {
                 """,
             arguments: [ArgumentSpec("type", help: "The quantity type, e.g. stepCount.")],
             options: QueryScope.specs + [
-                .option("anchor", value: "n", help: "The anchor a previous call printed; 0: from the beginning (default)."),
-                .option("limit", value: "n", help: "At most n added plus deleted samples; 0: the server's page (default)."),
+                .option(
+                    "anchor", value: "n", help: "The anchor a previous call printed; 0: from the beginning (default)."),
+                .option(
+                    "limit", value: "n", help: "At most n added plus deleted samples; 0: the server's page (default)."),
             ])
     }
 

@@ -49,14 +49,16 @@ public struct WatchCommand: Command {
             } catch let error as HealthError {
                 throw context.usageError(error.message)
             }
-            let options = try CollectionCommand.parseOptions(context.arguments.value("options"), type: type, context: context)
+            let options = try CollectionCommand.parseOptions(
+                context.arguments.value("options"), type: type, context: context)
             let dates = DateArgumentParser(timeZone: zone, now: context.program.clock())
             let query = CollectionQuery(
                 subject: subject, type: type.identifier, options: options,
                 anchor: dates.parse(interval.unit == .week ? "2000-01-03" : "2000-01-01")!, interval: interval,
                 timeZone: zone.identifier, unit: unit)
             try await ServerSession.run(context) { client in
-                try await WatchCommand.followCollection(client.liveCollection(query), options: options, zone: zone,
+                try await WatchCommand.followCollection(
+                    client.liveCollection(query), options: options, zone: zone,
                     interval: interval, count: count, context: context)
             }
         } else {
@@ -84,7 +86,8 @@ public struct WatchCommand: Command {
             let source = batch.sources[Int(batch.sourceIndices[row])].name
             lines.append(
                 "+ \(times.display(batch.starts[row])) \(times.display(batch.ends[row])) "
-                    + "\(NumberFormat.display(batch.values[row])) \(batch.unit) \(source) \(batch.uuid(row: row).uuidString)")
+                    + "\(NumberFormat.display(batch.values[row])) \(batch.unit) \(source) \(batch.uuid(row: row).uuidString)"
+            )
         }
         for deleted in changes.deleted { lines.append("- \(deleted.uuid.uuidString)") }
         if !lines.isEmpty { lines.append("anchor \(changes.anchor)") }
@@ -104,7 +107,8 @@ public struct WatchCommand: Command {
         for try await update in updates {
             table.apply(update)
             for bucket in update.buckets {
-                let figure = [bucket.figures.sum, bucket.figures.average, bucket.figures.minimum, bucket.figures.maximum]
+                let figure =
+                    [bucket.figures.sum, bucket.figures.average, bucket.figures.minimum, bucket.figures.maximum]
                     .compactMap { $0 }.first ?? bucket.figures.mostRecent?.value
                 context.print("\(report.label(bucket.start)) \(figure.map(NumberFormat.display) ?? "-") \(update.unit)")
                 printed += 1
