@@ -28,7 +28,24 @@ public final class HealthConnection: Sendable {
         var nextRequestID: UInt32 = 1
         var pending: [UInt32: Pending] = [:]
         var updateHandlers: [UInt32: @Sendable (Update) -> Void] = [:]
+        /// Handlers of subscribe requests in flight, by request id: installed when `subscribed` arrives, on the
+        /// reader thread, before any update frame that follows it is delivered.
+        var subscribing: [UInt32: SubscriptionHandlers] = [:]
+        /// Called once when the connection ends, per subscription id.
+        var endHandlers: [UInt32: @Sendable (HealthClientError) -> Void] = [:]
         var failure: HealthClientError?
+    }
+
+    /// What a subscription on this connection calls: each update in order, then once the end of the connection.
+    public struct SubscriptionHandlers: Sendable {
+        public var update: @Sendable (Update) -> Void
+        public var end: @Sendable (HealthClientError) -> Void
+
+        /// Handlers from two closures (both run on the connection's reader thread; keep them short).
+        public init(update: @escaping @Sendable (Update) -> Void, end: @escaping @Sendable (HealthClientError) -> Void) {
+            self.update = update
+            self.end = end
+        }
     }
 
     private init(socket: ClientSocket, welcome: Welcome, configuration: ClientConfiguration) {
@@ -125,12 +142,44 @@ public final class HealthConnection: Sendable {
         return reply
     }
 
+    /// Sends a subscribe request; returns the subscription id. `handlers.update` receives every update of the
+    /// subscription in order (none is missed between the reply and the installation of the handler), and
+    /// `handlers.end` is called once if the connection ends while the subscription is held.
+    public func subscribe(_ request: SubscriptionRequest, handlers: SubscriptionHandlers) async throws(HealthClientError) -> UInt32 {
+        let reply: [Message]
+        do {
+            reply = try await withCheckedThrowingContinuation { continuation in
+                send(.subscribe(Subscribe(request)), continuation: continuation, subscription: handlers)
+            }
+        } catch let error as HealthClientError {
+            throw error
+        } catch {
+            throw .local(.internalError, "\(error)")
+        }
+        guard reply.count == 1, case .subscribed(let subscribed) = reply[0] else {
+            throw .local(.malformedPayload, "the server answered subscribe with \(reply.first.map { "\($0.kind)" } ?? "nothing")")
+        }
+        return subscribed.subscriptionID
+    }
+
+    /// Ends a subscription: no update handler runs for it once this returns.
+    public func unsubscribe(_ subscriptionID: UInt32) async throws(HealthClientError) {
+        state.withLock { state in
+            state.updateHandlers[subscriptionID] = nil
+            state.endHandlers[subscriptionID] = nil
+        }
+        _ = try await requestOne(.unsubscribe(Unsubscribe(subscriptionID: subscriptionID)))
+    }
+
     /// Routes pushed updates with this subscription id to `handler` (on the reader thread; keep it short).
     public func setUpdateHandler(subscriptionID: UInt32, _ handler: (@Sendable (Update) -> Void)?) {
         state.withLock { $0.updateHandlers[subscriptionID] = handler }
     }
 
-    private func send(_ message: Message, continuation: CheckedContinuation<[Message], any Error>) {
+    private func send(
+        _ message: Message, continuation: CheckedContinuation<[Message], any Error>,
+        subscription: SubscriptionHandlers? = nil
+    ) {
         let registered: UInt32? = state.withLock { state in
             if let failure = state.failure {
                 continuation.resume(throwing: failure)
@@ -139,6 +188,7 @@ public final class HealthConnection: Sendable {
             let id = state.nextRequestID
             state.nextRequestID = id == UInt32.max ? 1 : id + 1
             state.pending[id] = Pending(deadline: .now + configuration.requestTimeout, continuation: continuation)
+            if let subscription { state.subscribing[id] = subscription }
             return id
         }
         guard let id = registered else { return }
@@ -201,6 +251,12 @@ public final class HealthConnection: Sendable {
             return
         }
         state.withLock { state in
+            if let handlers = state.subscribing.removeValue(forKey: frame.requestID),
+                case .subscribed(let subscribed) = message
+            {
+                state.updateHandlers[subscribed.subscriptionID] = handlers.update
+                state.endHandlers[subscribed.subscriptionID] = handlers.end
+            }
             guard var pending = state.pending[frame.requestID] else { return }
             if case .error(let reply) = message {
                 state.pending[frame.requestID] = nil
@@ -229,13 +285,18 @@ public final class HealthConnection: Sendable {
 
     /// Ends the connection: waiting requests fail with `error`, later ones at once.
     private func fail(_ error: HealthClientError) {
-        let pending = state.withLock { state -> [Pending] in
+        let (pending, ends) = state.withLock { state -> ([Pending], [@Sendable (HealthClientError) -> Void]) in
             if state.failure == nil { state.failure = error }
             let waiting = Array(state.pending.values)
             state.pending.removeAll()
-            return waiting
+            state.subscribing.removeAll()
+            let ends = Array(state.endHandlers.values)
+            state.endHandlers.removeAll()
+            state.updateHandlers.removeAll()
+            return (waiting, ends)
         }
         for request in pending { request.continuation.resume(throwing: error) }
+        for end in ends { end(error) }
         socket.shutdown()
     }
 

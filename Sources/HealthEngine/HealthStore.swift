@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import Synchronization
 
 /// The in-memory sample store: one shard per quantity type, each behind its own reader-writer lock.
 ///
@@ -8,6 +9,14 @@ import HealthModel
 /// never blocks other types. Methods do no I/O and do not block otherwise.
 public final class HealthStore: Sendable {
     private let shards: [ReadWriteLocked<ShardState>]
+    private let retentionMicros = Atomic<Int64>(7 * 86_400 * 1_000_000)
+
+    /// How long deletion records are kept for changes queries, in microseconds (default 7 days). Anchors older
+    /// than a deletion past it get ``ErrorCode/anchorExpired``. Any thread may read or set it.
+    public var deletionRetention: Timestamp {
+        get { retentionMicros.load(ordering: .relaxed) }
+        set { retentionMicros.store(max(0, newValue), ordering: .relaxed) }
+    }
 
     /// An empty store.
     public init() {
@@ -127,6 +136,8 @@ public final class HealthStore: Sendable {
 /// The samples of one quantity type: a series per subject.
 struct ShardState: Sendable {
     var series: [String: Series] = [:]
+    /// Change anchors of this type (see ``ChangeClock``).
+    var clock = ChangeClock()
 
     /// Plans a prepared batch against its subject's series (see ``InsertPlan``), checking first that the source
     /// table has room; changes nothing.
@@ -146,6 +157,6 @@ struct ShardState: Sendable {
     /// Applies a plan made by ``plan(_:)`` with no change in between.
     mutating func apply(_ plan: InsertPlan, of batch: PreparedBatch) {
         guard !plan.changesNothing else { return }
-        series[batch.subject, default: Series()].apply(plan, of: batch)
+        series[batch.subject, default: Series()].apply(plan, of: batch, clock: &clock)
     }
 }

@@ -119,8 +119,8 @@ struct SyncTag: Hashable, Sendable {
 
 extension Series {
     /// Adds the rows `subset` of a prepared batch (all of them when `nil`): registers their sources (and
-    /// user-entered flags), then merges the rows. The caller has checked that the source table has room.
-    mutating func append(_ batch: PreparedBatch, rows subset: [Int]? = nil) {
+    /// user-entered flags), then merges the rows, the i-th stamped with arrival anchor `firstAnchor + i`. The caller has checked that the source table has room.
+    mutating func append(_ batch: PreparedBatch, rows subset: [Int]? = nil, firstAnchor: UInt64 = 1) {
         var used = batch.usedSources
         if let subset {
             used = [Bool](repeating: false, count: batch.sources.count)
@@ -144,6 +144,7 @@ extension Series {
             rows = batch.rows
             rows.sourceIDs = ContiguousArray(batch.sourceIndices.lazy.map { idOfBatchSource[Int($0)] })
         }
+        rows.arrivals = ContiguousArray(firstAnchor..<(firstAnchor + UInt64(rows.count)))
         merge(rows)
     }
 }

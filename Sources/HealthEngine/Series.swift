@@ -10,6 +10,8 @@ struct SeriesRows: Sendable {
     var uuids: ContiguousArray<UUID> = []
     /// Per row: the numeric id of the client identity that wrote it (0: unknown, written without authorization).
     var writers: ContiguousArray<UInt32> = []
+    /// Change anchors (arrival order, see ``SeriesChangeLog``); empty for rows not yet stamped.
+    var arrivals: ContiguousArray<UInt64> = []
 
     var count: Int { starts.count }
 
@@ -34,8 +36,8 @@ struct SeriesRows: Sendable {
 /// The samples of one subject and one quantity type, as columns sorted by start.
 ///
 /// Equal starts keep the order they arrived in. Storage per sample: start 8, end 8, value 8, source id 2,
-/// UUID 16, writer id 4 = 46 bytes; columns grow by an eighth at a time once large, so capacity slack stays
-/// under 12.5 % and a large series costs at most 51.75 bytes per sample (measured in the engine tests).
+/// UUID 16, writer id 4, arrival anchor 8 = 54 bytes; columns grow by an eighth at a time once large, so capacity
+/// slack stays under 12.5 % and a large series costs at most 60.75 bytes per sample (measured in the engine tests).
 struct Series: Sendable {
     private(set) var starts: ContiguousArray<Timestamp> = []
     private(set) var ends: ContiguousArray<Timestamp> = []
@@ -46,6 +48,11 @@ struct Series: Sendable {
     private(set) var uuids: ContiguousArray<UUID> = []
     /// Who wrote each row (see ``SeriesRows/writers``): what the HealthKit read rule filters on.
     private(set) var writers: ContiguousArray<UInt32> = []
+    /// The change anchor each row arrived with (HEALTHKIT.md §9): arrival order, unlike the start order of the
+    /// rows. Kept as a column (8 bytes per sample) rather than a second copy of the samples in arrival order.
+    private(set) var arrivals: ContiguousArray<UInt64> = []
+    /// Deletions and arrival-block maxima: what ``HealthStore/changes`` reads besides ``arrivals``.
+    var changeLog = SeriesChangeLog()
     /// Longest `end - start` ever stored: bounds the binary search for predicates on the end date.
     private(set) var maxDuration: Int64 = 0
     var sources = SeriesSources()
@@ -66,16 +73,20 @@ struct Series: Sendable {
         sourceIDs = rows.sourceIDs
         uuids = rows.uuids
         writers = rows.writers
+        arrivals = rows.arrivals
         self.maxDuration = maxDuration
         self.sources = sources
         self.ledger = ledger
         self.ledger.reserve(rows.count)
         self.ledger.add(uuids: rows.uuids)
+        changeLog.rebuildBlocks(from: 0, arrivals: arrivals)
     }
 
     /// The columns as rows (shares storage until either side changes).
     var allRows: SeriesRows {
-        SeriesRows(starts: starts, ends: ends, values: values, sourceIDs: sourceIDs, uuids: uuids, writers: writers)
+        SeriesRows(
+            starts: starts, ends: ends, values: values, sourceIDs: sourceIDs, uuids: uuids, writers: writers,
+            arrivals: arrivals)
     }
 
     /// Removes the rows at `rows` (ascending, distinct) and forgets their UUIDs in the ledger.
@@ -96,6 +107,7 @@ struct Series: Sendable {
             sourceIDs[write] = sourceIDs[read]
             uuids[write] = uuids[read]
             writers[write] = writers[read]
+            arrivals[write] = arrivals[read]
             write += 1
         }
         starts.removeSubrange(write...)
@@ -104,6 +116,8 @@ struct Series: Sendable {
         sourceIDs.removeSubrange(write...)
         uuids.removeSubrange(write...)
         writers.removeSubrange(write...)
+        arrivals.removeSubrange(write...)
+        changeLog.rebuildBlocks(from: rows[0], arrivals: arrivals)
     }
 
     /// First index whose start is `>= time` (``count`` when none).
@@ -136,7 +150,9 @@ struct Series: Sendable {
         reserveForAppending(added)
         let sorted = rows.isSortedByStart
         if sorted, starts.last.map({ $0 <= rows.starts[0] }) ?? true {
+            let first = count
             appendColumns(of: rows)
+            changeLog.rebuildBlocks(from: first, arrivals: arrivals)
             return
         }
         let order = sorted ? Array(0..<added) : rows.startOrder()
@@ -149,6 +165,7 @@ struct Series: Sendable {
         merged.sourceIDs.reserveCapacity(mergedCount)
         merged.uuids.reserveCapacity(mergedCount)
         merged.writers.reserveCapacity(mergedCount)
+        merged.arrivals.reserveCapacity(mergedCount)
         var stored = tailStart
         var next = 0
         while stored < count || next < added {
@@ -159,6 +176,7 @@ struct Series: Sendable {
                 merged.sourceIDs.append(sourceIDs[stored])
                 merged.uuids.append(uuids[stored])
                 merged.writers.append(writers[stored])
+                merged.arrivals.append(arrivals[stored])
                 stored += 1
             } else {
                 let row = order[next]
@@ -168,6 +186,7 @@ struct Series: Sendable {
                 merged.sourceIDs.append(rows.sourceIDs[row])
                 merged.uuids.append(rows.uuids[row])
                 merged.writers.append(rows.writers[row])
+                merged.arrivals.append(rows.arrivals[row])
                 next += 1
             }
         }
@@ -177,7 +196,9 @@ struct Series: Sendable {
         sourceIDs.removeSubrange(tailStart...)
         uuids.removeSubrange(tailStart...)
         writers.removeSubrange(tailStart...)
+        arrivals.removeSubrange(tailStart...)
         appendColumns(of: merged)
+        changeLog.rebuildBlocks(from: tailStart, arrivals: arrivals)
     }
 
     private mutating func appendColumns(of rows: SeriesRows) {
@@ -187,6 +208,7 @@ struct Series: Sendable {
         sourceIDs.append(contentsOf: rows.sourceIDs)
         uuids.append(contentsOf: rows.uuids)
         writers.append(contentsOf: rows.writers)
+        arrivals.append(contentsOf: rows.arrivals)
     }
 
     /// Makes room for `added` more rows: exact for small series, then growth by an eighth, never doubling.
@@ -200,6 +222,7 @@ struct Series: Sendable {
         sourceIDs.reserveCapacity(target)
         uuids.reserveCapacity(target)
         writers.reserveCapacity(target)
+        arrivals.reserveCapacity(target)
     }
 
     /// Runs `body` with read-only pointers to the columns (valid only inside `body`).
@@ -220,7 +243,7 @@ struct Series: Sendable {
         starts.capacity * MemoryLayout<Timestamp>.stride + ends.capacity * MemoryLayout<Timestamp>.stride
             + values.capacity * MemoryLayout<Double>.stride + sourceIDs.capacity * MemoryLayout<UInt16>.stride
             + uuids.capacity * MemoryLayout<UUID>.stride + writers.capacity * MemoryLayout<UInt32>.stride
-            + sources.approximateBytes
+            + arrivals.capacity * MemoryLayout<UInt64>.stride + sources.approximateBytes + changeLog.approximateBytes
     }
 }
 

@@ -18,6 +18,8 @@ public final class HealthServer: Sendable {
     /// The store with its write-ahead log and snapshots.
     public let durable: DurableStore
     let workers: WorkerPool
+    /// Live subscriptions of every connection; changes wake the ones they touch.
+    public let subscriptions = SubscriptionHub()
     private let group: EventLoopGroup
     private let listener: Mutex<TCPServer?>
     private let startedAt = ContinuousClock.now
@@ -92,6 +94,7 @@ public final class HealthServer: Sendable {
         let cores = PosixThread.processorCount
         self.durable = durable
         store = durable.store
+        store.deletionRetention = Int64(clamping: configuration.deletedRetentionSeconds) * 1_000_000
         group = try EventLoopGroup(threads: configuration.threads > 0 ? configuration.threads : cores, name: "hkd-loop")
         workers = try WorkerPool(threads: configuration.workers > 0 ? configuration.workers : cores, queueCapacity: 4096, name: "hkd-worker")
         listener = Mutex(nil)
@@ -101,6 +104,7 @@ public final class HealthServer: Sendable {
     var dispatcher: RequestDispatcher {
         var dispatcher = RequestDispatcher(durable: durable, limits: configuration.sessionLimits) { [self] in status() }
         dispatcher.identities = identities
+        dispatcher.subscriptions = subscriptions
         return dispatcher
     }
 

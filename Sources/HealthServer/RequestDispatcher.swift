@@ -18,6 +18,8 @@ public struct RequestDispatcher: Sendable {
     public var bucketsPerResultFrame = 10_000
     /// The identities whose grants every request is checked against; `nil`: no checks (`hkd --auth off`).
     public var identities: IdentityRegistry?
+    /// Told about every durable change so live subscriptions update (see RequestDispatcher+Changes.swift).
+    public var subscriptions: SubscriptionHub?
     /// Facts about the running server for ``ServerInfo``.
     let status: @Sendable () -> ServerStatus
 
@@ -72,6 +74,7 @@ public struct RequestDispatcher: Sendable {
                     .batchTooLarge, "batch \(m.batch.batchID) has \(m.batch.count) rows; this server accepts at most \(limits.maxBatchRows)")
             }
             let result = try durable.insert(m.batch, writer: writer)
+            if result.inserted > 0 { subscriptions?.changed(subject: m.batch.subject, type: m.batch.typeIdentifier) }
             return [
                 .insertAck(
                     InsertAck(
@@ -86,6 +89,7 @@ public struct RequestDispatcher: Sendable {
             case .filter(let given): filter = given
             }
             let deleted = try durable.delete(subject: m.subject, type: m.type, filter: filter)
+            if deleted > 0 { subscriptions?.changed(subject: m.subject, type: m.type) }
             return [.deleteAck(DeleteAck(deleted: UInt64(deleted)))]
 
         case .sampleQuery(let m):
@@ -140,7 +144,10 @@ public struct RequestDispatcher: Sendable {
         case .adminRequest:
             throw HealthError(.forbidden, "administration needs authorization on (this hkd runs with --auth off)")
 
-        case .changesQuery, .subscribe, .unsubscribe:
+        case .changesQuery(let m):
+            return try changesReply(m)
+
+        case .subscribe, .unsubscribe:
             throw HealthError(.unsupportedRequest, "\(message.kind) is not supported by this server version yet")
 
         case .hello, .welcome, .error, .ping, .pong, .insertAck, .deleteAck, .sampleResult, .statisticsResult,

@@ -36,6 +36,11 @@ public struct ServerConfiguration: Hashable, Sendable {
         /// No tokens, no grants: every connection may do everything (trusted single-user setups, benchmarks).
         case off
     }
+    /// How long deletion records answer changes queries (`--deleted-retention`); older anchors expire.
+    public var deletedRetentionSeconds: UInt64 = 7 * 86_400
+    /// How long a subscriber may leave its updates unread, with the reply queue full, before it is
+    /// disconnected (`--subscriber-timeout`).
+    public var subscriberTimeoutSeconds: UInt64 = 30
 
     public init() {}
 
@@ -74,6 +79,12 @@ public struct ServerConfiguration: Hashable, Sendable {
           --snapshot-interval SECONDS
                                   Snapshot the data this often while it changes, and after 512 MiB of log;
                                   0: only by log size and at shutdown (default: 600).
+          --deleted-retention SECONDS
+                                  Keep deletion records for changes queries this long; an older anchor gets
+                                  anchorExpired and must resync from 0 (default: 604800, 7 days).
+          --subscriber-timeout SECONDS
+                                  Disconnect a subscriber whose updates stay unread this long while its reply
+                                  queue is full (default: 30).
           --repair                Start despite a damaged log or snapshot: keep everything before the damage,
                                   cut the damaged segment there and rename later ones to *.damaged. Without it,
                                   hkd refuses to start and names the damaged file and offset.
@@ -143,6 +154,8 @@ public struct ServerConfiguration: Hashable, Sendable {
                     throw HealthError(.invalidArgument, "--auth takes required or off, not \"\(text)\"")
                 }
                 config.auth = mode
+            case "--deleted-retention": config.deletedRetentionSeconds = try number()
+            case "--subscriber-timeout": config.subscriberTimeoutSeconds = try number()
             default: throw HealthError(.invalidArgument, "unknown option \"\(argument)\" (see hkd --help)")
             }
         }

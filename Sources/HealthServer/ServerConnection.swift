@@ -20,6 +20,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     private let peer: String
     /// Set by a failed hello: how long the refusal waits (see ``FailureThrottle``).
     private let refusalDelay: RefusalDelay
+    private var subscriptions: ConnectionSubscriptions?
 
     init(server: HealthServer, id: UInt64, peer: String) {
         self.server = server
@@ -43,6 +44,14 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
 
     func connectionDidOpen(_ connection: Connection) {
         self.connection = connection
+        subscriptions = ConnectionSubscriptions(
+            hub: server.subscriptions, store: server.store, workers: server.workers, loop: connection.loop,
+            timeout: .seconds(Int64(clamping: server.configuration.subscriberTimeoutSeconds)),
+            isOpen: { [unowned self] in self.connection?.isOpen ?? false },
+            isWritable: { [unowned self] in self.connection?.isWritable ?? false },
+            write: { [unowned self] in self.connection?.write($0) }, complete: { [unowned self] in self.finish($0) },
+            terminate: { [unowned self] in self.perform(self.machine.terminate($0)) },
+            forceClose: { [unowned self] in self.connection?.close() })
         armIdleTimer()
     }
 
@@ -54,11 +63,14 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     func connection(_ connection: Connection, writabilityChanged isWritable: Bool) {
         pausedForBackpressure = !isWritable
         updateReading()
+        subscriptions?.writabilityChanged(isWritable)
     }
 
     func connectionDidClose(_ connection: Connection, error: SystemError?) {
         idleTimer?.cancel()
         idleTimer = nil
+        subscriptions?.closeAll()
+        subscriptions = nil
         self.connection = nil
         if let error { ServerLog.warning("connection \(id) from \(connection.remoteAddress) failed: \(error)") }
     }
@@ -89,6 +101,10 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     private func dispatch(requestID: UInt32, message: Message, identity: ClientIdentity) {
         guard let connection else { return }
         let dispatcher = server.dispatcher
+        let authorize: ConnectionSubscriptions.Authorizer = { request in
+            try dispatcher.authorizedSubscription(request, identity: identity)
+        }
+        if subscriptions?.handle(message, requestID: requestID, authorize: authorize) == true { return }
         let loop = connection.loop
         let accepted = server.workers.submit { [self] in
             let replies = dispatcher.handle(message, identity: identity)
@@ -144,7 +160,8 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         idleTimer = connection.loop.schedule(after: timeout) { [self] in
             guard self.connection != nil else { return }
             let idleFor = Deadline.now().nanoseconds &- self.lastActivity.nanoseconds
-            if machine.inFlight == 0, idleFor >= UInt64(clamping: seconds) * 1_000_000_000 {
+            // A connection holding subscriptions waits for updates: it is never idle.
+            if machine.inFlight == 0, subscriptions?.isEmpty ?? true, idleFor >= UInt64(clamping: seconds) * 1_000_000_000 {
                 perform(machine.terminate(HealthError(.idleTimeout, "the connection was idle for \(seconds) s")))
             } else {
                 armIdleTimer()

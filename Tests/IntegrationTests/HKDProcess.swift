@@ -83,6 +83,9 @@ final class HKDProcess: Sendable {
 
     var isRunning: Bool { process.isRunning }
 
+    /// The process id while running.
+    var processIdentifier: Int32? { process.isRunning ? process.processIdentifier : nil }
+
     /// A client for this server.
     func client(name: String = "integration-test", token: String? = nil) -> HealthClient {
         HealthClient(

@@ -44,6 +44,8 @@ public struct HKQ: Sendable {
         ServerInfoCommand(),
         TypesCommand(),
         CollectionCommand(),
+        ChangesCommand(),
+        WatchCommand(),
         SourcesCommand(),
         UnitsCommand.group,
         DeleteCommand(),

@@ -17,7 +17,7 @@ enum HKBench {
     /// Every subcommand, in the order `hkbench help` lists them.
     static let commands: [any BenchCommand.Type] = [
         CodecBenchmark.self, W1Benchmark.self, W2Benchmark.self, W3Benchmark.self, StorageBenchmark.self,
-        ImportBenchmark.self, DatasetCommand.self,
+        ImportBenchmark.self, DatasetCommand.self, LiveBenchmark.self,
     ]
 
     /// Runs the command line and returns the exit status: 0 done, 1 failed, 64 usage error.

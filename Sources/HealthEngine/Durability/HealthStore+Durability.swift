@@ -40,7 +40,7 @@ extension HealthStore {
             let rows = Array(series.select(filter).rows)
             if rows.isEmpty { return 0 }
             try hook()
-            state.series[subject]!.removeRows(rows)
+            state.series[subject]!.removeRows(rows, clock: &state.clock)
             return rows.count
         }
     }
@@ -69,7 +69,7 @@ extension HealthStore {
     public func image<Mark>(of type: QuantityType, marking mark: () -> Mark) -> (ShardImage, Mark) {
         shard(type).read { state in
             let series = state.series.sorted { $0.key < $1.key }.map { SeriesImage($0.value, subject: $0.key) }
-            return (ShardImage(type: type, series: series), mark())
+            return (ShardImage(type: type, series: series, lastAnchor: state.clock.lastAnchor), mark())
         }
     }
 
@@ -77,8 +77,15 @@ extension HealthStore {
     /// naming the subject when the image breaks a series invariant; the shard is then left unchanged.
     public func restore(_ image: ShardImage) throws {
         var restored: [String: Series] = [:]
-        for series in image.series { restored[series.subject] = try Series(image: series) }
-        shard(image.type).write { state in state.series = restored }
+        var lastAnchor = image.lastAnchor
+        for series in image.series {
+            restored[series.subject] = try Series(image: series)
+            lastAnchor = max(lastAnchor, series.arrivals.max() ?? 0, series.changeLog.deletions.last?.anchor ?? 0)
+        }
+        shard(image.type).write { state in
+            state.series = restored
+            state.clock.lastAnchor = lastAnchor
+        }
     }
 }
 
@@ -134,13 +141,19 @@ public struct SeriesImage: Hashable, Sendable {
     public var recentBatches: [RecentBatch]
     /// Sync identifiers, sorted by source key then identifier.
     public var syncHolders: [SyncHolder]
+    /// The change anchor of each row (parallel to ``starts``).
+    public var arrivals: ContiguousArray<UInt64>
+    /// Deletion records and the newest pruned anchor.
+    public var changeLog: SeriesChangeLog
 
     /// An image from its parts (snapshot decoding).
     public init(
         subject: String, starts: ContiguousArray<Timestamp>, ends: ContiguousArray<Timestamp>,
         values: ContiguousArray<Double>, sourceIDs: ContiguousArray<UInt16>, uuids: ContiguousArray<UUID>,
-        writers: ContiguousArray<UInt32>? = nil, maxDuration: Int64, sources: [SourceInfo], userEnteredSources: [Bool], priorityOrder: [SourceInfo]?,
-        recentBatches: [RecentBatch], syncHolders: [SyncHolder]
+        writers: ContiguousArray<UInt32>? = nil, maxDuration: Int64, sources: [SourceInfo],
+        userEnteredSources: [Bool], priorityOrder: [SourceInfo]?, recentBatches: [RecentBatch],
+        syncHolders: [SyncHolder], arrivals: ContiguousArray<UInt64>? = nil,
+        changeLog: SeriesChangeLog = SeriesChangeLog()
     ) {
         self.subject = subject
         self.starts = starts
@@ -155,6 +168,9 @@ public struct SeriesImage: Hashable, Sendable {
         self.priorityOrder = priorityOrder
         self.recentBatches = recentBatches
         self.syncHolders = syncHolders
+        // Images from before the change log (snapshot format 1) number their rows in start order.
+        self.arrivals = arrivals ?? ContiguousArray((0..<UInt64(starts.count)).map { $0 + 1 })
+        self.changeLog = changeLog
     }
 
     /// Number of samples.
@@ -175,7 +191,8 @@ public struct SeriesImage: Hashable, Sendable {
                 SyncHolder(
                     sourceKey: key.sourceKey, identifier: key.identifier, version: entry.version, uuid: entry.uuid,
                     start: entry.start)
-            }.sorted { ($0.sourceKey, $0.identifier) < ($1.sourceKey, $1.identifier) })
+            }.sorted { ($0.sourceKey, $0.identifier) < ($1.sourceKey, $1.identifier) },
+            arrivals: rows.arrivals, changeLog: series.changeLog)
     }
 }
 
@@ -184,11 +201,14 @@ public struct ShardImage: Hashable, Sendable {
     public var type: QuantityType
     /// Sorted by subject.
     public var series: [SeriesImage]
+    /// The newest change anchor of the type (anchors keep growing across restarts).
+    public var lastAnchor: UInt64
 
     /// An image from its parts.
-    public init(type: QuantityType, series: [SeriesImage]) {
+    public init(type: QuantityType, series: [SeriesImage], lastAnchor: UInt64 = 0) {
         self.type = type
         self.series = series
+        self.lastAnchor = lastAnchor
     }
 
     /// Samples in every series.
@@ -203,7 +223,7 @@ extension Series {
         }
         let n = image.starts.count
         guard image.ends.count == n, image.values.count == n, image.sourceIDs.count == n, image.uuids.count == n,
-            image.writers.count == n
+            image.writers.count == n, image.arrivals.count == n
         else { throw broken("columns have different lengths") }
         guard image.sources.count <= SeriesSources.capacity, image.userEnteredSources.count == image.sources.count,
             Set(image.sources).count == image.sources.count
@@ -233,7 +253,10 @@ extension Series {
         self.init(
             sortedRows: SeriesRows(
                 starts: image.starts, ends: image.ends, values: image.values, sourceIDs: image.sourceIDs,
-                uuids: image.uuids, writers: image.writers),
+                uuids: image.uuids, writers: image.writers, arrivals: image.arrivals),
             maxDuration: image.maxDuration, sources: sources, ledger: ledger)
+        let blocks = changeLog
+        changeLog = image.changeLog
+        changeLog.adoptBlocks(of: blocks)
     }
 }

@@ -128,12 +128,13 @@ extension Series {
             && sources.infos[Int(sourceIDs[stored])] == batch.sources[Int(batch.sourceIndices[row])]
     }
 
-    /// Applies a plan made against this series: removes replaced rows, merges added ones, updates the ledger.
-    mutating func apply(_ plan: InsertPlan, of batch: PreparedBatch) {
+    /// Applies a plan made against this series: removes replaced rows (recorded as deletions), merges added ones
+    /// stamped with anchors from `clock`, updates the ledger.
+    mutating func apply(_ plan: InsertPlan, of batch: PreparedBatch, clock: inout ChangeClock) {
         guard !plan.changesNothing else { return }
-        removeRows(plan.replacedRows)
+        removeRows(plan.replacedRows, clock: &clock)
         if !plan.added.isEmpty {
-            append(batch, rows: plan.added)
+            append(batch, rows: plan.added, firstAnchor: clock.reserve(plan.added.count))
             ledger.add(uuids: plan.added.lazy.map { batch.rows.uuids[$0] })
         }
         for (key, entry) in plan.syncUpdates { ledger.setSync(key, entry) }

@@ -82,6 +82,12 @@ struct SeriesLedger: Sendable {
         }
     }
 
+    /// The sync identifier and version `uuid` holds, if any.
+    func syncTag(of uuid: UUID) -> (identifier: String, version: Int64)? {
+        guard let key = syncKeyOfUUID[uuid], let entry = syncEntries[key], entry.uuid == uuid else { return nil }
+        return (key.identifier, entry.version)
+    }
+
     /// The sample currently holding `key`.
     func syncEntry(_ key: SyncKey) -> SyncEntry? { syncEntries[key] }
 

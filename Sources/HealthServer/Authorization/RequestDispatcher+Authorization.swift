@@ -75,8 +75,19 @@ extension RequestDispatcher {
             try access.checkAdmin("administer identities")
             return [.adminResult(try identities.perform(m.operation))]
 
-        case .changesQuery, .subscribe, .unsubscribe:
-            // Not carried out yet (reply(to:) refuses them); when they are, narrow their filter with readFilter.
+        case .changesQuery(var m):
+            // Added samples and deletion records alike: without read, only the identity's own.
+            m.filter = try access.readFilter(m.filter, subject: m.subject, type: m.type)
+            message = .changesQuery(m)
+
+        case .subscribe(var m):
+            // Served by the connection (ConnectionSubscriptions), which narrows through authorizedSubscription;
+            // narrowed here too so that no path carries an unchecked subscription.
+            m.request = try RequestDispatcher.narrow(m.request, access: access)
+            message = .subscribe(m)
+
+        case .unsubscribe:
+            // Ends only a subscription of the same connection: nothing to check.
             break
 
         case .hello, .welcome, .error, .ping, .pong, .insertAck, .deleteAck, .sampleResult, .statisticsResult,
@@ -85,5 +96,31 @@ extension RequestDispatcher {
             break
         }
         return try reply(to: message, writer: access.id)
+    }
+}
+
+extension RequestDispatcher {
+    /// `request` as `identity` may watch it (its filter narrowed by ``IdentityAccess/readFilter(_:subject:type:)``,
+    /// so every update is computed with the subscriber's filter); unchanged with `hkd --auth off`. Throws
+    /// ``ErrorCode/forbidden`` for a subject outside the identity's, and the registry's errors for a revoked or
+    /// deleted identity. Called at subscribe time and again before every update, so grant changes apply at once.
+    func authorizedSubscription(_ request: SubscriptionRequest, identity: ClientIdentity) throws -> SubscriptionRequest {
+        guard let identities else { return request }
+        return try RequestDispatcher.narrow(request, access: identities.access(for: identity))
+    }
+
+    /// `request` with the filter of the query it wraps narrowed to what `access` may read.
+    static func narrow(_ request: SubscriptionRequest, access: IdentityAccess) throws -> SubscriptionRequest {
+        switch request {
+        case .observer(let subject, let type, let filter):
+            return .observer(
+                subject: subject, type: type, filter: try access.readFilter(filter, subject: subject, type: type))
+        case .anchored(var query):
+            query.filter = try access.readFilter(query.filter, subject: query.subject, type: query.type)
+            return .anchored(query)
+        case .collection(var query):
+            query.filter = try access.readFilter(query.filter, subject: query.subject, type: query.type)
+            return .collection(query)
+        }
     }
 }

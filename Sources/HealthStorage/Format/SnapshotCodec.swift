@@ -4,15 +4,19 @@ import HealthEngine
 import HealthModel
 
 /// The byte layout of one shard snapshot file (Protocol/STORAGE.md): magic, type, the log sequence the image
-/// is complete up to, the series (tables, then raw little-endian columns), and a CRC-32 of everything before
-/// it. Pure functions, thread-safe.
+/// is complete up to, the type's newest change anchor, the series (tables, deletion records, then raw
+/// little-endian columns including the writers and arrival anchors), and a CRC-32 of everything before it.
+/// Writes version 3; version 1 (no writers, no change log) and version 2 (writers, no change log) are still read.
+/// Pure functions, thread-safe.
 public enum SnapshotCodec {
-    /// First 8 bytes of every snapshot file this version writes (with the writer column).
-    public static let magic: [UInt8] = Array("HKSNAP02".utf8)
-    /// First 8 bytes of snapshot files written before the writer column existed; read with writer 0 everywhere.
+    /// First 8 bytes of every snapshot file this version writes (version 3: writer column and change log).
+    public static let magic: [UInt8] = Array("HKSNAP03".utf8)
+    /// First 8 bytes of version 2 files (writer column, no change log); rows get anchors in load order.
+    public static let magicWithoutChangeLog: [UInt8] = Array("HKSNAP02".utf8)
+    /// First 8 bytes of version 1 files (neither); read with writer 0 everywhere and anchors in load order.
     public static let magicWithoutWriters: [UInt8] = Array("HKSNAP01".utf8)
-    /// Column bytes per sample: start, end, value, source id, UUID, writer.
-    static let columnBytes = 8 + 8 + 8 + 2 + 16 + 4
+    /// Column bytes per sample in version 3: start, end, value, source id, UUID, writer, arrival anchor.
+    static let columnBytes = 8 + 8 + 8 + 2 + 16 + 4 + 8
 
     /// The encoded file for `image`, complete up to log sequence `sequence`.
     public static func encode(_ image: ShardImage, sequence: UInt64) -> [UInt8] {
@@ -21,6 +25,7 @@ public enum SnapshotCodec {
         w.write(bytes: magic)
         w.writeString(image.type.identifier)
         w.writeLE(sequence)
+        w.writeLE(image.lastAnchor)
         w.writeVarint(UInt64(image.series.count))
         for series in image.series { write(series, into: &w) }
         var bytes = w.bytes
@@ -57,12 +62,25 @@ public enum SnapshotCodec {
             w.writeUUID(holder.uuid)
             w.writeSignedVarint(holder.start)
         }
+        w.writeVarint(s.changeLog.prunedThrough)
+        w.writeVarint(UInt64(s.changeLog.deletions.count))
+        for record in s.changeLog.deletions {
+            w.writeVarint(record.anchor)
+            w.writeUUID(record.uuid)
+            w.writeString(record.syncIdentifier)
+            w.writeSignedVarint(record.syncVersion)
+            w.writeSignedVarint(record.start)
+            w.writeSignedVarint(record.end)
+            w.writeSignedVarint(record.deletedAt)
+            w.writeVarint(UInt64(record.writer))
+        }
         writeRaw(s.starts, into: &w)
         writeRaw(s.ends, into: &w)
         writeRaw(s.values, into: &w)
         writeRaw(s.sourceIDs, into: &w)
         writeRaw(s.uuids, into: &w)
         writeRaw(s.writers, into: &w)
+        writeRaw(s.arrivals, into: &w)
     }
 
     /// Appends the elements' bytes as they lie in memory (little-endian on every platform Swift runs hkd on).
@@ -84,10 +102,14 @@ public enum SnapshotCodec {
             throw CodecError(.malformedPayload, "bad snapshot magic at offset 0")
         }
         let fileMagic = Array(bytes[0..<magic.count])
-        guard fileMagic == magic || fileMagic == magicWithoutWriters else {
-            throw CodecError(.malformedPayload, "bad snapshot magic at offset 0")
+        let version: Version
+        switch fileMagic {
+        case magic: version = Version(hasWriters: true, hasChangeLog: true)
+        case magicWithoutChangeLog: version = Version(hasWriters: true, hasChangeLog: false)
+        case magicWithoutWriters: version = Version(hasWriters: false, hasChangeLog: false)
+        default: throw CodecError(.malformedPayload, "bad snapshot magic at offset 0")
         }
-        let hasWriters = fileMagic == magic
+        let hasChangeLog = version.hasChangeLog
         let body = bytes.count - 4
         let stored = UInt32(
             littleEndian: bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: body, as: UInt32.self) })
@@ -104,16 +126,29 @@ public enum SnapshotCodec {
             throw CodecError(.malformedPayload, "unknown quantity type \"\(identifier)\" in snapshot")
         }
         let sequence = try r.readLE(UInt64.self)
+        let lastAnchor = hasChangeLog ? try r.readLE(UInt64.self) : 0
         let seriesCount = try r.readCount("series count", limit: r.remaining)
         var series: [SeriesImage] = []
-        for _ in 0..<seriesCount { series.append(try readSeries(&r, hasWriters: hasWriters)) }
+        for _ in 0..<seriesCount { series.append(try readSeries(&r, version)) }
         try r.expectEnd("the snapshot")
-        return Decoded(image: ShardImage(type: type, series: series), sequence: sequence)
+        return Decoded(image: ShardImage(type: type, series: series, lastAnchor: lastAnchor), sequence: sequence)
     }
 
-    static func readSeries(_ r: inout ByteReader, hasWriters: Bool) throws -> SeriesImage {
+    /// What a file version holds besides the version 1 fields.
+    struct Version {
+        /// The writer column (versions 2 and 3).
+        var hasWriters: Bool
+        /// The newest anchor, deletion records and arrival column (version 3).
+        var hasChangeLog: Bool
+        /// Column bytes per sample.
+        var columnBytes: Int { 42 + (hasWriters ? 4 : 0) + (hasChangeLog ? 8 : 0) }
+    }
+
+    static func readSeries(_ r: inout ByteReader, _ version: Version) throws -> SeriesImage {
+        let hasWriters = version.hasWriters
+        let hasChangeLog = version.hasChangeLog
         let subject = try r.readString(limit: SampleRules.maxSubjectLength)
-        let count = try r.readCount("sample count", limit: r.remaining / (hasWriters ? columnBytes : columnBytes - 4))
+        let count = try r.readCount("sample count", limit: r.remaining / version.columnBytes)
         let maxDuration = try r.readSignedVarint()
         let sourceCount = try r.readCount("source count", limit: min(r.remaining / 5, Int(UInt16.max) + 1))
         var sources: [SourceInfo] = []
@@ -143,13 +178,44 @@ public enum SnapshotCodec {
                     sourceKey: try r.readString(), identifier: try r.readString(), version: try r.readSignedVarint(),
                     uuid: try r.readUUID(), start: try r.readSignedVarint()))
         }
+        var changeLog = SeriesChangeLog()
+        if hasChangeLog { changeLog = try readChangeLog(&r) }
         return SeriesImage(
             subject: subject, starts: try readRaw(&r, count), ends: try readRaw(&r, count),
             values: try readRaw(&r, count),
             sourceIDs: try readRaw(&r, count), uuids: try readRaw(&r, count),
             writers: hasWriters ? try readRaw(&r, count) : nil, maxDuration: maxDuration,
             sources: sources,
-            userEnteredSources: userEntered, priorityOrder: order, recentBatches: batches, syncHolders: holders)
+            userEnteredSources: userEntered, priorityOrder: order, recentBatches: batches, syncHolders: holders,
+            arrivals: hasChangeLog ? try readRaw(&r, count) : nil, changeLog: changeLog)
+    }
+
+    /// The pruned anchor and the deletion records (anchors must increase).
+    static func readChangeLog(_ r: inout ByteReader) throws -> SeriesChangeLog {
+        let prunedThrough = try r.readVarint()
+        let count = try r.readCount("deletion count", limit: r.remaining / 23)
+        var deletions: [DeletionRecord] = []
+        deletions.reserveCapacity(count)
+        for _ in 0..<count {
+            let record = DeletionRecord(
+                anchor: try r.readVarint(), uuid: try r.readUUID(), syncIdentifier: try r.readString(),
+                syncVersion: try r.readSignedVarint(), start: try r.readSignedVarint(), end: try r.readSignedVarint(),
+                deletedAt: try r.readSignedVarint(), writer: try readWriter(&r))
+            if let previous = deletions.last, previous.anchor >= record.anchor {
+                throw CodecError(.malformedPayload, "deletion anchors not increasing at \(record.anchor)")
+            }
+            deletions.append(record)
+        }
+        return SeriesChangeLog(deletions: deletions, prunedThrough: prunedThrough)
+    }
+
+    /// A deletion record's writer id (a varint that must fit in 32 bits).
+    static func readWriter(_ r: inout ByteReader) throws -> UInt32 {
+        let value = try r.readVarint()
+        guard let writer = UInt32(exactly: value) else {
+            throw CodecError(.malformedPayload, "deletion writer \(value) does not fit in 32 bits")
+        }
+        return writer
     }
 
     /// Reads `count` elements laid out as ``writeRaw(_:into:)`` wrote them.

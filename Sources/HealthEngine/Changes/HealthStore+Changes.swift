@@ -1,0 +1,164 @@
+import Foundation
+import HealthModel
+
+extension HealthStore {
+    /// Changes of one subject's samples of a type after `anchor` (HEALTHKIT.md §9), in arrival order: samples
+    /// added that match `filter` and samples deleted (UUID, sync identifier and version; a UUID filter applies
+    /// to them, dates and sources cannot), at most `limit` of both together (0: no limit), values in `unit`.
+    ///
+    /// Anchor 0 means from the beginning. Throws ``ErrorCode/anchorExpired`` for an anchor older than a pruned
+    /// deletion (or one deleted longer than ``deletionRetention`` ago) or newer than any this store handed out.
+    /// Takes the type's read lock; a changed sample arriving later always gets a larger anchor.
+    public func changes(
+        subject: String, type: String, filter: SampleFilter = .all, anchor: UInt64, limit: Int = 0,
+        unit: String? = nil
+    ) throws -> ChangeSet {
+        let type = try QuantityType.named(type)
+        let transform = try UnitTransform(type: type, unit: unit)
+        try SampleRules.validate(subject: subject)
+        try filter.date.validate()
+        if limit < 0 { throw HealthError(.invalidArgument, "the limit \(limit) is negative") }
+        let cutoff = deletionCutoff()
+        return try shard(type).read { state in
+            try HealthStore.checkAnchor(anchor, series: state.series[subject], last: state.clock.lastAnchor, cutoff)
+            guard let series = state.series[subject] else {
+                return ChangeSet(
+                    added: SampleQueryResult(
+                        type: type, unit: transform.unit, sources: [], starts: [], ends: [], values: [],
+                        sourceIndices: [], uuids: []),
+                    deleted: [], anchor: max(anchor, state.clock.lastAnchor), hasMore: false)
+            }
+            let arrived = series.changeLog.rowsArrived(after: anchor, arrivals: series.arrivals)
+                .filter { series.row($0.row, matches: filter) }
+            let log = series.changeLog
+            let deletions = log.deletions[log.firstDeletion(after: anchor)...].lazy
+                .filter { $0.deletedAt >= cutoff && $0.matches(filter) }
+            var rows: [Int] = []
+            var deleted: [DeletedObject] = []
+            var nextArrival = 0
+            var deletionIterator = deletions.makeIterator()
+            var nextDeletion = deletionIterator.next()
+            var last = anchor
+            while limit == 0 || rows.count + deleted.count < limit {
+                let arrival = nextArrival < arrived.count ? arrived[nextArrival] : nil
+                if let arrival, nextDeletion.map({ arrival.anchor < $0.anchor }) ?? true {
+                    rows.append(arrival.row)
+                    last = arrival.anchor
+                    nextArrival += 1
+                } else if let deletion = nextDeletion {
+                    deleted.append(
+                        DeletedObject(
+                            uuid: deletion.uuid, syncIdentifier: deletion.syncIdentifier,
+                            syncVersion: deletion.syncVersion))
+                    last = deletion.anchor
+                    nextDeletion = deletionIterator.next()
+                } else {
+                    break
+                }
+            }
+            let hasMore = nextArrival < arrived.count || nextDeletion != nil
+            return ChangeSet(
+                added: series.queryResult(rows: rows, type: type, unit: transform), deleted: deleted,
+                anchor: hasMore ? last : max(anchor, state.clock.lastAnchor), hasMore: hasMore)
+        }
+    }
+
+    /// The time spans of one subject's samples of a type added or deleted after `anchor`, merged, and the anchor
+    /// they reach (for live collections: the buckets to recompute). Same anchor checks as ``changes``; with
+    /// ``SampleFilter/writer`` set only that writer's samples and deletions count (the HealthKit read rule).
+    public func changedSpans(
+        subject: String, type: String, after anchor: UInt64, writer: UInt32? = nil
+    ) throws -> ChangedSpans {
+        let type = try QuantityType.named(type)
+        try SampleRules.validate(subject: subject)
+        let cutoff = deletionCutoff()
+        return try shard(type).read { state in
+            try HealthStore.checkAnchor(anchor, series: state.series[subject], last: state.clock.lastAnchor, cutoff)
+            let newest = max(anchor, state.clock.lastAnchor)
+            guard let series = state.series[subject] else { return ChangedSpans(spans: [], anchor: newest) }
+            var spans = series.changeLog.rowsArrived(after: anchor, arrivals: series.arrivals)
+                .filter { writer == nil || series.writers[$0.row] == writer }
+                .map { series.starts[$0.row]...series.ends[$0.row] }
+            let log = series.changeLog
+            for deletion in log.deletions[log.firstDeletion(after: anchor)...]
+            where writer == nil || deletion.writer == writer {
+                spans.append(deletion.start...deletion.end)
+            }
+            return ChangedSpans(spans: HealthStore.merged(spans), anchor: newest)
+        }
+    }
+
+    /// The newest change anchor handed out for a type (0 before any change).
+    public func lastAnchor(type: String) throws -> UInt64 {
+        let type = try QuantityType.named(type)
+        return shard(type).read { $0.clock.lastAnchor }
+    }
+
+    /// Drops deletion records older than ``deletionRetention`` from every series; returns how many. Anchors
+    /// older than a dropped record get ``ErrorCode/anchorExpired``. Takes each shard's write lock in turn.
+    @discardableResult
+    public func pruneDeletions() -> Int {
+        let cutoff = deletionCutoff()
+        var pruned = 0
+        for type in QuantityType.all {
+            shard(type).write { state in
+                for subject in state.series.keys {
+                    pruned += state.series[subject]!.changeLog.prune(deletedBefore: cutoff)
+                }
+            }
+        }
+        return pruned
+    }
+
+    private func deletionCutoff() -> Timestamp {
+        ChangeClock.wallClock().subtractingSaturating(deletionRetention)
+    }
+
+    private static func checkAnchor(_ anchor: UInt64, series: Series?, last: UInt64, _ cutoff: Timestamp) throws {
+        if anchor > last {
+            throw HealthError(
+                .anchorExpired, "anchor \(anchor) is newer than any change this server knows (\(last)); resync from 0")
+        }
+        guard anchor > 0, let series else { return }
+        let expired = series.changeLog.expiredThrough(cutoff: cutoff)
+        if anchor < expired {
+            throw HealthError(
+                .anchorExpired,
+                "anchor \(anchor) expired: deletions up to anchor \(expired) are past the retention; resync from 0")
+        }
+    }
+
+    /// Sorted spans with overlapping ones joined.
+    static func merged(_ spans: [ClosedRange<Timestamp>]) -> [ClosedRange<Timestamp>] {
+        var result: [ClosedRange<Timestamp>] = []
+        for span in spans.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let last = result.last, span.lowerBound <= last.upperBound {
+                result[result.count - 1] = last.lowerBound...max(last.upperBound, span.upperBound)
+            } else {
+                result.append(span)
+            }
+        }
+        return result
+    }
+}
+
+extension Series {
+    /// Whether row `row` matches `filter` (dates as in HEALTHKIT.md §4, sources, UUIDs, writer).
+    func row(_ row: Int, matches filter: SampleFilter) -> Bool {
+        guard filter.date.matches(start: starts[row], end: ends[row]) else { return false }
+        if filter.sources != nil, !filter.matches(source: sources.infos[Int(sourceIDs[row])]) { return false }
+        if let wanted = filter.uuids, !wanted.contains(uuids[row]) { return false }
+        if let writer = filter.writer, writers[row] != writer { return false }
+        return true
+    }
+}
+
+extension DeletionRecord {
+    /// Whether a changes query with `filter` reports this deletion: its UUID and writer filters apply (dates and
+    /// sources are not kept for deleted samples).
+    func matches(_ filter: SampleFilter) -> Bool {
+        if let wanted = filter.uuids, !wanted.contains(uuid) { return false }
+        if let writer = filter.writer, self.writer != writer { return false }
+        return true
+    }
+}

@@ -1,0 +1,231 @@
+import HealthEngine
+import HealthModel
+import HealthPosix
+import HealthWire
+
+/// The subscriptions of one connection: answers subscribe and unsubscribe, computes updates on the worker pool
+/// and writes them in order, one computation per subscription at a time.
+///
+/// Backpressure: an update is computed only while the connection is writable (its reply queue below the high
+/// water mark); changes meanwhile only mark the subscription dirty, and the next computation covers them all
+/// (coalescing). A connection that stays unwritable with updates waiting for ``timeout`` is terminated, so an
+/// unread subscriber holds at most the queue limit plus one update per subscription.
+///
+/// Loop-confined: every method runs on the connection's event loop (worker results hop back), hence
+/// `@unchecked Sendable`.
+final class ConnectionSubscriptions: @unchecked Sendable {
+    /// Checks a subscription against the subscriber's grants and narrows its filter (see
+    /// ``RequestDispatcher/authorizedSubscription(_:identity:)``); thread-safe.
+    typealias Authorizer = @Sendable (SubscriptionRequest) throws -> SubscriptionRequest
+
+    private struct Entry {
+        let live: LiveSubscription
+        /// The request as the client sent it; ``authorize`` narrows it again before every computation.
+        let request: SubscriptionRequest
+        let authorize: Authorizer
+        var anchor: UInt64
+        var computing = false
+    }
+
+    private let hub: SubscriptionHub
+    private let store: HealthStore
+    private let workers: WorkerPool
+    private let loop: EventLoop
+    private let timeout: Duration
+    private let connectionOpen: () -> Bool
+    private let isWritable: () -> Bool
+    private let write: ([UInt8]) -> Void
+    private let complete: ([UInt8]) -> Void
+    private let terminate: (HealthError) -> Void
+    private let forceClose: () -> Void
+    private let encoder = FrameEncoder()
+    private var entries: [UInt32: Entry] = [:]
+    private var nextID: UInt32 = 1
+    private var stallTimer: ScheduledTask?
+    private var closed = false
+
+    /// Most subscriptions one connection may hold.
+    static let maxPerConnection = 256
+
+    init(
+        hub: SubscriptionHub, store: HealthStore, workers: WorkerPool, loop: EventLoop, timeout: Duration,
+        isOpen: @escaping () -> Bool, isWritable: @escaping () -> Bool, write: @escaping ([UInt8]) -> Void,
+        complete: @escaping ([UInt8]) -> Void, terminate: @escaping (HealthError) -> Void,
+        forceClose: @escaping () -> Void
+    ) {
+        self.forceClose = forceClose
+        self.complete = complete
+        self.hub = hub
+        self.store = store
+        self.workers = workers
+        self.loop = loop
+        self.timeout = timeout
+        self.connectionOpen = isOpen
+        self.isWritable = isWritable
+        self.write = write
+        self.terminate = terminate
+    }
+
+    /// Handles subscribe and unsubscribe, completing the request with `complete` exactly once. Returns false for
+    /// any other message. Every computation of a subscription's updates runs on the request `authorize` returns.
+    func handle(_ message: Message, requestID: UInt32, authorize: @escaping Authorizer) -> Bool {
+        let reply = complete
+        switch message {
+        case .subscribe(let m):
+            subscribe(m.request, requestID: requestID, authorize: authorize)
+            return true
+        case .unsubscribe(let m):
+            if let entry = entries.removeValue(forKey: m.subscriptionID) {
+                hub.remove(entry.live)
+                reply(encode(.unsubscribed(Unsubscribed(subscriptionID: m.subscriptionID)), id: requestID))
+            } else {
+                let error = HealthError(
+                    .unknownSubscription, "this connection holds no subscription \(m.subscriptionID)")
+                reply(encode(.error(ErrorReply(error)), id: requestID))
+            }
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Whether the connection holds no subscription.
+    var isEmpty: Bool { entries.isEmpty }
+
+    /// The connection closed: every subscription ends.
+    func closeAll() {
+        closed = true
+        stallTimer?.cancel()
+        stallTimer = nil
+        for entry in entries.values { hub.remove(entry.live) }
+        entries.removeAll()
+    }
+
+    /// The reply queue drained below its low water mark (or filled up).
+    func writabilityChanged(_ writable: Bool) {
+        guard writable else { return armStallTimer() }
+        stallTimer?.cancel()
+        stallTimer = nil
+        for id in entries.keys.sorted() { pump(id) }
+    }
+
+    private func subscribe(_ request: SubscriptionRequest, requestID: UInt32, authorize: @escaping Authorizer) {
+        let reply = complete
+        guard entries.count < ConnectionSubscriptions.maxPerConnection else {
+            let error = HealthError(
+                .invalidArgument, "a connection holds at most \(ConnectionSubscriptions.maxPerConnection) subscriptions"
+            )
+            return reply(encode(.error(ErrorReply(error)), id: requestID))
+        }
+        let store = store
+        let accepted = workers.submit { [self] in
+            let outcome = Result { try SubscriptionUpdater.start(authorize(request), store: store) }
+            _ = loop.execute { self.started(request, authorize, outcome, requestID: requestID) }
+        }
+        if !accepted {
+            reply(
+                encode(
+                    .error(ErrorReply(HealthError(.busy, "the server is busy (worker queue full); retry later"))),
+                    id: requestID))
+        }
+    }
+
+    private func started(
+        _ request: SubscriptionRequest, _ authorize: @escaping Authorizer,
+        _ outcome: Result<SubscriptionUpdater.Step, any Error>, requestID: UInt32
+    ) {
+        let reply = complete
+        let step: SubscriptionUpdater.Step
+        switch outcome {
+        case .success(let value): step = value
+        case .failure(let error):
+            let health = (error as? HealthError) ?? HealthError(.internalError, "subscribe failed: \(error)")
+            return reply(encode(.error(ErrorReply(health)), id: requestID))
+        }
+        // A closed connection needs no reply (and its owner may be gone).
+        guard !closed else { return }
+        let id = nextID
+        nextID = nextID == UInt32.max ? 1 : nextID + 1
+        let target = SubscriptionUpdater.target(of: request)
+        let typeIndex = (try? QuantityType.named(target.type).index) ?? 0
+        let loop = loop
+        // The closure keeps this object alive until closeAll() or unsubscribe removes the subscription.
+        let live = LiveSubscription(subject: target.subject, typeIndex: typeIndex) { [self] in
+            _ = loop.execute { self.pump(id) }
+        }
+        entries[id] = Entry(live: live, request: request, authorize: authorize, anchor: step.anchor)
+        reply(encode(.subscribed(Subscribed(subscriptionID: id)), id: requestID))
+        for update in step.updates { write(encode(.update(Update(update)), id: id)) }
+        hub.add(live)
+        // Changes between the initial computation and joining the hub are caught by one more step.
+        live.markDirty()
+    }
+
+    /// Computes the next update of subscription `id` if it is dirty, idle and the connection can take it.
+    private func pump(_ id: UInt32) {
+        guard !closed, connectionOpen(), var entry = entries[id], !entry.computing,
+            entry.live.dirty.load(ordering: .acquiring)
+        else { return }
+        guard isWritable() else { return armStallTimer() }
+        entry.live.dirty.store(false, ordering: .releasing)
+        entry.computing = true
+        entries[id] = entry
+        let request = entry.request
+        let authorize = entry.authorize
+        let anchor = entry.anchor
+        let store = store
+        let cache = hub.collectionSteps
+        let accepted = workers.submit { [self] in
+            // The cache key is the authorized (narrowed) query: subscribers share steps only with equal filters.
+            let outcome = Result {
+                try SubscriptionUpdater.next(authorize(request), after: anchor, store: store, cache: cache)
+            }
+            _ = loop.execute { self.computed(id, outcome) }
+        }
+        if !accepted {
+            // Try again shortly: the worker queue is full.
+            entries[id]?.computing = false
+            entry.live.dirty.store(true, ordering: .releasing)
+            _ = loop.schedule(after: .milliseconds(10)) { [self] in self.pump(id) }
+        }
+    }
+
+    private func computed(_ id: UInt32, _ outcome: Result<SubscriptionUpdater.Step, any Error>) {
+        guard !closed, var entry = entries[id] else { return }
+        entry.computing = false
+        switch outcome {
+        case .success(let step):
+            entry.anchor = step.anchor
+            entries[id] = entry
+            for update in step.updates { write(encode(.update(Update(update)), id: id)) }
+            if step.more { entry.live.dirty.store(true, ordering: .releasing) }
+        case .failure(let error):
+            // The anchor expired while the subscriber lagged (or the store refused): the subscription cannot go
+            // on without losing changes, so the connection learns why and ends.
+            entries[id] = entry
+            let health = (error as? HealthError) ?? HealthError(.internalError, "\(error)")
+            return terminate(HealthError(health.code, "subscription \(id): \(health.message)"))
+        }
+        pump(id)
+    }
+
+    private func armStallTimer() {
+        guard stallTimer == nil, !closed else { return }
+        stallTimer = loop.schedule(after: timeout) { [self] in self.stallTimerFired() }
+    }
+
+    private func stallTimerFired() {
+        stallTimer = nil
+        guard !closed, connectionOpen(), !isWritable() else { return }
+        terminate(
+            HealthError(
+                .busy, "subscription updates were not read for \(timeout) with the reply queue full; disconnecting"))
+        // The error frame waits behind the unread queue, which may never drain: close for good after a grace
+        // period instead of waiting for the flush.
+        _ = loop.schedule(after: .seconds(2)) { [self] in if !closed { forceClose() } }
+    }
+
+    private func encode(_ message: Message, id: UInt32) -> [UInt8] {
+        encoder.encode(message.frame(requestID: id))
+    }
+}

@@ -1,0 +1,134 @@
+import HealthEngine
+import HealthModel
+import HealthWire
+
+/// Computes what a subscription pushes, from the store and the anchor it has reached. Pure apart from reading
+/// the store: no sockets, no threads; runs on worker threads. Thread-safe.
+public enum SubscriptionUpdater {
+    /// Most added plus deleted samples in one anchored update (a bigger backlog follows in further updates).
+    public static let maxChangesPerUpdate = 4096
+    /// Most buckets in one collection update.
+    public static let maxBucketsPerUpdate = 10_000
+
+    /// What a computation produced: updates to push (possibly none), the anchor reached, and whether more
+    /// changes wait beyond it.
+    public struct Step: Sendable {
+        public var updates: [UpdateContent]
+        public var anchor: UInt64
+        public var more: Bool
+    }
+
+    /// The subject and type a request watches.
+    public static func target(of request: SubscriptionRequest) -> (subject: String, type: String) {
+        switch request {
+        case .observer(let subject, let type, _): (subject, type)
+        case .anchored(let query): (query.subject, query.type)
+        case .collection(let query): (query.subject, query.type)
+        }
+    }
+
+    /// Validates a subscription and computes its initial updates: none for an observer, the changes since the
+    /// query's anchor for an anchored one, all buckets for a collection. Throws the query's errors.
+    public static func start(_ request: SubscriptionRequest, store: HealthStore) throws -> Step {
+        switch request {
+        case .observer(let subject, let type, let filter):
+            _ = try store.changes(subject: subject, type: type, filter: filter, anchor: 0, limit: 1)
+            return Step(updates: [], anchor: try store.lastAnchor(type: type), more: false)
+        case .anchored(let query):
+            let result = try changes(query, after: query.anchor, store: store)
+            return Step(updates: [.changes(result)], anchor: result.anchor, more: result.hasMore)
+        case .collection(let query):
+            // The anchor first: a change racing the query is recomputed by the next step, never lost.
+            let anchor = try store.lastAnchor(type: query.type)
+            let buckets = try collection(query, from: query.enumerateFrom, to: query.enumerateTo, store: store)
+            let unit = try unitSymbol(query)
+            var updates: [UpdateContent] = []
+            var start = 0
+            repeat {
+                let end = min(buckets.count, start + maxBucketsPerUpdate)
+                updates.append(.buckets(CollectionResult(unit: unit, buckets: Array(buckets[start..<end]))))
+                start = end
+            } while start < buckets.count
+            return Step(updates: updates, anchor: anchor, more: false)
+        }
+    }
+
+    /// The updates for the changes after `anchor` (none when nothing relevant changed).
+    public static func next(_ request: SubscriptionRequest, after anchor: UInt64, store: HealthStore) throws -> Step {
+        try next(request, after: anchor, store: store, cache: nil)
+    }
+
+    /// ``next(_:after:store:)`` sharing live-collection steps through `cache`.
+    static func next(
+        _ request: SubscriptionRequest, after anchor: UInt64, store: HealthStore, cache: CollectionStepCache?
+    ) throws -> Step {
+        switch request {
+        case .observer(let subject, let type, let filter):
+            let probe = try store.changes(subject: subject, type: type, filter: filter, anchor: anchor, limit: 1)
+            if probe.isEmpty { return Step(updates: [], anchor: probe.anchor, more: false) }
+            let newest = try store.lastAnchor(type: type)
+            return Step(updates: [.changed(anchor: newest)], anchor: newest, more: false)
+        case .anchored(let query):
+            let result = try changes(query, after: anchor, store: store)
+            return Step(
+                updates: result.isEmptyChange ? [] : [.changes(result)], anchor: result.anchor, more: result.hasMore)
+        case .collection(let query):
+            let changed = try store.changedSpans(
+                subject: query.subject, type: query.type, after: anchor, writer: query.filter.writer)
+            let spans = changed.spans.compactMap { span -> ClosedRange<Timestamp>? in
+                let low = max(span.lowerBound, query.enumerateFrom ?? .min)
+                let high = min(span.upperBound, query.enumerateTo ?? .max)
+                return low <= high ? low...high : nil
+            }
+            if spans.isEmpty { return Step(updates: [], anchor: changed.anchor, more: false) }
+            let compute = { () throws -> [UpdateContent] in
+                let buckets = try store.collectionBuckets(
+                    subject: query.subject, type: query.type, filter: query.filter, options: query.options,
+                    anchor: query.anchor, interval: query.interval, timeZone: query.timeZone,
+                    unit: query.unit.isEmpty ? nil : query.unit, touching: spans)
+                return buckets.isEmpty
+                    ? [] : [.buckets(CollectionResult(unit: try unitSymbol(query), buckets: buckets))]
+            }
+            let key = CollectionStepCache.Key(query: query, from: anchor, to: changed.anchor)
+            let updates = try cache.map { try $0.updates(key, compute: compute) } ?? compute()
+            return Step(updates: updates, anchor: changed.anchor, more: false)
+        }
+    }
+
+    private static func changes(_ query: ChangesQuery, after anchor: UInt64, store: HealthStore) throws -> ChangesResult
+    {
+        let limit = query.limit == 0 ? maxChangesPerUpdate : min(Int(clamping: query.limit), maxChangesPerUpdate)
+        let set = try store.changes(
+            subject: query.subject, type: query.type, filter: query.filter, anchor: anchor, limit: limit,
+            unit: query.unit.isEmpty ? nil : query.unit)
+        return ChangesResult(set, subject: query.subject)
+    }
+
+    private static func collection(
+        _ query: CollectionQuery, from: Timestamp?, to: Timestamp?, store: HealthStore
+    ) throws -> [Statistics] {
+        try store.collection(
+            subject: query.subject, type: query.type, filter: query.filter, options: query.options,
+            anchor: query.anchor, interval: query.interval, timeZone: query.timeZone,
+            unit: query.unit.isEmpty ? nil : query.unit, enumerateFrom: from, enumerateTo: to)
+    }
+
+    private static func unitSymbol(_ query: CollectionQuery) throws -> String {
+        query.unit.isEmpty ? try QuantityType.named(query.type).canonicalUnit.symbol : query.unit
+    }
+}
+
+extension ChangesResult {
+    /// The wire form of an engine change set: added samples as a batch with explicit UUIDs.
+    public init(_ set: ChangeSet, subject: String) {
+        let added = set.added
+        let batch = SampleBatch(
+            batchID: 0, subject: subject, typeIdentifier: added.type.identifier, unit: added.unit.symbol,
+            sources: added.sources, starts: added.starts, ends: added.ends, values: added.values,
+            sourceIndices: added.sourceIndices, uuids: added.uuids)
+        self.init(added: batch, deleted: set.deleted, anchor: set.anchor, hasMore: set.hasMore)
+    }
+
+    /// Whether nothing was added or deleted.
+    var isEmptyChange: Bool { added.count == 0 && deleted.isEmpty }
+}
