@@ -62,10 +62,10 @@ let package = Package(
         // MARK: Tests
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
-        .testTarget(name: "HealthCodecTests", dependencies: ["HealthCodec"], swiftSettings: swiftSettings),
+        .testTarget(name: "HealthCodecTests", dependencies: ["HealthCodec", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthWireTests", dependencies: ["HealthWire"], swiftSettings: swiftSettings),
-        .testTarget(name: "HealthEngineTests", dependencies: ["HealthEngine"], swiftSettings: swiftSettings),
+        .testTarget(name: "HealthEngineTests", dependencies: ["HealthEngine", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthServerTests", dependencies: ["HealthServer", "HealthWire", "HealthEngine"],
             swiftSettings: swiftSettings),

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import HealthEngine
@@ -6,7 +7,7 @@ import Testing
 struct FingerprintSetTests {
     @Test("random inserts and removals agree with Set, colliding home slots and 0 included")
     func agreesWithSet() {
-        var random = SeededGenerator(seed: 7)
+        var random = SplitMix64(seed: 7)
         var table = FingerprintSet()
         var reference = Set<UInt64>()
         // Few distinct values, many of them sharing low bits, so probe runs are long and removals shift them.

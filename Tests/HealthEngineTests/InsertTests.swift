@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 
 @testable import HealthEngine
@@ -30,7 +31,7 @@ struct InsertTests {
 
     @Test("a late batch among many stored rows is merged in place")
     func lateBatchMerges() throws {
-        var generator = SeededGenerator(seed: 7)
+        var generator = SplitMix64(seed: 7)
         let store = HealthStore()
         var all: [Timestamp] = []
         for batch in 0..<20 {

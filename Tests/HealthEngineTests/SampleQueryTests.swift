@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 
 @testable import HealthEngine
@@ -73,7 +74,7 @@ struct SampleQueryTests {
 
     @Test("random predicates over random samples agree with a full scan", arguments: [1, 2, 3, 4] as [UInt64])
     func randomPredicates(seed: UInt64) throws {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix64(seed: seed)
         let store = HealthStore()
         var all: [(Timestamp, Timestamp)] = []
         for _ in 0..<5 {

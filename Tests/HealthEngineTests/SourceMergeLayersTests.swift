@@ -1,4 +1,5 @@
 import HealthModel
+import TestSupport
 import Testing
 
 @testable import HealthEngine
@@ -19,7 +20,7 @@ struct SourceMergeLayersTests {
     /// `longest` grid steps, some nested inside a longer sample. Short samples leave long stretches between
     /// coverage boundaries (the bulk path); long ones send most rows through the one-by-one path.
     static func rows(
-        count: Int, sources: ArraySlice<SourceInfo>, longest: Int64 = 30, using random: inout SeededGenerator
+        count: Int, sources: ArraySlice<SourceInfo>, longest: Int64 = 30, using random: inout SplitMix64
     ) -> [Row] {
         var rows: [Row] = []
         for _ in 0..<count {
@@ -43,7 +44,7 @@ struct SourceMergeLayersTests {
     }
 
     /// A random subset of the rows as a selection (so several runs), or all of them.
-    static func selection(count: Int, using random: inout SeededGenerator) -> Selection {
+    static func selection(count: Int, using random: inout SplitMix64) -> Selection {
         var selection = Selection()
         let keepAll = Bool.random(using: &random)
         for row in 0..<count where keepAll || Int.random(in: 0..<4, using: &random) != 0 { selection.add(row) }
@@ -52,7 +53,7 @@ struct SourceMergeLayersTests {
 
     @Test("layers give the sweep's sums and touched buckets on boundary-heavy random inputs", arguments: 0..<40)
     func matchesSweep(seed: Int) throws {
-        var random = SeededGenerator(seed: UInt64(seed) &* 7919 &+ 17)
+        var random = SplitMix64(seed: UInt64(seed) &* 7919 &+ 17)
         let sources = Self.sources.prefix(Int.random(in: 2...Self.sources.count, using: &random))
         let rows = Self.rows(
             count: Int.random(in: 1...160, using: &random), sources: sources, longest: seed % 2 == 0 ? 30 : 2,
@@ -136,7 +137,7 @@ struct SourceMergeLayersTests {
 
     @Test("more identities than the layers take: the sweep answers, and it matches the reference")
     func manyIdentitiesFallBack() throws {
-        var random = SeededGenerator(seed: 99)
+        var random = SplitMix64(seed: 99)
         let many = (0...SourceMerge.layerLimit).map {
             SourceInfo(name: "App \($0)", bundleIdentifier: "com.example.app\($0)")
         }

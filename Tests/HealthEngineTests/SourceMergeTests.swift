@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 
 @testable import HealthEngine
@@ -124,7 +125,7 @@ struct SourceMergeTests {
     @Test(
         "the merged sum matches the slow reference on random samples", arguments: [11, 12, 13, 14, 15, 16] as [UInt64])
     func matchesReference(seed: UInt64) throws {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix64(seed: seed)
         let sources = [watch, phone, fitApp, runApp]
         let rows = (0..<Int.random(in: 1...120, using: &generator)).map { _ -> Row in
             let start = Timestamp.random(in: 0..<1000, using: &generator) * 1000

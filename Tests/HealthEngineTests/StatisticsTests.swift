@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 
 @testable import HealthEngine
@@ -151,7 +152,7 @@ struct StatisticsTests {
 
     @Test("mostRecent agrees with a full scan when long samples end last", arguments: [21, 22, 23, 24] as [UInt64])
     func mostRecentRandom(seed: UInt64) throws {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix64(seed: seed)
         var rows: [Row] = []
         for i in 0..<300 {
             let start = Timestamp.random(in: 0..<1000, using: &generator)

@@ -11,12 +11,9 @@ extension HealthStore {
         subject: String, type: String, filter: SampleFilter = .all, options: StatisticsOptions, anchor: Timestamp,
         interval: CalendarInterval, timeZone: String, unit: String? = nil, touching spans: [ClosedRange<Timestamp>]
     ) throws -> [Statistics] {
-        let quantityType = try QuantityType.named(type)
-        try options.validate(for: quantityType)
-        let transform = try UnitTransform(type: quantityType, unit: unit)
-        try SampleRules.validate(subject: subject)
-        try filter.date.validate()
-        let calendar = try BucketCalendar(anchor: anchor, interval: interval, timeZoneIdentifier: timeZone)
+        let (quantityType, transform, calendar) = try Self.collectionSetup(
+            subject: subject, type: type, filter: filter, options: options, anchor: anchor, interval: interval,
+            timeZone: timeZone, unit: unit)
         var byStart: [Timestamp: Statistics] = [:]
         for span in spans {
             let boundaries = try calendar.boundaries(

@@ -4,6 +4,19 @@ extension HealthStore {
     /// The most buckets one collection query may span; a longer span is refused with ``ErrorCode/invalidInterval``.
     public static let maximumCollectionBuckets = 1_000_000
 
+    /// Checks a collection request and resolves its type, unit and calendar (shared by one-off and live queries).
+    static func collectionSetup(
+        subject: String, type: String, filter: SampleFilter, options: StatisticsOptions, anchor: Timestamp,
+        interval: CalendarInterval, timeZone: String, unit: String?
+    ) throws -> (QuantityType, UnitTransform, BucketCalendar) {
+        let quantityType = try QuantityType.named(type)
+        try options.validate(for: quantityType)
+        let transform = try UnitTransform(type: quantityType, unit: unit)
+        try SampleRules.validate(subject: subject)
+        try filter.date.validate()
+        return (quantityType, transform, try BucketCalendar(anchor: anchor, interval: interval, timeZoneIdentifier: timeZone))
+    }
+
     /// HKStatisticsCollectionQuery (HEALTHKIT.md §7): statistics of one subject's samples of a type matching
     /// `filter`, per calendar bucket of `interval` from `anchor` in the IANA zone `timeZone`, in time order.
     ///
@@ -22,12 +35,9 @@ extension HealthStore {
         interval: CalendarInterval, timeZone: String, unit: String? = nil, enumerateFrom: Timestamp? = nil,
         enumerateTo: Timestamp? = nil
     ) throws -> [Statistics] {
-        let quantityType = try QuantityType.named(type)
-        try options.validate(for: quantityType)
-        let transform = try UnitTransform(type: quantityType, unit: unit)
-        try SampleRules.validate(subject: subject)
-        try filter.date.validate()
-        let calendar = try BucketCalendar(anchor: anchor, interval: interval, timeZoneIdentifier: timeZone)
+        let (quantityType, transform, calendar) = try Self.collectionSetup(
+            subject: subject, type: type, filter: filter, options: options, anchor: anchor, interval: interval,
+            timeZone: timeZone, unit: unit)
         let enumerated: BucketBoundaries?
         switch (enumerateFrom, enumerateTo) {
         case (nil, nil):

@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 
 @testable import HealthEngine
@@ -23,7 +24,7 @@ import Testing
     /// Seeds, one test case each, so a failure names the seed that reproduces it.
     @Test(arguments: 0..<64)
     func boundariesMatchFoundation(seed: Int) throws {
-        var random = SeededGenerator(seed: UInt64(seed) &* 7919 &+ 17)
+        var random = SplitMix64(seed: UInt64(seed) &* 7919 &+ 17)
         for _ in 0..<12 {
             let zone = Self.zones.randomElement(using: &random)!
             let interval = Self.intervals.randomElement(using: &random)!
@@ -58,7 +59,7 @@ import Testing
     }
 
     /// A whole-second anchor between 1975 and 2035, half the time within a day of a transition of `zone`.
-    static func randomAnchor(zone: String, using random: inout SeededGenerator) -> Timestamp {
+    static func randomAnchor(zone: String, using random: inout SplitMix64) -> Timestamp {
         let seconds = Int64.random(in: 157_766_400...2_082_758_400, using: &random)
         let instant = seconds * Micros.second
         return Bool.random(using: &random) ? nearTransition(zone: zone, around: instant, using: &random) : instant
@@ -66,7 +67,7 @@ import Testing
 
     /// A whole-second instant at most a day before or after the first transition of `zone` after `instant`
     /// (`instant` itself when the zone has none).
-    static func nearTransition(zone: String, around instant: Timestamp, using random: inout SeededGenerator)
+    static func nearTransition(zone: String, around instant: Timestamp, using random: inout SplitMix64)
         -> Timestamp
     {
         let date = ReferenceBucketCalendar.date(instant)

@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 
 @testable import HealthEngine
@@ -29,7 +30,7 @@ struct ChangesTests {
     @Test("paging with small limits over thousands of changes returns every change exactly once, in arrival order")
     func pagingReturnsEveryChangeOnce() throws {
         let store = HealthStore()
-        var generator = SeededGenerator(seed: 8)
+        var generator = SplitMix64(seed: 8)
         var expected: [UUID] = []
         var deletedExpected: [UUID] = []
         for b in 0..<40 {

@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 
 @testable import HealthEngine
@@ -25,7 +26,7 @@ import Testing
 
     @Test("sums merged, by source, and min/max match the reference", arguments: 0..<24)
     func matchesReference(seed: Int) throws {
-        var random = SeededGenerator(seed: UInt64(seed) &* 104_729 &+ 3)
+        var random = SplitMix64(seed: UInt64(seed) &* 104_729 &+ 3)
         let zone = Self.zones.randomElement(using: &random)!
         let interval = Self.intervals.randomElement(using: &random)!
         let sources = [watch, phone, fitApp, runApp].prefix(Int.random(in: 1...4, using: &random))
