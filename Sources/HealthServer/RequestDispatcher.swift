@@ -148,7 +148,8 @@ public struct RequestDispatcher: Sendable {
             return try changesReply(m)
 
         case .subscribe, .unsubscribe:
-            throw HealthError(.unsupportedRequest, "\(message.kind) is not supported by this server version yet")
+            // Subscriptions live on a connection: ServerConnection handles them before dispatch.
+            throw HealthError(.unsupportedRequest, "\(message.kind) needs a connection; a dispatcher alone cannot serve it")
 
         case .hello, .welcome, .error, .ping, .pong, .insertAck, .deleteAck, .sampleResult, .statisticsResult,
             .collectionResult, .changesResult, .subscribed, .unsubscribed, .update, .sourcePriority,
