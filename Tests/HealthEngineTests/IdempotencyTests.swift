@@ -44,12 +44,12 @@ struct IdempotencyTests {
         var first = makeBatch(type: "stepCount", rows: [Row(0, 10, 5)])
         first.uuids = [UUID()]
         _ = try store.insert(first)
-        var changed = SampleBatch(batchID: 77, subject: "anna", typeIdentifier: "stepCount", unit: "count")
+        var changed = SampleBatch(batchID: freshBatchID(), subject: "anna", typeIdentifier: "stepCount", unit: "count")
         changed.append(start: 100, end: 110, value: 1, source: phone, uuid: UUID())
         changed.append(start: 0, end: 10, value: 9, source: phone, uuid: first.uuids![0])
         #expect { try store.insert(changed) } throws: { ($0 as? HealthError)?.code == .uuidConflict }
         #expect(try store.samples(subject: "anna", type: "stepCount").count == 1)
-        var inBatch = SampleBatch(batchID: 78, subject: "anna", typeIdentifier: "stepCount", unit: "count")
+        var inBatch = SampleBatch(batchID: freshBatchID(), subject: "anna", typeIdentifier: "stepCount", unit: "count")
         let twice = UUID()
         inBatch.append(start: 200, end: 210, value: 1, source: phone, uuid: twice)
         inBatch.append(start: 300, end: 310, value: 1, source: phone, uuid: twice)
@@ -86,7 +86,7 @@ struct IdempotencyTests {
 
     @Test("a sync identifier without a whole-number version is an invalid sample")
     func syncWithoutVersion() throws {
-        var batch = SampleBatch(batchID: 5, subject: "anna", typeIdentifier: "bodyMass", unit: "kg")
+        var batch = SampleBatch(batchID: freshBatchID(), subject: "anna", typeIdentifier: "bodyMass", unit: "kg")
         batch.append(start: 0, end: 0, value: 70, source: fitApp, metadata: [MetadataKey.syncIdentifier: .string("x")])
         #expect { try HealthStore().insert(batch) } throws: { ($0 as? HealthError)?.code == .invalidSample }
     }
@@ -129,7 +129,7 @@ struct IdempotencyTests {
                 subject: "anna", type: "stepCount", filter: SampleFilter(sources: [watch.bundleIdentifier])) == 5)
         let left = try store.samples(subject: "anna", type: "stepCount")
         #expect(left.uuids == [batch.uuids![1]])
-        var again = SampleBatch(batchID: 999, subject: "anna", typeIdentifier: "stepCount", unit: "count")
+        var again = SampleBatch(batchID: freshBatchID(), subject: "anna", typeIdentifier: "stepCount", unit: "count")
         again.append(start: 0, end: sec(60), value: 3, source: phone, uuid: batch.uuids![0])
         #expect(try store.insert(again).inserted == 1)
     }

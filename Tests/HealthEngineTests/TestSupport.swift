@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import Synchronization
 
 @testable import HealthEngine
 
@@ -30,17 +31,22 @@ struct Row {
     }
 }
 
-nonisolated(unsafe) private var nextBatchID: UInt64 = 1
-private let batchIDLock = NSLock()
+private let batchIDCounter = Mutex<UInt64>(1)
+
+/// A batch id no other test in this process uses: tests run in parallel and the store answers a re-sent batch id
+/// with its first acknowledgement, so a hand-picked id could collide with another test's batch.
+func freshBatchID() -> UInt64 {
+    batchIDCounter.withLock { next in
+        defer { next += 1 }
+        return next
+    }
+}
 
 /// A batch of rows with a fresh batch id (so derived UUIDs differ between batches).
 func makeBatch(
     subject: String = "anna", type: String, unit: String? = nil, rows: [Row]
 ) -> SampleBatch {
-    let id = batchIDLock.withLock {
-        defer { nextBatchID += 1 }
-        return nextBatchID
-    }
+    let id = freshBatchID()
     let unit = unit ?? (try! QuantityType.named(type)).canonicalUnit.symbol
     var batch = SampleBatch(batchID: id, subject: subject, typeIdentifier: type, unit: unit)
     for row in rows {

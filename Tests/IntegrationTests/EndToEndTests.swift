@@ -16,7 +16,9 @@ struct EndToEndTests {
         let unit = try HealthUnit(parsing: "count")
         return (0..<minutes).map { minute in
             let start = t0 + Int64(minute + offset) * Micros.minute
-            return Sample(subject: subject, type: type, start: start, end: start + Micros.minute, value: Double(minute % 10), unit: unit, source: source)
+            return Sample(
+                subject: subject, type: type, start: start, end: start + Micros.minute, value: Double(minute % 10),
+                unit: unit, source: source)
         }
     }
 
@@ -35,9 +37,12 @@ struct EndToEndTests {
         _ = try await client.insert(try Self.steps(subject: "ben", minutes: 60))
         let heart = try QuantityType.named("heartRate")
         let bpm = try HealthUnit(parsing: "count/min")
-        _ = try await client.insert((0..<30).map { i in
-            Sample(subject: "anna", type: heart, start: Self.t0 + Int64(i) * Micros.minute, end: Self.t0 + Int64(i) * Micros.minute, value: Double(60 + i), unit: bpm, source: Self.watch)
-        })
+        _ = try await client.insert(
+            (0..<30).map { i in
+                Sample(
+                    subject: "anna", type: heart, start: Self.t0 + Int64(i) * Micros.minute,
+                    end: Self.t0 + Int64(i) * Micros.minute, value: Double(60 + i), unit: bpm, source: Self.watch)
+            })
 
         // A sample query with every predicate flag; the boundary rules are the engine's, checked here end to end.
         let hour = SampleFilter(date: DatePredicate(start: Self.t0 + Micros.hour, end: Self.t0 + 2 * Micros.hour))
@@ -62,7 +67,8 @@ struct EndToEndTests {
         #expect(sum.statistics.figures.sum == Double((0..<600).map { $0 % 10 }.reduce(0, +)))
         #expect(sum.statistics.figures.duration == 600 * Micros.minute)
         #expect(sum.unit == "count")
-        let heartStats = try await client.statistics("heartRate", subject: "anna", options: [.discreteMin, .discreteMax, .mostRecent])
+        let heartStats = try await client.statistics(
+            "heartRate", subject: "anna", options: [.discreteMin, .discreteMax, .mostRecent])
         #expect(heartStats.statistics.figures.minimum == 60)
         #expect(heartStats.statistics.figures.maximum == 89)
         #expect(heartStats.statistics.figures.mostRecent?.value == 89)
@@ -81,7 +87,9 @@ struct EndToEndTests {
         let hkd = try await HKDProcess()
         let client = hkd.client()
         defer { client.close() }
-        await #expect(throws: HealthClientError.self) { try await client.statistics("stepCount", subject: "nobody", options: .cumulativeSum) }
+        await #expect(throws: HealthClientError.self) {
+            try await client.statistics("stepCount", subject: "nobody", options: .cumulativeSum)
+        }
         do {
             _ = try await client.statistics("heartRate", subject: "anna", options: .cumulativeSum)
             Issue.record("cumulativeSum on heartRate was accepted")
@@ -98,7 +106,8 @@ struct EndToEndTests {
             #expect(error.code == .unknownQuantityType)
             #expect(error.message.contains("did you mean \"stepCount\""))
         }
-        var wrongUnit = SampleBatch(batchID: 5, subject: "anna", typeIdentifier: "stepCount", unit: "kg")
+        var wrongUnit = SampleBatch(
+            batchID: HealthClient.makeBatchID(), subject: "anna", typeIdentifier: "stepCount", unit: "kg")
         wrongUnit.append(start: Self.t0, end: Self.t0 + Micros.minute, value: 3, source: Self.watch)
         do {
             _ = try await client.insert(wrongUnit)
@@ -107,7 +116,8 @@ struct EndToEndTests {
             #expect(error.code == .incompatibleUnit)
             #expect(error.message == "unit \"kg\" is not compatible with stepCount (count)")
         }
-        var negative = SampleBatch(batchID: 6, subject: "anna", typeIdentifier: "stepCount", unit: "count")
+        var negative = SampleBatch(
+            batchID: HealthClient.makeBatchID(), subject: "anna", typeIdentifier: "stepCount", unit: "count")
         negative.append(start: Self.t0, end: Self.t0 + Micros.minute, value: -3, source: Self.watch)
         do {
             _ = try await client.insert(negative)
@@ -129,10 +139,12 @@ struct EndToEndTests {
             for (index, client) in clients.enumerated() {
                 group.addTask {
                     for round in 0..<10 {
-                        let samples = try Self.steps(subject: "shared", minutes: 500, offset: (index * 10 + round) * 500)
+                        let samples = try Self.steps(
+                            subject: "shared", minutes: 500, offset: (index * 10 + round) * 500)
                         let acks = try await client.insert(samples)
                         #expect(acks.first?.inserted == 500)
-                        let count = try await client.sampleBatches("stepCount", subject: "shared").map(\.count).reduce(0, +)
+                        let count = try await client.sampleBatches("stepCount", subject: "shared").map(\.count).reduce(
+                            0, +)
                         #expect(count >= (round + 1) * 500)
                     }
                 }
@@ -151,7 +163,9 @@ struct EndToEndTests {
         let client = hkd.client()
         _ = try await client.insert(try Self.steps(subject: "anna", minutes: 100))
         let results = try await withThrowingTaskGroup(of: Int.self) { group in
-            for limit in 1...200 { group.addTask { try await client.samples("stepCount", subject: "anna", limit: limit % 100 + 1).count } }
+            for limit in 1...200 {
+                group.addTask { try await client.samples("stepCount", subject: "anna", limit: limit % 100 + 1).count }
+            }
             return try await group.reduce(into: [Int]()) { $0.append($1) }
         }
         #expect(results.sorted() == (1...200).map { $0 % 100 + 1 }.sorted())

@@ -86,7 +86,7 @@ struct ChangesTests {
         let store = HealthStore()
         func tagged(_ version: Double) -> SampleBatch {
             var batch = SampleBatch(
-                batchID: UInt64(version) + 900, subject: "anna", typeIdentifier: "stepCount", unit: "count")
+                batchID: freshBatchID(), subject: "anna", typeIdentifier: "stepCount", unit: "count")
             batch.append(
                 start: 0, end: sec(60), value: version, source: fitApp,
                 metadata: [MetadataKey.syncIdentifier: .string("s-1"), MetadataKey.syncVersion: .number(version)])
