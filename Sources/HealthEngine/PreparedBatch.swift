@@ -16,11 +16,13 @@ struct PreparedBatch: Sendable {
     let userEnteredSources: [Bool]
     /// Per row: index into ``sources``.
     let sourceIndices: [UInt32]
-    /// Whether the UUIDs came with the batch (derived ones are distinct by construction).
-    let explicitUUIDs: Bool
+    /// The UUIDs sent with the batch; `nil` when they derive from the batch id (distinct by construction).
+    let sentUUIDs: ContiguousArray<UUID>?
+    /// The client identity writing the batch (0: unknown).
+    let writer: UInt32
     /// Per row: its sync identifier and version; `nil` when no row has one.
     let syncTags: [SyncTag?]?
-    /// Starts, ends, canonical values and UUIDs; source ids are filled in against the series' table.
+    /// Starts, ends and canonical values; source ids and anchors are filled in when the rows are added.
     var rows: SeriesRows
 
     /// Checks `batch` and converts it; every row is marked as written by `writer`.
@@ -35,8 +37,6 @@ struct PreparedBatch: Sendable {
         rows.starts = ContiguousArray(batch.starts)
         rows.ends = ContiguousArray(batch.ends)
         rows.values.reserveCapacity(batch.count)
-        rows.uuids = batch.uuids.map { ContiguousArray($0) } ?? ContiguousArray((0..<batch.count).map(batch.uuid(row:)))
-        rows.writers = ContiguousArray(repeating: writer, count: batch.count)
         var used = [Bool](repeating: false, count: batch.sources.count)
         var userEntered = [Bool](repeating: false, count: batch.sources.count)
         var syncTags: [SyncTag?]?
@@ -73,8 +73,14 @@ struct PreparedBatch: Sendable {
         userEnteredSources = userEntered
         sourceIndices = batch.sourceIndices
         self.syncTags = syncTags
-        explicitUUIDs = batch.uuids != nil
+        sentUUIDs = batch.uuids.map { ContiguousArray($0) }
+        self.writer = writer
         self.rows = rows
+    }
+
+    /// The UUID of row `row`.
+    func uuid(row: Int) -> UUID {
+        sentUUIDs?[row] ?? SampleBatch.derivedUUID(batchID: batchID, row: UInt32(truncatingIfNeeded: row))
     }
 
     /// The dictionary entries some row uses.
@@ -118,9 +124,15 @@ struct SyncTag: Hashable, Sendable {
 }
 
 extension Series {
-    /// Adds the rows `subset` of a prepared batch (all of them when `nil`): registers their sources (and
-    /// user-entered flags), then merges the rows, the i-th stamped with arrival anchor `firstAnchor + i`. The caller has checked that the source table has room.
+    /// Adds the rows `subset` of a prepared batch (all of them when `nil`): registers the batch in the batch
+    /// table with anchors `firstAnchor ..< firstAnchor + batch.rows.count` (row `i` of the batch gets
+    /// `firstAnchor + i`), registers the rows' sources (and user-entered flags), then merges the rows. The caller
+    /// has checked that the source table has room and that the anchors follow every anchor stored.
     mutating func append(_ batch: PreparedBatch, rows subset: [Int]? = nil, firstAnchor: UInt64 = 1) {
+        registerBatch(
+            AppliedBatch(
+                batchID: batch.batchID, firstAnchor: firstAnchor, firstRow: 0, count: UInt32(batch.rows.count),
+                writer: batch.writer, uuids: batch.sentUUIDs))
         var used = batch.usedSources
         if let subset {
             used = [Bool](repeating: false, count: batch.sources.count)
@@ -137,14 +149,13 @@ extension Series {
             rows.starts = ContiguousArray(subset.lazy.map { batch.rows.starts[$0] })
             rows.ends = ContiguousArray(subset.lazy.map { batch.rows.ends[$0] })
             rows.values = ContiguousArray(subset.lazy.map { batch.rows.values[$0] })
-            rows.uuids = ContiguousArray(subset.lazy.map { batch.rows.uuids[$0] })
-            rows.writers = ContiguousArray(subset.lazy.map { batch.rows.writers[$0] })
             rows.sourceIDs = ContiguousArray(subset.lazy.map { idOfBatchSource[Int(batch.sourceIndices[$0])] })
+            rows.arrivals = ContiguousArray(subset.lazy.map { firstAnchor + UInt64($0) })
         } else {
             rows = batch.rows
             rows.sourceIDs = ContiguousArray(batch.sourceIndices.lazy.map { idOfBatchSource[Int($0)] })
+            rows.arrivals = ContiguousArray(firstAnchor..<(firstAnchor + UInt64(rows.count)))
         }
-        rows.arrivals = ContiguousArray(firstAnchor..<(firstAnchor + UInt64(rows.count)))
         merge(rows)
     }
 }

@@ -37,9 +37,10 @@ extension Series {
             }
             sourceIndices.append(resultIndexOfSource[id]!)
         }
+        var hint = 0
         return SampleQueryResult(
             type: type, unit: unit.unit, sources: resultSources, starts: rows.map { starts[$0] },
             ends: rows.map { ends[$0] }, values: rows.map { unit.level(values[$0]) }, sourceIndices: sourceIndices,
-            uuids: rows.map { uuids[$0] })
+            uuids: rows.map { uuid(ofRow: $0, hint: &hint) })
     }
 }

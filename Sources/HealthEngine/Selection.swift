@@ -63,11 +63,12 @@ extension Series {
         let wantedUUIDs = filter.uuids
         let writer = filter.writer
         let filtersRows = allowedSources != nil || wantedUUIDs != nil || writer != nil
+        var hint = 0
         withColumns { c in
             func passes(_ row: Int) -> Bool {
                 if let allowedSources, !allowedSources[Int(c.sourceIDs[row])] { return false }
-                if let wantedUUIDs, !wantedUUIDs.contains(uuids[row]) { return false }
-                if let writer, writers[row] != writer { return false }
+                if let wantedUUIDs, !wantedUUIDs.contains(uuid(ofRow: row, hint: &hint)) { return false }
+                if let writer, self.writer(ofRow: row, hint: &hint) != writer { return false }
                 return true
             }
             for row in low..<sureFrom where date.matches(start: c.starts[row], end: c.ends[row]) && passes(row) {

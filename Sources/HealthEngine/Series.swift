@@ -7,9 +7,6 @@ struct SeriesRows: Sendable {
     var ends: ContiguousArray<Timestamp> = []
     var values: ContiguousArray<Double> = []
     var sourceIDs: ContiguousArray<UInt16> = []
-    var uuids: ContiguousArray<UUID> = []
-    /// Per row: the numeric id of the client identity that wrote it (0: unknown, written without authorization).
-    var writers: ContiguousArray<UInt32> = []
     /// Change anchors (arrival order, see ``SeriesChangeLog``); empty for rows not yet stamped.
     var arrivals: ContiguousArray<UInt64> = []
 
@@ -36,8 +33,9 @@ struct SeriesRows: Sendable {
 /// The samples of one subject and one quantity type, as columns sorted by start.
 ///
 /// Equal starts keep the order they arrived in. Storage per sample: start 8, end 8, value 8, source id 2,
-/// UUID 16, writer id 4, arrival anchor 8 = 54 bytes; columns grow by an eighth at a time once large, so capacity
-/// slack stays under 12.5 % and a large series costs at most 60.75 bytes per sample (measured in the engine tests).
+/// arrival anchor 8 = 34 bytes; a row's UUID and writer come from its anchor through ``batches``. Columns grow by
+/// an eighth at a time once large, so capacity slack stays under 12.5 % and a large series costs at most 38.25
+/// bytes per sample (measured in the engine tests).
 struct Series: Sendable {
     private(set) var starts: ContiguousArray<Timestamp> = []
     private(set) var ends: ContiguousArray<Timestamp> = []
@@ -45,12 +43,12 @@ struct Series: Sendable {
     private(set) var values: ContiguousArray<Double> = []
     /// Indices into ``sources``.
     private(set) var sourceIDs: ContiguousArray<UInt16> = []
-    private(set) var uuids: ContiguousArray<UUID> = []
-    /// Who wrote each row (see ``SeriesRows/writers``): what the HealthKit read rule filters on.
-    private(set) var writers: ContiguousArray<UInt32> = []
     /// The change anchor each row arrived with (HEALTHKIT.md §9): arrival order, unlike the start order of the
-    /// rows. Kept as a column (8 bytes per sample) rather than a second copy of the samples in arrival order.
+    /// rows. Kept as a column (8 bytes per sample) rather than a second copy of the samples in arrival order; it
+    /// also names the row's batch in ``batches``, hence its UUID and writer.
     private(set) var arrivals: ContiguousArray<UInt64> = []
+    /// The batches the rows came from, by anchor.
+    private(set) var batches = BatchTable()
     /// Deletions and arrival-block maxima: what ``HealthStore/changes`` reads besides ``arrivals``.
     var changeLog = SeriesChangeLog()
     /// Longest `end - start` ever stored: bounds the binary search for predicates on the end date.
@@ -64,36 +62,71 @@ struct Series: Sendable {
     /// An empty series.
     init() {}
 
-    /// A series from stored columns (a snapshot), already sorted by start; the ledger's UUID fingerprints are
-    /// rebuilt from `rows.uuids`.
-    init(sortedRows rows: SeriesRows, maxDuration: Int64, sources: SeriesSources, ledger: SeriesLedger) {
+    /// A series from stored columns and their batch table (a snapshot), already sorted by start; the ledger's
+    /// fingerprints are rebuilt from the UUIDs sent with batches.
+    init(
+        sortedRows rows: SeriesRows, batches: BatchTable, maxDuration: Int64, sources: SeriesSources,
+        ledger: SeriesLedger
+    ) {
         starts = rows.starts
         ends = rows.ends
         values = rows.values
         sourceIDs = rows.sourceIDs
-        uuids = rows.uuids
-        writers = rows.writers
         arrivals = rows.arrivals
+        self.batches = batches
         self.maxDuration = maxDuration
         self.sources = sources
         self.ledger = ledger
-        self.ledger.reserve(rows.count)
-        self.ledger.add(uuids: rows.uuids)
+        var hint = 0
+        for row in arrivals.indices {
+            let entry = batches.entries[entryIndex(ofRow: row, hint: &hint)]
+            if entry.uuids != nil { self.ledger.add(uuids: CollectionOfOne(entry.uuid(anchor: arrivals[row]))) }
+        }
         changeLog.rebuildBlocks(from: 0, arrivals: arrivals)
     }
 
     /// The columns as rows (shares storage until either side changes).
     var allRows: SeriesRows {
-        SeriesRows(
-            starts: starts, ends: ends, values: values, sourceIDs: sourceIDs, uuids: uuids, writers: writers,
-            arrivals: arrivals)
+        SeriesRows(starts: starts, ends: ends, values: values, sourceIDs: sourceIDs, arrivals: arrivals)
     }
+
+    /// The batch-table entry of row `row`; `hint` is the entry found last and is updated (rows near each other
+    /// mostly share a batch, so scans pay for one binary search per batch, not per row).
+    func entryIndex(ofRow row: Int, hint: inout Int) -> Int {
+        guard let index = batches.entryIndex(holding: arrivals[row], hint: hint) else {
+            preconditionFailure("row \(row) has anchor \(arrivals[row]) outside the batch table")
+        }
+        hint = index
+        return index
+    }
+
+    /// The UUID of row `row` (see ``entryIndex(ofRow:hint:)`` for `hint`).
+    func uuid(ofRow row: Int, hint: inout Int) -> UUID {
+        batches.entries[entryIndex(ofRow: row, hint: &hint)].uuid(anchor: arrivals[row])
+    }
+
+    /// The UUID of row `row`.
+    func uuid(ofRow row: Int) -> UUID {
+        var hint = 0
+        return uuid(ofRow: row, hint: &hint)
+    }
+
+    /// The client identity that wrote row `row` (see ``entryIndex(ofRow:hint:)`` for `hint`).
+    func writer(ofRow row: Int, hint: inout Int) -> UInt32 {
+        batches.entries[entryIndex(ofRow: row, hint: &hint)].writer
+    }
+
+    /// Records a batch's entry in the batch table (before its rows are merged).
+    mutating func registerBatch(_ entry: AppliedBatch) { batches.append(entry) }
 
     /// Removes the rows at `rows` (ascending, distinct) and forgets their UUIDs in the ledger.
     mutating func removeRows(_ rows: [Int]) {
         guard !rows.isEmpty else { return }
-        let removed = rows.map { uuids[$0] }
-        ledger.remove(uuids: removed)
+        var hint = 0
+        for row in rows {
+            let entry = batches.entries[entryIndex(ofRow: row, hint: &hint)]
+            ledger.remove(uuid: entry.uuid(anchor: arrivals[row]), sentWithBatch: entry.uuids != nil)
+        }
         var write = rows[0]
         var next = 0
         for read in rows[0]..<count {
@@ -105,8 +138,6 @@ struct Series: Sendable {
             ends[write] = ends[read]
             values[write] = values[read]
             sourceIDs[write] = sourceIDs[read]
-            uuids[write] = uuids[read]
-            writers[write] = writers[read]
             arrivals[write] = arrivals[read]
             write += 1
         }
@@ -114,8 +145,6 @@ struct Series: Sendable {
         ends.removeSubrange(write...)
         values.removeSubrange(write...)
         sourceIDs.removeSubrange(write...)
-        uuids.removeSubrange(write...)
-        writers.removeSubrange(write...)
         arrivals.removeSubrange(write...)
         changeLog.rebuildBlocks(from: rows[0], arrivals: arrivals)
     }
@@ -163,8 +192,6 @@ struct Series: Sendable {
         merged.ends.reserveCapacity(mergedCount)
         merged.values.reserveCapacity(mergedCount)
         merged.sourceIDs.reserveCapacity(mergedCount)
-        merged.uuids.reserveCapacity(mergedCount)
-        merged.writers.reserveCapacity(mergedCount)
         merged.arrivals.reserveCapacity(mergedCount)
         var stored = tailStart
         var next = 0
@@ -174,8 +201,6 @@ struct Series: Sendable {
                 merged.ends.append(ends[stored])
                 merged.values.append(values[stored])
                 merged.sourceIDs.append(sourceIDs[stored])
-                merged.uuids.append(uuids[stored])
-                merged.writers.append(writers[stored])
                 merged.arrivals.append(arrivals[stored])
                 stored += 1
             } else {
@@ -184,8 +209,6 @@ struct Series: Sendable {
                 merged.ends.append(rows.ends[row])
                 merged.values.append(rows.values[row])
                 merged.sourceIDs.append(rows.sourceIDs[row])
-                merged.uuids.append(rows.uuids[row])
-                merged.writers.append(rows.writers[row])
                 merged.arrivals.append(rows.arrivals[row])
                 next += 1
             }
@@ -194,8 +217,6 @@ struct Series: Sendable {
         ends.removeSubrange(tailStart...)
         values.removeSubrange(tailStart...)
         sourceIDs.removeSubrange(tailStart...)
-        uuids.removeSubrange(tailStart...)
-        writers.removeSubrange(tailStart...)
         arrivals.removeSubrange(tailStart...)
         appendColumns(of: merged)
         changeLog.rebuildBlocks(from: tailStart, arrivals: arrivals)
@@ -206,8 +227,6 @@ struct Series: Sendable {
         ends.append(contentsOf: rows.ends)
         values.append(contentsOf: rows.values)
         sourceIDs.append(contentsOf: rows.sourceIDs)
-        uuids.append(contentsOf: rows.uuids)
-        writers.append(contentsOf: rows.writers)
         arrivals.append(contentsOf: rows.arrivals)
     }
 
@@ -220,8 +239,6 @@ struct Series: Sendable {
         ends.reserveCapacity(target)
         values.reserveCapacity(target)
         sourceIDs.reserveCapacity(target)
-        uuids.reserveCapacity(target)
-        writers.reserveCapacity(target)
         arrivals.reserveCapacity(target)
     }
 
@@ -238,12 +255,12 @@ struct Series: Sendable {
         }
     }
 
-    /// Heap bytes held by the columns (capacity, not count) and the source table.
+    /// Heap bytes held by the columns (capacity, not count), the source and batch tables and the change log.
     var approximateBytes: Int {
         starts.capacity * MemoryLayout<Timestamp>.stride + ends.capacity * MemoryLayout<Timestamp>.stride
             + values.capacity * MemoryLayout<Double>.stride + sourceIDs.capacity * MemoryLayout<UInt16>.stride
-            + uuids.capacity * MemoryLayout<UUID>.stride + writers.capacity * MemoryLayout<UInt32>.stride
             + arrivals.capacity * MemoryLayout<UInt64>.stride + sources.approximateBytes + changeLog.approximateBytes
+            + batches.approximateBytes
     }
 }
 

@@ -73,6 +73,17 @@ public struct SampleBatch: Hashable, Sendable {
         }
     }
 
+    /// The batch id and row a UUID of ``derivedUUID(batchID:row:)``'s form names; `nil` for a UUID of another form.
+    public static func batchAndRow(ofDerived uuid: UUID) -> (batchID: UInt64, row: UInt32)? {
+        withUnsafeBytes(of: uuid.uuid) { raw in
+            guard raw[12] == 0x68, raw[13] == 0x6B, raw[14] == 0x64, raw[15] == 0x00 else { return nil }
+            return (
+                UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                UInt32(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+            )
+        }
+    }
+
     /// Appends one row, adding its source to the dictionary when new.
     public mutating func append(
         start: Timestamp, end: Timestamp, value: Double, source: SourceInfo, uuid: UUID? = nil,
@@ -122,7 +133,8 @@ extension SampleBatch {
         let unit = try HealthUnit(parsing: unit)
         return (0..<count).map { row in
             Sample(
-                uuid: uuid(row: row), subject: subject, type: type, start: starts[row], end: ends[row], value: values[row],
+                uuid: uuid(row: row), subject: subject, type: type, start: starts[row], end: ends[row],
+                value: values[row],
                 unit: unit, source: sources[Int(sourceIndices[row])], metadata: metadata?[row] ?? [:])
         }
     }
@@ -146,10 +158,13 @@ extension SampleBatch {
         for key in order {
             let rows = groups[key]!
             for chunkStart in stride(from: 0, to: rows.count, by: max(1, maxRows)) {
-                var batch = SampleBatch(batchID: makeBatchID(), subject: key.subject, typeIdentifier: key.type, unit: key.unit)
+                var batch = SampleBatch(
+                    batchID: makeBatchID(), subject: key.subject, typeIdentifier: key.type, unit: key.unit)
                 batch.uuids = []
                 for sample in rows[chunkStart..<min(rows.count, chunkStart + max(1, maxRows))] {
-                    batch.append(start: sample.start, end: sample.end, value: sample.value, source: sample.source, uuid: sample.uuid, metadata: sample.metadata)
+                    batch.append(
+                        start: sample.start, end: sample.end, value: sample.value, source: sample.source,
+                        uuid: sample.uuid, metadata: sample.metadata)
                 }
                 batches.append(batch)
             }

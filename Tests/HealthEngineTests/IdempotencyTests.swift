@@ -38,6 +38,50 @@ struct IdempotencyTests {
         #expect(try store.samples(subject: "anna", type: "stepCount").count == 3)
     }
 
+    @Test("derived UUIDs sent back in a new batch are found through the batch table: duplicates, conflicts, deletes")
+    func derivedUUIDsSentBack() throws {
+        let store = HealthStore()
+        let first = makeBatch(type: "stepCount", rows: [Row(0, 10, 5), Row(10, 20, 6), Row(20, 30, 7)])
+        _ = try store.insert(first, writer: 4, beforeApplying: {})
+        let stored = try store.samples(subject: "anna", type: "stepCount")
+        #expect(stored.uuids == (0..<3).map { SampleBatch.derivedUUID(batchID: first.batchID, row: $0) })
+        // The same content under the derived UUIDs, in a batch with another id: nothing new.
+        var echo = SampleBatch(batchID: freshBatchID(), subject: "anna", typeIdentifier: "stepCount", unit: "count")
+        for row in 0..<3 {
+            echo.append(
+                start: stored.starts[row], end: stored.ends[row], value: stored.values[row], source: phone,
+                uuid: stored.uuids[row])
+        }
+        echo.append(start: 40, end: 50, value: 8, source: phone, uuid: UUID())
+        #expect(try store.insert(echo) == InsertResult(inserted: 1, duplicates: 3))
+        // Other content under a derived UUID is a conflict, even at another start.
+        var moved = SampleBatch(batchID: freshBatchID(), subject: "anna", typeIdentifier: "stepCount", unit: "count")
+        moved.append(start: 500, end: 510, value: 6, source: phone, uuid: stored.uuids[1])
+        #expect { try store.insert(moved) } throws: { ($0 as? HealthError)?.code == .uuidConflict }
+        // Deleting by a derived UUID removes that row only; the writer of the rest is still known.
+        #expect(
+            try store.delete(subject: "anna", type: "stepCount", filter: SampleFilter(uuids: [stored.uuids[1]])) == 1)
+        #expect(
+            try store.samples(subject: "anna", type: "stepCount", filter: SampleFilter(writer: 4)).values == [5, 7])
+        // Once deleted, the UUID may be inserted again.
+        #expect(try store.insert(moved).inserted == 1)
+    }
+
+    @Test("a batch takes one anchor per row, duplicates included; changes report only what was added")
+    func anchorsPerBatchRow() throws {
+        let store = HealthStore()
+        var first = makeBatch(type: "stepCount", rows: [Row(0, 10, 5)])
+        first.uuids = [UUID()]
+        _ = try store.insert(first)
+        var second = makeBatch(type: "stepCount", rows: [Row(0, 10, 5), Row(10, 20, 6), Row(20, 30, 7)])
+        second.uuids = [first.uuids![0], UUID(), UUID()]
+        #expect(try store.insert(second) == InsertResult(inserted: 2, duplicates: 1))
+        #expect(try store.lastAnchor(type: "stepCount") == 4)
+        let changes = try store.changes(subject: "anna", type: "stepCount", anchor: 1)
+        #expect(changes.added.uuids == Array(second.uuids![1...]))
+        #expect(changes.anchor == 4)
+    }
+
     @Test("the same UUID with different content is a conflict and the whole batch is refused")
     func uuidConflict() throws {
         let store = HealthStore()

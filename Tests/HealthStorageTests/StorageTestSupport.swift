@@ -11,11 +11,15 @@ func makeDataDirectory() throws -> String { try FileSystem.makeTemporaryDirector
 let watch = SourceInfo(name: "Watch", bundleIdentifier: "com.apple.health.watch")
 
 /// A batch of `rows` step samples starting at minute `from`, explicit random UUIDs.
-func stepBatch(id: UInt64, subject: String = "anna", from: Int = 0, rows: Int = 10) -> SampleBatch {
+func stepBatch(
+    id: UInt64, subject: String = "anna", from: Int = 0, rows: Int = 10, derivedUUIDs: Bool = false
+) -> SampleBatch {
     var batch = SampleBatch(batchID: id, subject: subject, typeIdentifier: "stepCount", unit: "count")
     for i in from..<(from + rows) {
         let start = Int64(i) * Micros.minute
-        batch.append(start: start, end: start + Micros.minute, value: Double(i % 7), source: watch, uuid: UUID())
+        batch.append(
+            start: start, end: start + Micros.minute, value: Double(i % 7), source: watch,
+            uuid: derivedUUIDs ? nil : UUID())
     }
     return batch
 }

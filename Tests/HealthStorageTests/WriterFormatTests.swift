@@ -23,56 +23,126 @@ struct WriterFormatTests {
         #expect(throws: CodecError.self) { try LogChange.decode(kind: 4, payload: zero) }
     }
 
-    @Test("HKSNAP03 keeps writers, arrival anchors, deletion records with their writers and the newest anchor")
-    func snapshotVersion3() throws {
+    @Test("HKSNAP04 keeps the batch table (writers, derived and sent UUIDs), anchors, deletions and the newest anchor")
+    func snapshotVersion4() throws {
         let store = HealthStore()
         _ = try store.insert(stepBatch(id: 1, rows: 4), writer: 9, beforeApplying: {})
-        _ = try store.insert(stepBatch(id: 2, from: 10, rows: 3), writer: 11, beforeApplying: {})
-        let first = try store.samples(subject: "anna", type: "stepCount").uuids[0]
-        #expect(try store.delete(subject: "anna", type: "stepCount", filter: SampleFilter(uuids: [first])) == 1)
+        _ = try store.insert(stepBatch(id: 2, from: 10, rows: 3, derivedUUIDs: true), writer: 11, beforeApplying: {})
+        let stored = try store.samples(subject: "anna", type: "stepCount").uuids
+        #expect(Array(stored[4...]) == (0..<3).map { SampleBatch.derivedUUID(batchID: 2, row: $0) })
+        #expect(try store.delete(subject: "anna", type: "stepCount", filter: SampleFilter(uuids: [stored[0]])) == 1)
         let type = try QuantityType.named("stepCount")
         let (image, _) = store.image(of: type) { () }
-        #expect(image.series[0].writers == [9, 9, 9, 11, 11, 11])
-        #expect(image.series[0].arrivals == [2, 3, 4, 5, 6, 7])
-        #expect(image.series[0].changeLog.deletions.map(\.writer) == [9])
+        let series = image.series[0]
+        #expect(series.batches.map(\.writer) == [9, 11])
+        #expect(series.batches.map(\.firstAnchor) == [1, 5])
+        #expect(series.batches[0].uuids?.count == 4 && series.batches[1].uuids == nil)
+        #expect(series.arrivals == [2, 3, 4, 5, 6, 7])
+        #expect(series.changeLog.deletions.map(\.writer) == [9])
         #expect(image.lastAnchor == 8)
         let bytes = SnapshotCodec.encode(image, sequence: 5)
-        #expect(Array(bytes.prefix(8)) == Array("HKSNAP03".utf8))
+        #expect(Array(bytes.prefix(8)) == Array("HKSNAP04".utf8))
         let decoded = try SnapshotCodec.decode(bytes)
         #expect(decoded.image == image)
-        #expect(decoded.image.series[0].changeLog.deletions[0].writer == 9)
         #expect(decoded.sequence == 5)
+        let restored = HealthStore()
+        try restored.restore(decoded.image)
+        #expect(try restored.samples(subject: "anna", type: "stepCount").uuids == Array(stored[1...]))
+        #expect(try restored.samples(subject: "anna", type: "stepCount", filter: SampleFilter(writer: 11)).count == 3)
     }
 
-    @Test("HKSNAP02 (writers, no change log) and HKSNAP01 (neither) still read; rows get anchors in load order")
+    @Test("a batch table whose anchors overlap or miss a row is refused at restore, naming the subject")
+    func brokenBatchTable() throws {
+        let store = HealthStore()
+        _ = try store.insert(stepBatch(id: 1, rows: 4, derivedUUIDs: true), writer: 9, beforeApplying: {})
+        _ = try store.insert(stepBatch(id: 2, from: 10, rows: 3), writer: 9, beforeApplying: {})
+        let (image, _) = store.image(of: try QuantityType.named("stepCount")) { () }
+        var overlapping = image
+        overlapping.series[0].batches[1].firstAnchor = 3
+        var missing = image
+        missing.series[0].batches[1].count = 1
+        for broken in [overlapping, missing] {
+            #expect { try HealthStore().restore(broken) } throws: {
+                ($0 as? HealthError)?.code == .internalError && "\($0)".contains("\"anna\"")
+            }
+        }
+    }
+
+    @Test("HKSNAP03, HKSNAP02 and HKSNAP01 (UUID and writer columns) still read into a compact batch table")
     func olderSnapshots() throws {
         let store = HealthStore()
         _ = try store.insert(stepBatch(id: 1, rows: 4), writer: 9, beforeApplying: {})
+        _ = try store.insert(stepBatch(id: 7, from: 10, rows: 5, derivedUUIDs: true), writer: 9, beforeApplying: {})
+        let uuids = try store.samples(subject: "anna", type: "stepCount").uuids
         let type = try QuantityType.named("stepCount")
         let (image, _) = store.image(of: type) { () }
-        let current = SnapshotCodec.encode(image, sequence: 5)
+        let version3Bytes = WriterFormatTests.version3(image, uuids: uuids, writers: [9, 9, 9, 9, 9, 9, 9, 9, 9])
 
-        let version2 = try SnapshotCodec.decode(WriterFormatTests.legacy(current, samples: 4, writers: true))
-        #expect(version2.image.series[0].writers == [9, 9, 9, 9])
-        #expect(version2.image.series[0].uuids == image.series[0].uuids)
-        #expect(version2.image.series[0].arrivals == [1, 2, 3, 4])
+        let version3 = try SnapshotCodec.decode(version3Bytes)
+        // The derived UUIDs of batch 7 fold back into one entry; the sent ones are kept explicitly.
+        #expect(version3.image.series[0].batches.filter { $0.uuids == nil }.map(\.batchID) == [7])
+        #expect(version3.image.series[0].arrivals == image.series[0].arrivals)
+        #expect(version3.image.lastAnchor == image.lastAnchor)
+
+        let version2 = try SnapshotCodec.decode(WriterFormatTests.legacy(version3Bytes, samples: 9, writers: true))
+        #expect(version2.image.series[0].arrivals == [1, 2, 3, 4, 5, 6, 7, 8, 9])
         #expect(version2.image.series[0].changeLog == SeriesChangeLog())
         #expect(version2.image.lastAnchor == 0 && version2.sequence == 5)
 
-        let version1 = try SnapshotCodec.decode(WriterFormatTests.legacy(current, samples: 4, writers: false))
-        #expect(version1.image.series[0].writers == [0, 0, 0, 0])
-        #expect(version1.image.series[0].uuids == image.series[0].uuids)
-        #expect(version1.image.series[0].arrivals == [1, 2, 3, 4])
+        let version1 = try SnapshotCodec.decode(WriterFormatTests.legacy(version3Bytes, samples: 9, writers: false))
+        #expect(version1.image.series[0].batches.allSatisfy { $0.writer == 0 })
         #expect(version1.sequence == 5)
 
+        for old in [version3, version2] {
+            let restored = HealthStore()
+            try restored.restore(old.image)
+            #expect(try restored.samples(subject: "anna", type: "stepCount").uuids == uuids)
+            #expect(
+                try restored.samples(subject: "anna", type: "stepCount", filter: SampleFilter(writer: 9)).count == 9)
+            // The same samples sent again under a new batch id, with their UUIDs (the sent ones of batch 1 and
+            // the derived ones of batch 7), add nothing: both kinds of UUID are still known.
+            let all = try restored.samples(subject: "anna", type: "stepCount")
+            var again = SampleBatch(batchID: 99, subject: "anna", typeIdentifier: "stepCount", unit: "count")
+            for row in 0..<all.count {
+                again.append(
+                    start: all.starts[row], end: all.ends[row], value: all.values[row], source: watch,
+                    uuid: all.uuids[row])
+            }
+            #expect(try restored.insert(again) == InsertResult(inserted: 0, duplicates: 9))
+        }
         // A restored old image answers changes from anchor 0 and hands out newer anchors after it.
         let restored = HealthStore()
         try restored.restore(version2.image)
-        #expect(try restored.changes(subject: "anna", type: "stepCount", anchor: 0).added.count == 4)
-        _ = try restored.insert(stepBatch(id: 2, from: 10, rows: 1), writer: 9, beforeApplying: {})
-        let after = try restored.changes(subject: "anna", type: "stepCount", anchor: 4)
-        #expect(after.added.count == 1 && after.anchor == 5)
-        #expect(try restored.changes(subject: "anna", type: "stepCount", filter: SampleFilter(writer: 3), anchor: 0).isEmpty)
+        #expect(try restored.changes(subject: "anna", type: "stepCount", anchor: 0).added.count == 9)
+        _ = try restored.insert(stepBatch(id: 2, from: 20, rows: 1), writer: 9, beforeApplying: {})
+        let after = try restored.changes(subject: "anna", type: "stepCount", anchor: 9)
+        #expect(after.added.count == 1 && after.anchor == 10)
+        #expect(
+            try restored.changes(subject: "anna", type: "stepCount", filter: SampleFilter(writer: 3), anchor: 0)
+                .isEmpty)
+    }
+
+    /// `image` (one "stepCount" series without deletions) as version 3 wrote it: per-row UUID, writer and
+    /// anchor columns instead of the batch table.
+    static func version3(_ image: ShardImage, uuids: [UUID], writers: [UInt32]) -> [UInt8] {
+        var tableless = image
+        tableless.series[0].batches = []
+        let current = SnapshotCodec.encode(tableless, sequence: 5)
+        let series = image.series[0]
+        let n = series.count
+        // The version 4 body ends with the batch count (one byte: 0) and 34 column bytes per sample.
+        var old = Array("HKSNAP03".utf8) + current[8..<(current.count - 4 - n * 34 - 1)]
+        func raw<T>(_ column: [T]) { column.withUnsafeBytes { old += $0 } }
+        raw(Array(series.starts))
+        raw(Array(series.ends))
+        raw(Array(series.values))
+        raw(Array(series.sourceIDs))
+        raw(uuids)
+        raw(writers)
+        raw(Array(series.arrivals))
+        let crc = Zlib.crc32(old)
+        withUnsafeBytes(of: crc.littleEndian) { old.append(contentsOf: $0) }
+        return old
     }
 
     /// `current` (an HKSNAP03 file of one "stepCount" series without deletions) as version 2 or 1 wrote it: no

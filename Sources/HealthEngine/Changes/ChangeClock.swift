@@ -33,14 +33,16 @@ extension Series {
     mutating func removeRows(_ rows: [Int], clock: inout ChangeClock) {
         guard !rows.isEmpty else { return }
         let now = ChangeClock.wallClock()
+        var hint = 0
         for row in rows {
-            let uuid = uuids[row]
+            let entry = batches.entries[entryIndex(ofRow: row, hint: &hint)]
+            let uuid = entry.uuid(anchor: arrivals[row])
             let sync = ledger.syncTag(of: uuid)
             changeLog.record(
                 DeletionRecord(
                     anchor: clock.next(), uuid: uuid, syncIdentifier: sync?.identifier ?? "",
                     syncVersion: sync?.version ?? 0, start: starts[row], end: ends[row], deletedAt: now,
-                    writer: writers[row]))
+                    writer: entry.writer))
         }
         removeRows(rows)
     }

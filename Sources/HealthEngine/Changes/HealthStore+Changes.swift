@@ -28,8 +28,9 @@ extension HealthStore {
                         sourceIndices: [], uuids: []),
                     deleted: [], anchor: max(anchor, state.clock.lastAnchor), hasMore: false)
             }
+            var hint = 0
             let arrived = series.changeLog.rowsArrived(after: anchor, arrivals: series.arrivals)
-                .filter { series.row($0.row, matches: filter) }
+                .filter { series.row($0.row, matches: filter, hint: &hint) }
             let log = series.changeLog
             let deletions = log.deletions[log.firstDeletion(after: anchor)...].lazy
                 .filter { $0.deletedAt >= cutoff && $0.matches(filter) }
@@ -76,8 +77,9 @@ extension HealthStore {
             try HealthStore.checkAnchor(anchor, series: state.series[subject], last: state.clock.lastAnchor, cutoff)
             let newest = max(anchor, state.clock.lastAnchor)
             guard let series = state.series[subject] else { return ChangedSpans(spans: [], anchor: newest) }
+            var hint = 0
             var spans = series.changeLog.rowsArrived(after: anchor, arrivals: series.arrivals)
-                .filter { writer == nil || series.writers[$0.row] == writer }
+                .filter { writer == nil || series.writer(ofRow: $0.row, hint: &hint) == writer }
                 .map { series.starts[$0.row]...series.ends[$0.row] }
             let log = series.changeLog
             for deletion in log.deletions[log.firstDeletion(after: anchor)...]
@@ -143,12 +145,13 @@ extension HealthStore {
 }
 
 extension Series {
-    /// Whether row `row` matches `filter` (dates as in HEALTHKIT.md §4, sources, UUIDs, writer).
-    func row(_ row: Int, matches filter: SampleFilter) -> Bool {
+    /// Whether row `row` matches `filter` (dates as in HEALTHKIT.md §4, sources, UUIDs, writer); `hint` as in
+    /// ``entryIndex(ofRow:hint:)``.
+    func row(_ row: Int, matches filter: SampleFilter, hint: inout Int) -> Bool {
         guard filter.date.matches(start: starts[row], end: ends[row]) else { return false }
         if filter.sources != nil, !filter.matches(source: sources.infos[Int(sourceIDs[row])]) { return false }
-        if let wanted = filter.uuids, !wanted.contains(uuids[row]) { return false }
-        if let writer = filter.writer, writers[row] != writer { return false }
+        if let wanted = filter.uuids, !wanted.contains(uuid(ofRow: row, hint: &hint)) { return false }
+        if let writer = filter.writer, self.writer(ofRow: row, hint: &hint) != writer { return false }
         return true
     }
 }

@@ -16,7 +16,8 @@ extension HealthStore {
     /// batch changes something.
     /// Every added row is marked as written by `writer` (a client identity's numeric id; 0: unknown), which
     /// ``SampleFilter/writer`` selects on.
-    public func insert(_ batch: SampleBatch, writer: UInt32 = 0, beforeApplying hook: ChangeHook) throws -> InsertResult {
+    public func insert(_ batch: SampleBatch, writer: UInt32 = 0, beforeApplying hook: ChangeHook) throws -> InsertResult
+    {
         let prepared = try PreparedBatch(batch, writer: writer)
         let outcome = try shard(prepared.type).write { state in
             let plan = try state.plan(prepared)
@@ -80,7 +81,9 @@ extension HealthStore {
         var lastAnchor = image.lastAnchor
         for series in image.series {
             restored[series.subject] = try Series(image: series)
-            lastAnchor = max(lastAnchor, series.arrivals.max() ?? 0, series.changeLog.deletions.last?.anchor ?? 0)
+            lastAnchor = max(
+                lastAnchor, series.batches.last.map { $0.anchors.upperBound - 1 } ?? 0,
+                series.changeLog.deletions.last?.anchor ?? 0)
         }
         shard(image.type).write { state in
             state.series = restored
@@ -127,9 +130,6 @@ public struct SeriesImage: Hashable, Sendable {
     public var ends: ContiguousArray<Timestamp>
     public var values: ContiguousArray<Double>
     public var sourceIDs: ContiguousArray<UInt16>
-    public var uuids: ContiguousArray<UUID>
-    /// Per row: the id of the client identity that wrote it (0: unknown).
-    public var writers: ContiguousArray<UInt32>
     /// Longest `end - start` ever stored (at least the longest stored now).
     public var maxDuration: Int64
     /// The source table in id order, and per entry whether its app or device entered samples by hand.
@@ -141,18 +141,19 @@ public struct SeriesImage: Hashable, Sendable {
     public var recentBatches: [RecentBatch]
     /// Sync identifiers, sorted by source key then identifier.
     public var syncHolders: [SyncHolder]
-    /// The change anchor of each row (parallel to ``starts``).
+    /// The change anchor of each row (parallel to ``starts``); it names the row's entry in ``batches``.
     public var arrivals: ContiguousArray<UInt64>
+    /// The batches the rows came from, by ascending anchors: each row's UUID and writer.
+    public var batches: [AppliedBatch]
     /// Deletion records and the newest pruned anchor.
     public var changeLog: SeriesChangeLog
 
     /// An image from its parts (snapshot decoding).
     public init(
         subject: String, starts: ContiguousArray<Timestamp>, ends: ContiguousArray<Timestamp>,
-        values: ContiguousArray<Double>, sourceIDs: ContiguousArray<UInt16>, uuids: ContiguousArray<UUID>,
-        writers: ContiguousArray<UInt32>? = nil, maxDuration: Int64, sources: [SourceInfo],
-        userEnteredSources: [Bool], priorityOrder: [SourceInfo]?, recentBatches: [RecentBatch],
-        syncHolders: [SyncHolder], arrivals: ContiguousArray<UInt64>? = nil,
+        values: ContiguousArray<Double>, sourceIDs: ContiguousArray<UInt16>, arrivals: ContiguousArray<UInt64>,
+        batches: [AppliedBatch], maxDuration: Int64, sources: [SourceInfo], userEnteredSources: [Bool],
+        priorityOrder: [SourceInfo]?, recentBatches: [RecentBatch], syncHolders: [SyncHolder],
         changeLog: SeriesChangeLog = SeriesChangeLog()
     ) {
         self.subject = subject
@@ -160,17 +161,40 @@ public struct SeriesImage: Hashable, Sendable {
         self.ends = ends
         self.values = values
         self.sourceIDs = sourceIDs
-        self.uuids = uuids
-        self.writers = writers ?? ContiguousArray(repeating: 0, count: starts.count)
+        self.arrivals = arrivals
+        self.batches = batches
         self.maxDuration = maxDuration
         self.sources = sources
         self.userEnteredSources = userEnteredSources
         self.priorityOrder = priorityOrder
         self.recentBatches = recentBatches
         self.syncHolders = syncHolders
-        // Images from before the change log (snapshot format 1) number their rows in start order.
-        self.arrivals = arrivals ?? ContiguousArray((0..<UInt64(starts.count)).map { $0 + 1 })
         self.changeLog = changeLog
+    }
+
+    /// An image from per-row UUID and writer columns, as snapshots before version 4 stored them: the batch table
+    /// is rebuilt from them. Without `writers` every row has writer 0; without `arrivals` (version 1) rows are
+    /// numbered in start order. Throws ``ErrorCode/internalError`` when the columns differ in length.
+    public init(
+        subject: String, starts: ContiguousArray<Timestamp>, ends: ContiguousArray<Timestamp>,
+        values: ContiguousArray<Double>, sourceIDs: ContiguousArray<UInt16>, uuids: ContiguousArray<UUID>,
+        writers: ContiguousArray<UInt32>?, arrivals: ContiguousArray<UInt64>?, maxDuration: Int64,
+        sources: [SourceInfo], userEnteredSources: [Bool], priorityOrder: [SourceInfo]?, recentBatches: [RecentBatch],
+        syncHolders: [SyncHolder], changeLog: SeriesChangeLog = SeriesChangeLog()
+    ) throws {
+        let writers = writers ?? ContiguousArray(repeating: 0, count: starts.count)
+        let arrivals = arrivals ?? ContiguousArray((0..<UInt64(starts.count)).map { $0 + 1 })
+        guard uuids.count == starts.count, writers.count == starts.count, arrivals.count == starts.count,
+            Set(arrivals).count == arrivals.count
+        else {
+            throw HealthError(
+                .internalError, "series of subject \"\(subject)\" in the snapshot: bad UUID, writer or anchor columns")
+        }
+        self.init(
+            subject: subject, starts: starts, ends: ends, values: values, sourceIDs: sourceIDs, arrivals: arrivals,
+            batches: Array(BatchTable(uuids: uuids, writers: writers, arrivals: arrivals).entries),
+            maxDuration: maxDuration, sources: sources, userEnteredSources: userEnteredSources,
+            priorityOrder: priorityOrder, recentBatches: recentBatches, syncHolders: syncHolders, changeLog: changeLog)
     }
 
     /// Number of samples.
@@ -180,7 +204,8 @@ public struct SeriesImage: Hashable, Sendable {
         let rows = series.allRows
         self.init(
             subject: subject, starts: rows.starts, ends: rows.ends, values: rows.values, sourceIDs: rows.sourceIDs,
-            uuids: rows.uuids, writers: rows.writers, maxDuration: series.maxDuration, sources: series.sources.infos,
+            arrivals: rows.arrivals, batches: Array(series.batches.entries), maxDuration: series.maxDuration,
+            sources: series.sources.infos,
             userEnteredSources: series.sources.infos.indices.map { series.sources.isUserEntered(id: $0) },
             priorityOrder: series.sources.explicitOrder,
             recentBatches: series.ledger.recentBatchOrder.map { id in
@@ -192,7 +217,7 @@ public struct SeriesImage: Hashable, Sendable {
                     sourceKey: key.sourceKey, identifier: key.identifier, version: entry.version, uuid: entry.uuid,
                     start: entry.start)
             }.sorted { ($0.sourceKey, $0.identifier) < ($1.sourceKey, $1.identifier) },
-            arrivals: rows.arrivals, changeLog: series.changeLog)
+            changeLog: series.changeLog)
     }
 }
 
@@ -222,9 +247,11 @@ extension Series {
             HealthError(.internalError, "series of subject \"\(image.subject)\" in the snapshot: \(what)")
         }
         let n = image.starts.count
-        guard image.ends.count == n, image.values.count == n, image.sourceIDs.count == n, image.uuids.count == n,
-            image.writers.count == n, image.arrivals.count == n
+        guard image.ends.count == n, image.values.count == n, image.sourceIDs.count == n, image.arrivals.count == n
         else { throw broken("columns have different lengths") }
+        guard let batches = BatchTable(checking: image.batches) else {
+            throw broken("batch anchors overlap, go back or do not match their UUIDs")
+        }
         guard image.sources.count <= SeriesSources.capacity, image.userEnteredSources.count == image.sources.count,
             Set(image.sources).count == image.sources.count
         else { throw broken("bad source table") }
@@ -238,6 +265,9 @@ extension Series {
             if row > 0, image.starts[row] < image.starts[row - 1] { throw broken("starts not sorted at row \(row)") }
             if image.ends[row] < image.starts[row] { throw broken("row \(row) ends before it starts") }
             if Int(image.sourceIDs[row]) >= image.sources.count { throw broken("row \(row) has no source") }
+            if batches.entryIndex(holding: image.arrivals[row]) == nil {
+                throw broken("row \(row) has anchor \(image.arrivals[row]) of no batch")
+            }
             maxDuration = max(maxDuration, image.ends[row] - image.starts[row])
         }
         guard image.maxDuration >= maxDuration else { throw broken("maxDuration below a stored duration") }
@@ -253,8 +283,8 @@ extension Series {
         self.init(
             sortedRows: SeriesRows(
                 starts: image.starts, ends: image.ends, values: image.values, sourceIDs: image.sourceIDs,
-                uuids: image.uuids, writers: image.writers, arrivals: image.arrivals),
-            maxDuration: image.maxDuration, sources: sources, ledger: ledger)
+                arrivals: image.arrivals),
+            batches: batches, maxDuration: image.maxDuration, sources: sources, ledger: ledger)
         let blocks = changeLog
         changeLog = image.changeLog
         changeLog.adoptBlocks(of: blocks)

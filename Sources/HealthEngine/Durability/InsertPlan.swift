@@ -35,25 +35,28 @@ struct InsertPlan: Sendable {
             return
         }
         let rows = batch.rows
-        // UUIDs derived from the batch id are distinct by construction; explicit ones are checked with a
+        let sent = batch.sentUUIDs
+        // UUIDs derived from the batch id are distinct by construction; sent ones are checked with a
         // fingerprint set, and only a fingerprint seen twice looks for the earlier row.
         var seen = FingerprintSet()
-        if batch.explicitUUIDs { seen.reserve(rows.count) }
+        if let sent { seen.reserve(sent.count) }
+        // Derived UUIDs of a batch id the series never applied cannot be stored as derived UUIDs.
+        let checkDerived = sent != nil || series?.batches.hasDerivedBatch(batch.batchID) == true
         var pendingSync: [SeriesLedger.SyncKey: (version: Int64, row: Int)] = [:]
         var dropped = Set<Int>()
         added.reserveCapacity(rows.count)
         for row in 0..<rows.count {
-            let uuid = rows.uuids[row]
+            let uuid = batch.uuid(row: row)
             let fingerprint = SeriesLedger.fingerprint(uuid)
-            if batch.explicitUUIDs, seen.contains(fingerprint), let earlier = rows.uuids[..<row].firstIndex(of: uuid) {
+            if let sent, seen.contains(fingerprint), let earlier = sent[..<row].firstIndex(of: uuid) {
                 guard InsertPlan.sameContent(batch, row, batch, earlier) else {
                     throw InsertPlan.conflict(batch, row, uuid, "another row of the batch")
                 }
                 duplicates += 1
                 continue
             }
-            if batch.explicitUUIDs { seen.insert(fingerprint) }
-            if let series, series.ledger.mayContain(uuid),
+            if sent != nil { seen.insert(fingerprint) }
+            if let series, series.mayHold(uuid, checkingDerived: checkDerived),
                 let stored = series.row(of: uuid, startingAt: rows.starts[row])
             {
                 guard series.hasContent(of: batch, row: row, at: stored) else {
@@ -89,7 +92,7 @@ struct InsertPlan: Sendable {
             (
                 key,
                 SeriesLedger.SyncEntry(
-                    version: pending.version, uuid: rows.uuids[pending.row], start: rows.starts[pending.row])
+                    version: pending.version, uuid: batch.uuid(row: pending.row), start: rows.starts[pending.row])
             )
         }
     }
@@ -110,15 +113,25 @@ struct InsertPlan: Sendable {
 }
 
 extension Series {
+    /// Whether `uuid` may be stored (false means certainly not): as a UUID sent with its batch, or (when
+    /// `checkingDerived`) as one derived from a batch in the batch table.
+    func mayHold(_ uuid: UUID, checkingDerived: Bool = true) -> Bool {
+        ledger.mayContain(uuid) || (checkingDerived && batches.anchor(ofDerived: uuid) != nil)
+    }
+
     /// The row holding `uuid`: first among the rows starting at `start`, then (for a UUID stored with another
-    /// start, or a fingerprint shared by two UUIDs) by a scan of the whole UUID column.
+    /// start) by its anchor when it is derived, or by a scan of every row when it was sent with its batch.
     func row(of uuid: UUID, startingAt start: Timestamp) -> Int? {
+        var hint = 0
         var row = firstIndex(startAtLeast: start)
         while row < count, starts[row] == start {
-            if uuids[row] == uuid { return row }
+            if self.uuid(ofRow: row, hint: &hint) == uuid { return row }
             row += 1
         }
-        return uuids.firstIndex(of: uuid)
+        if let anchor = batches.anchor(ofDerived: uuid) { return arrivals.firstIndex(of: anchor) }
+        guard ledger.mayContain(uuid) else { return nil }
+        for row in 0..<count where self.uuid(ofRow: row, hint: &hint) == uuid { return row }
+        return nil
     }
 
     /// Whether stored row `stored` holds the same content as `row` of `batch`.
@@ -129,13 +142,13 @@ extension Series {
     }
 
     /// Applies a plan made against this series: removes replaced rows (recorded as deletions), merges added ones
-    /// stamped with anchors from `clock`, updates the ledger.
+    /// stamped with anchors from `clock` (one per batch row, added or not: see ``BatchTable``), updates the ledger.
     mutating func apply(_ plan: InsertPlan, of batch: PreparedBatch, clock: inout ChangeClock) {
         guard !plan.changesNothing else { return }
         removeRows(plan.replacedRows, clock: &clock)
         if !plan.added.isEmpty {
-            append(batch, rows: plan.added, firstAnchor: clock.reserve(plan.added.count))
-            ledger.add(uuids: plan.added.lazy.map { batch.rows.uuids[$0] })
+            append(batch, rows: plan.added, firstAnchor: clock.reserve(batch.rows.count))
+            if let sent = batch.sentUUIDs { ledger.add(uuids: plan.added.lazy.map { sent[$0] }) }
         }
         for (key, entry) in plan.syncUpdates { ledger.setSync(key, entry) }
         ledger.record(batch: batch.batchID, plan.outcome)

@@ -2,11 +2,12 @@ import Foundation
 import HealthModel
 
 /// The bookkeeping that makes retries safe for one series: recent batch ids with their acknowledgements, a
-/// fingerprint of every stored UUID, and the newest version of every sync identifier.
+/// fingerprint of every stored UUID that came with its batch, and the newest version of every sync identifier.
 ///
-/// Memory: the fingerprint set holds 8 bytes per sample in a hash table kept at most 75 % full, so 10.7 to 21.3
-/// bytes per sample (about 16 on average) on top of the columns; batch ids are bounded by ``recentBatchLimit``;
-/// sync entries exist only for samples that carry a sync identifier.
+/// UUIDs derived from a batch id are found through ``BatchTable`` instead, so they cost no fingerprint. Memory:
+/// the fingerprint set holds 8 bytes per sent UUID in a hash table kept at most 75 % full, so 10.7 to 21.3 bytes
+/// per such sample; batch ids are bounded by ``recentBatchLimit``; sync entries exist only for samples that carry
+/// a sync identifier.
 struct SeriesLedger: Sendable {
     /// Batch ids remembered per series; a batch re-sent after this many newer batches is still de-duplicated row
     /// by row through its UUIDs, only its acknowledgement is recomputed.
@@ -35,7 +36,7 @@ struct SeriesLedger: Sendable {
     /// Recent batch ids in arrival order (oldest first) and their outcomes.
     private(set) var recentBatchOrder: [UInt64] = []
     private(set) var recentBatches: [UInt64: BatchOutcome] = [:]
-    /// ``fingerprint(_:)`` of every stored UUID.
+    /// ``fingerprint(_:)`` of every stored UUID that came with its batch.
     private var fingerprints = FingerprintSet()
     /// Sync identifier → the sample holding it, and the reverse map used when samples are deleted.
     private(set) var syncEntries: [SyncKey: SyncEntry] = [:]
@@ -61,7 +62,7 @@ struct SeriesLedger: Sendable {
         }
     }
 
-    /// Whether `uuid` may be stored (false means certainly not).
+    /// Whether `uuid` may be stored as a UUID sent with its batch (false means certainly not).
     func mayContain(_ uuid: UUID) -> Bool { fingerprints.contains(SeriesLedger.fingerprint(uuid)) }
 
     /// Adds stored UUIDs.
@@ -70,15 +71,12 @@ struct SeriesLedger: Sendable {
     }
 
     /// Makes room for `count` fingerprints in all.
-    mutating func reserve(_ count: Int) { fingerprints.reserve(count) }
 
-    /// Forgets deleted UUIDs, and the sync identifiers they held.
-    mutating func remove(uuids: some Sequence<UUID>) {
-        for uuid in uuids {
-            fingerprints.remove(SeriesLedger.fingerprint(uuid))
-            if let key = syncKeyOfUUID.removeValue(forKey: uuid), syncEntries[key]?.uuid == uuid {
-                syncEntries[key] = nil
-            }
+    /// Forgets a deleted UUID (its fingerprint if it came with its batch), and the sync identifier it held.
+    mutating func remove(uuid: UUID, sentWithBatch: Bool) {
+        if sentWithBatch { fingerprints.remove(SeriesLedger.fingerprint(uuid)) }
+        if let key = syncKeyOfUUID.removeValue(forKey: uuid), syncEntries[key]?.uuid == uuid {
+            syncEntries[key] = nil
         }
     }
 

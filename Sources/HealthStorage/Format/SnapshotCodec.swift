@@ -4,19 +4,21 @@ import HealthEngine
 import HealthModel
 
 /// The byte layout of one shard snapshot file (Protocol/STORAGE.md): magic, type, the log sequence the image
-/// is complete up to, the type's newest change anchor, the series (tables, deletion records, then raw
-/// little-endian columns including the writers and arrival anchors), and a CRC-32 of everything before it.
-/// Writes version 3; version 1 (no writers, no change log) and version 2 (writers, no change log) are still read.
+/// is complete up to, the type's newest change anchor, the series (tables, deletion records, the batch table,
+/// then raw little-endian columns ending with the arrival anchors), and a CRC-32 of everything before it.
+/// Writes version 4; versions 1–3 (per-row UUID and writer columns instead of the batch table) are still read.
 /// Pure functions, thread-safe.
 public enum SnapshotCodec {
-    /// First 8 bytes of every snapshot file this version writes (version 3: writer column and change log).
-    public static let magic: [UInt8] = Array("HKSNAP03".utf8)
+    /// First 8 bytes of every snapshot file this version writes (version 4: batch table, no UUID column).
+    public static let magic: [UInt8] = Array("HKSNAP04".utf8)
+    /// First 8 bytes of version 3 files (UUID, writer and anchor columns, change log).
+    public static let magicWithUUIDColumn: [UInt8] = Array("HKSNAP03".utf8)
     /// First 8 bytes of version 2 files (writer column, no change log); rows get anchors in load order.
     public static let magicWithoutChangeLog: [UInt8] = Array("HKSNAP02".utf8)
     /// First 8 bytes of version 1 files (neither); read with writer 0 everywhere and anchors in load order.
     public static let magicWithoutWriters: [UInt8] = Array("HKSNAP01".utf8)
-    /// Column bytes per sample in version 3: start, end, value, source id, UUID, writer, arrival anchor.
-    static let columnBytes = 8 + 8 + 8 + 2 + 16 + 4 + 8
+    /// Column bytes per sample in version 4: start, end, value, source id, arrival anchor.
+    static let columnBytes = 8 + 8 + 8 + 2 + 8
 
     /// The encoded file for `image`, complete up to log sequence `sequence`.
     public static func encode(_ image: ShardImage, sequence: UInt64) -> [UInt8] {
@@ -74,12 +76,20 @@ public enum SnapshotCodec {
             w.writeSignedVarint(record.deletedAt)
             w.writeVarint(UInt64(record.writer))
         }
+        w.writeVarint(UInt64(s.batches.count))
+        for batch in s.batches {
+            w.writeLE(batch.batchID)
+            w.writeVarint(batch.firstAnchor)
+            w.writeVarint(UInt64(batch.firstRow))
+            w.writeVarint(UInt64(batch.count))
+            w.writeVarint(UInt64(batch.writer))
+            w.writeBool(batch.uuids != nil)
+            if let uuids = batch.uuids { writeRaw(uuids, into: &w) }
+        }
         writeRaw(s.starts, into: &w)
         writeRaw(s.ends, into: &w)
         writeRaw(s.values, into: &w)
         writeRaw(s.sourceIDs, into: &w)
-        writeRaw(s.uuids, into: &w)
-        writeRaw(s.writers, into: &w)
         writeRaw(s.arrivals, into: &w)
     }
 
@@ -104,9 +114,10 @@ public enum SnapshotCodec {
         let fileMagic = Array(bytes[0..<magic.count])
         let version: Version
         switch fileMagic {
-        case magic: version = Version(hasWriters: true, hasChangeLog: true)
-        case magicWithoutChangeLog: version = Version(hasWriters: true, hasChangeLog: false)
-        case magicWithoutWriters: version = Version(hasWriters: false, hasChangeLog: false)
+        case magic: version = Version(hasWriters: true, hasChangeLog: true, hasBatchTable: true)
+        case magicWithUUIDColumn: version = Version(hasWriters: true, hasChangeLog: true, hasBatchTable: false)
+        case magicWithoutChangeLog: version = Version(hasWriters: true, hasChangeLog: false, hasBatchTable: false)
+        case magicWithoutWriters: version = Version(hasWriters: false, hasChangeLog: false, hasBatchTable: false)
         default: throw CodecError(.malformedPayload, "bad snapshot magic at offset 0")
         }
         let hasChangeLog = version.hasChangeLog
@@ -136,12 +147,16 @@ public enum SnapshotCodec {
 
     /// What a file version holds besides the version 1 fields.
     struct Version {
-        /// The writer column (versions 2 and 3).
+        /// Writers (a column in versions 2 and 3, in the batch table in version 4).
         var hasWriters: Bool
-        /// The newest anchor, deletion records and arrival column (version 3).
+        /// The newest anchor, deletion records and arrival column (versions 3 and 4).
         var hasChangeLog: Bool
+        /// The batch table instead of UUID and writer columns (version 4).
+        var hasBatchTable: Bool
         /// Column bytes per sample.
-        var columnBytes: Int { 42 + (hasWriters ? 4 : 0) + (hasChangeLog ? 8 : 0) }
+        var columnBytes: Int {
+            hasBatchTable ? SnapshotCodec.columnBytes : 42 + (hasWriters ? 4 : 0) + (hasChangeLog ? 8 : 0)
+        }
     }
 
     static func readSeries(_ r: inout ByteReader, _ version: Version) throws -> SeriesImage {
@@ -180,14 +195,65 @@ public enum SnapshotCodec {
         }
         var changeLog = SeriesChangeLog()
         if hasChangeLog { changeLog = try readChangeLog(&r) }
-        return SeriesImage(
-            subject: subject, starts: try readRaw(&r, count), ends: try readRaw(&r, count),
-            values: try readRaw(&r, count),
-            sourceIDs: try readRaw(&r, count), uuids: try readRaw(&r, count),
-            writers: hasWriters ? try readRaw(&r, count) : nil, maxDuration: maxDuration,
-            sources: sources,
-            userEnteredSources: userEntered, priorityOrder: order, recentBatches: batches, syncHolders: holders,
-            arrivals: hasChangeLog ? try readRaw(&r, count) : nil, changeLog: changeLog)
+        if version.hasBatchTable {
+            let table = try readBatchTable(&r)
+            return SeriesImage(
+                subject: subject, starts: try readRaw(&r, count), ends: try readRaw(&r, count),
+                values: try readRaw(&r, count), sourceIDs: try readRaw(&r, count), arrivals: try readRaw(&r, count),
+                batches: table, maxDuration: maxDuration, sources: sources, userEnteredSources: userEntered,
+                priorityOrder: order, recentBatches: batches, syncHolders: holders, changeLog: changeLog)
+        }
+        let starts: ContiguousArray<Timestamp> = try readRaw(&r, count)
+        let ends: ContiguousArray<Timestamp> = try readRaw(&r, count)
+        let values: ContiguousArray<Double> = try readRaw(&r, count)
+        let sourceIDs: ContiguousArray<UInt16> = try readRaw(&r, count)
+        let uuids: ContiguousArray<UUID> = try readRaw(&r, count)
+        let writers: ContiguousArray<UInt32>? = hasWriters ? try readRaw(&r, count) : nil
+        let arrivals: ContiguousArray<UInt64>? = hasChangeLog ? try readRaw(&r, count) : nil
+        do {
+            return try SeriesImage(
+                subject: subject, starts: starts, ends: ends, values: values, sourceIDs: sourceIDs, uuids: uuids,
+                writers: writers, arrivals: arrivals, maxDuration: maxDuration, sources: sources,
+                userEnteredSources: userEntered, priorityOrder: order, recentBatches: batches, syncHolders: holders,
+                changeLog: changeLog)
+        } catch let error as HealthError {
+            throw CodecError(.malformedPayload, error.message)
+        }
+    }
+
+    /// The batch table of a version 4 series (each entry at least 14 bytes).
+    static func readBatchTable(_ r: inout ByteReader) throws -> [AppliedBatch] {
+        let count = try r.readCount("batch count", limit: r.remaining / 14)
+        var table: [AppliedBatch] = []
+        table.reserveCapacity(count)
+        for _ in 0..<count {
+            let batchID = try r.readLE(UInt64.self)
+            let firstAnchor = try r.readVarint()
+            let firstRow = try readUInt32(&r, "batch first row")
+            let rows = try readUInt32(&r, "batch row count")
+            let writer = try readUInt32(&r, "batch writer")
+            var uuids: ContiguousArray<UUID>?
+            if try r.readBool() {
+                guard Int(rows) <= r.remaining / 16 else {
+                    throw CodecError(.malformedPayload, "batch \(batchID) lists \(rows) UUIDs beyond the file's end")
+                }
+                uuids = try readRaw(&r, Int(rows))
+            }
+            table.append(
+                AppliedBatch(
+                    batchID: batchID, firstAnchor: firstAnchor, firstRow: firstRow, count: rows, writer: writer,
+                    uuids: uuids))
+        }
+        return table
+    }
+
+    /// A varint that must fit in 32 bits.
+    static func readUInt32(_ r: inout ByteReader, _ what: String) throws -> UInt32 {
+        let value = try r.readVarint()
+        guard let narrow = UInt32(exactly: value) else {
+            throw CodecError(.malformedPayload, "\(what) \(value) does not fit in 32 bits")
+        }
+        return narrow
     }
 
     /// The pruned anchor and the deletion records (anchors must increase).
@@ -200,22 +266,13 @@ public enum SnapshotCodec {
             let record = DeletionRecord(
                 anchor: try r.readVarint(), uuid: try r.readUUID(), syncIdentifier: try r.readString(),
                 syncVersion: try r.readSignedVarint(), start: try r.readSignedVarint(), end: try r.readSignedVarint(),
-                deletedAt: try r.readSignedVarint(), writer: try readWriter(&r))
+                deletedAt: try r.readSignedVarint(), writer: try readUInt32(&r, "deletion writer"))
             if let previous = deletions.last, previous.anchor >= record.anchor {
                 throw CodecError(.malformedPayload, "deletion anchors not increasing at \(record.anchor)")
             }
             deletions.append(record)
         }
         return SeriesChangeLog(deletions: deletions, prunedThrough: prunedThrough)
-    }
-
-    /// A deletion record's writer id (a varint that must fit in 32 bits).
-    static func readWriter(_ r: inout ByteReader) throws -> UInt32 {
-        let value = try r.readVarint()
-        guard let writer = UInt32(exactly: value) else {
-            throw CodecError(.malformedPayload, "deletion writer \(value) does not fit in 32 bits")
-        }
-        return writer
     }
 
     /// Reads `count` elements laid out as ``writeRaw(_:into:)`` wrote them.
