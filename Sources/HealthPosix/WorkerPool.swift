@@ -9,7 +9,9 @@ public final class WorkerPool: Sendable {
     private let threads: [PosixThread]
 
     private struct QueueState {
-        var jobs: [@Sendable () -> Void] = []
+        /// Jobs from `head` on are waiting; the slots before it are emptied as they are taken, so a finished
+        /// job's captures (a request with its decoded batch) are released at once, not when the array compacts.
+        var jobs: [(@Sendable () -> Void)?] = []
         var head = 0
         var shuttingDown = false
         var running = 0
@@ -18,7 +20,7 @@ public final class WorkerPool: Sendable {
 
         mutating func popFirst() -> (@Sendable () -> Void)? {
             guard head < jobs.count else { return nil }
-            let job = jobs[head]
+            let job = jobs[head].take()
             head += 1
             if head == jobs.count {
                 jobs.removeAll(keepingCapacity: true)

@@ -28,6 +28,27 @@ struct WorkerPoolTests {
         #expect(total == 6)
     }
 
+    @Test("a job's captures are released once it has run, while later jobs still wait")
+    func releasesFinishedJobs() async throws {
+        final class Payload: Sendable {}
+        let pool = try WorkerPool(threads: 1, queueCapacity: 100, name: "test-release")
+        let gate = ConditionLock(false)
+        weak var released: Payload?
+        do {
+            let payload = Payload()
+            released = payload
+            #expect(pool.submit { withExtendedLifetime(payload) {} })
+        }
+        #expect(pool.submit { _ = gate.wait { $0 ? true : nil } })
+        for _ in 0..<10 { #expect(pool.submit {}) }
+        // The first job ran and the worker now blocks in the second with ten jobs behind it: the queue has not
+        // drained, yet nothing may keep the first job's captures alive.
+        #expect(await eventually { pool.runningCount == 1 && pool.waitingCount == 10 })
+        #expect(released == nil)
+        gate.update { $0 = true }
+        pool.shutdown()
+    }
+
     @Test("shutdown finishes queued jobs, joins the workers and refuses new work")
     func shutdownDrains() throws {
         let pool = try WorkerPool(threads: 2, queueCapacity: 1000, name: "test-drain")
