@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import HKQKit
 
@@ -24,6 +25,20 @@ import Testing
     func displayNumbersHideConversionNoise(value: Double, text: String) {
         #expect(NumberFormat.display(value) == text)
         if value.isFinite, value != 0 { #expect(abs(Double(text)! - value) <= 1e-14 * abs(value)) }
+    }
+
+    @Test("display agrees with rounding through Foundation's %.15g on random values of every magnitude")
+    func displayMatchesFoundationRounding() {
+        var random = SplitMix64(seed: 15)
+        for _ in 0..<20_000 {
+            let magnitude = Double(Int(random.next() % 60)) - 30
+            let sign: Double = random.next() % 2 == 0 ? 1 : -1
+            var value = sign * Double(random.next() % 1_000_000_007) / 1_000_000_007 * pow(10, magnitude)
+            if random.next() % 4 == 0 { value = value.rounded() }
+            let expected =
+                value == 0 ? "0" : NumberFormat.shortest(Double(String(format: "%.15g", value)) ?? value)
+            #expect(NumberFormat.display(value) == expected, "\(value)")
+        }
     }
 
     @Test func jsonRenderingKeepsKeyOrderAndEscapes() {

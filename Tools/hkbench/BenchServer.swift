@@ -36,6 +36,8 @@ final class BenchServer: Sendable {
         configuration.port = 0
         configuration.dataDirectory = directory
         configuration.fsync = fsync
+        // The figures are about storage and the wire; tokens would add one hash per connection and nothing else.
+        configuration.auth = .off
         let server = try HealthServer.start(configuration)
         return BenchServer(host: "127.0.0.1", port: server.port, local: server, dataDirectory: directory)
     }
@@ -45,11 +47,13 @@ final class BenchServer: Sendable {
         local == nil ? "external hkd at \(host):\(port)" : "in-process HealthServer on 127.0.0.1:\(port)"
     }
 
-    /// A client with no retries (a benchmark must see every failure) and generous timeouts.
+    /// A client with no retries (a benchmark must see every failure) and generous timeouts; for an external hkd
+    /// that requires tokens it presents `HKQ_TOKEN` from the environment, as hkq does.
     func client() -> HealthClient {
         HealthClient(
             ClientConfiguration(
-                host: host, port: port, clientName: "hkbench", requestTimeout: .seconds(300), retry: .none))
+                host: host, port: port, token: ProcessInfo.processInfo.environment["HKQ_TOKEN"] ?? "",
+                clientName: "hkbench", requestTimeout: .seconds(300), retry: .none))
     }
 
     /// Stops an in-process server and removes its data directory; nothing for an external one.

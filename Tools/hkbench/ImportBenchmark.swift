@@ -34,11 +34,12 @@ enum ImportBenchmark: BenchCommand {
         print(
             "hkbench import: \(records) records (\(samples) quantity samples, \(expected.count) types), export.xml "
                 + "\(megabytes(xmlBytes)), export.zip \(megabytes(zipBytes)); hkq as a child process, "
-                + "hkd in-process (fsync always).\n")
+                + "hkd in-process (fsync always, --auth off).\n")
 
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.dataDirectory = directory.appendingPathComponent("data").path
+        configuration.auth = .off
         let server = try HealthServer.start(configuration)
         defer { server.stop() }
         let common = ["--server", "127.0.0.1:\(server.port)", "--subject", "bench", "--format", "json"]

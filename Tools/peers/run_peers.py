@@ -476,7 +476,8 @@ def run_hkbench(hkbench, workdir, runs, hkd):
         # hkd as its own process: the server's resident memory alone, and ingest across two processes.
         port, data = free_port(), os.path.join(workdir, "hkd-data")
         log = open(os.path.join(workdir, "hkd.log"), "w")
-        process = subprocess.Popen([hkd, "--listen", f"127.0.0.1:{port}", "--data-dir", data], stderr=log)
+        process = subprocess.Popen(
+            [hkd, "--listen", f"127.0.0.1:{port}", "--data-dir", data, "--auth", "off"], stderr=log)
         try:
             wait_for_port(port, process)
             external = os.path.join(workdir, "w1-external.json")

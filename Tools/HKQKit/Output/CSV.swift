@@ -3,9 +3,10 @@ public enum CSV {
     /// `field` as one CSV cell: quoted (with quotes doubled) when it holds a comma, quote, line break, or
     /// leading or trailing space.
     public static func escape(_ field: String) -> String {
+        let bytes = field.utf8
         let needsQuotes =
-            field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
-            || field.hasPrefix(" ") || field.hasSuffix(" ")
+            bytes.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 10 || $0 == 13 })
+            || bytes.first == UInt8(ascii: " ") || bytes.last == UInt8(ascii: " ")
         guard needsQuotes else { return field }
         return "\"" + field.replacingAll("\"", with: "\"\"") + "\""
     }
