@@ -85,14 +85,20 @@ public enum FileSystem {
 
     /// Replaces `path` with `bytes` so that a crash leaves either the old or the new content: writes a
     /// temporary sibling with `permissions`, fsyncs it, renames it over `path`, and fsyncs the directory.
-    public static func writeFileAtomically(_ path: String, _ bytes: [UInt8], permissions: UInt32 = 0o644)
-        throws(SystemError)
-    {
+    public static func writeFileAtomically(_ path: String, _ bytes: [UInt8], permissions: UInt32 = 0o644) throws {
+        try writeFileAtomically(path, permissions: permissions) { file in try file.write(bytes) }
+    }
+
+    /// As ``writeFileAtomically(_:_:permissions:)``, with the contents written by `fill` into the open temporary
+    /// file (so a large file need not be built in memory first). A throw from `fill` leaves `path` untouched.
+    public static func writeFileAtomically(
+        _ path: String, permissions: UInt32 = 0o644, writing fill: (File) throws -> Void
+    ) throws {
         let temporary = path + ".tmp-\(getpid())"
-        do throws(SystemError) {
+        do {
             let file = try File(path: temporary, options: [.create, .truncate, .write], permissions: permissions)
             defer { file.close() }
-            try file.write(bytes)
+            try fill(file)
             try Sys.chmod(temporary, mode: permissions)
             try file.sync()
         } catch {

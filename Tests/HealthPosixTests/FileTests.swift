@@ -63,6 +63,28 @@ struct FileTests {
         }
     }
 
+    @Test("a file written piece by piece replaces the old one only when every piece was written")
+    func atomicWriteInPieces() throws {
+        struct Interrupted: Error {}
+        try withTemporaryDirectory { directory in
+            let path = directory + "/pieces"
+            try FileSystem.writeFileAtomically(path, [7])
+            #expect(throws: Interrupted.self) {
+                try FileSystem.writeFileAtomically(path) { file in
+                    try file.write([1, 2])
+                    throw Interrupted()
+                }
+            }
+            #expect(try FileSystem.readFile(path) == [7])
+            try FileSystem.writeFileAtomically(path, permissions: 0o600) { file in
+                try file.write([1, 2])
+                try file.write([3])
+            }
+            #expect(try FileSystem.readFile(path) == [1, 2, 3])
+            #expect(try FileSystem.contentsOfDirectory(directory) == ["pieces"], "no temporary file left behind")
+        }
+    }
+
     @Test("rename replaces atomically; unlink removes; the directory fsyncs")
     func renameAndUnlink() throws {
         try withTemporaryDirectory { directory in

@@ -91,6 +91,27 @@ struct FormatTests {
         #expect(throws: CodecError.self) { try SnapshotCodec.decode(Array(bytes.prefix(30))) }
     }
 
+    @Test("a snapshot streamed in pieces is the same file: tables in bounded pieces, columns straight from memory")
+    func streamedSnapshot() throws {
+        let store = HealthStore()
+        // Many small batches with sent UUIDs make a batch table larger than one piece.
+        for id in 1...400 { _ = try store.insert(stepBatch(id: UInt64(id), from: id * 20, rows: 20)) }
+        _ = try store.insert(stepBatch(id: 999, subject: "ben", rows: 30, derivedUUIDs: true))
+        let (image, sequence) = store.image(of: try QuantityType.named("stepCount")) { UInt64(12) }
+        let whole = SnapshotCodec.encode(image, sequence: sequence)
+        var pieces: [[UInt8]] = []
+        let (crc, size) = SnapshotCodec.encode(image, sequence: sequence) {
+            (piece: UnsafeRawBufferPointer) throws(Never) in
+            pieces.append(Array(piece))
+        }
+        #expect(pieces.joined().elementsEqual(whole))
+        #expect(size == whole.count)
+        #expect(crc == SnapshotFiles.trailer(whole))
+        #expect(pieces.count > 10)
+        #expect(pieces.allSatisfy { $0.count <= 2 * SnapshotCodec.pieceSize || $0.count % 8 == 0 })
+        #expect(try SnapshotCodec.decode(whole).image == image)
+    }
+
     @Test("the manifest round-trips and refuses damage")
     func manifest() throws {
         let manifest = SnapshotManifest(

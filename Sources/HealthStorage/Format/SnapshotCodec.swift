@@ -20,23 +20,83 @@ public enum SnapshotCodec {
     /// Column bytes per sample in version 4: start, end, value, source id, arrival anchor.
     static let columnBytes = 8 + 8 + 8 + 2 + 8
 
-    /// The encoded file for `image`, complete up to log sequence `sequence`.
+    /// The encoded file for `image`, complete up to log sequence `sequence`, in one array (tests, small images;
+    /// hkd writes snapshots with ``encode(_:sequence:to:)``).
     public static func encode(_ image: ShardImage, sequence: UInt64) -> [UInt8] {
-        let columnBytes = image.sampleCount * Self.columnBytes
-        var w = ByteWriter(capacity: 64 + columnBytes + image.series.count * 256)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64 + image.sampleCount * columnBytes + image.series.count * 256)
+        encode(image, sequence: sequence) { (piece: UnsafeRawBufferPointer) throws(Never) in
+            bytes.append(contentsOf: piece)
+        }
+        return bytes
+    }
+
+    /// Encodes `image` piece by piece: `sink` receives the file's bytes in order, the tables gathered into
+    /// pieces of about 64 KiB and every column straight from the image's memory, so a snapshot never needs a
+    /// second copy of the data. Returns the file's CRC-32 (its last four bytes) and its size.
+    @discardableResult
+    public static func encode<Failure: Error>(
+        _ image: ShardImage, sequence: UInt64, to sink: (UnsafeRawBufferPointer) throws(Failure) -> Void
+    ) throws(Failure) -> (crc: UInt32, size: Int) {
+        var crc: UInt32 = 0
+        var size = 0
+        func pass(_ piece: UnsafeRawBufferPointer) throws(Failure) {
+            crc = Zlib.crc32(piece, initial: crc)
+            size += piece.count
+            try sink(piece)
+        }
+        var w = ByteWriter(capacity: pieceSize)
+        func flush() throws(Failure) {
+            let bytes = ContiguousArray(w.bytes)
+            w = ByteWriter(capacity: pieceSize)
+            try withBytes(of: bytes, pass)
+        }
+        func column<T>(_ values: ContiguousArray<T>) throws(Failure) {
+            try flush()
+            try withBytes(of: values, pass)
+        }
         w.write(bytes: magic)
         w.writeString(image.type.identifier)
         w.writeLE(sequence)
         w.writeLE(image.lastAnchor)
         w.writeVarint(UInt64(image.series.count))
-        for series in image.series { write(series, into: &w) }
-        var bytes = w.bytes
-        let crc = Zlib.crc32(bytes)
-        withUnsafeBytes(of: crc.littleEndian) { bytes.append(contentsOf: $0) }
-        return bytes
+        for series in image.series {
+            writeTables(series, into: &w)
+            if w.count >= pieceSize { try flush() }
+            for batch in series.batches {
+                writeBatchHeader(batch, into: &w)
+                if let uuids = batch.uuids { try column(uuids) }
+                if w.count >= pieceSize { try flush() }
+            }
+            try column(series.starts)
+            try column(series.ends)
+            try column(series.values)
+            try column(series.sourceIDs)
+            try column(series.arrivals)
+        }
+        try flush()
+        let fileCRC = crc
+        try withBytes(of: ContiguousArray([fileCRC.littleEndian]), pass)
+        return (fileCRC, size)
     }
 
-    static func write(_ s: SeriesImage, into w: inout ByteWriter) {
+    /// Bytes gathered before a piece goes to the sink.
+    static let pieceSize = 1 << 16
+
+    /// Runs `body` on the bytes of `values` as they lie in memory (little-endian on every platform Swift runs hkd
+    /// on), passing its error through with its type.
+    static func withBytes<T, Failure: Error>(
+        of values: ContiguousArray<T>, _ body: (UnsafeRawBufferPointer) throws(Failure) -> Void
+    ) throws(Failure) {
+        let outcome: Result<Void, Failure> = values.withUnsafeBytes { raw in
+            Result { () throws(Failure) in try body(raw) }
+        }
+        try outcome.get()
+    }
+
+    /// A series' subject, counts, source table, recent batches, sync holders and change log: everything before
+    /// the batch table.
+    static func writeTables(_ s: SeriesImage, into w: inout ByteWriter) {
         w.writeString(s.subject)
         w.writeVarint(UInt64(s.count))
         w.writeSignedVarint(s.maxDuration)
@@ -77,25 +137,16 @@ public enum SnapshotCodec {
             w.writeVarint(UInt64(record.writer))
         }
         w.writeVarint(UInt64(s.batches.count))
-        for batch in s.batches {
-            w.writeLE(batch.batchID)
-            w.writeVarint(batch.firstAnchor)
-            w.writeVarint(UInt64(batch.firstRow))
-            w.writeVarint(UInt64(batch.count))
-            w.writeVarint(UInt64(batch.writer))
-            w.writeBool(batch.uuids != nil)
-            if let uuids = batch.uuids { writeRaw(uuids, into: &w) }
-        }
-        writeRaw(s.starts, into: &w)
-        writeRaw(s.ends, into: &w)
-        writeRaw(s.values, into: &w)
-        writeRaw(s.sourceIDs, into: &w)
-        writeRaw(s.arrivals, into: &w)
     }
 
-    /// Appends the elements' bytes as they lie in memory (little-endian on every platform Swift runs hkd on).
-    static func writeRaw<T>(_ column: ContiguousArray<T>, into w: inout ByteWriter) {
-        column.withUnsafeBytes { w.write(bytes: $0) }
+    /// One batch-table entry up to its UUIDs (which follow raw when `hasUUIDs` is set).
+    static func writeBatchHeader(_ batch: AppliedBatch, into w: inout ByteWriter) {
+        w.writeLE(batch.batchID)
+        w.writeVarint(batch.firstAnchor)
+        w.writeVarint(UInt64(batch.firstRow))
+        w.writeVarint(UInt64(batch.count))
+        w.writeVarint(UInt64(batch.writer))
+        w.writeBool(batch.uuids != nil)
     }
 
     /// A decoded snapshot file.
@@ -275,7 +326,7 @@ public enum SnapshotCodec {
         return SeriesChangeLog(deletions: deletions, prunedThrough: prunedThrough)
     }
 
-    /// Reads `count` elements laid out as ``writeRaw(_:into:)`` wrote them.
+    /// Reads `count` elements laid out as ``encode(_:sequence:to:)`` wrote them.
     static func readRaw<T>(_ r: inout ByteReader, _ count: Int) throws -> ContiguousArray<T> {
         let size = count * MemoryLayout<T>.stride
         let slice = try r.readBytes(size)

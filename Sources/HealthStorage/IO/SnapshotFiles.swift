@@ -59,14 +59,18 @@ struct SnapshotFiles: Sendable {
                 entries.append(.init(type: type.identifier, file: "", sequence: sequence, size: 0, crc: 0))
                 continue
             }
-            let bytes = SnapshotCodec.encode(image, sequence: sequence)
             let name = "\(type.identifier)-\(generation).snap"
-            try FileSystem.writeFileAtomically(directory + "/" + name, bytes, permissions: 0o600)
+            var written: (crc: UInt32, size: Int) = (0, 0)
+            try FileSystem.writeFileAtomically(directory + "/" + name, permissions: 0o600) { file in
+                written = try SnapshotCodec.encode(image, sequence: sequence) { piece throws(SystemError) in
+                    try file.write(piece)
+                }
+            }
             entries.append(
                 .init(
-                    type: type.identifier, file: name, sequence: sequence, size: UInt64(bytes.count),
-                    crc: SnapshotFiles.trailer(bytes)))
-            total += bytes.count
+                    type: type.identifier, file: name, sequence: sequence, size: UInt64(written.size),
+                    crc: written.crc))
+            total += written.size
             samples += image.sampleCount
         }
         let manifest = SnapshotManifest(generation: generation, entries: entries)
