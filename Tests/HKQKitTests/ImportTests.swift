@@ -11,7 +11,7 @@ import Testing
             ("a,b,c", ["a", "b", "c"]), ("", [""]), ("a,,", ["a", "", ""]),
             (#""Anna's Watch, Series 9",b"#, ["Anna's Watch, Series 9", "b"]),
             (#""say ""hi""",x"#, [#"say "hi""#, "x"]), (#""","#, ["", ""]), (" a , b", [" a ", " b"]),
-            (#"a"b,c"#, [#"a"b"#, "c"]),
+            (#"a"b,c"#, [#"a"b"#, "c"]), (",", ["", ""]), ("é,ü ,", ["é", "ü ", ""]),
         ] as [(String, [String])])
     func csvFieldsParse(line: String, expected: [String]) {
         #expect(CSV.fields(line) == expected)

@@ -1,4 +1,5 @@
 import Testing
+import Foundation
 
 @testable import HKQKit
 
@@ -248,5 +249,17 @@ import Testing
     @Test(arguments: [("-40", false), ("-.5", false), ("-h", true), ("--x", true), ("-", false), ("x", false)])
     func negativeNumbersAreNotOptions(word: String, isOption: Bool) {
         #expect(ArgumentParser.looksLikeOption(word) == isOption)
+    }
+
+    @Test(
+        "trimming takes spaces and tabs (Unicode spaces too) off both ends and leaves everything else",
+        arguments: [
+            ("stepCount", "stepCount"), (" stepCount ", "stepCount"), ("\tcount/min\t", "count/min"), ("", ""),
+            ("   ", ""), ("\u{00A0}kg\u{00A0}", "kg"), ("é", "é"), ("a b", "a b"), ("\n1\n", "\n1\n"),
+        ])
+    func trimming(text: String, trimmed: String) {
+        #expect(text.trimmingWhitespace == trimmed)
+        #expect(text.trimmingWhitespace == text.trimmingCharacters(in: .whitespaces))
+        #expect(Substring(text).trimmingWhitespace == trimmed)
     }
 }

@@ -24,7 +24,7 @@ public enum AdminCommand {
     static func spec(_ context: CommandContext, name: String) throws -> IdentitySpec {
         func list(_ option: String) -> [String] {
             context.arguments.values(option).flatMap { $0.split(separator: ",") }
-                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                .map { $0.trimmingWhitespace }.filter { !$0.isEmpty }
         }
         let share = list("share")
         let read = list("read")

@@ -53,7 +53,8 @@ public struct CollectionCommand: Command {
         func date(_ name: String) throws -> Timestamp? {
             guard let text = context.arguments.value(name) else { return nil }
             guard let value = dates.parse(text) else {
-                throw context.usageError("invalid date '\(text)' for '--\(name)'; expected \(DateArgumentParser.expected)")
+                throw context.usageError(
+                    "invalid date '\(text)' for '--\(name)'; expected \(DateArgumentParser.expected)")
             }
             return value
         }
@@ -65,7 +66,8 @@ public struct CollectionCommand: Command {
 
         let query = CollectionQuery(
             subject: context.globals.subject, type: type.identifier, options: options, anchor: anchor,
-            interval: interval, timeZone: zone.identifier, unit: context.arguments.value("unit") ?? "", enumerateFrom: from,
+            interval: interval, timeZone: zone.identifier, unit: context.arguments.value("unit") ?? "",
+            enumerateFrom: from,
             enumerateTo: to)
         let result = try await ServerSession.run(context) { client in try await client.collection(query) }
         let report = CollectionReport(
@@ -136,7 +138,8 @@ struct CollectionReport {
 
     /// `2024-03-10` for day and longer buckets, `2024-03-10 14:00` for shorter ones, in the query's zone.
     func label(_ instant: Timestamp) -> String {
-        let civil = CivilTime(timestamp: instant, offsetSeconds: TimestampFormatter(timeZone: zone).offsetSeconds(at: instant))
+        let civil = CivilTime(
+            timestamp: instant, offsetSeconds: TimestampFormatter(timeZone: zone).offsetSeconds(at: instant))
         let pad = TimestampFormatter.pad
         let day = pad(civil.year, 4) + "-" + pad(civil.month, 2) + "-" + pad(civil.day, 2)
         return showsTime ? day + " " + pad(civil.hour, 2) + ":" + pad(civil.minute, 2) : day

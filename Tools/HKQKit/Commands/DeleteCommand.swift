@@ -33,7 +33,9 @@ public struct DeleteCommand: Command {
         let type = context.argument(0)!
         let selection = try DeleteCommand.selection(context)
         let subject = context.globals.subject
-        let deleted = try await ServerSession.run(context) { client in try await client.delete(type, subject: subject, selection) }
+        let deleted = try await ServerSession.run(context) { client in
+            try await client.delete(type, subject: subject, selection)
+        }
         switch context.globals.format {
         case .json: context.print(JSONValue.object([("deleted", .number(Double(deleted)))]).rendered)
         case .table, .csv, .chart: context.print("deleted \(deleted) sample\(deleted == 1 ? "" : "s")")
@@ -66,7 +68,8 @@ public struct DeleteCommand: Command {
         func date(_ option: String) throws -> Timestamp? {
             guard let text = arguments.value(option) else { return nil }
             guard let instant = dates.parse(text) else {
-                throw context.usageError("invalid date '\(text)' for '--\(option)'; expected \(DateArgumentParser.expected)")
+                throw context.usageError(
+                    "invalid date '\(text)' for '--\(option)'; expected \(DateArgumentParser.expected)")
             }
             return instant
         }

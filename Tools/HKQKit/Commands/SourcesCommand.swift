@@ -34,7 +34,7 @@ public struct SourcesCommand: Command {
         defer { client.close() }
         let sources: [SourceInfo]
         if let text = context.arguments.value("priority") {
-            let order = text.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+            let order = text.split(separator: ",").map { $0.trimmingWhitespace }
             if order.isEmpty || order.contains(where: \.isEmpty) {
                 throw context.usageError("--priority needs comma-separated source names")
             }

@@ -127,7 +127,7 @@ struct CSVColumns {
         }
         var positions: [String: Int] = [:]
         for (index, name) in names.enumerated() {
-            let key = name.trimmingCharacters(in: .whitespaces).lowercased()
+            let key = name.trimmingWhitespace.lowercased()
             if positions[key] == nil { positions[key] = index }
         }
         let missing = SampleFileReader.requiredColumns.filter { positions[$0] == nil }
@@ -148,8 +148,8 @@ struct CSVColumns {
         }
         func field(_ name: String) -> String { positions[name].map { fields[$0] } ?? "" }
         return SampleRow(
-            type: field("type").trimmingCharacters(in: .whitespaces), start: field("start"), end: field("end"),
-            value: field("value"), unit: field("unit").trimmingCharacters(in: .whitespaces), source: field("source"),
+            type: field("type").trimmingWhitespace, start: field("start"), end: field("end"),
+            value: field("value"), unit: field("unit").trimmingWhitespace, source: field("source"),
             uuid: field("uuid"))
     }
 }

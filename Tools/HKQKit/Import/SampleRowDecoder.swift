@@ -49,10 +49,10 @@ public struct SampleRowDecoder {
         let unit = try lookUp(unit: row.unit, for: type)
         let start = try Self.instant(row.start, field: "start")
         let end = row.end.isEmpty ? start : try Self.instant(row.end, field: "end")
-        guard let value = Double(row.value.trimmingCharacters(in: .whitespaces)) else {
+        guard let value = Double(row.value.trimmingWhitespace) else {
             throw HealthError(.invalidSample, "value \"\(row.value)\" is not a number")
         }
-        let sourceName = row.source.trimmingCharacters(in: .whitespaces)
+        let sourceName = row.source.trimmingWhitespace
         if sourceName.isEmpty { throw HealthError(.invalidSample, "the source is empty") }
         if start > end {
             throw HealthError(.invalidSample, "start \(row.start) is after end \(row.end)")
@@ -64,7 +64,7 @@ public struct SampleRowDecoder {
             uuid = StableUUID.derive(
                 subject: subject, type: type, start: start, end: end, value: value, unit: unit, source: source)
         } else {
-            guard let parsed = UUID(uuidString: row.uuid.trimmingCharacters(in: .whitespaces)) else {
+            guard let parsed = UUID(uuidString: row.uuid.trimmingWhitespace) else {
                 throw HealthError(.invalidSample, "uuid \"\(row.uuid)\" is not a UUID")
             }
             uuid = parsed
@@ -91,7 +91,7 @@ public struct SampleRowDecoder {
 
     /// An ISO 8601 date-time with an offset.
     static func instant(_ text: String, field: String) throws -> Timestamp {
-        guard let instant = ISO8601Text.timestamp(text.trimmingCharacters(in: .whitespaces)) else {
+        guard let instant = ISO8601Text.timestamp(text.trimmingWhitespace) else {
             throw HealthError(
                 .invalidSample,
                 "\(field) \"\(text)\" is not an ISO 8601 date-time with an offset, e.g. 2024-03-10T08:00:00-05:00")

@@ -18,6 +18,14 @@ public enum CSV {
     /// hold commas, and `""` inside quotes is a quote. `nil` when a quote is left open or text follows a
     /// closing quote. Fields keep their spaces.
     public static func fields(_ line: String) -> [String]? {
+        let bytes = line.utf8
+        if !bytes.contains(UInt8(ascii: "\"")) {
+            // No quotes: the fields are what lies between commas (a comma never sits inside a UTF-8 sequence).
+            if bytes.isEmpty { return [""] }
+            return bytes.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).map {
+                String(decoding: $0, as: UTF8.self)
+            }
+        }
         var fields: [String] = []
         var field = ""
         var inQuotes = false

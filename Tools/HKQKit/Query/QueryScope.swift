@@ -105,7 +105,7 @@ public struct QueryScope: Sendable {
     /// Looks up comma-separated type names (`stepCount,distanceWalkingRunning`); throws ``HealthError`` for an
     /// unknown one (with a suggestion) and a usage error for an empty list.
     static func types(_ text: String, context: CommandContext) throws -> [QuantityType] {
-        let names = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let names = text.split(separator: ",").map { $0.trimmingWhitespace }.filter { !$0.isEmpty }
         if names.isEmpty { throw context.usageError("no quantity type given") }
         var types: [QuantityType] = []
         for name in names {

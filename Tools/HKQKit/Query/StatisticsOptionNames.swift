@@ -26,8 +26,7 @@ public enum StatisticsOptionNames {
     public static func parse(_ lists: [String]) throws(UnknownName) -> StatisticsOptions {
         var options: StatisticsOptions = []
         for list in lists {
-            for name in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty
-            {
+            for name in list.split(separator: ",").map({ $0.trimmingWhitespace }) where !name.isEmpty {
                 guard let option = folded[fold(name)] else { throw UnknownName(name: name) }
                 options.insert(option)
             }

@@ -28,7 +28,7 @@ public struct DateArgumentParser: Sendable {
 
     /// The instant `text` names, or `nil` when it is none of the accepted forms.
     public func parse(_ text: String) -> Timestamp? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingWhitespace
         if let parsed = ISO8601Text.parse(trimmed) {
             if let offset = parsed.offsetSeconds { return parsed.civil.timestamp(offsetSeconds: offset) }
             return local(parsed.civil)
