@@ -26,19 +26,22 @@ final class HKDProcess: Sendable {
             packageRoot.appendingPathComponent(".build/debug/\(name)"),
         ].compactMap { $0 }
         guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw HealthError(.internalError, "\(name) is not built (looked in \(candidates.map(\.path))); run swift build first")
+            throw HealthError(
+                .internalError, "\(name) is not built (looked in \(candidates.map(\.path))); run swift build first")
         }
         return found
     }
 
-    /// Starts hkd and waits until it logs the port it listens on.
-    init(dataDirectory: String? = nil, arguments: [String] = []) async throws {
-        let directory = dataDirectory ?? FileManager.default.temporaryDirectory
+    /// Starts hkd on `port` (0: a free one) and waits until it logs the port it listens on.
+    init(dataDirectory: String? = nil, port requestedPort: Int = 0, arguments: [String] = []) async throws {
+        let directory =
+            dataDirectory
+            ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("hkd-test-\(UUID().uuidString)").path
         self.dataDirectory = directory
         let process = Process()
         process.executableURL = try HKDProcess.binary("hkd")
-        process.arguments = ["--listen", "127.0.0.1:0", "--data-dir", directory] + arguments
+        process.arguments = ["--listen", "127.0.0.1:\(requestedPort)", "--data-dir", directory] + arguments
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = FileHandle.nullDevice
@@ -90,7 +93,8 @@ final class HKDProcess: Sendable {
     func client(name: String = "integration-test", token: String? = nil) -> HealthClient {
         HealthClient(
             ClientConfiguration(
-                host: "127.0.0.1", port: port, token: token ?? self.token, clientName: name, requestTimeout: .seconds(30)))
+                host: "127.0.0.1", port: port, token: token ?? self.token, clientName: name,
+                requestTimeout: .seconds(30)))
     }
 
     /// SIGTERM, then waits for the exit; returns the exit status.

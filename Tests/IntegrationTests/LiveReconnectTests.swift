@@ -1,0 +1,110 @@
+import Foundation
+import HealthClient
+import HealthModel
+import HealthWire
+import Synchronization
+import Testing
+
+/// Subscriptions outlive a restart of hkd: the client reconnects and subscribes again (HEALTHKIT.md §7, §9).
+@Suite("subscriptions across a restart of hkd", .serialized)
+struct LiveReconnectTests {
+    /// A client that keeps retrying for about ten seconds, long enough for hkd to come back.
+    static func patientClient(_ port: Int, name: String) -> HealthClient {
+        HealthClient(
+            ClientConfiguration(
+                host: "127.0.0.1", port: port, clientName: name, requestTimeout: .seconds(30),
+                retry: RetryPolicy(maxAttempts: 60, initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(200))))
+    }
+
+    /// Waits up to ten seconds for `condition`.
+    static func eventually(_ condition: () -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !condition() {
+            if ContinuousClock.now > deadline { return false }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return true
+    }
+
+    @Test("an anchored subscription resumes from its last anchor after hkd restarts: nothing lost, nothing repeated")
+    func anchoredResumes() async throws {
+        let first = try await HKDProcess(arguments: ["--auth", "off"])
+        let port = first.port
+        defer { try? FileManager.default.removeItem(atPath: first.dataDirectory) }
+        let writer = Self.patientClient(port, name: "writer")
+        let watcher = Self.patientClient(port, name: "watcher")
+        defer {
+            writer.close()
+            watcher.close()
+        }
+        let received = Mutex<[UUID]>([])
+        let reader = Task {
+            for try await changes in watcher.anchoredChanges(ChangesQuery(subject: "anna", type: "stepCount")) {
+                received.withLock { $0 += (0..<changes.added.count).map(changes.added.uuid(row:)) }
+            }
+        }
+        defer { reader.cancel() }
+        let before = LiveUpdateTests.batch(LiveUpdateTests.day0, count: 3)
+        _ = try await writer.insert(before)
+        let beforeUUIDs = (0..<before.count).map(before.uuid(row:))
+        #expect(try await Self.eventually { received.withLock { $0 } == beforeUUIDs })
+
+        #expect(await first.stop() == 0)
+        let second = try await HKDProcess(dataDirectory: first.dataDirectory, port: port, arguments: ["--auth", "off"])
+        let after = LiveUpdateTests.batch(LiveUpdateTests.day0 + Micros.day, count: 2)
+        _ = try await writer.insert(after)
+        let afterUUIDs = (0..<after.count).map(after.uuid(row:))
+        #expect(try await Self.eventually { received.withLock { $0 } == beforeUUIDs + afterUUIDs })
+        // Nothing more arrives: the resubscription started at the last anchor delivered, not at 0.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(received.withLock { $0 } == beforeUUIDs + afterUUIDs)
+        await second.stop()
+    }
+
+    @Test("after a restart an observer yields 0 once and a live collection is sent whole again")
+    func observerAndCollectionResume() async throws {
+        let first = try await HKDProcess(arguments: ["--auth", "off"])
+        let port = first.port
+        defer { try? FileManager.default.removeItem(atPath: first.dataDirectory) }
+        let writer = Self.patientClient(port, name: "writer")
+        let watcher = Self.patientClient(port, name: "watcher")
+        defer {
+            writer.close()
+            watcher.close()
+        }
+        let query = CollectionQuery(
+            subject: "anna", type: "stepCount", options: [.cumulativeSum], anchor: LiveUpdateTests.day0,
+            interval: CalendarInterval(1, .day), timeZone: "America/New_York")
+        let anchors = Mutex<[UInt64]>([])
+        let table = Mutex(LiveCollectionTable())
+        let wholeTables = Atomic<Int>(0)
+        let observer = Task {
+            for try await anchor in watcher.observe("stepCount", subject: "anna") {
+                anchors.withLock { $0.append(anchor) }
+            }
+        }
+        let collector = Task {
+            for try await update in watcher.liveCollection(query) {
+                if update.replacesAll { wholeTables.add(1, ordering: .relaxed) }
+                table.withLock { _ = $0.apply(update) }
+            }
+        }
+        defer {
+            observer.cancel()
+            collector.cancel()
+        }
+        #expect(try await Self.eventually { wholeTables.load(ordering: .relaxed) == 1 })
+        _ = try await writer.insert(LiveUpdateTests.batch(LiveUpdateTests.day0, count: 4))
+        #expect(try await Self.eventually { anchors.withLock { !$0.isEmpty } })
+
+        await first.kill()
+        let second = try await HKDProcess(dataDirectory: first.dataDirectory, port: port, arguments: ["--auth", "off"])
+        #expect(try await Self.eventually { wholeTables.load(ordering: .relaxed) == 2 })
+        #expect(try await Self.eventually { anchors.withLock { $0.contains(0) } })
+        _ = try await writer.insert(LiveUpdateTests.batch(LiveUpdateTests.day0 + Micros.day, count: 3))
+        let fresh = try await writer.collection(query).buckets
+        #expect(try await Self.eventually { LiveUpdateTests.agree(table.withLock { $0.sorted }, fresh) })
+        #expect(anchors.withLock { $0.filter { $0 == 0 }.count } == 1)
+        await second.stop()
+    }
+}
