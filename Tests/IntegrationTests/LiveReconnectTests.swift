@@ -16,6 +16,22 @@ struct LiveReconnectTests {
                 retry: RetryPolicy(maxAttempts: 60, initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(200))))
     }
 
+    /// hkd (tokens off), and a writer and a watcher that wait for it across restarts.
+    static func start() async throws -> (HKDProcess, writer: HealthClient, watcher: HealthClient) {
+        let hkd = try await HKDProcess(arguments: ["--auth", "off"])
+        return (hkd, patientClient(hkd.port, name: "writer"), patientClient(hkd.port, name: "watcher"))
+    }
+
+    /// hkd again on the port and data directory `stopped` had.
+    static func restart(_ stopped: HKDProcess) async throws -> HKDProcess {
+        try await HKDProcess(dataDirectory: stopped.dataDirectory, port: stopped.port, arguments: ["--auth", "off"])
+    }
+
+    static func cleanUp(_ hkd: HKDProcess, _ clients: HealthClient...) {
+        for client in clients { client.close() }
+        try? FileManager.default.removeItem(atPath: hkd.dataDirectory)
+    }
+
     /// Waits up to ten seconds for `condition`.
     static func eventually(_ condition: () -> Bool) async throws -> Bool {
         let deadline = ContinuousClock.now + .seconds(10)
@@ -28,15 +44,8 @@ struct LiveReconnectTests {
 
     @Test("an anchored subscription resumes from its last anchor after hkd restarts: nothing lost, nothing repeated")
     func anchoredResumes() async throws {
-        let first = try await HKDProcess(arguments: ["--auth", "off"])
-        let port = first.port
-        defer { try? FileManager.default.removeItem(atPath: first.dataDirectory) }
-        let writer = Self.patientClient(port, name: "writer")
-        let watcher = Self.patientClient(port, name: "watcher")
-        defer {
-            writer.close()
-            watcher.close()
-        }
+        let (first, writer, watcher) = try await Self.start()
+        defer { Self.cleanUp(first, writer, watcher) }
         let received = Mutex<[UUID]>([])
         let reader = Task {
             for try await changes in watcher.anchoredChanges(ChangesQuery(subject: "anna", type: "stepCount")) {
@@ -50,7 +59,7 @@ struct LiveReconnectTests {
         #expect(try await Self.eventually { received.withLock { $0 } == beforeUUIDs })
 
         #expect(await first.stop() == 0)
-        let second = try await HKDProcess(dataDirectory: first.dataDirectory, port: port, arguments: ["--auth", "off"])
+        let second = try await Self.restart(first)
         let after = LiveUpdateTests.batch(LiveUpdateTests.day0 + Micros.day, count: 2)
         _ = try await writer.insert(after)
         let afterUUIDs = (0..<after.count).map(after.uuid(row:))
@@ -63,15 +72,8 @@ struct LiveReconnectTests {
 
     @Test("after a restart an observer yields 0 once and a live collection is sent whole again")
     func observerAndCollectionResume() async throws {
-        let first = try await HKDProcess(arguments: ["--auth", "off"])
-        let port = first.port
-        defer { try? FileManager.default.removeItem(atPath: first.dataDirectory) }
-        let writer = Self.patientClient(port, name: "writer")
-        let watcher = Self.patientClient(port, name: "watcher")
-        defer {
-            writer.close()
-            watcher.close()
-        }
+        let (first, writer, watcher) = try await Self.start()
+        defer { Self.cleanUp(first, writer, watcher) }
         let query = CollectionQuery(
             subject: "anna", type: "stepCount", options: [.cumulativeSum], anchor: LiveUpdateTests.day0,
             interval: CalendarInterval(1, .day), timeZone: "America/New_York")
@@ -98,7 +100,7 @@ struct LiveReconnectTests {
         #expect(try await Self.eventually { anchors.withLock { !$0.isEmpty } })
 
         await first.kill()
-        let second = try await HKDProcess(dataDirectory: first.dataDirectory, port: port, arguments: ["--auth", "off"])
+        let second = try await Self.restart(first)
         #expect(try await Self.eventually { wholeTables.load(ordering: .relaxed) == 2 })
         #expect(try await Self.eventually { anchors.withLock { $0.contains(0) } })
         _ = try await writer.insert(LiveUpdateTests.batch(LiveUpdateTests.day0 + Micros.day, count: 3))
