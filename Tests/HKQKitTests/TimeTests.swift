@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import Testing
+import TestSupport
 
 @testable import HKQKit
 
@@ -121,5 +122,33 @@ import Testing
         #expect(HumanFormat.bytes(2 << 20) == "2 MiB")
         #expect(HumanFormat.bytes(25_795_379) == "24.6 MiB")
         #expect(HumanFormat.bytes(3 << 40) == "3 TiB")
+    }
+
+    @Test(
+        "offsets learnt per transition agree with Foundation at every instant, walked forwards, backwards or at random",
+        arguments: ["America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "Asia/Kolkata", "America/Sao_Paulo"])
+    func offsetsAgreeWithFoundation(zoneName: String) throws {
+        let zone = try #require(TimeZone(identifier: zoneName))
+        var random = SplitMix64(seed: UInt64(zoneName.utf8.count))
+        // 1890 to 2040 in steps of about two weeks, plus the instants just around each step.
+        let step = 14 * Micros.day + 3 * Micros.hour + 7 * Micros.minute
+        var instants: [Timestamp] = []
+        var t: Timestamp = -2_524_521_600 * Micros.second
+        while t < 2_208_988_800 * Micros.second {
+            instants += [t, t + Micros.second]
+            t += step
+        }
+        let orders = [instants, instants.reversed(), instants.shuffled(using: &random)]
+        for order in orders {
+            let formatter = TimestampFormatter(timeZone: zone)
+            for instant in order {
+                let expected = zone.secondsFromGMT(
+                    for: Date(timeIntervalSince1970: Double(instant.floorDivided(by: Micros.second).quotient)))
+                if formatter.offsetSeconds(at: instant) != expected {
+                    Issue.record("\(zoneName) at \(instant): \(formatter.offsetSeconds(at: instant)) != \(expected)")
+                    break
+                }
+            }
+        }
     }
 }

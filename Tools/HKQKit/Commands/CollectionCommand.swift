@@ -96,9 +96,19 @@ public struct CollectionCommand: Command {
 struct CollectionReport {
     var result: CollectionResult
     var options: StatisticsOptions
-    var zone: TimeZone
+    let zone: TimeZone
     /// Whether labels show the time of day (buckets shorter than a day).
     var showsTime: Bool
+    /// Labels' offsets, learnt once per zone transition.
+    private let times: TimestampFormatter
+
+    init(result: CollectionResult, options: StatisticsOptions, zone: TimeZone, showsTime: Bool) {
+        self.result = result
+        self.options = options
+        self.zone = zone
+        self.showsTime = showsTime
+        times = TimestampFormatter(timeZone: zone)
+    }
 
     /// The figures requested, in display order: key and how to read it.
     private var figureColumns: [(key: String, value: (StatisticsFigures) -> Double?)] {
@@ -139,7 +149,7 @@ struct CollectionReport {
     /// `2024-03-10` for day and longer buckets, `2024-03-10 14:00` for shorter ones, in the query's zone.
     func label(_ instant: Timestamp) -> String {
         let civil = CivilTime(
-            timestamp: instant, offsetSeconds: TimestampFormatter(timeZone: zone).offsetSeconds(at: instant))
+            timestamp: instant, offsetSeconds: times.offsetSeconds(at: instant))
         let pad = TimestampFormatter.pad
         let day = pad(civil.year, 4) + "-" + pad(civil.month, 2) + "-" + pad(civil.day, 2)
         return showsTime ? day + " " + pad(civil.hour, 2) + ":" + pad(civil.minute, 2) : day

@@ -1,19 +1,26 @@
 import Foundation
 import HealthModel
+import Synchronization
 
 /// Prints instants in a time zone: `2024-03-10 08:00:00 -05:00` for people, `2024-03-10T08:00:00-05:00` for
 /// programs. Fractional seconds appear only when present (`08:00:00.25`).
+///
+/// Offsets come from a ``ZoneOffsetWalker`` shared by the copies of one formatter, so a listing asks Foundation
+/// about twice per time zone transition instead of once per instant (microseconds each).
 public struct TimestampFormatter: Sendable {
     /// The zone times are shown in; each instant gets the offset in force at that instant.
-    public var timeZone: TimeZone
+    public let timeZone: TimeZone
+    private let offsets: Mutex<ZoneOffsetWalker>.Box
 
     /// A formatter for `timeZone`.
-    public init(timeZone: TimeZone) { self.timeZone = timeZone }
+    public init(timeZone: TimeZone) {
+        self.timeZone = timeZone
+        offsets = Mutex.Box(ZoneOffsetWalker(zone: timeZone))
+    }
 
     /// The zone's offset from UTC at `instant`, in seconds east.
     public func offsetSeconds(at instant: Timestamp) -> Int {
-        let seconds = instant.floorDivided(by: Micros.second).quotient
-        return timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(seconds)))
+        Int(offsets.mutex.withLock { $0.offset(at: instant) } / Micros.second)
     }
 
     /// `2024-03-10 08:00:00 -05:00`: tables and messages.
@@ -47,5 +54,13 @@ public struct TimestampFormatter: Sendable {
     static func pad(_ value: Int, _ width: Int) -> String {
         let digits = String(abs(value))
         return (value < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+}
+
+extension Mutex {
+    /// A mutex on the heap, so that copies of the value holding it share one lock and one state.
+    final class Box: Sendable {
+        let mutex: Mutex<Value>
+        init(_ value: sending Value) { mutex = Mutex(value) }
     }
 }

@@ -5,11 +5,14 @@ import HealthModel
 ///
 /// It converts local wall times to instants with plain arithmetic and asks Foundation only when a query leaves
 /// the stretch of time it already knows: twice per transition crossed (offset after it, next transition), or
-/// twice to jump. Cheapest when queried in increasing order. A mutable value: one per computation, never
-/// shared between threads.
-struct ZoneOffsetWalker {
+/// twice to jump. Cheapest when queried in increasing order; a query before everything known starts over a
+/// year earlier, so a walk backwards also asks Foundation about twice per transition. A mutable value: one per
+/// computation, never shared between threads.
+public struct ZoneOffsetWalker: Sendable {
     /// Farther than any UTC offset a zone has ever had (the largest are about ±16 hours of local mean time).
-    static let window: Int64 = 26 * Micros.hour
+    public static let window: Int64 = 26 * Micros.hour
+    /// How far before a query that precedes everything known the walk starts over.
+    static let lookBack: Int64 = 400 * Micros.day
 
     private let zone: TimeZone
     /// `offsets[i]` holds on `[starts[i], starts[i + 1])`, the last one on `[starts.last, knownEnd)`.
@@ -19,17 +22,18 @@ struct ZoneOffsetWalker {
     /// The first transition after `starts.last`, `Int64.max` when Foundation knows none.
     private var knownEnd: Timestamp = .min
 
-    init(zone: TimeZone) {
+    /// A walker that knows nothing of `zone` yet.
+    public init(zone: TimeZone) {
         self.zone = zone
     }
 
     /// The UTC offset in force at `instant`, in microseconds (local = instant + offset).
-    mutating func offset(at instant: Timestamp) -> Int64 {
+    public mutating func offset(at instant: Timestamp) -> Int64 {
         offsets[segment(containing: instant, through: instant)]
     }
 
     /// Which instant to take when a wall time occurs twice (a fall-back overlap).
-    enum RepeatedTimeChoice {
+    public enum RepeatedTimeChoice: Sendable {
         /// The first occurrence.
         case first
         /// The last occurrence.
@@ -44,7 +48,7 @@ struct ZoneOffsetWalker {
     /// A wall time that occurs twice resolves per `repeated`. One that does not occur (spring-forward gap) is
     /// read with the offset in force before the transition, which moves it later by the gap (02:30 in a
     /// 02:00→03:00 gap becomes 03:30), as Foundation's `Calendar` does.
-    mutating func instant(atLocal local: Int64, repeated: RepeatedTimeChoice) -> Timestamp {
+    public mutating func instant(atLocal local: Int64, repeated: RepeatedTimeChoice) -> Timestamp {
         var secondaryOffset: Int64? = nil
         if case .keepingOffset(let offset) = repeated {
             secondaryOffset = self.offset(at: local - offset)
@@ -88,8 +92,10 @@ struct ZoneOffsetWalker {
 
     /// Makes `[low, high]` known and returns the index of the segment containing `low`.
     private mutating func segment(containing low: Timestamp, through high: Timestamp) -> Int {
-        if starts.isEmpty || low < starts[0] || low >= knownEnd {
+        if starts.isEmpty || low >= knownEnd {
             seed(at: low)
+        } else if low < starts[0] {
+            seed(at: low > Int64.min + Self.lookBack ? low - Self.lookBack : .min)
         }
         while knownEnd <= high {
             let transition = knownEnd
