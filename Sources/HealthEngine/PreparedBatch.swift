@@ -78,6 +78,14 @@ struct PreparedBatch: Sendable {
         self.rows = rows
     }
 
+    /// The UUIDs the batch table keeps for this batch: those sent with it, or for a small batch (see
+    /// ``BatchTable/smallBatchRows``) the derived ones; `nil` when they are found from batch id and row.
+    var keptUUIDs: ContiguousArray<UUID>? {
+        if let sentUUIDs { return sentUUIDs }
+        guard rows.count <= BatchTable.smallBatchRows else { return nil }
+        return ContiguousArray((0..<rows.count).map(uuid(row:)))
+    }
+
     /// The UUID of row `row`.
     func uuid(row: Int) -> UUID {
         sentUUIDs?[row] ?? SampleBatch.derivedUUID(batchID: batchID, row: UInt32(truncatingIfNeeded: row))
@@ -132,7 +140,7 @@ extension Series {
         registerBatch(
             AppliedBatch(
                 batchID: batch.batchID, firstAnchor: firstAnchor, firstRow: 0, count: UInt32(batch.rows.count),
-                writer: batch.writer, uuids: batch.sentUUIDs))
+                writer: batch.writer, uuids: batch.keptUUIDs))
         var used = batch.usedSources
         if let subset {
             used = [Bool](repeating: false, count: batch.sources.count)

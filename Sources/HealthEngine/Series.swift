@@ -231,9 +231,14 @@ struct Series: Sendable {
     }
 
     /// Makes room for `added` more rows: exact for small series, then growth by an eighth, never doubling.
+    ///
+    /// Every column is checked: the allocator may hand one column more room than asked for (its usable size),
+    /// and a column left short would grow by doubling on the next append.
     private mutating func reserveForAppending(_ added: Int) {
         let needed = count + added
-        guard starts.capacity < needed else { return }
+        let capacity = min(
+            starts.capacity, ends.capacity, values.capacity, sourceIDs.capacity, arrivals.capacity)
+        guard capacity < needed else { return }
         let target = max(needed, count + max(count / 8, 64))
         starts.reserveCapacity(target)
         ends.reserveCapacity(target)

@@ -150,6 +150,30 @@ struct InsertTests {
         #expect(stored.starts == stored.starts.sorted())
     }
 
+    @Test("one-sample batches share batch-table entries: 34 bytes of columns plus a kept UUID and its fingerprint")
+    func memoryOfSingleSampleBatches() throws {
+        let store = HealthStore()
+        let rows = 20_000
+        for i in 0..<rows {
+            let t = sec(Double(i) * 60)
+            _ = try store.insert(makeBatch(type: "heartRate", rows: [Row(t, t, 60 + Double(i % 40))]))
+        }
+        let info = store.info()
+        #expect(info.totalSamples == rows)
+        let perSample = Double(info.approximateBytes + info.indexBytes) / Double(rows)
+        #expect(perSample <= (34 + 16) * 1.125 + 22, "\(perSample) bytes per sample")
+        // The first batch, sent again long after (its id no longer among the recent ones), adds nothing.
+        let stored = try store.samples(subject: "anna", type: "heartRate")
+        var again = SampleBatch(
+            batchID: freshBatchID(), subject: "anna", typeIdentifier: "heartRate", unit: "count/min")
+        again.append(
+            start: stored.starts[0], end: stored.ends[0], value: stored.values[0], source: phone, uuid: stored.uuids[0])
+        #expect(try store.insert(again) == InsertResult(inserted: 0, duplicates: 1))
+        #expect(
+            try store.delete(subject: "anna", type: "heartRate", filter: SampleFilter(uuids: [stored.uuids[5]])) == 1)
+        #expect(try store.samples(subject: "anna", type: "heartRate").count == rows - 1)
+    }
+
     @Test("info counts samples per type and distinct subjects")
     func info() throws {
         let store = HealthStore()

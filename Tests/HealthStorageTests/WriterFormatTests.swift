@@ -27,9 +27,9 @@ struct WriterFormatTests {
     func snapshotVersion4() throws {
         let store = HealthStore()
         _ = try store.insert(stepBatch(id: 1, rows: 4), writer: 9, beforeApplying: {})
-        _ = try store.insert(stepBatch(id: 2, from: 10, rows: 3, derivedUUIDs: true), writer: 11, beforeApplying: {})
+        _ = try store.insert(stepBatch(id: 2, from: 10, rows: 5, derivedUUIDs: true), writer: 11, beforeApplying: {})
         let stored = try store.samples(subject: "anna", type: "stepCount").uuids
-        #expect(Array(stored[4...]) == (0..<3).map { SampleBatch.derivedUUID(batchID: 2, row: $0) })
+        #expect(Array(stored[4...]) == (0..<5).map { SampleBatch.derivedUUID(batchID: 2, row: $0) })
         #expect(try store.delete(subject: "anna", type: "stepCount", filter: SampleFilter(uuids: [stored[0]])) == 1)
         let type = try QuantityType.named("stepCount")
         let (image, _) = store.image(of: type) { () }
@@ -37,9 +37,9 @@ struct WriterFormatTests {
         #expect(series.batches.map(\.writer) == [9, 11])
         #expect(series.batches.map(\.firstAnchor) == [1, 5])
         #expect(series.batches[0].uuids?.count == 4 && series.batches[1].uuids == nil)
-        #expect(series.arrivals == [2, 3, 4, 5, 6, 7])
+        #expect(series.arrivals == [2, 3, 4, 5, 6, 7, 8, 9])
         #expect(series.changeLog.deletions.map(\.writer) == [9])
-        #expect(image.lastAnchor == 8)
+        #expect(image.lastAnchor == 10)
         let bytes = SnapshotCodec.encode(image, sequence: 5)
         #expect(Array(bytes.prefix(8)) == Array("HKSNAP04".utf8))
         let decoded = try SnapshotCodec.decode(bytes)
@@ -48,7 +48,7 @@ struct WriterFormatTests {
         let restored = HealthStore()
         try restored.restore(decoded.image)
         #expect(try restored.samples(subject: "anna", type: "stepCount").uuids == Array(stored[1...]))
-        #expect(try restored.samples(subject: "anna", type: "stepCount", filter: SampleFilter(writer: 11)).count == 3)
+        #expect(try restored.samples(subject: "anna", type: "stepCount", filter: SampleFilter(writer: 11)).count == 5)
     }
 
     @Test("a batch table whose anchors overlap or miss a row is refused at restore, naming the subject")

@@ -69,9 +69,27 @@ struct BatchTable: Sendable {
         }
     }
 
-    /// Adds a batch's entry; its anchors follow every entry's so far.
+    /// Batches of at most this many rows keep their UUIDs explicitly, even derived ones: an entry costs about 90
+    /// bytes with its index, a kept UUID 16 plus its fingerprint, and consecutive small batches of one writer
+    /// share an entry (a device sending one sample at a time would otherwise pay an entry per sample).
+    static let smallBatchRows = 3
+
+    /// Adds a batch's entry; its anchors follow every entry's so far. An entry with explicit UUIDs that
+    /// continues the previous one (next anchor, same writer, explicit UUIDs too) joins it.
     mutating func append(_ entry: AppliedBatch) {
         precondition(entries.last.map { $0.anchors.upperBound <= entry.firstAnchor } ?? true, "anchors go back")
+        if let uuids = entry.uuids, let last = entries.last, last.uuids != nil, last.writer == entry.writer,
+            last.anchors.upperBound == entry.firstAnchor, UInt64(last.count) + UInt64(entry.count) <= UInt32.max
+        {
+            let needed = Int(last.count) + uuids.count
+            if last.uuids!.capacity < needed {
+                // Grow by an eighth, as the columns do, not by doubling.
+                entries[entries.count - 1].uuids!.reserveCapacity(max(needed, Int(last.count) + Int(last.count) / 8))
+            }
+            entries[entries.count - 1].uuids!.append(contentsOf: uuids)
+            entries[entries.count - 1].count += entry.count
+            return
+        }
         if entry.uuids == nil { entryOfBatch[entry.batchID] = entries.count }
         entries.append(entry)
     }

@@ -148,7 +148,7 @@ extension Series {
         removeRows(plan.replacedRows, clock: &clock)
         if !plan.added.isEmpty {
             append(batch, rows: plan.added, firstAnchor: clock.reserve(batch.rows.count))
-            if let sent = batch.sentUUIDs { ledger.add(uuids: plan.added.lazy.map { sent[$0] }) }
+            if batch.keptUUIDs != nil { ledger.add(uuids: plan.added.lazy.map(batch.uuid(row:))) }
         }
         for (key, entry) in plan.syncUpdates { ledger.setSync(key, entry) }
         ledger.record(batch: batch.batchID, plan.outcome)
