@@ -30,6 +30,8 @@ enum LiveBenchmark: BenchCommand {
         configuration.fsync = .interval
         configuration.snapshotIntervalSeconds = 0
         configuration.maxConnections = subscribers + 16
+        // Clients without tokens: the benchmark measures updates, not authentication.
+        configuration.auth = .off
         let server = try HealthServer.start(configuration)
         defer { server.stop() }
         print("hkbench live: in-process hkd on 127.0.0.1:\(server.port), fsync interval\n")
