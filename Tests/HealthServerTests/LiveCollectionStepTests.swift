@@ -134,6 +134,24 @@ struct LiveCollectionStepTests {
         for index in tables.indices { Self.apply(start.updates, to: &tables[index]) }
         var anchors = [start.anchor, start.anchor]
 
+        // A step that found nothing is not shared: the change after it reaches the other subscriber.
+        let idle = try SubscriptionUpdater.next(request, after: anchors[1], store: store, cache: cache)
+        #expect(idle.updates.isEmpty && idle.anchor == anchors[1])
+        try Self.insert(store, [day + 30 * Micros.day], minutes: 30, value: 7)
+        let afterIdle = try SubscriptionUpdater.next(request, after: anchors[1], store: store, cache: cache)
+        guard case .buckets(let late)? = afterIdle.updates.first else {
+            Issue.record("an empty step hid a later change")
+            return
+        }
+        #expect(late.buckets.map(\.figures.sum) == [7])
+        // The leader, still at the first anchor, takes that step; nothing newer, so no further step is asked for.
+        let caughtUp = try SubscriptionUpdater.next(request, after: anchors[0], store: store, cache: cache)
+        #expect(caughtUp.updates == afterIdle.updates && caughtUp.anchor == afterIdle.anchor && !caughtUp.more)
+        for index in tables.indices {
+            Self.apply(afterIdle.updates, to: &tables[index])
+            anchors[index] = afterIdle.anchor
+        }
+
         // Several changes before either subscriber computes: one step covers them all (coalesced).
         for k in 1...5 { try Self.insert(store, [day + Int64(k) * Micros.day], minutes: 30, value: Double(k)) }
         let leader = try SubscriptionUpdater.next(request, after: anchors[0], store: store, cache: cache)

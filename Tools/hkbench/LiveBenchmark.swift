@@ -101,46 +101,54 @@ enum LiveBenchmark: BenchCommand {
                 median, p99, probes))
 
         let without = try await insertRate(port: port, subject: "rate-0", batches: batches)
-        print(String(format: "insert rate, 0 subscribers      %.0f samples/s", without))
-        var watchers: [HealthClient] = []
-        let updates = UpdateCounter()
+        print(String(format: "insert rate, 0 subscribers                        %.0f samples/s", without))
         let query = CollectionQuery(
             subject: "rate-1", type: "stepCount", options: .cumulativeSum, anchor: start,
             interval: CalendarInterval(1, .day), timeZone: "Europe/Berlin")
-        for index in 0..<subscribers {
-            let live = client(port, "live-\(index)")
-            watchers.append(live)
+        let same = try await subscribed(port: port, (0..<subscribers).map { _ in query }, name: "live")
+        let with = try await insertRate(port: port, subject: "rate-1", batches: batches)
+        let sameLag = try await same.caughtUp(port: port)
+        print(
+            String(
+                format: "insert rate, %d live collections on one subject    %.0f samples/s (%.0f %%), %@",
+                subscribers, with, with / without * 100, same.summary(caughtUp: sameLag)))
+        same.close()
+
+        // The common case: each subscriber watches its own subject; inserts spread over those subjects. Compared
+        // with the same spread of inserts on other subjects without subscribers.
+        let spreadWithout = try await insertRate(
+            port: port, subject: "spread-", batches: batches, subjects: subscribers)
+        print(
+            String(
+                format: "insert rate, 0 subscribers, %d subjects           %.0f samples/s", subscribers, spreadWithout))
+        let own = try await subscribed(
+            port: port,
+            (0..<subscribers).map { index in
+                var mine = query
+                mine.subject = "own-\(index)"
+                return mine
+            }, name: "own")
+        let spreadRate = try await insertRate(port: port, subject: "own-", batches: batches, subjects: subscribers)
+        let ownLag = try await own.caughtUp(port: port)
+        print(
+            String(
+                format: "insert rate, %d live collections on %d subjects %.0f samples/s (%.0f %%), %@",
+                subscribers, subscribers, spreadRate, spreadRate / spreadWithout * 100, own.summary(caughtUp: ownLag)))
+        own.close()
+    }
+
+    /// One connection per query, each subscribed to its query as a live collection.
+    static func subscribed(port: Int, _ queries: [CollectionQuery], name: String) async throws -> LiveSubscribers {
+        let subscribers = LiveSubscribers(queries)
+        for (index, query) in queries.enumerated() {
+            let live = client(port, "\(name)-\(index)")
+            subscribers.clients.append(live)
+            let table = subscribers.tables[index]
             _ = try await live.connection().subscribe(
                 .collection(query),
-                handlers: .init(update: { _ in updates.value.add(1, ordering: .relaxed) }, end: { _ in }))
+                handlers: .init(update: { table.apply($0.content) }, end: { _ in }))
         }
-        let with = try await insertRate(port: port, subject: "rate-1", batches: batches)
-        print(
-            String(
-                format:
-                    "insert rate, %d live collections %.0f samples/s (%.0f %% of the rate without; %d updates pushed)",
-                subscribers, with, with / without * 100, updates.value.load(ordering: .relaxed)))
-        for live in watchers { live.close() }
-
-        // The common case: each subscriber watches its own subject; inserts spread over those subjects.
-        var own: [HealthClient] = []
-        let spread = UpdateCounter()
-        for index in 0..<subscribers {
-            let live = client(port, "own-\(index)")
-            own.append(live)
-            var mine = query
-            mine.subject = "own-\(index)"
-            _ = try await live.connection().subscribe(
-                .collection(mine),
-                handlers: .init(update: { _ in spread.value.add(1, ordering: .relaxed) }, end: { _ in }))
-        }
-        let spreadRate = try await insertRate(port: port, subject: "own-", batches: batches, subjects: subscribers)
-        print(
-            String(
-                format: "insert rate, %d live collections on %d subjects %.0f samples/s (%.0f %%; %d updates pushed)",
-                subscribers, subscribers, spreadRate, spreadRate / without * 100, spread.value.load(ordering: .relaxed))
-        )
-        for live in own { live.close() }
+        return subscribers
     }
 
     /// Samples per second acknowledged by two writers inserting `batches` batches of 1,000 in time order.
@@ -168,7 +176,3 @@ enum LiveBenchmark: BenchCommand {
     }
 }
 
-/// Updates counted from reader threads.
-final class UpdateCounter: Sendable {
-    let value = Atomic<Int>(0)
-}

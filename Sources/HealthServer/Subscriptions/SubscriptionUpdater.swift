@@ -100,7 +100,11 @@ public enum SubscriptionUpdater {
                     updates = [.buckets(CollectionResult(unit: try unitSymbol(query), buckets: buckets))]
                 }
             }
-            cache?.store(key, CollectionStepCache.Step(updates: updates, anchor: changed.anchor))
+            // A step that reached no further anchor is not shared: a later subscriber at that anchor must look
+            // for changes itself.
+            if changed.anchor > anchor {
+                cache?.store(key, CollectionStepCache.Step(updates: updates, anchor: changed.anchor))
+            }
             return Step(updates: updates, anchor: changed.anchor, more: false)
         }
     }

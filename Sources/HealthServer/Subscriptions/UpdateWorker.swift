@@ -10,7 +10,7 @@ import HealthPosix
 /// coalesce into it (each subscription has at most one computation queued).
 enum UpdateWorker {
     /// The niceness of the update thread (Linux keeps nice values per thread).
-    static let niceness: Int32 = 10
+    static let niceness: Int32 = 0
 
     /// The update thread's queue; nil when no thread could be started (callers then use the server's workers).
     static let pool: WorkerPool? = {
