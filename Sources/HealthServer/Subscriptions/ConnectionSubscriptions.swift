@@ -4,7 +4,7 @@ import HealthPosix
 import HealthWire
 
 /// The subscriptions of one connection: answers subscribe and unsubscribe (the initial computation runs on the
-/// server's workers), computes later updates on the low-priority ``UpdateWorker`` and writes them in order, one
+/// server's workers), computes later updates on the ``UpdateWorker`` thread and writes them in order, one
 /// computation per subscription at a time.
 ///
 /// Backpressure: an update is computed only while the connection is writable (its reply queue below the high
