@@ -16,12 +16,14 @@ enum LiveBenchmark: BenchCommand {
         ("--probes <n>", "Single-sample inserts timed for the latency (default 500)."),
         ("--subscribers <n>", "Live-collection subscribers, one connection each (default 100)."),
         ("--batches <n>", "Batches of 1,000 samples inserted per rate run (default 300)."),
+        ("--rounds <n>", "Rate runs per case, each on fresh subjects; the median ratio is reported (default 3)."),
     ]
 
     static func run(_ options: ParsedOptions) throws {
         let probes = try options.integer("--probes", default: 500, in: 1...100_000)
         let subscribers = try options.integer("--subscribers", default: 100, in: 1...1000)
         let batches = try options.integer("--batches", default: 300, in: 1...100_000)
+        let rounds = try options.integer("--rounds", default: 3, in: 1...100)
         let directory = try FileSystem.makeTemporaryDirectory(prefix: "hkbench-live")
         defer { try? FileSystem.removeTree(directory) }
         var configuration = ServerConfiguration()
@@ -40,7 +42,8 @@ enum LiveBenchmark: BenchCommand {
         Task {
             let result: Result<Void, any Error>
             do {
-                try await measure(port: server.port, probes: probes, subscribers: subscribers, batches: batches)
+                try await measure(
+                    port: server.port, probes: probes, subscribers: subscribers, batches: batches, rounds: rounds)
                 result = .success(())
             } catch {
                 result = .failure(error)
@@ -67,7 +70,7 @@ enum LiveBenchmark: BenchCommand {
         return batch
     }
 
-    static func measure(port: Int, probes: Int, subscribers: Int, batches: Int) async throws {
+    static func measure(port: Int, probes: Int, subscribers: Int, batches: Int, rounds: Int) async throws {
         // Latency: the subscriber's reader thread stamps the arrival of each update.
         let writer = client(port, "writer")
         let watcher = client(port, "watcher")
@@ -100,41 +103,55 @@ enum LiveBenchmark: BenchCommand {
                 format: "latency ack → update   median %.3f ms, p99 %.3f ms (%d probes; negative: update first)",
                 median, p99, probes))
 
-        let without = try await insertRate(port: port, subject: "rate-0", batches: batches)
-        print(String(format: "insert rate, 0 subscribers                        %.0f samples/s", without))
-        let query = CollectionQuery(
-            subject: "rate-1", type: "stepCount", options: .cumulativeSum, anchor: start,
-            interval: CalendarInterval(1, .day), timeZone: "Europe/Berlin")
-        let same = try await subscribed(port: port, (0..<subscribers).map { _ in query }, name: "live")
-        let with = try await insertRate(port: port, subject: "rate-1", batches: batches)
-        let sameLag = try await same.caughtUp(port: port)
-        print(
-            String(
-                format: "insert rate, %d live collections on one subject    %.0f samples/s (%.0f %%), %@",
-                subscribers, with, with / without * 100, same.summary(caughtUp: sameLag)))
-        same.close()
+        // Each round on fresh subjects, so every run inserts into series of the same size; rounds alternate the
+        // runs without and with subscribers, so load from outside drifts into both alike.
+        var sameRatios: [Double] = []
+        var spreadRatios: [Double] = []
+        for round in 0..<rounds {
+            let without = try await insertRate(port: port, subject: "rate-\(round)-0", batches: batches)
+            let query = CollectionQuery(
+                subject: "rate-\(round)-1", type: "stepCount", options: .cumulativeSum, anchor: start,
+                interval: CalendarInterval(1, .day), timeZone: "Europe/Berlin")
+            let same = try await subscribed(port: port, (0..<subscribers).map { _ in query }, name: "live")
+            let with = try await insertRate(port: port, subject: query.subject, batches: batches)
+            let sameLag = try await same.caughtUp(port: port)
+            same.close()
+            sameRatios.append(with / without)
+            print(
+                String(
+                    format: "round %d, one subject:  %.0f samples/s without, %.0f with %d live collections (%.0f %%), %@",
+                    round + 1, without, with, subscribers, with / without * 100, same.summary(caughtUp: sameLag)))
 
-        // The common case: each subscriber watches its own subject; inserts spread over those subjects. Compared
-        // with the same spread of inserts on other subjects without subscribers.
-        let spreadWithout = try await insertRate(
-            port: port, subject: "spread-", batches: batches, subjects: subscribers)
+            // The common case: each subscriber watches its own subject; inserts spread over those subjects.
+            // Compared with the same spread over other subjects without subscribers.
+            let spreadWithout = try await insertRate(
+                port: port, subject: "spread-\(round)-", batches: batches, subjects: subscribers)
+            let own = try await subscribed(
+                port: port,
+                (0..<subscribers).map { index in
+                    var mine = query
+                    mine.subject = "own-\(round)-\(index)"
+                    return mine
+                }, name: "own")
+            let spreadWith = try await insertRate(
+                port: port, subject: "own-\(round)-", batches: batches, subjects: subscribers)
+            let ownLag = try await own.caughtUp(port: port)
+            own.close()
+            spreadRatios.append(spreadWith / spreadWithout)
+            print(
+                String(
+                    format: "round %d, %d subjects: %.0f samples/s without, %.0f with %d live collections (%.0f %%), %@",
+                    round + 1, subscribers, spreadWithout, spreadWith, subscribers, spreadWith / spreadWithout * 100,
+                    own.summary(caughtUp: ownLag)))
+        }
         print(
             String(
-                format: "insert rate, 0 subscribers, %d subjects           %.0f samples/s", subscribers, spreadWithout))
-        let own = try await subscribed(
-            port: port,
-            (0..<subscribers).map { index in
-                var mine = query
-                mine.subject = "own-\(index)"
-                return mine
-            }, name: "own")
-        let spreadRate = try await insertRate(port: port, subject: "own-", batches: batches, subjects: subscribers)
-        let ownLag = try await own.caughtUp(port: port)
-        print(
-            String(
-                format: "insert rate, %d live collections on %d subjects %.0f samples/s (%.0f %%), %@",
-                subscribers, subscribers, spreadRate, spreadRate / spreadWithout * 100, own.summary(caughtUp: ownLag)))
-        own.close()
+                format: "median insert rate with %d live collections: %.0f %% (one subject), %.0f %% (%d subjects)",
+                subscribers, medianOf(sameRatios) * 100, medianOf(spreadRatios) * 100, subscribers))
+    }
+
+    static func medianOf(_ values: [Double]) -> Double {
+        values.sorted()[values.count / 2]
     }
 
     /// One connection per query, each subscribed to its query as a live collection.
