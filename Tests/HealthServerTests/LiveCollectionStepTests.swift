@@ -84,9 +84,10 @@ struct LiveCollectionStepTests {
         try Self.insert(store, starts, minutes: 1, value: 2)
         // Ten days later a sample straddling local midnight (23:30 to 01:00 CEST).
         try Self.insert(store, [first + 15 * Micros.day - 90 * Micros.minute], minutes: 90, value: 90)
-        let spans = starts.map { $0...($0 + 30 * Micros.second) } + [
-            (first + 15 * Micros.day - 90 * Micros.minute)...(first + 15 * Micros.day)
-        ]
+        let spans =
+            starts.map { $0...($0 + 30 * Micros.second) } + [
+                (first + 15 * Micros.day - 90 * Micros.minute)...(first + 15 * Micros.day)
+            ]
         let interval = CalendarInterval(1, .day)
         let touched = try store.collectionBuckets(
             subject: "anna", type: "stepCount", options: .cumulativeSum, anchor: Self.berlin2024, interval: interval,
@@ -94,13 +95,16 @@ struct LiveCollectionStepTests {
         let fresh = try store.collection(
             subject: "anna", type: "stepCount", options: .cumulativeSum, anchor: Self.berlin2024, interval: interval,
             timeZone: "Europe/Berlin", enumerateFrom: first - Micros.day, enumerateTo: first + 20 * Micros.day)
-        let expected = fresh.filter { bucket in spans.contains { $0.lowerBound < bucket.end && $0.upperBound >= bucket.start } }
+        let expected = fresh.filter { bucket in
+            spans.contains { $0.lowerBound < bucket.end && $0.upperBound >= bucket.start }
+        }
         #expect(touched.map(\.start) == expected.map(\.start))
         #expect(touched.count == 8, "six days and two more, not one per span")
         for (a, b) in zip(touched, expected) {
             #expect(abs((a.figures.sum ?? -1) - (b.figures.sum ?? -2)) <= 1e-9 * max(1, abs(b.figures.sum ?? 0)))
         }
-        let calendar = try BucketCalendar(anchor: Self.berlin2024, interval: interval, timeZoneIdentifier: "Europe/Berlin")
+        let calendar = try BucketCalendar(
+            anchor: Self.berlin2024, interval: interval, timeZoneIdentifier: "Europe/Berlin")
         let runs = try HealthStore.bucketRuns(of: spans, calendar: calendar, cache: BucketBoundaryCache())
         #expect(runs.map(\.count) == [6, 2], "adjacent days form one run")
     }

@@ -119,7 +119,8 @@ enum LiveBenchmark: BenchCommand {
             sameRatios.append(with / without)
             print(
                 String(
-                    format: "round %d, one subject:  %.0f samples/s without, %.0f with %d live collections (%.0f %%), %@",
+                    format:
+                        "round %d, one subject:  %.0f samples/s without, %.0f with %d live collections (%.0f %%), %@",
                     round + 1, without, with, subscribers, with / without * 100, same.summary(caughtUp: sameLag)))
 
             // The common case: each subscriber watches its own subject; inserts spread over those subjects.
@@ -140,7 +141,8 @@ enum LiveBenchmark: BenchCommand {
             spreadRatios.append(spreadWith / spreadWithout)
             print(
                 String(
-                    format: "round %d, %d subjects: %.0f samples/s without, %.0f with %d live collections (%.0f %%), %@",
+                    format:
+                        "round %d, %d subjects: %.0f samples/s without, %.0f with %d live collections (%.0f %%), %@",
                     round + 1, subscribers, spreadWithout, spreadWith, subscribers, spreadWith / spreadWithout * 100,
                     own.summary(caughtUp: ownLag)))
         }
@@ -192,4 +194,3 @@ enum LiveBenchmark: BenchCommand {
             / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
     }
 }
-

@@ -40,7 +40,8 @@ final class LiveSubscribers: @unchecked Sendable {
     /// Updates pushed in all and how long the subscribers took to hold the final buckets.
     func summary(caughtUp: Double?) -> String {
         let updates = tables.reduce(0) { $0 + $1.updates }
-        let lag = caughtUp.map { String(format: "all current within %.0f ms of the last insert", $0 * 1e3) }
+        let lag =
+            caughtUp.map { String(format: "all current within %.0f ms of the last insert", $0 * 1e3) }
             ?? "NOT all current 60 s after the last insert"
         return "\(updates) updates pushed, \(lag)"
     }

@@ -66,7 +66,9 @@ public final class BucketBoundaryCache: Sendable {
         let range = BucketCalendar.supportedRange
         func clamped(_ instant: Timestamp, by delta: Int64) -> Timestamp {
             let moved = instant.addingReportingOverflow(delta)
-            return moved.overflow ? (delta < 0 ? range.lowerBound : range.upperBound) : min(max(moved.partialValue, range.lowerBound), range.upperBound)
+            return moved.overflow
+                ? (delta < 0 ? range.lowerBound : range.upperBound)
+                : min(max(moved.partialValue, range.lowerBound), range.upperBound)
         }
         var candidates: [(Timestamp, Timestamp)] = []
         if let known {
