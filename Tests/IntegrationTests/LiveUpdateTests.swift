@@ -171,6 +171,58 @@ struct LiveUpdateTests {
             }
     }
 
+    @Test("collection subscribers of one query under a burst of inserts get coalesced updates and the fresh buckets")
+    func liveCollectionBurstCoalesces() async throws {
+        let hkd = try await HKDProcess()
+        let writer = hkd.client(name: "writer")
+        let watchers = (0..<6).map { hkd.client(name: "watcher-\($0)") }
+        defer {
+            writer.close()
+            for watcher in watchers { watcher.close() }
+        }
+        let query = CollectionQuery(
+            subject: "anna", type: "stepCount", options: [.cumulativeSum], anchor: Self.day0,
+            interval: CalendarInterval(1, .day), timeZone: "Europe/Berlin")
+        let tables = (0..<watchers.count).map { _ in TableBox() }
+        let updates = (0..<watchers.count).map { _ in Counter() }
+        let readers = watchers.indices.map { index in
+            Task {
+                for try await update in watchers[index].liveCollection(query) {
+                    tables[index].table.withLock { _ = $0.apply(update) }
+                    updates[index].value.add(1, ordering: .relaxed)
+                }
+            }
+        }
+        defer { for reader in readers { reader.cancel() } }
+        while updates.contains(where: { $0.value.load(ordering: .relaxed) == 0 }) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        // 200 batches in flight at once, over 20 days (DST on 2024-03-31 in Berlin): far faster than one
+        // update per 50 ms per subscription.
+        let inserts = 200
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for k in 0..<inserts {
+                group.addTask {
+                    let start = Self.day0 + Int64(k % 20) * Micros.day + Int64(k / 20) * 97 * Micros.minute
+                    _ = try await writer.insert(Self.batch(start, count: 5, every: 31, minutes: 45))
+                }
+            }
+            try await group.waitForAll()
+        }
+        let fresh = try await writer.collection(query).buckets
+        let deadline = ContinuousClock.now + .seconds(10)
+        while tables.contains(where: { !Self.agree($0.table.withLock { $0.sorted }, fresh) }),
+            ContinuousClock.now < deadline
+        {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        for (index, table) in tables.enumerated() {
+            #expect(Self.agree(table.table.withLock { $0.sorted }, fresh), "subscriber \(index) ends on the fresh buckets")
+            #expect(updates[index].value.load(ordering: .relaxed) < inserts, "changes coalesced into fewer updates")
+        }
+        await hkd.stop()
+    }
+
     @Test("many subscribers on many connections all receive every change, in order")
     func manySubscribers() async throws {
         let hkd = try await HKDProcess()
@@ -268,6 +320,11 @@ struct LiveUpdateTests {
 }
 
 /// A counter shared between tasks.
+/// A live collection's table filled from a reader task.
+final class TableBox: Sendable {
+    let table = Mutex(LiveCollectionTable())
+}
+
 final class Counter: Sendable {
     let value = Atomic<Int>(0)
 }

@@ -16,12 +16,14 @@ enum LiveBenchmark: BenchCommand {
         ("--probes <n>", "Single-sample inserts timed for the latency (default 500)."),
         ("--subscribers <n>", "Live-collection subscribers, one connection each (default 100)."),
         ("--batches <n>", "Batches of 1,000 samples inserted per rate run (default 300)."),
+        ("--rounds <n>", "Rate runs per case, each on fresh subjects; the median ratio is reported (default 3)."),
     ]
 
     static func run(_ options: ParsedOptions) throws {
         let probes = try options.integer("--probes", default: 500, in: 1...100_000)
         let subscribers = try options.integer("--subscribers", default: 100, in: 1...1000)
         let batches = try options.integer("--batches", default: 300, in: 1...100_000)
+        let rounds = try options.integer("--rounds", default: 3, in: 1...100)
         let directory = try FileSystem.makeTemporaryDirectory(prefix: "hkbench-live")
         defer { try? FileSystem.removeTree(directory) }
         var configuration = ServerConfiguration()
@@ -30,6 +32,8 @@ enum LiveBenchmark: BenchCommand {
         configuration.fsync = .interval
         configuration.snapshotIntervalSeconds = 0
         configuration.maxConnections = subscribers + 16
+        // Clients without tokens: the benchmark measures updates, not authentication.
+        configuration.auth = .off
         let server = try HealthServer.start(configuration)
         defer { server.stop() }
         print("hkbench live: in-process hkd on 127.0.0.1:\(server.port), fsync interval\n")
@@ -38,7 +42,8 @@ enum LiveBenchmark: BenchCommand {
         Task {
             let result: Result<Void, any Error>
             do {
-                try await measure(port: server.port, probes: probes, subscribers: subscribers, batches: batches)
+                try await measure(
+                    port: server.port, probes: probes, subscribers: subscribers, batches: batches, rounds: rounds)
                 result = .success(())
             } catch {
                 result = .failure(error)
@@ -65,7 +70,7 @@ enum LiveBenchmark: BenchCommand {
         return batch
     }
 
-    static func measure(port: Int, probes: Int, subscribers: Int, batches: Int) async throws {
+    static func measure(port: Int, probes: Int, subscribers: Int, batches: Int, rounds: Int) async throws {
         // Latency: the subscriber's reader thread stamps the arrival of each update.
         let writer = client(port, "writer")
         let watcher = client(port, "watcher")
@@ -98,47 +103,71 @@ enum LiveBenchmark: BenchCommand {
                 format: "latency ack → update   median %.3f ms, p99 %.3f ms (%d probes; negative: update first)",
                 median, p99, probes))
 
-        let without = try await insertRate(port: port, subject: "rate-0", batches: batches)
-        print(String(format: "insert rate, 0 subscribers      %.0f samples/s", without))
-        var watchers: [HealthClient] = []
-        let updates = UpdateCounter()
-        let query = CollectionQuery(
-            subject: "rate-1", type: "stepCount", options: .cumulativeSum, anchor: start,
-            interval: CalendarInterval(1, .day), timeZone: "Europe/Berlin")
-        for index in 0..<subscribers {
-            let live = client(port, "live-\(index)")
-            watchers.append(live)
+        // Each round on fresh subjects, so every run inserts into series of the same size; rounds alternate the
+        // runs without and with subscribers, so load from outside drifts into both alike.
+        var sameRatios: [Double] = []
+        var spreadRatios: [Double] = []
+        for round in 0..<rounds {
+            let without = try await insertRate(port: port, subject: "rate-\(round)-0", batches: batches)
+            let query = CollectionQuery(
+                subject: "rate-\(round)-1", type: "stepCount", options: .cumulativeSum, anchor: start,
+                interval: CalendarInterval(1, .day), timeZone: "Europe/Berlin")
+            let same = try await subscribed(port: port, (0..<subscribers).map { _ in query }, name: "live")
+            let with = try await insertRate(port: port, subject: query.subject, batches: batches)
+            let sameLag = try await same.caughtUp(port: port)
+            same.close()
+            sameRatios.append(with / without)
+            print(
+                String(
+                    format:
+                        "round %d, one subject:  %.0f samples/s without, %.0f with %d live collections (%.0f %%), %@",
+                    round + 1, without, with, subscribers, with / without * 100, same.summary(caughtUp: sameLag)))
+
+            // The common case: each subscriber watches its own subject; inserts spread over those subjects.
+            // Compared with the same spread over other subjects without subscribers.
+            let spreadWithout = try await insertRate(
+                port: port, subject: "spread-\(round)-", batches: batches, subjects: subscribers)
+            let own = try await subscribed(
+                port: port,
+                (0..<subscribers).map { index in
+                    var mine = query
+                    mine.subject = "own-\(round)-\(index)"
+                    return mine
+                }, name: "own")
+            let spreadWith = try await insertRate(
+                port: port, subject: "own-\(round)-", batches: batches, subjects: subscribers)
+            let ownLag = try await own.caughtUp(port: port)
+            own.close()
+            spreadRatios.append(spreadWith / spreadWithout)
+            print(
+                String(
+                    format:
+                        "round %d, %d subjects: %.0f samples/s without, %.0f with %d live collections (%.0f %%), %@",
+                    round + 1, subscribers, spreadWithout, spreadWith, subscribers, spreadWith / spreadWithout * 100,
+                    own.summary(caughtUp: ownLag)))
+        }
+        print(
+            String(
+                format: "median insert rate with %d live collections: %.0f %% (one subject), %.0f %% (%d subjects)",
+                subscribers, medianOf(sameRatios) * 100, medianOf(spreadRatios) * 100, subscribers))
+    }
+
+    static func medianOf(_ values: [Double]) -> Double {
+        values.sorted()[values.count / 2]
+    }
+
+    /// One connection per query, each subscribed to its query as a live collection.
+    static func subscribed(port: Int, _ queries: [CollectionQuery], name: String) async throws -> LiveSubscribers {
+        let subscribers = LiveSubscribers(queries)
+        for (index, query) in queries.enumerated() {
+            let live = client(port, "\(name)-\(index)")
+            subscribers.clients.append(live)
+            let table = subscribers.tables[index]
             _ = try await live.connection().subscribe(
                 .collection(query),
-                handlers: .init(update: { _ in updates.value.add(1, ordering: .relaxed) }, end: { _ in }))
+                handlers: .init(update: { table.apply($0.content) }, end: { _ in }))
         }
-        let with = try await insertRate(port: port, subject: "rate-1", batches: batches)
-        print(
-            String(
-                format:
-                    "insert rate, %d live collections %.0f samples/s (%.0f %% of the rate without; %d updates pushed)",
-                subscribers, with, with / without * 100, updates.value.load(ordering: .relaxed)))
-        for live in watchers { live.close() }
-
-        // The common case: each subscriber watches its own subject; inserts spread over those subjects.
-        var own: [HealthClient] = []
-        let spread = UpdateCounter()
-        for index in 0..<subscribers {
-            let live = client(port, "own-\(index)")
-            own.append(live)
-            var mine = query
-            mine.subject = "own-\(index)"
-            _ = try await live.connection().subscribe(
-                .collection(mine),
-                handlers: .init(update: { _ in spread.value.add(1, ordering: .relaxed) }, end: { _ in }))
-        }
-        let spreadRate = try await insertRate(port: port, subject: "own-", batches: batches, subjects: subscribers)
-        print(
-            String(
-                format: "insert rate, %d live collections on %d subjects %.0f samples/s (%.0f %%; %d updates pushed)",
-                subscribers, subscribers, spreadRate, spreadRate / without * 100, spread.value.load(ordering: .relaxed))
-        )
-        for live in own { live.close() }
+        return subscribers
     }
 
     /// Samples per second acknowledged by two writers inserting `batches` batches of 1,000 in time order.
@@ -164,9 +193,4 @@ enum LiveBenchmark: BenchCommand {
         return Double(batches * 1000)
             / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
     }
-}
-
-/// Updates counted from reader threads.
-final class UpdateCounter: Sendable {
-    let value = Atomic<Int>(0)
 }

@@ -3,13 +3,15 @@ import HealthModel
 import HealthPosix
 import HealthWire
 
-/// The subscriptions of one connection: answers subscribe and unsubscribe, computes updates on the worker pool
-/// and writes them in order, one computation per subscription at a time.
+/// The subscriptions of one connection: answers subscribe and unsubscribe (the initial computation runs on the
+/// server's workers), computes later updates on the ``UpdateWorker`` thread and writes them in order, one
+/// computation per subscription at a time.
 ///
 /// Backpressure: an update is computed only while the connection is writable (its reply queue below the high
 /// water mark); changes meanwhile only mark the subscription dirty, and the next computation covers them all
-/// (coalescing). A connection that stays unwritable with updates waiting for ``timeout`` is terminated, so an
-/// unread subscriber holds at most the queue limit plus one update per subscription.
+/// (coalescing). A collection subscription also starts at most one computation per ``collectionInterval``.
+/// A connection that stays unwritable with updates waiting for ``timeout`` is terminated, so an unread
+/// subscriber holds at most the queue limit plus one update per subscription.
 ///
 /// Loop-confined: every method runs on the connection's event loop (worker results hop back), hence
 /// `@unchecked Sendable`.
@@ -25,6 +27,16 @@ final class ConnectionSubscriptions: @unchecked Sendable {
         let authorize: Authorizer
         var anchor: UInt64
         var computing = false
+        /// Kept between a live collection's steps: its calendar is walked once, not per step.
+        let boundaries = BucketBoundaryCache()
+        /// The earliest instant a collection's next computation may start.
+        var notBefore = ContinuousClock.now
+        /// Whether a timer will pump this subscription at `notBefore`.
+        var delayed = false
+
+        var isCollection: Bool {
+            if case .collection = request { true } else { false }
+        }
     }
 
     private let hub: SubscriptionHub
@@ -46,6 +58,9 @@ final class ConnectionSubscriptions: @unchecked Sendable {
 
     /// Most subscriptions one connection may hold.
     static let maxPerConnection = 256
+    /// Least time between the starts of two computations of one collection subscription: a recomputation of
+    /// the touched buckets covers every change meanwhile (PROTOCOL.md, update).
+    static let collectionInterval = Duration.milliseconds(50)
 
     init(
         hub: SubscriptionHub, store: HealthStore, workers: WorkerPool, loop: EventLoop, timeout: Duration,
@@ -167,18 +182,25 @@ final class ConnectionSubscriptions: @unchecked Sendable {
             entry.live.dirty.load(ordering: .acquiring)
         else { return }
         guard isWritable() else { return armStallTimer() }
+        if entry.isCollection {
+            let now = ContinuousClock.now
+            guard now >= entry.notBefore else { return delay(id, entry) }
+            entry.notBefore = now + ConnectionSubscriptions.collectionInterval
+        }
         entry.live.dirty.store(false, ordering: .releasing)
         entry.computing = true
         entries[id] = entry
         let request = entry.request
         let authorize = entry.authorize
         let anchor = entry.anchor
+        let boundaries = entry.boundaries
         let store = store
         let cache = hub.collectionSteps
-        let accepted = workers.submit { [self] in
+        let accepted = (UpdateWorker.pool ?? workers).submit { [self] in
             // The cache key is the authorized (narrowed) query: subscribers share steps only with equal filters.
             let outcome = Result {
-                try SubscriptionUpdater.next(authorize(request), after: anchor, store: store, cache: cache)
+                try SubscriptionUpdater.next(
+                    authorize(request), after: anchor, store: store, cache: cache, boundaries: boundaries)
             }
             _ = loop.execute { self.computed(id, outcome) }
         }
@@ -187,6 +209,16 @@ final class ConnectionSubscriptions: @unchecked Sendable {
             entries[id]?.computing = false
             entry.live.dirty.store(true, ordering: .releasing)
             _ = loop.schedule(after: .milliseconds(10)) { [self] in self.pump(id) }
+        }
+    }
+
+    /// Pumps subscription `id` again once its ``collectionInterval`` has passed (one timer at a time).
+    private func delay(_ id: UInt32, _ entry: Entry) {
+        guard !entry.delayed else { return }
+        entries[id]?.delayed = true
+        _ = loop.schedule(after: entry.notBefore - ContinuousClock.now) { [self] in
+            entries[id]?.delayed = false
+            pump(id)
         }
     }
 

@@ -58,9 +58,11 @@ public enum SubscriptionUpdater {
         try next(request, after: anchor, store: store, cache: nil)
     }
 
-    /// ``next(_:after:store:)`` sharing live-collection steps through `cache`.
+    /// ``next(_:after:store:)`` sharing live-collection steps through `cache` and keeping a collection's bucket
+    /// boundaries in `boundaries` (one cache per subscription).
     static func next(
-        _ request: SubscriptionRequest, after anchor: UInt64, store: HealthStore, cache: CollectionStepCache?
+        _ request: SubscriptionRequest, after anchor: UInt64, store: HealthStore, cache: CollectionStepCache?,
+        boundaries: BucketBoundaryCache = BucketBoundaryCache()
     ) throws -> Step {
         switch request {
         case .observer(let subject, let type, let filter):
@@ -73,6 +75,14 @@ public enum SubscriptionUpdater {
             return Step(
                 updates: result.isEmptyChange ? [] : [.changes(result)], anchor: result.anchor, more: result.hasMore)
         case .collection(let query):
+            let key = CollectionStepCache.Key(query: query, from: anchor)
+            if let shared = cache?.step(key) {
+                // Another subscriber computed this step. Changes after its end anchor may have arrived before this
+                // subscription was marked clean, so any newer change (of any subject: the clock is per type)
+                // calls for a further step.
+                let newest = try store.lastAnchor(type: query.type)
+                return Step(updates: shared.updates, anchor: shared.anchor, more: newest > shared.anchor)
+            }
             let changed = try store.changedSpans(
                 subject: query.subject, type: query.type, after: anchor, writer: query.filter.writer)
             let spans = changed.spans.compactMap { span -> ClosedRange<Timestamp>? in
@@ -80,17 +90,21 @@ public enum SubscriptionUpdater {
                 let high = min(span.upperBound, query.enumerateTo ?? .max)
                 return low <= high ? low...high : nil
             }
-            if spans.isEmpty { return Step(updates: [], anchor: changed.anchor, more: false) }
-            let compute = { () throws -> [UpdateContent] in
+            var updates: [UpdateContent] = []
+            if !spans.isEmpty {
                 let buckets = try store.collectionBuckets(
                     subject: query.subject, type: query.type, filter: query.filter, options: query.options,
                     anchor: query.anchor, interval: query.interval, timeZone: query.timeZone,
-                    unit: query.unit.isEmpty ? nil : query.unit, touching: spans)
-                return buckets.isEmpty
-                    ? [] : [.buckets(CollectionResult(unit: try unitSymbol(query), buckets: buckets))]
+                    unit: query.unit.isEmpty ? nil : query.unit, touching: spans, boundaries: boundaries)
+                if !buckets.isEmpty {
+                    updates = [.buckets(CollectionResult(unit: try unitSymbol(query), buckets: buckets))]
+                }
             }
-            let key = CollectionStepCache.Key(query: query, from: anchor, to: changed.anchor)
-            let updates = try cache.map { try $0.updates(key, compute: compute) } ?? compute()
+            // A step that reached no further anchor is not shared: a later subscriber at that anchor must look
+            // for changes itself.
+            if changed.anchor > anchor {
+                cache?.store(key, CollectionStepCache.Step(updates: updates, anchor: changed.anchor))
+            }
             return Step(updates: updates, anchor: changed.anchor, more: false)
         }
     }
