@@ -67,6 +67,12 @@ public enum JSONValue: Hashable, Sendable {
 
     static func appendQuoted(_ string: String, to text: inout String) {
         text += "\""
+        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            // Nothing to escape (the common case): one append instead of one per scalar.
+            text += string
+            text += "\""
+            return
+        }
         for scalar in string.unicodeScalars {
             switch scalar {
             case "\"": text += "\\\""
