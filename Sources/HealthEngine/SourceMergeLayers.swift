@@ -182,48 +182,56 @@ struct MergeLayers {
         var pointInstant = Timestamp.min
         var pointLayers: UInt32 = 0
         var pointInstants: [(instant: Timestamp, layers: UInt32)] = []
-        for run in selection.runs {
-            var row = run.lowerBound
-            while row < run.upperBound {
-                defer { row += 1 }
-                let id = Int(c.sourceIDs[row])
-                var layer = Int(layerOfSource[id])
-                if layer == Int(UInt8.max) {
-                    if let existing = rankOfLayer.firstIndex(of: sourceRanks[id]) {
-                        layer = existing
-                    } else {
-                        guard rankOfLayer.count < SourceMerge.layerLimit else { return nil }
-                        layer = rankOfLayer.count
-                        rankOfLayer.append(sourceRanks[id])
-                        if sourceRanks[id] == skippedRank { skippedLayer = layer }
-                    }
-                    layerOfSource[id] = UInt8(layer)
-                }
-                if layer == skippedLayer { continue }
-                let start = c.starts[row]
-                let end = c.ends[row]
-                if start < end {
-                    if knownMaxDuration == nil { maxDuration = max(maxDuration, end - start) }
-                    let open = openEnd[layer]
-                    if start <= open {
-                        if end > open { openEnd[layer] = end }
-                    } else {
-                        if openStart[layer] < open {
-                            unions[layer].append(TimeSpan(start: openStart[layer], end: open))
+        let measuresDuration = knownMaxDuration == nil
+        // The loop runs once per selected row: plain pointers, no bounds or uniqueness checks per row.
+        let complete = layerOfSource.withUnsafeMutableBufferPointer { layerOf -> Bool in
+            openStart.withUnsafeMutableBufferPointer { openStart in
+                openEnd.withUnsafeMutableBufferPointer { openEnd in
+                    for run in selection.runs {
+                        for row in run {
+                            let id = Int(c.sourceIDs[row])
+                            var layer = Int(layerOf[id])
+                            if layer == Int(UInt8.max) {
+                                if let existing = rankOfLayer.firstIndex(of: sourceRanks[id]) {
+                                    layer = existing
+                                } else {
+                                    guard rankOfLayer.count < SourceMerge.layerLimit else { return false }
+                                    layer = rankOfLayer.count
+                                    rankOfLayer.append(sourceRanks[id])
+                                    if sourceRanks[id] == skippedRank { skippedLayer = layer }
+                                }
+                                layerOf[id] = UInt8(layer)
+                            }
+                            if layer == skippedLayer { continue }
+                            let start = c.starts[row]
+                            let end = c.ends[row]
+                            if start < end {
+                                if measuresDuration { maxDuration = max(maxDuration, end - start) }
+                                let open = openEnd[layer]
+                                if start <= open {
+                                    if end > open { openEnd[layer] = end }
+                                } else {
+                                    if openStart[layer] < open {
+                                        unions[layer].append(TimeSpan(start: openStart[layer], end: open))
+                                    }
+                                    openStart[layer] = start
+                                    openEnd[layer] = end
+                                }
+                            } else {
+                                if start != pointInstant {
+                                    if pointLayers != 0 { pointInstants.append((pointInstant, pointLayers)) }
+                                    pointInstant = start
+                                    pointLayers = 0
+                                }
+                                pointLayers |= 1 << UInt32(layer)
+                            }
                         }
-                        openStart[layer] = start
-                        openEnd[layer] = end
                     }
-                } else {
-                    if start != pointInstant {
-                        if pointLayers != 0 { pointInstants.append((pointInstant, pointLayers)) }
-                        pointInstant = start
-                        pointLayers = 0
-                    }
-                    pointLayers |= 1 << UInt32(layer)
+                    return true
                 }
             }
         }
+        guard complete else { return nil }
         if pointLayers != 0 { pointInstants.append((pointInstant, pointLayers)) }
         guard !rankOfLayer.isEmpty else { return nil }
 

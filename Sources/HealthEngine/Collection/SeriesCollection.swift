@@ -21,17 +21,12 @@ extension Series {
         let selection = selection.clamped(
             to: firstIndex(startAtLeast: reach)..<firstIndex(startAtLeast: span.upperBound))
         return withColumns { c in
-            var merged = bucketGroup(
-                c, selection, bounds: bounds, options: options, style: style, unit: unit, merge: true)
+            var merged = mergedBucketGroup(
+                c, selection, bounds: bounds, options: options, style: style, unit: unit)
             var bySource: [(info: SourceInfo, group: BucketGroup)] = []
             if options.contains(.separateBySource) {
-                let perIdentity = selectionsByIdentity(c, selection)
-                for identity in sources.identitiesByPriority() where !perIdentity[identity].isEmpty {
-                    let group = bucketGroup(
-                        c, perIdentity[identity], bounds: bounds, options: options, style: style, unit: unit,
-                        merge: false)
-                    bySource.append((sources.identities[identity].latest, group))
-                }
+                bySource = bucketGroupsBySource(
+                    c, selection, bounds: bounds, options: options, style: style, unit: unit)
             }
             var result: [Statistics] = []
             for bucket in 0..<boundaries.count {
@@ -52,15 +47,51 @@ extension Series {
         }
     }
 
-    /// The per-bucket figures of one group of rows: merged across sources, or (with `merge` false) plain.
-    private func bucketGroup(
+    /// Each source identity's own figures per bucket, in priority order, for the identities with selected rows.
+    ///
+    /// Sums come from one pass over the rows into a ``BucketSums`` per identity: the sources of a merged series
+    /// interleave row by row, so splitting the selection first would make runs of one row each. The other
+    /// figures reduce each identity's selection.
+    private func bucketGroupsBySource(
         _ c: Columns, _ selection: Selection, bounds: [Timestamp], options: StatisticsOptions,
-        style: AggregationStyle, unit: UnitTransform, merge: Bool
+        style: AggregationStyle, unit: UnitTransform
+    ) -> [(info: SourceInfo, group: BucketGroup)] {
+        let identityCount = sources.identities.count
+        var groups = [BucketGroup](repeating: BucketGroup(), count: identityCount)
+        var present = [Bool](repeating: false, count: identityCount)
+        let identityOfSource = sources.identityOfSource
+        if options.contains(.cumulativeSum) {
+            var sums = [BucketSums](repeating: BucketSums(bounds: bounds), count: identityCount)
+            for row in selection.rows {
+                let identity = identityOfSource[Int(c.sourceIDs[row])]
+                present[identity] = true
+                sums[identity].whole(from: c.starts[row], to: c.ends[row], value: c.values[row])
+            }
+            for identity in 0..<identityCount where present[identity] { groups[identity].sums = sums[identity] }
+        }
+        let figureOptions = options.subtracting([.cumulativeSum, .separateBySource])
+        if !figureOptions.isEmpty {
+            let perIdentity = selectionsByIdentity(c, selection)
+            for identity in 0..<identityCount where !perIdentity[identity].isEmpty {
+                present[identity] = true
+                groups[identity].figures = bucketFigures(
+                    c, perIdentity[identity], bounds: bounds, options: figureOptions, style: style, unit: unit)
+            }
+        }
+        return sources.identitiesByPriority().filter { present[$0] }.map {
+            (sources.identities[$0].latest, groups[$0])
+        }
+    }
+
+    /// The per-bucket figures of the selected rows, sums merged across sources.
+    private func mergedBucketGroup(
+        _ c: Columns, _ selection: Selection, bounds: [Timestamp], options: StatisticsOptions,
+        style: AggregationStyle, unit: UnitTransform
     ) -> BucketGroup {
         var group = BucketGroup()
         if options.contains(.cumulativeSum) {
             var sums = BucketSums(bounds: bounds)
-            if merge, hasSeveralIdentities(c, selection) {
+            if hasSeveralIdentities(c, selection) {
                 SourceMerge.merge(
                     c, selection, sourceRanks: sources.sourceRanks(), rankCount: sources.identities.count,
                     maxDuration: maxDuration, into: &sums)
