@@ -52,8 +52,26 @@ public struct TimestampFormatter: Sendable {
 
     /// `value` in decimal, zero-padded on the left to `width` digits (a sign, if any, comes first).
     static func pad(_ value: Int, _ width: Int) -> String {
-        let digits = String(abs(value))
-        return (value < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - digits.count)) + digits
+        guard value >= 0 else {
+            let digits = String(value.magnitude)
+            return "-" + String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        // Written straight into the string's storage: listings format a few fields per row.
+        var digitCount = 1
+        var rest = value
+        while rest >= 10 {
+            rest /= 10
+            digitCount += 1
+        }
+        let length = max(width, digitCount)
+        return String(unsafeUninitializedCapacity: length) { buffer in
+            var rest = value
+            for index in stride(from: length - 1, through: 0, by: -1) {
+                buffer[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            }
+            return length
+        }
     }
 }
 
