@@ -67,6 +67,33 @@ struct IdempotencyTests {
         #expect(try store.insert(moved).inserted == 1)
     }
 
+    @Test("a batch id applied again (after a deleted row, beyond the recent ids) keeps every derived UUID findable")
+    func batchIDAppliedTwice() throws {
+        let store = HealthStore()
+        let original = makeBatch(
+            type: "stepCount", rows: (0..<6).map { Row(sec(Double($0) * 60), sec(Double($0) * 60 + 60), 5) })
+        _ = try store.insert(original)
+        let uuids = (0..<6).map(original.uuid(row:))
+        #expect(try store.delete(subject: "anna", type: "stepCount", filter: SampleFilter(uuids: [uuids[2]])) == 1)
+        // Push the batch id out of the recent ones, then send the batch again: only the deleted row comes back.
+        for _ in 0...SeriesLedger.recentBatchLimit {
+            _ = try store.insert(
+                makeBatch(type: "stepCount", rows: (0..<4).map { _ in Row(sec(9e6), sec(9e6 + 1), 1) }))
+        }
+        #expect(try store.insert(original) == InsertResult(inserted: 1, duplicates: 5))
+        // Every UUID of the batch, from either application, is still recognised and deletable.
+        var echo = SampleBatch(batchID: freshBatchID(), subject: "anna", typeIdentifier: "stepCount", unit: "count")
+        for row in 0..<6 {
+            echo.append(start: original.starts[row], end: original.ends[row], value: 5, source: phone, uuid: uuids[row])
+        }
+        #expect(try store.insert(echo) == InsertResult(inserted: 0, duplicates: 6))
+        // Found by its UUID alone (at another start): a conflict, not a second copy.
+        var moved = SampleBatch(batchID: freshBatchID(), subject: "anna", typeIdentifier: "stepCount", unit: "count")
+        moved.append(start: sec(5000), end: sec(5060), value: 5, source: phone, uuid: uuids[0])
+        #expect { try store.insert(moved) } throws: { ($0 as? HealthError)?.code == .uuidConflict }
+        #expect(try store.delete(subject: "anna", type: "stepCount", filter: SampleFilter(uuids: Set(uuids))) == 6)
+    }
+
     @Test("a batch takes one anchor per row, duplicates included; changes report only what was added")
     func anchorsPerBatchRow() throws {
         let store = HealthStore()

@@ -50,8 +50,10 @@ public struct AppliedBatch: Hashable, Sendable {
 struct BatchTable: Sendable {
     /// Entries by ascending, disjoint anchor ranges.
     private(set) var entries: ContiguousArray<AppliedBatch> = []
-    /// Entries with derived UUIDs by batch id, to find a derived UUID's row.
+    /// Entries with derived UUIDs by batch id, to find a derived UUID's row: the first entry of each batch id,
+    /// and the later ones of a batch id applied again (a retry after rows were deleted, or a reused id).
     private var entryOfBatch: [UInt64: Int] = [:]
+    private var laterEntriesOfBatch: [UInt64: [Int]] = [:]
 
     /// An empty table.
     init() {}
@@ -90,7 +92,13 @@ struct BatchTable: Sendable {
             entries[entries.count - 1].count += entry.count
             return
         }
-        if entry.uuids == nil { entryOfBatch[entry.batchID] = entries.count }
+        if entry.uuids == nil {
+            if entryOfBatch[entry.batchID] == nil {
+                entryOfBatch[entry.batchID] = entries.count
+            } else {
+                laterEntriesOfBatch[entry.batchID, default: []].append(entries.count)
+            }
+        }
         entries.append(entry)
     }
 
@@ -108,13 +116,16 @@ struct BatchTable: Sendable {
         return low - 1
     }
 
-    /// The anchor a UUID derived from a batch in this table was given, if it was; `nil` for any other UUID.
-    func anchor(ofDerived uuid: UUID) -> UInt64? {
-        guard let (batchID, row) = SampleBatch.batchAndRow(ofDerived: uuid), let index = entryOfBatch[batchID]
-        else { return nil }
-        let entry = entries[index]
-        guard row >= entry.firstRow, row - entry.firstRow < entry.count else { return nil }
-        return entry.firstAnchor + UInt64(row - entry.firstRow)
+    /// The anchors a UUID derived from a batch in this table was given (one per application of its batch id;
+    /// at most one of them is stored); empty for any other UUID.
+    func anchors(ofDerived uuid: UUID) -> [UInt64] {
+        guard let (batchID, row) = SampleBatch.batchAndRow(ofDerived: uuid), let first = entryOfBatch[batchID]
+        else { return [] }
+        return ([first] + (laterEntriesOfBatch[batchID] ?? [])).compactMap { index in
+            let entry = entries[index]
+            guard row >= entry.firstRow, row - entry.firstRow < entry.count else { return nil }
+            return entry.firstAnchor + UInt64(row - entry.firstRow)
+        }
     }
 
     /// Whether a batch with derived UUIDs and id `batchID` was applied.

@@ -116,7 +116,7 @@ extension Series {
     /// Whether `uuid` may be stored (false means certainly not): as a UUID sent with its batch, or (when
     /// `checkingDerived`) as one derived from a batch in the batch table.
     func mayHold(_ uuid: UUID, checkingDerived: Bool = true) -> Bool {
-        ledger.mayContain(uuid) || (checkingDerived && batches.anchor(ofDerived: uuid) != nil)
+        ledger.mayContain(uuid) || (checkingDerived && !batches.anchors(ofDerived: uuid).isEmpty)
     }
 
     /// The row holding `uuid`: first among the rows starting at `start`, then (for a UUID stored with another
@@ -128,7 +128,8 @@ extension Series {
             if self.uuid(ofRow: row, hint: &hint) == uuid { return row }
             row += 1
         }
-        if let anchor = batches.anchor(ofDerived: uuid) { return arrivals.firstIndex(of: anchor) }
+        let derivedAnchors = batches.anchors(ofDerived: uuid)
+        if !derivedAnchors.isEmpty { return arrivals.firstIndex(where: derivedAnchors.contains) }
         guard ledger.mayContain(uuid) else { return nil }
         for row in 0..<count where self.uuid(ofRow: row, hint: &hint) == uuid { return row }
         return nil
