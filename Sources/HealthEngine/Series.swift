@@ -170,8 +170,8 @@ struct Series: Sendable {
     /// Merges rows in, keeping the columns sorted by start.
     ///
     /// Fast path: rows already sorted and starting at or after the last stored start are appended. Otherwise the
-    /// rows are sorted and merged with the stored tail that starts after the earliest of them, so a late batch
-    /// only moves the samples it lands among.
+    /// rows are sorted and merged in place with the stored tail that starts after the earliest of them, so a late
+    /// batch only moves the samples it lands among (see ``mergeBackward(_:_:order:destinations:)``).
     mutating func merge(_ rows: SeriesRows) {
         let added = rows.count
         guard added > 0 else { return }
@@ -185,41 +185,41 @@ struct Series: Sendable {
             return
         }
         let order = sorted ? Array(0..<added) : rows.startOrder()
-        let tailStart = firstIndex(startAfter: rows.starts[order[0]])
-        var merged = SeriesRows()
-        let mergedCount = count - tailStart + added
-        merged.starts.reserveCapacity(mergedCount)
-        merged.ends.reserveCapacity(mergedCount)
-        merged.values.reserveCapacity(mergedCount)
-        merged.sourceIDs.reserveCapacity(mergedCount)
-        merged.arrivals.reserveCapacity(mergedCount)
-        var stored = tailStart
-        var next = 0
-        while stored < count || next < added {
-            if next == added || (stored < count && starts[stored] <= rows.starts[order[next]]) {
-                merged.starts.append(starts[stored])
-                merged.ends.append(ends[stored])
-                merged.values.append(values[stored])
-                merged.sourceIDs.append(sourceIDs[stored])
-                merged.arrivals.append(arrivals[stored])
-                stored += 1
-            } else {
-                let row = order[next]
-                merged.starts.append(rows.starts[row])
-                merged.ends.append(rows.ends[row])
-                merged.values.append(rows.values[row])
-                merged.sourceIDs.append(rows.sourceIDs[row])
-                merged.arrivals.append(rows.arrivals[row])
-                next += 1
+        // Where each new row lands: after the stored rows starting at or before it, and the new rows before it.
+        let destinations = order.indices.map { k in k + firstIndex(startAfter: rows.starts[order[k]]) }
+        let tailStart = destinations[0]
+        Series.mergeBackward(&starts, rows.starts, order: order, destinations: destinations)
+        Series.mergeBackward(&ends, rows.ends, order: order, destinations: destinations)
+        Series.mergeBackward(&values, rows.values, order: order, destinations: destinations)
+        Series.mergeBackward(&sourceIDs, rows.sourceIDs, order: order, destinations: destinations)
+        Series.mergeBackward(&arrivals, rows.arrivals, order: order, destinations: destinations)
+        changeLog.rebuildBlocks(from: tailStart, arrivals: arrivals)
+    }
+
+    /// Merges `new` (taken in `order`, the k-th landing at `destinations[k]`, ascending) into `column` in place:
+    /// the column grows by the new rows, then one pass from the end moves each stored row after the insertion
+    /// points up and drops the new rows in. Costs the rows after the first insertion point, with no second copy.
+    private static func mergeBackward<T>(
+        _ column: inout ContiguousArray<T>, _ new: ContiguousArray<T>, order: [Int], destinations: [Int]
+    ) {
+        let storedCount = column.count
+        column.append(contentsOf: new)
+        new.withUnsafeBufferPointer { new in
+            column.withUnsafeMutableBufferPointer { c in
+                var write = c.count - 1
+                var stored = storedCount - 1
+                for k in stride(from: order.count - 1, through: 0, by: -1) {
+                    let destination = destinations[k]
+                    while write > destination {
+                        c[write] = c[stored]
+                        stored -= 1
+                        write -= 1
+                    }
+                    c[write] = new[order[k]]
+                    write -= 1
+                }
             }
         }
-        starts.removeSubrange(tailStart...)
-        ends.removeSubrange(tailStart...)
-        values.removeSubrange(tailStart...)
-        sourceIDs.removeSubrange(tailStart...)
-        arrivals.removeSubrange(tailStart...)
-        appendColumns(of: merged)
-        changeLog.rebuildBlocks(from: tailStart, arrivals: arrivals)
     }
 
     private mutating func appendColumns(of rows: SeriesRows) {

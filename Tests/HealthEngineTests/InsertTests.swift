@@ -33,16 +33,25 @@ struct InsertTests {
     func lateBatchMerges() throws {
         var generator = SplitMix64(seed: 7)
         let store = HealthStore()
-        var all: [Timestamp] = []
+        var all: [(start: Timestamp, sequence: Double)] = []
         for batch in 0..<20 {
             let base = Double(batch) * 1000
+            // Whole seconds in a narrow range: many equal starts, which must keep their arrival order.
             var starts = (0..<50).map { _ in base + Double.random(in: 0..<5000, using: &generator).rounded() }
             if batch % 3 == 0 { starts.sort() }
-            all += starts.map { sec($0) }
-            _ = try store.insert(makeBatch(type: "heartRate", rows: starts.map { Row(sec($0), sec($0), 60) }))
+            let rows = starts.map { start -> Row in
+                all.append((sec(start), Double(all.count)))
+                return Row(sec(start), sec(start), all.last!.sequence)
+            }
+            _ = try store.insert(makeBatch(type: "heartRate", rows: rows))
         }
         let result = try store.samples(subject: "anna", type: "heartRate")
-        #expect(result.starts == all.sorted())
+        let expected = all.sorted { ($0.start, $0.sequence) < ($1.start, $1.sequence) }
+        #expect(result.starts == expected.map(\.start))
+        #expect(result.values == expected.map(\.sequence), "equal starts keep their arrival order")
+        // The anchors moved with their rows: changes from the beginning come back in arrival order.
+        let changes = try store.changes(subject: "anna", type: "heartRate", anchor: 0)
+        #expect(changes.added.values == all.map(\.sequence))
     }
 
     @Test(
