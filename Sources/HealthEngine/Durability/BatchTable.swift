@@ -4,7 +4,8 @@ import HealthModel
 /// One batch a series applied, as its batch table keeps it: anchors `firstAnchor ..< firstAnchor + count` name
 /// the batch's rows `firstRow ..< firstRow + count` (a row that turned out a duplicate keeps its anchor unused).
 public struct AppliedBatch: Hashable, Sendable {
-    /// The client's batch id; 0 for entries rebuilt from an old snapshot, whose UUIDs are all explicit.
+    /// The client's batch id (0 for entries rebuilt from an old snapshot). With ``uuids`` set it only labels the
+    /// entry (consecutive small batches share one); without, it derives the UUIDs.
     public var batchID: UInt64
     public var firstAnchor: UInt64
     /// The batch row the first anchor names (0 except for entries rebuilt from old snapshots).
@@ -12,7 +13,8 @@ public struct AppliedBatch: Hashable, Sendable {
     public var count: UInt32
     /// The client identity that wrote the batch (0: unknown).
     public var writer: UInt32
-    /// UUIDs sent with the batch, one per anchor; `nil` when they derive from batch id and row.
+    /// The UUIDs kept explicitly, one per anchor: sent with the batch, or derived ones of small batches (see
+    /// ``BatchTable/smallBatchRows``); `nil` when they derive from batch id and row.
     public var uuids: ContiguousArray<UUID>?
 
     /// An entry from its parts.
