@@ -47,6 +47,22 @@ public struct CalendarInterval: Hashable, Sendable, CustomStringConvertible {
         try validate()
     }
 
+    /// About how long one bucket lasts, in microseconds: months as 31 days, years as 366, days as 24 hours (a
+    /// daylight-saving day is an hour shorter or longer). For sizing ranges and margins, never for boundaries.
+    public var nominalLength: Int64 {
+        let unit: Int64 =
+            switch self.unit {
+            case .second: Micros.second
+            case .minute: Micros.minute
+            case .hour: Micros.hour
+            case .day: Micros.day
+            case .week: 7 * Micros.day
+            case .month: 31 * Micros.day
+            case .year: 366 * Micros.day
+            }
+        return unit * Int64(count)
+    }
+
     /// Throws ``ErrorCode/invalidInterval`` unless the count is positive and at most ``maxCount``.
     public func validate() throws {
         guard count > 0, count <= CalendarInterval.maxCount else {

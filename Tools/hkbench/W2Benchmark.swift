@@ -20,6 +20,7 @@ enum W2Benchmark: BenchCommand {
     static let options: [(flag: String, help: String)] = [
         ("--repeat <n>", "Timed runs of each query; the median counts (default 15)."),
         ("--server <0|1>", "Also time the query through an in-process hkd and the client (default 0)."),
+        ("--json <file>", "Also write the figures as JSON (for Tools/peers/run_peers.py)."),
     ]
 
     static let zone = "America/New_York"
@@ -85,6 +86,22 @@ enum W2Benchmark: BenchCommand {
         print(
             "checks: \(expectedBuckets) buckets; spring-forward days 1,380 rows, fall-back days 1,500; sums equal the raw rows; merged = single"
         )
+        if let path = options.string("--json") {
+            try JSONOutput.write(
+                Figures(
+                    buckets: single.count, singleSeconds: singleTime, mergedSeconds: mergedTime,
+                    bySourceSeconds: bySourceTime, endToEndSeconds: endToEnd),
+                to: path)
+        }
+    }
+
+    /// What `--json` writes: medians in seconds (`endToEndSeconds` only with `--server 1`).
+    struct Figures: Encodable {
+        var buckets: Int
+        var singleSeconds: Double
+        var mergedSeconds: Double
+        var bySourceSeconds: Double
+        var endToEndSeconds: Double?
     }
 
     static func query(_ store: HealthStore, options: StatisticsOptions = .cumulativeSum) throws -> [Statistics] {

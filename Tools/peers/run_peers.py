@@ -472,6 +472,9 @@ def run_hkbench(hkbench, workdir, runs, hkd):
     ours["w1"] = json.load(open(w1_json))
     subprocess.run([hkbench, "w3", "--runs", str(runs), "--json", w3_json], check=True)
     ours["w3"] = {f["query"]: f for f in json.load(open(w3_json))}
+    w2_json = os.path.join(workdir, "w2.json")
+    subprocess.run([hkbench, "w2", "--repeat", "31", "--server", "1", "--json", w2_json], check=True)
+    ours["w2"] = json.load(open(w2_json))
     if hkd:
         # hkd as its own process: the server's resident memory alone, and ingest across two processes.
         port, data = free_port(), os.path.join(workdir, "hkd-data")
@@ -557,8 +560,18 @@ def report(ours, peers, dataset):
     for p in peers:
         if "w3" in p:
             lines.append(f"- {p['name']}: " + "; ".join(f"{q}: {p['w3'][q]['answer']}" for q in W3_QUERIES))
-    lines += ["", "### W2 daily stepCount sums in America/New_York (peers only: hkd serves no collection query yet)",
-              "", "| system | median (p99) | buckets | rows on 2020-03-08 / 2020-11-01 |", "|---|---:|---:|---|"]
+    lines += ["", "### W2 daily stepCount sums in America/New_York",
+              "", "Ratio: peer median ÷ hkd end-to-end median (single source).", "",
+              "| system | median (p99) | buckets | rows on 2020-03-08 / 2020-11-01 |", "|---|---:|---:|---|"]
+    w2 = ours.get("w2")
+    if w2:
+        lines.append(f"| **hkd** in-process, one source | **{fmt_time(w2['singleSeconds'])}** | {w2['buckets']} | "
+                     "checked by hkbench |")
+        lines.append(f"| **hkd** in-process, two sources merged (§8) | **{fmt_time(w2['mergedSeconds'])}** | "
+                     f"{w2['buckets']} | checked by hkbench |")
+        if w2.get("endToEndSeconds"):
+            lines.append(f"| **hkd** end to end (client, loopback), one source | "
+                         f"**{fmt_time(w2['endToEndSeconds'])}** | {w2['buckets']} | checked by hkbench |")
     for p in peers:
         if "skipped" in p:
             continue
@@ -568,8 +581,11 @@ def report(ours, peers, dataset):
             lines.append(f"| {p['name']} | {reason} | | |")
         else:
             c = w2["check"]
-            lines.append(f"| {p['name']} | {fmt_time(w2['median'])} ({fmt_time(w2['p99'])}) | {c['buckets']} | "
-                         f"{c['2020-03-08 rows']} / {c['2020-11-01 rows']} |")
+            ratio = ""
+            if ours.get("w2", {}).get("endToEndSeconds"):
+                ratio = f", {w2['median'] / ours['w2']['endToEndSeconds']:.1f}×"
+            lines.append(f"| {p['name']} | {fmt_time(w2['median'])} ({fmt_time(w2['p99'])}){ratio} | "
+                         f"{c['buckets']} | {c['2020-03-08 rows']} / {c['2020-11-01 rows']} |")
     lines.append(f"\nExpected: 1828 buckets, 1380 / 1500 rows.")
     return "\n".join(lines)
 

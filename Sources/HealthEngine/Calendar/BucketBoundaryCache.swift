@@ -61,7 +61,7 @@ public final class BucketBoundaryCache: Sendable {
     private func grow(
         _ known: BucketBoundaries?, _ calendar: BucketCalendar, from: Timestamp, to: Timestamp
     ) throws -> BucketBoundaries? {
-        let margin = Self.nominalLength(calendar.interval).multipliedReportingOverflow(by: Int64(Self.growthMargin))
+        let margin = calendar.interval.nominalLength.multipliedReportingOverflow(by: Int64(Self.growthMargin))
         let pad = margin.overflow ? Int64.max : margin.partialValue
         let range = BucketCalendar.supportedRange
         func clamped(_ instant: Timestamp, by delta: Int64) -> Timestamp {
@@ -104,20 +104,5 @@ public final class BucketBoundaryCache: Sendable {
         guard let first = window.bucketIndex(of: from), let last = window.bucketIndex(of: to) else { return nil }
         return BucketBoundaries(
             firstBucketNumber: window.firstBucketNumber + first, starts: Array(window.starts[first...(last + 1)]))
-    }
-
-    /// About how long one bucket lasts (months as 31 days, years as 366), in microseconds.
-    private static func nominalLength(_ interval: CalendarInterval) -> Int64 {
-        let unit: Int64 =
-            switch interval.unit {
-            case .second: Micros.second
-            case .minute: Micros.minute
-            case .hour: Micros.hour
-            case .day: Micros.day
-            case .week: 7 * Micros.day
-            case .month: 31 * Micros.day
-            case .year: 366 * Micros.day
-            }
-        return unit * Int64(interval.count)
     }
 }

@@ -34,7 +34,7 @@ import Testing
 
             // A range starting up to 40 buckets (nominal length) away from the anchor, before or after it,
             // sometimes on a transition, lasting 0...120 nominal buckets.
-            let nominal = Self.nominalLength(interval)
+            let nominal = interval.nominalLength
             let from: Timestamp =
                 Bool.random(using: &random)
                 ? anchor + Int64.random(in: -40 * nominal...40 * nominal, using: &random)
@@ -77,19 +77,5 @@ import Testing
         let quarterHours = Int64.random(in: -96...96, using: &random)
         return ReferenceBucketCalendar.timestamp(transition) + quarterHours * 15 * Micros.minute
             + Int64.random(in: 0...1, using: &random) * 30 * Micros.minute
-    }
-
-    static func nominalLength(_ interval: CalendarInterval) -> Int64 {
-        let unit: Int64 =
-            switch interval.unit {
-            case .second: Micros.second
-            case .minute: Micros.minute
-            case .hour: Micros.hour
-            case .day: Micros.day
-            case .week: 7 * Micros.day
-            case .month: 30 * Micros.day
-            case .year: 365 * Micros.day
-            }
-        return unit * Int64(interval.count)
     }
 }
