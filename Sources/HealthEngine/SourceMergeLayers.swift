@@ -183,10 +183,23 @@ struct MergeLayers {
         var pointLayers: UInt32 = 0
         var pointInstants: [(instant: Timestamp, layers: UInt32)] = []
         let measuresDuration = knownMaxDuration == nil
+        var skippedLayerFound = skippedLayer
+        var measuredMaxDuration = maxDuration
+        var lastPointInstant = pointInstant
+        var lastPointLayers = pointLayers
         // The loop runs once per selected row: plain pointers, no bounds or uniqueness checks per row.
         let complete = layerOfSource.withUnsafeMutableBufferPointer { layerOf -> Bool in
             openStart.withUnsafeMutableBufferPointer { openStart in
                 openEnd.withUnsafeMutableBufferPointer { openEnd in
+                    // Locals, not the captured variables (which live in boxes): the loop keeps them in registers.
+                    var skippedLayer = skippedLayer
+                    var maxDuration = maxDuration
+                    var pointInstant = pointInstant
+                    var pointLayers = pointLayers
+                    defer {
+                        (skippedLayerFound, measuredMaxDuration) = (skippedLayer, maxDuration)
+                        (lastPointInstant, lastPointLayers) = (pointInstant, pointLayers)
+                    }
                     for run in selection.runs {
                         for row in run {
                             let id = Int(c.sourceIDs[row])
@@ -232,7 +245,9 @@ struct MergeLayers {
             }
         }
         guard complete else { return nil }
-        if pointLayers != 0 { pointInstants.append((pointInstant, pointLayers)) }
+        skippedLayer = skippedLayerFound
+        maxDuration = measuredMaxDuration
+        if lastPointLayers != 0 { pointInstants.append((lastPointInstant, lastPointLayers)) }
         guard !rankOfLayer.isEmpty else { return nil }
 
         // Relabel the layers by priority.
