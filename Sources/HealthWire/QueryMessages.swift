@@ -15,7 +15,10 @@ public struct SampleQuery: WireMessage {
     /// Unit of the returned values; empty means the type's canonical unit.
     public var unit: String
 
-    public init(subject: String, type: String, filter: SampleFilter = .all, sort: SampleSort = .startAscending, limit: UInt64 = 0, unit: String = "") {
+    public init(
+        subject: String, type: String, filter: SampleFilter = .all, sort: SampleSort = .startAscending,
+        limit: UInt64 = 0, unit: String = ""
+    ) {
         self.subject = subject
         self.type = type
         self.filter = filter
@@ -25,18 +28,14 @@ public struct SampleQuery: WireMessage {
     }
 
     public func encode(into w: inout ByteWriter) {
-        w.writeString(subject)
-        w.writeString(type)
-        w.writeFilter(filter)
+        w.writeScope(subject: subject, type: type, filter: filter)
         w.write(sort.rawValue)
         w.writeVarint(limit)
         w.writeString(unit)
     }
 
     public init(from r: inout ByteReader, limits: MessageLimits) throws {
-        subject = try r.readString(limits)
-        type = try r.readString(limits)
-        filter = try r.readFilter(limits)
+        (subject, type, filter) = try r.readScope(limits)
         sort = try r.readEnum(SampleSort.self, "sort order")
         limit = try r.readVarint()
         unit = try r.readString(limits)
@@ -62,7 +61,9 @@ public struct StatisticsQuery: WireMessage {
     /// Unit of the returned figures; empty means canonical.
     public var unit: String
 
-    public init(subject: String, type: String, filter: SampleFilter = .all, options: StatisticsOptions, unit: String = "") {
+    public init(
+        subject: String, type: String, filter: SampleFilter = .all, options: StatisticsOptions, unit: String = ""
+    ) {
         self.subject = subject
         self.type = type
         self.filter = filter
@@ -71,17 +72,13 @@ public struct StatisticsQuery: WireMessage {
     }
 
     public func encode(into w: inout ByteWriter) {
-        w.writeString(subject)
-        w.writeString(type)
-        w.writeFilter(filter)
+        w.writeScope(subject: subject, type: type, filter: filter)
         w.writeLE(options.rawValue)
         w.writeString(unit)
     }
 
     public init(from r: inout ByteReader, limits: MessageLimits) throws {
-        subject = try r.readString(limits)
-        type = try r.readString(limits)
-        filter = try r.readFilter(limits)
+        (subject, type, filter) = try r.readScope(limits)
         options = StatisticsOptions(rawValue: try r.readLE(UInt16.self))
         unit = try r.readString(limits)
     }
@@ -147,9 +144,7 @@ public struct CollectionQuery: WireMessage {
     }
 
     public func encode(into w: inout ByteWriter) {
-        w.writeString(subject)
-        w.writeString(type)
-        w.writeFilter(filter)
+        w.writeScope(subject: subject, type: type, filter: filter)
         w.writeLE(options.rawValue)
         w.writeTimestamp(anchor)
         w.write(interval.unit.rawValue)
@@ -161,9 +156,7 @@ public struct CollectionQuery: WireMessage {
     }
 
     public init(from r: inout ByteReader, limits: MessageLimits) throws {
-        subject = try r.readString(limits)
-        type = try r.readString(limits)
-        filter = try r.readFilter(limits)
+        (subject, type, filter) = try r.readScope(limits)
         options = StatisticsOptions(rawValue: try r.readLE(UInt16.self))
         anchor = try r.readTimestamp()
         let unit = try r.readEnum(CalendarInterval.Unit.self, "interval unit")
@@ -214,7 +207,10 @@ public struct ChangesQuery: WireMessage {
     public var limit: UInt64
     public var unit: String
 
-    public init(subject: String, type: String, filter: SampleFilter = .all, anchor: UInt64 = 0, limit: UInt64 = 0, unit: String = "") {
+    public init(
+        subject: String, type: String, filter: SampleFilter = .all, anchor: UInt64 = 0, limit: UInt64 = 0,
+        unit: String = ""
+    ) {
         self.subject = subject
         self.type = type
         self.filter = filter
@@ -224,18 +220,14 @@ public struct ChangesQuery: WireMessage {
     }
 
     public func encode(into w: inout ByteWriter) {
-        w.writeString(subject)
-        w.writeString(type)
-        w.writeFilter(filter)
+        w.writeScope(subject: subject, type: type, filter: filter)
         w.writeVarint(anchor)
         w.writeVarint(limit)
         w.writeString(unit)
     }
 
     public init(from r: inout ByteReader, limits: MessageLimits) throws {
-        subject = try r.readString(limits)
-        type = try r.readString(limits)
-        filter = try r.readFilter(limits)
+        (subject, type, filter) = try r.readScope(limits)
         anchor = try r.readVarint()
         limit = try r.readVarint()
         unit = try r.readString(limits)
@@ -279,7 +271,9 @@ public struct ChangesResult: WireMessage {
         deleted.reserveCapacity(count)
         for _ in 0..<count {
             deleted.append(
-                DeletedObject(uuid: try r.readUUID(), syncIdentifier: try r.readString(limits), syncVersion: try r.readSignedVarint()))
+                DeletedObject(
+                    uuid: try r.readUUID(), syncIdentifier: try r.readString(limits),
+                    syncVersion: try r.readSignedVarint()))
         }
         self.deleted = deleted
         anchor = try r.readVarint()

@@ -23,9 +23,7 @@ public struct Subscribe: WireMessage {
         switch request {
         case .observer(let subject, let type, let filter):
             w.write(0)
-            w.writeString(subject)
-            w.writeString(type)
-            w.writeFilter(filter)
+            w.writeScope(subject: subject, type: type, filter: filter)
         case .anchored(let query):
             w.write(1)
             query.encode(into: &w)
@@ -37,7 +35,9 @@ public struct Subscribe: WireMessage {
 
     public init(from r: inout ByteReader, limits: MessageLimits) throws {
         switch try r.readByte() {
-        case 0: request = .observer(subject: try r.readString(limits), type: try r.readString(limits), filter: try r.readFilter(limits))
+        case 0:
+            let scope = try r.readScope(limits)
+            request = .observer(subject: scope.subject, type: scope.type, filter: scope.filter)
         case 1: request = .anchored(try ChangesQuery(from: &r, limits: limits))
         case 2: request = .collection(try CollectionQuery(from: &r, limits: limits))
         case let other: throw CodecError(.malformedPayload, "unknown subscription kind \(other)")

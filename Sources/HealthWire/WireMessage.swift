@@ -77,6 +77,13 @@ extension ByteWriter {
         for uuid in uuids { writeUUID(uuid) }
     }
 
+    /// What a query reads: subject, quantity type and filter, the first fields of every query message.
+    mutating func writeScope(subject: String, type: String, filter: SampleFilter) {
+        writeString(subject)
+        writeString(type)
+        writeFilter(filter)
+    }
+
     /// Date predicate, source filter and UUID filter behind one flags byte.
     mutating func writeFilter(_ filter: SampleFilter) {
         let date = filter.date
@@ -153,7 +160,8 @@ extension ByteReader {
     mutating func readListCount(_ what: String, limits: MessageLimits, minBytes: Int = 1) throws -> Int {
         let count = try readCount("\(what) count", limit: limits.maxListEntries)
         guard count <= remaining / max(minBytes, 1) else {
-            throw CodecError(.malformedPayload, "\(what) count \(count) is larger than the \(remaining) bytes left can hold")
+            throw CodecError(
+                .malformedPayload, "\(what) count \(count) is larger than the \(remaining) bytes left can hold")
         }
         return count
     }
@@ -188,6 +196,11 @@ extension ByteReader {
         return uuids
     }
 
+    /// Subject, quantity type and filter, as ``ByteWriter/writeScope(subject:type:filter:)`` wrote them.
+    mutating func readScope(_ limits: MessageLimits) throws -> (subject: String, type: String, filter: SampleFilter) {
+        (try readString(limits), try readString(limits), try readFilter(limits))
+    }
+
     mutating func readFilter(_ limits: MessageLimits) throws -> SampleFilter {
         let flags = try readByte()
         guard flags & 0b1100_0000 == 0 else {
@@ -213,7 +226,8 @@ extension ByteReader {
         if present & 1 << 2 != 0 { figures.minimum = try readDouble() }
         if present & 1 << 3 != 0 { figures.maximum = try readDouble() }
         if present & 1 << 4 != 0 {
-            figures.mostRecent = MostRecent(value: try readDouble(), start: try readTimestamp(), end: try readTimestamp())
+            figures.mostRecent = MostRecent(
+                value: try readDouble(), start: try readTimestamp(), end: try readTimestamp())
         }
         if present & 1 << 5 != 0 { figures.duration = try readSignedVarint() }
         return figures
@@ -226,7 +240,9 @@ extension ByteReader {
         let count = try readListCount("source statistics", limits: limits, minBytes: 5)
         var bySource: [SourceStatistics] = []
         bySource.reserveCapacity(count)
-        for _ in 0..<count { bySource.append(SourceStatistics(source: try readSource(limits), figures: try readFigures())) }
+        for _ in 0..<count {
+            bySource.append(SourceStatistics(source: try readSource(limits), figures: try readFigures()))
+        }
         return Statistics(start: start, end: end, figures: figures, bySource: bySource)
     }
 
