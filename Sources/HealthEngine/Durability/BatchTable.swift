@@ -73,6 +73,13 @@ struct BatchTable: Sendable {
         }
     }
 
+    /// Whether `entry` (with explicit UUIDs) continues the last entry: next anchor, same writer, explicit UUIDs.
+    private func joinsLastEntry(_ entry: AppliedBatch) -> Bool {
+        guard let last = entries.last, last.uuids != nil else { return false }
+        return last.writer == entry.writer && last.anchors.upperBound == entry.firstAnchor
+            && UInt64(last.count) + UInt64(entry.count) <= UInt32.max
+    }
+
     /// Batches of at most this many rows keep their UUIDs explicitly, even derived ones: an entry costs about 90
     /// bytes with its index, a kept UUID 16 plus its fingerprint, and consecutive small batches of one writer
     /// share an entry (a device sending one sample at a time would otherwise pay an entry per sample).
@@ -82,16 +89,19 @@ struct BatchTable: Sendable {
     /// continues the previous one (next anchor, same writer, explicit UUIDs too) joins it.
     mutating func append(_ entry: AppliedBatch) {
         precondition(entries.last.map { $0.anchors.upperBound <= entry.firstAnchor } ?? true, "anchors go back")
-        if let uuids = entry.uuids, let last = entries.last, last.uuids != nil, last.writer == entry.writer,
-            last.anchors.upperBound == entry.firstAnchor, UInt64(last.count) + UInt64(entry.count) <= UInt32.max
-        {
-            let needed = Int(last.count) + uuids.count
-            if last.uuids!.capacity < needed {
+        if let uuids = entry.uuids, joinsLastEntry(entry) {
+            // Move the kept UUIDs out while they grow, so the array is not shared with the entry and is extended
+            // in place (a copy held meanwhile would make every append copy the whole array).
+            let last = entries.count - 1
+            var kept = entries[last].uuids.take()!
+            let needed = kept.count + uuids.count
+            if kept.capacity < needed {
                 // Grow by an eighth, as the columns do, not by doubling.
-                entries[entries.count - 1].uuids!.reserveCapacity(max(needed, Int(last.count) + Int(last.count) / 8))
+                kept.reserveCapacity(max(needed, kept.count + max(kept.count / 8, 16)))
             }
-            entries[entries.count - 1].uuids!.append(contentsOf: uuids)
-            entries[entries.count - 1].count += entry.count
+            kept.append(contentsOf: uuids)
+            entries[last].uuids = kept
+            entries[last].count += entry.count
             return
         }
         if entry.uuids == nil {
