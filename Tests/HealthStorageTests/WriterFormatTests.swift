@@ -122,6 +122,31 @@ struct WriterFormatTests {
                 .isEmpty)
     }
 
+    @Test("per-row UUID and writer columns fold into a few entries, sent UUIDs kept row for row")
+    func legacyColumnsFold() throws {
+        let n = 20_000
+        let uuids = ContiguousArray(
+            (0..<n).map { row -> UUID in
+                // Rows 0..<10,000 sent with their batch; then two derived runs of batch 42 and 43.
+                row < 10_000
+                    ? UUID() : SampleBatch.derivedUUID(batchID: row < 15_000 ? 42 : 43, row: UInt32(row % 5_000))
+            })
+        let writers = ContiguousArray((0..<n).map { UInt32($0 < 12_000 ? 7 : 8) })
+        let image = try SeriesImage(
+            subject: "anna", starts: ContiguousArray((0..<n).map { Int64($0) * Micros.minute }),
+            ends: ContiguousArray((0..<n).map { Int64($0 + 1) * Micros.minute }),
+            values: ContiguousArray(repeating: 1, count: n), sourceIDs: ContiguousArray(repeating: 0, count: n),
+            uuids: uuids, writers: writers, arrivals: nil, maxDuration: Micros.minute, sources: [watch],
+            userEnteredSources: [false], priorityOrder: nil, recentBatches: [], syncHolders: [])
+        // One explicit entry, then batch 42 split by the writer change, then batch 43.
+        #expect(image.batches.map(\.count) == [10_000, 2_000, 3_000, 5_000])
+        #expect(image.batches.map { $0.uuids == nil } == [false, true, true, true])
+        let store = HealthStore()
+        try store.restore(ShardImage(type: try QuantityType.named("stepCount"), series: [image]))
+        #expect(try store.samples(subject: "anna", type: "stepCount").uuids == Array(uuids))
+        #expect(try store.samples(subject: "anna", type: "stepCount", filter: SampleFilter(writer: 8)).count == 8_000)
+    }
+
     /// `image` (one "stepCount" series without deletions) as version 3 wrote it: per-row UUID, writer and
     /// anchor columns instead of the batch table.
     static func version3(_ image: ShardImage, uuids: [UUID], writers: [UInt32]) -> [UInt8] {

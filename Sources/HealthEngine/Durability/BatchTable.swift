@@ -152,44 +152,48 @@ struct BatchTable: Sendable {
 
 extension BatchTable {
     /// A table rebuilt from per-row UUIDs, writers and anchors (snapshots older than version 4): consecutive
-    /// anchors with consecutive derived UUIDs of one batch and one writer share an entry; every other row gets
-    /// an entry holding its UUID explicitly.
+    /// anchors with consecutive derived UUIDs of one batch and one writer share an entry; consecutive other UUIDs
+    /// of one writer share an entry that keeps them explicitly.
     init(uuids: ContiguousArray<UUID>, writers: ContiguousArray<UInt32>, arrivals: ContiguousArray<UInt64>) {
         self.init()
+        // The entry being built; its explicit UUIDs grow in `kept` (outside the entry, so appends stay in place).
         var current: AppliedBatch?
+        var kept: ContiguousArray<UUID>?
+        func flush() {
+            guard var entry = current else { return }
+            entry.uuids = kept
+            append(entry)
+        }
         for row in arrivals.indices.sorted(by: { arrivals[$0] < arrivals[$1] }) {
             let anchor = arrivals[row]
             let uuid = uuids[row]
             let writer = writers[row]
             let derived = SampleBatch.batchAndRow(ofDerived: uuid)
-            // A derived UUID opens a derived entry unless its batch already has one (then it is kept explicitly).
-            var opensDerivedEntry = false
-            if let derived, !hasDerivedBatch(derived.batchID) {
-                opensDerivedEntry = current.map { $0.uuids != nil || $0.batchID != derived.batchID } ?? true
-            }
             if let entry = current, entry.anchors.upperBound == anchor, entry.writer == writer {
-                if entry.uuids == nil, let derived, derived.batchID == entry.batchID,
+                if kept == nil, let derived, derived.batchID == entry.batchID,
                     derived.row == entry.firstRow + entry.count
                 {
                     current!.count += 1
                     continue
                 }
-                if entry.uuids != nil, !opensDerivedEntry {
-                    current!.uuids!.append(uuid)
+                if kept != nil, derived == nil {
+                    kept!.append(uuid)
                     current!.count += 1
                     continue
                 }
             }
-            if let entry = current { append(entry) }
-            if let derived, opensDerivedEntry {
+            flush()
+            if let derived {
                 current = AppliedBatch(
                     batchID: derived.batchID, firstAnchor: anchor, firstRow: derived.row, count: 1, writer: writer,
                     uuids: nil)
+                kept = nil
             } else {
                 current = AppliedBatch(
-                    batchID: 0, firstAnchor: anchor, firstRow: 0, count: 1, writer: writer, uuids: [uuid])
+                    batchID: 0, firstAnchor: anchor, firstRow: 0, count: 1, writer: writer, uuids: nil)
+                kept = [uuid]
             }
         }
-        if let entry = current { append(entry) }
+        flush()
     }
 }
