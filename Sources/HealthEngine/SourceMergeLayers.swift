@@ -179,14 +179,12 @@ struct MergeLayers {
         var openStart = [Timestamp](repeating: .min, count: SourceMerge.layerLimit)
         var openEnd = [Timestamp](repeating: .min, count: SourceMerge.layerLimit)
         var maxDuration: Int64 = 0
-        var pointInstant = Timestamp.min
-        var pointLayers: UInt32 = 0
         var pointInstants: [(instant: Timestamp, layers: UInt32)] = []
         let measuresDuration = knownMaxDuration == nil
         var skippedLayerFound = skippedLayer
         var measuredMaxDuration = maxDuration
-        var lastPointInstant = pointInstant
-        var lastPointLayers = pointLayers
+        var lastPointInstant = Timestamp.min
+        var lastPointLayers: UInt32 = 0
         // The loop runs once per selected row: plain pointers, no bounds or uniqueness checks per row.
         let complete = layerOfSource.withUnsafeMutableBufferPointer { layerOf -> Bool in
             openStart.withUnsafeMutableBufferPointer { openStart in
@@ -194,8 +192,8 @@ struct MergeLayers {
                     // Locals, not the captured variables (which live in boxes): the loop keeps them in registers.
                     var skippedLayer = skippedLayer
                     var maxDuration = maxDuration
-                    var pointInstant = pointInstant
-                    var pointLayers = pointLayers
+                    var pointInstant = lastPointInstant
+                    var pointLayers = lastPointLayers
                     defer {
                         (skippedLayerFound, measuredMaxDuration) = (skippedLayer, maxDuration)
                         (lastPointInstant, lastPointLayers) = (pointInstant, pointLayers)
