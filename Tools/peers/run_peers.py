@@ -73,6 +73,30 @@ def latencies(work, runs, budget_seconds):
     return {"median": statistics.median(samples), "p99": p99, "runs": len(samples)}
 
 
+def first_row_text(rows):
+    """A SQL result's first row as text, for the answers table."""
+    return [str(v) for v in rows[0]]
+
+
+def timed_queries(queries, run, answer, runs, budget):
+    """W3: per label, the latencies of `run(query)` and the `answer` drawn from one more result."""
+    out = {}
+    for label, query in queries.items():
+        out[label] = latencies(lambda: run(query), runs, budget)
+        out[label]["answer"] = answer(run(query))
+    return out
+
+
+def timed_daily_sums(run, query, rows_of, day_of, runs, budget):
+    """W2: latencies of `run(query)` and the check against the expected buckets (count in a row's third field)."""
+    rows = rows_of(run(query))
+    counts = {day_of(r): int(r[2]) for r in rows}
+    out = latencies(lambda: run(query), runs, budget)
+    out["check"] = {"buckets": len(rows), "2020-03-08 rows": counts.get("2020-03-08"),
+                    "2020-11-01 rows": counts.get("2020-11-01")}
+    return out
+
+
 class Dataset:
     """The W1 rows as written by `hkbench dataset`: start (Unix seconds), stepCount, heartRate."""
 
@@ -181,23 +205,16 @@ class InfluxDB(HTTPPeer):
             W3_QUERIES[1]: f"SELECT sum(value) FROM stepCount WHERE time >= '{a}' AND time < '{b}'",
             W3_QUERIES[2]: f"SELECT value FROM heartRate WHERE time < '{x}' ORDER BY time DESC LIMIT 1",
         }
-        out = {}
-        for label, q in queries.items():
-            out[label] = latencies(lambda: self.query(q), runs, budget)
-            out[label]["answer"] = self.query(q)[0]["values"][0]
-        return out
+        return timed_queries(queries, self.query, lambda series: series[0]["values"][0], runs, budget)
 
     def w2(self, runs, budget):
         q = (
             "SELECT sum(value), count(value) FROM stepCount WHERE time >= '2019-12-31T05:00:00Z' "
             f"AND time < '2025-01-01T05:00:00Z' GROUP BY time(1d) fill(none) tz('{ZONE}')"
         )
-        rows = self.query(q)[0]["values"]
-        counts = {dt.datetime.fromtimestamp(r[0], dt.timezone.utc).strftime("%Y-%m-%d"): r[2] for r in rows}
-        out = latencies(lambda: self.query(q), runs, budget)
-        out["check"] = {"buckets": len(rows), "2020-03-08 rows": counts.get("2020-03-08"),
-                        "2020-11-01 rows": counts.get("2020-11-01")}
-        return out
+        return timed_daily_sums(
+            self.query, q, lambda series: series[0]["values"],
+            lambda r: dt.datetime.fromtimestamp(r[0], dt.timezone.utc).strftime("%Y-%m-%d"), runs, budget)
 
     def stop(self):
         self.process.terminate()
@@ -253,12 +270,10 @@ class VictoriaMetrics(HTTPPeer):
         deadline = time.monotonic() + 30
         while not self.query("count_over_time(heartRate_value[92d])", at) and time.monotonic() < deadline:
             time.sleep(0.5)
-        out = {}
-        for label, (q, t) in queries.items():
-            out[label] = latencies(lambda: self.query(q, t), runs, budget)
-            out[label]["answer"] = [(r["metric"].get("rollup", r["metric"].get("__name__", "")), r["value"][1])
-                                    for r in self.query(q, t)]
-        return out
+        return timed_queries(
+            queries, lambda query: self.query(*query),
+            lambda result: [(r["metric"].get("rollup", r["metric"].get("__name__", "")), r["value"][1]) for r in result],
+            runs, budget)
 
     def w2(self, runs, budget):
         return None  # UTC grid only: local-day buckets are not expressible.
@@ -328,21 +343,14 @@ class PostgreSQL:
             W3_QUERIES[2]: ("SELECT ts, value FROM samples WHERE series = 2 AND ts < %s ORDER BY ts DESC LIMIT 1",
                             (x,)),
         }
-        out = {}
-        for label, (sql, params) in queries.items():
-            out[label] = latencies(lambda: self.one(sql, params), runs, budget)
-            out[label]["answer"] = [str(v) for v in self.one(sql, params)[0]]
-        return out
+        return timed_queries(queries, lambda query: self.one(*query), first_row_text, runs, budget)
 
     def w2(self, runs, budget):
         sql = (f"SELECT date_trunc('day', ts, '{ZONE}') AS day, sum(value), count(*) FROM samples "
                "WHERE series = 1 GROUP BY day ORDER BY day")
-        rows = self.one(sql)
-        counts = {str(r[0].astimezone(zoneinfo.ZoneInfo(ZONE)).date()): r[2] for r in rows}
-        out = latencies(lambda: self.one(sql), runs, budget)
-        out["check"] = {"buckets": len(rows), "2020-03-08 rows": counts.get("2020-03-08"),
-                        "2020-11-01 rows": counts.get("2020-11-01")}
-        return out
+        return timed_daily_sums(
+            self.one, sql, lambda rows: rows, lambda r: str(r[0].astimezone(zoneinfo.ZoneInfo(ZONE)).date()),
+            runs, budget)
 
     def stop(self):
         self.conn.close()
@@ -383,21 +391,12 @@ class DuckDB:
             W3_QUERIES[1]: f"SELECT sum(value) FROM samples WHERE series = 1 AND ts >= {a} AND ts < {b}",
             W3_QUERIES[2]: f"SELECT ts, value FROM samples WHERE series = 2 AND ts < {x} ORDER BY ts DESC LIMIT 1",
         }
-        out = {}
-        for label, sql in queries.items():
-            out[label] = latencies(lambda: self.one(sql), runs, budget)
-            out[label]["answer"] = [str(v) for v in self.one(sql)[0]]
-        return out
+        return timed_queries(queries, self.one, first_row_text, runs, budget)
 
     def w2(self, runs, budget):
         sql = (f"SELECT date_trunc('day', ts AT TIME ZONE '{ZONE}') AS day, sum(value), count(*) FROM samples "
                "WHERE series = 1 GROUP BY day ORDER BY day")
-        rows = self.one(sql)
-        counts = {str(r[0].date()): r[2] for r in rows}
-        out = latencies(lambda: self.one(sql), runs, budget)
-        out["check"] = {"buckets": len(rows), "2020-03-08 rows": counts.get("2020-03-08"),
-                        "2020-11-01 rows": counts.get("2020-11-01")}
-        return out
+        return timed_daily_sums(self.one, sql, lambda rows: rows, lambda r: str(r[0].date()), runs, budget)
 
     def stop(self):
         self.conn.close()
@@ -438,21 +437,12 @@ class ChDB:
             W3_QUERIES[1]: f"SELECT sum(value) FROM w.samples WHERE series = 1 AND ts >= {a} AND ts < {b}",
             W3_QUERIES[2]: f"SELECT ts, value FROM w.samples WHERE series = 2 AND ts < {x} ORDER BY ts DESC LIMIT 1",
         }
-        out = {}
-        for label, sql in queries.items():
-            out[label] = latencies(lambda: self.one(sql), runs, budget)
-            out[label]["answer"] = self.one(sql)[0]
-        return out
+        return timed_queries(queries, self.one, lambda rows: rows[0], runs, budget)
 
     def w2(self, runs, budget):
         sql = (f"SELECT toDate(toStartOfDay(ts, '{ZONE}'), '{ZONE}') AS day, sum(value), count() FROM w.samples "
                "WHERE series = 1 GROUP BY day ORDER BY day")
-        rows = self.one(sql)
-        counts = {r[0].strip('"'): int(r[2]) for r in rows}
-        out = latencies(lambda: self.one(sql), runs, budget)
-        out["check"] = {"buckets": len(rows), "2020-03-08 rows": counts.get("2020-03-08"),
-                        "2020-11-01 rows": counts.get("2020-11-01")}
-        return out
+        return timed_daily_sums(self.one, sql, lambda rows: rows, lambda r: r[0].strip('"'), runs, budget)
 
     def stop(self):
         self.session.close()
