@@ -20,6 +20,9 @@ struct PreparedBatch: Sendable {
     let sentUUIDs: ContiguousArray<UUID>?
     /// The client identity writing the batch (0: unknown).
     let writer: UInt32
+    /// The UUIDs the batch table keeps for this batch: those sent with it, or for a small batch (see
+    /// ``BatchTable/smallBatchRows``) the derived ones; `nil` when they are found from batch id and row.
+    let keptUUIDs: ContiguousArray<UUID>?
     /// Per row: its sync identifier and version; `nil` when no row has one.
     let syncTags: [SyncTag?]?
     /// Starts, ends and canonical values; source ids and anchors are filled in when the rows are added.
@@ -74,16 +77,12 @@ struct PreparedBatch: Sendable {
         sourceIndices = batch.sourceIndices
         self.syncTags = syncTags
         sentUUIDs = batch.uuids.map { ContiguousArray($0) }
+        keptUUIDs =
+            sentUUIDs
+            ?? (batch.count <= BatchTable.smallBatchRows
+                ? ContiguousArray((0..<batch.count).map(batch.uuid(row:))) : nil)
         self.writer = writer
         self.rows = rows
-    }
-
-    /// The UUIDs the batch table keeps for this batch: those sent with it, or for a small batch (see
-    /// ``BatchTable/smallBatchRows``) the derived ones; `nil` when they are found from batch id and row.
-    var keptUUIDs: ContiguousArray<UUID>? {
-        if let sentUUIDs { return sentUUIDs }
-        guard rows.count <= BatchTable.smallBatchRows else { return nil }
-        return ContiguousArray((0..<rows.count).map(uuid(row:)))
     }
 
     /// The UUID of row `row`.

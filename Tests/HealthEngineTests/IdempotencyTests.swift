@@ -94,6 +94,18 @@ struct IdempotencyTests {
         #expect(try store.delete(subject: "anna", type: "stepCount", filter: SampleFilter(uuids: Set(uuids))) == 6)
     }
 
+    @Test("a new batch's derived UUIDs are still checked against UUIDs another batch sent explicitly")
+    func derivedUUIDSentEarlier() throws {
+        let store = HealthStore()
+        let id = freshBatchID()
+        var early = SampleBatch(batchID: freshBatchID(), subject: "anna", typeIdentifier: "stepCount", unit: "count")
+        early.append(start: 0, end: 10, value: 5, source: phone, uuid: SampleBatch.derivedUUID(batchID: id, row: 0))
+        _ = try store.insert(early)
+        var later = SampleBatch(batchID: id, subject: "anna", typeIdentifier: "stepCount", unit: "count")
+        for i in 0..<5 { later.append(start: Timestamp(i) * 10, end: Timestamp(i) * 10 + 10, value: 5, source: phone) }
+        #expect(try store.insert(later) == InsertResult(inserted: 4, duplicates: 1))
+    }
+
     @Test("a batch takes one anchor per row, duplicates included; changes report only what was added")
     func anchorsPerBatchRow() throws {
         let store = HealthStore()

@@ -40,30 +40,39 @@ struct InsertPlan: Sendable {
         // fingerprint set, and only a fingerprint seen twice looks for the earlier row.
         var seen = FingerprintSet()
         if let sent { seen.reserve(sent.count) }
-        // Derived UUIDs of a batch id the series never applied cannot be stored as derived UUIDs.
+        // Derived UUIDs of a batch id the series never applied cannot be stored as derived UUIDs; with no UUID
+        // kept explicitly either, none of this batch's UUIDs can be stored and the rows skip the UUID checks
+        // (the common case of ingest: a new batch without UUIDs).
         let checkDerived = sent != nil || series?.batches.hasDerivedBatch(batch.batchID) == true
+        let checksUUIDs = checkDerived || series?.ledger.holdsKeptUUIDs == true
+        if !checksUUIDs, batch.syncTags == nil {
+            added = Array(0..<rows.count)
+            return
+        }
         var pendingSync: [SeriesLedger.SyncKey: (version: Int64, row: Int)] = [:]
         var dropped = Set<Int>()
         added.reserveCapacity(rows.count)
         for row in 0..<rows.count {
-            let uuid = batch.uuid(row: row)
-            let fingerprint = SeriesLedger.fingerprint(uuid)
-            if let sent, seen.contains(fingerprint), let earlier = sent[..<row].firstIndex(of: uuid) {
-                guard InsertPlan.sameContent(batch, row, batch, earlier) else {
-                    throw InsertPlan.conflict(batch, row, uuid, "another row of the batch")
+            if checksUUIDs {
+                let uuid = batch.uuid(row: row)
+                let fingerprint = SeriesLedger.fingerprint(uuid)
+                if let sent, seen.contains(fingerprint), let earlier = sent[..<row].firstIndex(of: uuid) {
+                    guard InsertPlan.sameContent(batch, row, batch, earlier) else {
+                        throw InsertPlan.conflict(batch, row, uuid, "another row of the batch")
+                    }
+                    duplicates += 1
+                    continue
                 }
-                duplicates += 1
-                continue
-            }
-            if sent != nil { seen.insert(fingerprint) }
-            if let series, series.mayHold(uuid, checkingDerived: checkDerived),
-                let stored = series.row(of: uuid, startingAt: rows.starts[row])
-            {
-                guard series.hasContent(of: batch, row: row, at: stored) else {
-                    throw InsertPlan.conflict(batch, row, uuid, "a stored sample")
+                if sent != nil { seen.insert(fingerprint) }
+                if let series, series.mayHold(uuid, checkingDerived: checkDerived),
+                    let stored = series.row(of: uuid, startingAt: rows.starts[row])
+                {
+                    guard series.hasContent(of: batch, row: row, at: stored) else {
+                        throw InsertPlan.conflict(batch, row, uuid, "a stored sample")
+                    }
+                    duplicates += 1
+                    continue
                 }
-                duplicates += 1
-                continue
             }
             if let tag = batch.syncTags?[row] {
                 let source = batch.sources[Int(batch.sourceIndices[row])]

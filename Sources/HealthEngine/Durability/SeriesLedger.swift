@@ -62,6 +62,9 @@ struct SeriesLedger: Sendable {
         }
     }
 
+    /// Whether any UUID is kept explicitly (sent with its batch, or of a small batch).
+    var holdsKeptUUIDs: Bool { fingerprints.count > 0 }
+
     /// Whether `uuid` may be stored as a UUID sent with its batch (false means certainly not).
     func mayContain(_ uuid: UUID) -> Bool { fingerprints.contains(SeriesLedger.fingerprint(uuid)) }
 
