@@ -113,6 +113,12 @@ public final class ClientSocket: Sendable {
         if !closed.exchange(true, ordering: .acquiringAndReleasing) { try? Sys.close(fd) }
     }
 
+    /// Closes with a reset (SO_LINGER 0): the peer sees ECONNRESET, as when a client crashes or a network drops.
+    public func resetAndClose() {
+        try? Sys.setAbortiveClose(fd)
+        close()
+    }
+
     /// Polls `fd` for `events` until ready or `deadline`; throws ETIMEDOUT on expiry.
     private static func waitUntilReady(_ fd: Int32, events: Int16, deadline: Deadline, call: String)
         throws(SystemError)

@@ -123,6 +123,14 @@ enum Sys {
         }
     }
 
+    /// SO_LINGER on with a zero timeout: the next close(2) resets the connection (RST) instead of closing it.
+    static func setAbortiveClose(_ fd: Int32) throws(SystemError) {
+        var value = linger(l_onoff: 1, l_linger: 0)
+        _ = try retrying("setsockopt") {
+            Glibc.setsockopt(fd, SOL_SOCKET, SO_LINGER, &value, socklen_t(MemoryLayout<linger>.size))
+        }
+    }
+
     /// The pending error of a socket (getsockopt SO_ERROR), 0 when none.
     static func socketError(_ fd: Int32) throws(SystemError) -> Int32 {
         var value: Int32 = 0

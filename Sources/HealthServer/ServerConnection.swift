@@ -44,14 +44,18 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
 
     func connectionDidOpen(_ connection: Connection) {
         self.connection = connection
+        // The subscriptions may outlive this object by a worker job or a timer: they hold it weakly.
         subscriptions = ConnectionSubscriptions(
             hub: server.subscriptions, store: server.store, workers: server.workers, loop: connection.loop,
             timeout: .seconds(Int64(clamping: server.configuration.subscriberTimeoutSeconds)),
-            isOpen: { [unowned self] in self.connection?.isOpen ?? false },
-            isWritable: { [unowned self] in self.connection?.isWritable ?? false },
-            write: { [unowned self] in self.connection?.write($0) }, complete: { [unowned self] in self.finish($0) },
-            terminate: { [unowned self] in self.perform(self.machine.terminate($0)) },
-            forceClose: { [unowned self] in self.connection?.close() })
+            isOpen: { [weak self] in self?.connection?.isOpen ?? false },
+            isWritable: { [weak self] in self?.connection?.isWritable ?? false },
+            write: { [weak self] in self?.connection?.write($0) }, complete: { [weak self] in self?.finish($0) },
+            terminate: { [weak self] in
+                guard let self else { return }
+                self.perform(self.machine.terminate($0))
+            },
+            forceClose: { [weak self] in self?.connection?.close() })
         armIdleTimer()
     }
 

@@ -149,6 +149,8 @@ final class ConnectionSubscriptions: @unchecked Sendable {
         _ request: SubscriptionRequest, _ authorize: @escaping Authorizer,
         _ outcome: Result<SubscriptionUpdater.Step, any Error>, requestID: UInt32
     ) {
+        // A closed connection needs no reply (and its owner may be gone).
+        guard !closed else { return }
         let reply = complete
         let step: SubscriptionUpdater.Step
         switch outcome {
@@ -157,8 +159,6 @@ final class ConnectionSubscriptions: @unchecked Sendable {
             let health = (error as? HealthError) ?? HealthError(.internalError, "subscribe failed: \(error)")
             return reply(encode(.error(ErrorReply(health)), id: requestID))
         }
-        // A closed connection needs no reply (and its owner may be gone).
-        guard !closed else { return }
         let id = nextID
         nextID = nextID == UInt32.max ? 1 : nextID + 1
         let target = SubscriptionUpdater.target(of: request)
