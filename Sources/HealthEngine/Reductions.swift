@@ -159,8 +159,9 @@ struct TimeWeightedMean {
 
     /// Σ value × microseconds.
     private var area = 0.0
-    /// Σ microseconds: exact, and an integer add does not hold the loop up.
-    private var weight: Int64 = 0
+    /// Σ microseconds, as a `Double`: exact up to 2⁵³ µs (285 years of weight), and it cannot overflow however
+    /// many long samples add up (an `Int64` sum of 29 samples spanning ``SupportedInstants`` would).
+    private var weight = 0.0
     private var hasPoint = false
     private var lastTime: Timestamp = 0
     private var lastValue = 0.0
@@ -174,13 +175,13 @@ struct TimeWeightedMean {
             // Skip to the first point reading, which opens the chain with its leading half window.
             while row < rows.upperBound, c.ends[row] > c.starts[row] {
                 area += Double(c.ends[row] - c.starts[row]) * c.values[row]
-                weight += c.ends[row] - c.starts[row]
+                weight += Double(c.ends[row] - c.starts[row])
                 row += 1
             }
             if row < rows.upperBound {
                 (lastTime, lastValue) = (c.starts[row], c.values[row])
                 area += Double(Self.halfWindow) * lastValue
-                weight += Self.halfWindow
+                weight += Double(Self.halfWindow)
                 hasPoint = true
                 row += 1
             }
@@ -192,7 +193,7 @@ struct TimeWeightedMean {
             row += 1
             if end > start {
                 area += Double(end - start) * value
-                weight += end - start
+                weight += Double(end - start)
                 continue
             }
             let gap = start - lastTime
@@ -200,7 +201,7 @@ struct TimeWeightedMean {
             // Joined: the trapezoid gap × mean; apart: a half window on each side of the gap.
             let span = joined ? gap : 2 * Self.halfWindow
             area += Double(span) * 0.5 * (lastValue + value)
-            weight += span
+            weight += Double(span)
             lastTime = start
             lastValue = value
         }
@@ -210,8 +211,8 @@ struct TimeWeightedMean {
     /// The mean, closing the chain with the last reading's trailing half window; `nil` when nothing was fed.
     var mean: Double? {
         let closedArea = area + (hasPoint ? Double(Self.halfWindow) * lastValue : 0)
-        let closedWeight = weight + (hasPoint ? Self.halfWindow : 0)
-        return closedWeight > 0 ? closedArea / Double(closedWeight) : nil
+        let closedWeight = weight + (hasPoint ? Double(Self.halfWindow) : 0)
+        return closedWeight > 0 ? closedArea / closedWeight : nil
     }
 }
 

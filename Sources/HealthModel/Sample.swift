@@ -121,8 +121,15 @@ public enum SampleRules {
         }
     }
 
-    /// Throws ``ErrorCode/invalidSample`` for an inverted interval, a non-finite value or a negative cumulative one.
+    /// Throws ``ErrorCode/invalidSample`` for an instant outside ``SupportedInstants``, an inverted interval, a
+    /// non-finite value or a negative cumulative one.
     public static func validate(start: Timestamp, end: Timestamp, value: Double, type: QuantityType) throws {
+        if !SupportedInstants.contains(start) {
+            throw HealthError(.invalidSample, "\(type) sample starts at \(start), outside \(SupportedInstants.description)")
+        }
+        if !SupportedInstants.contains(end) {
+            throw HealthError(.invalidSample, "\(type) sample ends at \(end), outside \(SupportedInstants.description)")
+        }
         if start > end {
             throw HealthError(.invalidSample, "\(type) sample ends (\(end)) before it starts (\(start))")
         }

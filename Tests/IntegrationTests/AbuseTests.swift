@@ -19,6 +19,49 @@ struct AbuseTests {
         return socket
     }
 
+    /// Reads frames from `socket` until one with `requestID` arrives, and decodes it.
+    static func reply(to requestID: UInt32, on socket: ClientSocket) throws -> Message {
+        var decoder = FrameDecoder()
+        while true {
+            let chunk = try socket.read(maxBytes: 65_536, timeout: .seconds(10))
+            if chunk.isEmpty { throw HealthError(.internalError, "the server closed the connection") }
+            decoder.append(chunk)
+            while let frame = try decoder.next() {
+                if frame.requestID == requestID { return try Message.decode(frame) }
+            }
+        }
+    }
+
+    @Test("a sample at Int64.min is refused with invalidSample naming the row, and hkd restarts")
+    func extremeTimestamps() async throws {
+        let hkd = try await HKDProcess(arguments: ["--auth", "off"])
+        let socket = try Self.session(port: hkd.port)
+        defer { socket.close() }
+        _ = try Self.reply(to: 0, on: socket)  // welcome
+        for (id, (start, end)) in [(Int64.min, Int64(0)), (Int64.min + 1, -1), (0, Int64.max)].enumerated() {
+            var batch = SampleBatch(batchID: UInt64(id + 1), subject: "anna", typeIdentifier: "stepCount", unit: "count")
+            batch.append(start: 0, end: 60_000_000, value: 3, source: SourceInfo(name: "Watch"))
+            batch.append(start: start, end: end, value: 1, source: SourceInfo(name: "Watch"))
+            try socket.write(FrameEncoder().encode(Message.insert(Insert(batch: batch)).frame(requestID: UInt32(id + 1))))
+            guard case .error(let error) = try Self.reply(to: UInt32(id + 1), on: socket) else {
+                Issue.record("batch \(id + 1) was accepted")
+                continue
+            }
+            #expect(error.code == ErrorCode.invalidSample.rawValue)
+            #expect(error.message.contains("row 1") && error.message.contains("0001–9999"), "\(error.message)")
+            #expect(error.retryable == false)
+        }
+        let directory = hkd.dataDirectory
+        await hkd.stop()
+        let restarted = try await HKDProcess(dataDirectory: directory, arguments: ["--auth", "off"])
+        let client = restarted.client()
+        defer { client.close() }
+        #expect(try await client.samples("stepCount", subject: "anna").count == 0)
+        _ = try await client.insert(try EndToEndTests.steps(subject: "anna", minutes: 3))
+        #expect(try await client.statistics("stepCount", subject: "anna", options: .cumulativeSum).statistics.figures.sum == 3)
+        await restarted.stop()
+    }
+
     /// Subscribe requests of every kind, some of which fail on the server (bad zone, unknown type).
     static func subscribeRequest(_ index: Int) -> Message {
         let collection = CollectionQuery(

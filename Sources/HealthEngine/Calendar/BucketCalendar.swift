@@ -23,8 +23,8 @@ import HealthModel
 public struct BucketCalendar: Sendable {
     /// The default cap on the buckets of one query.
     public static let defaultMaximumBucketCount = 10_000_000
-    /// Instants accepted as anchor and range: years 0001 through 9999 UTC.
-    public static let supportedRange: ClosedRange<Timestamp> = -62_135_596_800_000_000...253_402_300_799_999_999
+    /// Instants accepted as anchor and range: ``SupportedInstants``.
+    public static let supportedRange = SupportedInstants.range
 
     /// The instant bucket 0 starts at.
     public let anchor: Timestamp
@@ -174,7 +174,7 @@ public struct BucketCalendar: Sendable {
 
     private static func checkSupported(_ instant: Timestamp, role: String) throws {
         guard supportedRange.contains(instant) else {
-            throw HealthError(.invalidArgument, "\(role) \(instant) is outside years 0001–9999")
+            throw HealthError(.invalidArgument, "\(role) \(instant) is outside \(SupportedInstants.description)")
         }
     }
 }

@@ -264,6 +264,9 @@ extension Series {
         for row in 0..<n {
             if row > 0, image.starts[row] < image.starts[row - 1] { throw broken("starts not sorted at row \(row)") }
             if image.ends[row] < image.starts[row] { throw broken("row \(row) ends before it starts") }
+            if !SupportedInstants.contains(image.starts[row]) || !SupportedInstants.contains(image.ends[row]) {
+                throw broken("row \(row) lies outside \(SupportedInstants.description)")
+            }
             if Int(image.sourceIDs[row]) >= image.sources.count { throw broken("row \(row) has no source") }
             if batches.entryIndex(holding: image.arrivals[row]) == nil {
                 throw broken("row \(row) has anchor \(image.arrivals[row]) of no batch")

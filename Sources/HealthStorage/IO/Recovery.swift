@@ -12,6 +12,8 @@ public struct RecoveryReport: Sendable {
     public var replayedRecords = 0
     /// Log records skipped because a snapshot holds them.
     public var skippedRecords = 0
+    /// Intact log records that could not be applied, kept aside in `quarantine/` (see ``Recovery``).
+    public var quarantinedRecords = 0
     /// Bytes cut off a torn last record.
     public var tornBytes = 0
     /// What `--repair` gave up, one line each; empty without damage.
@@ -27,7 +29,9 @@ public struct RecoveryReport: Sendable {
 /// Damage stops start-up with a ``ErrorCode/storageUnavailable`` error naming the file and offset, except a
 /// torn last record (never acknowledged), which is cut off and logged. With `repair`, everything before the
 /// damage is kept: the damaged segment is cut at the damage and later segments are renamed `*.damaged`;
-/// an unreadable snapshot is left out (its samples not in the log are lost, and said so).
+/// an unreadable snapshot is left out (its samples not in the log are lost, and said so). An intact record that
+/// cannot be applied (a sample outside ``SupportedInstants`` logged by an older version, say) is quarantined: copied
+/// to `quarantine/`, logged with its offset, and skipped, so it cannot stop every later start.
 enum Recovery {
     static func run(
         directory: String, store: HealthStore, repair: Bool, log: (String) -> Void
@@ -98,12 +102,13 @@ enum Recovery {
             for record in scan.records where damage.map({ record.offset < $0.offset }) ?? true {
                 do {
                     try replay(record, store: store, applied: applied, report: &report)
-                    replayed += 1
                 } catch {
-                    damage = .corrupt(
-                        offset: record.offset, reason: "record \(record.sequence) cannot be replayed: \(error)")
-                    break
+                    // The record is intact (its CRC holds) but cannot be applied: it was never acknowledged (the
+                    // insert that logged it failed), so keep it aside rather than stop every start on it.
+                    try quarantine(record, segment: name, directory: directory, reason: error, log: log)
+                    report.quarantinedRecords += 1
                 }
+                replayed += 1
             }
             let isLast = index == segments.count - 1
             if isLast, replayed == 0, damage == nil || damage?.offset ?? 0 < LogFraming.headerSize {
@@ -170,6 +175,24 @@ enum Recovery {
         }
         report.replayedRecords += 1
     }
+
+    /// Writes an intact record that cannot be applied to `quarantine/<segment>@<offset>.record` (the record's
+    /// bytes exactly as framed in the log), and logs why.
+    private static func quarantine(
+        _ record: LogFraming.Record, segment: String, directory: String, reason: any Error, log: (String) -> Void
+    ) throws {
+        let folder = directory + "/" + quarantineDirectory
+        try FileSystem.makeDirectories(folder, permissions: 0o700)
+        let path = folder + "/\(segment)@\(record.offset).record"
+        let bytes = LogFraming.record(kind: record.kind, sequence: record.sequence, payload: record.payload)
+        try FileSystem.writeFileAtomically(path, bytes, permissions: 0o600)
+        log(
+            "quarantined log record \(record.sequence) (wal/\(segment) offset \(record.offset)): it cannot be applied "
+                + "(\(reason)); its bytes are kept in \(path) and start-up goes on without it")
+    }
+
+    /// Where records that cannot be applied are kept, relative to the data directory.
+    static let quarantineDirectory = "quarantine"
 
     private static func cut(_ path: String, at offset: Int) throws {
         let file = try File(path: path, options: [.write])
