@@ -116,6 +116,12 @@ struct Series: Sendable {
         batches.entries[entryIndex(ofRow: row, hint: &hint)].writer
     }
 
+    /// The client identity that wrote row `row`.
+    func writer(ofRow row: Int) -> UInt32 {
+        var hint = 0
+        return writer(ofRow: row, hint: &hint)
+    }
+
     /// Records a batch's entry in the batch table (before its rows are merged).
     mutating func registerBatch(_ entry: AppliedBatch) { batches.append(entry) }
 

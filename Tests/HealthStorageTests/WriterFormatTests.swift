@@ -23,8 +23,8 @@ struct WriterFormatTests {
         #expect(throws: CodecError.self) { try LogChange.decode(kind: 4, payload: zero) }
     }
 
-    @Test("HKSNAP04 keeps the batch table (writers, derived and sent UUIDs), anchors, deletions and the newest anchor")
-    func snapshotVersion4() throws {
+    @Test("HKSNAP05 keeps the batch table (writers, derived and sent UUIDs), anchors, deletions and the newest anchor")
+    func snapshotVersion5() throws {
         let store = HealthStore()
         _ = try store.insert(stepBatch(id: 1, rows: 4), writer: 9, beforeApplying: {})
         _ = try store.insert(stepBatch(id: 2, from: 10, rows: 5, derivedUUIDs: true), writer: 11, beforeApplying: {})
@@ -41,14 +41,44 @@ struct WriterFormatTests {
         #expect(series.changeLog.deletions.map(\.writer) == [9])
         #expect(image.lastAnchor == 10)
         let bytes = SnapshotCodec.encode(image, sequence: 5)
-        #expect(Array(bytes.prefix(8)) == Array("HKSNAP04".utf8))
+        #expect(Array(bytes.prefix(8)) == Array("HKSNAP05".utf8))
         let decoded = try SnapshotCodec.decode(bytes)
         #expect(decoded.image == image)
         #expect(decoded.sequence == 5)
+        #expect(decoded.image.series[0].recentBatches.map(\.writer) == [9, 11])
         let restored = HealthStore()
         try restored.restore(decoded.image)
         #expect(try restored.samples(subject: "anna", type: "stepCount").uuids == Array(stored[1...]))
         #expect(try restored.samples(subject: "anna", type: "stepCount", filter: SampleFilter(writer: 11)).count == 5)
+        // Batch ids stay scoped to their writer across the snapshot: writer 9's retry repeats its first
+        // acknowledgement; writer 11's own batch 1 is a new batch.
+        #expect(try restored.insert(stepBatch(id: 1, rows: 4), writer: 9, beforeApplying: {}) == InsertResult(inserted: 4, duplicates: 0))
+        #expect(
+            try restored.insert(stepBatch(id: 1, from: 40, rows: 2), writer: 11, beforeApplying: {})
+                == InsertResult(inserted: 2, duplicates: 0))
+        #expect(try restored.samples(subject: "anna", type: "stepCount").count == 10)
+    }
+
+    @Test("HKSNAP04 (recent batches without writers) still reads; its recent batch ids match no later batch")
+    func snapshotVersion4() throws {
+        let store = HealthStore()
+        let first = stepBatch(id: 1, rows: 4)
+        _ = try store.insert(first, writer: 9, beforeApplying: {})
+        var (image, _) = store.image(of: try QuantityType.named("stepCount")) { () }
+        image.series[0].recentBatches = []
+        // Without recent batches, version 4 and 5 bodies are the same bytes.
+        var bytes = SnapshotCodec.encode(image, sequence: 3)
+        bytes.replaceSubrange(0..<8, with: Array("HKSNAP04".utf8))
+        bytes.removeLast(4)
+        let crc = Zlib.crc32(bytes)
+        withUnsafeBytes(of: crc.littleEndian) { bytes.append(contentsOf: $0) }
+        let decoded = try SnapshotCodec.decode(bytes)
+        #expect(decoded.image == image)
+        let restored = HealthStore()
+        try restored.restore(decoded.image)
+        // The retry is recognised row by row through its UUIDs.
+        #expect(try restored.insert(first, writer: 9, beforeApplying: {}) == InsertResult(inserted: 0, duplicates: 4))
+        #expect(try restored.samples(subject: "anna", type: "stepCount").count == 4)
     }
 
     @Test("a batch table whose anchors overlap or miss a row is refused at restore, naming the subject")
@@ -152,6 +182,8 @@ struct WriterFormatTests {
     static func version3(_ image: ShardImage, uuids: [UUID], writers: [UInt32]) -> [UInt8] {
         var tableless = image
         tableless.series[0].batches = []
+        // Recent batches have no writer before version 5; these files hold none.
+        tableless.series[0].recentBatches = []
         let current = SnapshotCodec.encode(tableless, sequence: 5)
         let series = image.series[0]
         let n = series.count

@@ -97,11 +97,14 @@ public struct SeriesImage: Hashable, Sendable {
     /// A batch id the series remembers, with the result it reported.
     public struct RecentBatch: Hashable, Sendable {
         public var batchID: UInt64
+        /// The identity that sent it; `nil` when an old snapshot (before version 5) did not record it.
+        public var writer: UInt32?
         public var inserted: Int
         public var duplicates: Int
         /// A remembered batch.
-        public init(batchID: UInt64, inserted: Int, duplicates: Int) {
+        public init(batchID: UInt64, writer: UInt32?, inserted: Int, duplicates: Int) {
             self.batchID = batchID
+            self.writer = writer
             self.inserted = inserted
             self.duplicates = duplicates
         }
@@ -208,9 +211,10 @@ public struct SeriesImage: Hashable, Sendable {
             sources: series.sources.infos,
             userEnteredSources: series.sources.infos.indices.map { series.sources.isUserEntered(id: $0) },
             priorityOrder: series.sources.explicitOrder,
-            recentBatches: series.ledger.recentBatchOrder.map { id in
-                let outcome = series.ledger.outcome(ofBatch: id)!
-                return RecentBatch(batchID: id, inserted: outcome.inserted, duplicates: outcome.duplicates)
+            recentBatches: series.ledger.recentBatchOrder.map { key in
+                let outcome = series.ledger.recentBatches[key]!
+                return RecentBatch(
+                    batchID: key.id, writer: key.writer, inserted: outcome.inserted, duplicates: outcome.duplicates)
             },
             syncHolders: series.ledger.syncEntries.map { key, entry in
                 SyncHolder(
@@ -276,7 +280,9 @@ extension Series {
         guard image.maxDuration >= maxDuration else { throw broken("maxDuration below a stored duration") }
         var ledger = SeriesLedger()
         for batch in image.recentBatches {
-            ledger.record(batch: batch.batchID, .init(inserted: batch.inserted, duplicates: batch.duplicates))
+            ledger.record(
+                batch: .init(id: batch.batchID, writer: batch.writer),
+                .init(inserted: batch.inserted, duplicates: batch.duplicates))
         }
         for holder in image.syncHolders {
             ledger.setSync(

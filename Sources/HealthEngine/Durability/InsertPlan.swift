@@ -30,7 +30,7 @@ struct InsertPlan: Sendable {
 
     /// Plans `batch` against `series` (`nil`: the subject has no series of this type yet).
     init(_ batch: PreparedBatch, against series: Series?) throws {
-        if let outcome = series?.ledger.outcome(ofBatch: batch.batchID) {
+        if let outcome = series?.ledger.outcome(ofBatch: batch.batchID, writer: batch.writer) {
             repeated = outcome
             return
         }
@@ -67,6 +67,11 @@ struct InsertPlan: Sendable {
                 if let series, series.mayHold(uuid, checkingDerived: checkDerived),
                     let stored = series.row(of: uuid, startingAt: rows.starts[row])
                 {
+                    // Batch ids are each client's own: another identity's batch with the same id derives the same
+                    // UUIDs, which then cannot name this identity's samples too.
+                    if sent == nil, series.writer(ofRow: stored) != batch.writer {
+                        throw InsertPlan.batchIDTaken(batch, row, uuid)
+                    }
                     guard series.hasContent(of: batch, row: row, at: stored) else {
                         throw InsertPlan.conflict(batch, row, uuid, "a stored sample")
                     }
@@ -111,6 +116,14 @@ struct InsertPlan: Sendable {
         x.rows.starts[a] == y.rows.starts[b] && x.rows.ends[a] == y.rows.ends[b]
             && x.rows.values[a].bitPattern == y.rows.values[b].bitPattern
             && x.sources[Int(x.sourceIndices[a])] == y.sources[Int(y.sourceIndices[b])]
+    }
+
+    static func batchIDTaken(_ batch: PreparedBatch, _ row: Int, _ uuid: UUID) -> HealthError {
+        HealthError(
+            .uuidConflict,
+            "batch \(batch.batchID) row \(row): another identity stored a batch with id \(batch.batchID) for this "
+                + "subject and \(batch.type), so the UUID derived from it (\(uuid.uuidString)) is taken; send the "
+                + "batch under a new random batch id, or with its own UUIDs")
     }
 
     static func conflict(_ batch: PreparedBatch, _ row: Int, _ uuid: UUID, _ holder: String) -> HealthError {
@@ -161,6 +174,6 @@ extension Series {
             if batch.keptUUIDs != nil { ledger.add(uuids: plan.added.lazy.map(batch.uuid(row:))) }
         }
         for (key, entry) in plan.syncUpdates { ledger.setSync(key, entry) }
-        ledger.record(batch: batch.batchID, plan.outcome)
+        ledger.record(batch: .init(id: batch.batchID, writer: batch.writer), plan.outcome)
     }
 }

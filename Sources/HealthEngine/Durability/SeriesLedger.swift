@@ -13,6 +13,15 @@ struct SeriesLedger: Sendable {
     /// by row through its UUIDs, only its acknowledgement is recomputed.
     static let recentBatchLimit = 64
 
+    /// A batch id as the identity that sent it: batch ids are the client's choice, so two identities writing to
+    /// one subject may both send batch 42, and neither may get the other's acknowledgement.
+    struct BatchKey: Hashable, Sendable {
+        var id: UInt64
+        /// The writing identity; `nil` for batches remembered by a snapshot older than version 5, which did not
+        /// record it (such an entry matches no later batch: a retry is then de-duplicated row by row).
+        var writer: UInt32?
+    }
+
     /// What the first application of a batch reported.
     struct BatchOutcome: Hashable, Sendable {
         var inserted: Int
@@ -33,9 +42,9 @@ struct SeriesLedger: Sendable {
         var start: Timestamp
     }
 
-    /// Recent batch ids in arrival order (oldest first) and their outcomes.
-    private(set) var recentBatchOrder: [UInt64] = []
-    private(set) var recentBatches: [UInt64: BatchOutcome] = [:]
+    /// Recent batches in arrival order (oldest first) and their outcomes.
+    private(set) var recentBatchOrder: [BatchKey] = []
+    private(set) var recentBatches: [BatchKey: BatchOutcome] = [:]
     /// ``fingerprint(_:)`` of every stored UUID that came with its batch.
     private var fingerprints = FingerprintSet()
     /// Sync identifier → the sample holding it, and the reverse map used when samples are deleted.
@@ -51,12 +60,12 @@ struct SeriesLedger: Sendable {
         }
     }
 
-    /// The outcome of batch `id` if it was applied recently.
-    func outcome(ofBatch id: UInt64) -> BatchOutcome? { recentBatches[id] }
+    /// The outcome of batch `id` from `writer` if it was applied recently.
+    func outcome(ofBatch id: UInt64, writer: UInt32) -> BatchOutcome? { recentBatches[BatchKey(id: id, writer: writer)] }
 
     /// Remembers a batch's outcome, forgetting the oldest beyond ``recentBatchLimit``.
-    mutating func record(batch id: UInt64, _ outcome: BatchOutcome) {
-        if recentBatches.updateValue(outcome, forKey: id) == nil { recentBatchOrder.append(id) }
+    mutating func record(batch key: BatchKey, _ outcome: BatchOutcome) {
+        if recentBatches.updateValue(outcome, forKey: key) == nil { recentBatchOrder.append(key) }
         if recentBatchOrder.count > SeriesLedger.recentBatchLimit {
             recentBatches[recentBatchOrder.removeFirst()] = nil
         }
@@ -101,7 +110,7 @@ struct SeriesLedger: Sendable {
 
     /// Approximate heap bytes (hash tables counted at their bucket size).
     var approximateBytes: Int {
-        fingerprints.approximateBytes + recentBatchOrder.capacity * 8 + recentBatches.capacity * 32
+        fingerprints.approximateBytes + recentBatchOrder.capacity * 16 + recentBatches.capacity * 40
             + syncEntries.count * 128
     }
 }

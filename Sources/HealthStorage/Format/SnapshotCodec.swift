@@ -6,11 +6,14 @@ import HealthModel
 /// The byte layout of one shard snapshot file (Protocol/STORAGE.md): magic, type, the log sequence the image
 /// is complete up to, the type's newest change anchor, the series (tables, deletion records, the batch table,
 /// then raw little-endian columns ending with the arrival anchors), and a CRC-32 of everything before it.
-/// Writes version 4; versions 1–3 (per-row UUID and writer columns instead of the batch table) are still read.
+/// Writes version 5; versions 1–4 are still read (1–3: per-row UUID and writer columns instead of the batch table;
+/// 1–4: recent batches without their writer).
 /// Pure functions, thread-safe.
 public enum SnapshotCodec {
-    /// First 8 bytes of every snapshot file this version writes (version 4: batch table, no UUID column).
-    public static let magic: [UInt8] = Array("HKSNAP04".utf8)
+    /// First 8 bytes of every snapshot file this version writes (version 5: recent batches name their writer).
+    public static let magic: [UInt8] = Array("HKSNAP05".utf8)
+    /// First 8 bytes of version 4 files (batch table, no UUID column, recent batches without writers).
+    public static let magicWithoutBatchWriters: [UInt8] = Array("HKSNAP04".utf8)
     /// First 8 bytes of version 3 files (UUID, writer and anchor columns, change log).
     public static let magicWithUUIDColumn: [UInt8] = Array("HKSNAP03".utf8)
     /// First 8 bytes of version 2 files (writer column, no change log); rows get anchors in load order.
@@ -113,6 +116,8 @@ public enum SnapshotCodec {
         w.writeVarint(UInt64(s.recentBatches.count))
         for batch in s.recentBatches {
             w.writeLE(batch.batchID)
+            // Version 5: 0 for a writer an older snapshot did not record, else the writer id + 1.
+            w.writeVarint(batch.writer.map { UInt64($0) + 1 } ?? 0)
             w.writeVarint(UInt64(batch.inserted))
             w.writeVarint(UInt64(batch.duplicates))
         }
@@ -165,10 +170,15 @@ public enum SnapshotCodec {
         let fileMagic = Array(bytes[0..<magic.count])
         let version: Version
         switch fileMagic {
-        case magic: version = Version(hasWriters: true, hasChangeLog: true, hasBatchTable: true)
-        case magicWithUUIDColumn: version = Version(hasWriters: true, hasChangeLog: true, hasBatchTable: false)
-        case magicWithoutChangeLog: version = Version(hasWriters: true, hasChangeLog: false, hasBatchTable: false)
-        case magicWithoutWriters: version = Version(hasWriters: false, hasChangeLog: false, hasBatchTable: false)
+        case magic: version = Version(hasWriters: true, hasChangeLog: true, hasBatchTable: true, hasBatchWriters: true)
+        case magicWithoutBatchWriters:
+            version = Version(hasWriters: true, hasChangeLog: true, hasBatchTable: true, hasBatchWriters: false)
+        case magicWithUUIDColumn:
+            version = Version(hasWriters: true, hasChangeLog: true, hasBatchTable: false, hasBatchWriters: false)
+        case magicWithoutChangeLog:
+            version = Version(hasWriters: true, hasChangeLog: false, hasBatchTable: false, hasBatchWriters: false)
+        case magicWithoutWriters:
+            version = Version(hasWriters: false, hasChangeLog: false, hasBatchTable: false, hasBatchWriters: false)
         default: throw CodecError(.malformedPayload, "bad snapshot magic at offset 0")
         }
         let hasChangeLog = version.hasChangeLog
@@ -202,8 +212,10 @@ public enum SnapshotCodec {
         var hasWriters: Bool
         /// The newest anchor, deletion records and arrival column (versions 3 and 4).
         var hasChangeLog: Bool
-        /// The batch table instead of UUID and writer columns (version 4).
+        /// The batch table instead of UUID and writer columns (versions 4 and 5).
         var hasBatchTable: Bool
+        /// Recent batches carry their writer (version 5).
+        var hasBatchWriters: Bool
         /// Column bytes per sample.
         var columnBytes: Int {
             hasBatchTable ? SnapshotCodec.columnBytes : 42 + (hasWriters ? 4 : 0) + (hasChangeLog ? 8 : 0)
@@ -231,9 +243,18 @@ public enum SnapshotCodec {
         let batchCount = try r.readCount("recent batch count", limit: r.remaining / 10)
         var batches: [SeriesImage.RecentBatch] = []
         for _ in 0..<batchCount {
+            let batchID = try r.readLE(UInt64.self)
+            var writer: UInt32?
+            if version.hasBatchWriters {
+                let stored = try r.readVarint()
+                guard stored <= UInt64(UInt32.max) + 1 else {
+                    throw CodecError(.malformedPayload, "recent batch writer \(stored) out of range")
+                }
+                writer = stored == 0 ? nil : UInt32(stored - 1)
+            }
             batches.append(
                 .init(
-                    batchID: try r.readLE(UInt64.self), inserted: Int(try r.readVarint() & 0xFFFF_FFFF),
+                    batchID: batchID, writer: writer, inserted: Int(try r.readVarint() & 0xFFFF_FFFF),
                     duplicates: Int(try r.readVarint() & 0xFFFF_FFFF)))
         }
         let holderCount = try r.readCount("sync holder count", limit: r.remaining / 20)
