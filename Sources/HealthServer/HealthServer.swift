@@ -30,6 +30,10 @@ public final class HealthServer: Sendable {
     public let identities: IdentityRegistry?
     /// Slows down repeated authentication failures per address.
     let failures = FailureThrottle()
+    /// Connections that have not completed their handshake (see ``ServerConfiguration/maxHandshakingConnections``).
+    let handshaking = Atomic<Int>(0)
+    /// Request bytes held in memory by all connections (see ``ServerConfiguration/maxBufferedBytes``).
+    let budget: MemoryBudget
 
     /// Decides who a hello comes from: with `--auth off` everyone is the anonymous identity (id 0).
     func authenticate(_ hello: Hello) throws(HealthError) -> ClientIdentity {
@@ -98,6 +102,7 @@ public final class HealthServer: Sendable {
         group = try EventLoopGroup(threads: configuration.threads > 0 ? configuration.threads : cores, name: "hkd-loop")
         workers = try WorkerPool(threads: configuration.workers > 0 ? configuration.workers : cores, queueCapacity: 4096, name: "hkd-worker")
         listener = Mutex(nil)
+        budget = MemoryBudget(capacity: configuration.maxBufferedBytes)
     }
 
     /// Carries out requests against the store; made per request (it is a small value).

@@ -13,6 +13,16 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// Worker threads for heavy requests; 0 means one per core.
     public var workers = 0
     public var maxConnections = 1024
+    /// Connections still in their handshake at once; more are refused (retryable) so that clients which never
+    /// authenticate cannot take every slot.
+    public var maxHandshakingConnections = 256
+    /// Seconds a connection has to complete its handshake, and a frame its arrival (plus its length at 64 KiB/s).
+    public var handshakeTimeoutSeconds: UInt64 = 10
+    /// Seconds replies may stay unread (the reply queue over `maxQueuedReplyBytes`) before the connection closes.
+    public var unreadRepliesTimeoutSeconds: UInt64 = 30
+    /// Request bytes held in memory at once by every connection together: frames being received and inflated
+    /// payloads being handled. Reading pauses when it is spent.
+    public var maxBufferedBytes = 512 << 20
     public var idleTimeoutSeconds: UInt64 = 300
     public var maxFrameBytes: UInt64 = 16 << 20
     public var maxInflatedBytes: UInt64 = 64 << 20
@@ -50,6 +60,15 @@ public struct ServerConfiguration: Hashable, Sendable {
             directory: dataDirectory, fsync: fsync, repair: repair, snapshotIntervalSeconds: snapshotIntervalSeconds)
     }
 
+    /// How long each step of a connection may take.
+    public var deadlines: ConnectionDeadlines {
+        ConnectionDeadlines(
+            handshake: .seconds(Int64(clamping: handshakeTimeoutSeconds)),
+            frame: .seconds(Int64(clamping: handshakeTimeoutSeconds)),
+            idle: idleTimeoutSeconds == 0 ? nil : .seconds(Int64(clamping: idleTimeoutSeconds)),
+            unreadReplies: .seconds(Int64(clamping: unreadRepliesTimeoutSeconds)))
+    }
+
     /// The limits announced in the welcome.
     public var sessionLimits: SessionLimits {
         SessionLimits(
@@ -68,7 +87,19 @@ public struct ServerConfiguration: Hashable, Sendable {
           --threads N             Event-loop threads (default: one per core).
           --workers N             Worker threads for queries and inserts (default: one per core).
           --max-connections N     Connections served at once (default: 1024).
-          --idle-timeout SECONDS  Close connections silent this long; 0 never (default: 300).
+          --max-handshaking N     Connections still in their handshake at once; more are refused with the
+                                  retryable tooManyConnections (default: 256).
+          --idle-timeout SECONDS  Close connections silent this long; 0 never (default: 300). Bytes of an
+                                  unfinished frame do not count as activity.
+          --handshake-timeout SECONDS
+                                  Time to complete the handshake, and to finish a frame once it began (plus
+                                  its length at 64 KiB/s) (default: 10).
+          --unread-replies-timeout SECONDS
+                                  Close a connection whose replies stay unread this long with its reply queue
+                                  full (default: 30).
+          --max-buffered-bytes N  Request bytes all connections together may hold in memory: frames being
+                                  received and inflated payloads being handled; reading pauses when it is
+                                  spent (default: 536870912).
           --max-frame-bytes N     Largest frame payload accepted on the wire (default: 16777216).
           --max-batch-rows N      Most rows in one insert batch (default: 100000).
           --fsync always|interval|never
@@ -138,6 +169,10 @@ public struct ServerConfiguration: Hashable, Sendable {
             case "--workers": config.workers = try number()
             case "--max-connections": config.maxConnections = try number()
             case "--idle-timeout": config.idleTimeoutSeconds = try number()
+            case "--max-handshaking": config.maxHandshakingConnections = try number()
+            case "--handshake-timeout": config.handshakeTimeoutSeconds = try number()
+            case "--unread-replies-timeout": config.unreadRepliesTimeoutSeconds = try number()
+            case "--max-buffered-bytes": config.maxBufferedBytes = try number()
             case "--max-frame-bytes": config.maxFrameBytes = try number()
             case "--max-batch-rows": config.maxBatchRows = try number()
             case "--fsync":

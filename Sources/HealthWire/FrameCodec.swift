@@ -58,6 +58,10 @@ public struct FrameEncoder: Sendable {
 /// stream cannot be resynchronised: close the connection.
 public struct FrameDecoder: Sendable {
     public var limits: FrameLimits
+    /// When set, compressed frames come out of ``next()`` still compressed (``FrameFlags/compressed`` set, the
+    /// payload as on the wire) for ``inflate(_:limits:)`` to expand elsewhere: a server inflates on its workers,
+    /// not on the event-loop thread that decodes frames for many connections.
+    public var defersInflation = false
     private var buffer: [UInt8] = []
     private var readIndex = 0
 
@@ -67,6 +71,13 @@ public struct FrameDecoder: Sendable {
 
     /// Bytes received but not yet returned as frames.
     public var bufferedByteCount: Int { buffer.count - readIndex }
+
+    /// The payload length the buffered frame header declares, once a whole header is buffered and ``next()``
+    /// returned `nil` for want of its payload; `nil` before that.
+    public var pendingPayloadLength: Int? {
+        guard buffer.count - readIndex >= FrameHeader.size else { return nil }
+        return Int(uint32(at: readIndex + 12))
+    }
 
     /// Adds received bytes.
     public mutating func append(_ bytes: some Collection<UInt8>) {
@@ -94,9 +105,29 @@ public struct FrameDecoder: Sendable {
         let start = readIndex + FrameHeader.size
         let body = buffer[start..<start + header.length]
         readIndex = start + header.length
-        let payload = header.flags.contains(.compressed) ? try inflate(body, kind: header.kind) : Array(body)
+        let compressed = header.flags.contains(.compressed)
+        if compressed, defersInflation {
+            compactIfWorthIt()
+            return Frame(kind: header.kind, flags: header.flags, requestID: header.requestID, payload: Array(body))
+        }
+        let payload = compressed ? try Self.inflate(body, kind: header.kind, limits: limits) : Array(body)
         compactIfWorthIt()
         return Frame(kind: header.kind, flags: header.flags.subtracting(.compressed), requestID: header.requestID, payload: payload)
+    }
+
+    /// A frame ``next()`` returned compressed (with ``defersInflation``), inflated under `limits`; any other frame
+    /// as it is. Thread-safe.
+    public static func inflate(_ frame: Frame, limits: FrameLimits) throws(WireError) -> Frame {
+        guard frame.flags.contains(.compressed) else { return frame }
+        let payload = try inflate(frame.payload[...], kind: frame.kind, limits: limits)
+        return Frame(kind: frame.kind, flags: frame.flags.subtracting(.compressed), requestID: frame.requestID, payload: payload)
+    }
+
+    /// The inflated size a compressed payload declares (its first 4 bytes), `nil` when it is too short.
+    public static func declaredInflatedLength(_ frame: Frame) -> Int? {
+        guard frame.flags.contains(.compressed), frame.payload.count >= FrameHeader.inflatedLengthSize else { return nil }
+        let p = frame.payload
+        return Int(UInt32(p[0]) | UInt32(p[1]) << 8 | UInt32(p[2]) << 16 | UInt32(p[3]) << 24)
     }
 
     private func badMagic() -> WireError {
@@ -126,7 +157,9 @@ public struct FrameDecoder: Sendable {
         return (kind, flags, uint32(at: base + 8), length)
     }
 
-    private func inflate(_ body: ArraySlice<UInt8>, kind: MessageKind) throws(WireError) -> [UInt8] {
+    private static func inflate(_ body: ArraySlice<UInt8>, kind: MessageKind, limits: FrameLimits) throws(WireError)
+        -> [UInt8]
+    {
         guard body.count >= FrameHeader.inflatedLengthSize else {
             throw WireError(.malformedFrame, "compressed \(kind) payload is shorter than its 4-byte inflated length")
         }
