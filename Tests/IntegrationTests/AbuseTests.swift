@@ -96,4 +96,109 @@ struct AbuseTests {
         #expect(try await client.statistics("stepCount", subject: "anna", options: .cumulativeSum).statistics.figures.sum == 2700)
         await hkd.stop()
     }
+
+    /// Pings with a fresh single-attempt client until one succeeds or `limit` passes; the time it took.
+    static func firstSuccessfulPing(port: Int, within limit: Duration) async -> Duration? {
+        let started = ContinuousClock.now
+        while ContinuousClock.now - started < limit {
+            let client = HealthClient(ClientConfiguration(port: port, token: "", requestTimeout: .seconds(2), retry: .none))
+            defer { client.close() }
+            if (try? await client.ping()) != nil { return ContinuousClock.now - started }
+            try? await Task.sleep(for: .milliseconds(50))  // pacing of the retries, not synchronisation
+        }
+        return nil
+    }
+
+    @Test("slow senders that never finish their handshake lose their slots to the handshake deadline")
+    func slowloris() async throws {
+        let hkd = try await HKDProcess(arguments: ["--auth", "off", "--max-connections", "10", "--handshake-timeout", "1"])
+        let port = hkd.port
+        // Ten connections take every slot and send one byte of a hello every 300 ms.
+        let hello = FrameEncoder().encode(Message.hello(Hello(clientName: "slow", token: "")).frame(requestID: 0))
+        let sockets = try (0..<10).map { _ in try ClientSocket.connect(host: "127.0.0.1", port: port) }
+        let dribbler = Task.detached {
+            for index in 0..<hello.count {
+                for socket in sockets { try? socket.write([hello[index]], timeout: .milliseconds(100)) }
+                try? await Task.sleep(for: .milliseconds(300))
+                if Task.isCancelled { break }
+            }
+        }
+        defer {
+            dribbler.cancel()
+            for socket in sockets { socket.close() }
+        }
+        let waited = await Self.firstSuccessfulPing(port: port, within: .seconds(20))
+        #expect(waited != nil, "a well-behaved client was refused for 20 s")
+        #expect(hkd.logText.contains("the handshake did not complete within 1 s"))
+        await hkd.stop()
+    }
+
+    @Test("connections still in their handshake are held to their own quota")
+    func handshakeQuota() async throws {
+        let hkd = try await HKDProcess(arguments: ["--auth", "off", "--max-handshaking", "3"])
+        let observer = hkd.client()
+        defer { observer.close() }
+        try await observer.ping()
+        let silent = try (0..<3).map { _ in try ClientSocket.connect(host: "127.0.0.1", port: hkd.port) }
+        // Synchronise on the server having accepted all three (the loops accept in any order).
+        while try await observer.serverInfo().connections < 4 { try await Task.sleep(for: .milliseconds(10)) }
+        let messages = try HostileClientTests.exchange([], port: hkd.port, hello: false)
+        let refused = HostileClientTests.errorReply(in: messages)
+        #expect(refused?.code == ErrorCode.tooManyConnections.rawValue)
+        #expect(refused?.retryable == true)
+        for socket in silent { socket.close() }
+        #expect(await Self.firstSuccessfulPing(port: hkd.port, within: .seconds(10)) != nil)
+        await hkd.stop()
+    }
+
+    @Test("frames being received hold the server-wide byte budget: many half-sent large frames stay bounded")
+    func bufferedBytesBudget() async throws {
+        let hkd = try await HKDProcess(arguments: ["--auth", "off", "--max-buffered-bytes", "16777216"])
+        let client = hkd.client()
+        defer { client.close() }
+        let before = try await client.serverInfo().residentBytes
+        let port = hkd.port
+        let sockets = try await Task.detached {
+            try (0..<12).map { _ -> ClientSocket in
+                let socket = try Self.session(port: port)
+                // An insert frame declaring 15 MiB, of which 12 MiB are sent; the rest never comes.
+                try socket.write(HostileClientTests.header(kind: 0x10, length: 15 << 20))
+                let chunk = [UInt8](repeating: 0x41, count: 1 << 20)
+                for _ in 0..<12 {
+                    do { try socket.write(chunk, timeout: .milliseconds(300)) } catch { break }
+                }
+                return socket
+            }
+        }.value
+        defer { for socket in sockets { socket.close() } }
+        let after = try await client.serverInfo().residentBytes
+        let grown = Int64(after) - Int64(before)
+        // Without the budget this holds 12 × 12 MiB = 144 MiB; with it, about one frame's 15 MiB.
+        #expect(grown < 64 << 20, "resident memory grew by \(grown >> 20) MiB")
+        try await client.ping()
+        await hkd.stop()
+    }
+
+    @Test("a client that never reads its replies is disconnected once they stay unread past the deadline")
+    func unreadReplies() async throws {
+        let hkd = try await HKDProcess(arguments: ["--auth", "off", "--unread-replies-timeout", "1"])
+        let client = hkd.client()
+        defer { client.close() }
+        _ = try await client.insert(try EndToEndTests.steps(subject: "anna", minutes: 50_000))
+        let socket = try Self.session(port: hkd.port)
+        defer { socket.close() }
+        let query = Message.sampleQuery(SampleQuery(subject: "anna", type: "stepCount"))
+        var requests: [UInt8] = []
+        for id in 1...40 { requests += FrameEncoder().encode(query.frame(requestID: UInt32(id))) }
+        try socket.write(requests)
+        // 40 replies of 50,000 samples fill the reply queue; nothing reads them.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !hkd.logText.contains("replies were not read for 1 s"), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(hkd.logText.contains("replies were not read for 1 s"))
+        try await client.ping()
+        await hkd.stop()
+    }
+
 }
