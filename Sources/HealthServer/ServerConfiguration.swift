@@ -92,8 +92,9 @@ public struct ServerConfiguration: Hashable, Sendable {
                                   damage, cut the damaged segment there (a copy is kept as *.damaged), rename
                                   later segments and unusable snapshots to *.damaged and log how many samples
                                   were lost. Without it, hkd refuses to start and names the file and offset.
-          --reset-admin           Create a new admin identity and write its token to DIR/admin.token; needed
-                                  to start when identities.json is missing from a directory that holds data.
+          --reset-admin           Create a new admin identity and write its token to DIR/admin.token (each
+                                  start with it creates one: use it once); needed to start when
+                                  identities.json is missing from a directory that holds data.
           --auth required|off     required: every client presents a token and its grants are enforced; the
                                   first start writes the admin token to DIR/admin.token (mode 0600), which
                                   hkq on the same host reads by itself. off: anyone who reaches the port may
