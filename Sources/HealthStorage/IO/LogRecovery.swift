@@ -174,7 +174,8 @@ struct LogRecovery {
         for later in segments[(damage.index + 1)...] {
             let path = walDirectory + "/" + later
             let bytes = try FileSystem.readFile(path)
-            lost += LogFraming.salvage(bytes, from: LogFraming.headerSize, expected: 0)
+            let first = bytes.count >= LogFraming.headerSize ? LogFraming.scan(bytes).firstSequence : 0
+            lost += LogFraming.salvage(bytes, from: LogFraming.headerSize, expected: first)
             line += "; renamed \(later) to \((try DamagedCopies.setAside(path)).split(separator: "/").last ?? "")"
         }
         let samples = lost.reduce(0) { total, record in
