@@ -28,6 +28,27 @@ public enum FileSystem {
         return UInt32(info.st_mode) & 0o7777
     }
 
+    /// Who owns `path` and who may change it, from stat(2) (following symbolic links).
+    public struct Status: Sendable, Equatable {
+        /// The permission bits (such as 0o700).
+        public var permissions: UInt32
+        /// The owner's user id.
+        public var owner: UInt32
+        /// Whether it is a directory.
+        public var isDirectory: Bool
+    }
+
+    /// The status of `path`, `nil` when nothing is there.
+    public static func status(of path: String) throws(SystemError) -> Status? {
+        guard let info = try Sys.statPath(path) else { return nil }
+        return Status(
+            permissions: UInt32(info.st_mode) & 0o7777, owner: UInt32(info.st_uid),
+            isDirectory: info.st_mode & S_IFMT == S_IFDIR)
+    }
+
+    /// The effective user id of this process (geteuid).
+    public static var effectiveUserID: UInt32 { Sys.effectiveUserID() }
+
     /// Sets the permission bits of `path`.
     public static func setPermissions(_ permissions: UInt32, of path: String) throws(SystemError) {
         try Sys.chmod(path, mode: permissions)
@@ -94,7 +115,7 @@ public enum FileSystem {
     public static func writeFileAtomically(
         _ path: String, permissions: UInt32 = 0o644, writing fill: (File) throws -> Void
     ) throws {
-        let temporary = path + ".tmp-\(getpid())"
+        let temporary = temporaryPath(for: path)
         do {
             let file = try File(path: temporary, options: [.create, .truncate, .write], permissions: permissions)
             defer { file.close() }
@@ -107,6 +128,24 @@ public enum FileSystem {
         }
         try rename(temporary, to: path)
         try syncDirectory(directory(of: path))
+    }
+
+    /// The temporary sibling ``writeFileAtomically(_:permissions:writing:)`` writes before its rename:
+    /// `path.tmp-PID`.
+    static func temporaryPath(for path: String) -> String { path + ".tmp-\(getpid())" }
+
+    /// Removes the temporaries ``writeFileAtomically(_:permissions:writing:)`` leaves in `directory` when a
+    /// process dies before its rename (`*.tmp-PID`), and returns their names. Call it only while holding the
+    /// directory's lock, so that no other process is writing one.
+    public static func removeAtomicWriteLeftovers(in directory: String) throws(SystemError) -> [String] {
+        var removed: [String] = []
+        for name in try contentsOfDirectory(directory) {
+            let digits = name.reversed().prefix { ("0"..."9").contains($0) }.count
+            guard digits > 0, name.dropLast(digits).hasSuffix(".tmp-") else { continue }
+            try remove(directory + "/" + name)
+            removed.append(name)
+        }
+        return removed
     }
 
     /// Creates a fresh, empty directory under the system temporary directory and returns its path.

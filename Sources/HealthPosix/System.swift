@@ -329,6 +329,9 @@ enum Sys {
         }
     }
 
+    /// geteuid(2).
+    static func effectiveUserID() -> UInt32 { UInt32(Glibc.geteuid()) }
+
     /// rename(2).
     static func rename(_ from: String, _ to: String) throws(SystemError) {
         _ = try retrying("rename(\(from), \(to))") { Glibc.rename(from, to) }

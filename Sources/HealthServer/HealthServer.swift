@@ -51,6 +51,7 @@ public final class HealthServer: Sendable {
         } catch {
             throw HealthError(.storageUnavailable, "cannot create the data directory \(configuration.dataDirectory): \(error.message)")
         }
+        try DataDirectorySafety.check(configuration.dataDirectory)
         let lock: DirectoryLock
         do {
             lock = try DirectoryLock(directory: configuration.dataDirectory)
@@ -59,9 +60,18 @@ public final class HealthServer: Sendable {
         }
         let identities: IdentityRegistry?
         do {
+            for name in try FileSystem.removeAtomicWriteLeftovers(in: configuration.dataDirectory) {
+                ServerLog.info("removed \(configuration.dataDirectory)/\(name), left by a write that did not finish")
+            }
             identities =
                 configuration.auth == .required
-                ? try IdentityRegistry.open(directory: configuration.dataDirectory) { ServerLog.info($0) } : nil
+                ? try IdentityRegistry.open(
+                    directory: configuration.dataDirectory, resetAdmin: configuration.resetAdmin,
+                    existingData: try StoredData.evidence(in: configuration.dataDirectory)) { ServerLog.info($0) }
+                : nil
+        } catch let error as SystemError {
+            lock.release()
+            throw HealthError(.storageUnavailable, "cannot read the data directory \(configuration.dataDirectory): \(error)")
         } catch {
             lock.release()
             throw error

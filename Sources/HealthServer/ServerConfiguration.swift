@@ -34,6 +34,9 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var fsync = FsyncPolicy.always
     /// Start despite damage in the log or snapshots, keeping everything before it (`--repair`).
     public var repair = false
+    /// Create a new admin identity (and `admin.token`), also when `identities.json` is missing from a data
+    /// directory that holds data (`--reset-admin`).
+    public var resetAdmin = false
     /// Seconds between snapshots while the log grows (`--snapshot-interval`); 0: only at shutdown and by size.
     public var snapshotIntervalSeconds = 600
     /// Whether clients need a token (`--auth`; SECURITY.md).
@@ -116,9 +119,13 @@ public struct ServerConfiguration: Hashable, Sendable {
           --subscriber-timeout SECONDS
                                   Disconnect a subscriber whose updates stay unread this long while its reply
                                   queue is full (default: 30).
-          --repair                Start despite a damaged log or snapshot: keep everything before the damage,
-                                  cut the damaged segment there and rename later ones to *.damaged. Without it,
-                                  hkd refuses to start and names the damaged file and offset.
+          --repair                Start despite a damaged log, snapshot or manifest: keep everything before the
+                                  damage, cut the damaged segment there (a copy is kept as *.damaged), rename
+                                  later segments and unusable snapshots to *.damaged and log how many samples
+                                  were lost. Without it, hkd refuses to start and names the file and offset.
+          --reset-admin           Create a new admin identity and write its token to DIR/admin.token (each
+                                  start with it creates one: use it once); needed to start when
+                                  identities.json is missing from a directory that holds data.
           --auth required|off     required: every client presents a token and its grants are enforced; the
                                   first start writes the admin token to DIR/admin.token (mode 0600), which
                                   hkq on the same host reads by itself. off: anyone who reaches the port may
@@ -183,6 +190,7 @@ public struct ServerConfiguration: Hashable, Sendable {
                 config.fsync = policy
             case "--snapshot-interval": config.snapshotIntervalSeconds = try number()
             case "--repair": config.repair = true
+            case "--reset-admin": config.resetAdmin = true
             case "--auth":
                 let text = try value()
                 guard let mode = AuthMode(rawValue: text) else {

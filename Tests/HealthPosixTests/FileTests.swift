@@ -161,4 +161,38 @@ struct FileTests {
             third.release()
         }
     }
+
+    @Test("deleting the lock file does not release the directory lock")
+    func directoryLockSurvivesDeletedFile() throws {
+        try withTemporaryDirectory { directory in
+            let first = try DirectoryLock(directory: directory)
+            defer { first.release() }
+            try FileSystem.remove(first.path)
+            let second = #expect(throws: SystemError.self) { try DirectoryLock(directory: directory) }
+            #expect(second?.code == EWOULDBLOCK)
+            #expect(second?.call.contains(directory) == true)
+        }
+    }
+
+    @Test("leftovers of atomic writes (*.tmp-PID) are removed, nothing else")
+    func atomicWriteLeftovers() throws {
+        try withTemporaryDirectory { directory in
+            for name in ["a.snap.tmp-123", "MANIFEST.tmp-9", "keep.tmp-", "keep.tmp-12x", "keep.snap", "tmp-5"] {
+                try FileSystem.writeFileAtomically(directory + "/" + name, [1, 2, 3])
+            }
+            #expect(try FileSystem.removeAtomicWriteLeftovers(in: directory) == ["MANIFEST.tmp-9", "a.snap.tmp-123"])
+            #expect(try FileSystem.contentsOfDirectory(directory) == ["keep.snap", "keep.tmp-", "keep.tmp-12x", "tmp-5"])
+        }
+    }
+
+    @Test("status names permissions, owner and kind")
+    func status() throws {
+        try withTemporaryDirectory { directory in
+            let info = try #require(try FileSystem.status(of: directory))
+            #expect(info.isDirectory)
+            #expect(info.permissions == 0o700)
+            #expect(info.owner == FileSystem.effectiveUserID)
+            #expect(try FileSystem.status(of: directory + "/missing") == nil)
+        }
+    }
 }

@@ -64,4 +64,17 @@ struct ServerConfigurationTests {
             Issue.record("\(error)")
         }
     }
+
+    @Test("--reset-admin and --repair are off unless given")
+    func resetAdmin() throws {
+        guard case .run(let plain) = try ServerConfiguration.parse([]),
+            case .run(let reset) = try ServerConfiguration.parse(["--reset-admin", "--repair"])
+        else {
+            Issue.record("not a run request")
+            return
+        }
+        #expect(!plain.resetAdmin && !plain.repair)
+        #expect(reset.resetAdmin && reset.repair)
+        #expect(ServerConfiguration.usage.contains("--reset-admin"))
+    }
 }

@@ -63,13 +63,37 @@ func flipByte(_ path: String, at offset: Int) throws {
     try FileSystem.writeFileAtomically(path, bytes)
 }
 
+/// Flips one bit of a file.
+func flipBit(_ path: String, at offset: Int, bit: UInt8 = 0) throws {
+    var bytes = try FileSystem.readFile(path)
+    bytes[offset] ^= 1 << bit
+    try FileSystem.writeFileAtomically(path, bytes)
+}
+
+/// Appends `bytes` to a file (a write a crash cut short).
+func appendBytes(_ path: String, _ bytes: [UInt8]) throws {
+    let file = try File(path: path, options: [.write, .append])
+    defer { file.close() }
+    try file.write(bytes)
+}
+
+/// Cuts a file to `length` bytes.
+func truncateFile(_ path: String, to length: Int) throws {
+    let file = try File(path: path, options: [.write])
+    defer { file.close() }
+    try file.truncate(to: Int64(length))
+}
+
 /// A segment opener whose files fail to write once `failing` is set (a full disk).
 final class FailingOpener: LogFileOpener {
     let failing = Atomic<Bool>(false)
     let failSync = Atomic<Bool>(false)
+    /// Creating a segment fails with ENOSPC (a disk full at start-up).
+    let failCreate = Atomic<Bool>(false)
 
     func create(_ path: String) throws -> any LogFile {
-        FailingFile(try PosixLogFileOpener().create(path), owner: self)
+        if failCreate.load(ordering: .relaxed) { throw SystemError(errno: ENOSPC, call: "open(\(path))") }
+        return FailingFile(try PosixLogFileOpener().create(path), owner: self)
     }
 }
 

@@ -23,10 +23,21 @@ public final class IdentityRegistry: Sendable {
         state = Mutex(file)
     }
 
+    /// The first id a registry made again for a directory with data gets: far above the ids the lost file can
+    /// have handed out, so that no new identity becomes the writer of samples an old identity wrote.
+    static let firstIDAfterReset: UInt32 = 1 << 31
+
     /// Loads `directory`'s identities; on first start creates the `admin` identity and writes its token to
     /// `admin.token` (mode 0600), logging the path (never the token). Throws ``ErrorCode/storageUnavailable``
     /// when a file cannot be read or written, and refuses an `admin.token` readable by group or others.
-    public static func open(directory: String, log: (String) -> Void) throws -> IdentityRegistry {
+    ///
+    /// A missing `identities.json` in a directory that holds data (`existingData` names the evidence) is refused
+    /// unless `resetAdmin`: then a new registry starts, its ids above ``firstIDAfterReset``. With `resetAdmin`
+    /// and an existing file, a new admin identity (`admin-ID`) is added; either way its token replaces
+    /// `admin.token`.
+    public static func open(
+        directory: String, resetAdmin: Bool = false, existingData: String? = nil, log: (String) -> Void
+    ) throws -> IdentityRegistry {
         let path = directory + "/" + fileName
         let tokenPath = directory + "/" + adminTokenFileName
         do {
@@ -50,18 +61,34 @@ public final class IdentityRegistry: Sendable {
                 guard file.format == 1 else {
                     throw HealthError(.storageUnavailable, "\(path) has format \(file.format); this hkd reads format 1")
                 }
-                return IdentityRegistry(path: path, file: file)
+                let registry = IdentityRegistry(path: path, file: file)
+                if resetAdmin {
+                    try registry.mintAdmin(named: "admin-\(file.nextID)", tokenPath: tokenPath, log: log)
+                }
+                return registry
             }
-            let registry = IdentityRegistry(path: path, file: IdentityFile(nextID: 1, identities: []))
-            let spec = IdentitySpec(
-                name: "admin", grants: [TypeGrant(type: "*", share: true, read: true)], isAdmin: true)
-            let (_, token) = try registry.create(spec)
-            try FileSystem.writeFileAtomically(tokenPath, Array((token + "\n").utf8), permissions: 0o600)
-            log("created the admin identity; its token is in \(tokenPath) (mode 0600)")
+            if let existingData, !resetAdmin {
+                throw HealthError(
+                    .storageUnavailable,
+                    "\(path) is missing but \(directory) holds data (\(existingData)): a new admin identity would "
+                        + "take over its identities. Restore \(path) from a backup, or start hkd with --reset-admin "
+                        + "to create a new admin identity (its token replaces \(tokenPath))")
+            }
+            let firstID = existingData == nil ? 1 : firstIDAfterReset
+            let registry = IdentityRegistry(path: path, file: IdentityFile(nextID: firstID, identities: []))
+            try registry.mintAdmin(named: "admin", tokenPath: tokenPath, log: log)
             return registry
         } catch let error as SystemError {
             throw HealthError(.storageUnavailable, "cannot open the identities in \(directory): \(error)")
         }
+    }
+
+    /// Creates an admin identity with every grant and writes its token to `tokenPath` (mode 0600).
+    private func mintAdmin(named name: String, tokenPath: String, log: (String) -> Void) throws {
+        let spec = IdentitySpec(name: name, grants: [TypeGrant(type: "*", share: true, read: true)], isAdmin: true)
+        let (_, token) = try create(spec)
+        try FileSystem.writeFileAtomically(tokenPath, Array((token + "\n").utf8), permissions: 0o600)
+        log("created the admin identity \(name); its token is in \(tokenPath) (mode 0600)")
     }
 
     // MARK: Authentication

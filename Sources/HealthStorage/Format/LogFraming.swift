@@ -71,63 +71,111 @@ public enum LogFraming {
     }
 
     /// Reads every intact record of a segment. Never traps and never allocates more than the bytes given.
+    ///
+    /// A bad record (incomplete, an impossible length or a checksum failure) is a torn tail only when no valid
+    /// record follows it (see ``nextValidRecord(in:after:expected:)``); otherwise the damage is in the middle.
+    /// A header that is incomplete or all zeros is torn; any other bad header is corrupt.
     public static func scan(_ bytes: [UInt8]) -> Scan {
         guard bytes.count >= headerSize else {
             return Scan(firstSequence: 0, records: [], damage: .tornTail(offset: 0))
         }
         guard Array(bytes[0..<8]) == magic else {
-            return Scan(firstSequence: 0, records: [], damage: .corrupt(offset: 0, reason: "bad segment magic"))
+            return Scan(
+                firstSequence: 0, records: [], damage: tail(bytes, 0, after: 0, expected: 0, "bad segment magic"))
         }
         let firstSequence = load(UInt64.self, bytes, 8)
         var records: [Record] = []
         var offset = headerSize
         var expected = firstSequence
         while offset < bytes.count {
-            let left = bytes.count - offset
-            if left < recordHeaderSize {
-                return Scan(firstSequence: firstSequence, records: records, damage: .tornTail(offset: offset))
-            }
-            let length = Int(load(UInt32.self, bytes, offset))
-            let end = offset + recordHeaderSize + length
-            if length > maxPayloadBytes || end > bytes.count {
-                // Reaching past the end of the file is a write cut short; an absurd length is damage unless
-                // only zeros follow (a file extended but never written).
-                if length > maxPayloadBytes {
-                    return Scan(
-                        firstSequence: firstSequence, records: records,
-                        damage: tail(bytes, offset, "record length \(length) is too large"))
-                }
-                return Scan(firstSequence: firstSequence, records: records, damage: .tornTail(offset: offset))
-            }
-            let stored = load(UInt32.self, bytes, offset + 4)
-            let actual = bytes.withUnsafeBytes { raw in
-                Zlib.crc32(UnsafeRawBufferPointer(rebasing: raw[(offset + 8)..<end]))
-            }
-            if stored != actual {
+            guard let (record, end) = record(in: bytes, at: offset) else {
                 return Scan(
                     firstSequence: firstSequence, records: records,
-                    damage: end == bytes.count || isZero(bytes, from: end)
-                        ? .tornTail(offset: offset) : .corrupt(offset: offset, reason: "checksum mismatch"))
+                    damage: tail(bytes, offset, after: offset, expected: expected, badRecordReason(bytes, offset)))
             }
-            let sequence = load(UInt64.self, bytes, offset + 9)
-            guard sequence == expected else {
+            guard record.sequence == expected else {
                 return Scan(
                     firstSequence: firstSequence, records: records,
-                    damage: .corrupt(offset: offset, reason: "sequence \(sequence) where \(expected) was expected"))
+                    damage: .corrupt(
+                        offset: offset, reason: "sequence \(record.sequence) where \(expected) was expected"))
             }
-            records.append(
-                Record(
-                    kind: bytes[offset + 8], sequence: sequence,
-                    payload: Array(bytes[(offset + recordHeaderSize)..<end]), offset: offset))
+            records.append(record)
             expected += 1
             offset = end
         }
         return Scan(firstSequence: firstSequence, records: records, damage: nil)
     }
 
-    /// Torn when only zero bytes follow `offset` (a file extended but never written), corrupt otherwise.
-    static func tail(_ bytes: [UInt8], _ offset: Int, _ reason: String) -> Damage {
-        isZero(bytes, from: offset) ? .tornTail(offset: offset) : .corrupt(offset: offset, reason: reason)
+    /// The record at `offset` and the offset after it, when it is complete, its length possible and its
+    /// checksum right; `nil` otherwise.
+    static func record(in bytes: [UInt8], at offset: Int) -> (Record, end: Int)? {
+        guard offset >= 0, bytes.count - offset >= recordHeaderSize else { return nil }
+        let length = Int(load(UInt32.self, bytes, offset))
+        guard length <= maxPayloadBytes, length <= bytes.count - offset - recordHeaderSize else { return nil }
+        let end = offset + recordHeaderSize + length
+        let stored = load(UInt32.self, bytes, offset + 4)
+        let actual = bytes.withUnsafeBytes { raw in
+            Zlib.crc32(UnsafeRawBufferPointer(rebasing: raw[(offset + 8)..<end]))
+        }
+        guard stored == actual else { return nil }
+        let record = Record(
+            kind: bytes[offset + 8], sequence: load(UInt64.self, bytes, offset + 9),
+            payload: Array(bytes[(offset + recordHeaderSize)..<end]), offset: offset)
+        return (record, end)
+    }
+
+    /// The offset of the first valid record after `offset` whose sequence is at least `expected` (and no more
+    /// than the records the rest of the bytes could hold): proof that damage at `offset` is not a torn tail.
+    /// Cheap checks on the sequence come before the checksum, so a scan costs about one pass over the bytes.
+    public static func nextValidRecord(in bytes: [UInt8], after offset: Int, expected: UInt64) -> Int? {
+        var candidate = offset + 1
+        while candidate + recordHeaderSize <= bytes.count {
+            defer { candidate += 1 }
+            // Each record between the damage and the candidate takes at least a record header.
+            let sequence = load(UInt64.self, bytes, candidate + 9)
+            let between = UInt64((candidate - offset) / recordHeaderSize)
+            guard sequence >= expected, sequence - expected <= between else { continue }
+            if record(in: bytes, at: candidate) != nil { return candidate }
+        }
+        return nil
+    }
+
+    /// Every valid record found at or after `offset`, resynchronising past damage (what `--repair` could not
+    /// keep, so that it can say how much that was).
+    public static func salvage(_ bytes: [UInt8], from offset: Int, expected: UInt64) -> [Record] {
+        var found: [Record] = []
+        var position = offset
+        var expected = expected
+        while true {
+            var next = record(in: bytes, at: position)
+            if next == nil, let resumed = nextValidRecord(in: bytes, after: position, expected: expected) {
+                next = record(in: bytes, at: resumed)
+            }
+            guard let (record, end) = next else { return found }
+            found.append(record)
+            position = end
+            expected = record.sequence + 1
+        }
+    }
+
+    private static func badRecordReason(_ bytes: [UInt8], _ offset: Int) -> String {
+        guard bytes.count - offset >= recordHeaderSize else { return "incomplete record header" }
+        let length = Int(load(UInt32.self, bytes, offset))
+        if length > maxPayloadBytes { return "record length \(length) is too large" }
+        if length > bytes.count - offset - recordHeaderSize { return "record length \(length) reaches past the end" }
+        return "checksum mismatch"
+    }
+
+    /// Torn when nothing valid follows `offset` (a write cut short, or a file extended but never written),
+    /// corrupt otherwise.
+    static func tail(_ bytes: [UInt8], _ offset: Int, after: Int, expected: UInt64, _ reason: String) -> Damage {
+        if offset == 0 {
+            return isZero(bytes, from: 0) ? .tornTail(offset: 0) : .corrupt(offset: 0, reason: reason)
+        }
+        guard let next = nextValidRecord(in: bytes, after: after, expected: expected) else {
+            return .tornTail(offset: offset)
+        }
+        return .corrupt(offset: offset, reason: "\(reason), with a valid record after it at offset \(next)")
     }
 
     static func isZero(_ bytes: [UInt8], from offset: Int) -> Bool {

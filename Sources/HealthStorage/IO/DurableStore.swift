@@ -70,7 +70,8 @@ public final class DurableStore: Sendable {
 
     /// Recovers the data directory (snapshots, then the log after them) and starts logging, with a snapshot
     /// thread when ``StorageConfiguration/snapshotIntervalSeconds`` is set. Throws
-    /// ``ErrorCode/storageUnavailable`` naming the file and offset of damage it will not repair.
+    /// ``ErrorCode/storageUnavailable`` naming the file and offset of damage it will not repair. A full disk
+    /// does not stop it: reads are served and changes fail retryably until space is freed.
     public init(_ configuration: StorageConfiguration, log logLine: @escaping @Sendable (String) -> Void) throws {
         let directory = configuration.directory
         do {
@@ -95,6 +96,11 @@ public final class DurableStore: Sendable {
         log = try WriteAheadLog(
             directory: directory + "/wal", nextSequence: report.nextSequence, policy: configuration.fsync,
             opener: configuration.opener)
+        if log?.isWaitingForSpace == true {
+            logLine(
+                "the disk holding \(directory) is full: serving reads; changes fail with the retryable "
+                    + "storageUnavailable until space is freed")
+        }
         if configuration.snapshotIntervalSeconds > 0 || configuration.snapshotLogBytes > 0 {
             let thread = try PosixThread.spawn(name: "hkd-snapshots") { [self] in snapshotLoop() }
             snapshotter.withLock { $0.thread = thread }

@@ -18,33 +18,113 @@ public struct RecoveryReport: Sendable {
     public var tornBytes = 0
     /// What `--repair` gave up, one line each; empty without damage.
     public var repairs: [String] = []
+    /// Inserted samples in log records `--repair` could read but not keep (those of unreadable bytes, missing
+    /// segments and left-out snapshots are not counted; ``repairs`` says so).
+    public var lostSamples = 0
     /// The sequence number the next record gets.
     public var nextSequence: UInt64 = 1
     /// The snapshot generation loaded, if any.
     public var manifest: SnapshotManifest?
 }
 
-/// Start-up: loads the snapshots named by the manifest, then replays the log records after them.
+/// Start-up: removes temporaries of unfinished snapshots, loads the snapshots named by the manifest, then
+/// replays the log records after them (``LogRecovery``).
 ///
-/// Damage stops start-up with a ``ErrorCode/storageUnavailable`` error naming the file and offset, except a
-/// torn last record (never acknowledged), which is cut off and logged. With `repair`, everything before the
-/// damage is kept: the damaged segment is cut at the damage and later segments are renamed `*.damaged`;
-/// an unreadable snapshot is left out (its samples not in the log are lost, and said so). An intact record that
-/// cannot be applied (a sample outside ``SupportedInstants`` logged by an older version, say) is quarantined: copied
-/// to `quarantine/`, logged with its offset, and skipped, so it cannot stop every later start.
+/// Damage stops start-up with a ``ErrorCode/storageUnavailable`` error naming the file, the offset and
+/// `--repair`. With `repair`, everything before the damage is kept and everything given up is set aside as
+/// `*.damaged`: a damaged or missing manifest, a snapshot that cannot be read, the damaged part of the log.
+/// An intact record that cannot be applied (a sample outside ``SupportedInstants`` logged by an older version,
+/// say) is quarantined: copied to `quarantine/`, logged with its offset, and skipped, so it cannot stop every
+/// later start.
 enum Recovery {
+    /// Where records that cannot be applied are kept, relative to the data directory.
+    static let quarantineDirectory = "quarantine"
+
     static func run(
         directory: String, store: HealthStore, repair: Bool, log: (String) -> Void
     ) throws -> RecoveryReport {
         var report = RecoveryReport()
         let snapshots = SnapshotFiles(directory: directory + "/snapshots")
-        var applied: [String: UInt64] = [:]
-        do {
-            report.manifest = try snapshots.readManifest()
-        } catch let error as HealthError where repair {
-            report.repairs.append("ignored the damaged manifest (\(error.message)); snapshot data is lost")
+        let walDirectory = directory + "/wal"
+        for name in try FileSystem.removeAtomicWriteLeftovers(in: snapshots.directory) {
+            log("removed \(snapshots.directory)/\(name), left by a snapshot that did not finish")
         }
-        // Shards are independent: load and index their snapshots on every core.
+        let segments = try FileSystem.contentsOfDirectory(walDirectory).filter { $0.hasSuffix(".log") }
+        let firstLogged = segments.first.flatMap { name in
+            UInt64(name.dropLast(4), radix: 16).map { (walDirectory + "/" + name, $0) }
+        }
+        report.manifest = try manifest(snapshots, firstLogged: firstLogged, repair: repair, report: &report)
+        let applied = try loadSnapshots(snapshots, into: store, repair: repair, report: &report)
+        if let manifest = report.manifest, !manifest.entries.isEmpty {
+            report.nextSequence = (manifest.entries.map(\.sequence).max() ?? 0) + 1
+        }
+        try LogRecovery(
+            walDirectory: walDirectory, store: store, applied: applied,
+            lowestApplied: report.manifest?.entries.map(\.sequence).min() ?? 0, repair: repair,
+            quarantineDirectory: directory + "/" + quarantineDirectory
+        ).run(&report, log: log)
+        for line in report.repairs { log("repair: " + line) }
+        return report
+    }
+
+    /// The current manifest. A missing one is fine only when nothing shows there was one: no snapshot files
+    /// and a log that starts at sequence 1. Otherwise (and for a damaged one) start-up stops, or with `repair`
+    /// the manifest and snapshot files are set aside and start-up goes on from the log alone.
+    private static func manifest(
+        _ snapshots: SnapshotFiles, firstLogged: (path: String, sequence: UInt64)?, repair: Bool,
+        report: inout RecoveryReport
+    ) throws -> SnapshotManifest? {
+        let path = snapshots.manifestPath
+        let damaged: HealthError?
+        do {
+            if let manifest = try snapshots.readManifest() { return manifest }
+            damaged = nil
+        } catch let error as HealthError {
+            damaged = error
+        }
+        let evidence: String
+        if let damaged {
+            guard repair else {
+                throw HealthError(
+                    damaged.code,
+                    damaged.message + "; restore it from a backup, or start hkd with --repair to start from the log "
+                        + "alone (the snapshot files are kept as *.damaged)")
+            }
+            evidence = "it is damaged (\(damaged.message))"
+        } else {
+            let files = try snapshots.snapshotFiles()
+            if let file = files.first {
+                evidence = "it is missing but \(files.count) snapshot files are there (\(snapshots.directory)/\(file))"
+            } else if let firstLogged, firstLogged.sequence > 1 {
+                evidence =
+                    "it is missing but the log (\(firstLogged.path)) starts at sequence \(firstLogged.sequence): the records before it "
+                    + "were in a snapshot, or the segments holding them are missing"
+            } else {
+                return nil
+            }
+            guard repair else {
+                throw HealthError(
+                    .storageUnavailable,
+                    "\(path): \(evidence): starting without it would lose the snapshot's samples. "
+                        + "Restore it from a backup, or start hkd with --repair to start from the log alone "
+                        + "(the snapshot files are kept as *.damaged)")
+            }
+        }
+        var line = "\(path): \(evidence); started from the log alone"
+        if try FileSystem.exists(path) { line += ", kept the manifest as \(try DamagedCopies.setAside(path))" }
+        for file in try snapshots.snapshotFiles() {
+            line += ", kept \(file) as \(try DamagedCopies.setAside(snapshots.directory + "/" + file))"
+        }
+        report.repairs.append(line + "; the snapshots' samples are lost")
+        return nil
+    }
+
+    /// Loads every snapshot the manifest names, on every core; returns each type's snapshot sequence. With
+    /// `repair` a snapshot that cannot be read is set aside as `.damaged` and left out.
+    private static func loadSnapshots(
+        _ snapshots: SnapshotFiles, into store: HealthStore, repair: Bool, report: inout RecoveryReport
+    ) throws -> [String: UInt64] {
+        var applied: [String: UInt64] = [:]
         let entries = report.manifest?.entries ?? []
         let outcomes = ConditionLock([Int: Result<Int, any Error>]())
         DispatchQueue.concurrentPerform(iterations: entries.count) { index in
@@ -66,98 +146,23 @@ enum Recovery {
                 report.snapshotSamples += samples
                 applied[entry.type] = entry.sequence
             case .failure(let error):
-                guard repair else { throw error }
-                report.repairs.append("left out the snapshot of \(entry.type) (\(error)); its samples are lost")
+                guard repair else {
+                    let message = (error as? HealthError)?.message ?? "\(error)"
+                    throw HealthError(
+                        .storageUnavailable,
+                        message + "; restore it from a backup, or start hkd with --repair to start without it "
+                            + "(its samples not in the log are lost)")
+                }
+                var line = "left out the snapshot of \(entry.type) (\(error))"
+                let path = snapshots.directory + "/" + entry.file
+                if try FileSystem.exists(path) { line += ", kept as \(try DamagedCopies.setAside(path))" }
+                report.repairs.append(line + "; its samples are lost")
             }
         }
-        let walDirectory = directory + "/wal"
-        let segments = try FileSystem.contentsOfDirectory(walDirectory).filter { $0.hasSuffix(".log") }
-        var expected: UInt64? = nil
-        if let manifest = report.manifest, !manifest.entries.isEmpty {
-            expected = nil
-            report.nextSequence = (manifest.entries.map(\.sequence).max() ?? 0) + 1
-        }
-        let lowestApplied = report.manifest?.entries.map(\.sequence).min() ?? 0
-        for (index, name) in segments.enumerated() {
-            let path = walDirectory + "/" + name
-            let bytes = try FileSystem.readFile(path)
-            let scan = LogFraming.scan(bytes)
-            var damage = scan.damage
-            if damage == nil || damage?.offset ?? 0 >= LogFraming.headerSize {
-                let first = scan.firstSequence
-                if let expected, first != expected {
-                    damage = .corrupt(
-                        offset: 0,
-                        reason:
-                            "segment starts at sequence \(first) where \(expected) was expected (a segment is missing)")
-                } else if expected == nil, !repair, first > lowestApplied + 1 {
-                    damage = .corrupt(
-                        offset: 0,
-                        reason:
-                            "segment starts at sequence \(first) but the snapshots end at \(lowestApplied) (a segment is missing)"
-                    )
-                }
-            }
-            var replayed = 0
-            for record in scan.records where damage.map({ record.offset < $0.offset }) ?? true {
-                do {
-                    try replay(record, store: store, applied: applied, report: &report)
-                } catch {
-                    // The record is intact (its CRC holds) but cannot be applied: it was never acknowledged (the
-                    // insert that logged it failed), so keep it aside rather than stop every start on it.
-                    try quarantine(record, segment: name, directory: directory, reason: error, log: log)
-                    report.quarantinedRecords += 1
-                }
-                replayed += 1
-            }
-            let isLast = index == segments.count - 1
-            if isLast, replayed == 0, damage == nil || damage?.offset ?? 0 < LogFraming.headerSize {
-                // A segment started just before a stop or crash holds nothing: remove it (a new one replaces it).
-                try FileSystem.remove(path)
-                try FileSystem.syncDirectory(walDirectory)
-                if let damage, bytes.count > 0 {
-                    log("removed \(path): \(bytes.count) bytes of a torn segment header (offset \(damage.offset))")
-                }
-                continue
-            }
-            expected = scan.firstSequence + UInt64(replayed)
-            report.nextSequence = max(report.nextSequence, scan.firstSequence + UInt64(replayed))
-            guard let damage else { continue }
-            let lost = bytes.count - damage.offset
-            if case .tornTail = damage, isLast {
-                try cut(path, at: damage.offset)
-                report.tornBytes = lost
-                log(
-                    "cut off \(lost) bytes of a torn record at the end of \(path) (offset \(damage.offset)); it was never acknowledged"
-                )
-                continue
-            }
-            let reason: String
-            switch damage {
-            case .tornTail: reason = "truncated record"
-            case .corrupt(_, let why): reason = why
-            }
-            guard repair else {
-                throw HealthError(
-                    .storageUnavailable,
-                    "\(path): \(reason) at offset \(damage.offset) (\(lost) bytes from there on, \(segments.count - index - 1) later segments); "
-                        + "start hkd with --repair to keep everything before it")
-            }
-            try cut(path, at: max(damage.offset, LogFraming.headerSize))
-            var line = "cut \(path) at offset \(damage.offset) (\(reason)), dropping \(lost) bytes"
-            for later in segments[(index + 1)...] {
-                try FileSystem.rename(walDirectory + "/" + later, to: walDirectory + "/" + later + ".damaged")
-                line += "; renamed \(later) to \(later).damaged"
-            }
-            try FileSystem.syncDirectory(walDirectory)
-            report.repairs.append(line)
-            break
-        }
-        for line in report.repairs { log("repair: " + line) }
-        return report
+        return applied
     }
 
-    private static func replay(
+    static func replay(
         _ record: LogFraming.Record, store: HealthStore, applied: [String: UInt64], report: inout RecoveryReport
     ) throws {
         let change = try LogChange.decode(kind: record.kind, payload: record.payload)
@@ -176,28 +181,19 @@ enum Recovery {
         report.replayedRecords += 1
     }
 
-    /// Writes an intact record that cannot be applied to `quarantine/<segment>@<offset>.record` (the record's
-    /// bytes exactly as framed in the log), and logs why.
-    private static func quarantine(
-        _ record: LogFraming.Record, segment: String, directory: String, reason: any Error, log: (String) -> Void
-    ) throws {
-        let folder = directory + "/" + quarantineDirectory
-        try FileSystem.makeDirectories(folder, permissions: 0o700)
-        let path = folder + "/\(segment)@\(record.offset).record"
-        let bytes = LogFraming.record(kind: record.kind, sequence: record.sequence, payload: record.payload)
-        try FileSystem.writeFileAtomically(path, bytes, permissions: 0o600)
-        log(
-            "quarantined log record \(record.sequence) (wal/\(segment) offset \(record.offset)): it cannot be applied "
-                + "(\(reason)); its bytes are kept in \(path) and start-up goes on without it")
-    }
-
-    /// Where records that cannot be applied are kept, relative to the data directory.
-    static let quarantineDirectory = "quarantine"
-
-    private static func cut(_ path: String, at offset: Int) throws {
+    /// Cuts the file at `path` to `offset` bytes, durably.
+    static func cut(_ path: String, at offset: Int) throws {
         let file = try File(path: path, options: [.write])
         defer { file.close() }
         try file.truncate(to: Int64(offset))
         try file.sync()
+    }
+
+    /// fsyncs the file at `path` (a segment a crashed server may have left unsynced), so that what recovery
+    /// kept is durable before the durable mark says so.
+    static func sync(_ path: String) throws {
+        let file = try File(path: path, options: [.write])
+        defer { file.close() }
+        try file.syncData()
     }
 }

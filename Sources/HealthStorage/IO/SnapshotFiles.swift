@@ -22,6 +22,11 @@ struct SnapshotFiles: Sendable {
         }
     }
 
+    /// The names of the snapshot files (`*.snap`) in the directory, sorted.
+    func snapshotFiles() throws -> [String] {
+        try FileSystem.contentsOfDirectory(directory).filter { $0.hasSuffix(".snap") }
+    }
+
     /// Loads the snapshot `entry` names; throws naming the file and offset when it is missing or damaged.
     func load(_ entry: SnapshotManifest.Entry) throws -> SnapshotCodec.Decoded {
         let path = directory + "/" + entry.file
@@ -81,8 +86,7 @@ struct SnapshotFiles: Sendable {
     /// Removes snapshot files the manifest does not name (older generations, leftovers of a crash).
     func removeUnlisted(keeping manifest: SnapshotManifest) throws {
         let keep = Set(manifest.entries.map(\.file))
-        for name in try FileSystem.contentsOfDirectory(directory) where name.hasSuffix(".snap") && !keep.contains(name)
-        {
+        for name in try snapshotFiles() where !keep.contains(name) {
             try FileSystem.remove(directory + "/" + name)
         }
     }

@@ -19,10 +19,16 @@ public enum FsyncPolicy: String, Sendable, CaseIterable {
 /// has fsynced through it. Records appended while an fsync runs share the next one. A failed write is cut off
 /// again and reported as a retryable ``ErrorCode/storageUnavailable``; a failed fsync poisons the log (the
 /// kernel may have dropped the unsynced pages), so every later call fails until hkd restarts.
+///
+/// When the disk is full at start-up no segment can be created: the log starts without one, and every `append`
+/// tries again, failing with the retryable ``ErrorCode/storageUnavailable`` until space is freed (the server
+/// serves reads meanwhile). After every fsync the log records the durable sequence in `DURABLE`
+/// (``DurableMarkFile``), which start-up checks the segments against.
 /// Thread-safe; `append` and `waitUntilDurable` block, so call them on worker threads only.
 public final class WriteAheadLog: Sendable {
     struct State {
-        var file: any LogFile
+        /// The current segment; `nil` while none could be created (a full disk).
+        var file: (any LogFile)?
         var fileSize: Int64
         var segmentFirstSequence: UInt64
         var nextSequence: UInt64
@@ -31,6 +37,7 @@ public final class WriteAheadLog: Sendable {
         var failure: HealthError?
         var stopping = false
         var bytesWritten: Int64 = 0
+        var mark: File?
         var appended: UInt64 { nextSequence - 1 }
     }
 
@@ -47,7 +54,9 @@ public final class WriteAheadLog: Sendable {
         return String(repeating: "0", count: max(0, 16 - hex.count)) + hex + ".log"
     }
 
-    /// Starts a new segment for records from `nextSequence` on and the commit thread.
+    /// Starts a new segment for records from `nextSequence` on and the commit thread; records `nextSequence - 1`
+    /// as durable (everything before it is on disk already). On a full disk it starts without a segment (see
+    /// ``isWaitingForSpace``); any other failure to create one throws.
     public init(
         directory: String, nextSequence: UInt64, policy: FsyncPolicy = .always,
         opener: any LogFileOpener = PosixLogFileOpener()
@@ -55,18 +64,34 @@ public final class WriteAheadLog: Sendable {
         self.directory = directory
         self.policy = policy
         self.opener = opener
-        let file = try WriteAheadLog.createSegment(directory, first: nextSequence, opener)
+        var file: (any LogFile)?
+        do {
+            file = try WriteAheadLog.createSegment(directory, first: nextSequence, opener)
+        } catch where error.diskFull {
+            file = nil
+        } catch {
+            throw error.reported
+        }
+        let mark = DurableMarkFile.open(directory)
+        DurableMarkFile.write(nextSequence - 1, to: mark)
         state = ConditionLock(
             State(
                 file: file, fileSize: Int64(LogFraming.headerSize), segmentFirstSequence: nextSequence,
-                nextSequence: nextSequence, synced: nextSequence - 1))
+                nextSequence: nextSequence, synced: nextSequence - 1, mark: mark))
         let thread = try PosixThread.spawn(name: "hkd-wal-commit") { [self] in commitLoop() }
         committer.withLock { $0 = thread }
     }
 
-    private static func createSegment(_ directory: String, first: UInt64, _ opener: any LogFileOpener) throws
-        -> any LogFile
-    {
+    /// Why a segment could not be created: the error to report, and whether the disk is full.
+    struct SegmentCreationError: Error {
+        var reported: HealthError
+        var diskFull: Bool
+    }
+
+    /// Creates segment `first` with its header, fsynced; throws ``SegmentCreationError``.
+    private static func createSegment(_ directory: String, first: UInt64, _ opener: any LogFileOpener) throws(
+        SegmentCreationError
+    ) -> any LogFile {
         let path = directory + "/" + segmentName(first: first)
         do {
             let file = try opener.create(path)
@@ -81,9 +106,20 @@ public final class WriteAheadLog: Sendable {
             }
             return file
         } catch {
-            throw storageError("cannot start log segment \(path)", error)
+            if let system = error as? SystemError, system.code == ENOSPC || system.code == EDQUOT {
+                let reported = HealthError(
+                    .storageUnavailable,
+                    "the disk is full: cannot start log segment \(path) (\(system)); "
+                        + "hkd serves reads and refuses changes until space is freed")
+                throw SegmentCreationError(reported: reported, diskFull: true)
+            }
+            throw SegmentCreationError(
+                reported: storageError("cannot start log segment \(path)", error), diskFull: false)
         }
     }
+
+    /// Whether the log has no segment because the disk was full; the next `append` tries again.
+    public var isWaitingForSpace: Bool { state.withLock { $0.file == nil } }
 
     /// The sequence number of the last record appended (the first one's minus one when none was).
     public var lastSequence: UInt64 { state.withLock { $0.appended } }
@@ -96,14 +132,25 @@ public final class WriteAheadLog: Sendable {
     public func append(kind: UInt8, payload: [UInt8]) throws -> UInt64 {
         try state.update { s in
             if let failure = s.failure { throw failure }
+            let file: any LogFile
+            if let current = s.file {
+                file = current
+            } else {
+                do {
+                    file = try WriteAheadLog.createSegment(directory, first: s.nextSequence, opener)
+                } catch let error as SegmentCreationError {
+                    throw error.reported
+                }
+                (s.file, s.fileSize, s.segmentFirstSequence) = (file, Int64(LogFraming.headerSize), s.nextSequence)
+            }
             let sequence = s.nextSequence
             let record = LogFraming.record(kind: kind, sequence: sequence, payload: payload)
             do {
-                try s.file.append(record)
+                try file.append(record)
             } catch {
                 let reported = storageError("cannot append to the write-ahead log", error)
                 do {
-                    try s.file.truncate(to: s.fileSize)
+                    try file.truncate(to: s.fileSize)
                 } catch {
                     s.failure = HealthError(
                         .storageUnavailable,
@@ -140,17 +187,22 @@ public final class WriteAheadLog: Sendable {
         try state.wait { s -> UInt64? in
             if s.syncing { return nil }
             if let failure = s.failure { throw failure }
-            // An empty segment already starts at the next sequence: nothing to close.
-            if s.segmentFirstSequence == s.nextSequence { return s.nextSequence }
+            // An empty segment (or none) already starts at the next sequence: nothing to close.
+            guard let file = s.file, s.segmentFirstSequence != s.nextSequence else { return s.nextSequence }
             do {
-                try s.file.syncData()
+                try file.syncData()
             } catch {
                 s.failure = storageError("cannot sync the write-ahead log", error)
                 throw s.failure!
             }
-            s.synced = s.appended
-            let next = try WriteAheadLog.createSegment(directory, first: s.nextSequence, opener)
-            s.file.close()
+            s.markSynced(s.appended)
+            let next: any LogFile
+            do {
+                next = try WriteAheadLog.createSegment(directory, first: s.nextSequence, opener)
+            } catch let error as SegmentCreationError {
+                throw error.reported
+            }
+            file.close()
             s.file = next
             s.fileSize = Int64(LogFraming.headerSize)
             s.segmentFirstSequence = s.nextSequence
@@ -167,8 +219,9 @@ public final class WriteAheadLog: Sendable {
         }
         thread?.join()
         state.withLock { s in
-            if s.failure == nil, (try? s.file.syncData()) != nil { s.synced = s.appended }
-            s.file.close()
+            if s.failure == nil, let file = s.file, (try? file.syncData()) != nil { s.markSynced(s.appended) }
+            s.file?.close()
+            s.mark?.close()
             if s.failure == nil { s.failure = HealthError(.shuttingDown, "the write-ahead log is closed") }
         }
     }
@@ -180,7 +233,7 @@ public final class WriteAheadLog: Sendable {
         var stop = false
         while !stop {
             let deadline: Deadline = policy == .always ? .distantFuture : .after(period)
-            let job = state.wait(until: deadline) { s -> (file: any LogFile, target: UInt64, stop: Bool)? in
+            let job = state.wait(until: deadline) { s -> (file: (any LogFile)?, target: UInt64, stop: Bool)? in
                 let pending = s.failure == nil && s.appended > s.synced
                 guard s.stopping || (pending && policy == .always) else { return nil }
                 s.syncing = pending
@@ -197,17 +250,25 @@ public final class WriteAheadLog: Sendable {
                         } : nil)
             else { continue }
             stop = job.stop
-            guard job.target > state.withLock({ $0.synced }) else { continue }
+            guard let file = job.file, job.target > state.withLock({ $0.synced }) else { continue }
             var failure: HealthError?
-            do { try job.file.syncData() } catch { failure = storageError("cannot sync the write-ahead log", error) }
+            do { try file.syncData() } catch { failure = storageError("cannot sync the write-ahead log", error) }
             state.update { s in
                 s.syncing = false
                 if let failure {
                     s.failure = s.failure ?? HealthError(failure.code, failure.message + "; restart hkd")
                 } else {
-                    s.synced = max(s.synced, job.target)
+                    s.markSynced(max(s.synced, job.target))
                 }
             }
         }
+    }
+}
+
+extension WriteAheadLog.State {
+    /// Everything through `sequence` is fsynced: wake the waiters' condition and record it in the durable mark.
+    mutating func markSynced(_ sequence: UInt64) {
+        synced = sequence
+        DurableMarkFile.write(sequence, to: mark)
     }
 }

@@ -1,0 +1,209 @@
+import HealthCodec
+import HealthEngine
+import HealthModel
+import HealthPosix
+
+/// Start-up's pass over the log segments (Protocol/STORAGE.md, *Start-up*): replays every record after the
+/// snapshots, then judges the damage found, changing nothing on disk before the whole log has been judged.
+///
+/// Dropped without `--repair`, and logged, only what provably was never acknowledged: a torn last record with
+/// no valid record after it, or a torn header of the last segment, and only when the log still reaches the
+/// durable mark (`wal/DURABLE`). Everything else refuses naming the file and offset; with `repair` the damaged
+/// segment is cut there (its original kept as `.damaged`), later segments are renamed `.damaged`, and the
+/// report says how many samples could not be kept.
+struct LogRecovery {
+    let walDirectory: String
+    let store: HealthStore
+    /// Each type's snapshot sequence: its records up to there are in the snapshot.
+    let applied: [String: UInt64]
+    /// The lowest snapshot sequence of the manifest (0 without one): the log must start right after it.
+    let lowestApplied: UInt64
+    let repair: Bool
+    /// Where intact records that cannot be applied are kept.
+    let quarantineDirectory: String
+
+    /// Damage that refuses start-up (or that `--repair` cuts).
+    struct Damage {
+        var index: Int
+        var path: String
+        var offset: Int
+        var reason: String
+        var bytes: [UInt8]
+        /// The sequence the damaged record should have had.
+        var expected: UInt64
+    }
+
+    func run(_ report: inout RecoveryReport, log: (String) -> Void) throws {
+        let segments = try FileSystem.contentsOfDirectory(walDirectory).filter { $0.hasSuffix(".log") }
+        var expected: UInt64? = nil
+        var removals: [(path: String, line: String?)] = []
+        var tornCut: (path: String, offset: Int, lost: Int)?
+        var damage: Damage?
+        var end: (path: String, offset: Int)?
+        for (index, name) in segments.enumerated() {
+            let path = walDirectory + "/" + name
+            let bytes = try FileSystem.readFile(path)
+            let scan = LogFraming.scan(bytes)
+            let isLast = index == segments.count - 1
+            func stop(_ offset: Int, _ reason: String, expected sequence: UInt64) {
+                damage = Damage(
+                    index: index, path: path, offset: offset, reason: reason, bytes: bytes, expected: sequence)
+            }
+            switch scan.damage {
+            case .tornTail(offset: 0)?:
+                guard isLast else {
+                    stop(0, "incomplete or zeroed segment header", expected: expected ?? 0)
+                    break
+                }
+                let line = "removed \(path): \(bytes.count) bytes of a torn segment header; it was never acknowledged"
+                removals.append((path, bytes.isEmpty ? nil : line))
+                continue
+            case .corrupt(offset: 0, let reason)?:
+                stop(0, reason, expected: expected ?? 0)
+            default:
+                break
+            }
+            if damage != nil { break }
+            let first = scan.firstSequence
+            if let expected, first != expected {
+                stop(0, "segment starts at sequence \(first) where \(expected) was expected (a segment is missing)",
+                    expected: expected)
+                break
+            }
+            if expected == nil, !repair, first > lowestApplied + 1 {
+                stop(0, "segment starts at sequence \(first) but the snapshots end at \(lowestApplied) (a segment is missing)",
+                    expected: lowestApplied + 1)
+                break
+            }
+            let found = scan.damage
+            var replayed = 0
+            for record in scan.records where found.map({ record.offset < $0.offset }) ?? true {
+                do {
+                    try Recovery.replay(record, store: store, applied: applied, report: &report)
+                } catch {
+                    // The record is intact (its CRC holds) but cannot be applied: it was never acknowledged (the
+                    // insert that logged it failed), so keep it aside rather than stop every start on it.
+                    try quarantine(record, segment: name, reason: error, log: log)
+                    report.quarantinedRecords += 1
+                }
+                replayed += 1
+            }
+            let next = first + UInt64(replayed)
+            if case .tornTail? = found, isLast, replayed == 0 {
+                removals.append((path, "removed \(path): a torn first record (offset \(found!.offset)); it was never acknowledged"))
+                continue
+            }
+            if found == nil, isLast, replayed == 0 {
+                // A segment started just before a stop or crash holds nothing: remove it (a new one replaces it).
+                removals.append((path, nil))
+                continue
+            }
+            expected = next
+            report.nextSequence = max(report.nextSequence, next)
+            end = (path, found?.offset ?? bytes.count)
+            guard let found else { continue }
+            if case .tornTail(let offset) = found, isLast {
+                tornCut = (path, offset, bytes.count - offset)
+                continue
+            }
+            let reason: String
+            switch found {
+            case .tornTail: reason = "truncated record in a segment that is not the last"
+            case .corrupt(_, let why): reason = why
+            }
+            stop(found.offset, reason, expected: next)
+            break
+        }
+        let missing = missingAcknowledged(lastSequence: report.nextSequence - 1, end: end, log: log)
+        if !repair {
+            if let damage {
+                throw HealthError(
+                    .storageUnavailable,
+                    "\(damage.path): \(damage.reason) at offset \(damage.offset) (\(damage.bytes.count - damage.offset) bytes from there on, "
+                        + "\(segments.count - damage.index - 1) later segments); start hkd with --repair to keep everything before it "
+                        + "(what it cuts is kept as *.damaged)")
+            }
+            if let missing {
+                throw HealthError(
+                    .storageUnavailable,
+                    missing + "; acknowledged records are missing (a truncated or deleted segment, or zeroed pages): "
+                        + "restore the log from a backup, or start hkd with --repair to keep the records before it")
+            }
+        }
+        for removal in removals {
+            try FileSystem.remove(removal.path)
+            if let line = removal.line { log(line) }
+        }
+        if let tornCut {
+            try Recovery.cut(tornCut.path, at: tornCut.offset)
+            report.tornBytes = tornCut.lost
+            log("cut off \(tornCut.lost) bytes of a torn record at the end of \(tornCut.path) (offset \(tornCut.offset)); it was never acknowledged")
+        }
+        if let damage { try cut(damage, segments: segments, report: &report) }
+        if let missing { report.repairs.append(missing + "; their samples are lost") }
+        if let end, damage == nil { try Recovery.sync(end.path) }
+        if !removals.isEmpty || damage != nil { try FileSystem.syncDirectory(walDirectory) }
+    }
+
+    /// A description of the acknowledged records the log lacks, when the durable mark is past its end.
+    private func missingAcknowledged(
+        lastSequence: UInt64, end: (path: String, offset: Int)?, log: (String) -> Void
+    ) -> String? {
+        let mark: UInt64?
+        do {
+            mark = try DurableMarkFile.read(walDirectory)
+        } catch {
+            log("ignored \(error); the log is checked without it")
+            mark = nil
+        }
+        guard let mark, mark > lastSequence else { return nil }
+        let place = end.map { "\($0.path) at offset \($0.offset)" } ?? walDirectory
+        return "\(place): the log ends at sequence \(lastSequence), but records through \(mark) were acknowledged "
+            + "(\(walDirectory)/\(DurableMarkFile.name)): \(mark - lastSequence) records"
+    }
+
+    /// `--repair`: keeps the damaged segment's bytes as `.damaged`, cuts it at the damage (removes it when the
+    /// header is damaged) and sets later segments aside; counts the samples in what it could not keep.
+    private func cut(_ damage: Damage, segments: [String], report: inout RecoveryReport) throws {
+        let copy = try DamagedCopies.keepCopy(of: damage.path, damage.bytes)
+        var lost = LogFraming.salvage(
+            damage.bytes, from: max(damage.offset, LogFraming.headerSize), expected: damage.expected)
+        if damage.offset < LogFraming.headerSize {
+            try FileSystem.remove(damage.path)
+        } else {
+            try Recovery.cut(damage.path, at: damage.offset)
+        }
+        var line = "cut \(damage.path) at offset \(damage.offset) (\(damage.reason)), dropping "
+            + "\(damage.bytes.count - damage.offset) bytes (the whole segment is kept as \(copy))"
+        for later in segments[(damage.index + 1)...] {
+            let path = walDirectory + "/" + later
+            let bytes = try FileSystem.readFile(path)
+            let first = bytes.count >= LogFraming.headerSize ? LogFraming.scan(bytes).firstSequence : 0
+            lost += LogFraming.salvage(bytes, from: LogFraming.headerSize, expected: first)
+            line += "; renamed \(later) to \((try DamagedCopies.setAside(path)).split(separator: "/").last ?? "")"
+        }
+        let samples = lost.reduce(0) { total, record in
+            guard case .insert(let batch, _)? = try? LogChange.decode(kind: record.kind, payload: record.payload)
+            else { return total }
+            return total + batch.count
+        }
+        report.lostSamples += samples
+        line += "; could not keep \(samples) inserted samples in \(lost.count) readable records after the damage"
+        report.repairs.append(line)
+    }
+
+    /// Writes an intact record that cannot be applied to `quarantine/<segment>@<offset>.record` in the data
+    /// directory (the record's bytes exactly as framed in the log), and logs why.
+    private func quarantine(_ record: LogFraming.Record, segment: String, reason: any Error, log: (String) -> Void)
+        throws
+    {
+        try FileSystem.makeDirectories(quarantineDirectory, permissions: 0o700)
+        let path = quarantineDirectory + "/\(segment)@\(record.offset).record"
+        let bytes = LogFraming.record(kind: record.kind, sequence: record.sequence, payload: record.payload)
+        try FileSystem.writeFileAtomically(path, bytes, permissions: 0o600)
+        log(
+            "quarantined log record \(record.sequence) (wal/\(segment) offset \(record.offset)): it cannot be applied "
+                + "(\(reason)); its bytes are kept in \(path) and start-up goes on without it")
+    }
+
+}
