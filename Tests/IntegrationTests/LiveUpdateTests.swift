@@ -264,8 +264,9 @@ struct LiveUpdateTests {
         // A raw connection: hello and 200 anchored subscriptions, then it never reads a byte.
         let socket = try ClientSocket.connect(host: "127.0.0.1", port: hkd.port)
         defer { socket.close() }
+        _ = try RawHandshake.perform(socket, token: hkd.token, name: "stalled")
         let encoder = FrameEncoder()
-        var bytes = encoder.encode(Message.hello(Hello(clientName: "stalled", token: hkd.token)).frame(requestID: 0))
+        var bytes: [UInt8] = []
         for id in 1...200 {
             encoder.encode(
                 Message.subscribe(Subscribe(.anchored(ChangesQuery(subject: "anna", type: "stepCount"))))
