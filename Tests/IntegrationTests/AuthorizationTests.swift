@@ -324,7 +324,13 @@ struct AuthorizationTests {
         wrong.removeLast()
         wrong += wrong.hasSuffix("0") ? "1" : "0"
         var elapsed: [Duration] = []
-        for token in [wrong, "nonsense", wrong, wrong, wrong, wrong] {
+        // Text not shaped like a token is refused by the client itself: nothing is sent, nothing throttled.
+        let malformed = HealthClient(ClientConfiguration(port: hkd.port, token: "nonsense", retry: .none))
+        defer { malformed.close() }
+        let local = await Self.refusal { try await malformed.connect() }
+        #expect(local?.code == .unauthenticated && local?.origin == .local)
+        #expect(local?.message.hasPrefix("the token is not shaped like an hkd token") == true)
+        for token in [wrong, wrong, wrong, wrong, wrong, wrong] {
             let client = HealthClient(ClientConfiguration(port: hkd.port, token: token, retry: .none))
             defer { client.close() }
             let start = ContinuousClock.now
