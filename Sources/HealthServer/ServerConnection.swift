@@ -162,41 +162,10 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     }
 }
 
-/// A refused handshake's delay, handed from the authenticator (run inside the state machine) to the connection.
+/// A refused hello's delay, handed from the authenticator (run inside the state machine) to the connection.
 /// Loop-confined like ``ServerConnection``.
 final class RefusalDelay: @unchecked Sendable {
     var delay: Duration?
-}
-
-/// The server's authenticator with the ``FailureThrottle`` around it: every refusal (at hello or at the
-/// proof) sets the connection's refusal delay, an accepted client resets its address.
-struct ThrottledAuthenticator: HandshakeAuthenticator {
-    let base: any HandshakeAuthenticator
-    let throttle: FailureThrottle
-    let peer: String
-    let refusalDelay: RefusalDelay
-
-    func begin(_ hello: Hello, payload: [UInt8]) throws(HealthError) -> HandshakeStart {
-        do throws(HealthError) {
-            let start = try base.begin(hello, payload: payload)
-            if case .accepted = start { throttle.succeeded(peer) }
-            return start
-        } catch {
-            refusalDelay.delay = throttle.failed(peer)
-            throw error
-        }
-    }
-
-    func finish(_ pending: PendingAuthentication, proof: Proof) throws(HealthError) -> (ClientIdentity, serverSignature: [UInt8]) {
-        do throws(HealthError) {
-            let result = try base.finish(pending, proof: proof)
-            throttle.succeeded(peer)
-            return result
-        } catch {
-            refusalDelay.delay = throttle.failed(peer)
-            throw error
-        }
-    }
 }
 
 extension Message {

@@ -362,6 +362,21 @@ struct AuthorizationTests {
                 #expect(!String(decoding: data, as: UTF8.self).contains(secret), "a token secret is in \(name)")
             }
         }
+        // identities.json keeps salts and verifiers, never the salted token (enough to compute proofs).
+        let identityFile = try String(contentsOfFile: hkd.dataDirectory + "/identities.json", encoding: .utf8)
+        let stored = try #require(
+            try JSONSerialization.jsonObject(with: Data(identityFile.utf8)) as? [String: Any])
+        #expect(stored["format"] as? Int == 2)
+        let entries = try #require(stored["identities"] as? [[String: Any]])
+        for token in identities.map(\.token) {
+            let parsed = try #require(AccessToken(token))
+            let entry = try #require(entries.first { $0["id"] as? Int == Int(parsed.identityID) })
+            let salt = try #require(Hex.decode(entry["salt"] as? String ?? ""))
+            let salted = AccessToken.saltedToken(secret: parsed.secret, salt: salt)
+            #expect(!identityFile.contains(Hex.encode(salted)), "the salted token of \(entry["name"] ?? "?") is stored")
+            #expect(entry["storedKey"] as? String == Hex.encode(TokenVerifier(saltedToken: salted).storedKey))
+            #expect(entry["tokenHash"] == nil)
+        }
         let permissions =
             try FileManager.default.attributesOfItem(atPath: hkd.dataDirectory + "/admin.token")[.posixPermissions]
             as? Int
