@@ -24,6 +24,8 @@ public struct Hello: WireMessage {
         self.clientNonce = clientNonce
     }
 
+    /// Encodes the hello; of another protocol version only the version byte (the fields of other versions
+    /// are not this build's to write), mirroring the decoder.
     public func encode(into w: inout ByteWriter) {
         w.write(protocolVersion)
         guard protocolVersion == HealthWire.protocolVersion else { return }

@@ -2,6 +2,7 @@ import Foundation
 import HealthCodec
 import HealthModel
 import HealthWire
+import Synchronization
 import Testing
 
 @testable import HealthServer
@@ -11,19 +12,18 @@ import Testing
 @Suite("Handshake authentication")
 struct HandshakeAuthenticationTests {
     /// Nonces from a seeded generator (SplitMix64), one stream per authenticator.
-    final class SeededBytes: @unchecked Sendable {
-        private var state: UInt64
-        private let lock = NSLock()
-        init(seed: UInt64) { state = seed }
+    final class SeededBytes: Sendable {
+        private let state: Mutex<UInt64>
+        init(seed: UInt64) { state = Mutex(seed) }
         func next(_ count: Int) -> [UInt8] {
-            lock.lock()
-            defer { lock.unlock() }
-            return (0..<count).map { _ in
-                state &+= 0x9E37_79B9_7F4A_7C15
-                var z = state
-                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-                return UInt8(truncatingIfNeeded: z ^ (z >> 31))
+            state.withLock { state in
+                (0..<count).map { _ in
+                    state &+= 0x9E37_79B9_7F4A_7C15
+                    var z = state
+                    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+                    return UInt8(truncatingIfNeeded: z ^ (z >> 31))
+                }
             }
         }
     }

@@ -27,12 +27,12 @@ public enum HandshakeStart: Sendable {
 public struct PendingAuthentication: Sendable, Equatable {
     /// The token id the hello named.
     public var tokenID: UInt32
-    /// The identity's verifier; `nil` for an id no identity has (every proof then fails).
-    public var verifier: TokenVerifier?
+    /// The identity's verifier (for an id no identity has, a made-up one no proof matches).
+    public var verifier: TokenVerifier
     /// The hello and challenge payloads as sent, with their label (``TokenAuthentication/authMessage(helloPayload:challengePayload:)``).
     public var authMessage: [UInt8]
 
-    public init(tokenID: UInt32, verifier: TokenVerifier?, authMessage: [UInt8]) {
+    public init(tokenID: UInt32, verifier: TokenVerifier, authMessage: [UInt8]) {
         self.tokenID = tokenID
         self.verifier = verifier
         self.authMessage = authMessage
@@ -55,8 +55,8 @@ public struct OpenAuthenticator: HandshakeAuthenticator {
 
 /// `--auth required`: the challenge-response of ``TokenAuthentication`` against an ``IdentityRegistry``.
 ///
-/// An unknown token id gets a challenge like a known one (the registry's stable made-up salt), so a client
-/// learns whether an id exists only by proving its token.
+/// An unknown token id gets a challenge like a known one (the registry's stable made-up salt and verifier,
+/// checked with the same work), so a client learns whether an id exists only by proving its token.
 public struct TokenAuthenticator: HandshakeAuthenticator {
     public let registry: IdentityRegistry
     /// Fresh random bytes for server nonces; the system CSPRNG unless a test injects a seeded source.
@@ -87,11 +87,12 @@ public struct TokenAuthenticator: HandshakeAuthenticator {
     }
 
     public func finish(_ pending: PendingAuthentication, proof: Proof) throws(HealthError) -> (ClientIdentity, serverSignature: [UInt8]) {
-        guard let verifier = pending.verifier, verifier.accepts(proof: proof.clientProof, authMessage: pending.authMessage) else {
+        guard pending.verifier.accepts(proof: proof.clientProof, authMessage: pending.authMessage) else {
             throw Self.invalid
         }
+        // An unknown id cannot get here (its made-up verifier matches no proof); if it did, the lookup refuses it.
         let identity = try registry.identity(provenFor: pending.tokenID)
-        return (identity, verifier.serverSignature(authMessage: pending.authMessage))
+        return (identity, pending.verifier.serverSignature(authMessage: pending.authMessage))
     }
 }
 

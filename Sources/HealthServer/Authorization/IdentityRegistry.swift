@@ -79,15 +79,19 @@ public final class IdentityRegistry: Sendable {
 
     // MARK: Authentication
 
-    /// The salt to challenge token id `id` with, and its verifier; for an id no identity has, a made-up salt
-    /// (HMAC of the id under the file's `unknownSaltKey`: the same at every attempt, like a real one) and `nil`.
-    /// A revoked identity gets its real salt: the refusal comes after its proof.
-    public func challengeMaterial(for id: UInt32) -> (salt: [UInt8], verifier: TokenVerifier?) {
+    /// The salt to challenge token id `id` with, and its verifier. For an id no identity has, a made-up pair
+    /// derived from the file's `unknownSaltKey` (the same at every attempt, like a real one; no proof matches
+    /// it, and checking one costs what checking a real one does). A revoked identity gets its real salt: the
+    /// refusal comes after its proof.
+    public func challengeMaterial(for id: UInt32) -> (salt: [UInt8], verifier: TokenVerifier) {
         let (found, saltKey) = state.withLock { file in (file.identities.first { $0.id == id }, file.unknownSaltKey) }
         if let found, let salt = Hex.decode(found.salt), let verifier = found.verifier { return (salt, verifier) }
-        var message = Array("unknown identity salt".utf8)
-        withUnsafeBytes(of: id.bigEndian) { message += $0 }
-        return (Array(HMACSHA256.authenticationCode(key: Hex.decode(saltKey ?? "") ?? [], message: message).prefix(16)), nil)
+        let key = Hex.decode(saltKey ?? "") ?? []
+        var idBytes: [UInt8] = []
+        withUnsafeBytes(of: id.bigEndian) { idBytes += $0 }
+        let salt = HMACSHA256.authenticationCode(key: key, message: Array("unknown identity salt".utf8) + idBytes)
+        let decoy = HMACSHA256.authenticationCode(key: key, message: Array("unknown identity verifier".utf8) + idBytes)
+        return (Array(salt.prefix(16)), TokenVerifier(saltedToken: decoy))
     }
 
     /// The identity whose token a handshake just proved: ``ErrorCode/tokenRevoked`` once it was revoked.
