@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 #include "CLinux.h"
 
@@ -60,3 +61,5 @@ int hk_sigwait(const int *signals, int count, int *received) {
     fill_set(&set, signals, count);
     return sigwait(&set, received);
 }
+
+long hk_getrandom(void *buf, unsigned long len) { return (long)getrandom(buf, len, 0); }

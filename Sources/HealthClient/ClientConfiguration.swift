@@ -2,7 +2,9 @@
 public struct ClientConfiguration: Hashable, Sendable {
     public var host: String
     public var port: Int
-    /// The identity's token; empty for none.
+    /// The identity's token; empty for none. It is never sent: the handshake proves knowledge of it, and the
+    /// connection fails with ``HealthModel/ErrorCode/serverUnverified`` when the server cannot prove that it
+    /// holds the token's verifier (Protocol/PROTOCOL.md "Authentication").
     public var token: String
     /// Sent in the hello, for the server's logs.
     public var clientName: String

@@ -75,19 +75,29 @@ public final class HealthConnection: Sendable {
         }
     }
 
+    /// hello, then (with a token) challenge → proof, then welcome, whose server signature must be right
+    /// before anything else is sent (Protocol/PROTOCOL.md "Authentication"). The token never leaves this side.
     private static func handshake(_ socket: ClientSocket, _ configuration: ClientConfiguration) throws(HealthClientError) -> Welcome {
-        let hello = Message.hello(Hello(clientName: configuration.clientName, token: configuration.token))
         let timeout = configuration.connectTimeout
         var decoder = FrameDecoder(limits: .standard)
+        let encoder = FrameEncoder()
         do {
-            try socket.write(FrameEncoder().encode(hello.frame(requestID: 0)), timeout: timeout)
+            let nonce = configuration.token.isEmpty ? [] : try SecureRandom.bytes(TokenAuthentication.nonceBytes)
+            var handshake = try ClientHandshake(clientName: configuration.clientName, token: configuration.token, nonce: nonce)
+            try socket.write(encoder.encode(Message.hello(handshake.hello).frame(requestID: 0)), timeout: timeout)
             while true {
                 if let frame = try decoder.next() {
                     switch try Message.decode(frame) {
-                    case .welcome(let welcome): return welcome
+                    case .challenge(let challenge):
+                        let proof = try handshake.respond(to: challenge, payload: frame.payload)
+                        try socket.write(encoder.encode(Message.proof(proof).frame(requestID: 0)), timeout: timeout)
+                    case .welcome(let welcome):
+                        try handshake.check(welcome)
+                        return welcome
                     case .error(let reply): throw HealthClientError(.server, reply.healthError)
                     default: throw HealthClientError.local(.malformedFrame, "the server answered hello with \(frame.kind)")
                     }
+                    continue
                 }
                 let bytes = try socket.read(maxBytes: 64 << 10, timeout: timeout)
                 if bytes.isEmpty { throw HealthClientError.local(.connectionLost, "the server closed the connection during the handshake") }

@@ -37,6 +37,9 @@ public enum ErrorCode: UInt16, Sendable, CaseIterable, CustomStringConvertible {
     case unauthenticated = 300
     case forbidden = 301
     case tokenRevoked = 302
+    /// (client side) The server could not prove that it holds the token's verifier: a fake server, or one that
+    /// did not issue the token. The client closes without sending anything more.
+    case serverUnverified = 303
 
     // 4xx: temporary conditions; the same request may succeed later.
     case busy = 400
@@ -89,6 +92,7 @@ public enum ErrorCode: UInt16, Sendable, CaseIterable, CustomStringConvertible {
         case .unauthenticated: "unauthenticated"
         case .forbidden: "forbidden"
         case .tokenRevoked: "tokenRevoked"
+        case .serverUnverified: "serverUnverified"
         case .busy: "busy"
         case .shuttingDown: "shuttingDown"
         case .storageUnavailable: "storageUnavailable"

@@ -1,5 +1,4 @@
 import Foundation
-import HealthModel
 
 /// The UTC offsets of one time zone, learnt from Foundation one transition at a time.
 ///

@@ -71,11 +71,10 @@ public struct ConnectionStateMachine: Sendable {
     /// Frames with a payload larger than this are decoded off the event loop even when not compressed.
     public static let largeFrameBytes = 256 << 10
 
-    /// Decides who a hello's token belongs to; throws ``HealthError`` (``ErrorCode/unauthenticated``…) to refuse.
-    public typealias Authenticator = @Sendable (Hello) throws(HealthError) -> ClientIdentity
-
     private enum State: Sendable {
         case awaitingHello
+        /// A challenge was sent; only its proof may follow.
+        case awaitingProof(PendingAuthentication)
         case established(ClientIdentity)
         case closed
     }
@@ -86,7 +85,7 @@ public struct ConnectionStateMachine: Sendable {
     private let limits: SessionLimits
     private let serverVersion: String
     private let connectionID: UInt64
-    private let authenticate: Authenticator
+    private let authenticator: any HandshakeAuthenticator
     private let deadlines: ConnectionDeadlines
     /// Requests dispatched (or being decoded) and not yet completed.
     public private(set) var inFlight = 0
@@ -104,12 +103,12 @@ public struct ConnectionStateMachine: Sendable {
     public init(
         limits: SessionLimits, serverVersion: String, connectionID: UInt64,
         deadlines: ConnectionDeadlines = ConnectionDeadlines(), now: Instant = .now,
-        authenticate: @escaping Authenticator
+        authenticator: any HandshakeAuthenticator
     ) {
         self.limits = limits
         self.serverVersion = serverVersion
         self.connectionID = connectionID
-        self.authenticate = authenticate
+        self.authenticator = authenticator
         self.deadlines = deadlines
         openedAt = now
         lastActivity = now
@@ -294,7 +293,12 @@ public struct ConnectionStateMachine: Sendable {
             guard case .hello(let hello) = message else {
                 return fail(HealthError(.handshakeRequired, "the first frame must be hello, not \(frame.kind)"), requestID: frame.requestID)
             }
-            return handshake(hello, requestID: frame.requestID)
+            return handshake(hello, payload: frame.payload, requestID: frame.requestID)
+        case .awaitingProof(let pending):
+            guard case .proof(let proof) = message else {
+                return fail(HealthError(.handshakeRequired, "the answer to challenge must be proof, not \(frame.kind)"), requestID: frame.requestID)
+            }
+            return complete(pending, proof: proof, requestID: frame.requestID)
         case .established(let identity):
             return handleEstablished(message, frame: frame, identity: identity)
         }
@@ -302,8 +306,8 @@ public struct ConnectionStateMachine: Sendable {
 
     private mutating func handleEstablished(_ message: Message, frame: Frame, identity: ClientIdentity) -> [Action] {
             switch message {
-            case .hello:
-                return fail(HealthError(.handshakeRequired, "hello was already received on this connection"), requestID: frame.requestID)
+            case .hello, .proof:
+                return fail(HealthError(.handshakeRequired, "\(frame.kind) is only part of the handshake, which is over"), requestID: frame.requestID)
             case .ping(let ping):
                 return [.write(encode(.pong(Pong(nonce: ping.nonce)), requestID: frame.requestID))]
             case .pong:
@@ -323,22 +327,45 @@ public struct ConnectionStateMachine: Sendable {
             }
     }
 
-    private mutating func handshake(_ hello: Hello, requestID: UInt32) -> [Action] {
+    private mutating func handshake(_ hello: Hello, payload: [UInt8], requestID: UInt32) -> [Action] {
         guard hello.protocolVersion == protocolVersion else {
             return fail(
                 HealthError(.unsupportedVersion, "protocol version \(hello.protocolVersion) is not supported; this server speaks \(protocolVersion)"),
                 requestID: requestID)
         }
-        let identity: ClientIdentity
+        let start: HandshakeStart
         do {
-            identity = try authenticate(hello)
+            start = try authenticator.begin(hello, payload: payload)
         } catch {
             return fail(error, requestID: requestID)
         }
+        switch start {
+        case .accepted(let identity):
+            return establish(identity, serverSignature: [], requestID: requestID)
+        case .challenge(let challenge, let pending):
+            state = .awaitingProof(pending)
+            return [.write(encode(.challenge(challenge), requestID: requestID))]
+        }
+    }
+
+    private mutating func complete(_ pending: PendingAuthentication, proof: Proof, requestID: UInt32) -> [Action] {
+        let identity: ClientIdentity
+        let signature: [UInt8]
+        do {
+            (identity, signature) = try authenticator.finish(pending, proof: proof)
+        } catch {
+            return fail(error, requestID: requestID)
+        }
+        return establish(identity, serverSignature: signature, requestID: requestID)
+    }
+
+    private mutating func establish(_ identity: ClientIdentity, serverSignature: [UInt8], requestID: UInt32) -> [Action] {
         state = .established(identity)
         decoder.limits = limits.frameLimits
         decoder.defersInflation = true
-        let welcome = Welcome(serverVersion: serverVersion, connectionID: connectionID, identity: identity.name, limits: limits)
+        let welcome = Welcome(
+            serverVersion: serverVersion, connectionID: connectionID, identity: identity.name, limits: limits,
+            serverSignature: serverSignature)
         return [.write(encode(.welcome(welcome), requestID: requestID))]
     }
 

@@ -35,11 +35,9 @@ public final class HealthServer: Sendable {
     /// Request bytes held in memory by all connections (see ``ServerConfiguration/maxBufferedBytes``).
     let budget: MemoryBudget
 
-    /// Decides who a hello comes from: with `--auth off` everyone is the anonymous identity (id 0).
-    func authenticate(_ hello: Hello) throws(HealthError) -> ClientIdentity {
-        guard let identities else { return ClientIdentity(name: "anonymous") }
-        return try identities.authenticate(token: hello.token)
-    }
+    /// Decides who a connection's client is: the token challenge-response against ``identities``, or with
+    /// `--auth off` the anonymous identity (id 0) for everyone.
+    let authenticator: any HandshakeAuthenticator
 
     /// The port the server listens on (the real one when port 0 was asked for).
     public var port: Int { listener.withLock { $0?.port ?? 0 } }
@@ -96,6 +94,12 @@ public final class HealthServer: Sendable {
             throw error
         }
         try server.listen()
+        if !ServerConfiguration.isLoopback(configuration.host) {
+            ServerLog.warning(
+                "listening on \(configuration.host), not a loopback address: anyone who can reach port \(server.port) can "
+                    + "connect, and the protocol has no TLS yet (data crosses the network in clear); firewall the port or "
+                    + "tunnel it (SECURITY.md)")
+        }
         return server
     }
 
@@ -104,6 +108,7 @@ public final class HealthServer: Sendable {
     ) throws {
         self.configuration = configuration
         self.identities = identities
+        authenticator = identities.map { TokenAuthenticator(registry: $0) } ?? OpenAuthenticator()
         self.dataLock = dataLock
         let cores = PosixThread.processorCount
         self.durable = durable

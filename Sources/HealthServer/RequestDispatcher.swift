@@ -151,7 +151,7 @@ public struct RequestDispatcher: Sendable {
             // Subscriptions live on a connection: ServerConnection handles them before dispatch.
             throw HealthError(.unsupportedRequest, "\(message.kind) needs a connection; a dispatcher alone cannot serve it")
 
-        case .hello, .welcome, .error, .ping, .pong, .insertAck, .deleteAck, .sampleResult, .statisticsResult,
+        case .hello, .challenge, .proof, .welcome, .error, .ping, .pong, .insertAck, .deleteAck, .sampleResult, .statisticsResult,
             .collectionResult, .changesResult, .subscribed, .unsubscribed, .update, .sourcePriority,
             .authorizationStatus, .serverInfo, .adminResult:
             throw HealthError(.invalidArgument, "\(message.kind) is not a request")

@@ -208,6 +208,14 @@ public struct ServerConfiguration: Hashable, Sendable {
         return .run(config)
     }
 
+    /// Whether `host` names only this machine: `localhost`, `127.0.0.0/8` or `::1`. hkd warns at start when
+    /// it listens on anything else (SECURITY.md).
+    public static func isLoopback(_ host: String) -> Bool {
+        if host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+    }
+
     /// Splits `HOST:PORT` (IPv6 as `[::1]:PORT`).
     public static func parseAddress(_ text: String) throws -> (String, Int) {
         guard let colon = text.lastIndex(of: ":") else {

@@ -40,16 +40,8 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
         self.machine = ConnectionStateMachine(
             limits: server.configuration.sessionLimits, serverVersion: HealthServer.version, connectionID: id,
             deadlines: server.configuration.deadlines,
-            authenticate: { hello throws(HealthError) in
-                do throws(HealthError) {
-                    let identity = try server.authenticate(hello)
-                    server.failures.succeeded(peer)
-                    return identity
-                } catch {
-                    refusalDelay.delay = server.failures.failed(peer)
-                    throw error
-                }
-            })
+            authenticator: ThrottledAuthenticator(
+                base: server.authenticator, throttle: server.failures, peer: peer, refusalDelay: refusalDelay))
     }
 
     func connectionDidOpen(_ connection: Connection) {

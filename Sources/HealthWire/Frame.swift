@@ -8,6 +8,8 @@ public enum MessageKind: UInt8, Sendable, CaseIterable {
     case error = 0x03
     case ping = 0x04
     case pong = 0x05
+    case challenge = 0x06
+    case proof = 0x07
 
     case insert = 0x10
     case insertAck = 0x11

@@ -4,6 +4,8 @@ import HealthModel
 /// Every message of the protocol, typed. `Message.decode` turns a ``Frame`` into one; `frame(requestID:)` back.
 public enum Message: Hashable, Sendable {
     case hello(Hello)
+    case challenge(Challenge)
+    case proof(Proof)
     case welcome(Welcome)
     case error(ErrorReply)
     case ping(Ping)
@@ -39,6 +41,8 @@ public enum Message: Hashable, Sendable {
     public var body: any WireMessage {
         switch self {
         case .hello(let m): m
+        case .challenge(let m): m
+        case .proof(let m): m
         case .welcome(let m): m
         case .error(let m): m
         case .ping(let m): m
@@ -87,6 +91,8 @@ public enum Message: Hashable, Sendable {
             let p = frame.payload
             switch frame.kind {
             case .hello: return .hello(try Hello(payload: p, limits: limits))
+            case .challenge: return .challenge(try Challenge(payload: p, limits: limits))
+            case .proof: return .proof(try Proof(payload: p, limits: limits))
             case .welcome: return .welcome(try Welcome(payload: p, limits: limits))
             case .error: return .error(try ErrorReply(payload: p, limits: limits))
             case .ping: return .ping(try Ping(payload: p, limits: limits))

@@ -1,34 +1,108 @@
 import HealthCodec
 import HealthModel
 
-/// The protocol version this build speaks.
-public let protocolVersion: UInt8 = 1
+/// The protocol version this build speaks, in ``Hello`` and ``Welcome`` (the frame header's version byte, 1,
+/// names the frame layout and is separate). Version 2 replaced the token in hello by a challenge-response.
+public let protocolVersion: UInt8 = 2
 
-/// First frame from the client: protocol version and credentials. Nothing else is accepted before it.
+/// First frame from the client: protocol version, and which token it will prove knowledge of. Nothing else is
+/// accepted before it; the secret itself is never sent (see ``Challenge``, ``Proof``).
 public struct Hello: WireMessage {
     public static let kind = MessageKind.hello
     public var protocolVersion: UInt8
     /// Free text naming the client program, for logs.
     public var clientName: String
-    /// The identity's secret token; empty for none.
-    public var token: String
+    /// The id part of the client's token (its identity's id); 0 for a client without a token.
+    public var tokenID: UInt32
+    /// ``TokenAuthentication/nonceBytes`` fresh random bytes when ``tokenID`` is not 0; empty otherwise.
+    public var clientNonce: [UInt8]
 
-    public init(protocolVersion: UInt8 = HealthWire.protocolVersion, clientName: String, token: String) {
+    public init(protocolVersion: UInt8 = HealthWire.protocolVersion, clientName: String, tokenID: UInt32, clientNonce: [UInt8]) {
         self.protocolVersion = protocolVersion
         self.clientName = clientName
-        self.token = token
+        self.tokenID = tokenID
+        self.clientNonce = clientNonce
+    }
+
+    /// Encodes the hello; of another protocol version only the version byte (the fields of other versions
+    /// are not this build's to write), mirroring the decoder.
+    public func encode(into w: inout ByteWriter) {
+        w.write(protocolVersion)
+        guard protocolVersion == HealthWire.protocolVersion else { return }
+        w.writeString(clientName)
+        w.writeLE(tokenID)
+        w.writeBlob(clientNonce)
+    }
+
+    /// Decodes a hello; of another protocol version only the version byte is read (the rest is skipped), so
+    /// the server can answer `unsupportedVersion` rather than `malformedPayload`.
+    public init(from r: inout ByteReader, limits: MessageLimits) throws {
+        protocolVersion = try r.readByte()
+        guard protocolVersion == HealthWire.protocolVersion else {
+            _ = try r.readBytes(r.remaining)
+            (clientName, tokenID, clientNonce) = ("", 0, [])
+            return
+        }
+        clientName = try r.readString(limits)
+        tokenID = try r.readLE(UInt32.self)
+        clientNonce = Array(try r.readBlob(limit: 255))
+        let expected = tokenID == 0 ? 0 : TokenAuthentication.nonceBytes
+        guard clientNonce.count == expected else {
+            throw CodecError(
+                .malformedPayload,
+                "the client nonce has \(clientNonce.count) bytes; \(expected) are needed with token id \(tokenID)")
+        }
+    }
+}
+
+/// The server's answer to a ``Hello`` with a token id: a fresh nonce and the salt of the named identity (for an
+/// unknown id a made-up salt, the same at every attempt, so known and unknown ids look alike).
+public struct Challenge: WireMessage {
+    public static let kind = MessageKind.challenge
+    /// ``TokenAuthentication/mechanism``; no other value is defined.
+    public var mechanism: UInt8
+    /// ``TokenAuthentication/nonceBytes`` fresh bytes from the server's CSPRNG, new on every connection.
+    public var serverNonce: [UInt8]
+    /// The identity's salt, 16 to 64 bytes.
+    public var salt: [UInt8]
+
+    public init(mechanism: UInt8 = TokenAuthentication.mechanism, serverNonce: [UInt8], salt: [UInt8]) {
+        self.mechanism = mechanism
+        self.serverNonce = serverNonce
+        self.salt = salt
     }
 
     public func encode(into w: inout ByteWriter) {
-        w.write(protocolVersion)
-        w.writeString(clientName)
-        w.writeString(token)
+        w.write(mechanism)
+        w.write(bytes: serverNonce)
+        w.writeBlob(salt)
     }
 
     public init(from r: inout ByteReader, limits: MessageLimits) throws {
-        protocolVersion = try r.readByte()
-        clientName = try r.readString(limits)
-        token = try r.readString(limits)
+        mechanism = try r.readByte()
+        guard mechanism == TokenAuthentication.mechanism else {
+            throw CodecError(.malformedPayload, "unknown authentication mechanism \(mechanism)")
+        }
+        serverNonce = Array(try r.readBytes(TokenAuthentication.nonceBytes))
+        salt = Array(try r.readBlob(limit: 255))
+        guard TokenAuthentication.saltBytes.contains(salt.count) else {
+            throw CodecError(.malformedPayload, "the salt has \(salt.count) bytes, not 16 to 64")
+        }
+    }
+}
+
+/// The client's answer to a ``Challenge``: ``TokenAuthentication/clientProof(saltedToken:authMessage:)``.
+public struct Proof: WireMessage {
+    public static let kind = MessageKind.proof
+    /// 32 bytes: ClientKey XOR HMAC(StoredKey, AuthMessage).
+    public var clientProof: [UInt8]
+
+    public init(clientProof: [UInt8]) { self.clientProof = clientProof }
+
+    public func encode(into w: inout ByteWriter) { w.write(bytes: clientProof) }
+
+    public init(from r: inout ByteReader, limits: MessageLimits) throws {
+        clientProof = Array(try r.readBytes(TokenAuthentication.keyBytes))
     }
 }
 
@@ -62,7 +136,8 @@ public struct SessionLimits: Hashable, Sendable {
     }
 }
 
-/// The server's answer to ``Hello``: its version, who the client is, and the limits it enforces.
+/// The server's answer to ``Hello`` (or to ``Proof``): its version, who the client is, the limits it enforces,
+/// and — after a challenge — its proof that it holds the token's verifier.
 public struct Welcome: WireMessage {
     public static let kind = MessageKind.welcome
     public var protocolVersion: UInt8
@@ -72,13 +147,20 @@ public struct Welcome: WireMessage {
     /// The name of the identity the token belongs to.
     public var identity: String
     public var limits: SessionLimits
+    /// HMAC(ServerKey, AuthMessage), 32 bytes, after a challenge; empty when there was none (no token, or
+    /// `--auth off`). A client that presented a token refuses a welcome without the right one.
+    public var serverSignature: [UInt8]
 
-    public init(protocolVersion: UInt8 = HealthWire.protocolVersion, serverVersion: String, connectionID: UInt64, identity: String, limits: SessionLimits) {
+    public init(
+        protocolVersion: UInt8 = HealthWire.protocolVersion, serverVersion: String, connectionID: UInt64, identity: String,
+        limits: SessionLimits, serverSignature: [UInt8] = []
+    ) {
         self.protocolVersion = protocolVersion
         self.serverVersion = serverVersion
         self.connectionID = connectionID
         self.identity = identity
         self.limits = limits
+        self.serverSignature = serverSignature
     }
 
     public func encode(into w: inout ByteWriter) {
@@ -91,6 +173,7 @@ public struct Welcome: WireMessage {
         w.writeVarint(limits.maxBatchRows)
         w.writeVarint(limits.maxPipelinedRequests)
         w.writeVarint(limits.idleTimeoutSeconds)
+        w.writeBlob(serverSignature)
     }
 
     public init(from r: inout ByteReader, limits l: MessageLimits) throws {
@@ -101,6 +184,10 @@ public struct Welcome: WireMessage {
         limits = SessionLimits(
             maxFrameBytes: try r.readVarint(), maxInflatedBytes: try r.readVarint(), maxBatchRows: try r.readVarint(),
             maxPipelinedRequests: try r.readVarint(), idleTimeoutSeconds: try r.readVarint())
+        serverSignature = Array(try r.readBlob(limit: 255))
+        guard serverSignature.isEmpty || serverSignature.count == TokenAuthentication.keyBytes else {
+            throw CodecError(.malformedPayload, "the server signature has \(serverSignature.count) bytes, not 0 or 32")
+        }
     }
 }
 

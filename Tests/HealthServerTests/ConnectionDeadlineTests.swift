@@ -17,8 +17,7 @@ struct ConnectionDeadlineTests {
     static func machine() -> Machine {
         Machine(
             limits: ConnectionStateMachineTests.limits, serverVersion: "hkd test", connectionID: 1,
-            deadlines: deadlines, now: t0
-        ) { _ throws(HealthError) in ClientIdentity(name: "tester") }
+            deadlines: deadlines, now: t0, authenticator: ConnectionStateMachineTests.StubAuthenticator(refuse: false))
     }
 
     static func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .milliseconds(Int64(seconds * 1000)) }

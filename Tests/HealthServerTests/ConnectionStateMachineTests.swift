@@ -9,15 +9,24 @@ import Testing
 struct ConnectionStateMachineTests {
     static let limits = SessionLimits(maxFrameBytes: 1 << 20, maxInflatedBytes: 4 << 20, maxBatchRows: 1000, maxPipelinedRequests: 2, idleTimeoutSeconds: 300)
 
-    static func machine(refuse: Bool = false) -> ConnectionStateMachine {
-        ConnectionStateMachine(limits: limits, serverVersion: "hkd test", connectionID: 9) { hello throws(HealthError) in
-            if refuse || hello.token == "wrong" { throw HealthError(.unauthenticated, "the token is not valid") }
-            return ClientIdentity(name: "tester")
+    /// Accepts every hello at once as "tester" (like `--auth off`), or refuses every one.
+    struct StubAuthenticator: HandshakeAuthenticator {
+        var refuse: Bool
+        func begin(_ hello: Hello, payload: [UInt8]) throws(HealthError) -> HandshakeStart {
+            if refuse { throw HealthError(.unauthenticated, "the token is not valid") }
+            return .accepted(ClientIdentity(name: "tester"))
+        }
+        func finish(_ pending: PendingAuthentication, proof: Proof) throws(HealthError) -> (ClientIdentity, serverSignature: [UInt8]) {
+            throw HealthError(.handshakeRequired, "no challenge was sent")
         }
     }
 
+    static func machine(refuse: Bool = false) -> ConnectionStateMachine {
+        ConnectionStateMachine(limits: limits, serverVersion: "hkd test", connectionID: 9, authenticator: StubAuthenticator(refuse: refuse))
+    }
+
     static func bytes(_ message: Message, id: UInt32) -> [UInt8] { FrameEncoder().encode(message.frame(requestID: id)) }
-    static let hello = bytes(.hello(Hello(clientName: "test", token: "t")), id: 0)
+    static let hello = bytes(.hello(Hello(clientName: "test", tokenID: 0, clientNonce: [])), id: 0)
 
     /// The messages written by `actions`, decoded.
     static func written(_ actions: [ConnectionStateMachine.Action]) throws -> [Message] {
@@ -166,7 +175,7 @@ struct ConnectionStateMachineTests {
 
     @Test("before hello, frames over 64 KiB are refused, on the wire or once inflated")
     func handshakeFrameLimit() throws {
-        let big = Message.hello(Hello(clientName: String(repeating: "x", count: 70_000), token: ""))
+        let big = Message.hello(Hello(clientName: String(repeating: "x", count: 70_000), tokenID: 0, clientNonce: []))
         for (compress, code) in [(false, ErrorCode.frameTooLarge), (true, ErrorCode.inflatedTooLarge)] {
             var machine = Self.machine()
             let encoder = compress ? FrameEncoder() : FrameEncoder(compressionThreshold: .max)

@@ -41,12 +41,36 @@ enum Golden {
         added: resultBatch, deleted: [DeletedObject(uuid: uuid2, syncIdentifier: "reading-7", syncVersion: 3)], anchor: 1234, hasMore: false)
     static let identity = IdentitySpec(name: "ingest-agent", subjects: ["anna"], grants: [TypeGrant(type: "stepCount", share: true, read: false)])
 
+    /// The worked handshake of PROTOCOL.md "Authentication": identity 1's token, nonces and salt counting up.
+    static let token = AccessToken(identityID: 1, secret: Array(0x80..<0xA0))
+    static let salt: [UInt8] = Array(64..<80)
+    static let handshakeHello = Hello(clientName: "hkq 0.1.0", tokenID: 1, clientNonce: Array(0..<32))
+    static let challenge = Challenge(serverNonce: Array(32..<64), salt: salt)
+    static var authMessage: [UInt8] {
+        TokenAuthentication.authMessage(helloPayload: handshakeHello.encodedPayload(), challengePayload: challenge.encodedPayload())
+    }
+    static var verifier: TokenVerifier { TokenVerifier(saltedToken: AccessToken.saltedToken(secret: token.secret, salt: salt)) }
+    static var proof: Proof {
+        Proof(clientProof: TokenAuthentication.clientProof(
+            saltedToken: AccessToken.saltedToken(secret: token.secret, salt: salt), authMessage: authMessage))
+    }
+    static let limits = SessionLimits(maxFrameBytes: 16 << 20, maxInflatedBytes: 64 << 20, maxBatchRows: 100_000, maxPipelinedRequests: 64, idleTimeoutSeconds: 300)
+
     /// One vector per message kind (some kinds have more), in a fixed order.
     static let valid: [(name: String, comment: String, requestID: UInt32, flags: FrameFlags, message: Message)] = [
-        ("hello", "A client named hkq presents a token.", 0, [], .hello(Hello(clientName: "hkq 0.1.0", token: "s3cret"))),
-        ("welcome", "The server's answer with its limits.", 0, [],
-         .welcome(Welcome(serverVersion: "hkd 0.1.0", connectionID: 7, identity: "admin",
-                          limits: SessionLimits(maxFrameBytes: 16 << 20, maxInflatedBytes: 64 << 20, maxBatchRows: 100_000, maxPipelinedRequests: 64, idleTimeoutSeconds: 300)))),
+        ("hello", "A client named hkq will prove it holds token id 1's secret; its nonce is bytes 00…1f.", 0, [],
+         .hello(handshakeHello)),
+        ("hello-without-token", "A client without a token (accepted only by hkd --auth off).", 0, [],
+         .hello(Hello(clientName: "hkq 0.1.0", tokenID: 0, clientNonce: []))),
+        ("challenge", "The server's challenge to that hello: nonce bytes 20…3f, identity 1's salt bytes 40…4f.", 0, [],
+         .challenge(challenge)),
+        ("proof", "The client's proof for token hkd1_00000001_808182…9f (PROTOCOL.md, Authentication).", 0, [],
+         .proof(proof)),
+        ("welcome", "The server's answer to that proof: its limits and its signature of the same AuthMessage.", 0, [],
+         .welcome(Welcome(serverVersion: "hkd 0.1.0", connectionID: 7, identity: "admin", limits: limits,
+                          serverSignature: verifier.serverSignature(authMessage: authMessage)))),
+        ("welcome-unsigned", "The answer to a hello without a token from hkd --auth off: no signature.", 0, [],
+         .welcome(Welcome(serverVersion: "hkd 0.1.0", connectionID: 8, identity: "anonymous", limits: limits))),
         ("error", "A request-level error: retrying cannot help, the connection stays open.", 9, [],
          .error(ErrorReply(HealthError(.incompatibleUnit, "unit \"kg\" is not compatible with stepCount (count)")))),
         ("ping", "A ping.", 3, [], .ping(Ping(nonce: 0x0102_0304_0506_0708))),
@@ -142,6 +166,17 @@ enum Golden {
             ("unknown-unit", "An insert whose unit is not an HKUnit.", encodedFrame(.insert(Insert(batch: unknownUnit)))),
             ("unknown-type", "An insert with a misspelt type.", encodedFrame(.insert(Insert(batch: unknownType)))),
             ("incompatible-unit", "An insert of steps in kilograms.", encodedFrame(.insert(Insert(batch: wrongUnit)))),
+            ("hello-short-nonce", "A hello naming token id 1 with a 16-byte nonce.",
+             encodedFrame(.hello(Hello(clientName: "hkq", tokenID: 1, clientNonce: Array(0..<16))))),
+            ("hello-nonce-without-token", "A hello with token id 0 and a nonce.",
+             encodedFrame(.hello(Hello(clientName: "hkq", tokenID: 0, clientNonce: Array(0..<32))))),
+            ("challenge-unknown-mechanism", "A challenge with mechanism 2.",
+             frame(0x06, payload: [2] + Array(32..<64) + [16] + Array(64..<80))),
+            ("challenge-short-salt", "A challenge whose salt has 8 bytes.",
+             encodedFrame(.challenge(Challenge(serverNonce: Array(32..<64), salt: Array(0..<8))))),
+            ("proof-truncated", "A proof of 31 bytes.", frame(0x07, payload: Array(0..<31))),
+            ("welcome-short-signature", "A welcome whose server signature has 5 bytes.",
+             encodedFrame(.welcome(Welcome(serverVersion: "hkd", connectionID: 1, identity: "admin", limits: limits, serverSignature: [1, 2, 3, 4, 5])))),
         ]
     }
 

@@ -15,7 +15,7 @@ struct AbuseTests {
     /// A raw connection that has completed the handshake (authorization is off in these servers).
     static func session(port: Int) throws -> ClientSocket {
         let socket = try ClientSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(5))
-        try socket.write(FrameEncoder().encode(Message.hello(Hello(clientName: "abuser", token: "")).frame(requestID: 0)))
+        try socket.write(FrameEncoder().encode(Message.hello(Hello(clientName: "abuser", tokenID: 0, clientNonce: [])).frame(requestID: 0)))
         return socket
     }
 
@@ -114,7 +114,7 @@ struct AbuseTests {
         let hkd = try await HKDProcess(arguments: ["--auth", "off", "--max-connections", "10", "--handshake-timeout", "1"])
         let port = hkd.port
         // Ten connections take every slot and send one byte of a hello every 300 ms.
-        let hello = FrameEncoder().encode(Message.hello(Hello(clientName: "slow", token: "")).frame(requestID: 0))
+        let hello = FrameEncoder().encode(Message.hello(Hello(clientName: "slow", tokenID: 0, clientNonce: [])).frame(requestID: 0))
         let sockets = try (0..<10).map { _ in try ClientSocket.connect(host: "127.0.0.1", port: port) }
         let dribbler = Task.detached {
             for index in 0..<hello.count {

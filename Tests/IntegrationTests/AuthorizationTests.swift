@@ -324,7 +324,13 @@ struct AuthorizationTests {
         wrong.removeLast()
         wrong += wrong.hasSuffix("0") ? "1" : "0"
         var elapsed: [Duration] = []
-        for token in [wrong, "nonsense", wrong, wrong, wrong, wrong] {
+        // Text not shaped like a token is refused by the client itself: nothing is sent, nothing throttled.
+        let malformed = HealthClient(ClientConfiguration(port: hkd.port, token: "nonsense", retry: .none))
+        defer { malformed.close() }
+        let local = await Self.refusal { try await malformed.connect() }
+        #expect(local?.code == .unauthenticated && local?.origin == .local)
+        #expect(local?.message.hasPrefix("the token is not shaped like an hkd token") == true)
+        for token in [wrong, wrong, wrong, wrong, wrong, wrong] {
             let client = HealthClient(ClientConfiguration(port: hkd.port, token: token, retry: .none))
             defer { client.close() }
             let start = ContinuousClock.now
@@ -355,6 +361,21 @@ struct AuthorizationTests {
                 guard let data = FileManager.default.contents(atPath: path) else { continue }
                 #expect(!String(decoding: data, as: UTF8.self).contains(secret), "a token secret is in \(name)")
             }
+        }
+        // identities.json keeps salts and verifiers, never the salted token (enough to compute proofs).
+        let identityFile = try String(contentsOfFile: hkd.dataDirectory + "/identities.json", encoding: .utf8)
+        let stored = try #require(
+            try JSONSerialization.jsonObject(with: Data(identityFile.utf8)) as? [String: Any])
+        #expect(stored["format"] as? Int == 2)
+        let entries = try #require(stored["identities"] as? [[String: Any]])
+        for token in identities.map(\.token) {
+            let parsed = try #require(AccessToken(token))
+            let entry = try #require(entries.first { $0["id"] as? Int == Int(parsed.identityID) })
+            let salt = try #require(Hex.decode(entry["salt"] as? String ?? ""))
+            let salted = AccessToken.saltedToken(secret: parsed.secret, salt: salt)
+            #expect(!identityFile.contains(Hex.encode(salted)), "the salted token of \(entry["name"] ?? "?") is stored")
+            #expect(entry["storedKey"] as? String == Hex.encode(TokenVerifier(saltedToken: salted).storedKey))
+            #expect(entry["tokenHash"] == nil)
         }
         let permissions =
             try FileManager.default.attributesOfItem(atPath: hkd.dataDirectory + "/admin.token")[.posixPermissions]

@@ -32,8 +32,8 @@ final class HKDProcess: Sendable {
         return found
     }
 
-    /// Starts hkd on `port` (0: a free one) and waits until it logs the port it listens on.
-    init(dataDirectory: String? = nil, port requestedPort: Int = 0, arguments: [String] = []) async throws {
+    /// Starts hkd on `host`:`port` (0: a free one) and waits until it logs the port it listens on.
+    init(dataDirectory: String? = nil, host: String = "127.0.0.1", port requestedPort: Int = 0, arguments: [String] = []) async throws {
         let directory =
             dataDirectory
             ?? FileManager.default.temporaryDirectory
@@ -41,7 +41,7 @@ final class HKDProcess: Sendable {
         self.dataDirectory = directory
         let process = Process()
         process.executableURL = try HKDProcess.binary("hkd")
-        process.arguments = ["--listen", "127.0.0.1:\(requestedPort)", "--data-dir", directory] + arguments
+        process.arguments = ["--listen", "\(host):\(requestedPort)", "--data-dir", directory] + arguments
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = FileHandle.nullDevice
@@ -60,7 +60,7 @@ final class HKDProcess: Sendable {
         let deadline = ContinuousClock.now + .seconds(20)
         var found: Int?
         while found == nil {
-            found = HKDProcess.port(in: log.text)
+            found = HKDProcess.port(in: log.text, host: host)
             if found != nil { break }
             if !process.isRunning || ContinuousClock.now > deadline {
                 process.terminate()
@@ -76,8 +76,8 @@ final class HKDProcess: Sendable {
     /// hkq's options to reach this server as the admin identity.
     var hkqServer: [String] { ["--server", "127.0.0.1:\(port)", "--token", token] }
 
-    private static func port(in log: String) -> Int? {
-        guard let range = log.range(of: "listening on 127.0.0.1:") else { return nil }
+    private static func port(in log: String, host: String) -> Int? {
+        guard let range = log.range(of: "listening on \(host):") else { return nil }
         return Int(log[range.upperBound...].prefix { $0.isNumber })
     }
 

@@ -14,12 +14,10 @@ struct HostileClientTests {
     static func exchange(_ bytes: [UInt8], port: Int, hello: Bool, token: String = "") throws -> [Message] {
         let socket = try ClientSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(5))
         defer { socket.close() }
-        if hello {
-            try socket.write(FrameEncoder().encode(Message.hello(Hello(clientName: "hostile", token: token)).frame(requestID: 0)))
-        }
+        var messages: [Message] = []
+        if hello { messages.append(.welcome(try RawHandshake.perform(socket, token: token, name: "hostile"))) }
         try socket.write(bytes, timeout: .seconds(5))
         var decoder = FrameDecoder()
-        var messages: [Message] = []
         while true {
             let chunk = try socket.read(maxBytes: 65_536, timeout: .seconds(10))
             if chunk.isEmpty { return messages }

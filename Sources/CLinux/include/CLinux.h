@@ -57,5 +57,7 @@ void hk_set_thread_name(const char *name);
 int hk_block_signals(const int *signals, int count);
 /// sigwait on the given signals; stores the signal received.
 int hk_sigwait(const int *signals, int count, int *received);
+/// getrandom(buf, len, 0): bytes from the kernel's CSPRNG (blocks only until it is seeded at boot).
+long hk_getrandom(void *buf, unsigned long len);
 
 #endif

@@ -1,11 +1,13 @@
 import Foundation
+import HealthCodec
 import HealthModel
 import HealthPosix
 import HealthWire
 import Synchronization
 
 /// The client identities of one data directory (`identities.json`, mode 0600): who may connect, with which
-/// subjects and per-type grants. Tokens are kept only as salted SHA-256 hashes.
+/// subjects and per-type grants. Tokens are never kept: per identity a salt and the handshake's verifier
+/// (StoredKey and ServerKey, ``TokenVerifier``).
 ///
 /// Thread-safe: one mutex around the table; every change is written to disk (atomic replace) before it is
 /// visible, so a revocation holds across restarts and applies to the next request of every open connection.
@@ -52,18 +54,28 @@ public final class IdentityRegistry: Sendable {
             }
             if try FileSystem.exists(path) {
                 let bytes = try FileSystem.readFile(path, maxBytes: 64 << 20)
-                let file: IdentityFile
+                var file: IdentityFile
                 do {
                     file = try JSONDecoder().decode(IdentityFile.self, from: Data(bytes))
                 } catch {
                     throw HealthError(.storageUnavailable, "\(path) is not a valid identity file: \(error)")
                 }
-                guard file.format == 1 else {
-                    throw HealthError(.storageUnavailable, "\(path) has format \(file.format); this hkd reads format 1")
+                let registry: IdentityRegistry
+                switch file.format {
+                case IdentityFile.currentFormat:
+                    try file.checkVerifiers(path)
+                    registry = IdentityRegistry(path: path, file: file)
+                case 1:
+                    registry = IdentityRegistry(path: path, file: file)
+                    let count = try registry.upgradeFromFormat1()
+                    log("converted \(path) to format \(IdentityFile.currentFormat): \(count) token hashes became handshake verifiers")
+                default:
+                    throw HealthError(
+                        .storageUnavailable,
+                        "\(path) has format \(file.format); this hkd reads formats 1 and \(IdentityFile.currentFormat)")
                 }
-                let registry = IdentityRegistry(path: path, file: file)
                 if resetAdmin {
-                    try registry.mintAdmin(named: "admin-\(file.nextID)", tokenPath: tokenPath, log: log)
+                    try registry.mintAdmin(named: "admin-\(registry.state.withLock { $0.nextID })", tokenPath: tokenPath, log: log)
                 }
                 return registry
             }
@@ -75,7 +87,9 @@ public final class IdentityRegistry: Sendable {
                         + "to create a new admin identity (its token replaces \(tokenPath))")
             }
             let firstID = existingData == nil ? 1 : firstIDAfterReset
-            let registry = IdentityRegistry(path: path, file: IdentityFile(nextID: firstID, identities: []))
+            let registry = IdentityRegistry(
+                path: path,
+                file: IdentityFile(nextID: firstID, identities: [], unknownSaltKey: Hex.encode(try random(32))))
             try registry.mintAdmin(named: "admin", tokenPath: tokenPath, log: log)
             return registry
         } catch let error as SystemError {
@@ -93,20 +107,49 @@ public final class IdentityRegistry: Sendable {
 
     // MARK: Authentication
 
-    /// The identity a hello's token belongs to: ``ErrorCode/unauthenticated`` for a missing, malformed or wrong
-    /// token, ``ErrorCode/tokenRevoked`` for a revoked identity's token.
-    public func authenticate(token text: String) throws(HealthError) -> ClientIdentity {
-        guard !text.isEmpty else {
-            throw HealthError(.unauthenticated, "this server requires a token (hkq --token or HKQ_TOKEN)")
-        }
-        let invalid = HealthError(.unauthenticated, "the token is not valid")
-        guard let token = AccessToken(text) else { throw invalid }
-        let found = state.withLock { file in file.identities.first { $0.id == token.identityID } }
-        guard let identity = found, let salt = Hex.decode(identity.salt), let stored = Hex.decode(identity.tokenHash),
-            AccessToken.constantTimeEqual(AccessToken.hash(secret: token.secret, salt: salt), stored)
-        else { throw invalid }
+    /// The salt to challenge token id `id` with, and its verifier. For an id no identity has, a made-up pair
+    /// derived from the file's `unknownSaltKey` (the same at every attempt, like a real one; no proof matches
+    /// it, and checking one costs what checking a real one does). A revoked identity gets its real salt: the
+    /// refusal comes after its proof.
+    public func challengeMaterial(for id: UInt32) -> (salt: [UInt8], verifier: TokenVerifier) {
+        let (found, saltKey) = state.withLock { file in (file.identities.first { $0.id == id }, file.unknownSaltKey) }
+        if let found, let salt = Hex.decode(found.salt), let verifier = found.verifier { return (salt, verifier) }
+        let key = Hex.decode(saltKey ?? "") ?? []
+        var idBytes: [UInt8] = []
+        withUnsafeBytes(of: id.bigEndian) { idBytes += $0 }
+        let salt = HMACSHA256.authenticationCode(key: key, message: Array("unknown identity salt".utf8) + idBytes)
+        let decoy = HMACSHA256.authenticationCode(key: key, message: Array("unknown identity verifier".utf8) + idBytes)
+        return (Array(salt.prefix(16)), TokenVerifier(saltedToken: decoy))
+    }
+
+    /// The identity whose token a handshake just proved: ``ErrorCode/tokenRevoked`` once it was revoked.
+    public func identity(provenFor id: UInt32) throws(HealthError) -> ClientIdentity {
+        let found = state.withLock { file in file.identities.first { $0.id == id } }
+        guard let identity = found else { throw TokenAuthenticator.invalid }
         if identity.revoked { throw HealthError(.tokenRevoked, "the identity \"\(identity.name)\" was revoked") }
         return ClientIdentity(name: identity.name, id: identity.id)
+    }
+
+    /// Rewrites a format-1 file as format 2: each `tokenHash` (SHA-256 of salt and secret) is exactly the
+    /// handshake's SaltedToken, so it becomes StoredKey and ServerKey and is dropped; the file gains its
+    /// `unknownSaltKey`. Returns how many identities were converted.
+    func upgradeFromFormat1() throws -> Int {
+        let key = Hex.encode(try Self.random(32))
+        return try change { file in
+            var converted = 0
+            for index in file.identities.indices {
+                guard let hash = file.identities[index].tokenHash.flatMap({ Hex.decode($0) }), hash.count == 32 else {
+                    throw HealthError(
+                        .storageUnavailable, "the identity \"\(file.identities[index].name)\" has no valid tokenHash")
+                }
+                file.identities[index].setVerifier(TokenVerifier(saltedToken: hash))
+                file.identities[index].tokenHash = nil
+                converted += 1
+            }
+            file.format = IdentityFile.currentFormat
+            file.unknownSaltKey = key
+            return converted
+        }
     }
 
     /// What `identity` may do now: ``ErrorCode/tokenRevoked`` once it was revoked (open connections included).
@@ -137,18 +180,18 @@ public final class IdentityRegistry: Sendable {
     /// Creates an identity; returns it and its token (the only time the token exists outside the client).
     func create(_ given: IdentitySpec) throws -> (IdentityInfo, String) {
         let spec = try Self.validated(given)
-        var generator = SystemRandomNumberGenerator()
-        let salt = AccessToken.randomBytes(16, using: &generator)
+        let salt = try Self.random(16)
+        let secret = try Self.random(AccessToken.secretBytes)
         return try change { file in
             if file.identities.contains(where: { $0.name == spec.name }) {
                 throw HealthError(.invalidArgument, "an identity named \"\(spec.name)\" exists already")
             }
             guard file.nextID < UInt32.max else { throw HealthError(.invalidArgument, "no identity ids are left") }
-            let token = AccessToken.generate(for: file.nextID)
+            let token = AccessToken(identityID: file.nextID, secret: secret)
             var identity = StoredIdentity(
                 id: file.nextID, name: spec.name, subjects: [], grants: [], admin: false,
-                createdAt: Timestamp(Date().timeIntervalSince1970 * 1_000_000), revoked: false,
-                salt: Hex.encode(salt), tokenHash: Hex.encode(AccessToken.hash(secret: token.secret, salt: salt)))
+                createdAt: Timestamp(Date().timeIntervalSince1970 * 1_000_000), revoked: false, salt: Hex.encode(salt))
+            identity.setVerifier(TokenVerifier(saltedToken: AccessToken.saltedToken(secret: secret, salt: salt)))
             identity.adopt(spec)
             file.nextID += 1
             file.identities.append(identity)
@@ -196,6 +239,15 @@ public final class IdentityRegistry: Sendable {
             }
             current = next
             return result
+        }
+    }
+
+    /// `count` bytes from the system CSPRNG; ``ErrorCode/internalError`` if it fails.
+    static func random(_ count: Int) throws(HealthError) -> [UInt8] {
+        do {
+            return try SecureRandom.bytes(count)
+        } catch {
+            throw HealthError(.internalError, "cannot draw random bytes: \(error)")
         }
     }
 

@@ -90,7 +90,7 @@ extension RequestDispatcher {
             // Ends only a subscription of the same connection: nothing to check.
             break
 
-        case .hello, .welcome, .error, .ping, .pong, .insertAck, .deleteAck, .sampleResult, .statisticsResult,
+        case .hello, .challenge, .proof, .welcome, .error, .ping, .pong, .insertAck, .deleteAck, .sampleResult, .statisticsResult,
             .collectionResult, .changesResult, .subscribed, .unsubscribed, .update, .sourcePriority,
             .authorizationStatus, .serverInfo, .adminResult:
             break

@@ -3,7 +3,8 @@ import Foundation
 extension CommandContext {
     /// The token to present: `--token`, else `HKQ_TOKEN`, else — when the server is on this host — the admin
     /// token hkd wrote to `./hkd-data/admin.token` (its default data directory) if that file is readable;
-    /// else none.
+    /// else none. The handshake never sends a token, only a proof of it, and only to a server that proves it
+    /// holds the token's verifier (Protocol/PROTOCOL.md "Authentication").
     public var resolvedToken: String {
         if let token = globals.token { return token }
         guard LocalToken.isLoopback(globals.server.host) else { return "" }

@@ -40,6 +40,11 @@ public enum ServerSession {
                 error.code,
                 "\(error.message) — pass --token or set HKQ_TOKEN (hkd's admin token is in its data directory, admin.token)")
         }
+        if error.code == .serverUnverified {
+            return HealthError(
+                error.code,
+                "refusing \(server): \(error.message) — is something other than hkd listening there? (\(error.code))")
+        }
         guard error.code == .connectionLost || error.code == .timedOut else { return error.error }
         let reason =
             error.message.split(separator: ":", omittingEmptySubsequences: false).last

@@ -1,6 +1,7 @@
-/// SHA-256 (FIPS 180-4), for hashing access tokens: Linux has no CryptoKit and the project takes no packages.
+/// SHA-256 (FIPS 180-4), for access tokens and the handshake's HMAC: Linux has no CryptoKit and the project takes
+/// no packages.
 ///
-/// Pure and thread-safe; checked against the FIPS test vectors in the server tests.
+/// Pure and thread-safe; checked against the FIPS 180-4 test vectors in the codec tests.
 public enum SHA256 {
     private static let k: [UInt32] = [
         0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
