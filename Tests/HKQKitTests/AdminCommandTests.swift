@@ -50,7 +50,10 @@ struct AdminCommandTests {
     @Test("without a token hkq is refused with a hint, and reads ./hkd-data/admin.token only for a local server")
     func tokenDiscovery() async throws {
         let live = try #require(LiveServer.current)
-        let refused = await runHKQ(["auth", "status", "stepCount", "--server", live.address], environment: [:])
+        // Not the working directory's ./hkd-data: README's quick start may have created a real one there.
+        let noToken = HKQ(commands: HKQ.commands, localTokenPath: live.directory.path + "/no-such/admin.token")
+        let refused = await runHKQ(
+            ["auth", "status", "stepCount", "--server", live.address], environment: [:], program: noToken)
         #expect(refused.status == 1)
         #expect(refused.err.contains("this server requires a token"), "\(refused.err)")
         #expect(refused.err.contains("pass --token or set HKQ_TOKEN"))
@@ -59,6 +62,11 @@ struct AdminCommandTests {
         #expect(!LocalToken.isLoopback("db.example.org") && !LocalToken.isLoopback("10.0.0.1"))
         let path = try live.file("admin.token", "  \(live.token)\n")
         #expect(LocalToken.read(path) == live.token)
+        // A local server's token file is found by itself.
+        let discovered = await runHKQ(
+            ["auth", "status", "stepCount", "--server", live.address, "--subject", "anna"], environment: [:],
+            program: HKQ(commands: HKQ.commands, localTokenPath: path))
+        #expect(discovered.status == 0, "\(discovered.err)")
         #expect(LocalToken.read(live.directory.path + "/missing") == nil)
     }
 }

@@ -15,17 +15,22 @@ public struct HKQ: Sendable {
     public var globalOptions: [OptionSpec]
     /// What `now` (and so `today`, `now-7d`…) means; tests fix it.
     public var clock: @Sendable () -> Timestamp
+    /// Where a local server's admin token is looked for when none is given (``LocalToken/defaultPath``); tests
+    /// point it away from the working directory, which may hold a real `./hkd-data`.
+    public var localTokenPath: String
 
     /// A program with the given commands, global options and clock (the system clock by default).
     public init(
         name: String = "hkq", overview: String = HKQ.defaultOverview, commands: [any Command],
-        globalOptions: [OptionSpec] = GlobalOptions.specs, clock: @escaping @Sendable () -> Timestamp = HKQ.systemClock
+        globalOptions: [OptionSpec] = GlobalOptions.specs, clock: @escaping @Sendable () -> Timestamp = HKQ.systemClock,
+        localTokenPath: String = LocalToken.defaultPath
     ) {
         self.name = name
         self.overview = overview
         self.commands = commands
         self.globalOptions = globalOptions
         self.clock = clock
+        self.localTokenPath = localTokenPath
     }
 
     /// The current time, in microseconds since the epoch.

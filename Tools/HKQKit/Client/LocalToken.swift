@@ -8,7 +8,7 @@ extension CommandContext {
     public var resolvedToken: String {
         if let token = globals.token { return token }
         guard LocalToken.isLoopback(globals.server.host) else { return "" }
-        return LocalToken.read(LocalToken.defaultPath) ?? ""
+        return LocalToken.read(program.localTokenPath) ?? ""
     }
 }
 
