@@ -6,7 +6,9 @@ import Synchronization
 ///
 /// Thread-safe: every method may be called from any thread at the same time. Queries on a type share its
 /// shard's read lock; an insert holds its type's write lock only while it merges already validated rows, and
-/// never blocks other types. Methods do no I/O and do not block otherwise.
+/// never blocks other types. Methods do no I/O of their own and do not block otherwise; the one exception is a
+/// change's `beforeApplying` hook (the write-ahead log appends its record there), which runs under the type's
+/// write lock so that records are logged in the order they are applied.
 public final class HealthStore: Sendable {
     private let shards: [ReadWriteLocked<ShardState>]
     private let retentionMicros = Atomic<Int64>(7 * 86_400 * 1_000_000)

@@ -27,22 +27,12 @@ enum ExportDateParser {
             zoneStart = 14
         }
         guard let offsetSeconds = zoneOffset(text.slice(zoneStart..<text.count)),
-            (1...12).contains(fields.month), (1...daysIn(month: fields.month, year: fields.year)).contains(fields.day),
+            (1...12).contains(fields.month), (1...CivilCalendar.daysInMonth(year: fields.year, month: fields.month)).contains(fields.day),
             (0...23).contains(fields.hour), (0...59).contains(fields.minute), (0...59).contains(fields.second)
         else { return nil }
-        let days = Int64(daysFromCivil(year: fields.year, month: fields.month, day: fields.day))
+        let days = Int64(CivilCalendar.dayNumber(year: fields.year, month: fields.month, day: fields.day))
         let local = days * 86_400 + Int64(fields.hour * 3600 + fields.minute * 60 + fields.second)
         return (local - Int64(offsetSeconds)) * Micros.second
-    }
-
-    /// Days from 1970-01-01 to the proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 
     /// Seconds east of UTC for `±HHMM`, `±HH:MM` or `Z`; `nil` for anything else or beyond ±18:00.
@@ -57,13 +47,6 @@ enum ExportDateParser {
         return zone[0] == ASCII.minus ? -seconds : seconds
     }
 
-    private static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
 
     /// The decimal number in `length` digits at `start`, or `nil` if any is not a digit.
     @inline(__always)

@@ -1,9 +1,3 @@
-import CLinux
-
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Bytes from the kernel's CSPRNG (`getrandom(2)`), for tokens, salts and handshake nonces.
 ///
 /// Thread-safe. Reads are retried on EINTR and on short reads; any other failure throws a ``SystemError``.
@@ -14,14 +8,11 @@ public enum SecureRandom {
         var filled = 0
         while filled < count {
             let got = out.withUnsafeMutableBytes { buffer in
-                hk_getrandom(buffer.baseAddress! + filled, UInt(count - filled))
+                Result { () throws(SystemError) in
+                    try Sys.getRandom(UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+                }
             }
-            if got < 0 {
-                let error = errno
-                if error == EINTR { continue }
-                throw SystemError(errno: error, call: "getrandom")
-            }
-            filled += got
+            filled += try got.get()
         }
         return out
     }

@@ -1,5 +1,10 @@
 // Every syscall HealthPosix makes, in one place: errno is read immediately after the call, EINTR is retried,
 // EAGAIN comes back as `.wouldBlock`, and every other failure throws a `SystemError` naming the call.
+//
+// Outside this file, by design: the pthread primitives, which report errors by return value rather than errno
+// (PosixThread, ConditionLock, EventLoop's thread identity; HealthEngine's ReadWriteLocked, the one lock outside
+// HealthPosix, wraps a pthread rwlock), and getaddrinfo, which has its own error codes and result list
+// (SocketAddress.resolve).
 import CLinux
 
 #if canImport(Glibc)
@@ -108,6 +113,14 @@ enum Sys {
         try retrying("pwrite") { Glibc.pwrite(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
     }
 
+    // MARK: Randomness
+
+    /// getrandom(2) into `buffer`: how many bytes it filled (at least one, unless `buffer` is empty).
+    static func getRandom(_ buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        return try retrying("getrandom") { hk_getrandom(base, UInt(buffer.count)) }
+    }
+
     // MARK: Sockets
 
     /// socket(2), always non-blocking and close-on-exec.
@@ -195,16 +208,6 @@ enum Sys {
     /// send(2) with MSG_NOSIGNAL, so a dead peer gives EPIPE instead of raising SIGPIPE.
     static func send(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) throws(SystemError) -> IOResult<Int> {
         try nonBlocking("send") { Glibc.send(fd, buffer.baseAddress, buffer.count, HK_MSG_NOSIGNAL) }
-    }
-
-    /// sendmsg(2) of several buffers at once (gathering write) with MSG_NOSIGNAL.
-    static func sendGather(_ fd: Int32, _ vectors: UnsafeMutableBufferPointer<iovec>) throws(SystemError) -> IOResult<
-        Int
-    > {
-        var header = msghdr()
-        header.msg_iov = vectors.baseAddress
-        header.msg_iovlen = vectors.count
-        return try nonBlocking("sendmsg") { Glibc.sendmsg(fd, &header, HK_MSG_NOSIGNAL) }
     }
 
     /// recv(2); 0 means the peer closed its side.

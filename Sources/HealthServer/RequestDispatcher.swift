@@ -127,7 +127,7 @@ public struct RequestDispatcher: Sendable {
             return [.sourcePriority(SourcePriority(subject: m.subject, type: type.identifier, sources: try store.sourcePriority(subject: m.subject, type: m.type)))]
 
         case .authorizationStatusQuery(let m):
-            // Until identities exist every connection may share every known type.
+            // Authorization is off (`hkd --auth off`): every connection may share every known type.
             return [.authorizationStatus(AuthorizationStatus(statuses: try m.types.map { name in
                 .init(type: try QuantityType.named(name).identifier, state: .sharingAuthorized)
             }))]

@@ -23,7 +23,7 @@ struct FormatTests {
             .sourcePriority(subject: "ben", type: "stepCount", order: [watch, SourceInfo(name: "Phone")]),
         ]
         for change in changes {
-            #expect(try LogChange.decode(kind: change.kind, payload: change.encodePayload()) == change)
+            #expect(try LogChange.decode(kind: change.kind.rawValue, payload: change.encodePayload()) == change)
         }
         #expect(throws: CodecError.self) { try LogChange.decode(kind: 9, payload: changes[2].encodePayload()) }
         #expect(throws: CodecError.self) {

@@ -12,7 +12,7 @@ struct WriterFormatTests {
     func records() throws {
         let batch = stepBatch(id: 3, rows: 2)
         let byIdentity = LogChange.insert(batch, writer: 70_000)
-        #expect(byIdentity.kind == 4 && LogChange.insert(batch).kind == 1)
+        #expect(byIdentity.kind.rawValue == 4 && LogChange.insert(batch).kind.rawValue == 1)
         #expect(try LogChange.decode(kind: 4, payload: byIdentity.encodePayload()) == byIdentity)
         // Kind 1 bytes are exactly what hkd wrote before writers existed.
         #expect(try LogChange.insert(batch).encodePayload() == LogChange.insert(batch, writer: 0).encodePayload())

@@ -1,5 +1,6 @@
 import Foundation
 import HealthCodec
+import HealthModel
 
 /// A large Apple Health export for `hkbench import`, shaped like the real one in `shared/data/`: the same
 /// DOCTYPE and header, quantity `<Record>` lines with the same attributes (source, version, device description,
@@ -86,16 +87,8 @@ enum SyntheticExport {
         let local = unixSeconds - 4 * 3600
         let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
         let seconds = local - days * 86_400
-        // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let date = CivilCalendar.date(ofDay: days)
+        let (year, month, day) = (date.year, date.month, date.day)
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
         return "\(year)-\(two(month))-\(two(day)) \(two(seconds / 3600)):\(two(seconds % 3600 / 60)):"
             + "\(two(seconds % 60)) -0400"

@@ -2,6 +2,18 @@ import Foundation
 import HealthCodec
 import HealthModel
 
+/// The kind byte of a log record (Protocol/STORAGE.md, "Log segment").
+public enum LogRecordKind: UInt8, Sendable, CaseIterable {
+    /// A batch written by no known identity (writer 0; what hkd wrote before identities existed).
+    case insert = 1
+    /// A deletion by filter.
+    case delete = 2
+    /// A source priority order.
+    case sourcePriority = 3
+    /// A batch written by a client identity: its writer id, then the batch.
+    case insertByIdentity = 4
+}
+
 /// One change the write-ahead log keeps: every record names its subject and quantity type (Protocol/STORAGE.md).
 public enum LogChange: Hashable, Sendable {
     /// A batch as received (its own subject and type inside), written by client identity `writer` (0: unknown).
@@ -11,12 +23,12 @@ public enum LogChange: Hashable, Sendable {
     /// A new source priority order for one subject and type.
     case sourcePriority(subject: String, type: String, order: [SourceInfo])
 
-    /// The record kind byte.
-    public var kind: UInt8 {
+    /// The record kind.
+    public var kind: LogRecordKind {
         switch self {
-        case .insert(_, let writer): writer == 0 ? 1 : 4
-        case .delete: 2
-        case .sourcePriority: 3
+        case .insert(_, let writer): writer == 0 ? .insert : .insertByIdentity
+        case .delete: .delete
+        case .sourcePriority: .sourcePriority
         }
     }
 
@@ -60,9 +72,12 @@ public enum LogChange: Hashable, Sendable {
         let subject = try r.readString(limit: SampleRules.maxSubjectLength)
         let type = try r.readString(limit: 256)
         let change: LogChange
-        switch kind {
-        case 1, 4:
-            let writer = kind == 4 ? try readWriter(&r) : 0
+        guard let recordKind = LogRecordKind(rawValue: kind) else {
+            throw CodecError(.malformedPayload, "unknown record kind \(kind)")
+        }
+        switch recordKind {
+        case .insert, .insertByIdentity:
+            let writer = recordKind == .insertByIdentity ? try readWriter(&r) : 0
             let limits = BatchLimits(maxRows: 1 << 24, maxSources: Int(UInt16.max) + 1)
             let batch = try SampleBatchCodec.decode(from: &r, limits: limits)
             guard batch.subject == subject, batch.typeIdentifier == type else {
@@ -71,17 +86,15 @@ public enum LogChange: Hashable, Sendable {
                     "insert record names \(subject)/\(type) but holds \(batch.subject)/\(batch.typeIdentifier)")
             }
             change = .insert(batch, writer: writer)
-        case 2:
+        case .delete:
             change = .delete(subject: subject, type: type, filter: try readFilter(&r))
-        case 3:
+        case .sourcePriority:
             let count = try r.readCount("source count", limit: r.remaining / 4)
             var order: [SourceInfo] = []
             for _ in 0..<count { order.append(try readSource(&r)) }
             change = .sourcePriority(subject: subject, type: type, order: order)
-        default:
-            throw CodecError(.malformedPayload, "unknown record kind \(kind)")
         }
-        try r.expectEnd("the \(kind) record")
+        try r.expectEnd("the \(recordKind) record")
         return change
     }
 

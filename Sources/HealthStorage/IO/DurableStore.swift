@@ -136,7 +136,7 @@ public final class DurableStore: Sendable {
         let payload = try LogChange.delete(subject: subject, type: type, filter: filter).encodePayload()
         var sequence: UInt64?
         let deleted = try store.delete(subject: subject, type: type, filter: filter) {
-            sequence = try log.append(kind: 2, payload: payload)
+            sequence = try log.append(kind: .delete, payload: payload)
         }
         try log.waitUntilDurable(sequence ?? log.lastSequence)
         return deleted
@@ -148,7 +148,7 @@ public final class DurableStore: Sendable {
         let payload = try LogChange.sourcePriority(subject: subject, type: type, order: order).encodePayload()
         var sequence: UInt64?
         try store.setSourcePriority(subject: subject, type: type, order: order) {
-            sequence = try log.append(kind: 3, payload: payload)
+            sequence = try log.append(kind: .sourcePriority, payload: payload)
         }
         try log.waitUntilDurable(sequence ?? log.lastSequence)
     }

@@ -129,7 +129,7 @@ public final class WriteAheadLog: Sendable {
 
     /// Appends one record and returns its sequence number; throws ``ErrorCode/storageUnavailable`` (nothing
     /// written) when the write fails or the log is poisoned.
-    public func append(kind: UInt8, payload: [UInt8]) throws -> UInt64 {
+    public func append(kind: LogRecordKind, payload: [UInt8]) throws -> UInt64 {
         try state.update { s in
             if let failure = s.failure { throw failure }
             let file: any LogFile
@@ -144,7 +144,7 @@ public final class WriteAheadLog: Sendable {
                 (s.file, s.fileSize, s.segmentFirstSequence) = (file, Int64(LogFraming.headerSize), s.nextSequence)
             }
             let sequence = s.nextSequence
-            let record = LogFraming.record(kind: kind, sequence: sequence, payload: payload)
+            let record = LogFraming.record(kind: kind.rawValue, sequence: sequence, payload: payload)
             do {
                 try file.append(record)
             } catch {

@@ -1,69 +1,10 @@
 import Foundation
 import HealthModel
 
+// Images of shards and series as plain columns and tables: what a snapshot writes and start-up restores
+// (Sources/HealthStorage/Format/SnapshotCodec.swift encodes them byte for byte).
+
 extension HealthStore {
-    /// Called under the shard's write lock once every check has passed and just before a change is applied; a
-    /// throw cancels the change, leaving the store as it was. The write-ahead log appends its record here, so
-    /// records of one type are logged in exactly the order they are applied. Must not call back into the store.
-    public typealias ChangeHook = () throws -> Void
-
-    /// Validates a batch (see ``insert(_:)``) and adds the rows that are new, all or none.
-    ///
-    /// Retries are safe: a batch id the series applied recently repeats its first result; a row whose UUID is
-    /// stored with the same content counts as a duplicate, with other content the batch fails with
-    /// ``ErrorCode/uuidConflict``; a sync identifier with a higher version replaces the sample holding it (whose
-    /// UUID is deleted), an equal or lower one is a duplicate (HEALTHKIT.md §3). `hook` runs only when the
-    /// batch changes something.
-    /// Every added row is marked as written by `writer` (a client identity's numeric id; 0: unknown), which
-    /// ``SampleFilter/writer`` selects on.
-    public func insert(_ batch: SampleBatch, writer: UInt32 = 0, beforeApplying hook: ChangeHook) throws -> InsertResult
-    {
-        let prepared = try PreparedBatch(batch, writer: writer)
-        let outcome = try shard(prepared.type).write { state in
-            let plan = try state.plan(prepared)
-            if !plan.changesNothing { try hook() }
-            state.apply(plan, of: prepared)
-            return plan.outcome
-        }
-        return InsertResult(inserted: outcome.inserted, duplicates: outcome.duplicates)
-    }
-
-    /// Deletes one subject's samples of a type matching `filter` (dates, sources, UUIDs); returns how many.
-    /// `hook` runs only when at least one sample matches. Deleted UUIDs may be inserted again later.
-    public func delete(
-        subject: String, type: String, filter: SampleFilter, beforeApplying hook: ChangeHook = {}
-    ) throws -> Int {
-        let type = try QuantityType.named(type)
-        try SampleRules.validate(subject: subject)
-        try filter.date.validate()
-        return try shard(type).write { state in
-            guard let series = state.series[subject] else { return 0 }
-            let rows = Array(series.select(filter).rows)
-            if rows.isEmpty { return 0 }
-            try hook()
-            state.series[subject]!.removeRows(rows, clock: &state.clock)
-            return rows.count
-        }
-    }
-
-    /// Sets the priority of sources (see ``setSourcePriority(subject:type:order:)``); `hook` runs before it
-    /// changes.
-    public func setSourcePriority(
-        subject: String, type: String, order: [SourceInfo], beforeApplying hook: ChangeHook
-    ) throws {
-        let type = try QuantityType.named(type)
-        try SampleRules.validate(subject: subject)
-        if order.count > SeriesSources.capacity {
-            throw HealthError(.invalidArgument, "a priority order lists at most \(SeriesSources.capacity) sources")
-        }
-        try shard(type).write { state in
-            try hook()
-            state.series[subject, default: Series()].sources.setPriority(order)
-        }
-    }
-
-    // MARK: Snapshots
-
     /// A consistent image of one type's shard, and what `mark` returned while the shard was held: the log
     /// position the image is complete up to. Taken under the read lock in O(series) time (columns are shared
     /// copy-on-write, so writers that follow pay for one copy of the columns they change).
@@ -173,31 +114,6 @@ public struct SeriesImage: Hashable, Sendable {
         self.recentBatches = recentBatches
         self.syncHolders = syncHolders
         self.changeLog = changeLog
-    }
-
-    /// An image from per-row UUID and writer columns, as snapshots before version 4 stored them: the batch table
-    /// is rebuilt from them. Without `writers` every row has writer 0; without `arrivals` (version 1) rows are
-    /// numbered in start order. Throws ``ErrorCode/internalError`` when the columns differ in length.
-    public init(
-        subject: String, starts: ContiguousArray<Timestamp>, ends: ContiguousArray<Timestamp>,
-        values: ContiguousArray<Double>, sourceIDs: ContiguousArray<UInt16>, uuids: ContiguousArray<UUID>,
-        writers: ContiguousArray<UInt32>?, arrivals: ContiguousArray<UInt64>?, maxDuration: Int64,
-        sources: [SourceInfo], userEnteredSources: [Bool], priorityOrder: [SourceInfo]?, recentBatches: [RecentBatch],
-        syncHolders: [SyncHolder], changeLog: SeriesChangeLog = SeriesChangeLog()
-    ) throws {
-        let writers = writers ?? ContiguousArray(repeating: 0, count: starts.count)
-        let arrivals = arrivals ?? ContiguousArray((0..<UInt64(starts.count)).map { $0 + 1 })
-        guard uuids.count == starts.count, writers.count == starts.count, arrivals.count == starts.count,
-            Set(arrivals).count == arrivals.count
-        else {
-            throw HealthError(
-                .internalError, "series of subject \"\(subject)\" in the snapshot: bad UUID, writer or anchor columns")
-        }
-        self.init(
-            subject: subject, starts: starts, ends: ends, values: values, sourceIDs: sourceIDs, arrivals: arrivals,
-            batches: Array(BatchTable(uuids: uuids, writers: writers, arrivals: arrivals).entries),
-            maxDuration: maxDuration, sources: sources, userEnteredSources: userEnteredSources,
-            priorityOrder: priorityOrder, recentBatches: recentBatches, syncHolders: syncHolders, changeLog: changeLog)
     }
 
     /// Number of samples.

@@ -1,0 +1,64 @@
+import Foundation
+import HealthModel
+
+extension HealthStore {
+    /// Called under the shard's write lock once every check has passed and just before a change is applied; a
+    /// throw cancels the change, leaving the store as it was. The write-ahead log appends its record here, so
+    /// records of one type are logged in exactly the order they are applied. Must not call back into the store.
+    public typealias ChangeHook = () throws -> Void
+
+    /// Validates a batch (see ``insert(_:)``) and adds the rows that are new, all or none.
+    ///
+    /// Retries are safe: a batch id the series applied recently repeats its first result; a row whose UUID is
+    /// stored with the same content counts as a duplicate, with other content the batch fails with
+    /// ``ErrorCode/uuidConflict``; a sync identifier with a higher version replaces the sample holding it (whose
+    /// UUID is deleted), an equal or lower one is a duplicate (HEALTHKIT.md §3). `hook` runs only when the
+    /// batch changes something.
+    /// Every added row is marked as written by `writer` (a client identity's numeric id; 0: unknown), which
+    /// ``SampleFilter/writer`` selects on.
+    public func insert(_ batch: SampleBatch, writer: UInt32 = 0, beforeApplying hook: ChangeHook) throws -> InsertResult
+    {
+        let prepared = try PreparedBatch(batch, writer: writer)
+        let outcome = try shard(prepared.type).write { state in
+            let plan = try state.plan(prepared)
+            if !plan.changesNothing { try hook() }
+            state.apply(plan, of: prepared)
+            return plan.outcome
+        }
+        return InsertResult(inserted: outcome.inserted, duplicates: outcome.duplicates)
+    }
+
+    /// Deletes one subject's samples of a type matching `filter` (dates, sources, UUIDs); returns how many.
+    /// `hook` runs only when at least one sample matches. Deleted UUIDs may be inserted again later.
+    public func delete(
+        subject: String, type: String, filter: SampleFilter, beforeApplying hook: ChangeHook = {}
+    ) throws -> Int {
+        let type = try QuantityType.named(type)
+        try SampleRules.validate(subject: subject)
+        try filter.date.validate()
+        return try shard(type).write { state in
+            guard let series = state.series[subject] else { return 0 }
+            let rows = Array(series.select(filter).rows)
+            if rows.isEmpty { return 0 }
+            try hook()
+            state.series[subject]!.removeRows(rows, clock: &state.clock)
+            return rows.count
+        }
+    }
+
+    /// Sets the priority of sources (see ``setSourcePriority(subject:type:order:)``); `hook` runs before it
+    /// changes.
+    public func setSourcePriority(
+        subject: String, type: String, order: [SourceInfo], beforeApplying hook: ChangeHook
+    ) throws {
+        let type = try QuantityType.named(type)
+        try SampleRules.validate(subject: subject)
+        if order.count > SeriesSources.capacity {
+            throw HealthError(.invalidArgument, "a priority order lists at most \(SeriesSources.capacity) sources")
+        }
+        try shard(type).write { state in
+            try hook()
+            state.series[subject, default: Series()].sources.setPriority(order)
+        }
+    }
+}
