@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 // hkd and hkq: a HealthKit-style health data server and its command-line tool.
 //
-// Dependencies point one way (see DESIGN.md):
+// Dependencies point one way (see ARCHITECTURE.md):
 //   HealthModel ← HealthCodec ← HealthWire;  HealthModel ← HealthEngine;  CLinux ← HealthPosix;
 //   HealthStorage uses Codec, Engine, Posix;  HealthServer uses Wire, Engine, Posix, Storage;  HealthClient uses Wire and Posix;  tools use the client.
 import PackageDescription

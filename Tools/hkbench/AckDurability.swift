@@ -1,6 +1,6 @@
 import HealthStorage
 
-/// What an insert acknowledgement promises, for every W1 figure's label (reference/PEERS.md asks for one).
+/// What an insert acknowledgement promises, for every W1 figure's label (docs/PEERS.md asks for one).
 ///
 /// `hkbench w1 --fsync always|interval|never` sets the in-process server's write-ahead-log policy
 /// (`hkd --fsync`); against an external server the label says it follows that server's setting.

@@ -60,7 +60,7 @@ enum HKBench {
         let width = commands.map { $0.name.count }.max() ?? 0
         let list = commands.map { "  \($0.name.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.abstract)" }
         return """
-            OVERVIEW: benchmarks of hkd's codec, engine and server against the peers of reference/PEERS.md
+            OVERVIEW: benchmarks of hkd's codec, engine and server against the peers of docs/PEERS.md
 
             USAGE: hkbench <command> [options]
 

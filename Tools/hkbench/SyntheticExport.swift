@@ -2,7 +2,7 @@ import Foundation
 import HealthCodec
 import HealthModel
 
-/// A large Apple Health export for `hkbench import`, shaped like the real one in `shared/data/`: the same
+/// A large Apple Health export for `hkbench import`, shaped like a real one: the same
 /// DOCTYPE and header, quantity `<Record>` lines with the same attributes (source, version, device description,
 /// `-0400` dates) over five quantity types, and one sleep category record in a hundred (skipped by the import).
 ///

@@ -3,7 +3,7 @@ import HealthClient
 import HealthModel
 import HealthWire
 
-/// `hkbench w1`: the W1 ingest workload of reference/PEERS.md through HealthClient over loopback.
+/// `hkbench w1`: the W1 ingest workload of docs/PEERS.md through HealthClient over loopback.
 enum W1Benchmark: BenchCommand {
     static let name = "w1"
     static let abstract = "W1 ingest: both W1 series through one client connection in acknowledged 10,000-row batches."

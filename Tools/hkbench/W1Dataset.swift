@@ -1,6 +1,6 @@
 import HealthModel
 
-/// The dataset of reference/PEERS.md that every workload (W1 ingest, W2, W3) and the codec benchmark share.
+/// The dataset of docs/PEERS.md that every workload (W1 ingest, W2, W3) and the codec benchmark share.
 ///
 /// One subject, one sample per minute from 2020-01-01T00:00Z for 2,629,800 minutes (5 × 365.25 days), each
 /// lasting one minute, for two types:

@@ -7,7 +7,7 @@ import HealthServer
 import HealthWire
 import Synchronization
 
-/// `hkbench w2`: W2 of reference/PEERS.md, daily step sums over the five years of W1 in America/New_York.
+/// `hkbench w2`: W2 of docs/PEERS.md, daily step sums over the five years of W1 in America/New_York.
 ///
 /// Loads W1's `stepCount` into a ``HealthStore`` in-process, times the collection query (median of several
 /// runs), checks the answer (bucket count, DST days' lengths and sums against the raw rows, nothing lost to

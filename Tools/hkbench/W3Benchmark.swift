@@ -3,7 +3,7 @@ import HealthClient
 import HealthEngine
 import HealthModel
 
-/// `hkbench w3`: the W3 range statistics of reference/PEERS.md, in the engine and through the client.
+/// `hkbench w3`: the W3 range statistics of docs/PEERS.md, in the engine and through the client.
 enum W3Benchmark: BenchCommand {
     static let name = "w3"
     static let abstract = "W3 range statistics: 92-day heartRate min/max/avg, stepCount sum, most recent heartRate."

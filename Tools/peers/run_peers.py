@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""W1, W2 and W3 of shared/reference/PEERS.md against hkd and its peers, in one run, with ratios.
+"""W1, W2 and W3 of docs/PEERS.md against hkd and its peers, in one run, with ratios.
 
 hkd's figures come from `hkbench w1/w3 --json` run by this script; the peers load the identical dataset that
 `hkbench dataset --out FILE` writes. A peer that cannot be started is skipped with the reason. Nothing here is
