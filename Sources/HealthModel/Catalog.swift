@@ -20,7 +20,8 @@ extension QuantityType {
         return map
     }()
 
-    /// Looks a type up by short (`stepCount`) or full (`HKQuantityTypeIdentifierStepCount`) identifier.
+    /// Looks a type up by short (`stepCount`) or full (`HKQuantityTypeIdentifierStepCount`) identifier, spelled
+    /// exactly as Apple spells it (`HKQuantityTypeIdentifierVO2Max`).
     ///
     /// Throws ``ErrorCode/unknownQuantityType`` naming the string and suggesting the nearest known name.
     public static func named(_ name: String) throws -> QuantityType {
@@ -166,5 +167,52 @@ enum QuantityCatalog {
         ("physicalEffort", "kcal/(kg*hr)", A),
         ("underwaterDepth", "m", A),
         ("waterTemperature", "degC", A),
+        // Added with the check against Apple's list (HKTypeIdentifiers.h); appended, so earlier indices stay.
+        ("appleSleepingWristTemperature", "degC", A),
+        ("appleSleepingBreathingDisturbances", "count", A),
+        ("peripheralPerfusionIndex", "%", A),
+        ("bloodAlcoholContent", "%", A),
+        ("numberOfAlcoholicBeverages", "count", C),
+        ("nikeFuel", "count", C),
+        ("distanceRowing", "m", C),
+        ("distancePaddleSports", "m", C),
+        ("distanceCrossCountrySkiing", "m", C),
+        ("distanceSkatingSports", "m", C),
+        ("rowingSpeed", "m/s", A),
+        ("paddleSportsSpeed", "m/s", A),
+        ("crossCountrySkiingSpeed", "m/s", A),
+        ("dietaryFatMonounsaturated", "g", C),
+        ("dietaryFatPolyunsaturated", "g", C),
+        ("dietaryFatSaturated", "g", C),
+        ("dietaryVitaminA", "g", C),
+        ("dietaryVitaminB6", "g", C),
+        ("dietaryVitaminB12", "g", C),
+        ("dietaryVitaminC", "g", C),
+        ("dietaryVitaminD", "g", C),
+        ("dietaryVitaminE", "g", C),
+        ("dietaryVitaminK", "g", C),
+        ("dietaryThiamin", "g", C),
+        ("dietaryRiboflavin", "g", C),
+        ("dietaryNiacin", "g", C),
+        ("dietaryFolate", "g", C),
+        ("dietaryBiotin", "g", C),
+        ("dietaryPantothenicAcid", "g", C),
+        ("dietaryPhosphorus", "g", C),
+        ("dietaryIodine", "g", C),
+        ("dietaryMagnesium", "g", C),
+        ("dietaryZinc", "g", C),
+        ("dietarySelenium", "g", C),
+        ("dietaryCopper", "g", C),
+        ("dietaryManganese", "g", C),
+        ("dietaryChromium", "g", C),
+        ("dietaryMolybdenum", "g", C),
+        ("dietaryChloride", "g", C),
+    ]
+
+    /// Apple's spelling of the full identifier where it is not `HKQuantityTypeIdentifier` + the short name with
+    /// its first letter capitalised.
+    static let fullSpellings: [String: String] = [
+        "vo2Max": "VO2Max",
+        "uvExposure": "UVExposure",
     ]
 }

@@ -38,7 +38,8 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
 
     /// The full identifier, e.g. `HKQuantityTypeIdentifierStepCount`.
     public var fullIdentifier: String {
-        QuantityType.fullPrefix + identifier.prefix(1).uppercased() + identifier.dropFirst()
+        QuantityType.fullPrefix
+            + (QuantityCatalog.fullSpellings[identifier] ?? identifier.prefix(1).uppercased() + identifier.dropFirst())
     }
 
     /// The lowerCamel name of the style.

@@ -38,6 +38,16 @@ struct RecordMappingTests {
             ])
     }
 
+    @Test("types Apple spells irregularly (VO2Max, UVExposure) are imported, not skipped")
+    func irregularIdentifiers() throws {
+        let body =
+            Fixtures.record(type: "HKQuantityTypeIdentifierVO2Max", unit: "mL/min·kg", value: "41.2")
+            + Fixtures.record(type: "HKQuantityTypeIdentifierUVExposure", unit: "count", value: "3")
+        let (batches, summary) = try Fixtures.importing(body: body)
+        #expect(summary.imported == ["vo2Max": 1, "uvExposure": 1], "\(summary)")
+        #expect(Set(batches.map(\.typeIdentifier)) == ["vo2Max", "uvExposure"])
+    }
+
     @Test("exponent values and the old compact date format are read")
     func oldFormats() throws {
         let body = [
