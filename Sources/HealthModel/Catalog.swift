@@ -40,21 +40,47 @@ extension QuantityType {
     /// A full-identifier prefix (`HKQuantityTypeIdentifier`, in any case) is ignored.
     public static func nearestIdentifier(to name: String) -> String? {
         let short = hasFullPrefix(name) ? String(name.dropFirst(fullPrefix.count)) : name
-        let wanted = Array(short.lowercased().utf8)
-        var best: (distance: Int, identifier: String)?
-        for type in all {
-            let distance = editDistance(wanted, Array(type.identifier.lowercased().utf8))
-            if distance < (best?.distance ?? Int.max) { best = (distance, type.identifier) }
-        }
-        guard let best, best.distance <= max(2, wanted.count / 3) else { return nil }
-        return best.identifier
+        if let alias = aliases[short.lowercased()] { return alias }
+        return Suggestion.nearest(to: short, among: all.lazy.map(\.identifier))
     }
 }
 
 extension QuantityType {
+    /// Everyday names people type for a type, suggested when they are not a type's identifier.
+    fileprivate static let aliases: [String: String] = [
+        "steps": "stepCount", "step": "stepCount", "hr": "heartRate", "pulse": "heartRate", "bpm": "heartRate",
+        "weight": "bodyMass", "distance": "distanceWalkingRunning", "calories": "activeEnergyBurned",
+        "energy": "activeEnergyBurned", "spo2": "oxygenSaturation", "hrv": "heartRateVariabilitySDNN",
+        "temperature": "bodyTemperature", "glucose": "bloodGlucose", "flights": "flightsClimbed",
+        "bmi": "bodyMassIndex", "water": "dietaryWater", "vo2max": "vo2Max",
+    ]
+
     /// Whether `name` starts with `HKQuantityTypeIdentifier`, ignoring case.
     fileprivate static func hasFullPrefix(_ name: String) -> Bool {
         name.utf8.count > fullPrefix.utf8.count && name.lowercased().hasPrefix(fullPrefix.lowercased())
+    }
+}
+
+/// "Did you mean": the candidate closest to a mistyped word, for error messages (types, units, commands, options).
+public enum Suggestion {
+    /// The candidate nearest to `word`, ignoring case: the shortest one `word` abbreviates (three letters or more),
+    /// else the nearest by edit distance if it is close enough to be a typo (at most two edits, or a third of the
+    /// word's length for long words). `nil` when nothing is that close.
+    public static func nearest(to word: String, among candidates: some Sequence<String>) -> String? {
+        let lowered = word.lowercased()
+        if lowered.count >= 3,
+            let abbreviated = candidates.filter({ $0.lowercased().hasPrefix(lowered) }).min(by: { $0.count < $1.count })
+        {
+            return abbreviated
+        }
+        let wanted = Array(lowered.utf8)
+        var best: (distance: Int, candidate: String)?
+        for candidate in candidates {
+            let distance = editDistance(wanted, Array(candidate.lowercased().utf8))
+            if distance < (best?.distance ?? Int.max) { best = (distance, candidate) }
+        }
+        guard let best, best.distance <= max(2, wanted.count / 3) else { return nil }
+        return best.candidate
     }
 }
 

@@ -30,3 +30,9 @@ public enum Micros {
     /// One day of 24 hours (not a calendar day).
     public static let day: Int64 = 24 * hour
 }
+
+/// The version of hkd, hkq and the client library, which are released together.
+public enum ProjectVersion {
+    /// `major.minor.patch`.
+    public static let current = "0.1.0"
+}

@@ -11,7 +11,7 @@ import Synchronization
 /// `start` binds and returns at once; `stop` closes every connection and joins the threads. Thread-safe.
 public final class HealthServer: Sendable {
     /// The server software version announced in the welcome.
-    public static let version = "hkd 0.1.0"
+    public static let version = "hkd \(ProjectVersion.current)"
 
     public let configuration: ServerConfiguration
     public let store: HealthStore

@@ -90,9 +90,9 @@ import Testing
     }
 
     @Test func environmentReachesTheBinary() async throws {
-        let (status, _, err) = try await Self.run(["types"], environment: ["HKQ_SERVER": "broken"])
+        let (status, _, err) = try await Self.run(["types"], environment: ["HKQ_SERVER": "broken:"])
         #expect(status == 64)
-        #expect(err.hasPrefix("error: invalid server address 'broken' in HKQ_SERVER"))
+        #expect(err.hasPrefix("error: invalid server address 'broken:' in HKQ_SERVER"))
         let (okStatus, out, _) = try await Self.run(["types", "--format", "csv"])
         #expect(okStatus == 0)
         #expect(out.hasPrefix("identifier,fullIdentifier,unit,style\nstepCount,"))

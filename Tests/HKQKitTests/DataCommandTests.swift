@@ -469,7 +469,7 @@ import Testing
         #expect(result.out == "")
         #expect(
             result.err
-                == "error: cannot connect to 127.0.0.1:1: Connection refused — is hkd running? start it with: swift run hkd\n"
+                == "error: cannot connect to 127.0.0.1:1: Connection refused — is hkd running? start it with: swift run -c release hkd\n"
         )
     }
 }

@@ -1,5 +1,6 @@
 import Testing
 import Foundation
+import HealthModel
 
 @testable import HKQKit
 
@@ -79,7 +80,8 @@ import Foundation
             "See 'tool group --help'"
         ),
         (
-            ["echo", "x", "--fromat", "json"], "unknown option '--fromat'", "Usage: tool echo [--limit <n>]",
+            ["echo", "x", "--fromat", "json"], "unknown option '--fromat'; did you mean '--format'?",
+            "Usage: tool echo [--limit <n>]",
             "See 'tool echo --help'"
         ),
         (
@@ -121,11 +123,12 @@ import Foundation
         ([], "missing command", "Usage: tool [<options>] <command>", "See 'tool --help'"),
         (["group"], "missing subcommand", "Usage: tool group <subcommand>", "See 'tool group --help'"),
         (
-            ["echo", "x", "--server", "nope"], "invalid server address 'nope' in --server; expected host:port",
+            ["echo", "x", "--server", "nope:0"],
+            "invalid server address 'nope:0' in --server; expected host, host:port or [v6]:port",
             "Usage: tool echo", "See 'tool echo --help'"
         ),
         (
-            ["echo", "x", "--server", "host:0"], "invalid server address 'host:0' in --server; expected host:port",
+            ["echo", "x", "--server", "host:0"], "invalid server address 'host:0' in --server; expected host, host:port or [v6]:port",
             "Usage: tool echo", "See 'tool echo --help'"
         ),
         (["echo", "x", "--subject="], "the subject is empty", "Usage: tool echo", "See 'tool echo --help'"),
@@ -144,9 +147,11 @@ import Foundation
     }
 
     @Test func badEnvironmentServerIsAUsageError() async {
-        let result = await runHKQ(["echo", "x"], environment: ["HKQ_SERVER": "nocolon"], program: testProgram)
+        let result = await runHKQ(["echo", "x"], environment: ["HKQ_SERVER": "host:"], program: testProgram)
         #expect(result.status == 64)
-        #expect(result.err.hasPrefix("error: invalid server address 'nocolon' in HKQ_SERVER; expected host:port\n"))
+        #expect(
+            result.err.hasPrefix(
+                "error: invalid server address 'host:' in HKQ_SERVER; expected host, host:port or [v6]:port\n"))
     }
 
     @Test func runtimeErrorsExit1WithOneLine() async {
@@ -240,10 +245,46 @@ import Foundation
     }
 
     @Test(arguments: [
-        "", "host", ":7420", "host:", "host:0", "host:65536", "host:-1", "::1:7420", "[::1]7420", "[::1", "h:+80",
+        "", ":7420", "host:", "host:0", "host:65536", "host:-1", "::1:7420", "[::1]7420", "[::1", "h:+80",
     ])
     func badServerAddressesFail(text: String) {
         #expect(ServerAddress(parsing: text) == nil)
+    }
+
+    @Test("a host without a port gets the default port")
+    func hostAlone() {
+        #expect(ServerAddress(parsing: "db.example.org") == ServerAddress(host: "db.example.org", port: 7420))
+        #expect(ServerAddress(parsing: "127.0.0.1")?.description == "127.0.0.1:7420")
+    }
+
+    @Test("unknown commands and options suggest the nearest; hkq --version prints the version")
+    func suggestionsAndVersion() async {
+        let stat = await runHKQ(["stat", "stepCount"])
+        #expect(stat.status == 64)
+        #expect(stat.err.hasPrefix("error: unknown command 'stat'; did you mean 'stats'?\n"), "\(stat.err)")
+        let form = await runHKQ(["samples", "stepCount", "--form", "json"])
+        #expect(form.err.hasPrefix("error: unknown option '--form'; did you mean '--format'?\n"), "\(form.err)")
+        let far = await runHKQ(["xyzzy"])
+        #expect(far.err.hasPrefix("error: unknown command 'xyzzy'\n"), "\(far.err)")
+        let version = await runHKQ(["--version"])
+        #expect(version.status == 0)
+        #expect(version.out == "hkq \(ProjectVersion.current)\n")
+    }
+
+    @Test("--token-file and HKQ_TOKEN_FILE read the token from a file; a missing one is a usage error")
+    func tokenFiles() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hkq-token-\(UUID().uuidString)").path
+        try "  hkd1_secret\n".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let fromFlag = await runHKQ(["echo", "x", "--token-file", path], program: testProgram)
+        #expect(fromFlag.out.contains("token=hkd1_secret"), "\(fromFlag.out)")
+        let fromEnvironment = await runHKQ(["echo", "x"], environment: ["HKQ_TOKEN_FILE": path], program: testProgram)
+        #expect(fromEnvironment.out.contains("token=hkd1_secret"), "\(fromEnvironment.out)")
+        let explicitWins = await runHKQ(["echo", "x", "--token", "t2", "--token-file", path], program: testProgram)
+        #expect(explicitWins.out.contains("token=t2"))
+        let missing = await runHKQ(["echo", "x", "--token-file", path + ".missing"], program: testProgram)
+        #expect(missing.status == 64)
+        #expect(missing.err.hasPrefix("error: cannot read a token from '\(path).missing' (--token-file)"), "\(missing.err)")
     }
 
     @Test(arguments: [("-40", false), ("-.5", false), ("-h", true), ("--x", true), ("-", false), ("x", false)])

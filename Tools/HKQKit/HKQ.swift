@@ -73,6 +73,10 @@ public struct HKQ: Sendable {
     public func run(arguments: [String], environment: [String: String], console: Console) async -> Int32 {
         let parser = ArgumentParser(commands: commands, globalOptions: globalOptions)
         var path: [String] = []
+        if arguments == ["--version"] {
+            console.out.write("\(name) \(ProjectVersion.current)\n")
+            return ExitStatus.success
+        }
         do {
             let parse = try parser.parse(arguments)
             path = parse.path

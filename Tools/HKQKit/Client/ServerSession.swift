@@ -4,12 +4,12 @@ import HealthModel
 /// Opens a client on the server hkq was pointed at, runs a command's requests on it, then closes it.
 ///
 /// Turns client failures into one-line errors: a refused or unreachable server becomes
-/// `cannot connect to HOST:PORT: REASON — is hkd running? start it with: swift run hkd`; a server refusal keeps
+/// `cannot connect to HOST:PORT: REASON — is hkd running? start it with: swift run -c release hkd`; a server refusal keeps
 /// the server's message. The connection is opened before the body runs, so a down server fails at once and
 /// without retries.
 public enum ServerSession {
     /// The hint appended to connection failures.
-    public static let startHint = "is hkd running? start it with: swift run hkd"
+    public static let startHint = "is hkd running? start it with: swift run -c release hkd"
 
     /// Connects to `context`'s server with its token, runs `body`, and closes the connection whatever happens.
     public static func run<T: Sendable>(

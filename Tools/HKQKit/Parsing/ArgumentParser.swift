@@ -1,3 +1,5 @@
+import HealthModel
+
 /// The options, flags and positional arguments given to one command.
 public struct ParsedArguments: Sendable, Equatable {
     /// Every value given for each option, in order, keyed by option name without dashes.
@@ -71,7 +73,9 @@ public struct ArgumentParser: Sendable {
                 if !optionsEnded, arguments.positionals.isEmpty, !subcommands.isEmpty {
                     guard let next = subcommands.first(where: { $0.spec.name == word }) else {
                         let kind = chain.isEmpty ? "command" : "subcommand"
-                        throw UsageError("unknown \(kind) '\(word)'", commandPath: path())
+                        let hint = Suggestion.nearest(to: word, among: subcommands.map(\.spec.name))
+                            .map { "; did you mean '\($0)'?" } ?? ""
+                        throw UsageError("unknown \(kind) '\(word)'\(hint)", commandPath: path())
                     }
                     chain.append(next)
                     continue
@@ -93,7 +97,8 @@ public struct ArgumentParser: Sendable {
             let inline = body.firstIndex(of: "=").map { String(body[body.index(after: $0)...]) }
             let known = (chain.last?.spec.options ?? []) + globalOptions
             guard let spec = known.first(where: { $0.name == name }) else {
-                throw UsageError("unknown option '--\(name)'", commandPath: path())
+                let hint = Suggestion.nearest(to: name, among: known.map(\.name)).map { "; did you mean '--\($0)'?" } ?? ""
+                throw UsageError("unknown option '--\(name)'\(hint)", commandPath: path())
             }
             if spec.isFlag {
                 if inline != nil { throw UsageError("flag '--\(name)' takes no value", commandPath: path()) }

@@ -14,7 +14,8 @@ public struct ServerAddress: Hashable, Sendable, CustomStringConvertible {
         self.port = port
     }
 
-    /// Parses `host:port` or `[v6]:port`; `nil` when the host is empty or the port is not 1–65535.
+    /// Parses `host:port`, `[v6]:port` or a host alone (the default port, 7420); `nil` when the host is empty or
+    /// the port is not 1–65535.
     public init?(parsing text: String) {
         let host: Substring
         let portText: Substring
@@ -24,11 +25,14 @@ public struct ServerAddress: Hashable, Sendable, CustomStringConvertible {
             }
             host = text[text.index(after: text.startIndex)..<close]
             portText = text[text.index(close, offsetBy: 2)...]
-        } else {
-            guard let colon = text.lastIndex(of: ":") else { return nil }
+        } else if let colon = text.lastIndex(of: ":") {
             host = text[..<colon]
             portText = text[text.index(after: colon)...]
             if host.contains(":") { return nil }
+        } else {
+            // A host alone: the default port.
+            host = text[...]
+            portText = "\(ServerAddress.defaultAddress.port)"
         }
         guard !host.isEmpty, portText.allSatisfy({ $0.isASCII && $0.isNumber }), let port = UInt16(portText), port > 0
         else {
@@ -47,7 +51,8 @@ public struct GlobalOptions: Sendable, Equatable {
     public var server: ServerAddress
     /// `--subject S`, else `HKQ_SUBJECT`, else `me`.
     public var subject: String
-    /// `--token T`, else `HKQ_TOKEN`, else none.
+    /// `--token T`, else the first line of `--token-file PATH`, else `HKQ_TOKEN`, else that of `HKQ_TOKEN_FILE`,
+    /// else none.
     public var token: String?
     /// `--format table|json|csv`, else `table`.
     public var format: OutputFormat
@@ -66,6 +71,9 @@ public struct GlobalOptions: Sendable, Equatable {
         .option("subject", value: "subject", help: "The person whose data to use (default: $HKQ_SUBJECT, else me)."),
         .option("token", value: "token", help: "The access token (default: $HKQ_TOKEN)."),
         .option(
+            "token-file", value: "path",
+            help: "Read the access token from this file, keeping it out of ps and shell history (default: $HKQ_TOKEN_FILE)."),
+        .option(
             "format", value: "format", help: "Output format: table, json, csv or chart (default: table).",
             allowedValues: OutputFormat.allCases.map(\.rawValue)),
     ]
@@ -82,14 +90,26 @@ public struct GlobalOptions: Sendable, Equatable {
             guard let parsed = ServerAddress(parsing: serverText) else {
                 let origin = options["server"] != nil ? "--server" : "HKQ_SERVER"
                 throw UsageError(
-                    "invalid server address '\(serverText)' in \(origin); expected host:port", commandPath: commandPath)
+                    "invalid server address '\(serverText)' in \(origin); expected host, host:port or [v6]:port",
+                    commandPath: commandPath)
             }
             server = parsed
         }
         let subject = options["subject"]?.last ?? environment["HKQ_SUBJECT"] ?? "me"
         if subject.isEmpty { throw UsageError("the subject is empty", commandPath: commandPath) }
-        let token = options["token"]?.last ?? environment["HKQ_TOKEN"]
+        let token = try options["token"]?.last
+            ?? options["token-file"]?.last.map { try readTokenFile($0, origin: "--token-file", commandPath) }
+            ?? environment["HKQ_TOKEN"]
+            ?? environment["HKQ_TOKEN_FILE"].map { try readTokenFile($0, origin: "HKQ_TOKEN_FILE", commandPath) }
         let format = options["format"]?.last.flatMap(OutputFormat.init(rawValue:)) ?? .table
         return GlobalOptions(server: server, subject: subject, token: token, format: format)
+    }
+
+    /// The first line of a token file, trimmed; a missing, unreadable or empty file is a usage error naming it.
+    private static func readTokenFile(_ path: String, origin: String, _ commandPath: [String]) throws -> String {
+        guard let token = LocalToken.read(path) else {
+            throw UsageError("cannot read a token from '\(path)' (\(origin)): missing, unreadable or empty", commandPath: commandPath)
+        }
+        return token
     }
 }
