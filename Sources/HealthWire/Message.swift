@@ -10,17 +10,6 @@ extension Message {
         self = message
     }
 
-    /// The wrapped typed message.
-    ///
-    /// Every case carries exactly one ``WireMessage`` (MessageRegistry.swift), so the case's one child is it:
-    /// reading it through a mirror spares a second list of every case.
-    public var body: any WireMessage {
-        guard let body = Mirror(reflecting: self).children.first?.value as? any WireMessage else {
-            preconditionFailure("a Message case without a WireMessage payload: \(self)")
-        }
-        return body
-    }
-
     /// The kind of the wrapped message.
     public var kind: MessageKind { type(of: body).kind }
 
