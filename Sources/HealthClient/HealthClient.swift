@@ -182,6 +182,8 @@ public final class HealthClient: Sendable {
     public func ping() async throws(HealthClientError) {
         let nonce = UInt64.random(in: 0...UInt64.max)
         let pong = try await send(Ping(nonce: nonce))
-        guard pong.nonce == nonce else { throw .local(.malformedPayload, "the server answered ping \(nonce) with pong \(pong.nonce)") }
+        guard pong.nonce == nonce else {
+            throw .local(.malformedPayload, "the server answered ping \(nonce) with pong \(pong.nonce)")
+        }
     }
 }

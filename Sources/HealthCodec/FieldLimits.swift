@@ -10,9 +10,12 @@ public protocol FieldLimits: Sendable {
 
 /// Fixed ``FieldLimits``.
 public struct FieldCaps: FieldLimits, Hashable {
+    /// Largest number of entries in a counted list.
     public var maxListEntries: Int
+    /// Longest string, in UTF-8 bytes.
     public var maxStringBytes: Int
 
+    /// Caps of `maxListEntries` entries per list and `maxStringBytes` bytes per string.
     public init(maxListEntries: Int, maxStringBytes: Int) {
         self.maxListEntries = maxListEntries
         self.maxStringBytes = maxStringBytes

@@ -71,7 +71,8 @@ public enum LogChange: Hashable, Sendable {
             }
             change = .insert(batch, writer: writer)
         case 2:
-            change = .delete(subject: subject, type: type, filter: try r.readFilter(FieldCaps.storage, carryingWriter: true))
+            let filter = try r.readFilter(FieldCaps.storage, carryingWriter: true)
+            change = .delete(subject: subject, type: type, filter: filter)
         case 3:
             change = .sourcePriority(subject: subject, type: type, order: try r.readSources(FieldCaps.storage))
         default:
