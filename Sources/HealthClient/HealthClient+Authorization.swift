@@ -7,17 +7,11 @@ extension HealthClient {
     public func authorizationStatus(_ types: [String]) async throws(HealthClientError) -> [AuthorizationStatus
         .TypeAuthorization]
     {
-        let reply = try await requestOne(.authorizationStatusQuery(AuthorizationStatusQuery(types: types)))
-        guard case .authorizationStatus(let result) = reply else {
-            throw Self.unexpected(reply, to: .authorizationStatusQuery)
-        }
-        return result.statuses
+        try await send(AuthorizationStatusQuery(types: types)).statuses
     }
 
     /// Carries out an identity administration request (admin identities only); `create` returns the token.
     public func administer(_ operation: AdminOperation) async throws(HealthClientError) -> AdminResult {
-        let reply = try await requestOne(.adminRequest(AdminRequest(operation)))
-        guard case .adminResult(let result) = reply else { throw Self.unexpected(reply, to: .adminRequest) }
-        return result
+        try await send(AdminRequest(operation))
     }
 }

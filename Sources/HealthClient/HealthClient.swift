@@ -75,16 +75,19 @@ public final class HealthClient: Sendable {
         }
     }
 
-    func requestOne(_ message: Message) async throws(HealthClientError) -> Message {
-        let replies = try await request(message)
-        guard replies.count == 1, let reply = replies.first else {
-            throw .local(.malformedPayload, "expected one reply to \(message.kind), got \(replies.count)")
-        }
-        return reply
+    /// Sends a request answered by one frame and returns the reply, typed by the request (retried like
+    /// ``request(_:)``). Streamed requests go through ``sendStreamed(_:)``.
+    ///
+    /// ```swift
+    /// let info = try await client.send(ServerInfoQuery())   // ServerInfo
+    /// ```
+    public func send<R: Request>(_ request: R) async throws(HealthClientError) -> R.Reply {
+        try R.reply(in: await self.request(Message(request)))
     }
 
-    static func unexpected(_ reply: Message, to kind: MessageKind) -> HealthClientError {
-        .local(.malformedPayload, "the server answered \(kind) with \(reply.kind)")
+    /// Sends a request whose answer may span several frames and returns every reply frame, in order.
+    public func sendStreamed<R: StreamedRequest>(_ request: R) async throws(HealthClientError) -> [R.Reply] {
+        try R.replies(in: await self.request(Message(request)))
     }
 
     // MARK: Ingest
@@ -101,9 +104,7 @@ public final class HealthClient: Sendable {
         } catch {
             throw .local(.internalError, "\(error)")
         }
-        let reply = try await requestOne(.insert(Insert(batch: batch)))
-        guard case .insertAck(let ack) = reply else { throw Self.unexpected(reply, to: .insert) }
-        return ack
+        return try await send(Insert(batch: batch))
     }
 
     /// Stores samples, grouped into batches by subject, type and unit (at most `maxBatchRows` rows each,
@@ -120,9 +121,7 @@ public final class HealthClient: Sendable {
 
     /// Deletes samples by UUID or by filter; returns how many were deleted.
     public func delete(_ type: String, subject: String, _ selection: DeleteSelection) async throws(HealthClientError) -> UInt64 {
-        let reply = try await requestOne(.delete(Delete(subject: subject, type: type, selection: selection)))
-        guard case .deleteAck(let ack) = reply else { throw Self.unexpected(reply, to: .delete) }
-        return ack.deleted
+        try await send(Delete(subject: subject, type: type, selection: selection)).deleted
     }
 
     // MARK: Queries
@@ -133,10 +132,7 @@ public final class HealthClient: Sendable {
         unit: String = ""
     ) async throws(HealthClientError) -> [SampleBatch] {
         let query = SampleQuery(subject: subject, type: type, filter: filter, sort: sort, limit: UInt64(max(0, limit)), unit: unit)
-        return try await request(.sampleQuery(query)).map { reply throws(HealthClientError) in
-            guard case .sampleResult(let result) = reply else { throw Self.unexpected(reply, to: .sampleQuery) }
-            return result.batch
-        }
+        return try await sendStreamed(query).map(\.batch)
     }
 
     /// HKSampleQuery: matching samples, in the requested order.
@@ -158,48 +154,36 @@ public final class HealthClient: Sendable {
     public func statistics(
         _ type: String, subject: String, options: StatisticsOptions, filter: SampleFilter = .all, unit: String = ""
     ) async throws(HealthClientError) -> StatisticsResult {
-        let reply = try await requestOne(
-            .statisticsQuery(StatisticsQuery(subject: subject, type: type, filter: filter, options: options, unit: unit)))
-        guard case .statisticsResult(let result) = reply else { throw Self.unexpected(reply, to: .statisticsQuery) }
-        return result
+        try await send(StatisticsQuery(subject: subject, type: type, filter: filter, options: options, unit: unit))
     }
 
     /// HKStatisticsCollectionQuery: statistics per calendar bucket.
     public func collection(_ query: CollectionQuery) async throws(HealthClientError) -> CollectionResult {
-        var merged = CollectionResult(unit: "", buckets: [])
-        for reply in try await request(.collectionQuery(query)) {
-            guard case .collectionResult(let part) = reply else { throw Self.unexpected(reply, to: .collectionQuery) }
-            merged.unit = part.unit
-            merged.buckets += part.buckets
-        }
-        return merged
+        let parts = try await sendStreamed(query)
+        return CollectionResult(unit: parts.last?.unit ?? "", buckets: parts.flatMap(\.buckets))
     }
 
     /// The sources of a type for a subject, highest priority first.
     public func sourcePriority(_ type: String, subject: String) async throws(HealthClientError) -> [SourceInfo] {
-        let reply = try await requestOne(.getSourcePriority(GetSourcePriority(subject: subject, type: type)))
-        guard case .sourcePriority(let result) = reply else { throw Self.unexpected(reply, to: .getSourcePriority) }
-        return result.sources
+        try await send(GetSourcePriority(subject: subject, type: type)).sources
     }
 
     /// Puts the named sources first, in this order; returns the resulting order.
     public func setSourcePriority(_ type: String, subject: String, order: [String]) async throws(HealthClientError) -> [SourceInfo] {
-        let reply = try await requestOne(.setSourcePriority(SetSourcePriority(subject: subject, type: type, order: order)))
-        guard case .sourcePriority(let result) = reply else { throw Self.unexpected(reply, to: .setSourcePriority) }
-        return result.sources
+        try await send(SetSourcePriority(subject: subject, type: type, order: order)).sources
     }
 
     /// The server's version, uptime and contents.
     public func serverInfo() async throws(HealthClientError) -> ServerInfo {
-        let reply = try await requestOne(.serverInfoQuery(ServerInfoQuery()))
-        guard case .serverInfo(let info) = reply else { throw Self.unexpected(reply, to: .serverInfoQuery) }
-        return info
+        try await send(ServerInfoQuery())
     }
 
     /// A round trip to the server.
     public func ping() async throws(HealthClientError) {
         let nonce = UInt64.random(in: 0...UInt64.max)
-        let reply = try await requestOne(.ping(Ping(nonce: nonce)))
-        guard case .pong(let pong) = reply, pong.nonce == nonce else { throw Self.unexpected(reply, to: .ping) }
+        let pong = try await send(Ping(nonce: nonce))
+        guard pong.nonce == nonce else {
+            throw .local(.malformedPayload, "the server answered ping \(nonce) with pong \(pong.nonce)")
+        }
     }
 }

@@ -134,7 +134,7 @@ public final class HealthConnection: Sendable {
     public func request(_ message: Message) async throws(HealthClientError) -> [Message] {
         do {
             return try await withCheckedThrowingContinuation { continuation in
-                send(message, continuation: continuation)
+                transmit(message, continuation: continuation)
             }
         } catch let error as HealthClientError {
             throw error
@@ -152,6 +152,12 @@ public final class HealthConnection: Sendable {
         return reply
     }
 
+    /// Sends a request answered by one frame and returns the reply, typed by the request (no retry: see
+    /// `HealthClient.send(_:)` for that).
+    public func send<R: Request>(_ request: R) async throws(HealthClientError) -> R.Reply {
+        try R.reply(in: await self.request(Message(request)))
+    }
+
     /// Sends a subscribe request; returns the subscription id. `handlers.update` receives every update of the
     /// subscription in order (none is missed between the reply and the installation of the handler), and
     /// `handlers.end` is called once if the connection ends while the subscription is held.
@@ -159,17 +165,14 @@ public final class HealthConnection: Sendable {
         let reply: [Message]
         do {
             reply = try await withCheckedThrowingContinuation { continuation in
-                send(.subscribe(Subscribe(request)), continuation: continuation, subscription: handlers)
+                transmit(.subscribe(Subscribe(request)), continuation: continuation, subscription: handlers)
             }
         } catch let error as HealthClientError {
             throw error
         } catch {
             throw .local(.internalError, "\(error)")
         }
-        guard reply.count == 1, case .subscribed(let subscribed) = reply[0] else {
-            throw .local(.malformedPayload, "the server answered subscribe with \(reply.first.map { "\($0.kind)" } ?? "nothing")")
-        }
-        return subscribed.subscriptionID
+        return try Subscribe.reply(in: reply).subscriptionID
     }
 
     /// Ends a subscription: no update handler runs for it once this returns.
@@ -178,7 +181,7 @@ public final class HealthConnection: Sendable {
             state.updateHandlers[subscriptionID] = nil
             state.endHandlers[subscriptionID] = nil
         }
-        _ = try await requestOne(.unsubscribe(Unsubscribe(subscriptionID: subscriptionID)))
+        _ = try await send(Unsubscribe(subscriptionID: subscriptionID))
     }
 
     /// Routes pushed updates with this subscription id to `handler` (on the reader thread; keep it short).
@@ -186,7 +189,7 @@ public final class HealthConnection: Sendable {
         state.withLock { $0.updateHandlers[subscriptionID] = handler }
     }
 
-    private func send(
+    private func transmit(
         _ message: Message, continuation: CheckedContinuation<[Message], any Error>,
         subscription: SubscriptionHandlers? = nil
     ) {

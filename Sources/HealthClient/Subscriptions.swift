@@ -49,13 +49,7 @@ extension HealthClient {
         unit: String = ""
     ) async throws(HealthClientError) -> ChangesResult {
         let query = ChangesQuery(subject: subject, type: type, filter: filter, anchor: anchor, limit: limit, unit: unit)
-        let replies = try await request(.changesQuery(query))
-        guard replies.count == 1, case .changesResult(let result) = replies[0] else {
-            throw .local(
-                .malformedPayload,
-                "the server answered changesQuery with \(replies.first.map { "\($0.kind)" } ?? "nothing")")
-        }
-        return result
+        return try await send(query)
     }
 
     /// HKObserverQuery: yields the newest anchor each time samples matching the type and filter change. After a

@@ -46,13 +46,7 @@ public enum SampleBatchCodec {
         writer.writeString(batch.unit)
         writer.write((batch.uuids == nil ? 0 : Flag.uuids) | (batch.metadata == nil ? 0 : Flag.metadata))
         writer.write(encoding.rawValue)
-        writer.writeVarint(UInt64(batch.sources.count))
-        for source in batch.sources {
-            writer.writeString(source.name)
-            writer.writeString(source.bundleIdentifier)
-            writer.writeString(source.version)
-            writer.writeString(source.device)
-        }
+        writer.writeSources(batch.sources)
         writer.writeVarint(UInt64(batch.count))
         ColumnEncoder.writeStarts(batch.starts, into: &writer)
         ColumnEncoder.writeDurations(starts: batch.starts, ends: batch.ends, into: &writer)

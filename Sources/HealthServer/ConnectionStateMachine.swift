@@ -318,7 +318,7 @@ public struct ConnectionStateMachine: Sendable {
                 } catch {
                     return [.write(encode(.error(ErrorReply(error)), requestID: frame.requestID))]
                 }
-                guard Self.isRequest(frame.kind) else {
+                guard frame.kind.isRequest else {
                     let error = HealthError(.invalidArgument, "\(frame.kind) is a reply; a client may not send it")
                     return [.write(encode(.error(ErrorReply(error)), requestID: frame.requestID))]
                 }
@@ -374,16 +374,5 @@ public struct ConnectionStateMachine: Sendable {
         var reply = ErrorReply(error)
         reply.closesConnection = true
         return [.write(encode(.error(reply), requestID: requestID)), .close(reason: error.message)]
-    }
-
-    /// Kinds a client may send as requests.
-    static func isRequest(_ kind: MessageKind) -> Bool {
-        switch kind {
-        case .insert, .delete, .sampleQuery, .statisticsQuery, .collectionQuery, .changesQuery, .subscribe, .unsubscribe,
-            .getSourcePriority, .setSourcePriority, .authorizationStatusQuery, .serverInfoQuery, .adminRequest:
-            true
-        default:
-            false
-        }
     }
 }

@@ -147,13 +147,16 @@ public struct RequestDispatcher: Sendable {
         case .changesQuery(let m):
             return try changesReply(m)
 
+        case .ping(let m):
+            // The connection answers pings itself; a dispatcher handed one answers the same.
+            return [.pong(Pong(nonce: m.nonce))]
+
         case .subscribe, .unsubscribe:
             // Subscriptions live on a connection: ServerConnection handles them before dispatch.
             throw HealthError(.unsupportedRequest, "\(message.kind) needs a connection; a dispatcher alone cannot serve it")
 
-        case .hello, .challenge, .proof, .welcome, .error, .ping, .pong, .insertAck, .deleteAck, .sampleResult, .statisticsResult,
-            .collectionResult, .changesResult, .subscribed, .unsubscribed, .update, .sourcePriority,
-            .authorizationStatus, .serverInfo, .adminResult:
+        default:
+            // Replies and handshake messages: the connection refuses them before dispatch (`MessageKind.isRequest`).
             throw HealthError(.invalidArgument, "\(message.kind) is not a request")
         }
     }

@@ -1,53 +1,6 @@
 import HealthCodec
 import HealthModel
 
-/// The one-byte message kind in every frame header. Values are part of the protocol (Protocol/PROTOCOL.md).
-public enum MessageKind: UInt8, Sendable, CaseIterable {
-    case hello = 0x01
-    case welcome = 0x02
-    case error = 0x03
-    case ping = 0x04
-    case pong = 0x05
-    case challenge = 0x06
-    case proof = 0x07
-
-    case insert = 0x10
-    case insertAck = 0x11
-    case delete = 0x12
-    case deleteAck = 0x13
-
-    case sampleQuery = 0x20
-    case sampleResult = 0x21
-    case statisticsQuery = 0x22
-    case statisticsResult = 0x23
-    case collectionQuery = 0x24
-    case collectionResult = 0x25
-    case changesQuery = 0x26
-    case changesResult = 0x27
-
-    case subscribe = 0x30
-    case subscribed = 0x31
-    case unsubscribe = 0x32
-    case unsubscribed = 0x33
-    case update = 0x34
-
-    case getSourcePriority = 0x40
-    case sourcePriority = 0x41
-    case setSourcePriority = 0x42
-
-    case authorizationStatusQuery = 0x50
-    case authorizationStatus = 0x51
-
-    case serverInfoQuery = 0x60
-    case serverInfo = 0x61
-
-    case adminRequest = 0x70
-    case adminResult = 0x71
-
-    /// The lowerCamel name the spec uses, e.g. `insertAck` (interpolating a kind prints the same).
-    public var name: String { String(describing: self) }
-}
-
 /// Frame flag bits (header byte 4). Unknown bits are a malformed frame.
 public struct FrameFlags: OptionSet, Hashable, Sendable {
     public let rawValue: UInt8

@@ -195,8 +195,3 @@ public struct FrameDecoder: Sendable {
         }
     }
 }
-
-func hex(_ byte: UInt8) -> String {
-    let digits = Array("0123456789abcdef")
-    return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
-}

@@ -70,7 +70,7 @@ public struct Delete: WireMessage {
             w.writeUUIDs(uuids)
         case .filter(let filter):
             w.write(1)
-            w.writeFilter(filter)
+            w.writeFilter(filter, carryingWriter: false)
         }
     }
 
@@ -79,7 +79,7 @@ public struct Delete: WireMessage {
         type = try r.readString(limits)
         switch try r.readByte() {
         case 0: selection = .uuids(try r.readUUIDs(limits))
-        case 1: selection = .filter(try r.readFilter(limits))
+        case 1: selection = .filter(try r.readFilter(limits, carryingWriter: false))
         case let other: throw CodecError(.malformedPayload, "unknown delete selection \(other)")
         }
     }

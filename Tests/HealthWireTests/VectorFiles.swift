@@ -52,7 +52,7 @@ struct VectorFile {
 
     var bytes: [UInt8] { VectorFile.bytes(hex: fields["hex"] ?? "") }
 
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { HealthWire.hex($0) }.joined() }
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { HealthCodec.hex($0) }.joined() }
 
     static func bytes(hex: String) -> [UInt8] {
         let digits = Array(hex.utf8)

@@ -58,10 +58,9 @@ public enum LogChange: Hashable, Sendable {
             if writer != 0 { w.writeVarint(UInt64(writer)) }
             try SampleBatchCodec.encode(batch, into: &w)
         case .delete(_, _, let filter):
-            LogChange.write(filter, into: &w)
+            w.writeFilter(filter, carryingWriter: true)
         case .sourcePriority(_, _, let order):
-            w.writeVarint(UInt64(order.count))
-            for source in order { LogChange.write(source, into: &w) }
+            w.writeSources(order)
         }
         return w.bytes
     }
@@ -87,91 +86,21 @@ public enum LogChange: Hashable, Sendable {
             }
             change = .insert(batch, writer: writer)
         case .delete:
-            change = .delete(subject: subject, type: type, filter: try readFilter(&r))
+            let filter = try r.readFilter(FieldCaps.storage, carryingWriter: true)
+            change = .delete(subject: subject, type: type, filter: filter)
         case .sourcePriority:
-            let count = try r.readCount("source count", limit: r.remaining / 4)
-            var order: [SourceInfo] = []
-            for _ in 0..<count { order.append(try readSource(&r)) }
-            change = .sourcePriority(subject: subject, type: type, order: order)
+            change = .sourcePriority(subject: subject, type: type, order: try r.readSources(FieldCaps.storage))
         }
         try r.expectEnd("the \(recordKind) record")
         return change
     }
 
-    /// A writer id of a kind 4 record or a filter: a varint that fits in 32 bits and is not 0.
+    /// The writer id of a kind 4 record: a varint that fits in 32 bits and is not 0.
     static func readWriter(_ r: inout ByteReader) throws -> UInt32 {
         let value = try r.readVarint()
         guard value != 0, let writer = UInt32(exactly: value) else {
             throw CodecError(.malformedPayload, "writer id \(value) is out of range")
         }
         return writer
-    }
-
-    static func write(_ source: SourceInfo, into w: inout ByteWriter) {
-        w.writeString(source.name)
-        w.writeString(source.bundleIdentifier)
-        w.writeString(source.version)
-        w.writeString(source.device)
-    }
-
-    static func readSource(_ r: inout ByteReader) throws -> SourceInfo {
-        SourceInfo(
-            name: try r.readString(), bundleIdentifier: try r.readString(), version: try r.readString(),
-            device: try r.readString())
-    }
-
-    /// Filter: flags byte (1 start, 2 end, 4 strict start, 8 strict end, 16 sources, 32 UUIDs, 64 writer), the
-    /// present bounds as zig-zag varints, the sources (sorted) and UUIDs (sorted) as counted lists, the writer.
-    static func write(_ filter: SampleFilter, into w: inout ByteWriter) {
-        let d = filter.date
-        var flags: UInt8 = 0
-        if d.start != nil { flags |= 1 }
-        if d.end != nil { flags |= 2 }
-        if d.strictStartDate { flags |= 4 }
-        if d.strictEndDate { flags |= 8 }
-        if filter.sources != nil { flags |= 16 }
-        if filter.uuids != nil { flags |= 32 }
-        if filter.writer != nil { flags |= 64 }
-        w.write(flags)
-        if let start = d.start { w.writeSignedVarint(start) }
-        if let end = d.end { w.writeSignedVarint(end) }
-        if let sources = filter.sources {
-            w.writeVarint(UInt64(sources.count))
-            for source in sources.sorted() { w.writeString(source) }
-        }
-        if let uuids = filter.uuids {
-            w.writeVarint(UInt64(uuids.count))
-            for uuid in uuids.sorted(by: { $0.uuidString < $1.uuidString }) { w.writeUUID(uuid) }
-        }
-        if let writer = filter.writer { w.writeVarint(UInt64(writer)) }
-    }
-
-    static func readFilter(_ r: inout ByteReader) throws -> SampleFilter {
-        let flags = try r.readByte()
-        guard flags & ~127 == 0 else { throw CodecError(.malformedPayload, "unknown filter flags \(flags)") }
-        var date = DatePredicate(strictStartDate: flags & 4 != 0, strictEndDate: flags & 8 != 0)
-        if flags & 1 != 0 { date.start = try r.readSignedVarint() }
-        if flags & 2 != 0 { date.end = try r.readSignedVarint() }
-        var filter = SampleFilter(date: date)
-        if flags & 16 != 0 {
-            let count = try r.readCount("filter source count", limit: r.remaining)
-            var sources = Set<String>()
-            for _ in 0..<count { sources.insert(try r.readString()) }
-            filter.sources = sources
-        }
-        if flags & 32 != 0 {
-            let count = try r.readCount("filter UUID count", limit: r.remaining / 16)
-            var uuids = Set<UUID>()
-            for _ in 0..<count { uuids.insert(try r.readUUID()) }
-            filter.uuids = uuids
-        }
-        if flags & 64 != 0 {
-            let value = try r.readVarint()
-            guard let writer = UInt32(exactly: value) else {
-                throw CodecError(.malformedPayload, "filter writer id \(value) is out of range")
-            }
-            filter.writer = writer
-        }
-        return filter
     }
 }

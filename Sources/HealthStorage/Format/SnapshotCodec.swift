@@ -105,14 +105,11 @@ public enum SnapshotCodec {
         w.writeSignedVarint(s.maxDuration)
         w.writeVarint(UInt64(s.sources.count))
         for (source, userEntered) in zip(s.sources, s.userEnteredSources) {
-            LogChange.write(source, into: &w)
+            w.writeSource(source)
             w.writeBool(userEntered)
         }
         w.writeBool(s.priorityOrder != nil)
-        if let order = s.priorityOrder {
-            w.writeVarint(UInt64(order.count))
-            for source in order { LogChange.write(source, into: &w) }
-        }
+        if let order = s.priorityOrder { w.writeSources(order) }
         w.writeVarint(UInt64(s.recentBatches.count))
         for batch in s.recentBatches {
             w.writeLE(batch.batchID)
@@ -232,14 +229,11 @@ public enum SnapshotCodec {
         var sources: [SourceInfo] = []
         var userEntered: [Bool] = []
         for _ in 0..<sourceCount {
-            sources.append(try LogChange.readSource(&r))
+            sources.append(try r.readSource(FieldCaps.storage))
             userEntered.append(try r.readBool())
         }
         var order: [SourceInfo]?
-        if try r.readBool() {
-            let n = try r.readCount("priority count", limit: r.remaining / 4)
-            order = try (0..<n).map { _ in try LogChange.readSource(&r) }
-        }
+        if try r.readBool() { order = try r.readSources(FieldCaps.storage) }
         let batchCount = try r.readCount("recent batch count", limit: r.remaining / 10)
         var batches: [SeriesImage.RecentBatch] = []
         for _ in 0..<batchCount {

@@ -1,0 +1,55 @@
+import HealthModel
+
+// A sample filter, as the protocol and the log's delete records carry it (PROTOCOL.md, STORAGE.md): a flags
+// byte (bit 0 start, 1 end, 2 strictStartDate, 3 strictEndDate, 4 sources, 5 UUIDs, 6 writer), the present
+// bounds as zig-zag varints, the sources (sorted strings), the UUIDs (sorted), the writer id as a varint.
+// The writer restriction is the server's own (an identity without read sees what it wrote): the log keeps it,
+// the protocol never carries it.
+
+extension ByteWriter {
+    /// Writes the filter; its writer restriction only when `carryingWriter` (the log), never on the wire.
+    public mutating func writeFilter(_ filter: SampleFilter, carryingWriter: Bool) {
+        let date = filter.date
+        let writer = carryingWriter ? filter.writer : nil
+        var flags: UInt8 = 0
+        if date.start != nil { flags |= 1 << 0 }
+        if date.end != nil { flags |= 1 << 1 }
+        if date.strictStartDate { flags |= 1 << 2 }
+        if date.strictEndDate { flags |= 1 << 3 }
+        if filter.sources != nil { flags |= 1 << 4 }
+        if filter.uuids != nil { flags |= 1 << 5 }
+        if writer != nil { flags |= 1 << 6 }
+        write(flags)
+        if let start = date.start { writeSignedVarint(start) }
+        if let end = date.end { writeSignedVarint(end) }
+        if let sources = filter.sources { writeStrings(sources.sorted()) }
+        if let uuids = filter.uuids { writeUUIDs(uuids.sorted { $0.uuidString < $1.uuidString }) }
+        if let writer { writeVarint(UInt64(writer)) }
+    }
+}
+
+extension ByteReader {
+    /// Reads what ``ByteWriter/writeFilter(_:carryingWriter:)`` wrote; with `carryingWriter` false a writer
+    /// bit is an unknown flag.
+    public mutating func readFilter(_ limits: some FieldLimits, carryingWriter: Bool) throws -> SampleFilter {
+        let flags = try readByte()
+        let unknown: UInt8 = carryingWriter ? 0b1000_0000 : 0b1100_0000
+        guard flags & unknown == 0 else {
+            throw CodecError(.malformedPayload, "unknown filter flag bits 0x\(hex(flags & unknown))")
+        }
+        var date = DatePredicate(strictStartDate: flags & 1 << 2 != 0, strictEndDate: flags & 1 << 3 != 0)
+        if flags & 1 << 0 != 0 { date.start = try readSignedVarint() }
+        if flags & 1 << 1 != 0 { date.end = try readSignedVarint() }
+        var filter = SampleFilter(date: date)
+        if flags & 1 << 4 != 0 { filter.sources = Set(try readStrings("filter source", limits: limits)) }
+        if flags & 1 << 5 != 0 { filter.uuids = Set(try readUUIDs(limits)) }
+        if flags & 1 << 6 != 0 {
+            let value = try readVarint()
+            guard let writer = UInt32(exactly: value) else {
+                throw CodecError(.malformedPayload, "filter writer id \(value) is out of range")
+            }
+            filter.writer = writer
+        }
+        return filter
+    }
+}

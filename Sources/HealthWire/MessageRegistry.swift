@@ -1,0 +1,192 @@
+import HealthCodec
+import HealthModel
+
+// The registry of the protocol's messages. A new kind is added here and nowhere else in HealthWire (besides its
+// type's definition): its byte in `MessageKind`, its case in `Message`, its line in `registration` and in `body`,
+// and for a request the conformance naming its reply. Both switches are exhaustive: the compiler asks for their
+// lines once the kind and the case exist. (`body` is a switch, not a mirror: a mirror costs microseconds a frame.)
+
+/// The one-byte message kind in every frame header. Values are part of the protocol (Protocol/PROTOCOL.md).
+public enum MessageKind: UInt8, Sendable, CaseIterable {
+    case hello = 0x01
+    case welcome = 0x02
+    case error = 0x03
+    case ping = 0x04
+    case pong = 0x05
+    case challenge = 0x06
+    case proof = 0x07
+
+    case insert = 0x10
+    case insertAck = 0x11
+    case delete = 0x12
+    case deleteAck = 0x13
+
+    case sampleQuery = 0x20
+    case sampleResult = 0x21
+    case statisticsQuery = 0x22
+    case statisticsResult = 0x23
+    case collectionQuery = 0x24
+    case collectionResult = 0x25
+    case changesQuery = 0x26
+    case changesResult = 0x27
+
+    case subscribe = 0x30
+    case subscribed = 0x31
+    case unsubscribe = 0x32
+    case unsubscribed = 0x33
+    case update = 0x34
+
+    case getSourcePriority = 0x40
+    case sourcePriority = 0x41
+    case setSourcePriority = 0x42
+
+    case authorizationStatusQuery = 0x50
+    case authorizationStatus = 0x51
+
+    case serverInfoQuery = 0x60
+    case serverInfo = 0x61
+
+    case adminRequest = 0x70
+    case adminResult = 0x71
+
+    /// The lowerCamel name the spec uses, e.g. `insertAck` (interpolating a kind prints the same).
+    public var name: String { String(describing: self) }
+}
+
+/// Every message of the protocol, typed: the form the server's dispatcher and the tests pattern-match.
+/// ``Message/decode(_:limits:)`` turns a ``Frame`` into one, ``Message/frame(requestID:flags:)`` back.
+public enum Message: Hashable, Sendable {
+    case hello(Hello)
+    case challenge(Challenge)
+    case proof(Proof)
+    case welcome(Welcome)
+    case error(ErrorReply)
+    case ping(Ping)
+    case pong(Pong)
+    case insert(Insert)
+    case insertAck(InsertAck)
+    case delete(Delete)
+    case deleteAck(DeleteAck)
+    case sampleQuery(SampleQuery)
+    case sampleResult(SampleResult)
+    case statisticsQuery(StatisticsQuery)
+    case statisticsResult(StatisticsResult)
+    case collectionQuery(CollectionQuery)
+    case collectionResult(CollectionResult)
+    case changesQuery(ChangesQuery)
+    case changesResult(ChangesResult)
+    case subscribe(Subscribe)
+    case subscribed(Subscribed)
+    case unsubscribe(Unsubscribe)
+    case unsubscribed(Unsubscribed)
+    case update(Update)
+    case getSourcePriority(GetSourcePriority)
+    case sourcePriority(SourcePriority)
+    case setSourcePriority(SetSourcePriority)
+    case authorizationStatusQuery(AuthorizationStatusQuery)
+    case authorizationStatus(AuthorizationStatus)
+    case serverInfoQuery(ServerInfoQuery)
+    case serverInfo(ServerInfo)
+    case adminRequest(AdminRequest)
+    case adminResult(AdminResult)
+}
+
+extension MessageKind {
+    /// The kind's entry: its type (inferred from the `Message` case that carries it), which is a request when it
+    /// conforms to ``Request``.
+    var registration: MessageRegistration {
+        switch self {
+        case .hello: MessageRegistration(Message.hello)
+        case .challenge: MessageRegistration(Message.challenge)
+        case .proof: MessageRegistration(Message.proof)
+        case .welcome: MessageRegistration(Message.welcome)
+        case .error: MessageRegistration(Message.error)
+        case .ping: MessageRegistration(Message.ping)
+        case .pong: MessageRegistration(Message.pong)
+        case .insert: MessageRegistration(Message.insert)
+        case .insertAck: MessageRegistration(Message.insertAck)
+        case .delete: MessageRegistration(Message.delete)
+        case .deleteAck: MessageRegistration(Message.deleteAck)
+        case .sampleQuery: MessageRegistration(Message.sampleQuery)
+        case .sampleResult: MessageRegistration(Message.sampleResult)
+        case .statisticsQuery: MessageRegistration(Message.statisticsQuery)
+        case .statisticsResult: MessageRegistration(Message.statisticsResult)
+        case .collectionQuery: MessageRegistration(Message.collectionQuery)
+        case .collectionResult: MessageRegistration(Message.collectionResult)
+        case .changesQuery: MessageRegistration(Message.changesQuery)
+        case .changesResult: MessageRegistration(Message.changesResult)
+        case .subscribe: MessageRegistration(Message.subscribe)
+        case .subscribed: MessageRegistration(Message.subscribed)
+        case .unsubscribe: MessageRegistration(Message.unsubscribe)
+        case .unsubscribed: MessageRegistration(Message.unsubscribed)
+        case .update: MessageRegistration(Message.update)
+        case .getSourcePriority: MessageRegistration(Message.getSourcePriority)
+        case .sourcePriority: MessageRegistration(Message.sourcePriority)
+        case .setSourcePriority: MessageRegistration(Message.setSourcePriority)
+        case .authorizationStatusQuery: MessageRegistration(Message.authorizationStatusQuery)
+        case .authorizationStatus: MessageRegistration(Message.authorizationStatus)
+        case .serverInfoQuery: MessageRegistration(Message.serverInfoQuery)
+        case .serverInfo: MessageRegistration(Message.serverInfo)
+        case .adminRequest: MessageRegistration(Message.adminRequest)
+        case .adminResult: MessageRegistration(Message.adminResult)
+        }
+    }
+}
+
+extension Message {
+    /// The wrapped typed message.
+    public var body: any WireMessage {
+        switch self {
+        case .hello(let m): m
+        case .challenge(let m): m
+        case .proof(let m): m
+        case .welcome(let m): m
+        case .error(let m): m
+        case .ping(let m): m
+        case .pong(let m): m
+        case .insert(let m): m
+        case .insertAck(let m): m
+        case .delete(let m): m
+        case .deleteAck(let m): m
+        case .sampleQuery(let m): m
+        case .sampleResult(let m): m
+        case .statisticsQuery(let m): m
+        case .statisticsResult(let m): m
+        case .collectionQuery(let m): m
+        case .collectionResult(let m): m
+        case .changesQuery(let m): m
+        case .changesResult(let m): m
+        case .subscribe(let m): m
+        case .subscribed(let m): m
+        case .unsubscribe(let m): m
+        case .unsubscribed(let m): m
+        case .update(let m): m
+        case .getSourcePriority(let m): m
+        case .sourcePriority(let m): m
+        case .setSourcePriority(let m): m
+        case .authorizationStatusQuery(let m): m
+        case .authorizationStatus(let m): m
+        case .serverInfoQuery(let m): m
+        case .serverInfo(let m): m
+        case .adminRequest(let m): m
+        case .adminResult(let m): m
+        }
+    }
+}
+
+// MARK: Requests and their replies
+
+extension Ping: Request { public typealias Reply = Pong }
+extension Insert: Request { public typealias Reply = InsertAck }
+extension Delete: Request { public typealias Reply = DeleteAck }
+extension SampleQuery: StreamedRequest { public typealias Reply = SampleResult }
+extension StatisticsQuery: Request { public typealias Reply = StatisticsResult }
+extension CollectionQuery: StreamedRequest { public typealias Reply = CollectionResult }
+extension ChangesQuery: Request { public typealias Reply = ChangesResult }
+extension Subscribe: Request { public typealias Reply = Subscribed }
+extension Unsubscribe: Request { public typealias Reply = Unsubscribed }
+extension GetSourcePriority: Request { public typealias Reply = SourcePriority }
+extension SetSourcePriority: Request { public typealias Reply = SourcePriority }
+extension AuthorizationStatusQuery: Request { public typealias Reply = AuthorizationStatus }
+extension ServerInfoQuery: Request { public typealias Reply = ServerInfo }
+extension AdminRequest: Request { public typealias Reply = AdminResult }

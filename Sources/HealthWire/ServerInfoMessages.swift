@@ -1,0 +1,68 @@
+import HealthCodec
+import HealthModel
+
+/// Asks for ``ServerInfo``. Empty payload.
+public struct ServerInfoQuery: WireMessage {
+    public static let kind = MessageKind.serverInfoQuery
+    public init() {}
+    public func encode(into w: inout ByteWriter) {}
+    public init(from r: inout ByteReader, limits: MessageLimits) throws {}
+}
+
+/// The server's version, uptime, load and contents.
+public struct ServerInfo: WireMessage {
+    public static let kind = MessageKind.serverInfo
+    public var serverVersion: String
+    public var uptimeMicros: UInt64
+    public var connections: UInt64
+    /// Resident memory of the server process, in bytes.
+    public var residentBytes: UInt64
+    public var subjects: UInt64
+    /// Stored samples per type, types without samples left out.
+    public var samplesPerType: [TypeCount]
+
+    /// The number of samples of one type.
+    public struct TypeCount: Hashable, Sendable {
+        public var type: String
+        public var samples: UInt64
+        public init(type: String, samples: UInt64) {
+            self.type = type
+            self.samples = samples
+        }
+    }
+
+    public init(serverVersion: String, uptimeMicros: UInt64, connections: UInt64, residentBytes: UInt64, subjects: UInt64, samplesPerType: [TypeCount]) {
+        self.serverVersion = serverVersion
+        self.uptimeMicros = uptimeMicros
+        self.connections = connections
+        self.residentBytes = residentBytes
+        self.subjects = subjects
+        self.samplesPerType = samplesPerType
+    }
+
+    public func encode(into w: inout ByteWriter) {
+        w.writeString(serverVersion)
+        w.writeVarint(uptimeMicros)
+        w.writeVarint(connections)
+        w.writeVarint(residentBytes)
+        w.writeVarint(subjects)
+        w.writeVarint(UInt64(samplesPerType.count))
+        for entry in samplesPerType {
+            w.writeString(entry.type)
+            w.writeVarint(entry.samples)
+        }
+    }
+
+    public init(from r: inout ByteReader, limits: MessageLimits) throws {
+        serverVersion = try r.readString(limits)
+        uptimeMicros = try r.readVarint()
+        connections = try r.readVarint()
+        residentBytes = try r.readVarint()
+        subjects = try r.readVarint()
+        let count = try r.readListCount("type count", limits: limits, minBytes: 2)
+        var entries: [TypeCount] = []
+        entries.reserveCapacity(count)
+        for _ in 0..<count { entries.append(TypeCount(type: try r.readString(limits), samples: try r.readVarint())) }
+        samplesPerType = entries
+    }
+}
