@@ -148,7 +148,8 @@ public final class HealthServer: Sendable {
                 waterMarks: WaterMarks(low: configuration.maxQueuedReplyBytes / 4, high: configuration.maxQueuedReplyBytes))
         ) { [self] in
             ServerConnection(
-                server: self, id: nextConnectionID.add(1, ordering: .relaxed).oldValue, peer: $0.remoteAddress.host)
+                server: self, id: nextConnectionID.add(1, ordering: .relaxed).oldValue, peer: $0.remoteAddress.host,
+                loop: $0.loop)
         }
         listener.withLock { $0 = tcp }
     }

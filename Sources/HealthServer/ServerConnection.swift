@@ -8,91 +8,106 @@ import HealthWire
 /// Memory: the frame being received holds its declared length in the server's ``MemoryBudget`` (reading pauses
 /// until it fits), and a decoded payload holds its inflated size while its request runs.
 ///
-/// Loop-confined: every method runs on the connection's event-loop thread (worker results hop back with
-/// `loop.execute`), hence `@unchecked Sendable`.
-final class ServerConnection: ConnectionHandler, @unchecked Sendable {
-    private var machine: ConnectionStateMachine
+/// Threading: every method runs on the connection's event-loop thread; the mutable state lives in a
+/// ``LoopBoundBox`` that checks so on each access. Worker jobs touch none of it: they hop back with
+/// `loop.execute` before they do.
+final class ServerConnection: ConnectionHandler, Sendable {
+    /// Everything that changes over the connection's life (loop thread only).
+    private struct State {
+        var machine: ConnectionStateMachine
+        var connection: Connection?
+        /// The timer that calls the machine's `tick` at its next deadline, and the deadline it was armed for.
+        var deadlineTimer: ScheduledTask?
+        var armedDeadline: ContinuousClock.Instant?
+        var pausedForPipelining = false
+        var pausedForBackpressure = false
+        var pausedForBudget = false
+        /// Budget bytes reserved for the frame being received.
+        var reservedForFrame = 0
+        /// Budget bytes of the decoded frame whose actions are being performed, handed to its dispatch.
+        var heldForNextDispatch = 0
+        /// Whether this connection counts against the server's quota of connections still in their handshake.
+        var countedAsHandshaking = false
+        var subscriptions: ConnectionSubscriptions?
+    }
+
+    private let state: LoopBoundBox<State>
     private let server: HealthServer
     private let id: UInt64
-    private var connection: Connection?
-    /// The timer that calls the machine's `tick` at its next deadline, and the deadline it was armed for.
-    private var deadlineTimer: ScheduledTask?
-    private var armedDeadline: ContinuousClock.Instant?
-    private var pausedForPipelining = false
-    private var pausedForBackpressure = false
-    private var pausedForBudget = false
-    /// Budget bytes reserved for the frame being received.
-    private var reservedForFrame = 0
-    /// Whether this connection counts against the server's quota of connections still in their handshake.
-    private var countedAsHandshaking = false
     /// The peer's host, for the failure throttle.
     private let peer: String
     /// Set by a failed hello: how long the refusal waits (see ``FailureThrottle``).
     private let refusalDelay: RefusalDelay
-    private var subscriptions: ConnectionSubscriptions?
 
-    init(server: HealthServer, id: UInt64, peer: String) {
+    /// A handler for a connection owned by `loop`.
+    init(server: HealthServer, id: UInt64, peer: String, loop: EventLoop) {
         self.server = server
         self.id = id
         self.peer = peer
-        let refusalDelay = RefusalDelay()
+        let refusalDelay = RefusalDelay(loop: loop)
         self.refusalDelay = refusalDelay
-        self.machine = ConnectionStateMachine(
+        let machine = ConnectionStateMachine(
             limits: server.configuration.sessionLimits, serverVersion: HealthServer.version, connectionID: id,
             deadlines: server.configuration.deadlines,
             authenticator: ThrottledAuthenticator(
                 base: server.authenticator, throttle: server.failures, peer: peer, refusalDelay: refusalDelay))
+        self.state = LoopBoundBox(State(machine: machine), loop: loop)
     }
 
     func connectionDidOpen(_ connection: Connection) {
-        self.connection = connection
+        precondition(connection.loop === state.loop, "ServerConnection opened on another loop than its own")
+        state.value.connection = connection
         // The subscriptions may outlive this object by a worker job or a timer: they hold it weakly.
-        subscriptions = ConnectionSubscriptions(
+        let subscriptions = ConnectionSubscriptions(
             hub: server.subscriptions, store: server.store, workers: server.workers, loop: connection.loop,
             timeout: .seconds(Int64(clamping: server.configuration.subscriberTimeoutSeconds)),
-            isOpen: { [weak self] in self?.connection?.isOpen ?? false },
-            isWritable: { [weak self] in self?.connection?.isWritable ?? false },
-            write: { [weak self] in self?.connection?.write($0) }, complete: { [weak self] in self?.finish($0) },
+            isOpen: { [weak self] in self?.state.value.connection?.isOpen ?? false },
+            isWritable: { [weak self] in self?.state.value.connection?.isWritable ?? false },
+            write: { [weak self] in self?.state.value.connection?.write($0) },
+            complete: { [weak self] in self?.finish($0) },
             terminate: { [weak self] in
                 guard let self else { return }
-                self.perform(self.machine.terminate($0))
+                self.perform(self.state.value.machine.terminate($0))
             },
-            forceClose: { [weak self] in self?.connection?.close() })
-        countedAsHandshaking = true
+            forceClose: { [weak self] in self?.state.value.connection?.close() })
+        state.value.subscriptions = subscriptions
+        state.value.countedAsHandshaking = true
         if server.handshaking.add(1, ordering: .relaxed).newValue > server.configuration.maxHandshakingConnections {
             let limit = server.configuration.maxHandshakingConnections
             return perform(
-                machine.terminate(
+                state.value.machine.terminate(
                     HealthError(.tooManyConnections, "\(limit) connections are already in their handshake; retry later")))
         }
         perform([])
     }
 
     func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
-        perform(machine.received(bytes, now: .now))
+        perform(state.value.machine.received(bytes, now: .now))
     }
 
     func connection(_ connection: Connection, writabilityChanged isWritable: Bool) {
-        pausedForBackpressure = !isWritable
-        machine.writabilityChanged(isWritable, now: .now)
+        state.value.pausedForBackpressure = !isWritable
+        state.value.machine.writabilityChanged(isWritable, now: .now)
         perform([])
+        let subscriptions = state.value.subscriptions
         subscriptions?.writabilityChanged(isWritable)
     }
 
     func connectionDidClose(_ connection: Connection, error: SystemError?) {
-        deadlineTimer?.cancel()
-        deadlineTimer = nil
+        state.value.deadlineTimer?.cancel()
+        state.value.deadlineTimer = nil
         leaveHandshakeQuota()
-        server.budget.release(reservedForFrame)
-        reservedForFrame = 0
+        server.budget.release(state.value.reservedForFrame)
+        state.value.reservedForFrame = 0
+        let subscriptions = state.value.subscriptions
         subscriptions?.closeAll()
-        subscriptions = nil
-        self.connection = nil
+        state.value.subscriptions = nil
+        state.value.connection = nil
         if let error { ServerLog.warning("connection \(id) from \(connection.remoteAddress) failed: \(error)") }
     }
 
     private func perform(_ actions: [ConnectionStateMachine.Action]) {
-        guard let connection else { return }
+        guard let connection = state.value.connection else { return }
         if let delay = refusalDelay.delay {
             // A refused hello: answer later, without holding the loop; the machine reads nothing more meanwhile.
             refusalDelay.delay = nil
@@ -116,38 +131,39 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
                 connection.close()
             }
         }
-        guard self.connection != nil else { return }
-        if machine.isEstablished { leaveHandshakeQuota() }
+        guard state.value.connection != nil else { return }
+        if state.value.machine.isEstablished { leaveHandshakeQuota() }
         reserveForPendingFrame()
         updateReading()
         armDeadlineTimer()
     }
 
     private func leaveHandshakeQuota() {
-        guard countedAsHandshaking else { return }
-        countedAsHandshaking = false
+        guard state.value.countedAsHandshaking else { return }
+        state.value.countedAsHandshaking = false
         server.handshaking.subtract(1, ordering: .relaxed)
     }
 
     /// Holds the budget for the frame being received: its declared length once the header arrived; released
     /// when the frame is complete (a decoded request then holds its own bytes).
     private func reserveForPendingFrame() {
-        let pending = machine.pendingPayloadLength ?? 0
-        if pending == reservedForFrame {
-            pausedForBudget = false
+        let pending = state.value.machine.pendingPayloadLength ?? 0
+        let reserved = state.value.reservedForFrame
+        if pending == reserved {
+            state.value.pausedForBudget = false
             return
         }
-        server.budget.release(reservedForFrame)
-        reservedForFrame = 0
+        server.budget.release(reserved)
+        state.value.reservedForFrame = 0
         if server.budget.tryReserve(pending) {
-            reservedForFrame = pending
-            pausedForBudget = false
-        } else if !pausedForBudget {
+            state.value.reservedForFrame = pending
+            state.value.pausedForBudget = false
+        } else if !state.value.pausedForBudget {
             // Spent: stop reading and try again shortly (bytes come back as other requests finish).
-            pausedForBudget = true
-            _ = connection?.loop.schedule(after: .milliseconds(5)) { [weak self] in
-                guard let self, self.pausedForBudget else { return }
-                self.pausedForBudget = false
+            state.value.pausedForBudget = true
+            _ = state.loop.schedule(after: .milliseconds(5)) { [weak self] in
+                guard let self, self.state.value.pausedForBudget else { return }
+                self.state.value.pausedForBudget = false
                 self.perform([])
             }
         }
@@ -156,47 +172,47 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     /// Inflates and decodes a large or compressed frame on a worker, holding its inflated size in the budget
     /// while its request runs.
     private func decode(_ frame: Frame, identity: ClientIdentity) {
-        guard let connection else { return }
-        let loop = connection.loop
+        guard state.value.connection != nil else { return }
+        let loop = state.loop
         let limits = server.configuration.sessionLimits
         let budget = server.budget
         let held = FrameDecoder.declaredInflatedLength(frame) ?? frame.payload.count
         guard budget.tryReserve(held) else {
             let busy = HealthError(.busy, "the server holds its limit of request bytes in memory; retry later")
-            return perform(machine.refused(frame, busy))
+            return perform(state.value.machine.refused(frame, busy))
         }
+        // On the worker: no state, only the decoding; the result hops back to the loop.
         let accepted = server.workers.submit { [self] in
             let outcome = ConnectionStateMachine.decodeRequest(frame, limits: limits)
             _ = loop.execute {
-                guard self.connection != nil else { return budget.release(held) }
-                self.heldForNextDispatch = held
-                self.perform(self.machine.decoded(outcome, frame: frame, identity: identity))
-                budget.release(self.heldForNextDispatch)
-                self.heldForNextDispatch = 0
+                guard self.state.value.connection != nil else { return budget.release(held) }
+                self.state.value.heldForNextDispatch = held
+                self.perform(self.state.value.machine.decoded(outcome, frame: frame, identity: identity))
+                budget.release(self.state.value.heldForNextDispatch)
+                self.state.value.heldForNextDispatch = 0
             }
         }
         if !accepted {
             budget.release(held)
             let busy = HealthError(.busy, "the server is busy (worker queue full); retry later")
-            perform(machine.refused(frame, busy))
+            perform(state.value.machine.refused(frame, busy))
         }
     }
 
-    /// Budget bytes of the decoded frame whose actions are being performed, handed to its dispatch.
-    private var heldForNextDispatch = 0
-
     private func dispatch(requestID: UInt32, message: Message, identity: ClientIdentity) {
-        guard let connection else { return }
+        guard state.value.connection != nil else { return }
         let dispatcher = server.dispatcher
         let authorize: ConnectionSubscriptions.Authorizer = { request in
             try dispatcher.authorizedSubscription(request, identity: identity)
         }
+        let subscriptions = state.value.subscriptions
         if subscriptions?.handle(message, requestID: requestID, authorize: authorize) == true { return }
-        let loop = connection.loop
+        let loop = state.loop
         let budget = server.budget
         // The decoded payload stays in memory until the request is done: its budget goes with the job.
-        let held = heldForNextDispatch
-        heldForNextDispatch = 0
+        let held = state.value.heldForNextDispatch
+        state.value.heldForNextDispatch = 0
+        // On the worker: the request and its encoding, no state; the reply hops back to the loop.
         let accepted = server.workers.submit { [self] in
             let replies = dispatcher.handle(message, identity: identity)
             budget.release(held)
@@ -204,7 +220,7 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
             let revoked = replies.count == 1 && replies[0].isTokenRevoked
             _ = loop.execute {
                 self.finish(bytes)
-                if revoked, let connection = self.connection {
+                if revoked, let connection = self.state.value.connection {
                     ServerLog.info("closing connection \(self.id) from \(connection.remoteAddress): identity \"\(identity.name)\" was revoked")
                     connection.closeAfterFlush()
                 }
@@ -219,8 +235,8 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
 
     /// Writes a completed request's reply and lets the state machine release buffered requests.
     private func finish(_ bytes: [UInt8]) {
-        connection?.write(bytes)
-        perform(machine.requestCompleted(now: .now))
+        state.value.connection?.write(bytes)
+        perform(state.value.machine.requestCompleted(now: .now))
     }
 
     private static func encode(_ replies: [Message], requestID: UInt32) -> [UInt8] {
@@ -236,9 +252,10 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     /// Reading pauses while the pipelining limit is reached, replies pile up unread by the client, or the
     /// server's memory budget is spent.
     private func updateReading() {
-        guard let connection, connection.isOpen else { return }
-        pausedForPipelining = !machine.wantsToRead
-        let shouldPause = pausedForPipelining || pausedForBackpressure || pausedForBudget
+        guard let connection = state.value.connection, connection.isOpen else { return }
+        let wantsToRead = state.value.machine.wantsToRead
+        state.value.pausedForPipelining = !wantsToRead
+        let shouldPause = !wantsToRead || state.value.pausedForBackpressure || state.value.pausedForBudget
         if shouldPause, !connection.isReadingPaused {
             connection.pauseReading()
         } else if !shouldPause, connection.isReadingPaused {
@@ -249,26 +266,38 @@ final class ServerConnection: ConnectionHandler, @unchecked Sendable {
     /// Arms the timer for the machine's next deadline, unless one is armed for an earlier instant (a timer
     /// that fires early finds nothing due and re-arms).
     private func armDeadlineTimer() {
-        machine.holdsSubscriptions = !(subscriptions?.isEmpty ?? true)
-        guard let connection, let next = machine.nextDeadline else { return }
-        if let armed = armedDeadline, armed <= next, deadlineTimer != nil { return }
-        deadlineTimer?.cancel()
-        armedDeadline = next
+        let holdsSubscriptions = !(state.value.subscriptions?.isEmpty ?? true)
+        state.value.machine.holdsSubscriptions = holdsSubscriptions
+        guard state.value.connection != nil, let next = state.value.machine.nextDeadline else { return }
+        if let armed = state.value.armedDeadline, armed <= next, state.value.deadlineTimer != nil { return }
+        state.value.deadlineTimer?.cancel()
+        state.value.armedDeadline = next
         let delay = max(next - .now, .zero)
-        deadlineTimer = connection.loop.schedule(after: delay) { [weak self] in
-            guard let self, self.connection != nil else { return }
-            self.deadlineTimer = nil
-            self.armedDeadline = nil
-            self.machine.holdsSubscriptions = !(self.subscriptions?.isEmpty ?? true)
-            self.perform(self.machine.tick(now: .now))
+        state.value.deadlineTimer = state.loop.schedule(after: delay) { [weak self] in
+            guard let self, self.state.value.connection != nil else { return }
+            self.state.value.deadlineTimer = nil
+            self.state.value.armedDeadline = nil
+            let holdsSubscriptions = !(self.state.value.subscriptions?.isEmpty ?? true)
+            self.state.value.machine.holdsSubscriptions = holdsSubscriptions
+            self.perform(self.state.value.machine.tick(now: .now))
         }
     }
 }
 
-/// A refused hello's delay, handed from the authenticator (run inside the state machine) to the connection.
-/// Loop-confined like ``ServerConnection``.
-final class RefusalDelay: @unchecked Sendable {
-    var delay: Duration?
+/// A refused hello's delay, handed from the authenticator (run inside the state machine, on the connection's
+/// loop) to the connection. Loop-bound like ``ServerConnection``: read and set on that loop's thread only.
+final class RefusalDelay: Sendable {
+    private let state: LoopBoundBox<Duration?>
+
+    init(loop: EventLoop) {
+        state = LoopBoundBox(nil, loop: loop)
+    }
+
+    /// How long the pending refusal waits, if one is pending.
+    var delay: Duration? {
+        get { state.value }
+        set { state.value = newValue }
+    }
 }
 
 extension Message {

@@ -13,9 +13,10 @@ import HealthWire
 /// A connection that stays unwritable with updates waiting for ``timeout`` is terminated, so an unread
 /// subscriber holds at most the queue limit plus one update per subscription.
 ///
-/// Loop-confined: every method runs on the connection's event loop (worker results hop back), hence
-/// `@unchecked Sendable`.
-final class ConnectionSubscriptions: @unchecked Sendable {
+/// Threading: every method runs on the connection's event loop, and the mutable state lives in a
+/// ``LoopBoundBox`` that checks so on each access. Computations run on workers with copies of what they need
+/// and hop back with `loop.execute` before touching it. The connection's callbacks are called on the loop only.
+final class ConnectionSubscriptions: Sendable {
     /// Checks a subscription against the subscriber's grants and narrows its filter (see
     /// ``RequestDispatcher/authorizedSubscription(_:identity:)``); thread-safe.
     typealias Authorizer = @Sendable (SubscriptionRequest) throws -> SubscriptionRequest
@@ -39,22 +40,27 @@ final class ConnectionSubscriptions: @unchecked Sendable {
         }
     }
 
+    /// Everything that changes (loop thread only).
+    private struct State {
+        var entries: [UInt32: Entry] = [:]
+        var nextID: UInt32 = 1
+        var stallTimer: ScheduledTask?
+        var closed = false
+    }
+
+    private let state: LoopBoundBox<State>
     private let hub: SubscriptionHub
     private let store: HealthStore
     private let workers: WorkerPool
     private let loop: EventLoop
     private let timeout: Duration
-    private let connectionOpen: () -> Bool
-    private let isWritable: () -> Bool
-    private let write: ([UInt8]) -> Void
-    private let complete: ([UInt8]) -> Void
-    private let terminate: (HealthError) -> Void
-    private let forceClose: () -> Void
+    private let connectionOpen: @Sendable () -> Bool
+    private let isWritable: @Sendable () -> Bool
+    private let write: @Sendable ([UInt8]) -> Void
+    private let complete: @Sendable ([UInt8]) -> Void
+    private let terminate: @Sendable (HealthError) -> Void
+    private let forceClose: @Sendable () -> Void
     private let encoder = FrameEncoder()
-    private var entries: [UInt32: Entry] = [:]
-    private var nextID: UInt32 = 1
-    private var stallTimer: ScheduledTask?
-    private var closed = false
 
     /// Most subscriptions one connection may hold.
     static let maxPerConnection = 256
@@ -62,12 +68,14 @@ final class ConnectionSubscriptions: @unchecked Sendable {
     /// the touched buckets covers every change meanwhile (PROTOCOL.md, update).
     static let collectionInterval = Duration.milliseconds(50)
 
+    /// The callbacks act on the connection and are called on `loop` only.
     init(
         hub: SubscriptionHub, store: HealthStore, workers: WorkerPool, loop: EventLoop, timeout: Duration,
-        isOpen: @escaping () -> Bool, isWritable: @escaping () -> Bool, write: @escaping ([UInt8]) -> Void,
-        complete: @escaping ([UInt8]) -> Void, terminate: @escaping (HealthError) -> Void,
-        forceClose: @escaping () -> Void
+        isOpen: @escaping @Sendable () -> Bool, isWritable: @escaping @Sendable () -> Bool,
+        write: @escaping @Sendable ([UInt8]) -> Void, complete: @escaping @Sendable ([UInt8]) -> Void,
+        terminate: @escaping @Sendable (HealthError) -> Void, forceClose: @escaping @Sendable () -> Void
     ) {
+        self.state = LoopBoundBox(State(), loop: loop)
         self.forceClose = forceClose
         self.complete = complete
         self.hub = hub
@@ -90,7 +98,7 @@ final class ConnectionSubscriptions: @unchecked Sendable {
             subscribe(m.request, requestID: requestID, authorize: authorize)
             return true
         case .unsubscribe(let m):
-            if let entry = entries.removeValue(forKey: m.subscriptionID) {
+            if let entry = state.value.entries.removeValue(forKey: m.subscriptionID) {
                 hub.remove(entry.live)
                 reply(encode(.unsubscribed(Unsubscribed(subscriptionID: m.subscriptionID)), id: requestID))
             } else {
@@ -105,34 +113,37 @@ final class ConnectionSubscriptions: @unchecked Sendable {
     }
 
     /// Whether the connection holds no subscription.
-    var isEmpty: Bool { entries.isEmpty }
+    var isEmpty: Bool { state.value.entries.isEmpty }
 
     /// The connection closed: every subscription ends.
     func closeAll() {
-        closed = true
-        stallTimer?.cancel()
-        stallTimer = nil
+        state.value.closed = true
+        state.value.stallTimer?.cancel()
+        state.value.stallTimer = nil
+        let entries = state.value.entries
+        state.value.entries.removeAll()
         for entry in entries.values { hub.remove(entry.live) }
-        entries.removeAll()
     }
 
     /// The reply queue drained below its low water mark (or filled up).
     func writabilityChanged(_ writable: Bool) {
         guard writable else { return armStallTimer() }
-        stallTimer?.cancel()
-        stallTimer = nil
-        for id in entries.keys.sorted() { pump(id) }
+        state.value.stallTimer?.cancel()
+        state.value.stallTimer = nil
+        for id in state.value.entries.keys.sorted() { pump(id) }
     }
 
     private func subscribe(_ request: SubscriptionRequest, requestID: UInt32, authorize: @escaping Authorizer) {
         let reply = complete
-        guard entries.count < ConnectionSubscriptions.maxPerConnection else {
+        guard state.value.entries.count < ConnectionSubscriptions.maxPerConnection else {
             let error = HealthError(
                 .invalidArgument, "a connection holds at most \(ConnectionSubscriptions.maxPerConnection) subscriptions"
             )
             return reply(encode(.error(ErrorReply(error)), id: requestID))
         }
         let store = store
+        let loop = loop
+        // On the worker: the initial computation, no state; the outcome hops back to the loop.
         let accepted = workers.submit { [self] in
             let outcome = Result { try SubscriptionUpdater.start(authorize(request), store: store) }
             _ = loop.execute { self.started(request, authorize, outcome, requestID: requestID) }
@@ -150,7 +161,7 @@ final class ConnectionSubscriptions: @unchecked Sendable {
         _ outcome: Result<SubscriptionUpdater.Step, any Error>, requestID: UInt32
     ) {
         // A closed connection needs no reply (and its owner may be gone).
-        guard !closed else { return }
+        guard !state.value.closed else { return }
         let reply = complete
         let step: SubscriptionUpdater.Step
         switch outcome {
@@ -159,16 +170,17 @@ final class ConnectionSubscriptions: @unchecked Sendable {
             let health = (error as? HealthError) ?? HealthError(.internalError, "subscribe failed: \(error)")
             return reply(encode(.error(ErrorReply(health)), id: requestID))
         }
-        let id = nextID
-        nextID = nextID == UInt32.max ? 1 : nextID + 1
+        let id = state.value.nextID
+        state.value.nextID = id == UInt32.max ? 1 : id + 1
         let target = SubscriptionUpdater.target(of: request)
         let typeIndex = (try? QuantityType.named(target.type).index) ?? 0
         let loop = loop
-        // The closure keeps this object alive until closeAll() or unsubscribe removes the subscription.
+        // The closure keeps this object alive until closeAll() or unsubscribe removes the subscription. It runs
+        // on the thread that changed the store: it only hops to the loop.
         let live = LiveSubscription(subject: target.subject, typeIndex: typeIndex) { [self] in
             _ = loop.execute { self.pump(id) }
         }
-        entries[id] = Entry(live: live, request: request, authorize: authorize, anchor: step.anchor)
+        state.value.entries[id] = Entry(live: live, request: request, authorize: authorize, anchor: step.anchor)
         reply(encode(.subscribed(Subscribed(subscriptionID: id)), id: requestID))
         for update in step.updates { write(encode(.update(Update(update)), id: id)) }
         hub.add(live)
@@ -178,7 +190,7 @@ final class ConnectionSubscriptions: @unchecked Sendable {
 
     /// Computes the next update of subscription `id` if it is dirty, idle and the connection can take it.
     private func pump(_ id: UInt32) {
-        guard !closed, connectionOpen(), var entry = entries[id], !entry.computing,
+        guard !state.value.closed, connectionOpen(), var entry = state.value.entries[id], !entry.computing,
             entry.live.dirty.load(ordering: .acquiring)
         else { return }
         guard isWritable() else { return armStallTimer() }
@@ -189,13 +201,15 @@ final class ConnectionSubscriptions: @unchecked Sendable {
         }
         entry.live.dirty.store(false, ordering: .releasing)
         entry.computing = true
-        entries[id] = entry
+        state.value.entries[id] = entry
         let request = entry.request
         let authorize = entry.authorize
         let anchor = entry.anchor
         let boundaries = entry.boundaries
         let store = store
+        let loop = loop
         let cache = hub.collectionSteps
+        // On the worker: the step from copies of what it needs; the outcome hops back to the loop.
         let accepted = (UpdateWorker.pool ?? workers).submit { [self] in
             // The cache key is the authorized (narrowed) query: subscribers share steps only with equal filters.
             let outcome = Result {
@@ -206,7 +220,7 @@ final class ConnectionSubscriptions: @unchecked Sendable {
         }
         if !accepted {
             // Try again shortly: the worker queue is full.
-            entries[id]?.computing = false
+            state.value.entries[id]?.computing = false
             entry.live.dirty.store(true, ordering: .releasing)
             _ = loop.schedule(after: .milliseconds(10)) { [self] in self.pump(id) }
         }
@@ -215,26 +229,26 @@ final class ConnectionSubscriptions: @unchecked Sendable {
     /// Pumps subscription `id` again once its ``collectionInterval`` has passed (one timer at a time).
     private func delay(_ id: UInt32, _ entry: Entry) {
         guard !entry.delayed else { return }
-        entries[id]?.delayed = true
+        state.value.entries[id]?.delayed = true
         _ = loop.schedule(after: entry.notBefore - ContinuousClock.now) { [self] in
-            entries[id]?.delayed = false
+            state.value.entries[id]?.delayed = false
             pump(id)
         }
     }
 
     private func computed(_ id: UInt32, _ outcome: Result<SubscriptionUpdater.Step, any Error>) {
-        guard !closed, var entry = entries[id] else { return }
+        guard !state.value.closed, var entry = state.value.entries[id] else { return }
         entry.computing = false
         switch outcome {
         case .success(let step):
             entry.anchor = step.anchor
-            entries[id] = entry
+            state.value.entries[id] = entry
             for update in step.updates { write(encode(.update(Update(update)), id: id)) }
             if step.more { entry.live.dirty.store(true, ordering: .releasing) }
         case .failure(let error):
             // The anchor expired while the subscriber lagged (or the store refused): the subscription cannot go
             // on without losing changes, so the connection learns why and ends.
-            entries[id] = entry
+            state.value.entries[id] = entry
             let health = (error as? HealthError) ?? HealthError(.internalError, "\(error)")
             return terminate(HealthError(health.code, "subscription \(id): \(health.message)"))
         }
@@ -242,19 +256,19 @@ final class ConnectionSubscriptions: @unchecked Sendable {
     }
 
     private func armStallTimer() {
-        guard stallTimer == nil, !closed else { return }
-        stallTimer = loop.schedule(after: timeout) { [self] in self.stallTimerFired() }
+        guard state.value.stallTimer == nil, !state.value.closed else { return }
+        state.value.stallTimer = loop.schedule(after: timeout) { [self] in self.stallTimerFired() }
     }
 
     private func stallTimerFired() {
-        stallTimer = nil
-        guard !closed, connectionOpen(), !isWritable() else { return }
+        state.value.stallTimer = nil
+        guard !state.value.closed, connectionOpen(), !isWritable() else { return }
         terminate(
             HealthError(
                 .busy, "subscription updates were not read for \(timeout) with the reply queue full; disconnecting"))
         // The error frame waits behind the unread queue, which may never drain: close for good after a grace
         // period instead of waiting for the flush.
-        _ = loop.schedule(after: .seconds(2)) { [self] in if !closed { forceClose() } }
+        _ = loop.schedule(after: .seconds(2)) { [self] in if !state.value.closed { forceClose() } }
     }
 
     private func encode(_ message: Message, id: UInt32) -> [UInt8] {
