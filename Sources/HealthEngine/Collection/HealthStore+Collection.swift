@@ -21,8 +21,8 @@ extension HealthStore {
     /// `filter`, per calendar bucket of `interval` from `anchor` in the IANA zone `timeZone`, in time order.
     ///
     /// Each bucket's start and end are its boundaries. Sums are pro-rated to the buckets (§6, also into buckets
-    /// outside the predicate's range) and merged across sources (§8); other figures come from the samples that
-    /// start in the bucket. Without an enumeration only buckets with data are returned (none when nothing
+    /// outside the predicate's range) and merged across sources (§8); durations and most recents follow the
+    /// samples overlapping the bucket; average, minimum and maximum come from the samples that start in it. Without an enumeration only buckets with data are returned (none when nothing
     /// matches); with both `enumerateFrom` and `enumerateTo`, every bucket from the one holding `enumerateFrom`
     /// to the one holding `enumerateTo`, empty ones with no figures. Boundaries are computed once per query.
     /// Figures in `unit` (`nil`: canonical; durations in microseconds).
@@ -60,7 +60,7 @@ extension HealthStore {
             if let enumerated {
                 boundaries = enumerated
             } else {
-                let span = series.collectionSpan(of: selection, cumulative: options.contains(.cumulativeSum))
+                let span = series.collectionSpan(of: selection, cumulative: Series.followsOverlaps(options))
                 boundaries = try calendar.boundaries(
                     from: span.lowerBound, to: span.upperBound, maximumBucketCount: Self.maximumCollectionBuckets)
             }

@@ -4,10 +4,13 @@ extension Series {
     /// The buckets of a statistics collection over the selected rows (HEALTHKIT.md §5–§8), in time order, each
     /// with its boundaries as start and end. Options are already validated for the type.
     ///
-    /// Sums are pro-rated to the buckets and merged across sources; every other figure (average by the type's
-    /// style, minimum, maximum, most recent, duration) comes from the samples that *start* in the bucket, from
-    /// all sources. So a bucket reached only by the tail of a sample that started earlier has only a sum. With
-    /// `listEmpty` every bucket is listed (empty ones with no figures), otherwise only buckets with data.
+    /// Sums are pro-rated to the buckets and merged across sources. Duration and most recent follow the bucket:
+    /// the time the samples cover inside it (overlaps once, all sources) and the most recent sample overlapping
+    /// it, with its interval (``BucketOverlaps``). Average (by the type's style), minimum and maximum come from
+    /// the samples that *start* in the bucket, from all sources. So a bucket reached only by the tail of a
+    /// sample that started earlier has a sum, a duration and a most recent, but no average. With `listEmpty`
+    /// every bucket is listed (empty ones with no figures), otherwise only buckets with data; a bucket of zero
+    /// length (a local day a zone skipped) is never listed.
     /// `separateBySource` adds, per bucket, each source identity's own un-merged figures in priority order.
     func collection(
         of selection: Selection, boundaries: BucketBoundaries, options: StatisticsOptions, style: AggregationStyle,
@@ -15,9 +18,10 @@ extension Series {
     ) -> [Statistics] {
         let bounds = boundaries.starts
         let span = boundaries.span
-        // Rows that can reach the span: a sum needs rows up to maxDuration before it, the other figures do not.
+        // Rows that can reach the span: sums, durations and most recents need rows up to maxDuration before it,
+        // the other figures do not.
         let reach =
-            options.contains(.cumulativeSum) ? span.lowerBound.subtractingSaturating(maxDuration) : span.lowerBound
+            Self.followsOverlaps(options) ? span.lowerBound.subtractingSaturating(maxDuration) : span.lowerBound
         let selection = selection.clamped(
             to: firstIndex(startAtLeast: reach)..<firstIndex(startAtLeast: span.upperBound))
         return withColumns { c in
@@ -29,7 +33,7 @@ extension Series {
                     c, selection, bounds: bounds, options: options, style: style, unit: unit)
             }
             var result: [Statistics] = []
-            for bucket in 0..<boundaries.count {
+            for bucket in 0..<boundaries.count where bounds[bucket] < bounds[bucket + 1] {
                 let figures = merged.take(bucket, unit: unit)
                 guard figures != nil || listEmpty else { continue }
                 var perSource: [SourceStatistics] = []
@@ -135,7 +139,26 @@ extension Series {
             }
         }
         if reducerBucket >= 0 { result.append((reducerBucket, reducer.figures(c, unit: unit))) }
-        return result
+        guard BucketOverlaps.isNeeded(for: options) else { return result }
+        var overlaps = BucketOverlaps(bounds: bounds, options: options)
+        for run in selection.runs {
+            for row in run { overlaps.add(c, row: row) }
+        }
+        var merged: [(bucket: Int, figures: StatisticsFigures)] = []
+        var next = 0
+        for bucket in overlaps.touched.indices where overlaps.touched[bucket] {
+            while next < result.count, result[next].bucket < bucket { next += 1 }
+            var figures = next < result.count && result[next].bucket == bucket ? result[next].figures : StatisticsFigures()
+            overlaps.fill(&figures, bucket: bucket, c, unit: unit)
+            merged.append((bucket, figures))
+        }
+        return merged
+    }
+
+    /// Whether a figure the options ask for comes from every sample overlapping a bucket, not only those
+    /// starting in it.
+    static func followsOverlaps(_ options: StatisticsOptions) -> Bool {
+        options.contains(.cumulativeSum) || BucketOverlaps.isNeeded(for: options)
     }
 }
 
