@@ -31,7 +31,7 @@ public final class HealthServer: Sendable {
     /// Slows down repeated authentication failures per address.
     let failures = FailureThrottle()
     /// Connections that have not completed their handshake (see ``ServerConfiguration/maxHandshakingConnections``).
-    let handshaking = Atomic<Int>(0)
+    let handshakes: HandshakeQuota
     /// Request bytes held in memory by all connections (see ``ServerConfiguration/maxBufferedBytes``).
     let budget: MemoryBudget
 
@@ -118,6 +118,7 @@ public final class HealthServer: Sendable {
         workers = try WorkerPool(threads: configuration.workers > 0 ? configuration.workers : cores, queueCapacity: 4096, name: "hkd-worker")
         listener = Mutex(nil)
         budget = MemoryBudget(capacity: configuration.maxBufferedBytes)
+        handshakes = HandshakeQuota(limit: configuration.maxHandshakingConnections)
     }
 
     /// Carries out requests against the store; made per request (it is a small value).

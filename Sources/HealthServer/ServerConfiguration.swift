@@ -13,8 +13,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// Worker threads for heavy requests; 0 means one per core.
     public var workers = 0
     public var maxConnections = 1024
-    /// Connections still in their handshake at once; more are refused (retryable) so that clients which never
-    /// authenticate cannot take every slot.
+    /// Connections in their handshake at once before the one lingering longest (over a second) is closed to make
+    /// room, so that clients which never authenticate cannot take every slot; new connections are never refused.
     public var maxHandshakingConnections = 256
     /// Seconds a connection has to complete its handshake, and a frame its arrival (plus its length at 64 KiB/s).
     public var handshakeTimeoutSeconds: UInt64 = 10
@@ -90,8 +90,9 @@ public struct ServerConfiguration: Hashable, Sendable {
           --threads N             Event-loop threads (default: one per core).
           --workers N             Worker threads for queries and inserts (default: one per core).
           --max-connections N     Connections served at once (default: 1024).
-          --max-handshaking N     Connections still in their handshake at once; more are refused with the
-                                  retryable tooManyConnections (default: 256).
+          --max-handshaking N     Connections in their handshake at once before the one lingering longest
+                                  (over 1 s) is closed to make room; a burst of new clients is never refused
+                                  (default: 256).
           --idle-timeout SECONDS  Close connections silent this long; 0 never (default: 300). Bytes of an
                                   unfinished frame do not count as activity.
           --handshake-timeout SECONDS

@@ -72,12 +72,19 @@ final class ServerConnection: ConnectionHandler, Sendable {
             forceClose: { [weak self] in self?.state.value.connection?.close() })
         state.value.subscriptions = subscriptions
         state.value.countedAsHandshaking = true
-        if server.handshaking.add(1, ordering: .relaxed).newValue > server.configuration.maxHandshakingConnections {
-            let limit = server.configuration.maxHandshakingConnections
-            return perform(
-                state.value.machine.terminate(
-                    HealthError(.tooManyConnections, "\(limit) connections are already in their handshake; retry later")))
+        let loop = connection.loop
+        let quota = server.handshakes
+        let eviction = quota.enter(id) { [weak self] in
+            let target = self
+            _ = loop.execute {
+                guard let self = target else { return }
+                let error = HealthError(
+                    .tooManyConnections,
+                    "\(quota.limit) connections are in their handshake and this one lingered longest; retry")
+                self.perform(self.state.value.machine.terminate(error))
+            }
         }
+        eviction?()
         perform([])
     }
 
@@ -141,7 +148,7 @@ final class ServerConnection: ConnectionHandler, Sendable {
     private func leaveHandshakeQuota() {
         guard state.value.countedAsHandshaking else { return }
         state.value.countedAsHandshaking = false
-        server.handshaking.subtract(1, ordering: .relaxed)
+        server.handshakes.leave(id)
     }
 
     /// Holds the budget for the frame being received: its declared length once the header arrived; released

@@ -133,22 +133,64 @@ struct AbuseTests {
         await hkd.stop()
     }
 
-    @Test("connections still in their handshake are held to their own quota")
+    @Test("beyond the handshake quota the connection lingering longest makes room; a burst of clients is never refused")
     func handshakeQuota() async throws {
         let hkd = try await HKDProcess(arguments: ["--auth", "off", "--max-handshaking", "3"])
         let observer = hkd.client()
         defer { observer.close() }
         try await observer.ping()
         let silent = try (0..<3).map { _ in try ClientSocket.connect(host: "127.0.0.1", port: hkd.port) }
+        defer { for socket in silent { socket.close() } }
         // Synchronise on the server having accepted all three (the loops accept in any order).
-        while try await observer.serverInfo().connections < 4 { try await Task.sleep(for: .milliseconds(10)) }
-        let messages = try HostileClientTests.exchange([], port: hkd.port, hello: false)
-        let refused = HostileClientTests.errorReply(in: messages)
-        #expect(refused?.code == ErrorCode.tooManyConnections.rawValue)
-        #expect(refused?.retryable == true)
-        for socket in silent { socket.close() }
+        try await waitFor("the three silent connections", within: .seconds(10)) {
+            try await observer.serverInfo().connections >= 4
+        }
+        // Let them linger past the quota's one-second grace: the lingering is what is under test.
+        try await Task.sleep(for: .milliseconds(1100))
+        // A real client still gets in, and one of the lingering three is closed to make room.
         #expect(await Self.firstSuccessfulPing(port: hkd.port, within: .seconds(10)) != nil)
+        try await waitFor("a lingering connection to be closed", within: .seconds(10)) {
+            hkd.logText.contains("this one lingered longest")
+        }
+        var evicted = 0
+        for socket in silent {
+            let bytes = (try? socket.read(maxBytes: 4096, timeout: .milliseconds(200))) ?? []
+            var decoder = FrameDecoder()
+            decoder.append(bytes)
+            if let frame = try? decoder.next(), case .error(let reply)? = try? Message.decode(frame),
+                reply.code == ErrorCode.tooManyConnections.rawValue, reply.retryable
+            {
+                evicted += 1
+            }
+        }
+        #expect(evicted >= 1)
+
+        // Twenty clients connecting at once (far beyond the quota of 3, all young) are all served.
+        let port = hkd.port
+        let served = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<20 {
+                group.addTask {
+                    let client = HealthClient(ClientConfiguration(port: port, token: "", retry: .none))
+                    defer { client.close() }
+                    return (try? await client.ping()) != nil
+                }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(served == 20)
         await hkd.stop()
+    }
+
+    /// Polls `condition` every 20 ms until it holds, failing the test after `limit` with what it waited for.
+    func waitFor(_ what: String, within limit: Duration, _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + limit
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("timed out waiting for \(what)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     @Test("frames being received hold the server-wide byte budget: many half-sent large frames stay bounded")
