@@ -6,13 +6,14 @@ import Synchronization
     import Glibc
 #endif
 
-/// A bound, listening, non-blocking TCP socket with SO_REUSEADDR. Used by `TCPServer`.
-/// Thread-safe: `accept` may run on any one thread at a time; `close` is idempotent.
-final class ListeningSocket: Sendable {
+/// A bound, listening, non-blocking TCP socket with SO_REUSEADDR. Used by `TCPServer`; a server may bind it
+/// first (so a busy port fails before anything else happens) and start accepting later: connections that arrive
+/// meanwhile wait in the backlog. Thread-safe: `accept` may run on any one thread at a time; `close` is idempotent.
+public final class ListeningSocket: Sendable {
     /// The descriptor.
     let fd: Int32
     /// The bound address (with the real port when port 0 was asked for).
-    let address: SocketAddress
+    public let address: SocketAddress
     private let closed = Atomic<Bool>(false)
 
     private init(fd: Int32, address: SocketAddress) {
@@ -23,7 +24,7 @@ final class ListeningSocket: Sendable {
     deinit { close() }
 
     /// Binds and listens on the first address of `host` that accepts a bind; port 0 picks a free port.
-    static func bind(host: String, port: Int, backlog: Int32 = 1024) throws(SystemError) -> ListeningSocket {
+    public static func bind(host: String, port: Int, backlog: Int32 = 1024) throws(SystemError) -> ListeningSocket {
         let candidates = try SocketAddress.resolve(host: host, port: port)
         var lastError = SystemError(code: EADDRNOTAVAIL, call: "bind(\(host))", message: "no address to bind")
         for candidate in candidates {
@@ -53,7 +54,7 @@ final class ListeningSocket: Sendable {
     }
 
     /// Closes the socket; later calls do nothing.
-    func close() {
+    public func close() {
         if !closed.exchange(true, ordering: .acquiringAndReleasing) { try? Sys.close(fd) }
     }
 }

@@ -64,6 +64,14 @@ public final class TCPServer: Sendable {
     ) throws -> TCPServer {
         let listener = try ListeningSocket.bind(
             host: configuration.host, port: configuration.port, backlog: configuration.backlog)
+        return try start(group: group, listener: listener, configuration: configuration, handlerFactory: handlerFactory)
+    }
+
+    /// Starts accepting on a socket bound earlier (its address wins over the configuration's host and port).
+    public static func start(
+        group: EventLoopGroup, listener: ListeningSocket, configuration: TCPServerConfiguration,
+        handlerFactory: @escaping @Sendable (Connection) -> any ConnectionHandler
+    ) throws -> TCPServer {
         let server = TCPServer(
             listener: listener, group: group, configuration: configuration, handlerFactory: handlerFactory)
         try server.acceptLoop.submitAndWait { try server.registerListener() }

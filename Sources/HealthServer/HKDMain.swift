@@ -12,7 +12,7 @@ public enum HKDMain {
     static func run(_ arguments: [String]) -> Int32 {
         let configuration: ServerConfiguration
         do {
-            switch try ServerConfiguration.parse(arguments) {
+            switch try ServerConfiguration.parse(arguments, environment: ProcessInfo.processInfo.environment) {
             case .help:
                 print(ServerConfiguration.usage)
                 return 0
@@ -26,6 +26,7 @@ public enum HKDMain {
             printError("error: \(error)\nUsage: hkd [--listen HOST:PORT] [--data-dir DIR] [--threads N]; see hkd --help")
             return 64
         }
+        ServerLog.configure(format: configuration.logFormat, level: configuration.logLevel)
         do {
             // Block the termination signals before any thread starts, so only the waiting main thread gets them.
             try SignalSet.termination.block()

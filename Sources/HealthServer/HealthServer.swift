@@ -42,8 +42,16 @@ public final class HealthServer: Sendable {
     /// The port the server listens on (the real one when port 0 was asked for).
     public var port: Int { listener.withLock { $0?.port ?? 0 } }
 
-    /// Creates the data directory, locks it, binds the port and starts serving.
+    /// Binds the port, then creates and checks the data directory, locks it, recovers the data and starts
+    /// serving. A port that cannot be bound fails before anything is written to disk.
     public static func start(_ configuration: ServerConfiguration) throws -> HealthServer {
+        let socket: ListeningSocket
+        do {
+            socket = try ListeningSocket.bind(host: configuration.host, port: configuration.port)
+        } catch {
+            throw HealthError(
+                .invalidArgument, "cannot listen on \(configuration.host):\(configuration.port): \(error.message)")
+        }
         do {
             try FileSystem.makeDirectories(configuration.dataDirectory, permissions: 0o700)
         } catch {
@@ -93,7 +101,7 @@ public final class HealthServer: Sendable {
             lock.release()
             throw error
         }
-        try server.listen()
+        try server.listen(on: socket)
         if !ServerConfiguration.isLoopback(configuration.host) {
             ServerLog.warning(
                 "listening on \(configuration.host), not a loopback address: anyone who can reach port \(server.port) can "
@@ -137,12 +145,12 @@ public final class HealthServer: Sendable {
             connections: UInt64(connectionCount), residentBytes: HealthServer.residentBytes())
     }
 
-    private func listen() throws {
+    private func listen(on socket: ListeningSocket) throws {
         let refusal = FrameEncoder().encode(
             Message.error(ErrorReply(HealthError(.tooManyConnections, "the server has reached its limit of \(configuration.maxConnections) connections")))
                 .frame(requestID: 0))
         let tcp = try TCPServer.start(
-            group: group,
+            group: group, listener: socket,
             configuration: TCPServerConfiguration(
                 host: configuration.host, port: configuration.port, maxConnections: configuration.maxConnections,
                 refusalMessage: refusal,

@@ -41,9 +41,13 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var snapshotIntervalSeconds = 600
     /// Whether clients need a token (`--auth`; SECURITY.md).
     public var auth = AuthMode.required
+    /// How log records are written (`--log-format`).
+    public var logFormat = ServerLog.Format.text
+    /// The least severe records written (`--log-level`).
+    public var logLevel = ServerLog.Level.info
 
     /// How hkd authenticates clients.
-    public enum AuthMode: String, Hashable, Sendable {
+    public enum AuthMode: String, Hashable, Sendable, CaseIterable {
         /// Every connection presents a token; grants are enforced (the default).
         case required
         /// No tokens, no grants: every connection may do everything (trusted single-user setups, benchmarks).
@@ -131,6 +135,13 @@ public struct ServerConfiguration: Hashable, Sendable {
                                   first start writes the admin token to DIR/admin.token (mode 0600), which
                                   hkq on the same host reads by itself. off: anyone who reaches the port may
                                   read and change everything (default: required; see SECURITY.md).
+          --log-format text|json  Log records as text lines or one JSON object per line (default: text).
+          --log-level debug|info|warning|error
+                                  The least severe records written (default: info).
+          --config FILE           Read settings from FILE, one "key = value" per line (the flag names without
+                                  dashes; # comments). Every setting can also be given as HKD_<NAME>, e.g.
+                                  HKD_MAX_CONNECTIONS=100. Flags win over the environment, which wins over the
+                                  file; an unknown key or HKD_ variable is an error. HKD_CONFIG names the file.
           --version               Print the version and exit.
           -h, --help              Show this help and exit.
 
@@ -144,10 +155,15 @@ public struct ServerConfiguration: Hashable, Sendable {
         case version
     }
 
-    /// Parses hkd's arguments (without the program name). Throws ``HealthError`` (``ErrorCode/invalidArgument``)
-    /// naming the bad flag or value.
-    public static func parse(_ arguments: [String]) throws -> Request {
-        var config = ServerConfiguration()
+    /// Parses hkd's arguments (without the program name), over the `HKD_*` variables of `environment` and the
+    /// `--config` file (or `HKD_CONFIG`), read with `readFile`: flags win over the environment, which wins over
+    /// the file. Throws ``HealthError`` (``ErrorCode/invalidArgument``) naming the bad flag, variable or line.
+    public static func parse(
+        _ arguments: [String], environment: [String: String] = [:],
+        readFile: (String) throws -> String = ServerConfiguration.readConfigFile
+    ) throws -> Request {
+        var flags: [(setting: ServerSetting, value: String, origin: String)] = []
+        var configPath = environment["HKD_CONFIG"]
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
             var flag = argument
@@ -161,51 +177,30 @@ public struct ServerConfiguration: Hashable, Sendable {
                 guard let next = remaining.popFirst() else { throw HealthError(.invalidArgument, "\(flag) needs a value") }
                 return next
             }
-            func number<T: FixedWidthInteger>(_ type: T.Type = T.self) throws -> T {
-                let text = try value()
-                guard let number = T(text), number >= 0 else {
-                    throw HealthError(.invalidArgument, "\(flag) needs a non-negative whole number, not \"\(text)\"")
-                }
-                return number
-            }
             switch flag {
             case "-h", "--help", "help": return .help
             case "--version": return .version
-            case "--listen": (config.host, config.port) = try parseAddress(try value())
-            case "--data-dir": config.dataDirectory = try value()
-            case "--threads": config.threads = try number()
-            case "--workers": config.workers = try number()
-            case "--max-connections": config.maxConnections = try number()
-            case "--idle-timeout": config.idleTimeoutSeconds = try number()
-            case "--max-handshaking": config.maxHandshakingConnections = try number()
-            case "--handshake-timeout": config.handshakeTimeoutSeconds = try number()
-            case "--unread-replies-timeout": config.unreadRepliesTimeoutSeconds = try number()
-            case "--max-buffered-bytes": config.maxBufferedBytes = try number()
-            case "--max-frame-bytes": config.maxFrameBytes = try number()
-            case "--max-batch-rows": config.maxBatchRows = try number()
-            case "--fsync":
-                let text = try value()
-                guard let policy = FsyncPolicy(rawValue: text) else {
-                    throw HealthError(.invalidArgument, "--fsync takes always, interval or never, not \"\(text)\"")
+            case "--config": configPath = try value()
+            default:
+                guard flag.hasPrefix("--"), let setting = ServerSetting.named(String(flag.dropFirst(2))) else {
+                    let hint = flag.hasPrefix("--") ? ServerSetting.hint(for: String(flag.dropFirst(2))) : ""
+                    throw HealthError(.invalidArgument, "unknown option \"\(argument)\"\(hint) (see hkd --help)")
                 }
-                config.fsync = policy
-            case "--snapshot-interval": config.snapshotIntervalSeconds = try number()
-            case "--repair": config.repair = true
-            case "--reset-admin": config.resetAdmin = true
-            case "--auth":
-                let text = try value()
-                guard let mode = AuthMode(rawValue: text) else {
-                    throw HealthError(.invalidArgument, "--auth takes required or off, not \"\(text)\"")
-                }
-                config.auth = mode
-            case "--deleted-retention": config.deletedRetentionSeconds = try number()
-            case "--subscriber-timeout": config.subscriberTimeoutSeconds = try number()
-            default: throw HealthError(.invalidArgument, "unknown option \"\(argument)\" (see hkd --help)")
+                flags.append((setting, setting.isSwitch ? (inlineValue ?? "true") : try value(), flag))
             }
         }
-        if config.dataDirectory.isEmpty { throw HealthError(.invalidArgument, "--data-dir must not be empty") }
-        if config.maxFrameBytes < 1024 { throw HealthError(.invalidArgument, "--max-frame-bytes must be at least 1024") }
-        if config.maxBatchRows == 0 { throw HealthError(.invalidArgument, "--max-batch-rows must be at least 1") }
+        var config = ServerConfiguration()
+        if let configPath {
+            let text: String
+            do {
+                text = try readFile(configPath)
+            } catch {
+                throw HealthError(.invalidArgument, "cannot read the configuration file \(configPath): \(error)")
+            }
+            try config.apply(configFile: text, path: configPath)
+        }
+        try config.apply(environment: environment)
+        for flag in flags { try flag.setting.apply(&config, flag.value, flag.origin) }
         return .run(config)
     }
 
@@ -217,16 +212,16 @@ public struct ServerConfiguration: Hashable, Sendable {
         return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 
-    /// Splits `HOST:PORT` (IPv6 as `[::1]:PORT`).
-    public static func parseAddress(_ text: String) throws -> (String, Int) {
+    /// Splits `HOST:PORT` (IPv6 as `[::1]:PORT`); `origin` names the flag, variable or line in errors.
+    public static func parseAddress(_ text: String, origin: String = "--listen") throws -> (String, Int) {
         guard let colon = text.lastIndex(of: ":") else {
-            throw HealthError(.invalidArgument, "--listen needs HOST:PORT, e.g. 127.0.0.1:7420, not \"\(text)\"")
+            throw HealthError(.invalidArgument, "\(origin) needs HOST:PORT, e.g. 127.0.0.1:7420, not \"\(text)\"")
         }
         var host = String(text[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         let portText = text[text.index(after: colon)...]
         guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else {
-            throw HealthError(.invalidArgument, "--listen needs HOST:PORT with a port from 0 to 65535, not \"\(text)\"")
+            throw HealthError(.invalidArgument, "\(origin) needs HOST:PORT with a port from 0 to 65535, not \"\(text)\"")
         }
         return (host, port)
     }

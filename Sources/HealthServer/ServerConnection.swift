@@ -222,6 +222,9 @@ final class ServerConnection: ConnectionHandler, Sendable {
         // On the worker: the request and its encoding, no state; the reply hops back to the loop.
         let accepted = server.workers.submit { [self] in
             let replies = dispatcher.handle(message, identity: identity)
+            if replies.count == 1, case .error(let refusal) = replies[0], (300..<400).contains(refusal.code) {
+                ServerLog.warning("refused \(message.kind) of identity \"\(identity.name)\": \(refusal.message)")
+            }
             budget.release(held)
             let bytes = Self.encode(replies, requestID: requestID)
             let revoked = replies.count == 1 && replies[0].isTokenRevoked

@@ -1,3 +1,4 @@
+import Foundation
 import HealthModel
 import Testing
 
@@ -51,7 +52,11 @@ struct ServerConfigurationTests {
         (["--listen", "127.0.0.1:99999"], "--listen needs HOST:PORT with a port from 0 to 65535, not \"127.0.0.1:99999\""),
         (["--threads", "two"], "--threads needs a non-negative whole number, not \"two\""),
         (["--data-dir"], "--data-dir needs a value"),
-        (["--max-batch-rows", "0"], "--max-batch-rows must be at least 1"),
+        (["--max-batch-rows", "0"], "--max-batch-rows must be at least 1, not 0"),
+        (["--threads", "0"], "--threads must be at least 1, not 0"),
+        (["--workers=0"], "--workers must be at least 1, not 0"),
+        (["--max-conections", "5"], "unknown option \"--max-conections\"; did you mean \"max-connections\"? (see hkd --help)"),
+        (["--log-level", "loud"], "--log-level takes debug, info, warning or error, not \"loud\""),
     ])
     func badFlags(arguments: [String], message: String) {
         do {
@@ -77,4 +82,76 @@ struct ServerConfigurationTests {
         #expect(reset.resetAdmin && reset.repair)
         #expect(ServerConfiguration.usage.contains("--reset-admin"))
     }
+
+    /// A run request's configuration, or a recorded issue.
+    static func configuration(
+        _ arguments: [String], environment: [String: String] = [:], file: String? = nil
+    ) throws -> ServerConfiguration? {
+        let request = try ServerConfiguration.parse(arguments, environment: environment) { path in
+            guard let file, path == "/etc/hkd.conf" else { throw HealthError(.invalidArgument, "no such file") }
+            return file
+        }
+        guard case .run(let config) = request else { return nil }
+        return config
+    }
+
+    @Test("a configuration file, HKD_ variables and flags: flags win over the environment, which wins over the file")
+    func precedence() throws {
+        let file = """
+            # hkd settings
+            max-connections = 100
+            idle-timeout = 30   # seconds
+            data-dir = "/var/lib/hkd"
+            log-format = json
+            repair = true
+            """
+        let fromFile = try #require(try Self.configuration(["--config", "/etc/hkd.conf"], file: file))
+        #expect(fromFile.maxConnections == 100 && fromFile.idleTimeoutSeconds == 30)
+        #expect(fromFile.dataDirectory == "/var/lib/hkd" && fromFile.logFormat == .json && fromFile.repair)
+        let environment = ["HKD_CONFIG": "/etc/hkd.conf", "HKD_MAX_CONNECTIONS": "200", "HKD_LOG_LEVEL": "warning", "PATH": "/bin"]
+        let withEnvironment = try #require(try Self.configuration([], environment: environment, file: file))
+        #expect(withEnvironment.maxConnections == 200 && withEnvironment.idleTimeoutSeconds == 30)
+        #expect(withEnvironment.logLevel == .warning)
+        let withFlags = try #require(
+            try Self.configuration(["--max-connections", "300"], environment: environment, file: file))
+        #expect(withFlags.maxConnections == 300 && withFlags.logLevel == .warning && withFlags.dataDirectory == "/var/lib/hkd")
+    }
+
+    @Test("unknown keys and variables, bad lines and values are errors naming them", arguments: [
+        (["--config", "/etc/hkd.conf"], [:], "max-conections = 5", "/etc/hkd.conf:1: unknown key \"max-conections\"; did you mean \"max-connections\"?"),
+        (["--config", "/etc/hkd.conf"], [:], "\n threads", "/etc/hkd.conf:2: expected key = value, not \"threads\""),
+        (["--config", "/etc/hkd.conf"], [:], "threads = 0", "/etc/hkd.conf:1 threads must be at least 1, not 0"),
+        ([], ["HKD_THREDS": "2"], "", "unknown environment variable HKD_THREDS; did you mean \"threads\"?"),
+        ([], ["HKD_FSYNC": "sometimes"], "", "HKD_FSYNC takes always, interval or never, not \"sometimes\""),
+        (["--config", "/nowhere"], [:], "", "cannot read the configuration file /nowhere: no such file"),
+    ] as [([String], [String: String], String, String)])
+    func badSettings(arguments: [String], environment: [String: String], file: String, message: String) {
+        do {
+            _ = try Self.configuration(arguments, environment: environment, file: file)
+            Issue.record("accepted")
+        } catch let error as HealthError {
+            #expect(error.message == message)
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+
+    @Test("hkd --help names every setting")
+    func helpNamesEverySetting() {
+        for setting in ServerSetting.all {
+            #expect(ServerConfiguration.usage.contains("--\(setting.key)"), "\(setting.key) is not in hkd --help")
+        }
+    }
+
+    @Test("log records: RFC 3339 UTC times, JSON lines that parse, levels in order")
+    func logRecords() throws {
+        let date = Date(timeIntervalSince1970: 1_764_590_400.25)
+        #expect(ServerLog.line(.warning, "x", format: .text, at: date) == "2025-12-01T12:00:00.250Z hkd[warning] x\n")
+        let json = ServerLog.line(.error, "a \"quoted\"\nline\u{1}", format: .json, at: date)
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: String])
+        #expect(object == ["time": "2025-12-01T12:00:00.250Z", "level": "error", "message": "a \"quoted\"\nline\u{1}"])
+        #expect(ServerLog.Level.debug < .info && ServerLog.Level.info < .warning && ServerLog.Level.warning < .error)
+    }
+
 }

@@ -244,3 +244,42 @@ struct AbuseTests {
     }
 
 }
+
+/// Start-up order and settings from the environment, against the real hkd.
+@Suite("hkd start-up")
+struct StartupTests {
+    @Test("a port that is taken fails the start before a data directory or an admin token is created")
+    func bindsFirst() async throws {
+        let taken = try ListeningSocket.bind(host: "127.0.0.1", port: 0)
+        defer { taken.close() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hkd-test-\(UUID().uuidString)").path
+        do {
+            let hkd = try await HKDProcess(dataDirectory: directory, port: taken.address.port)
+            await hkd.stop()
+            Issue.record("hkd started on a taken port")
+        } catch {
+            #expect("\(error)".contains("cannot listen on 127.0.0.1:\(taken.address.port)"), "\(error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory))
+    }
+
+    @Test("settings come from a --config file; JSON logs parse line by line")
+    func environmentAndConfigFile() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("hkd-\(UUID().uuidString).conf").path
+        try "auth = off\nlog-format = json\nmax-connections = 2\n".write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let hkd = try await HKDProcess(arguments: ["--config", file])
+        let first = HealthClient(ClientConfiguration(port: hkd.port, token: "", retry: .none))
+        let second = HealthClient(ClientConfiguration(port: hkd.port, token: "", retry: .none))
+        try await first.ping()  // auth is off: no token needed
+        try await second.ping()
+        let third = HealthClient(ClientConfiguration(port: hkd.port, token: "", retry: .none))
+        await #expect(throws: HealthClientError.self) { try await third.ping() }
+        for client in [first, second, third] { client.close() }
+        await hkd.stop()
+        for line in hkd.logText.split(separator: "\n") {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: String]
+            #expect(object?["time"]?.hasSuffix("Z") == true && object?["message"] != nil, "\(line)")
+        }
+    }
+}

@@ -111,6 +111,7 @@ struct ThrottledAuthenticator: HandshakeAuthenticator {
             return start
         } catch {
             refusalDelay.delay = throttle.failed(peer)
+            ServerLog.warning("refused a hello from \(peer) (token id \(hello.tokenID)): \(error.message)")
             throw error
         }
     }
@@ -122,6 +123,7 @@ struct ThrottledAuthenticator: HandshakeAuthenticator {
             return result
         } catch {
             refusalDelay.delay = throttle.failed(peer)
+            ServerLog.warning("refused the proof from \(peer) (token id \(pending.tokenID)): \(error.message)")
             throw error
         }
     }
