@@ -91,6 +91,9 @@ public struct ConnectionStateMachine: Sendable {
     public private(set) var inFlight = 0
     /// Set by the owner: a connection holding subscriptions waits for updates and is never idle.
     public var holdsSubscriptions = false
+    /// Set by the owner: called with the code of every error the machine itself answers (malformed input,
+    /// invalid requests, refused handshakes, deadlines), for its metrics.
+    public var onError: (@Sendable (ErrorCode) -> Void)?
     private let openedAt: Instant
     /// The last complete frame received or reply completed.
     private var lastActivity: Instant
@@ -207,7 +210,7 @@ public struct ConnectionStateMachine: Sendable {
     public mutating func refused(_ frame: Frame, _ error: HealthError, now: Instant = .now) -> [Action] {
         inFlight -= 1
         guard !isClosed else { return [] }
-        return [.write(encode(.error(ErrorReply(error)), requestID: frame.requestID))] + drain(now)
+        return [errorReply(error, requestID: frame.requestID)] + drain(now)
     }
 
     /// Inflates and decodes a frame from a `.decode` action; thread-safe, meant for a worker thread.
@@ -316,11 +319,11 @@ public struct ConnectionStateMachine: Sendable {
                 do {
                     try message.validateRequest()
                 } catch {
-                    return [.write(encode(.error(ErrorReply(error)), requestID: frame.requestID))]
+                    return [errorReply(error, requestID: frame.requestID)]
                 }
                 guard frame.kind.isRequest else {
                     let error = HealthError(.invalidArgument, "\(frame.kind) is a reply; a client may not send it")
-                    return [.write(encode(.error(ErrorReply(error)), requestID: frame.requestID))]
+                    return [errorReply(error, requestID: frame.requestID)]
                 }
                 inFlight += 1
                 return [.dispatch(requestID: frame.requestID, message: message, identity: identity)]
@@ -369,10 +372,17 @@ public struct ConnectionStateMachine: Sendable {
         return [.write(encode(.welcome(welcome), requestID: requestID))]
     }
 
+    /// An error reply to one request; the connection stays open.
+    private func errorReply(_ error: HealthError, requestID: UInt32) -> Action {
+        onError?(error.code)
+        return .write(encode(.error(ErrorReply(error)), requestID: requestID))
+    }
+
     private mutating func fail(_ error: HealthError, requestID: UInt32) -> [Action] {
         state = .closed
         var reply = ErrorReply(error)
         reply.closesConnection = true
+        onError?(error.code)
         return [.write(encode(.error(reply), requestID: requestID)), .close(reason: error.message)]
     }
 }

@@ -34,6 +34,17 @@ public final class HealthServer: Sendable {
     let handshakes: HandshakeQuota
     /// Request bytes held in memory by all connections (see ``ServerConfiguration/maxBufferedBytes``).
     let budget: MemoryBudget
+    /// Counters and latencies for `/metrics`.
+    let metrics = ServerMetrics()
+    private let metricsEndpoint = Mutex<MetricsEndpoint?>(nil)
+
+    /// The port of the metrics endpoint (`--metrics-listen`), when it runs.
+    public var metricsPort: Int? { metricsEndpoint.withLock { $0?.port } }
+
+    /// Connections open, accepted and refused by the main listener.
+    var listenerStatistics: (open: Int, accepted: Int, refused: Int) {
+        listener.withLock { tcp in (tcp?.connectionCount ?? 0, tcp?.acceptedCount ?? 0, tcp?.refusedCount ?? 0) }
+    }
 
     /// Decides who a connection's client is: the token challenge-response against ``identities``, or with
     /// `--auth off` the anonymous identity (id 0) for everyone.
@@ -102,6 +113,14 @@ public final class HealthServer: Sendable {
             throw error
         }
         try server.listen(on: socket)
+        if let metrics = configuration.metricsListen {
+            do {
+                try server.startMetrics(host: metrics.host, port: metrics.port)
+            } catch {
+                server.stop()
+                throw HealthError(.invalidArgument, "cannot serve metrics on \(metrics.host):\(metrics.port): \(error)")
+            }
+        }
         if !ServerConfiguration.isLoopback(configuration.host) {
             ServerLog.warning(
                 "listening on \(configuration.host), not a loopback address: anyone who can reach port \(server.port) can "
@@ -163,6 +182,12 @@ public final class HealthServer: Sendable {
         listener.withLock { $0 = tcp }
     }
 
+    private func startMetrics(host: String, port: Int) throws {
+        let endpoint = try MetricsEndpoint(host: host, port: port, group: group, server: self)
+        metricsEndpoint.withLock { $0 = endpoint }
+        ServerLog.info("metrics on \(host):\(endpoint.port) (/metrics, /healthz, /readyz)")
+    }
+
     /// Connections open now.
     public var connectionCount: Int { listener.withLock { $0?.connectionCount ?? 0 } }
 
@@ -173,6 +198,10 @@ public final class HealthServer: Sendable {
             return listener
         }
         tcp?.stop()
+        metricsEndpoint.withLock { endpoint in
+            endpoint?.stop()
+            endpoint = nil
+        }
         workers.shutdown()
         group.shutdown()
         durable.close()

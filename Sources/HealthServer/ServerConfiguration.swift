@@ -41,6 +41,15 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var snapshotIntervalSeconds = 600
     /// Whether clients need a token (`--auth`; SECURITY.md).
     public var auth = AuthMode.required
+    /// Where the metrics and health endpoint listens (`--metrics-listen`); `nil`: not served.
+    public var metricsListen: MetricsAddress?
+
+    /// A host and port for the metrics endpoint.
+    public struct MetricsAddress: Hashable, Sendable {
+        public var host: String
+        public var port: Int
+    }
+
     /// How log records are written (`--log-format`).
     public var logFormat = ServerLog.Format.text
     /// The least severe records written (`--log-level`).
@@ -135,6 +144,9 @@ public struct ServerConfiguration: Hashable, Sendable {
                                   first start writes the admin token to DIR/admin.token (mode 0600), which
                                   hkq on the same host reads by itself. off: anyone who reaches the port may
                                   read and change everything (default: required; see SECURITY.md).
+          --metrics-listen HOST:PORT
+                                  Serve /metrics (Prometheus text format), /healthz and /readyz over HTTP on
+                                  this address, without tokens (default: not served; e.g. 127.0.0.1:9420).
           --log-format text|json  Log records as text lines or one JSON object per line (default: text).
           --log-level debug|info|warning|error
                                   The least severe records written (default: info).

@@ -46,11 +46,14 @@ final class ServerConnection: ConnectionHandler, Sendable {
         self.peer = peer
         let refusalDelay = RefusalDelay(loop: loop)
         self.refusalDelay = refusalDelay
-        let machine = ConnectionStateMachine(
+        var machine = ConnectionStateMachine(
             limits: server.configuration.sessionLimits, serverVersion: HealthServer.version, connectionID: id,
             deadlines: server.configuration.deadlines,
             authenticator: ThrottledAuthenticator(
-                base: server.authenticator, throttle: server.failures, peer: peer, refusalDelay: refusalDelay))
+                base: server.authenticator, throttle: server.failures, peer: peer, refusalDelay: refusalDelay,
+                failures: server.metrics.authenticationFailures))
+        let metrics = server.metrics
+        machine.onError = { metrics.recordError($0) }
         self.state = LoopBoundBox(State(machine: machine), loop: loop)
     }
 
@@ -209,6 +212,7 @@ final class ServerConnection: ConnectionHandler, Sendable {
     private func dispatch(requestID: UInt32, message: Message, identity: ClientIdentity) {
         guard state.value.connection != nil else { return }
         let dispatcher = server.dispatcher
+        let metrics = server.metrics
         let authorize: ConnectionSubscriptions.Authorizer = { request in
             try dispatcher.authorizedSubscription(request, identity: identity)
         }
@@ -221,7 +225,9 @@ final class ServerConnection: ConnectionHandler, Sendable {
         state.value.heldForNextDispatch = 0
         // On the worker: the request and its encoding, no state; the reply hops back to the loop.
         let accepted = server.workers.submit { [self] in
+            let started = Deadline.now()
             let replies = dispatcher.handle(message, identity: identity)
+            metrics.record(message, replies: replies, since: started)
             if replies.count == 1, case .error(let refusal) = replies[0], (300..<400).contains(refusal.code) {
                 ServerLog.warning("refused \(message.kind) of identity \"\(identity.name)\": \(refusal.message)")
             }

@@ -91,6 +91,10 @@ struct ServerSetting: Sendable {
         .choice("auth", \.auth),
         .flag("repair", \.repair),
         .flag("reset-admin", \.resetAdmin),
+        ServerSetting("metrics-listen") { config, text, origin in
+            let (host, port) = try ServerConfiguration.parseAddress(text, origin: origin)
+            config.metricsListen = .init(host: host, port: port)
+        },
         .choice("log-format", \.logFormat),
         .choice("log-level", \.logLevel),
     ]

@@ -103,6 +103,8 @@ struct ThrottledAuthenticator: HandshakeAuthenticator {
     let throttle: FailureThrottle
     let peer: String
     let refusalDelay: RefusalDelay
+    /// Counts each refusal (for `/metrics`).
+    let failures: Counter
 
     func begin(_ hello: Hello, payload: [UInt8]) throws(HealthError) -> HandshakeStart {
         do throws(HealthError) {
@@ -111,6 +113,7 @@ struct ThrottledAuthenticator: HandshakeAuthenticator {
             return start
         } catch {
             refusalDelay.delay = throttle.failed(peer)
+            failures.add()
             ServerLog.warning("refused a hello from \(peer) (token id \(hello.tokenID)): \(error.message)")
             throw error
         }
@@ -123,6 +126,7 @@ struct ThrottledAuthenticator: HandshakeAuthenticator {
             return result
         } catch {
             refusalDelay.delay = throttle.failed(peer)
+            failures.add()
             ServerLog.warning("refused the proof from \(peer) (token id \(pending.tokenID)): \(error.message)")
             throw error
         }

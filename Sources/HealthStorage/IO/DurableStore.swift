@@ -3,6 +3,7 @@ import HealthCodec
 import HealthEngine
 import HealthModel
 import HealthPosix
+import Synchronization
 
 /// How a ``DurableStore`` keeps its data.
 public struct StorageConfiguration: Sendable {
@@ -160,6 +161,11 @@ public final class DurableStore: Sendable {
     @discardableResult
     public func snapshot() throws -> SnapshotReport? {
         guard let log, let snapshots else { return nil }
+        let started = Deadline.now()
+        defer {
+            snapshotDurations.observeSince(started)
+            lastSnapshot.withLock { $0 = ContinuousClock.now }
+        }
         return try current.withLock { manifest in
             let first = try log.rotate()
             let generation = (manifest?.generation ?? 0) + 1
@@ -180,6 +186,16 @@ public final class DurableStore: Sendable {
 
     /// Bytes appended to the log since start-up.
     public var logBytesWritten: Int64 { log?.bytesWritten ?? 0 }
+    /// The log's fsync latencies and group-commit sizes; `nil` without a log.
+    public var logStatistics: (fsyncs: Histogram, recordsPerFsync: Histogram)? {
+        log.map { ($0.fsyncDurations, $0.recordsPerFsync) }
+    }
+    /// Whether a change could be logged now (see ``WriteAheadLog/acceptsChanges``); true without a log.
+    public var acceptsChanges: Bool { log?.acceptsChanges ?? true }
+    /// How long each snapshot took, in seconds.
+    public let snapshotDurations = Histogram(bounds: [0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 300])
+    /// When the last snapshot finished (or start-up, before the first).
+    public let lastSnapshot = Mutex(ContinuousClock.now)
 
     /// Stops the snapshot thread, writes a final snapshot (when `snapshot`) and closes the log. Idempotent.
     public func close(snapshot takeSnapshot: Bool = true) {

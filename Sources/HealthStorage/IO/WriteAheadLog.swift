@@ -121,11 +121,18 @@ public final class WriteAheadLog: Sendable {
     /// Whether the log has no segment because the disk was full; the next `append` tries again.
     public var isWaitingForSpace: Bool { state.withLock { $0.file == nil } }
 
+    /// Whether a change could be logged now: no failed fsync poisons the log and it is not waiting for space.
+    public var acceptsChanges: Bool { state.withLock { $0.failure == nil && $0.file != nil } }
+
     /// The sequence number of the last record appended (the first one's minus one when none was).
     public var lastSequence: UInt64 { state.withLock { $0.appended } }
 
     /// Bytes appended since the log was opened.
     public var bytesWritten: Int64 { state.withLock { $0.bytesWritten } }
+    /// How long each fsync of the commit thread took, in seconds.
+    public let fsyncDurations = Histogram(bounds: Histogram.latencyBounds)
+    /// How many records each fsync made durable (group commit).
+    public let recordsPerFsync = Histogram(bounds: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024])
 
     /// Appends one record and returns its sequence number; throws ``ErrorCode/storageUnavailable`` (nothing
     /// written) when the write fails or the log is poisoned.
@@ -250,9 +257,13 @@ public final class WriteAheadLog: Sendable {
                         } : nil)
             else { continue }
             stop = job.stop
-            guard let file = job.file, job.target > state.withLock({ $0.synced }) else { continue }
+            let previouslySynced = state.withLock { $0.synced }
+            guard let file = job.file, job.target > previouslySynced else { continue }
             var failure: HealthError?
+            let started = Deadline.now()
             do { try file.syncData() } catch { failure = storageError("cannot sync the write-ahead log", error) }
+            fsyncDurations.observeSince(started)
+            recordsPerFsync.observe(Double(job.target - previouslySynced))
             state.update { s in
                 s.syncing = false
                 if let failure {
