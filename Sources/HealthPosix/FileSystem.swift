@@ -130,6 +130,27 @@ public enum FileSystem {
         try syncDirectory(directory(of: path))
     }
 
+    /// Copies the file at `source` to `destination` (atomically, fsynced), at most `limit` bytes of it (a file
+    /// still being appended to is copied up to its size when the copy starts). Returns the bytes copied.
+    @discardableResult
+    public static func copyFile(
+        _ source: String, to destination: String, permissions: UInt32 = 0o600, limit: Int64 = .max
+    ) throws -> Int64 {
+        let input = try File(path: source)
+        defer { input.close() }
+        let length = min(try input.size(), limit)
+        try writeFileAtomically(destination, permissions: permissions) { output in
+            var offset: Int64 = 0
+            while offset < length {
+                let chunk = try input.read(count: Int(min(1 << 20, length - offset)), at: offset)
+                if chunk.isEmpty { break }
+                try output.write(chunk)
+                offset += Int64(chunk.count)
+            }
+        }
+        return length
+    }
+
     /// The temporary sibling ``writeFileAtomically(_:permissions:writing:)`` writes before its rename:
     /// `path.tmp-PID`.
     static func temporaryPath(for path: String) -> String { path + ".tmp-\(getpid())" }

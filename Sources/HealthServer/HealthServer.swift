@@ -63,6 +63,7 @@ public final class HealthServer: Sendable {
             throw HealthError(
                 .invalidArgument, "cannot listen on \(configuration.host):\(configuration.port): \(error.message)")
         }
+        if let backup = configuration.restoreFrom { try restore(backup, into: configuration.dataDirectory) }
         do {
             try FileSystem.makeDirectories(configuration.dataDirectory, permissions: 0o700)
         } catch {
@@ -180,6 +181,34 @@ public final class HealthServer: Sendable {
                 loop: $0.loop)
         }
         listener.withLock { $0 = tcp }
+    }
+
+    /// Copies a backup's files (snapshots, manifest, log segments, identities) into an empty data directory.
+    static func restore(_ backup: String, into directory: String) throws {
+        do {
+            guard try FileSystem.isDirectory(backup),
+                try FileSystem.exists(backup + "/snapshots/MANIFEST")
+            else {
+                throw HealthError(.invalidArgument, "\(backup) is not a backup (no snapshots/MANIFEST in it)")
+            }
+            if try FileSystem.exists(directory), !(try FileSystem.contentsOfDirectory(directory)).isEmpty {
+                throw HealthError(
+                    .invalidArgument, "cannot restore into \(directory): it is not empty (restore into a new directory)")
+            }
+            for folder in ["", "/snapshots", "/wal"] {
+                try FileSystem.makeDirectories(directory + folder, permissions: 0o700)
+                for name in try FileSystem.contentsOfDirectory(backup + folder)
+                where !(try FileSystem.isDirectory(backup + folder + "/" + name)) {
+                    try FileSystem.copyFile(backup + folder + "/" + name, to: directory + folder + "/" + name)
+                }
+                try FileSystem.syncDirectory(directory + folder)
+            }
+            ServerLog.info("restored the backup \(backup) into \(directory)")
+        } catch let error as HealthError {
+            throw error
+        } catch {
+            throw HealthError(.storageUnavailable, "cannot restore \(backup) into \(directory): \(error)")
+        }
     }
 
     private func startMetrics(host: String, port: Int) throws {

@@ -1,5 +1,6 @@
 import HealthEngine
 import HealthModel
+import HealthPosix
 import HealthStorage
 import HealthWire
 
@@ -147,6 +148,9 @@ public struct RequestDispatcher: Sendable {
         case .changesQuery(let m):
             return try changesReply(m)
 
+        case .backupRequest(let m):
+            return [.backupResult(try backup(into: m.directory))]
+
         case .ping(let m):
             // The connection answers pings itself; a dispatcher handed one answers the same.
             return [.pong(Pong(nonce: m.nonce))]
@@ -159,6 +163,29 @@ public struct RequestDispatcher: Sendable {
             // Replies and handshake messages: the connection refuses them before dispatch (`MessageKind.isRequest`).
             throw HealthError(.invalidArgument, "\(message.kind) is not a request")
         }
+    }
+
+    /// Backs the store up into `directory` (see ``DurableStore/backup(to:)``), with the identities so that the
+    /// tokens work after a restore.
+    func backup(into directory: String) throws -> BackupResult {
+        guard directory.hasPrefix("/") else {
+            throw HealthError(.invalidArgument, "the backup directory must be an absolute path on the server's host")
+        }
+        var report = try durable.backup(to: directory)
+        if let dataDirectory = durable.directory {
+            let identities = dataDirectory + "/" + IdentityRegistry.fileName
+            if try FileSystem.exists(identities) {
+                do {
+                    report.add(try FileSystem.copyFile(identities, to: directory + "/" + IdentityRegistry.fileName))
+                    try FileSystem.syncDirectory(directory)
+                } catch {
+                    throw HealthError(.storageUnavailable, "cannot copy the identities into \(directory): \(error)")
+                }
+            }
+        }
+        return BackupResult(
+            generation: report.generation, samples: UInt64(report.samples), files: UInt64(report.files),
+            bytes: UInt64(report.bytes))
     }
 
     /// A collection's buckets as result messages of at most ``bucketsPerResultFrame`` buckets each (at least one,

@@ -91,6 +91,10 @@ struct ServerSetting: Sendable {
         .choice("auth", \.auth),
         .flag("repair", \.repair),
         .flag("reset-admin", \.resetAdmin),
+        ServerSetting("restore-from") { config, text, origin in
+            guard !text.isEmpty else { throw HealthError(.invalidArgument, "\(origin) must not be empty") }
+            config.restoreFrom = text
+        },
         ServerSetting("metrics-listen") { config, text, origin in
             let (host, port) = try ServerConfiguration.parseAddress(text, origin: origin)
             config.metricsListen = .init(host: host, port: port)

@@ -48,6 +48,8 @@ public enum MessageKind: UInt8, Sendable, CaseIterable {
 
     case adminRequest = 0x70
     case adminResult = 0x71
+    case backupRequest = 0x72
+    case backupResult = 0x73
 
     /// The lowerCamel name the spec uses, e.g. `insertAck` (interpolating a kind prints the same).
     public var name: String { String(describing: self) }
@@ -89,6 +91,8 @@ public enum Message: Hashable, Sendable {
     case serverInfo(ServerInfo)
     case adminRequest(AdminRequest)
     case adminResult(AdminResult)
+    case backupRequest(BackupRequest)
+    case backupResult(BackupResult)
 }
 
 extension MessageKind {
@@ -129,6 +133,8 @@ extension MessageKind {
         case .serverInfo: MessageRegistration(Message.serverInfo)
         case .adminRequest: MessageRegistration(Message.adminRequest)
         case .adminResult: MessageRegistration(Message.adminResult)
+        case .backupRequest: MessageRegistration(Message.backupRequest)
+        case .backupResult: MessageRegistration(Message.backupResult)
         }
     }
 }
@@ -170,6 +176,8 @@ extension Message {
         case .serverInfo(let m): m
         case .adminRequest(let m): m
         case .adminResult(let m): m
+        case .backupRequest(let m): m
+        case .backupResult(let m): m
         }
     }
 }
@@ -190,3 +198,4 @@ extension SetSourcePriority: Request { public typealias Reply = SourcePriority }
 extension AuthorizationStatusQuery: Request { public typealias Reply = AuthorizationStatus }
 extension ServerInfoQuery: Request { public typealias Reply = ServerInfo }
 extension AdminRequest: Request { public typealias Reply = AdminResult }
+extension BackupRequest: Request { public typealias Reply = BackupResult }

@@ -116,6 +116,10 @@ enum Golden {
         ("admin-request-revoke", "Revoke it.", 18, [], .adminRequest(AdminRequest(.revoke(name: "ingest-agent")))),
         ("admin-result", "The created identity and its token, shown once.", 17, [],
          .adminResult(AdminResult(identities: [IdentityInfo(spec: identity, createdAt: t0, revoked: false)], token: "hk_0123456789abcdef0123456789abcdef"))),
+        ("backup-request", "An online backup into a directory on the server's host.", 18, [],
+         .backupRequest(BackupRequest(directory: "/var/backups/hkd-2026-12-01"))),
+        ("backup-result", "Snapshot generation 7 with 8432 samples, in 5 files of 69120 bytes.", 18, [],
+         .backupResult(BackupResult(generation: 7, samples: 8432, files: 5, bytes: 69_120))),
     ]
 
     /// Frame limits the malformed vectors are decoded with.

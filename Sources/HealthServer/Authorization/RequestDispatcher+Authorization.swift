@@ -75,6 +75,9 @@ extension RequestDispatcher {
             try access.checkAdmin("administer identities")
             return [.adminResult(try identities.perform(m.operation))]
 
+        case .backupRequest:
+            try access.checkAdmin("take backups")
+
         case .changesQuery(var m):
             // Added samples and deletion records alike: without read, only the identity's own.
             m.filter = try access.readFilter(m.filter, subject: m.subject, type: m.type)

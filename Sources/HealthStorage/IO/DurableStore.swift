@@ -33,6 +33,22 @@ public struct StorageConfiguration: Sendable {
     }
 }
 
+/// What a backup wrote.
+public struct BackupReport: Sendable {
+    /// The snapshot generation the backup starts from, and its samples.
+    public var generation: UInt64
+    public var samples: Int
+    /// Files and bytes written.
+    public var files = 0
+    public var bytes: Int64 = 0
+
+    /// Counts one more file of `fileBytes` bytes.
+    public mutating func add(_ fileBytes: Int64) {
+        files += 1
+        bytes += fileBytes
+    }
+}
+
 /// A snapshot just written.
 public struct SnapshotReport: Sendable {
     public var generation: UInt64
@@ -183,6 +199,56 @@ public final class DurableStore: Sendable {
             return SnapshotReport(generation: generation, bytes: bytes, samples: samples)
         }
     }
+
+    // MARK: Backups
+
+    /// A consistent online backup into `target` (created; it must not exist or be empty), taken while changes
+    /// go on: a snapshot of every shard, the manifest, and the log segments after the snapshot as far as they
+    /// are written when the copy starts (a torn last record there is cut at restore, as after a crash). Every
+    /// change acknowledged before the backup started is in it. `target` is a data directory: start hkd on it
+    /// (or on a copy) to restore. Snapshots wait while the backup copies. Throws ``ErrorCode/storageUnavailable``
+    /// naming the file that could not be written.
+    public func backup(to target: String) throws -> BackupReport {
+        guard let log, let snapshots else {
+            throw HealthError(.unsupportedRequest, "this store keeps no files to back up")
+        }
+        if try FileSystem.exists(target), !(try FileSystem.contentsOfDirectory(target)).isEmpty {
+            throw HealthError(.invalidArgument, "the backup directory \(target) exists and is not empty")
+        }
+        guard let taken = try snapshot() else {
+            throw HealthError(.internalError, "the backup's snapshot was not taken")
+        }
+        do {
+            return try current.withLock { manifest in
+                var report = BackupReport(generation: taken.generation, samples: taken.samples)
+                try FileSystem.makeDirectories(target + "/snapshots", permissions: 0o700)
+                try FileSystem.makeDirectories(target + "/wal", permissions: 0o700)
+                for entry in manifest?.entries ?? [] where !entry.file.isEmpty {
+                    report.add(
+                        try FileSystem.copyFile(
+                            snapshots.directory + "/" + entry.file, to: target + "/snapshots/" + entry.file))
+                }
+                report.add(
+                    try FileSystem.copyFile(
+                        snapshots.directory + "/" + SnapshotFiles.manifestName, to: target + "/snapshots/" + SnapshotFiles.manifestName))
+                // Segments named after the snapshot's rotation; the last one may be growing: copy what is written.
+                for name in try FileSystem.contentsOfDirectory(log.directory).sorted() where name.hasSuffix(".log") {
+                    report.add(try FileSystem.copyFile(log.directory + "/" + name, to: target + "/wal/" + name))
+                }
+                try FileSystem.syncDirectory(target + "/wal")
+                try FileSystem.syncDirectory(target + "/snapshots")
+                try FileSystem.syncDirectory(target)
+                return report
+            }
+        } catch let error as HealthError {
+            throw error
+        } catch {
+            throw storageError("cannot write the backup into \(target)", error)
+        }
+    }
+
+    /// The data directory; `nil` for a store without files.
+    public var directory: String? { configuration?.directory }
 
     /// Bytes appended to the log since start-up.
     public var logBytesWritten: Int64 { log?.bytesWritten ?? 0 }

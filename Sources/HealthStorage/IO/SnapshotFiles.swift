@@ -9,7 +9,9 @@ import HealthPosix
 struct SnapshotFiles: Sendable {
     let directory: String
 
-    var manifestPath: String { directory + "/MANIFEST" }
+    var manifestPath: String { directory + "/" + Self.manifestName }
+    /// The manifest's file name.
+    static let manifestName = "MANIFEST"
 
     /// The current manifest, `nil` before the first snapshot. Throws naming the file for a damaged one.
     func readManifest() throws -> SnapshotManifest? {

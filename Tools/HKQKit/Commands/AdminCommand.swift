@@ -5,10 +5,12 @@ import HealthWire
 
 /// `hkq admin`: create, list, change and revoke client identities (admin tokens only; SECURITY.md).
 public enum AdminCommand {
-    /// `admin create|list|update|revoke`.
+    /// `admin create|list|update|revoke|backup`.
     public static let group = CommandGroup(
         name: "admin", abstract: "Manage client identities: tokens with subjects and per-type grants.",
-        subcommands: [AdminCreateCommand(), AdminListCommand(), AdminUpdateCommand(), AdminRevokeCommand()])
+        subcommands: [
+            AdminCreateCommand(), AdminListCommand(), AdminUpdateCommand(), AdminRevokeCommand(), AdminBackupCommand(),
+        ])
 
     /// The options that describe an identity's rights.
     static let grantOptions: [OptionSpec] = [
