@@ -44,7 +44,8 @@ import Testing
                 Statistics(start: 2 * day, end: 3 * day, figures: StatisticsFigures(sum: 2_500.5)),
             ])
         let report = CollectionReport(
-            result: result, options: .cumulativeSum, zone: TimeZone(identifier: "UTC")!, showsTime: false)
+            result: result, options: .cumulativeSum, times: TimestampFormatter(timeZone: TimeZone(identifier: "UTC")!),
+            format: .chart, subDay: false)
         let lines = report.chart(width: 80).split(separator: "\n").map(String.init)
         #expect(lines[0] == "sum (count), 3 buckets")
         #expect(lines.dropFirst().allSatisfy { $0.count == 80 })
@@ -57,19 +58,26 @@ import Testing
         #expect(CollectionReport.bar(5, of: 0, width: 10) == "" && CollectionReport.bar(-1, of: 4, width: 10) == "")
     }
 
-    @Test("records list the requested figures, one row per source with by-source")
+    @Test("records list the requested figures, one row per source with by-source, the merged one unnamed")
     func records() {
         let figures = StatisticsFigures(sum: 7)
         let bucket = Statistics(
             start: 0, end: Micros.hour, figures: figures,
             bySource: [SourceStatistics(source: SourceInfo(name: "Watch"), figures: figures)])
-        let report = CollectionReport(
-            result: CollectionResult(unit: "count", buckets: [bucket]), options: [.cumulativeSum, .separateBySource],
-            zone: TimeZone(identifier: "Asia/Kolkata")!, showsTime: true)
+        func report(_ format: OutputFormat, _ timeFormat: TimeFormat = .rfc3339) -> CollectionReport {
+            CollectionReport(
+                result: CollectionResult(unit: "count", buckets: [bucket]), options: [.cumulativeSum, .separateBySource],
+                times: TimestampFormatter(timeZone: TimeZone(identifier: "Asia/Kolkata")!, timeFormat: timeFormat),
+                format: format, subDay: true)
+        }
         #expect(
-            report.records.rendered(as: .csv)
-                == "start,end,source,sum,unit\n1970-01-01 05:30,1970-01-01 06:30,(merged),7,count\n"
-                + "1970-01-01 05:30,1970-01-01 06:30,Watch,7,count\n")
+            report(.csv).rendered()
+                == "start,end,source,sum,unit\n1970-01-01T05:30:00+05:30,1970-01-01T06:30:00+05:30,,7,count\n"
+                + "1970-01-01T05:30:00+05:30,1970-01-01T06:30:00+05:30,Watch,7,count\n")
+        #expect(
+            report(.json, .epochMilliseconds).rendered()
+                == "[\n  {\"start\":0,\"end\":3600000,\"sum\":7,\"unit\":\"count\",\"sources\":[{\"source\":\"Watch\",\"sum\":7}]}\n]\n")
+        #expect(!report(.table).rendered().contains("(merged)"))
     }
 
     @Test("unknown statistics options and a lone --from are usage errors")

@@ -64,14 +64,14 @@ func exportRecord(
         let summary = try json(first.out, as: [String: Any].self)
         #expect(summary["recordsSeen"] as? Int == 26_070)
         #expect(summary["samples"] as? Int == 25_963)
-        #expect(summary["new"] as? Int == 25_963)
+        #expect(summary["inserted"] as? Int == 25_963)
         #expect(summary["alreadyStored"] as? Int == 0)
         let imported = try #require(summary["imported"] as? [[String: Any]])
         var perType: [String: Int] = [:]
         for entry in imported {
             let type = try #require(entry["type"] as? String)
             perType[type] = entry["samples"] as? Int
-            #expect(entry["new"] as? Int == entry["samples"] as? Int, "\(type)")
+            #expect(entry["inserted"] as? Int == entry["samples"] as? Int, "\(type)")
         }
         #expect(perType == Self.realCounts)
         let skipped = try #require(summary["skipped"] as? [[String: Any]])

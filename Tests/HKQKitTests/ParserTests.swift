@@ -182,7 +182,7 @@ import HealthModel
         #expect(out.contains("  group                   A group of commands.\n"))
         #expect(out.contains("  help                    Show help for hkq or one of its commands.\n"))
         #expect(out.contains("\nOPTIONS:\n  --server <host:port>    "))
-        #expect(out.contains("  --format <format>       Output format: table, json, csv or chart (default: table).\n"))
+        #expect(out.contains("  --format <format>       Output format: table, json, csv or chart (collection only; default: table).\n"))
         #expect(out.contains("  -h, --help              Show help information.\n"))
         #expect(out.hasSuffix("  See 'tool help <command>' for detailed help.\n"))
         // Sections come in swift-argument-parser's order.

@@ -60,7 +60,9 @@ struct CollectionEndToEndTests {
         #expect(csv.status == 0, "\(csv.err)")
         #expect(
             csv.out
-                == "start,end,sum,unit\n2024-03-09,2024-03-10,600,count\n2024-03-10,2024-03-11,50,count\n2024-03-11,2024-03-12,50,count\n"
+                == "start,end,sum,unit\n2024-03-09T00:00:00-05:00,2024-03-10T00:00:00-05:00,600,count\n"
+                + "2024-03-10T00:00:00-05:00,2024-03-11T00:00:00-04:00,50,count\n"
+                + "2024-03-11T00:00:00-04:00,2024-03-12T00:00:00-04:00,50,count\n"
         )
         let chart = await run(
             [

@@ -29,7 +29,7 @@ struct ExportImportTests {
         #expect(first.status == 0, "\(first.err)")
         #expect(first.err.isEmpty, "no progress bar on a pipe: \(first.err)")
         let summary = try Self.object(first.out)
-        #expect(summary["new"] as? Int == 25_963)
+        #expect(summary["inserted"] as? Int == 25_963)
         #expect(summary["alreadyStored"] as? Int == 0)
 
         let info = try await hkd.client().serverInfo()

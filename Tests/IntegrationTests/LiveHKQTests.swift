@@ -8,10 +8,19 @@ import Testing
 /// `hkq changes` and `hkq watch` against the real hkd.
 @Suite("hkq changes and watch", .serialized)
 struct LiveHKQTests {
-    private func run(_ arguments: [String]) async -> (status: Int32, out: String, err: String) {
-        let (console, out, err) = Console.capturing()
-        let status = await HKQ.standard.run(arguments: arguments, environment: [:], console: console)
-        return (status, out.text, err.text)
+    private func run(_ arguments: [String], output: CapturedText = CapturedText()) async -> (status: Int32, out: String, err: String) {
+        let err = CapturedText()
+        let status = await HKQ.standard.run(arguments: arguments, environment: [:], console: Console(out: output, err: err))
+        return (status, output.text, err.text)
+    }
+
+    /// Waits (polling, up to 20 s) until `output` holds `lines` lines: the watch has printed what it had.
+    private func waitForLines(_ output: CapturedText, _ lines: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while output.text.split(separator: "\n").count < lines {
+            guard ContinuousClock.now < deadline else { throw CancellationError() }
+            try await Task.sleep(for: .milliseconds(10))
+        }
     }
 
     @Test("hkq changes pages with --anchor and --limit; a deletion shows up with its UUID")
@@ -47,9 +56,13 @@ struct LiveHKQTests {
         defer { client.close() }
         _ = try await client.insert(LiveUpdateTests.batch(LiveUpdateTests.day0, count: 2))
         let server = hkd.hkqServer + ["--subject", "anna", "--tz", "America/New_York"]
-        async let lines = run(["watch", "stepCount", "--count", "4"] + server)
-        async let buckets = run(["watch", "stepCount", "--collection", "--count", "2"] + server)
-        try await Task.sleep(for: .milliseconds(500))
+        let linesOut = CapturedText()
+        let bucketsOut = CapturedText()
+        async let lines = run(["watch", "stepCount", "--count", "4"] + server, output: linesOut)
+        async let buckets = run(["watch", "stepCount", "--collection", "--count", "2"] + server, output: bucketsOut)
+        // Both have subscribed once they print what was there: two samples and an anchor line, one bucket.
+        try await waitForLines(linesOut, 3)
+        try await waitForLines(bucketsOut, 1)
         _ = try await client.insert(LiveUpdateTests.batch(LiveUpdateTests.day0 + 3 * Micros.day, count: 2))
         let watched = await lines
         #expect(watched.status == 0, "\(watched.err)")

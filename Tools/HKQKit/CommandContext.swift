@@ -1,3 +1,5 @@
+import Foundation
+
 /// Everything a running command needs: what it was given, the resolved global options, where to print.
 public struct CommandContext: Sendable {
     /// The program: its commands, global options and help formatter.
@@ -50,6 +52,11 @@ public struct CommandContext: Sendable {
             throw usageError("invalid value '\(text)' for '--\(name)'; expected an integer")
         }
         return value
+    }
+
+    /// A formatter for instants in `zone` that writes JSON and CSV instants per `--time-format`.
+    public func times(in zone: TimeZone) -> TimestampFormatter {
+        TimestampFormatter(timeZone: zone, timeFormat: globals.timeFormat)
     }
 
     /// Prints `records` in the chosen ``GlobalOptions/format``.

@@ -89,7 +89,11 @@ public struct HKQ: Sendable {
             let context = CommandContext(
                 program: self, commandPath: path, arguments: parse.arguments, globals: globals,
                 environment: environment, console: console)
-            try await parse.commands.last!.run(context)
+            let command = parse.commands.last!
+            if globals.format == .chart, !command.spec.drawsChart {
+                throw context.usageError("'\(path.joined(separator: " "))' draws no chart; use --format table, json or csv")
+            }
+            try await command.run(context)
             return ExitStatus.success
         } catch let error as UsageError {
             report(error, console: console)

@@ -91,7 +91,7 @@ enum ImportBenchmark: BenchCommand {
         guard outcome.status == 0,
             let summary = try? JSONSerialization.jsonObject(with: Data(outcome.output.utf8)) as? [String: Any]
         else { throw HealthError(.internalError, "hkq \(arguments.joined(separator: " ")) failed: \(outcome.output)") }
-        guard summary["samples"] as? Int == samples, summary["new"] as? Int == new else {
+        guard summary["samples"] as? Int == samples, summary["inserted"] as? Int == new else {
             throw HealthError(.internalError, "unexpected summary: \(outcome.output)")
         }
         return outcome

@@ -51,8 +51,10 @@ extension HealthStore {
             let series = state.series[subject]
             let selection = series?.select(filter) ?? Selection()
             guard let series, !selection.isEmpty else {
+                // Every bucket but a zero-length one (Pacific/Apia's skipped day), as with data.
                 return enumerated.map {
                     $0.map { Statistics(start: $0.start, end: $0.end, figures: StatisticsFigures()) }
+                        .filter { $0.start < $0.end }
                 }
                     ?? []
             }

@@ -39,21 +39,25 @@ public enum AdminCommand {
             name: name, subjects: list("subjects"), grants: grants, isAdmin: context.arguments.flag("admin"))
     }
 
-    /// Identities as a table: name, admin, subjects, share and read types, created, revoked.
-    static func records(_ identities: [IdentityInfo]) -> RecordSet {
+    /// Identities as records: name, admin, subjects (`*`: all), share and read types, created, revoked. JSON
+    /// gives the lists as arrays of strings; tables and CSV join them with commas.
+    static func records(_ identities: [IdentityInfo], context: CommandContext) -> RecordSet {
         var records = RecordSet(columns: [
             .init("name", title: "NAME"), .init("admin", title: "ADMIN"), .init("subjects", title: "SUBJECTS"),
             .init("share", title: "SHARE"), .init("read", title: "READ"), .init("created", title: "CREATED"),
             .init("revoked", title: "REVOKED"),
         ])
+        let format = context.globals.format
+        let times = context.times(in: .current)
+        func list(_ items: [String]) -> JSONValue {
+            format == .json ? .array(items.map(JSONValue.string)) : .string(items.joined(separator: ","))
+        }
         for identity in identities {
             let spec = identity.spec
             records.append([
-                .string(spec.name), .bool(spec.isAdmin),
-                .string(spec.subjects.isEmpty ? "*" : spec.subjects.joined(separator: ",")),
-                .string(spec.grants.filter(\.share).map(\.type).joined(separator: ",")),
-                .string(spec.grants.filter(\.read).map(\.type).joined(separator: ",")),
-                .string(TimestampFormatter(timeZone: .current).iso8601(identity.createdAt)), .bool(identity.revoked),
+                .string(spec.name), .bool(spec.isAdmin), list(spec.subjects.isEmpty ? ["*"] : spec.subjects),
+                list(spec.grants.filter(\.share).map(\.type)), list(spec.grants.filter(\.read).map(\.type)),
+                times.cell(identity.createdAt, format: format), .bool(identity.revoked),
             ])
         }
         return records
@@ -101,7 +105,7 @@ public struct AdminListCommand: Command {
     /// Prints every identity.
     public func run(_ context: CommandContext) async throws {
         let result = try await ServerSession.run(context) { client in try await client.administer(.list) }
-        context.print(AdminCommand.records(result.identities))
+        context.print(AdminCommand.records(result.identities, context: context))
     }
 }
 
@@ -122,7 +126,7 @@ public struct AdminUpdateCommand: Command {
     public func run(_ context: CommandContext) async throws {
         let spec = try AdminCommand.spec(context, name: context.argument(0)!)
         let result = try await ServerSession.run(context) { client in try await client.administer(.update(spec)) }
-        context.print(AdminCommand.records(result.identities))
+        context.print(AdminCommand.records(result.identities, context: context))
     }
 }
 
@@ -142,6 +146,6 @@ public struct AdminRevokeCommand: Command {
     public func run(_ context: CommandContext) async throws {
         let name = context.argument(0)!
         let result = try await ServerSession.run(context) { client in try await client.administer(.revoke(name: name)) }
-        context.print(AdminCommand.records(result.identities))
+        context.print(AdminCommand.records(result.identities, context: context))
     }
 }

@@ -16,9 +16,10 @@ public struct ChangesCommand: Command {
 
 
                 Rows come in arrival order (a sample written today about last year comes after older writes). \
-                Added rows carry change "added", deleted ones "deleted" with only their UUID. The last line \
-                (or the JSON field "anchor") is the anchor to pass with --anchor next time; "more" says that \
-                more changes wait beyond --limit. An anchor older than the server's deletion retention fails: \
+                Added rows carry change "added", deleted ones "deleted" with only their type and UUID. The last \
+                line (the JSON field "anchor", the CSV row "anchor") is the anchor to pass with --anchor next \
+                time; "more" says that more changes wait beyond --limit. JSON is one object: \
+                {"added":[…],"deleted":[…],"anchor":N,"more":false} (see docs/OUTPUT.md). An anchor older than the server's deletion retention fails: \
                 start again from 0.
                 """,
             arguments: [ArgumentSpec("type", help: "The quantity type, e.g. stepCount.")],
@@ -45,35 +46,58 @@ public struct ChangesCommand: Command {
                 type.identifier, subject: subject, filter: scope.filter, since: UInt64(anchor), limit: UInt64(limit),
                 unit: unit.symbol)
         }
-        context.print(try ChangesCommand.records(result, times: scope.times))
-        if context.globals.format == .table {
-            context.print("anchor \(result.anchor)\(result.hasMore ? " (more)" : "")")
+        context.console.printBlock(try ChangesCommand.rendered(result, type: type, times: scope.times, format: context.globals.format))
+    }
+
+    /// The page in `format`. JSON: one object `{"added":[sample…],"deleted":[{"type","uuid"}…],"anchor":N,"more":B}`
+    /// (samples as `hkq samples` prints them). CSV: one row per change (`change`, then the sample columns),
+    /// then a last row with change `anchor` holding `anchor` and `more`. Table: the changes, then
+    /// `anchor N` (with ` (more)`).
+    static func rendered(
+        _ result: ChangesResult, type: QuantityType, times: TimestampFormatter, format: OutputFormat
+    ) throws -> String {
+        let added = SamplesCommand.records(try result.added.samples(), times: times, format: format)
+        let deleted = deletedRecords(result, type: type)
+        switch format {
+        case .json:
+            return JSONValue.object([
+                ("added", .array(added.rows.indices.map { added.jsonObject(row: $0) })),
+                ("deleted", .array(deleted.rows.indices.map { deleted.jsonObject(row: $0) })),
+                ("anchor", .integer(Int64(result.anchor))), ("more", .bool(result.hasMore)),
+            ]).rendered + "\n"
+        case .csv, .table, .chart:
+            var rows = RecordSet(
+                columns: [.init("change", title: "CHANGE")] + added.columns.map { column in
+                    // Tables show every change's UUID (a deletion has nothing else), not the one type queried.
+                    var column = column
+                    column.inTable = column.key != "type"
+                    return column
+                })
+            let width = added.columns.count
+            for row in added.rows { rows.append([.string("added")] + row) }
+            let uuid = added.columns.firstIndex { $0.key == "uuid" }!
+            for row in deleted.rows {
+                var cells = [JSONValue](repeating: .null, count: width)
+                cells[0] = row[0]
+                cells[uuid] = row[1]
+                rows.append([.string("deleted")] + cells)
+            }
+            if format != .csv {
+                return rows.renderedTable() + "anchor \(result.anchor)\(result.hasMore ? " (more)" : "")\n"
+            }
+            rows.columns += [.init("anchor"), .init("more")]
+            rows.rows = rows.rows.map { $0 + [.null, .null] }
+            rows.append(
+                [.string("anchor")] + [JSONValue](repeating: .null, count: width)
+                    + [.integer(Int64(result.anchor)), .bool(result.hasMore)])
+            return rows.renderedCSV()
         }
     }
 
-    /// One record per change: change, start, end, value, unit, source, uuid; a final record holds the anchor
-    /// (in JSON and CSV as a row with change "anchor").
-    static func records(_ result: ChangesResult, times: TimestampFormatter) throws -> RecordSet {
-        var records = RecordSet(columns: [
-            .init("change", title: "CHANGE"), .init("start", title: "START"), .init("end", title: "END"),
-            .init("value", title: "VALUE"), .init("unit", title: "UNIT"), .init("source", title: "SOURCE"),
-            .init("uuid", title: "UUID"), .init("anchor", title: "ANCHOR", inTable: false),
-            .init("more", title: "MORE", inTable: false),
-        ])
-        let anchor = JSONValue.number(Double(result.anchor))
-        let more = JSONValue.bool(result.hasMore)
-        for sample in try result.added.samples() {
-            records.append([
-                .string("added"), .string(times.display(sample.start)), .string(times.display(sample.end)),
-                .number(sample.value), .string(sample.unit.symbol), .string(sample.source.name),
-                .string(sample.uuid.uuidString), anchor, more,
-            ])
-        }
-        for deleted in result.deleted {
-            records.append([
-                .string("deleted"), .null, .null, .null, .null, .null, .string(deleted.uuid.uuidString), anchor, more,
-            ])
-        }
-        return records
+    /// One record per deleted sample: type and uuid.
+    static func deletedRecords(_ result: ChangesResult, type: QuantityType) -> RecordSet {
+        RecordSet(
+            columns: [.init("type", title: "TYPE"), .init("uuid", title: "UUID")],
+            rows: result.deleted.map { [.string(type.identifier), .string($0.uuid.uuidString)] })
     }
 }

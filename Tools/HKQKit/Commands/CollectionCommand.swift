@@ -16,6 +16,9 @@ public struct CollectionCommand: Command {
             discussion: """
                 Sums are pro-rated to the buckets and merged across sources by priority (see 'hkq sources').
                 Dates are YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], local to --tz unless they end in Z or ±HH:MM.
+                JSON and CSV write each bucket's start and end as an RFC 3339 instant with --tz's offset (or \
+                --time-format epoch-ms|epoch-us); tables label buckets in local time, with the offset where a \
+                wall time repeats (the hour after a fall-back) and the time of day when the anchor is not midnight.
                 With --from and --to every bucket between them is listed, empty ones included.
                 Example: hkq collection stepCount --interval 1d --tz Europe/Berlin --from 2024-01-01 --to 2024-01-31 --format chart
                 """,
@@ -34,7 +37,7 @@ public struct CollectionCommand: Command {
                 .option("from", value: "date", help: "List every bucket from the one holding this date (with --to)."),
                 .option("to", value: "date", help: "… to the one holding this date (with --from)."),
                 .option("unit", value: "unit", help: "Unit of the figures (default: the type's canonical unit)."),
-            ])
+            ], drawsChart: true)
     }
 
     /// Queries the server and prints the buckets in the chosen format.
@@ -71,13 +74,9 @@ public struct CollectionCommand: Command {
             enumerateTo: to)
         let result = try await ServerSession.run(context) { client in try await client.collection(query) }
         let report = CollectionReport(
-            result: result, options: options, zone: zone,
-            showsTime: interval.unit.rawValue < CalendarInterval.Unit.day.rawValue)
-        if context.globals.format == .chart {
-            context.console.printBlock(report.chart(width: 80))
-        } else {
-            context.print(report.records)
-        }
+            result: result, options: options, times: context.times(in: zone), format: context.globals.format,
+            subDay: interval.isShorterThanADay)
+        context.console.printBlock(report.rendered())
     }
 
     /// The options named in `text`, or the type's default; a usage error names an unknown one.
@@ -92,81 +91,118 @@ public struct CollectionCommand: Command {
     }
 }
 
-/// The buckets of a collection result as records and as a bar chart.
+/// The buckets of a collection result as a table, JSON, CSV and a bar chart.
+///
+/// JSON and CSV write every start and end as an instant (``TimestampFormatter/machineCell(_:)``); tables and
+/// charts use short wall-clock labels (see ``label(_:)``).
 struct CollectionReport {
     var result: CollectionResult
     var options: StatisticsOptions
-    let zone: TimeZone
-    /// Whether labels show the time of day (buckets shorter than a day).
-    var showsTime: Bool
-    /// Labels' offsets, learnt once per zone transition.
-    private let times: TimestampFormatter
+    /// The query's zone and the `--time-format`.
+    let times: TimestampFormatter
+    /// The output format figures are laid out for.
+    let format: OutputFormat
+    /// Whether labels show the time of day: buckets shorter than a day, or a bucket edge that is not at local
+    /// midnight (an anchor such as 03:34).
+    let showsTime: Bool
+    /// Whether labels show seconds (an edge off the whole minute).
+    let showsSeconds: Bool
 
-    init(result: CollectionResult, options: StatisticsOptions, zone: TimeZone, showsTime: Bool) {
+    /// A report of `result` for `format`; `subDay` says that the buckets are shorter than a day.
+    init(
+        result: CollectionResult, options: StatisticsOptions, times: TimestampFormatter, format: OutputFormat,
+        subDay: Bool
+    ) {
         self.result = result
         self.options = options
-        self.zone = zone
-        self.showsTime = showsTime
-        times = TimestampFormatter(timeZone: zone)
+        self.times = times
+        self.format = format
+        let edges = result.buckets.flatMap { [$0.start, $0.end] }.map(times.civil)
+        showsTime = subDay || edges.contains { $0.hour != 0 || $0.minute != 0 || $0.second != 0 || $0.microsecond != 0 }
+        showsSeconds = edges.contains { $0.second != 0 || $0.microsecond != 0 }
     }
 
-    /// The figures requested, in display order: key and how to read it.
-    private var figureColumns: [(key: String, value: (StatisticsFigures) -> Double?)] {
-        var columns: [(key: String, value: (StatisticsFigures) -> Double?)] = []
-        if options.contains(.cumulativeSum) { columns.append(("sum", { $0.sum })) }
-        if options.contains(.discreteAverage) { columns.append(("average", { $0.average })) }
-        if options.contains(.discreteMin) { columns.append(("min", { $0.minimum })) }
-        if options.contains(.discreteMax) { columns.append(("max", { $0.maximum })) }
-        if options.contains(.mostRecent) { columns.append(("mostRecent", { $0.mostRecent?.value })) }
-        if options.contains(.duration) { columns.append(("durationSeconds", { $0.duration.map { Double($0) / 1e6 } })) }
-        return columns
+    /// The figures requested, in display order.
+    var figureColumns: [FigureColumn] { FigureColumn.columns(for: options, times: times, format: format) }
+
+    /// The edge of a bucket as a cell: an instant in JSON and CSV, a ``label(_:)`` in tables.
+    func edge(_ instant: Timestamp) -> JSONValue {
+        format == .table || format == .chart ? .string(label(instant)) : times.machineCell(instant)
     }
 
-    /// One record per bucket (start, end, figures); with by-source, one more per source after it.
+    /// One record per bucket (start, end, figures, unit); with by-source a `source` column, empty on the
+    /// bucket's merged record and followed by one record per source.
     var records: RecordSet {
         let bySource = options.contains(.separateBySource)
-        var columns = [RecordSet.Column("start"), RecordSet.Column("end")]
-        if bySource { columns.append(RecordSet.Column("source")) }
-        columns += figureColumns.map { RecordSet.Column($0.key) }
+        let figures = figureColumns
+        var columns = [RecordSet.Column("start", title: "START"), RecordSet.Column("end", title: "END")]
+        if bySource { columns.append(RecordSet.Column("source", title: "SOURCE")) }
+        columns += figures.map(\.column)
         columns.append(RecordSet.Column("unit", inTable: false))
         var records = RecordSet(columns: columns)
-        func row(_ bucket: Statistics, source: String?, _ figures: StatisticsFigures) -> [JSONValue] {
-            var cells: [JSONValue] = [.string(label(bucket.start)), .string(label(bucket.end))]
-            if let source { cells.append(.string(source)) }
-            cells += figureColumns.map { column in column.value(figures).map(JSONValue.number) ?? .null }
-            cells.append(.string(result.unit))
-            return cells
-        }
         for bucket in result.buckets {
-            records.append(row(bucket, source: bySource ? "(merged)" : nil, bucket.figures))
+            let edges = [edge(bucket.start), edge(bucket.end)]
+            records.append(edges + (bySource ? [.null] : []) + figures.map { $0.cell(bucket.figures) } + [.string(result.unit)])
             for own in bucket.bySource where bySource {
-                records.append(row(bucket, source: own.source.name, own.figures))
+                records.append(edges + [.string(own.source.name)] + figures.map { $0.cell(own.figures) } + [.string(result.unit)])
             }
         }
         return records
     }
 
-    /// `2024-03-10` for day and longer buckets, `2024-03-10 14:00` for shorter ones, in the query's zone.
+    /// Bucket `bucket` as one JSON object: start, end, the figures, unit, and with by-source a `sources` array
+    /// of `{"source", figures…}`.
+    func jsonObject(_ bucket: Statistics) -> [(String, JSONValue)] {
+        let figures = figureColumns
+        var pairs: [(String, JSONValue)] = [("start", edge(bucket.start)), ("end", edge(bucket.end))]
+        pairs += figures.map { ($0.column.key, $0.cell(bucket.figures)) }
+        pairs.append(("unit", .string(result.unit)))
+        if options.contains(.separateBySource) {
+            let sources = bucket.bySource.map { own in
+                JSONValue.object([("source", .string(own.source.name))] + figures.map { ($0.column.key, $0.cell(own.figures)) })
+            }
+            pairs.append(("sources", .array(sources)))
+        }
+        return pairs
+    }
+
+    /// The report in ``format``: a JSON array of bucket objects (one per line), CSV, a table or a chart.
+    func rendered() -> String {
+        switch format {
+        case .chart: return chart(width: 80)
+        case .table, .csv: return records.rendered(as: format)
+        case .json:
+            if result.buckets.isEmpty { return "[]\n" }
+            let lines = result.buckets.map { "  " + JSONValue.object(jsonObject($0)).rendered }
+            return "[\n" + lines.joined(separator: ",\n") + "\n]\n"
+        }
+    }
+
+    /// `2024-03-10` for day and longer buckets at midnight, `2024-03-10 14:00` otherwise, in the query's zone;
+    /// a wall time the zone's clocks show twice (a fall-back hour) carries its offset, `2026-11-01 01:00 -04:00`.
     func label(_ instant: Timestamp) -> String {
-        let civil = CivilTime(
-            timestamp: instant, offsetSeconds: times.offsetSeconds(at: instant))
+        let civil = times.civil(instant)
         let pad = TimestampFormatter.pad
-        let day = pad(civil.year, 4) + "-" + pad(civil.month, 2) + "-" + pad(civil.day, 2)
-        return showsTime ? day + " " + pad(civil.hour, 2) + ":" + pad(civil.minute, 2) : day
+        var text = pad(civil.year, 4) + "-" + pad(civil.month, 2) + "-" + pad(civil.day, 2)
+        guard showsTime else { return text }
+        text += " " + pad(civil.hour, 2) + ":" + pad(civil.minute, 2)
+        if showsSeconds { text += ":" + pad(civil.second, 2) }
+        if times.isRepeatedWallTime(instant) { text += " " + times.offsetText(instant) }
+        return text
     }
 
     /// One line per bucket: its start, a bar scaled to the largest value, and the value (the first figure
     /// requested); an empty bucket has no bar and `-`. Lines are at most `width` columns.
     func chart(width: Int) -> String {
         guard let column = figureColumns.first else { return "no figure to draw\n" }
-        let values = result.buckets.map { column.value($0.figures) }
-        let texts = values.map { $0.map(NumberFormat.display) ?? "-" }
+        let values = result.buckets.map { FigureColumn.headline($0.figures) }
+        let texts = values.map { $0.map(NumberFormat.rounded) ?? "-" }
         let labels = result.buckets.map { label($0.start) }
         let labelWidth = labels.map(\.count).max() ?? 0
         let valueWidth = texts.map(\.count).max() ?? 1
         let barWidth = max(10, width - labelWidth - valueWidth - 2)
         let largest = values.compactMap { $0 }.max() ?? 0
-        var lines = ["\(column.key) (\(result.unit)), \(result.buckets.count) buckets"]
+        var lines = ["\(column.column.key) (\(result.unit)), \(result.buckets.count) buckets"]
         for (index, value) in values.enumerated() {
             let bar = Self.bar(value ?? 0, of: largest, width: barWidth)
             let padded = bar + String(repeating: " ", count: barWidth - bar.count)
@@ -184,4 +220,9 @@ struct CollectionReport {
         let partial = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"]
         return String(repeating: "█", count: eighths / 8) + partial[eighths % 8]
     }
+}
+
+extension CalendarInterval {
+    /// Whether buckets of this length are shorter than a calendar day (labels then show the time of day).
+    var isShorterThanADay: Bool { unit.rawValue < CalendarInterval.Unit.day.rawValue }
 }

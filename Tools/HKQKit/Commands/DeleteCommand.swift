@@ -37,7 +37,7 @@ public struct DeleteCommand: Command {
             try await client.delete(type, subject: subject, selection)
         }
         switch context.globals.format {
-        case .json: context.print(JSONValue.object([("deleted", .number(Double(deleted)))]).rendered)
+        case .json: context.print(JSONValue.object([("deleted", .integer(Int64(deleted)))]).rendered)
         case .table, .csv, .chart: context.print("deleted \(deleted) sample\(deleted == 1 ? "" : "s")")
         }
     }

@@ -100,7 +100,7 @@ struct InsertTally: Sendable {
     func records() -> RecordSet {
         var records = RecordSet(columns: [
             .init("type", title: "TYPE"), .init("rows", title: "ROWS"), .init("inserted", title: "INSERTED"),
-            .init("duplicates", title: "ALREADY STORED"),
+            .init("alreadyStored", title: "ALREADY STORED"),
         ])
         for type in order {
             let counts = counts[type]!

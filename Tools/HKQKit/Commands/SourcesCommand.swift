@@ -49,7 +49,7 @@ public struct SourcesCommand: Command {
         ])
         for (rank, source) in sources.enumerated() {
             records.append([
-                .number(Double(rank + 1)), .string(source.name), .string(source.bundleIdentifier),
+                .integer(Int64(rank + 1)), .string(source.name), .string(source.bundleIdentifier),
                 .string(source.version), .string(source.device),
             ])
         }

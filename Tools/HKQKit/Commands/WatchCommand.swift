@@ -58,18 +58,19 @@ public struct WatchCommand: Command {
                 timeZone: zone.identifier, unit: unit)
             try await ServerSession.run(context) { client in
                 try await WatchCommand.followCollection(
-                    client.liveCollection(query), options: options, zone: zone,
+                    client.liveCollection(query), options: options, times: context.times(in: zone),
                     interval: interval, count: count, context: context)
             }
         } else {
-            let times = TimestampFormatter(timeZone: zone)
+            let stream = ChangeStream(type: type, times: context.times(in: zone), format: context.globals.format)
             let query = ChangesQuery(subject: subject, type: type.identifier, anchor: UInt64(anchor), unit: unit)
             try await ServerSession.run(context) { client in
                 var printed = 0
+                if let header = stream.header { context.print(header) }
                 for try await changes in client.anchoredChanges(query) {
-                    for line in WatchCommand.lines(changes, times: times) {
-                        context.print(line)
-                        guard !line.hasPrefix("anchor") else { continue }
+                    for line in try stream.lines(changes) {
+                        context.print(line.text)
+                        guard line.isChange else { continue }
                         printed += 1
                         if count > 0, printed >= count { return }
                     }
@@ -78,42 +79,107 @@ public struct WatchCommand: Command {
         }
     }
 
-    /// One line per change: `+ start end value unit source uuid` or `- uuid`, each ending with the anchor.
-    static func lines(_ changes: ChangesResult, times: TimestampFormatter) -> [String] {
-        var lines: [String] = []
-        let batch = changes.added
-        for row in 0..<batch.count {
-            let source = batch.sources[Int(batch.sourceIndices[row])].name
-            lines.append(
-                "+ \(times.display(batch.starts[row])) \(times.display(batch.ends[row])) "
-                    + "\(NumberFormat.display(batch.values[row])) \(batch.unit) \(source) \(batch.uuid(row: row).uuidString)"
-            )
-        }
-        for deleted in changes.deleted { lines.append("- \(deleted.uuid.uuidString)") }
-        if !lines.isEmpty { lines.append("anchor \(changes.anchor)") }
-        return lines
-    }
-
-    /// Prints each update's buckets (all of them first) as `start figure unit`, "-" for a bucket now empty.
+    /// Prints each update's buckets (all of them first): in tables `label figure unit` ("-" for a bucket now
+    /// empty), in JSON one object per line `{"kind":"bucket","start",…}` (the shape of a `collection` bucket),
+    /// in CSV a header then a `bucket` row each.
     static func followCollection(
-        _ updates: AsyncThrowingStream<LiveCollectionUpdate, any Error>, options: StatisticsOptions, zone: TimeZone,
-        interval: CalendarInterval, count: Int, context: CommandContext
+        _ updates: AsyncThrowingStream<LiveCollectionUpdate, any Error>, options: StatisticsOptions,
+        times: TimestampFormatter, interval: CalendarInterval, count: Int, context: CommandContext
     ) async throws {
         var table = LiveCollectionTable()
         var printed = 0
-        let report = CollectionReport(
-            result: CollectionResult(unit: "", buckets: []), options: options, zone: zone,
-            showsTime: interval.unit.rawValue < CalendarInterval.Unit.day.rawValue)
+        let format = context.globals.format
+        func report(_ update: LiveCollectionUpdate) -> CollectionReport {
+            CollectionReport(
+                result: CollectionResult(unit: update.unit, buckets: update.buckets), options: options, times: times,
+                format: format, subDay: interval.isShorterThanADay)
+        }
+        var headerPrinted = false
         for try await update in updates {
             table.apply(update)
+            let report = report(update)
+            if format == .csv, !headerPrinted {
+                context.print(CSV.joined(["kind"] + report.records.columns.map(\.key)))
+                headerPrinted = true
+            }
+            let records = format == .csv ? report.records : RecordSet(columns: [])
+            var csvRow = 0
             for bucket in update.buckets {
-                let figure =
-                    [bucket.figures.sum, bucket.figures.average, bucket.figures.minimum, bucket.figures.maximum]
-                    .compactMap { $0 }.first ?? bucket.figures.mostRecent?.value
-                context.print("\(report.label(bucket.start)) \(figure.map(NumberFormat.display) ?? "-") \(update.unit)")
+                switch format {
+                case .json:
+                    context.print(JSONValue.object([("kind", "bucket")] + report.jsonObject(bucket)).rendered)
+                case .csv:
+                    // The bucket's merged row, then (with by-source) its sources' rows.
+                    let rows = 1 + (options.contains(.separateBySource) ? bucket.bySource.count : 0)
+                    for row in records.rows[csvRow..<csvRow + rows] {
+                        context.print(CSV.joined(["bucket"] + row.map(\.plainText)))
+                    }
+                    csvRow += rows
+                case .table, .chart:
+                    let figure = FigureColumn.headline(bucket.figures)
+                    context.print("\(report.label(bucket.start)) \(figure.map(NumberFormat.rounded) ?? "-") \(update.unit)")
+                }
                 printed += 1
                 if count > 0, printed >= count { return }
             }
         }
+    }
+}
+
+/// The lines `hkq watch` prints for anchored changes, in one output format.
+///
+/// Tables: `+ start end value unit source uuid` per added sample, `- uuid` per deletion, then `anchor N`.
+/// JSON (NDJSON): one object per change, `{"kind":"added",…sample…,"anchor":N}` or
+/// `{"kind":"deleted","type","uuid","anchor":N}`. CSV: a ``header`` once, then one row per change.
+struct ChangeStream {
+    /// One printed line; `isChange` is false for the table's `anchor N` lines (not counted by `--count`).
+    struct Line {
+        var text: String
+        var isChange: Bool
+    }
+
+    let type: QuantityType
+    let times: TimestampFormatter
+    let format: OutputFormat
+
+    /// The CSV columns (`kind`, the sample columns, `anchor`).
+    static let csvColumns = ["kind", "type", "start", "end", "value", "unit", "source", "uuid", "anchor"]
+
+    /// The CSV header line; `nil` for other formats.
+    var header: String? { format == .csv ? CSV.joined(Self.csvColumns) : nil }
+
+    /// The lines for one batch of changes.
+    func lines(_ changes: ChangesResult) throws -> [Line] {
+        let added = SamplesCommand.records(try changes.added.samples(), times: times, format: format)
+        let deleted = ChangesCommand.deletedRecords(changes, type: type)
+        let anchor = JSONValue.integer(Int64(changes.anchor))
+        var lines: [Line] = []
+        switch format {
+        case .json:
+            for row in added.rows.indices {
+                guard case .object(let pairs) = added.jsonObject(row: row) else { continue }
+                lines.append(Line(text: JSONValue.object([("kind", "added")] + pairs + [("anchor", anchor)]).rendered, isChange: true))
+            }
+            for row in deleted.rows.indices {
+                guard case .object(let pairs) = deleted.jsonObject(row: row) else { continue }
+                lines.append(Line(text: JSONValue.object([("kind", "deleted")] + pairs + [("anchor", anchor)]).rendered, isChange: true))
+            }
+        case .csv:
+            for row in added.rows {
+                lines.append(Line(text: CSV.joined(["added"] + row.map(\.plainText) + [anchor.plainText]), isChange: true))
+            }
+            for row in deleted.rows {
+                let cells = ["deleted", row[0].plainText, "", "", "", "", "", row[1].plainText, anchor.plainText]
+                lines.append(Line(text: CSV.joined(cells), isChange: true))
+            }
+        case .table, .chart:
+            for row in added.rows {
+                let cells = row.map(\.plainText)
+                lines.append(Line(text: "+ " + cells[1...].joined(separator: " "), isChange: true))
+            }
+            for row in deleted.rows { lines.append(Line(text: "- \(row[1].plainText)", isChange: true)) }
+            if !lines.isEmpty { lines.append(Line(text: "anchor \(changes.anchor)", isChange: false)) }
+        }
+        return lines
     }
 }

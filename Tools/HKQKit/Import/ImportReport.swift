@@ -25,7 +25,7 @@ struct ImportReport: Sendable {
     /// One record per imported type, most samples first.
     var types: RecordSet {
         var columns: [RecordSet.Column] = [.init("type", title: "TYPE"), .init("samples", title: "SAMPLES")]
-        if stored != nil { columns += [.init("new", title: "NEW"), .init("alreadyStored", title: "ALREADY STORED")] }
+        if stored != nil { columns += [.init("inserted", title: "NEW"), .init("alreadyStored", title: "ALREADY STORED")] }
         var records = RecordSet(columns: columns)
         for (type, count) in ImportReport.descending(summary.imported) {
             var row: [JSONValue] = [.string(type), .integer(Int64(count))]
@@ -104,7 +104,7 @@ struct ImportReport: Sendable {
             ("samples", .integer(Int64(summary.importedCount))),
         ]
         if let stored {
-            pairs.append(("new", .integer(Int64(stored.values.reduce(0) { $0 + $1.inserted }))))
+            pairs.append(("inserted", .integer(Int64(stored.values.reduce(0) { $0 + $1.inserted }))))
             pairs.append(("alreadyStored", .integer(Int64(stored.values.reduce(0) { $0 + $1.duplicates }))))
         }
         pairs += [

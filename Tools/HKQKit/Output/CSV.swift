@@ -12,7 +12,10 @@ public enum CSV {
     }
 
     /// One line: the escaped fields joined by commas, with a final newline.
-    public static func line(_ fields: [String]) -> String { fields.map(escape).joined(separator: ",") + "\n" }
+    public static func line(_ fields: [String]) -> String { joined(fields) + "\n" }
+
+    /// The escaped fields joined by commas, without a line end (for printers that add their own).
+    public static func joined(_ fields: [String]) -> String { fields.map(escape).joined(separator: ",") }
 
     /// The fields of one line (without its line end): commas separate, double quotes enclose a field that may
     /// hold commas, and `""` inside quotes is a quote. `nil` when a quote is left open or text follows a

@@ -31,4 +31,22 @@ public enum NumberFormat {
             return strtod(buffer.baseAddress!, nil)
         }
     }
+
+    /// A computed figure for people: six significant digits, but never fewer than the integer part has, and
+    /// trailing zeros dropped (`8050.12` for 8050.123456789, `0.7`, `123457` for 123456.7). Tables only.
+    public static func rounded(_ value: Double) -> String {
+        guard value.isFinite, value != 0 else { return shortest(value) }
+        let magnitude = Int(log10(abs(value)).rounded(.down))
+        let decimals = min(6, max(0, 5 - magnitude))
+        let text = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+            let written = withVaList([decimals, value]) { vsnprintf(buffer.baseAddress, 64, "%.*f", $0) }
+            guard written > 0, written < 64 else { return display(value) }
+            return String(cString: buffer.baseAddress!)
+        }
+        guard text.contains(".") else { return text == "-0" ? "0" : text }
+        var trimmed = Substring(text)
+        while trimmed.hasSuffix("0") { trimmed = trimmed.dropLast() }
+        if trimmed.hasSuffix(".") { trimmed = trimmed.dropLast() }
+        return trimmed == "-0" ? "0" : String(trimmed)
+    }
 }

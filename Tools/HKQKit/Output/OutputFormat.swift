@@ -6,7 +6,7 @@ public enum OutputFormat: String, Sendable, CaseIterable, CustomStringConvertibl
     case json
     /// Comma-separated values for spreadsheets.
     case csv
-    /// A horizontal bar chart in the terminal, for commands that draw one (`collection`); others print a table.
+    /// A horizontal bar chart in the terminal, for commands that draw one (`collection`); others refuse it.
     case chart
 
     /// The option value, e.g. `json`.

@@ -12,12 +12,17 @@ public struct RecordSet: Sendable {
         public var title: String
         /// Whether the table shows the column (JSON and CSV always include it).
         public var inTable: Bool
+        /// Whether tables round its numbers for reading (``NumberFormat/rounded(_:)``: computed figures such
+        /// as pro-rated sums); JSON and CSV keep every digit.
+        public var roundedInTable: Bool
 
-        /// A column keyed `key`, titled `title` (default: the key), shown in tables unless `inTable` is false.
-        public init(_ key: String, title: String? = nil, inTable: Bool = true) {
+        /// A column keyed `key`, titled `title` (default: the key), shown in tables unless `inTable` is false,
+        /// its numbers rounded there when `roundedInTable`.
+        public init(_ key: String, title: String? = nil, inTable: Bool = true, roundedInTable: Bool = false) {
             self.key = key
             self.title = title ?? key
             self.inTable = inTable
+            self.roundedInTable = roundedInTable
         }
     }
 
@@ -54,8 +59,14 @@ public struct RecordSet: Sendable {
         }
         let table = TextTable(
             titles: shown.map { columns[$0].title }, alignments: alignments,
-            rows: rows.map { row in shown.map { row[$0].plainText } })
+            rows: rows.map { row in shown.map { tableText(row[$0], column: $0) } })
         return table.rendered()
+    }
+
+    /// A cell as tables show it: ``JSONValue/plainText``, numbers rounded in ``Column/roundedInTable`` columns.
+    func tableText(_ cell: JSONValue, column: Int) -> String {
+        if columns[column].roundedInTable, case .number(let value) = cell { return NumberFormat.rounded(value) }
+        return cell.plainText
     }
 
     /// Record `row` as a JSON object keyed by column key.
@@ -76,7 +87,8 @@ public struct RecordSet: Sendable {
         return rows.map { row in
             columns.indices.map { column in
                 let title = columns[column].title
-                let line = title + String(repeating: " ", count: width - title.count) + "  " + row[column].plainText
+                let line =
+                    title + String(repeating: " ", count: width - title.count) + "  " + tableText(row[column], column: column)
                 return String(line.reversed().drop(while: { $0 == " " }).reversed()) + "\n"
             }.joined()
         }.joined(separator: "\n")

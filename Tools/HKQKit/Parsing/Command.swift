@@ -12,11 +12,13 @@ public struct CommandSpec: Sendable {
     public var options: [OptionSpec]
     /// Nested commands; a command with subcommands is a group and selecting one is required.
     public var subcommands: [any Command]
+    /// Whether the command draws `--format chart`; for the others that format is a usage error.
+    public var drawsChart: Bool
 
     /// Describes a command.
     public init(
         name: String, abstract: String, discussion: String? = nil, arguments: [ArgumentSpec] = [],
-        options: [OptionSpec] = [], subcommands: [any Command] = []
+        options: [OptionSpec] = [], subcommands: [any Command] = [], drawsChart: Bool = false
     ) {
         self.name = name
         self.abstract = abstract
@@ -24,6 +26,7 @@ public struct CommandSpec: Sendable {
         self.arguments = arguments
         self.options = options
         self.subcommands = subcommands
+        self.drawsChart = drawsChart
     }
 }
 

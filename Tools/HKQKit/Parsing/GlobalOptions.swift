@@ -56,13 +56,18 @@ public struct GlobalOptions: Sendable, Equatable {
     public var token: String?
     /// `--format table|json|csv`, else `table`.
     public var format: OutputFormat
+    /// `--time-format rfc3339|epoch-ms|epoch-us`, else `rfc3339`: how JSON and CSV write instants.
+    public var timeFormat: TimeFormat
 
     /// Global options from their parts.
-    public init(server: ServerAddress, subject: String, token: String?, format: OutputFormat) {
+    public init(
+        server: ServerAddress, subject: String, token: String?, format: OutputFormat, timeFormat: TimeFormat = .rfc3339
+    ) {
         self.server = server
         self.subject = subject
         self.token = token
         self.format = format
+        self.timeFormat = timeFormat
     }
 
     /// The specs of the global options, as help lists them.
@@ -74,8 +79,12 @@ public struct GlobalOptions: Sendable, Equatable {
             "token-file", value: "path",
             help: "Read the access token from this file, keeping it out of ps and shell history (default: $HKQ_TOKEN_FILE)."),
         .option(
-            "format", value: "format", help: "Output format: table, json, csv or chart (default: table).",
+            "format", value: "format", help: "Output format: table, json, csv or chart (collection only; default: table).",
             allowedValues: OutputFormat.allCases.map(\.rawValue)),
+        .option(
+            "time-format", value: "style",
+            help: "Instants in JSON and CSV: rfc3339 (with the zone's offset), epoch-ms or epoch-us (default: rfc3339).",
+            allowedValues: TimeFormat.allCases.map(\.rawValue)),
     ]
 
     /// Resolves the options: the command line first, then the environment, then the defaults.
@@ -102,7 +111,8 @@ public struct GlobalOptions: Sendable, Equatable {
             ?? environment["HKQ_TOKEN"]
             ?? environment["HKQ_TOKEN_FILE"].map { try readTokenFile($0, origin: "HKQ_TOKEN_FILE", commandPath) }
         let format = options["format"]?.last.flatMap(OutputFormat.init(rawValue:)) ?? .table
-        return GlobalOptions(server: server, subject: subject, token: token, format: format)
+        let timeFormat = options["time-format"]?.last.flatMap(TimeFormat.init(rawValue:)) ?? .rfc3339
+        return GlobalOptions(server: server, subject: subject, token: token, format: format, timeFormat: timeFormat)
     }
 
     /// The first line of a token file, trimmed; a missing, unreadable or empty file is a usage error naming it.

@@ -26,8 +26,10 @@ public struct QueryScope: Sendable {
     public var filter: SampleFilter
     /// The zone dates were read in and times print in.
     public var timeZone: TimeZone
-    /// Prints times in ``timeZone``.
-    public var times: TimestampFormatter { TimestampFormatter(timeZone: timeZone) }
+    /// How JSON and CSV write instants (`--time-format`).
+    public var timeFormat: TimeFormat
+    /// Prints times in ``timeZone``, JSON and CSV instants as ``timeFormat``.
+    public var times: TimestampFormatter { TimestampFormatter(timeZone: timeZone, timeFormat: timeFormat) }
     /// The `--unit` values: one for every type (`nil` key) or per type identifier.
     var units: [String?: String]
 
@@ -35,6 +37,7 @@ public struct QueryScope: Sendable {
     /// usage error.
     public init(_ context: CommandContext) throws {
         timeZone = try QueryScope.timeZone(context)
+        timeFormat = context.globals.timeFormat
         let dates = DateArgumentParser(timeZone: timeZone, now: context.program.clock())
         func bound(_ name: String) throws -> Timestamp? {
             guard let text = context.arguments.value(name) else { return nil }

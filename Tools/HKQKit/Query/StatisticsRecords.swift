@@ -1,14 +1,51 @@
 import HealthModel
 
+/// The figure columns of statistics output, shared by `stats`, `collection` and `watch --collection` so that a
+/// figure has one key everywhere: `sum`, `average`, `minimum`, `maximum`, `mostRecent`, `mostRecentStart`,
+/// `mostRecentEnd`, `duration` (seconds in JSON and CSV, `1h 02m` in tables).
+struct FigureColumn {
+    var column: RecordSet.Column
+    var cell: (StatisticsFigures) -> JSONValue
+
+    /// The columns of the figures `options` asks for, in a fixed order, with times and durations as `format`
+    /// prints them.
+    static func columns(for options: StatisticsOptions, times: TimestampFormatter, format: OutputFormat) -> [FigureColumn]
+    {
+        var figures: [FigureColumn] = []
+        func number(_ value: Double?) -> JSONValue { value.map(JSONValue.number) ?? .null }
+        func figure(_ key: String, _ title: String, _ cell: @escaping (StatisticsFigures) -> JSONValue) {
+            figures.append(FigureColumn(column: .init(key, title: title, roundedInTable: true), cell: cell))
+        }
+        if options.contains(.cumulativeSum) { figure("sum", "SUM") { number($0.sum) } }
+        if options.contains(.discreteAverage) { figure("average", "AVERAGE") { number($0.average) } }
+        if options.contains(.discreteMin) { figure("minimum", "MIN") { number($0.minimum) } }
+        if options.contains(.discreteMax) { figure("maximum", "MAX") { number($0.maximum) } }
+        if options.contains(.mostRecent) {
+            figure("mostRecent", "MOST RECENT") { number($0.mostRecent?.value) }
+            figure("mostRecentStart", "MOST RECENT START") { $0.mostRecent.map { times.cell($0.start, format: format) } ?? .null }
+            figure("mostRecentEnd", "MOST RECENT END") { $0.mostRecent.map { times.cell($0.end, format: format) } ?? .null }
+        }
+        if options.contains(.duration) {
+            figure("duration", "DURATION") { figures in
+                guard let micros = figures.duration else { return .null }
+                return format == .table || format == .chart
+                    ? .string(HumanFormat.duration(micros: micros)) : .number(Double(micros) / 1e6)
+            }
+        }
+        return figures
+    }
+
+    /// The first plain number among the figures (sum, average, minimum, maximum, most recent): what a chart or
+    /// a one-figure line shows.
+    static func headline(_ figures: StatisticsFigures) -> Double? {
+        [figures.sum, figures.average, figures.minimum, figures.maximum].compactMap { $0 }.first
+            ?? figures.mostRecent?.value
+    }
+}
+
 /// Lays out a statistics answer for printing: the figures asked for, times in the query's zone, durations as
 /// `2h 05m` in tables and as seconds in JSON and CSV.
 struct StatisticsRecords {
-    /// One figure column: key, table title, and how to read it from the figures.
-    struct Figure {
-        var column: RecordSet.Column
-        var cell: (StatisticsFigures) -> JSONValue
-    }
-
     let type: QuantityType
     let unit: String
     let statistics: Statistics
@@ -17,45 +54,7 @@ struct StatisticsRecords {
     let format: OutputFormat
 
     /// The columns of the figures requested, in a fixed order.
-    var figures: [Figure] {
-        var figures: [Figure] = []
-        func number(_ value: Double?) -> JSONValue { value.map(JSONValue.number) ?? .null }
-        if options.contains(.cumulativeSum) {
-            figures.append(Figure(column: .init("sum", title: "SUM")) { number($0.sum) })
-        }
-        if options.contains(.discreteAverage) {
-            figures.append(Figure(column: .init("average", title: "AVERAGE")) { number($0.average) })
-        }
-        if options.contains(.discreteMin) {
-            figures.append(Figure(column: .init("minimum", title: "MIN")) { number($0.minimum) })
-        }
-        if options.contains(.discreteMax) {
-            figures.append(Figure(column: .init("maximum", title: "MAX")) { number($0.maximum) })
-        }
-        if options.contains(.mostRecent) {
-            let times = times
-            let format = format
-            figures.append(Figure(column: .init("mostRecent", title: "MOST RECENT")) { number($0.mostRecent?.value) })
-            figures.append(
-                Figure(column: .init("mostRecentStart", title: "MOST RECENT START")) { figures in
-                    figures.mostRecent.map { times.cell($0.start, format: format) } ?? .null
-                })
-            figures.append(
-                Figure(column: .init("mostRecentEnd", title: "MOST RECENT END")) { figures in
-                    figures.mostRecent.map { times.cell($0.end, format: format) } ?? .null
-                })
-        }
-        if options.contains(.duration) {
-            let format = format
-            figures.append(
-                Figure(column: .init("duration", title: "DURATION")) { figures in
-                    guard let micros = figures.duration else { return .null }
-                    return format == .table
-                        ? .string(HumanFormat.duration(micros: micros)) : .number(Double(micros) / 1e6)
-                })
-        }
-        return figures
-    }
+    var figures: [FigureColumn] { FigureColumn.columns(for: options, times: times, format: format) }
 
     /// The merged answer as one record: type, unit, start, end, then the figures.
     var merged: RecordSet {
@@ -84,7 +83,8 @@ struct StatisticsRecords {
     }
 
     /// Everything as the chosen format: a field block then a source table; one JSON object with a `sources`
-    /// array; CSV rows with a leading `source` column, the merged row first with an empty source.
+    /// array (with by-source); CSV with columns type, unit, start, end, then `source` (with by-source: empty on
+    /// the merged first row, the source's name on each following row), then the figures.
     func rendered() -> String {
         let merged = self.merged
         let perSource = options.contains(.separateBySource)
@@ -99,12 +99,12 @@ struct StatisticsRecords {
             }
             return JSONValue.object(pairs).rendered + "\n"
         case .csv:
-            var rows = RecordSet(columns: [.init("source")] + merged.columns)
-            rows.append([.string("")] + merged.rows[0])
-            let blank = Array(repeating: JSONValue.null, count: 4)
-            for row in perSource ? bySource.rows : [] {
-                rows.append([row[0], .string(type.identifier), .string(unit)] + blank.prefix(2) + row.dropFirst())
-            }
+            guard perSource else { return merged.renderedCSV() }
+            let head = Array(merged.columns.prefix(4))
+            let first = Array(merged.rows[0].prefix(4))
+            var rows = RecordSet(columns: head + [.init("source")] + merged.columns.dropFirst(4))
+            rows.append(first + [.null] + merged.rows[0].dropFirst(4))
+            for row in bySource.rows { rows.append(first + row) }
             return rows.renderedCSV()
         }
     }

@@ -2,20 +2,33 @@ import Foundation
 import HealthModel
 import Synchronization
 
-/// Prints instants in a time zone: `2024-03-10 08:00:00 -05:00` for people, `2024-03-10T08:00:00-05:00` for
-/// programs. Fractional seconds appear only when present (`08:00:00.25`).
+/// Prints instants in a time zone: `2024-03-10 08:00:00 -05:00` for people, RFC 3339
+/// `2024-03-10T08:00:00-05:00` (`Z` for a zero offset) or epoch integers for programs, per ``timeFormat``.
+/// Fractional seconds appear only when present (`08:00:00.25`).
 ///
 /// Offsets come from a ``ZoneOffsetWalker`` shared by the copies of one formatter, so a listing asks Foundation
 /// about twice per time zone transition instead of once per instant (microseconds each).
 public struct TimestampFormatter: Sendable {
     /// The zone times are shown in; each instant gets the offset in force at that instant.
     public let timeZone: TimeZone
+    /// How ``cell(_:format:)`` writes instants in JSON and CSV.
+    public let timeFormat: TimeFormat
     private let offsets: Mutex<ZoneOffsetWalker>.Box
 
-    /// A formatter for `timeZone`.
-    public init(timeZone: TimeZone) {
+    /// A formatter for `timeZone`, writing JSON and CSV instants as `timeFormat`.
+    public init(timeZone: TimeZone, timeFormat: TimeFormat = .rfc3339) {
         self.timeZone = timeZone
+        self.timeFormat = timeFormat
         offsets = Mutex.Box(ZoneOffsetWalker(zone: timeZone))
+    }
+
+    /// Whether the zone's clocks show the wall time of `instant` twice (a fall-back overlap), so a label
+    /// without its offset would be ambiguous.
+    public func isRepeatedWallTime(_ instant: Timestamp) -> Bool {
+        offsets.mutex.withLock { walker in
+            let local = instant + walker.offset(at: instant)
+            return walker.instant(atLocal: local, repeated: .first) != walker.instant(atLocal: local, repeated: .last)
+        }
     }
 
     /// The zone's offset from UTC at `instant`, in seconds east.
@@ -26,15 +39,43 @@ public struct TimestampFormatter: Sendable {
     /// `2024-03-10 08:00:00 -05:00`: tables and messages.
     public func display(_ instant: Timestamp) -> String { render(instant, separator: " ", offsetSeparator: " ") }
 
-    /// `2024-03-10T08:00:00-05:00`: JSON and CSV.
-    public func iso8601(_ instant: Timestamp) -> String { render(instant, separator: "T", offsetSeparator: "") }
-
-    /// The instant as a cell: ``display(_:)`` in tables, ``iso8601(_:)`` in JSON and CSV.
-    public func cell(_ instant: Timestamp, format: OutputFormat) -> JSONValue {
-        .string(format == .table ? display(instant) : iso8601(instant))
+    /// `2024-03-10T08:00:00-05:00`, `2024-03-10T13:00:00Z`: RFC 3339 (`Z` whenever the offset is zero, so
+    /// `jq fromdateiso8601` reads it), for JSON and CSV.
+    public func iso8601(_ instant: Timestamp) -> String {
+        render(instant, separator: "T", offsetSeparator: "", zeroAsZ: true)
     }
 
-    func render(_ instant: Timestamp, separator: String, offsetSeparator: String) -> String {
+    /// The instant as a cell: ``display(_:)`` in tables; in JSON and CSV per ``timeFormat`` (an RFC 3339
+    /// string or an integer).
+    public func cell(_ instant: Timestamp, format: OutputFormat) -> JSONValue {
+        if format == .table || format == .chart { return .string(display(instant)) }
+        return machineCell(instant)
+    }
+
+    /// The instant per ``timeFormat``, whatever the output format (NDJSON streams, CSV).
+    public func machineCell(_ instant: Timestamp) -> JSONValue {
+        switch timeFormat {
+        case .rfc3339: .string(iso8601(instant))
+        case .epochMilliseconds: .integer(instant.floorDivided(by: 1000).quotient)
+        case .epochMicroseconds: .integer(instant)
+        }
+    }
+
+    /// The wall-clock time of `instant` in ``timeZone``.
+    public func civil(_ instant: Timestamp) -> CivilTime {
+        CivilTime(timestamp: instant, offsetSeconds: offsetSeconds(at: instant))
+    }
+
+    /// `-05:00`, `+05:45`, `+00:00`: the offset at `instant`.
+    public func offsetText(_ instant: Timestamp) -> String { Self.offsetText(seconds: offsetSeconds(at: instant)) }
+
+    /// `-05:00` for `-18000`: an offset in seconds east as `±HH:MM`.
+    static func offsetText(seconds offset: Int) -> String {
+        let magnitude = abs(offset) / 60
+        return (offset < 0 ? "-" : "+") + pad(magnitude / 60, 2) + ":" + pad(magnitude % 60, 2)
+    }
+
+    func render(_ instant: Timestamp, separator: String, offsetSeparator: String, zeroAsZ: Bool = false) -> String {
         let offset = offsetSeconds(at: instant)
         let civil = CivilTime(timestamp: instant, offsetSeconds: offset)
         var text = Self.pad(civil.year, 4) + "-" + Self.pad(civil.month, 2) + "-" + Self.pad(civil.day, 2)
@@ -44,10 +85,8 @@ public struct TimestampFormatter: Sendable {
             while fraction.hasSuffix("0") { fraction.removeLast() }
             text += "." + fraction
         }
-        let magnitude = abs(offset) / 60
-        text +=
-            offsetSeparator + (offset < 0 ? "-" : "+") + Self.pad(magnitude / 60, 2) + ":" + Self.pad(magnitude % 60, 2)
-        return text
+        if zeroAsZ, offset == 0 { return text + "Z" }
+        return text + offsetSeparator + Self.offsetText(seconds: offset)
     }
 
     /// `value` in decimal, zero-padded on the left to `width` digits (a sign, if any, comes first).
