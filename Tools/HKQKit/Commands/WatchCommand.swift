@@ -18,7 +18,9 @@ public struct WatchCommand: Command {
                 far, then live), one line each, in arrival order; the connection is resumed from the last \
                 anchor after a reconnect. With --collection: all buckets first, then each bucket a change \
                 touched, recomputed (pro-rated and merged across sources) — a line per bucket, "-" when it \
-                has no data any more. Stops after --count updates, or on Ctrl-C.
+                has no data any more. Stops after --count updates, or on Ctrl-C. When the server goes away, \
+                watch says so on stderr and reconnects (backoff up to 2 s) for as long as it runs, resuming \
+                where it was.
                 Example: hkq watch stepCount --collection --interval 1d --tz Europe/Berlin
                 """,
             arguments: [ArgumentSpec("type", help: "The quantity type, e.g. stepCount.")],
@@ -58,7 +60,7 @@ public struct WatchCommand: Command {
                 timeZone: zone.identifier, unit: unit)
             try await ServerSession.run(context) { client in
                 try await WatchCommand.followCollection(
-                    client.liveCollection(query), options: options, zone: zone,
+                    client.subscribe(.collection(query)), options: options, zone: zone,
                     interval: interval, count: count, context: context)
             }
         } else {
@@ -66,7 +68,8 @@ public struct WatchCommand: Command {
             let query = ChangesQuery(subject: subject, type: type.identifier, anchor: UInt64(anchor), unit: unit)
             try await ServerSession.run(context) { client in
                 var printed = 0
-                for try await changes in client.anchoredChanges(query) {
+                for try await event in client.subscribe(.anchoredChanges(query)) {
+                    guard let changes = WatchCommand.update(event, context: context) else { continue }
                     for line in WatchCommand.lines(changes, times: times) {
                         context.print(line)
                         guard !line.hasPrefix("anchor") else { continue }
@@ -76,6 +79,23 @@ public struct WatchCommand: Command {
                 }
             }
         }
+    }
+
+    /// The update an event carries; a lost connection and the reconnect are reported on stderr instead.
+    static func update<Element>(_ event: SubscriptionEvent<Element>, context: CommandContext) -> Element? {
+        switch event {
+        case .update(let element):
+            return element
+        case .disconnected(let error):
+            context.console.printError("hkq: connection lost (\(error.message)); reconnecting")
+        case .reconnected(let reconnection):
+            let seconds = Double(reconnection.downtime.components.seconds)
+                + Double(reconnection.downtime.components.attoseconds) / 1e18
+            context.console.printError(
+                "hkq: reconnected after \(NumberFormat.display((seconds * 10).rounded() / 10)) s "
+                    + "(\(reconnection.attempts) attempts); resuming")
+        }
+        return nil
     }
 
     /// One line per change: `+ start end value unit source uuid` or `- uuid`, each ending with the anchor.
@@ -96,7 +116,7 @@ public struct WatchCommand: Command {
 
     /// Prints each update's buckets (all of them first) as `start figure unit`, "-" for a bucket now empty.
     static func followCollection(
-        _ updates: AsyncThrowingStream<LiveCollectionUpdate, any Error>, options: StatisticsOptions, zone: TimeZone,
+        _ events: AsyncThrowingStream<SubscriptionEvent<LiveCollectionUpdate>, any Error>, options: StatisticsOptions, zone: TimeZone,
         interval: CalendarInterval, count: Int, context: CommandContext
     ) async throws {
         var table = LiveCollectionTable()
@@ -104,7 +124,8 @@ public struct WatchCommand: Command {
         let report = CollectionReport(
             result: CollectionResult(unit: "", buckets: []), options: options, zone: zone,
             showsTime: interval.unit.rawValue < CalendarInterval.Unit.day.rawValue)
-        for try await update in updates {
+        for try await event in events {
+            guard let update = WatchCommand.update(event, context: context) else { continue }
             table.apply(update)
             for bucket in update.buckets {
                 let figure =
