@@ -69,6 +69,7 @@ let package = Package(
         .testTarget(
             name: "HealthServerTests", dependencies: ["HealthServer", "HealthWire", "HealthEngine"],
             swiftSettings: swiftSettings),
+        .testTarget(name: "HealthClientTests", dependencies: ["HealthClient"], swiftSettings: swiftSettings),
         .testTarget(name: "HealthPosixTests", dependencies: ["HealthPosix"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthStorageTests", dependencies: ["HealthStorage", "HealthEngine", "HealthCodec", "HealthPosix", "TestSupport"],

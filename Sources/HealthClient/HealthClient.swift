@@ -40,8 +40,8 @@ public final class HealthClient: Sendable {
         connection?.close()
     }
 
-    /// The open connection, or a new one.
-    public func connection() async throws(HealthClientError) -> HealthConnection {
+    /// The open connection, or a new one (package-internal: the wire-level connection is not public API).
+    package func connection() async throws(HealthClientError) -> HealthConnection {
         if let connection = current.withLock({ $0 }), !connection.isClosed { return connection }
         let configuration = configuration
         let result: Result<HealthConnection, HealthClientError> = await withCheckedContinuation { continuation in
@@ -62,7 +62,7 @@ public final class HealthClient: Sendable {
     }
 
     /// Sends a request, reconnecting and retrying retryable failures per the retry policy.
-    public func request(_ message: Message) async throws(HealthClientError) -> [Message] {
+    package func request(_ message: Message) async throws(HealthClientError) -> [Message] {
         var attempt = 1
         while true {
             do {
@@ -81,12 +81,12 @@ public final class HealthClient: Sendable {
     /// ```swift
     /// let info = try await client.send(ServerInfoQuery())   // ServerInfo
     /// ```
-    public func send<R: Request>(_ request: R) async throws(HealthClientError) -> R.Reply {
+    package func send<R: Request>(_ request: R) async throws(HealthClientError) -> R.Reply {
         try R.reply(in: await self.request(Message(request)))
     }
 
     /// Sends a request whose answer may span several frames and returns every reply frame, in order.
-    public func sendStreamed<R: StreamedRequest>(_ request: R) async throws(HealthClientError) -> [R.Reply] {
+    package func sendStreamed<R: StreamedRequest>(_ request: R) async throws(HealthClientError) -> [R.Reply] {
         try R.replies(in: await self.request(Message(request)))
     }
 

@@ -9,9 +9,9 @@ import Synchronization
 ///
 /// Thread-safe: any number of tasks may send requests at once. A reader thread owned by the connection decodes
 /// replies; when the connection ends, every waiting request fails with ``ErrorCode/connectionLost``.
-public final class HealthConnection: Sendable {
+package final class HealthConnection: Sendable {
     /// The server's welcome: its version and the limits it enforces.
-    public let welcome: Welcome
+    package let welcome: Welcome
 
     private let socket: ClientSocket
     private let configuration: ClientConfiguration
@@ -37,12 +37,12 @@ public final class HealthConnection: Sendable {
     }
 
     /// What a subscription on this connection calls: each update in order, then once the end of the connection.
-    public struct SubscriptionHandlers: Sendable {
-        public var update: @Sendable (Update) -> Void
-        public var end: @Sendable (HealthClientError) -> Void
+    package struct SubscriptionHandlers: Sendable {
+        package var update: @Sendable (Update) -> Void
+        package var end: @Sendable (HealthClientError) -> Void
 
         /// Handlers from two closures (both run on the connection's reader thread; keep them short).
-        public init(update: @escaping @Sendable (Update) -> Void, end: @escaping @Sendable (HealthClientError) -> Void) {
+        package init(update: @escaping @Sendable (Update) -> Void, end: @escaping @Sendable (HealthClientError) -> Void) {
             self.update = update
             self.end = end
         }
@@ -57,7 +57,7 @@ public final class HealthConnection: Sendable {
 
     /// Connects and performs the handshake. Blocks the calling thread for at most the connect timeout plus one
     /// round trip; `HealthClient` calls it off the cooperative pool.
-    public static func open(_ configuration: ClientConfiguration) throws(HealthClientError) -> HealthConnection {
+    package static func open(_ configuration: ClientConfiguration) throws(HealthClientError) -> HealthConnection {
         let socket: ClientSocket
         do {
             socket = try ClientSocket.connect(host: configuration.host, port: configuration.port, timeout: configuration.connectTimeout)
@@ -125,13 +125,13 @@ public final class HealthConnection: Sendable {
     }
 
     /// Whether the connection has ended (requests on it fail at once).
-    public var isClosed: Bool { state.withLock { $0.failure != nil } }
+    package var isClosed: Bool { state.withLock { $0.failure != nil } }
 
     /// Sends a request and waits for its whole reply (every frame of a streamed one).
     ///
     /// Throws ``HealthClientError``: `.server` with the server's code for an error reply, `.local` with
     /// ``ErrorCode/connectionLost`` or ``ErrorCode/timedOut`` when no reply can come.
-    public func request(_ message: Message) async throws(HealthClientError) -> [Message] {
+    package func request(_ message: Message) async throws(HealthClientError) -> [Message] {
         do {
             return try await withCheckedThrowingContinuation { continuation in
                 transmit(message, continuation: continuation)
@@ -144,7 +144,7 @@ public final class HealthConnection: Sendable {
     }
 
     /// Sends a request whose reply is a single message.
-    public func requestOne(_ message: Message) async throws(HealthClientError) -> Message {
+    package func requestOne(_ message: Message) async throws(HealthClientError) -> Message {
         let replies = try await request(message)
         guard replies.count == 1, let reply = replies.first else {
             throw .local(.malformedPayload, "expected one reply to \(message.kind), got \(replies.count)")
@@ -154,14 +154,14 @@ public final class HealthConnection: Sendable {
 
     /// Sends a request answered by one frame and returns the reply, typed by the request (no retry: see
     /// `HealthClient.send(_:)` for that).
-    public func send<R: Request>(_ request: R) async throws(HealthClientError) -> R.Reply {
+    package func send<R: Request>(_ request: R) async throws(HealthClientError) -> R.Reply {
         try R.reply(in: await self.request(Message(request)))
     }
 
     /// Sends a subscribe request; returns the subscription id. `handlers.update` receives every update of the
     /// subscription in order (none is missed between the reply and the installation of the handler), and
     /// `handlers.end` is called once if the connection ends while the subscription is held.
-    public func subscribe(_ request: SubscriptionRequest, handlers: SubscriptionHandlers) async throws(HealthClientError) -> UInt32 {
+    package func subscribe(_ request: SubscriptionRequest, handlers: SubscriptionHandlers) async throws(HealthClientError) -> UInt32 {
         let reply: [Message]
         do {
             reply = try await withCheckedThrowingContinuation { continuation in
@@ -176,7 +176,7 @@ public final class HealthConnection: Sendable {
     }
 
     /// Ends a subscription: no update handler runs for it once this returns.
-    public func unsubscribe(_ subscriptionID: UInt32) async throws(HealthClientError) {
+    package func unsubscribe(_ subscriptionID: UInt32) async throws(HealthClientError) {
         state.withLock { state in
             state.updateHandlers[subscriptionID] = nil
             state.endHandlers[subscriptionID] = nil
@@ -185,7 +185,7 @@ public final class HealthConnection: Sendable {
     }
 
     /// Routes pushed updates with this subscription id to `handler` (on the reader thread; keep it short).
-    public func setUpdateHandler(subscriptionID: UInt32, _ handler: (@Sendable (Update) -> Void)?) {
+    package func setUpdateHandler(subscriptionID: UInt32, _ handler: (@Sendable (Update) -> Void)?) {
         state.withLock { $0.updateHandlers[subscriptionID] = handler }
     }
 
@@ -314,7 +314,7 @@ public final class HealthConnection: Sendable {
     }
 
     /// Closes the connection; waiting requests fail with ``ErrorCode/connectionLost``.
-    public func close() {
+    package func close() {
         fail(.local(.connectionLost, "the connection was closed by the client"))
     }
 }

@@ -159,22 +159,15 @@ struct RecordMapper {
         }
         let source = try resolveSource(fields)
 
-        var identity = ContentHash128()
-        identity.add(source.nameBytes)
-        identity.add(0x1F)
-        identity.add(identifier)
-        identity.add(0x1F)
-        identity.add(unitEntry.symbolBytes)
-        identity.add(0x1F)
-        identity.add(littleEndian: UInt64(bitPattern: start))
-        identity.add(littleEndian: UInt64(bitPattern: end))
-        identity.add(littleEndian: (value == 0 ? 0 : value).bitPattern)
+        let uuid = SampleContentIdentity.uuid(
+            sourceName: source.nameBytes, typeIdentifier: identifier, unitSymbol: unitEntry.symbolBytes, start: start,
+            end: end, value: value)
 
         let percent = type.canonicalUnit.symbol == RecordMapper.percentSymbol && unitEntry.unit.dimension == .none
         return PendingSample(
             line: line, type: type, groupUnitID: percent ? RecordMapper.percentUnitID : unitID,
             groupUnitSymbol: percent ? RecordMapper.percentSymbol : unitEntry.unit.symbol, start: start, end: end,
-            value: value, source: source, uuid: identity.uuid)
+            value: value, source: source, uuid: uuid)
     }
 
     private func require(_ attribute: XMLAttribute?, _ name: String) throws -> XMLAttribute {

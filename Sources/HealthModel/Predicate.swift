@@ -61,11 +61,16 @@ public struct SampleFilter: Hashable, Sendable {
     /// `nil` matches every UUID.
     public var uuids: Set<UUID>?
     /// Only samples written by this client identity (its numeric writer id); `nil` matches every writer. Set by
-    /// the server's authorization, never taken from the wire.
-    public var writer: UInt32?
+    /// the server's authorization, never taken from the wire: not part of the public API.
+    package var writer: UInt32?
 
     /// A predicate with optional bounds and options (none by default).
-    public init(date: DatePredicate = .all, sources: Set<String>? = nil, uuids: Set<UUID>? = nil, writer: UInt32? = nil) {
+    public init(date: DatePredicate = .all, sources: Set<String>? = nil, uuids: Set<UUID>? = nil) {
+        self.init(date: date, sources: sources, uuids: uuids, writer: nil)
+    }
+
+    /// A predicate restricted to one writer (the server's authorization and its tests).
+    package init(date: DatePredicate = .all, sources: Set<String>? = nil, uuids: Set<UUID>? = nil, writer: UInt32?) {
         self.date = date
         self.sources = sources
         self.uuids = uuids

@@ -58,7 +58,7 @@ public struct WatchCommand: Command {
                 timeZone: zone.identifier, unit: unit)
             try await ServerSession.run(context) { client in
                 try await WatchCommand.followCollection(
-                    client.liveCollection(query), options: options, times: context.times(in: zone),
+                    client.subscribe(.collection(query)), options: options, times: context.times(in: zone),
                     interval: interval, count: count, context: context)
             }
         } else {
@@ -67,7 +67,8 @@ public struct WatchCommand: Command {
             try await ServerSession.run(context) { client in
                 var printed = 0
                 if let header = stream.header { context.print(header) }
-                for try await changes in client.anchoredChanges(query) {
+                for try await event in client.subscribe(.anchoredChanges(query)) {
+                    guard let changes = WatchCommand.update(event, context: context) else { continue }
                     for line in try stream.lines(changes) {
                         context.print(line.text)
                         guard line.isChange else { continue }
@@ -79,11 +80,28 @@ public struct WatchCommand: Command {
         }
     }
 
+    /// The update an event carries; a lost connection and the reconnect are reported on stderr instead.
+    static func update<Element>(_ event: SubscriptionEvent<Element>, context: CommandContext) -> Element? {
+        switch event {
+        case .update(let element):
+            return element
+        case .disconnected(let error):
+            context.console.printError("hkq: connection lost (\(error.message)); reconnecting")
+        case .reconnected(let reconnection):
+            let seconds = Double(reconnection.downtime.components.seconds)
+                + Double(reconnection.downtime.components.attoseconds) / 1e18
+            context.console.printError(
+                "hkq: reconnected after \(NumberFormat.display((seconds * 10).rounded() / 10)) s "
+                    + "(\(reconnection.attempts) attempts); resuming")
+        }
+        return nil
+    }
+
     /// Prints each update's buckets (all of them first): in tables `label figure unit` ("-" for a bucket now
     /// empty), in JSON one object per line `{"kind":"bucket","start",…}` (the shape of a `collection` bucket),
     /// in CSV a header then a `bucket` row each.
     static func followCollection(
-        _ updates: AsyncThrowingStream<LiveCollectionUpdate, any Error>, options: StatisticsOptions,
+        _ events: AsyncThrowingStream<SubscriptionEvent<LiveCollectionUpdate>, any Error>, options: StatisticsOptions,
         times: TimestampFormatter, interval: CalendarInterval, count: Int, context: CommandContext
     ) async throws {
         var table = LiveCollectionTable()
@@ -95,7 +113,8 @@ public struct WatchCommand: Command {
                 format: format, subDay: interval.isShorterThanADay)
         }
         var headerPrinted = false
-        for try await update in updates {
+        for try await event in events {
+            guard let update = WatchCommand.update(event, context: context) else { continue }
             table.apply(update)
             let report = report(update)
             if format == .csv, !headerPrinted {

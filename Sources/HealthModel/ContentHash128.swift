@@ -1,0 +1,123 @@
+import Foundation
+
+/// FNV-1a with a 128-bit state, fed field by field; the identity of imported samples and batches.
+///
+/// Written out in HealthModel (shared by the importer and ``Sample/stableID(type:start:end:value:unit:source:)``)
+/// because Linux has no CryptoKit. Not a cryptographic hash: it names content, it does not
+/// protect it. A value type: copy it to fork a prefix.
+package struct ContentHash128 {
+    /// High and low halves of the state (offset basis 0x6c62272e07bb014262b821756295c58d).
+    package private(set) var high: UInt64 = 0x6c62_272e_07bb_0142
+    package private(set) var low: UInt64 = 0x62b8_2175_6295_c58d
+
+    /// FNV-1a step for one byte: xor it in, then multiply by the prime 2^88 + 0x13B (mod 2^128).
+    @inline(__always)
+    package mutating func add(_ byte: UInt8) {
+        low ^= UInt64(byte)
+        let (carry, product) = low.multipliedFullWidth(by: 0x13B)
+        high = high &* 0x13B &+ carry &+ (low << 24)
+        low = product
+    }
+
+    /// An empty state.
+    package init() {}
+
+    /// Feeds every byte of `bytes`.
+    package mutating func add(_ bytes: UnsafeBufferPointer<UInt8>) {
+        for byte in bytes { add(byte) }
+    }
+
+    /// Feeds the bytes of `bytes`.
+    package mutating func add(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { add($0) }
+    }
+
+    /// Feeds the UTF-8 bytes of `text`.
+    package mutating func add(_ text: String) {
+        for byte in text.utf8 { add(byte) }
+    }
+
+    /// Feeds `value` as 8 little-endian bytes.
+    @inline(__always)
+    package mutating func add(littleEndian value: UInt64) {
+        var v = value
+        for _ in 0..<8 {
+            add(UInt8(truncatingIfNeeded: v))
+            v >>= 8
+        }
+    }
+
+    /// The state as an RFC 9562 version-8 (custom) UUID: the hash with the version and variant bits set.
+    package var uuid: UUID {
+        let h = high.bigEndian
+        let l = low.bigEndian
+        return withUnsafeBytes(of: h) { hb in
+            withUnsafeBytes(of: l) { lb in
+                UUID(
+                    uuid: (
+                        hb[0], hb[1], hb[2], hb[3], hb[4], hb[5], (hb[6] & 0x0F) | 0x80, hb[7],
+                        (lb[0] & 0x3F) | 0x80, lb[1], lb[2], lb[3], lb[4], lb[5], lb[6], lb[7]
+                    ))
+            }
+        }
+    }
+
+    /// The state folded to 64 bits.
+    package var folded: UInt64 { high ^ low }
+}
+
+
+/// The content identity of a sample: its source name, type, unit symbol, start, end and value (as the bytes of
+/// the value in that unit, -0 as 0), as a version-8 UUID. The importer names every exported record so (with the
+/// unit as written in the export); ``Sample/stableID(type:start:end:value:unit:source:)`` with the canonical unit.
+package enum SampleContentIdentity {
+    /// The UUID of one sample's content; names and symbols are UTF-8 bytes.
+    package static func uuid(
+        sourceName: [UInt8], typeIdentifier: [UInt8], unitSymbol: [UInt8], start: Timestamp, end: Timestamp, value: Double
+    ) -> UUID {
+        var identity = ContentHash128()
+        identity.add(sourceName)
+        identity.add(0x1F)
+        identity.add(typeIdentifier)
+        identity.add(0x1F)
+        identity.add(unitSymbol)
+        identity.add(0x1F)
+        identity.add(littleEndian: UInt64(bitPattern: start))
+        identity.add(littleEndian: UInt64(bitPattern: end))
+        identity.add(littleEndian: (value == 0 ? 0 : value).bitPattern)
+        return identity.uuid
+    }
+}
+
+extension Sample {
+    /// A UUID derived from the sample's content (source name, type, start, end and value), so an agent that
+    /// uploads the same measurement again — after a retry, a crash, a re-run over the same file — sends the same
+    /// UUID, and the server stores it once (the same UUID with the same content adds nothing).
+    ///
+    /// Unit-independent: the value is converted to the type's canonical unit first, so 1 km and 1,000 m name the
+    /// same sample. It is the importer's identity (`hkq import`) for records exported in the canonical unit (for
+    /// other units the importer hashes the unit as written). Throws ``ErrorCode/incompatibleUnit`` when `unit`
+    /// does not measure `type`. Pure and thread-safe.
+    public static func stableID(
+        type: QuantityType, start: Timestamp, end: Timestamp, value: Double, unit: HealthUnit, source: SourceInfo
+    ) throws -> UUID {
+        try SampleRules.validate(unit: unit, for: type)
+        let canonical = try unit.convert(value, to: type.canonicalUnit)
+        return SampleContentIdentity.uuid(
+            sourceName: Array(source.name.utf8), typeIdentifier: Array(type.identifier.utf8),
+            unitSymbol: Array(type.canonicalUnit.symbol.utf8), start: start, end: end, value: canonical)
+    }
+
+    /// This sample's content-derived UUID (``stableID(type:start:end:value:unit:source:)``); subject and
+    /// metadata do not take part.
+    public func stableID() throws -> UUID {
+        try Sample.stableID(type: type, start: start, end: end, value: value, unit: unit, source: source)
+    }
+
+    /// This sample with its UUID replaced by ``stableID()``.
+    public func withStableID() throws -> Sample {
+        var sample = self
+        sample.uuid = try stableID()
+        return sample
+    }
+}
