@@ -1,13 +1,14 @@
 import Foundation
 import HealthModel
 
-/// Groups accepted samples into ``SampleBatch``es by type and unit, and hands out full ones.
+/// Groups accepted samples into ``SampleBatch``es by type (values are in the canonical unit), and hands out full
+/// ones.
 ///
 /// Every batch carries explicit UUIDs and a batch id hashed from them, so the same file always yields the same
 /// batches. Rows waiting in unfinished batches are capped by ``ImportOptions/maxPendingRows``: past it the
 /// largest group is sent early. Not thread-safe.
 struct BatchAssembler {
-    /// Most distinct (type, unit) groups held at once; past it every group is sent and the grouping restarts.
+    /// Most distinct type groups held at once; past it every group is sent and the grouping restarts.
     static let maxGroups = 256
 
     let subject: String
@@ -16,7 +17,7 @@ struct BatchAssembler {
     /// Finished batches, oldest first, waiting to be taken.
     private(set) var ready: [SampleBatch] = []
     private var groups: [GroupBuilder] = []
-    /// The (type index, unit id) key of each group, in the order of ``groups``.
+    /// The type index of each group, in the order of ``groups``.
     private var groupKeys: [Int] = []
     private var pendingRows = 0
 
@@ -28,7 +29,7 @@ struct BatchAssembler {
 
     /// Adds one sample, finishing its group's batch when it is full.
     mutating func append(_ sample: PendingSample) {
-        let key = sample.type.index << 32 | sample.groupUnitID
+        let key = sample.type.index
         // Few groups are live at once (a handful of types per export): a linear search beats hashing.
         let position: Int
         if let known = groupKeys.firstIndex(of: key) {
@@ -37,7 +38,7 @@ struct BatchAssembler {
             if groups.count >= BatchAssembler.maxGroups { flushAll() }
             position = groups.count
             groupKeys.append(key)
-            groups.append(GroupBuilder(type: sample.type, unit: sample.groupUnitSymbol))
+            groups.append(GroupBuilder(type: sample.type, unit: sample.type.canonicalUnit.symbol))
         }
         groups[position].append(sample)
         pendingRows += 1

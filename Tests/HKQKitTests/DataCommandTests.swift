@@ -61,6 +61,23 @@ import Testing
         #expect(counts.map { $0["inserted"] as? Int } == [2, 1])
     }
 
+    @Test func insertingOneValueInAnotherUnitAddsNothing() async throws {
+        let at = "2024-03-10T08:00:00-05:00,2024-03-10T08:10:00-05:00"
+        try await Self.insert(
+            ["distanceWalkingRunning,\(at),1,km,iPhone", "activeEnergyBurned,\(at),10,kcal,iPhone"],
+            subject: "insert-units")
+        let again = try await Self.insert(
+            ["distanceWalkingRunning,\(at),1000,m,iPhone", "distanceWalkingRunning,\(at),0.621371192237334,mi,iPhone",
+             "activeEnergyBurned,\(at),41.84,kJ,iPhone"],
+            subject: "insert-units", name: "units-again.csv")
+        #expect(again.out.contains("(3 rows, 3 already stored)"), "\(again.out)")
+        // One digit more in the 6th place is another sample.
+        let other = try await Self.insert(["distanceWalkingRunning,\(at),1.00001,km,iPhone"], subject: "insert-units")
+        #expect(other.out.contains("inserted 1 new samples"), "\(other.out)")
+        let stored = try await Self.samples(["distanceWalkingRunning"], subject: "insert-units")
+        #expect(stored.map { $0["value"] as? Double } == [1000, 1000.01])
+    }
+
     @Test func insertJSONLines() async throws {
         let live = try #require(LiveServer.current)
         let path = try live.file(

@@ -59,18 +59,24 @@ public struct SampleRowDecoder {
         }
         try SampleRules.validate(type: type, unit: unit, start: start, end: end, value: value, subject: subject)
         let source = SourceInfo(name: sourceName)
-        let uuid: UUID
-        if row.uuid.isEmpty {
-            uuid = StableUUID.derive(
-                subject: subject, type: type, start: start, end: end, value: value, unit: unit, source: source)
-        } else {
+        guard row.uuid.isEmpty else {
             guard let parsed = UUID(uuidString: row.uuid.trimmingWhitespace) else {
                 throw HealthError(.invalidSample, "uuid \"\(row.uuid)\" is not a UUID")
             }
-            uuid = parsed
+            return Sample(
+                uuid: parsed, subject: subject, type: type, start: start, end: end, value: value, unit: unit,
+                source: source)
         }
+        // A derived UUID names the content whatever unit it was written in: the sample is sent as the canonical
+        // value its identity is computed on (IdentityValue), so `1 km` and `1000 m` store the same bits.
+        guard let canonical = IdentityValue.canonical(value, unit: unit, type: type) else {
+            throw HealthError(.invalidSample, "value \(row.value) \(unit.symbol) is out of range for \(type)")
+        }
+        let uuid = StableUUID.derive(
+            subject: subject, type: type, start: start, end: end, canonicalValue: canonical, source: source)
         return Sample(
-            uuid: uuid, subject: subject, type: type, start: start, end: end, value: value, unit: unit, source: source)
+            uuid: uuid, subject: subject, type: type, start: start, end: end, value: canonical,
+            unit: type.canonicalUnit, source: source)
     }
 
     private mutating func lookUp(type name: String) throws -> QuantityType {
@@ -103,18 +109,20 @@ public struct SampleRowDecoder {
 /// UUIDs for rows that come without one, derived from their content, so that importing a file twice re-sends
 /// the same UUIDs (HEALTHKIT.md §3: a re-sent UUID with the same content is a no-op for the server).
 ///
-/// Two 64-bit FNV-1a hashes (different offset bases) of subject, type, start, end, value, unit and source
-/// name, with the RFC 9562 version 8 and variant bits set. Two rows identical in every field get one UUID.
+/// Two 64-bit FNV-1a hashes (different offset bases) of subject, type, start, end, the value in the type's
+/// canonical unit rounded to 9 significant digits (``IdentityValue``) and the source, with the RFC 9562 version 8
+/// and variant bits set. Two rows identical in every field get one UUID, and so do rows that write one value in
+/// two units (`1 km`, `1000 m`).
 public enum StableUUID {
     /// The UUID of a sample with these fields.
     public static func derive(
-        subject: String, type: QuantityType, start: Timestamp, end: Timestamp, value: Double, unit: HealthUnit,
+        subject: String, type: QuantityType, start: Timestamp, end: Timestamp, canonicalValue: Double,
         source: SourceInfo
     ) -> UUID {
         var first = FNV1a(basis: 0xcbf2_9ce4_8422_2325)
         var second = FNV1a(basis: 0x6c62_272e_07bb_0142)
         for part in [
-            subject, type.identifier, String(start), String(end), String(value.bitPattern), unit.symbol, source.name,
+            subject, type.identifier, String(start), String(end), String(canonicalValue.bitPattern), source.name,
         ] {
             first.add(part)
             second.add(part)
