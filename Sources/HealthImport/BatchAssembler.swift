@@ -27,8 +27,10 @@ struct BatchAssembler {
         maxPendingRows = options.maxPendingRows
     }
 
-    /// Adds one sample, finishing its group's batch when it is full.
-    mutating func append(_ sample: PendingSample) {
+    /// Adds one sample, finishing its group's batch when it is full; `false` (and nothing added) when the
+    /// group's unfinished batch holds its UUID already: an identical record, counted once.
+    @discardableResult
+    mutating func append(_ sample: PendingSample) -> Bool {
         let key = sample.type.index
         // Few groups are live at once (a handful of types per export): a linear search beats hashing.
         let position: Int
@@ -40,7 +42,7 @@ struct BatchAssembler {
             groupKeys.append(key)
             groups.append(GroupBuilder(type: sample.type, unit: sample.type.canonicalUnit.symbol))
         }
-        groups[position].append(sample)
+        guard groups[position].append(sample) else { return false }
         pendingRows += 1
         if groups[position].count >= batchSize {
             emit(position)
@@ -48,6 +50,7 @@ struct BatchAssembler {
             let largest = groups.indices.max { groups[$0].count < groups[$1].count }!
             emit(largest)
         }
+        return true
     }
 
     /// Finishes every unfinished batch, in the order their groups first appeared, and forgets the groups.
@@ -81,6 +84,8 @@ private struct GroupBuilder {
     private var values: [Double] = []
     private var sourceIndices: [UInt32] = []
     private var uuids: [UUID] = []
+    /// The UUIDs of ``uuids``, to find identical records.
+    private var held: Set<UUID> = []
     private var metadata: [[String: MetadataValue]]?
 
     init(type: QuantityType, unit: String) {
@@ -90,7 +95,9 @@ private struct GroupBuilder {
 
     var count: Int { starts.count }
 
-    mutating func append(_ sample: PendingSample) {
+    /// Adds `sample`; `false` when the batch holds its UUID (the same content) already.
+    mutating func append(_ sample: PendingSample) -> Bool {
+        guard held.insert(sample.uuid).inserted else { return false }
         let sourcePosition: UInt32
         if sample.source.id == lastSource.id {
             sourcePosition = lastSource.position
@@ -109,6 +116,7 @@ private struct GroupBuilder {
         values.append(sample.value)
         sourceIndices.append(sourcePosition)
         uuids.append(sample.uuid)
+        return true
     }
 
     /// The batch of the rows so far, with an id hashed from its type, unit and UUIDs; the builder is emptied.

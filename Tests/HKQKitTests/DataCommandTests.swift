@@ -78,6 +78,17 @@ import Testing
         #expect(stored.map { $0["value"] as? Double } == [1000, 1000.01])
     }
 
+    @Test func identicalRowsOfAFileAreCountedOnce() async throws {
+        let row = "stepCount,2024-03-10T08:00:00-05:00,2024-03-10T08:10:00-05:00,1200,count,iPhone"
+        let result = try await Self.insert([row, row, row.replacingOccurrences(of: "1200", with: "1201")], subject: "insert-twice")
+        #expect(
+            result.out.hasSuffix("rows.csv (3 rows, 0 already stored, 1 identical rows counted once)\n"),
+            "\(result.out)")
+        #expect(result.out.contains("inserted 2 new samples"), "\(result.out)")
+        let help = try await runLive(["insert", "--help"], subject: "insert-twice")
+        #expect(help.out.contains("identical rows counted once"), "\(help.out)")
+    }
+
     @Test func insertJSONLines() async throws {
         let live = try #require(LiveServer.current)
         let path = try live.file(

@@ -113,6 +113,16 @@ struct RecordMappingTests {
                 != uuid(Fixtures.record(type: bodyMass, unit: "lb", value: "172.002")))
     }
 
+    @Test("identical records in one batch are one sample, counted as identical rows")
+    func identicalRecords() throws {
+        let body = [Fixtures.record(value: "10"), Fixtures.record(value: "10"), Fixtures.record(value: "11")]
+            .joined(separator: "\n")
+        let (batches, summary) = try Fixtures.importing(body: body)
+        #expect(Fixtures.rows(batches).map(\.value) == [10, 11])
+        #expect(summary.imported == ["stepCount": 2])
+        #expect(summary.identicalRows == 1)
+    }
+
     @Test("percent samples keep the fraction, sent in %, whatever dimensionless unit they are written in")
     func percent() throws {
         let body = [

@@ -52,6 +52,9 @@ public final class SampleFileReader {
         }
     }
 
+    /// Whether the last sample's UUID was derived from its content (its row had no uuid).
+    public private(set) var derivedUUID = false
+
     /// The next sample, or `nil` at the end of the input.
     public func next() throws -> Sample? {
         let next: (line: Int, text: String)
@@ -64,6 +67,7 @@ public final class SampleFileReader {
         }
         do {
             let row = try format == .csv ? csvRow(next.text) : jsonRow(next.text)
+            derivedUUID = row.uuid.isEmpty
             return try decoder.sample(row)
         } catch let error as HealthError {
             throw ImportError(file: path, line: next.line, message: error.message)
