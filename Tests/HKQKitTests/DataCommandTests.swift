@@ -70,7 +70,8 @@ import Testing
             ["distanceWalkingRunning,\(at),1000,m,iPhone", "distanceWalkingRunning,\(at),0.621371192237334,mi,iPhone",
              "activeEnergyBurned,\(at),41.84,kJ,iPhone"],
             subject: "insert-units", name: "units-again.csv")
-        #expect(again.out.contains("(3 rows, 3 already stored)"), "\(again.out)")
+        // 1000 m and 0.62137… mi are one value: identical rows of the file.
+        #expect(again.out.contains("(3 rows, 2 already stored, 1 identical rows counted once)"), "\(again.out)")
         // One digit more in the 6th place is another sample.
         let other = try await Self.insert(["distanceWalkingRunning,\(at),1.00001,km,iPhone"], subject: "insert-units")
         #expect(other.out.contains("inserted 1 new samples"), "\(other.out)")

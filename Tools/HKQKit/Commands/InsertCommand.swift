@@ -15,8 +15,10 @@ public struct InsertCommand: Command {
         CommandSpec(
             name: "insert", abstract: "Store the samples of a CSV or JSON-lines file (- reads standard input).",
             discussion: """
-                CSV has a header row naming the columns type,start,end,value,unit,source and optionally uuid (any \
-                order); JSON lines have one object per line with those keys. start and end are ISO 8601 with an \
+                CSV has a header row naming the columns type,start,end,value,unit,source and optionally uuid and \
+                bundleIdentifier (any order); JSON lines have one object per line with those keys, and optionally \
+                metadata (an object of string or number values). A column or key not listed is an error naming \
+                it, unless --ignore-unknown. start and end are ISO 8601 with an \
                 offset (2024-03-10T08:00:00-05:00, Z, fractional seconds); an empty end means a point sample; \
                 an empty unit means the type's canonical unit. The format follows the extension (.csv, .jsonl, \
                 .json), else the first character ({ means JSON lines).
@@ -32,7 +34,8 @@ public struct InsertCommand: Command {
             options: [
                 .option(
                     "input-format", value: "format", help: "csv or jsonl (default: from the extension or content).",
-                    allowedValues: SampleFileFormat.allCases.map(\.rawValue))
+                    allowedValues: SampleFileFormat.allCases.map(\.rawValue)),
+                .flag("ignore-unknown", help: "Skip columns or keys the formats do not define instead of refusing them."),
             ])
     }
 
@@ -41,7 +44,9 @@ public struct InsertCommand: Command {
         let path = context.argument(0)!
         let format = context.arguments.value("input-format").flatMap(SampleFileFormat.init(rawValue:))
         let tally = try await ServerSession.run(context) { client in
-            let reader = try SampleFileReader(path: path, format: format, subject: context.globals.subject)
+            let reader = try SampleFileReader(
+                path: path, format: format, subject: context.globals.subject,
+                ignoreUnknown: context.arguments.flag("ignore-unknown"))
             var tally = InsertTally()
             var pending: [Sample] = []
             pending.reserveCapacity(InsertCommand.batchRows)

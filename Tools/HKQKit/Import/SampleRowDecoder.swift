@@ -17,9 +17,18 @@ public struct SampleRow: Sendable, Equatable {
     public var source: String
     /// A UUID; empty means one derived from the content (``StableUUID``).
     public var uuid: String
+    /// The source's bundle identifier; may be empty.
+    public var bundleIdentifier: String
+    /// Metadata (JSON lines only).
+    public var metadata: [String: MetadataValue]
 
     /// A row from its fields.
-    public init(type: String, start: String, end: String, value: String, unit: String, source: String, uuid: String) {
+    public init(
+        type: String, start: String, end: String, value: String, unit: String, source: String, uuid: String,
+        bundleIdentifier: String = "", metadata: [String: MetadataValue] = [:]
+    ) {
+        self.bundleIdentifier = bundleIdentifier
+        self.metadata = metadata
         self.type = type
         self.start = start
         self.end = end
@@ -58,14 +67,14 @@ public struct SampleRowDecoder {
             throw HealthError(.invalidSample, "start \(row.start) is after end \(row.end)")
         }
         try SampleRules.validate(type: type, unit: unit, start: start, end: end, value: value, subject: subject)
-        let source = SourceInfo(name: sourceName)
+        let source = SourceInfo(name: sourceName, bundleIdentifier: row.bundleIdentifier.trimmingWhitespace)
         guard row.uuid.isEmpty else {
             guard let parsed = UUID(uuidString: row.uuid.trimmingWhitespace) else {
                 throw HealthError(.invalidSample, "uuid \"\(row.uuid)\" is not a UUID")
             }
             return Sample(
                 uuid: parsed, subject: subject, type: type, start: start, end: end, value: value, unit: unit,
-                source: source)
+                source: source, metadata: row.metadata)
         }
         // A derived UUID names the content whatever unit it was written in: the sample is sent as the canonical
         // value its identity is computed on (IdentityValue), so `1 km` and `1000 m` store the same bits.
@@ -73,10 +82,11 @@ public struct SampleRowDecoder {
             throw HealthError(.invalidSample, "value \(row.value) \(unit.symbol) is out of range for \(type)")
         }
         let uuid = StableUUID.derive(
-            subject: subject, type: type, start: start, end: end, canonicalValue: canonical, source: source)
+            subject: subject, type: type, start: start, end: end, canonicalValue: canonical, source: source,
+            metadata: row.metadata)
         return Sample(
             uuid: uuid, subject: subject, type: type, start: start, end: end, value: canonical,
-            unit: type.canonicalUnit, source: source)
+            unit: type.canonicalUnit, source: source, metadata: row.metadata)
     }
 
     private mutating func lookUp(type name: String) throws -> QuantityType {
@@ -110,20 +120,22 @@ public struct SampleRowDecoder {
 /// the same UUIDs (HEALTHKIT.md §3: a re-sent UUID with the same content is a no-op for the server).
 ///
 /// Two 64-bit FNV-1a hashes (different offset bases) of subject, type, start, end, the value in the type's
-/// canonical unit rounded to 9 significant digits (``IdentityValue``) and the source, with the RFC 9562 version 8
+/// canonical unit rounded to 9 significant digits (``IdentityValue``), the source name and bundle identifier and the
+/// metadata (keys sorted), with the RFC 9562 version 8
 /// and variant bits set. Two rows identical in every field get one UUID, and so do rows that write one value in
 /// two units (`1 km`, `1000 m`).
 public enum StableUUID {
     /// The UUID of a sample with these fields.
     public static func derive(
         subject: String, type: QuantityType, start: Timestamp, end: Timestamp, canonicalValue: Double,
-        source: SourceInfo
+        source: SourceInfo, metadata: [String: MetadataValue] = [:]
     ) -> UUID {
         var first = FNV1a(basis: 0xcbf2_9ce4_8422_2325)
         var second = FNV1a(basis: 0x6c62_272e_07bb_0142)
         for part in [
             subject, type.identifier, String(start), String(end), String(canonicalValue.bitPattern), source.name,
-        ] {
+            source.bundleIdentifier,
+        ] + metadata.keys.sorted().map({ "\($0)=\(metadata[$0]!)" }) {
             first.add(part)
             second.add(part)
         }
