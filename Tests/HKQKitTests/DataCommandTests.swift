@@ -502,3 +502,25 @@ import Testing
         )
     }
 }
+
+extension DataCommandTests {
+    @Test func priorityRefusesNamesNoSourceHasAndShowsLookAlikes() async throws {
+        let watch = "Phillip\u{2019}s\u{A0}Apple Watch"
+        try await Self.insert(
+            [
+                "stepCount,2024-03-10T08:00:00Z,,5,,\(watch)", "stepCount,2024-03-10T08:00:00Z,,6,,iPhone",
+            ], subject: "priority-names")
+        let typed = try await runLive(["sources", "stepCount", "--priority", "Phillip's Apple Watch"], subject: "priority-names")
+        #expect(typed.status == 1)
+        #expect(typed.err.contains(#"no source "Phillip's Apple Watch" has stepCount samples for priority-names"#), "\(typed.err)")
+        #expect(typed.err.contains(#"closest: "Phillip\u{2019}s\u{A0}Apple Watch""#), "\(typed.err)")
+        let exact = try await runLive(["sources", "stepCount", "--priority", watch, "--format", "csv"], subject: "priority-names")
+        #expect(exact.status == 0, "\(exact.err)")
+        #expect(exact.out.hasPrefix("rank,name,bundleIdentifier,version,device\n1,\(watch),"), "\(exact.out)")
+        let table = try await runLive(["sources", "stepCount"], subject: "priority-names")
+        #expect(table.out.contains(#""Phillip\u{2019}s\u{A0}Apple Watch""#), "\(table.out)")
+        let unseen = try await runLive(
+            ["sources", "stepCount", "--priority", "Tablet", "--allow-unseen"], subject: "priority-names")
+        #expect(unseen.status == 0, "\(unseen.err)")
+    }
+}
