@@ -61,7 +61,7 @@ let package = Package(
 
         // MARK: Tests
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
-        .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
+        .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "HealthCodecTests", dependencies: ["HealthCodec", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthWireTests", dependencies: ["HealthWire"], swiftSettings: swiftSettings),

@@ -1,13 +1,14 @@
 import Foundation
 import HealthModel
 
-/// Groups accepted samples into ``SampleBatch``es by type and unit, and hands out full ones.
+/// Groups accepted samples into ``SampleBatch``es by type (values are in the canonical unit), and hands out full
+/// ones.
 ///
 /// Every batch carries explicit UUIDs and a batch id hashed from them, so the same file always yields the same
 /// batches. Rows waiting in unfinished batches are capped by ``ImportOptions/maxPendingRows``: past it the
 /// largest group is sent early. Not thread-safe.
 struct BatchAssembler {
-    /// Most distinct (type, unit) groups held at once; past it every group is sent and the grouping restarts.
+    /// Most distinct type groups held at once; past it every group is sent and the grouping restarts.
     static let maxGroups = 256
 
     let subject: String
@@ -16,7 +17,7 @@ struct BatchAssembler {
     /// Finished batches, oldest first, waiting to be taken.
     private(set) var ready: [SampleBatch] = []
     private var groups: [GroupBuilder] = []
-    /// The (type index, unit id) key of each group, in the order of ``groups``.
+    /// The type index of each group, in the order of ``groups``.
     private var groupKeys: [Int] = []
     private var pendingRows = 0
 
@@ -26,9 +27,11 @@ struct BatchAssembler {
         maxPendingRows = options.maxPendingRows
     }
 
-    /// Adds one sample, finishing its group's batch when it is full.
-    mutating func append(_ sample: PendingSample) {
-        let key = sample.type.index << 32 | sample.groupUnitID
+    /// Adds one sample, finishing its group's batch when it is full; `false` (and nothing added) when the
+    /// group's unfinished batch holds its UUID already: an identical record, counted once.
+    @discardableResult
+    mutating func append(_ sample: PendingSample) -> Bool {
+        let key = sample.type.index
         // Few groups are live at once (a handful of types per export): a linear search beats hashing.
         let position: Int
         if let known = groupKeys.firstIndex(of: key) {
@@ -37,9 +40,9 @@ struct BatchAssembler {
             if groups.count >= BatchAssembler.maxGroups { flushAll() }
             position = groups.count
             groupKeys.append(key)
-            groups.append(GroupBuilder(type: sample.type, unit: sample.groupUnitSymbol))
+            groups.append(GroupBuilder(type: sample.type, unit: sample.type.canonicalUnit.symbol))
         }
-        groups[position].append(sample)
+        guard groups[position].append(sample) else { return false }
         pendingRows += 1
         if groups[position].count >= batchSize {
             emit(position)
@@ -47,6 +50,7 @@ struct BatchAssembler {
             let largest = groups.indices.max { groups[$0].count < groups[$1].count }!
             emit(largest)
         }
+        return true
     }
 
     /// Finishes every unfinished batch, in the order their groups first appeared, and forgets the groups.
@@ -80,6 +84,8 @@ private struct GroupBuilder {
     private var values: [Double] = []
     private var sourceIndices: [UInt32] = []
     private var uuids: [UUID] = []
+    /// The UUIDs of ``uuids``, to find identical records.
+    private var held: Set<UUID> = []
     private var metadata: [[String: MetadataValue]]?
 
     init(type: QuantityType, unit: String) {
@@ -89,7 +95,9 @@ private struct GroupBuilder {
 
     var count: Int { starts.count }
 
-    mutating func append(_ sample: PendingSample) {
+    /// Adds `sample`; `false` when the batch holds its UUID (the same content) already.
+    mutating func append(_ sample: PendingSample) -> Bool {
+        guard held.insert(sample.uuid).inserted else { return false }
         let sourcePosition: UInt32
         if sample.source.id == lastSource.id {
             sourcePosition = lastSource.position
@@ -108,6 +116,7 @@ private struct GroupBuilder {
         values.append(sample.value)
         sourceIndices.append(sourcePosition)
         uuids.append(sample.uuid)
+        return true
     }
 
     /// The batch of the rows so far, with an id hashed from its type, unit and UUIDs; the builder is emptied.

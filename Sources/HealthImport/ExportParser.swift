@@ -136,7 +136,10 @@ struct ExportParser {
     private mutating func finishRecord() {
         guard let sample = current else { return }
         current = nil
-        importedByType[sample.type.index] += 1
-        assembler.append(sample)
+        if assembler.append(sample) {
+            importedByType[sample.type.index] += 1
+        } else {
+            tally.identicalRows += 1
+        }
     }
 }

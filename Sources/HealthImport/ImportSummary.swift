@@ -39,6 +39,9 @@ public struct ImportSummary: Hashable, Sendable {
     public var skipped: [String: Int] = [:]
     /// Rejected records grouped by reason, in the order the reasons first appeared.
     public var rejected: [RejectionReport] = []
+    /// Records identical to one earlier in the same batch (same UUID, so the same content), counted once: not
+    /// sent and not in ``imported``. Identical records further apart are sent and count as already stored.
+    public var identicalRows = 0
     /// Batches handed to the sink.
     public var batches = 0
     /// Bytes of the file read (the compressed size for a zip).

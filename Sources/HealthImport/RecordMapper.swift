@@ -17,23 +17,19 @@ final class SourceEntry {
     }
 }
 
-/// A unit met in the export, interned, with the unit its samples are sent in.
+/// A unit met in the export, interned.
 struct UnitEntry {
     /// The unit as written.
     let unit: HealthUnit
-    /// The symbol as written, fed to the sample identity.
-    let symbolBytes: [UInt8]
 }
 
 /// A record accepted from its start tag, waiting for its `<MetadataEntry>` children and its end.
 struct PendingSample {
     var line: Int
     var type: QuantityType
-    /// Groups the sample into a batch with others of its type and unit.
-    var groupUnitID: Int
-    var groupUnitSymbol: String
     var start: Timestamp
     var end: Timestamp
+    /// In the type's canonical unit, rounded as its identity is (``IdentityValue``).
     var value: Double
     var source: SourceEntry
     var uuid: UUID
@@ -61,14 +57,9 @@ struct RecordMapper {
     private var units = ByteKeyedCache<UnitResolution>(limit: 1024)
     private var sources = ByteKeyedCache<SourceEntry>(limit: 4096)
     private var nextSourceID = 0
-    private var nextUnitID = 1
     /// Reused buffers: decoded attribute values and the source key.
     private var decoded: [UInt8] = []
     private var sourceKey: [UInt8] = []
-
-    /// The group unit of every percent sample.
-    private static let percentUnitID = 0
-    private static let percentSymbol = "%"
 
     private enum TypeResolution {
         /// A catalog type, with its short identifier's bytes for the sample identity.
@@ -78,7 +69,7 @@ struct RecordMapper {
     }
 
     private enum UnitResolution {
-        case unit(id: Int, UnitEntry)
+        case unit(UnitEntry)
         case invalid(Rejection)
     }
 
@@ -127,10 +118,9 @@ struct RecordMapper {
     private mutating func sample(
         type: QuantityType, identifier: [UInt8], fields: RecordFields, line: Int
     ) throws -> PendingSample {
-        let unitID: Int
         let unitEntry: UnitEntry
         switch resolveUnit(try require(fields.unit, "unit")) {
-        case .unit(let id, let entry): (unitID, unitEntry) = (id, entry)
+        case .unit(let entry): unitEntry = entry
         case .invalid(let rejection): throw rejection
         }
         guard unitEntry.unit.isCompatible(with: type.canonicalUnit) else {
@@ -152,22 +142,20 @@ struct RecordMapper {
             throw Rejection(
                 "negative value for a cumulative type", "\(type) is cumulative and cannot take the value \(value)")
         }
-        let canonical = try? unitEntry.unit.convert(value, to: type.canonicalUnit)
-        guard let canonical, canonical.isFinite else {
+        guard let canonical = IdentityValue.canonical(value, unit: unitEntry.unit, type: type) else {
             throw Rejection(
                 "value out of range", "\(value) \(unitEntry.unit.symbol) is out of range for \(type)")
         }
         let source = try resolveSource(fields)
 
+        // The identity names the content, not its spelling: the canonical value rounded to 9 digits
+        // (IdentityValue), so a re-export in other display units (mi for km, kJ for kcal) names the same samples.
+        // The sample is sent with that value in the canonical unit, so both exports store the same bits.
         let uuid = SampleContentIdentity.uuid(
-            sourceName: source.nameBytes, typeIdentifier: identifier, unitSymbol: unitEntry.symbolBytes, start: start,
-            end: end, value: value)
+            sourceName: source.nameBytes, typeIdentifier: identifier, start: start, end: end, canonicalValue: canonical)
 
-        let percent = type.canonicalUnit.symbol == RecordMapper.percentSymbol && unitEntry.unit.dimension == .none
         return PendingSample(
-            line: line, type: type, groupUnitID: percent ? RecordMapper.percentUnitID : unitID,
-            groupUnitSymbol: percent ? RecordMapper.percentSymbol : unitEntry.unit.symbol, start: start, end: end,
-            value: value, source: source, uuid: uuid)
+            line: line, type: type, start: start, end: end, value: canonical, source: source, uuid: uuid)
     }
 
     private func require(_ attribute: XMLAttribute?, _ name: String) throws -> XMLAttribute {
@@ -208,8 +196,7 @@ struct RecordMapper {
         let resolution: UnitResolution
         do {
             let unit = try HealthUnit(parsing: symbol)
-            resolution = .unit(id: nextUnitID, UnitEntry(unit: unit, symbolBytes: Array(symbol.utf8)))
-            nextUnitID += 1
+            resolution = .unit(UnitEntry(unit: unit))
         } catch {
             resolution = .invalid(Rejection("unknown unit \"\(symbol)\"", "\(error)"))
         }

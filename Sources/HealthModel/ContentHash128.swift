@@ -67,24 +67,24 @@ package struct ContentHash128 {
 }
 
 
-/// The content identity of a sample: its source name, type, unit symbol, start, end and value (as the bytes of
-/// the value in that unit, -0 as 0), as a version-8 UUID. The importer names every exported record so (with the
-/// unit as written in the export); ``Sample/stableID(type:start:end:value:unit:source:)`` with the canonical unit.
+/// The content identity of a sample (README, "Sample identity"): its source name, type, start, end and value in
+/// the type's canonical unit rounded to ``IdentityValue/significantDigits`` digits, as a version-8 UUID. So the
+/// same measurement names one sample whatever unit it was written in. The importer names every exported record
+/// so, and ``Sample/stableID(type:start:end:value:unit:source:)`` gives agents the same.
 package enum SampleContentIdentity {
-    /// The UUID of one sample's content; names and symbols are UTF-8 bytes.
+    /// The UUID of one sample's content; names are UTF-8 bytes; `canonicalValue` is already rounded
+    /// (``IdentityValue/canonical(_:unit:type:)``).
     package static func uuid(
-        sourceName: [UInt8], typeIdentifier: [UInt8], unitSymbol: [UInt8], start: Timestamp, end: Timestamp, value: Double
+        sourceName: [UInt8], typeIdentifier: [UInt8], start: Timestamp, end: Timestamp, canonicalValue: Double
     ) -> UUID {
         var identity = ContentHash128()
         identity.add(sourceName)
         identity.add(0x1F)
         identity.add(typeIdentifier)
         identity.add(0x1F)
-        identity.add(unitSymbol)
-        identity.add(0x1F)
         identity.add(littleEndian: UInt64(bitPattern: start))
         identity.add(littleEndian: UInt64(bitPattern: end))
-        identity.add(littleEndian: (value == 0 ? 0 : value).bitPattern)
+        identity.add(littleEndian: (canonicalValue == 0 ? 0 : canonicalValue).bitPattern)
         return identity.uuid
     }
 }
@@ -94,18 +94,20 @@ extension Sample {
     /// uploads the same measurement again — after a retry, a crash, a re-run over the same file — sends the same
     /// UUID, and the server stores it once (the same UUID with the same content adds nothing).
     ///
-    /// Unit-independent: the value is converted to the type's canonical unit first, so 1 km and 1,000 m name the
-    /// same sample. It is the importer's identity (`hkq import`) for records exported in the canonical unit (for
-    /// other units the importer hashes the unit as written). Throws ``ErrorCode/incompatibleUnit`` when `unit`
-    /// does not measure `type`. Pure and thread-safe.
+    /// Unit-independent: the value is converted to the type's canonical unit and rounded to 9 significant digits
+    /// first (``IdentityValue``), so 1 km and 1,000 m name the same sample. It is the importer's identity
+    /// (`hkq import`) and `hkq insert`'s. Throws ``ErrorCode/incompatibleUnit`` when `unit` does not measure
+    /// `type`. Pure and thread-safe.
     public static func stableID(
         type: QuantityType, start: Timestamp, end: Timestamp, value: Double, unit: HealthUnit, source: SourceInfo
     ) throws -> UUID {
         try SampleRules.validate(unit: unit, for: type)
-        let canonical = try unit.convert(value, to: type.canonicalUnit)
+        guard let canonical = IdentityValue.canonical(value, unit: unit, type: type) else {
+            throw HealthError(.invalidSample, "\(type) value \(value) \(unit) is out of range in \(type.canonicalUnit)")
+        }
         return SampleContentIdentity.uuid(
-            sourceName: Array(source.name.utf8), typeIdentifier: Array(type.identifier.utf8),
-            unitSymbol: Array(type.canonicalUnit.symbol.utf8), start: start, end: end, value: canonical)
+            sourceName: Array(source.name.utf8), typeIdentifier: Array(type.identifier.utf8), start: start, end: end,
+            canonicalValue: canonical)
     }
 
     /// This sample's content-derived UUID (``stableID(type:start:end:value:unit:source:)``); subject and

@@ -61,6 +61,35 @@ import Testing
         #expect(counts.map { $0["inserted"] as? Int } == [2, 1])
     }
 
+    @Test func insertingOneValueInAnotherUnitAddsNothing() async throws {
+        let at = "2024-03-10T08:00:00-05:00,2024-03-10T08:10:00-05:00"
+        try await Self.insert(
+            ["distanceWalkingRunning,\(at),1,km,iPhone", "activeEnergyBurned,\(at),10,kcal,iPhone"],
+            subject: "insert-units")
+        let again = try await Self.insert(
+            ["distanceWalkingRunning,\(at),1000,m,iPhone", "distanceWalkingRunning,\(at),0.621371192237334,mi,iPhone",
+             "activeEnergyBurned,\(at),41.84,kJ,iPhone"],
+            subject: "insert-units", name: "units-again.csv")
+        // 1000 m and 0.62137… mi are one value: identical rows of the file.
+        #expect(again.out.contains("(3 rows, 2 already stored, 1 identical rows counted once)"), "\(again.out)")
+        // One digit more in the 6th place is another sample.
+        let other = try await Self.insert(["distanceWalkingRunning,\(at),1.00001,km,iPhone"], subject: "insert-units")
+        #expect(other.out.contains("inserted 1 new samples"), "\(other.out)")
+        let stored = try await Self.samples(["distanceWalkingRunning"], subject: "insert-units")
+        #expect(stored.map { $0["value"] as? Double } == [1000, 1000.01])
+    }
+
+    @Test func identicalRowsOfAFileAreCountedOnce() async throws {
+        let row = "stepCount,2024-03-10T08:00:00-05:00,2024-03-10T08:10:00-05:00,1200,count,iPhone"
+        let result = try await Self.insert([row, row, row.replacingOccurrences(of: "1200", with: "1201")], subject: "insert-twice")
+        #expect(
+            result.out.hasSuffix("rows.csv (3 rows, 0 already stored, 1 identical rows counted once)\n"),
+            "\(result.out)")
+        #expect(result.out.contains("inserted 2 new samples"), "\(result.out)")
+        let help = try await runLive(["insert", "--help"], subject: "insert-twice")
+        #expect(help.out.contains("identical rows counted once"), "\(help.out)")
+    }
+
     @Test func insertJSONLines() async throws {
         let live = try #require(LiveServer.current)
         let path = try live.file(
@@ -475,5 +504,27 @@ import Testing
             result.err
                 == "error: cannot connect to 127.0.0.1:1: Connection refused — is hkd running? start it with: swift run -c release hkd\n"
         )
+    }
+}
+
+extension DataCommandTests {
+    @Test func priorityRefusesNamesNoSourceHasAndShowsLookAlikes() async throws {
+        let watch = "Phillip\u{2019}s\u{A0}Apple Watch"
+        try await Self.insert(
+            [
+                "stepCount,2024-03-10T08:00:00Z,,5,,\(watch)", "stepCount,2024-03-10T08:00:00Z,,6,,iPhone",
+            ], subject: "priority-names")
+        let typed = try await runLive(["sources", "stepCount", "--priority", "Phillip's Apple Watch"], subject: "priority-names")
+        #expect(typed.status == 1)
+        #expect(typed.err.contains(#"no source "Phillip's Apple Watch" has stepCount samples for priority-names"#), "\(typed.err)")
+        #expect(typed.err.contains(#"closest: "Phillip\u{2019}s\u{A0}Apple Watch""#), "\(typed.err)")
+        let exact = try await runLive(["sources", "stepCount", "--priority", watch, "--format", "csv"], subject: "priority-names")
+        #expect(exact.status == 0, "\(exact.err)")
+        #expect(exact.out.hasPrefix("rank,name,bundleIdentifier,version,device\n1,\(watch),"), "\(exact.out)")
+        let table = try await runLive(["sources", "stepCount"], subject: "priority-names")
+        #expect(table.out.contains(#""Phillip\u{2019}s\u{A0}Apple Watch""#), "\(table.out)")
+        let unseen = try await runLive(
+            ["sources", "stepCount", "--priority", "Tablet", "--allow-unseen"], subject: "priority-names")
+        #expect(unseen.status == 0, "\(unseen.err)")
     }
 }

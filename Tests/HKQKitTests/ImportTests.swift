@@ -55,10 +55,10 @@ import Testing
 
     @Test func csvRowsBecomeSamples() throws {
         let text = """
-            \u{FEFF}source,unit,value,end,start,type,uuid,note
-            "Anna's Watch, Series 9",km,1.5,2024-03-10T08:10:00-05:00,2024-03-10T08:00:00-05:00,distanceWalkingRunning,,x\r
+            \u{FEFF}source,unit,value,end,start,type,uuid
+            "Anna's Watch, Series 9",km,1.5,2024-03-10T08:10:00-05:00,2024-03-10T08:00:00-05:00,distanceWalkingRunning,\r
 
-            iPhone,,12,,2024-03-10T13:00:00.5Z,HKQuantityTypeIdentifierStepCount,E621E1F8-C36C-495A-93FC-0C247A3E6E5F,y
+            iPhone,,12,,2024-03-10T13:00:00.5Z,HKQuantityTypeIdentifierStepCount,E621E1F8-C36C-495A-93FC-0C247A3E6E5F
             """
         let (format, samples) = try Self.read("walk.csv", text)
         #expect(format == .csv)
@@ -66,7 +66,8 @@ import Testing
         let distance = try #require(samples.first)
         #expect(distance.type.identifier == "distanceWalkingRunning")
         #expect(distance.source.name == "Anna's Watch, Series 9")
-        #expect(distance.unit.symbol == "km" && distance.value == 1.5 && distance.subject == "anna")
+        // A derived UUID: sent as the canonical value it names (IdentityValue).
+        #expect(distance.unit.symbol == "m" && distance.value == 1500 && distance.subject == "anna")
         #expect(distance.start == 1_710_075_600_000_000 && distance.end == 1_710_076_200_000_000)
         let steps = try #require(samples.last)
         #expect(steps.type.identifier == "stepCount" && steps.unit.symbol == "count")
@@ -76,15 +77,15 @@ import Testing
 
     @Test func jsonLinesAreDetectedByExtensionAndByContent() throws {
         let text = """
-            {"type":"heartRate","start":"2024-03-10T08:00:00-05:00","end":"2024-03-10T08:00:00-05:00","value":72,"unit":"count/min","source":"Watch","extra":true}
+            {"type":"heartRate","start":"2024-03-10T08:00:00-05:00","end":"2024-03-10T08:00:00-05:00","value":72,"unit":"count/min","source":"Watch"}
 
             {"type":"heartRate","start":"2024-03-10T08:01:00-05:00","value":"1.25","unit":"count/s","source":"Watch"}
             """
         for name in ["hr.jsonl", "hr.json", "hr.txt"] {
             let (format, samples) = try Self.read(name, text)
             #expect(format == .jsonl, "\(name)")
-            #expect(samples.map(\.value) == [72, 1.25])
-            #expect(samples.map(\.unit.symbol) == ["count/min", "count/s"])
+            #expect(samples.map(\.value) == [72, 75])
+            #expect(samples.map(\.unit.symbol) == ["count/min", "count/min"])
         }
         let csvByContent = try Self.read(
             "steps.txt", "type,start,end,value,unit,source\nstepCount,2024-03-10T08:00:00Z,,5,,a\n")

@@ -47,7 +47,7 @@ struct RealExportTests {
         #expect(summary.xmlBytes == 9_720_225)
     }
 
-    @Test("batches hold at most 10,000 rows of one type and unit, in the units written")
+    @Test("batches hold at most 10,000 rows of one type, in its canonical unit")
     func batchShape() throws {
         let (batches, _) = try Self.shared.get()
         var units: [String: Set<String>] = [:]
@@ -61,8 +61,8 @@ struct RealExportTests {
         }
         #expect(
             units == [
-                "distanceWalkingRunning": ["mi"], "stepCount": ["count"], "flightsClimbed": ["count"],
-                "bodyMass": ["lb"], "height": ["ft"], "bodyMassIndex": ["count"],
+                "distanceWalkingRunning": ["m"], "stepCount": ["count"], "flightsClimbed": ["count"],
+                "bodyMass": ["kg"], "height": ["m"], "bodyMassIndex": ["count"],
             ])
         let stepBatches = batches.filter { $0.typeIdentifier == "stepCount" }.map(\.count)
         #expect(stepBatches == [10_000, 2_250])
@@ -84,23 +84,25 @@ struct RealExportTests {
 
         let distance = rows.filter { $0.type == "distanceWalkingRunning" }
         let day = Fixtures.instant(2017, 1, 21, offsetHours: -4)
-        let miles = distance.filter { $0.start >= day && $0.start < day + Micros.day }.reduce(0) { $0 + $1.value }
-        #expect(abs(miles - 1.72849583) < 1e-9)
+        let metres = distance.filter { $0.start >= day && $0.start < day + Micros.day }.reduce(0) { $0 + $1.value }
+        // 1.72849583 mi, each record rounded to 9 significant digits in metres.
+        #expect(abs(metres - 1.72849583 * 1609.344) < 1e-5)
     }
 
     @Test("manual entries keep their values, sources, instants and metadata")
     func manualEntries() throws {
         let rows = Fixtures.rows(try Self.shared.get().batches)
         let mass = rows.filter { $0.type == "bodyMass" }
-        #expect(mass.map(\.value) == [172, 174])
-        #expect(mass.map(\.unit) == ["lb", "lb"])
+        // 172 lb and 174 lb, in kg to 9 significant digits.
+        #expect(mass.map(\.value) == [78.0178876, 78.9250724])
+        #expect(mass.map(\.unit) == ["kg", "kg"])
         #expect(mass[0].start == Fixtures.instant(2016, 12, 14, 11, 12, 54, offsetHours: -4))
         #expect(mass[0].source == SourceInfo(name: "Health", version: "10.1.1"))
         #expect(mass[1].metadata == ["HKWasUserEntered": .number(1)])
         let bmi = try #require(rows.first { $0.type == "bodyMassIndex" })
         #expect(bmi.value == 22.96)
         let height = try #require(rows.first { $0.type == "height" })
-        #expect(height.value == 6.08333 && height.unit == "ft")
+        #expect(height.value == 1.85419898 && height.unit == "m", "6.08333 ft")
     }
 
     @Test("the two iPhones under one source name keep their hardware as the device")

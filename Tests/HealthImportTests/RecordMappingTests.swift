@@ -58,7 +58,7 @@ struct RecordMappingTests {
         ].joined(separator: "\n")
         let rows = Fixtures.rows(try Fixtures.importing(body: body).batches)
         #expect(rows.count == 2)
-        #expect(rows[0].value == 0.015 && rows[0].unit == "km")
+        #expect(rows[0].value == 15 && rows[0].unit == "m", "sent in the canonical unit")
         #expect(rows[0].start == Self.startInstant)
         #expect(rows[1].value == 2000)
         #expect(rows[1].start == Fixtures.instant(2016, 12, 31, 23, 59, 59, offsetHours: 1))
@@ -102,7 +102,25 @@ struct RecordMappingTests {
         for variant in variants { #expect(try uuid(variant) == reference) }
         var seen: Set<UUID> = [reference]
         for other in changed { #expect(seen.insert(try uuid(other)).inserted) }
-        #expect(try uuid(Fixtures.record(unit: "count", value: "10")) != uuid(Fixtures.record(unit: "()", value: "10")))
+        // One value in two spellings of a unit, or in two units, is one sample (IdentityValue).
+        #expect(try uuid(Fixtures.record(unit: "count", value: "10")) == uuid(Fixtures.record(unit: "()", value: "10")))
+        let bodyMass = "HKQuantityTypeIdentifierBodyMass"
+        #expect(
+            try uuid(Fixtures.record(type: bodyMass, unit: "kg", value: "1"))
+                == uuid(Fixtures.record(type: bodyMass, unit: "g", value: "1000")))
+        #expect(
+            try uuid(Fixtures.record(type: bodyMass, unit: "lb", value: "172.001"))
+                != uuid(Fixtures.record(type: bodyMass, unit: "lb", value: "172.002")))
+    }
+
+    @Test("identical records in one batch are one sample, counted as identical rows")
+    func identicalRecords() throws {
+        let body = [Fixtures.record(value: "10"), Fixtures.record(value: "10"), Fixtures.record(value: "11")]
+            .joined(separator: "\n")
+        let (batches, summary) = try Fixtures.importing(body: body)
+        #expect(Fixtures.rows(batches).map(\.value) == [10, 11])
+        #expect(summary.imported == ["stepCount": 2])
+        #expect(summary.identicalRows == 1)
     }
 
     @Test("percent samples keep the fraction, sent in %, whatever dimensionless unit they are written in")
@@ -124,7 +142,7 @@ struct RecordMappingTests {
         #expect(try HealthUnit(parsing: batches[0].unit).convert(0.97, to: type.canonicalUnit) == 0.97)
     }
 
-    @Test("records are grouped by type and unit as written")
+    @Test("records are grouped by type and sent in its canonical unit, rounded to 9 significant digits")
     func grouping() throws {
         let body = [
             Fixtures.record(type: "HKQuantityTypeIdentifierBodyMass", unit: "lb", value: "172"),
@@ -135,7 +153,7 @@ struct RecordMappingTests {
         let batches = try Fixtures.importing(body: body).batches
         #expect(
             batches.map { "\($0.typeIdentifier) \($0.unit) \($0.values)" } == [
-                "bodyMass lb [172.0, 174.0]", "bodyMass kg [78.0]", "stepCount count [5.0]",
+                "bodyMass kg [78.0178876, 78.0, 78.9250724]", "stepCount count [5.0]",
             ])
     }
 

@@ -54,4 +54,78 @@ struct ExportImportTests {
         #expect(total == 25_963)
         await restarted.stop()
     }
+
+    /// One export.xml of distance and energy records written in `distanceUnit` and `energyUnit`.
+    static func unitExport(_ records: [(type: String, start: Int, value: Double)], distanceUnit: String,
+        energyUnit: String, text: (Double, String) -> String) -> String {
+        var body = ""
+        for record in records {
+            let isDistance = record.type.hasSuffix("DistanceWalkingRunning")
+            let unit = isDistance ? distanceUnit : energyUnit
+            let start = Date(timeIntervalSince1970: Double(1_500_000_000 + record.start * 60))
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(secondsFromGMT: -4 * 3600)
+            formatter.dateFormat = "yyyy-MM-dd HH:mm:ss Z"
+            let from = formatter.string(from: start)
+            let to = formatter.string(from: start.addingTimeInterval(60))
+            body += " <Record type=\"\(record.type)\" sourceName=\"Phillip\u{2019}s\u{A0}Apple Watch\" "
+                + "unit=\"\(unit)\" creationDate=\"\(to)\" startDate=\"\(from)\" endDate=\"\(to)\" "
+                + "value=\"\(text(record.value, unit))\"/>\n"
+        }
+        return """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <HealthData locale="en_US">
+             <ExportDate value="2018-04-15 22:29:28 -0400"/>
+            \(body)</HealthData>
+
+            """
+    }
+
+    @Test("an export re-written in other units (mi for km, kJ for kcal) adds nothing; values one printed digit apart stay two samples")
+    func reexportInOtherUnitsAddsNothing() async throws {
+        var random = SplitMix64(seed: 0x1D_E771)
+        let distance = "HKQuantityTypeIdentifierDistanceWalkingRunning"
+        let energy = "HKQuantityTypeIdentifierActiveEnergyBurned"
+        // Values as Apple prints them: 6 significant digits in miles and kilocalories.
+        var records: [(type: String, start: Int, value: Double)] = []
+        for minute in 0..<150 {
+            let miles = Double(String(format: "%g", Double.random(in: 0.0001..<2, using: &random)))!
+            records.append((distance, minute, miles))
+            let kcal = Double(String(format: "%g", Double.random(in: 0.01..<40, using: &random)))!
+            records.append((energy, minute, kcal))
+        }
+        // Same source, type and interval, values one digit apart in the 6th printed digit: distinct samples.
+        records += [(distance, 500, 0.0278777), (distance, 500, 0.0278778), (energy, 500, 21.3471), (energy, 500, 21.3472)]
+        let factor: [String: Double] = ["km": 1.609344, "kJ": 4.184]
+        let original = Self.unitExport(records, distanceUnit: "mi", energyUnit: "kcal") { value, _ in
+            String(format: "%g", value)
+        }
+        // The other display units, written with the digits a conversion gives (shortest round trip).
+        let converted = Self.unitExport(records, distanceUnit: "km", energyUnit: "kJ") { value, unit in
+            "\(value * factor[unit]!)"
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("units-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = directory.appendingPathComponent("miles.xml")
+        let second = directory.appendingPathComponent("kilometres.xml")
+        try Data(original.utf8).write(to: first)
+        try Data(converted.utf8).write(to: second)
+
+        let hkd = try await HKDProcess()
+        defer { try? FileManager.default.removeItem(atPath: hkd.dataDirectory) }
+        let server = hkd.hkqServer + ["--subject", "phil"]
+        let before = try HKQBinaryTests.hkq(server + ["import", first.path, "--format", "json"])
+        #expect(before.status == 0, "\(before.err)")
+        #expect(try Self.object(before.out)["inserted"] as? Int == records.count, "\(before.out)")
+        let after = try HKQBinaryTests.hkq(server + ["import", second.path, "--format", "json"])
+        #expect(after.status == 0, "\(after.err)")
+        let summary = try Self.object(after.out)
+        #expect(summary["inserted"] as? Int == 0, "\(after.out)")
+        #expect(summary["alreadyStored"] as? Int == records.count, "\(after.out)")
+        let total = try await hkd.client().serverInfo().samplesPerType.reduce(0) { $0 + $1.samples }
+        #expect(total == records.count)
+        await hkd.stop()
+    }
 }

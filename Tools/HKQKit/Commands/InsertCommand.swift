@@ -1,3 +1,4 @@
+import Foundation
 import HealthClient
 import HealthModel
 
@@ -14,21 +15,27 @@ public struct InsertCommand: Command {
         CommandSpec(
             name: "insert", abstract: "Store the samples of a CSV or JSON-lines file (- reads standard input).",
             discussion: """
-                CSV has a header row naming the columns type,start,end,value,unit,source and optionally uuid (any \
-                order); JSON lines have one object per line with those keys. start and end are ISO 8601 with an \
+                CSV has a header row naming the columns type,start,end,value,unit,source and optionally uuid and \
+                bundleIdentifier (any order); JSON lines have one object per line with those keys, and optionally \
+                metadata (an object of string or number values). A column or key not listed is an error naming \
+                it, unless --ignore-unknown. start and end are ISO 8601 with an \
                 offset (2024-03-10T08:00:00-05:00, Z, fractional seconds); an empty end means a point sample; \
                 an empty unit means the type's canonical unit. The format follows the extension (.csv, .jsonl, \
                 .json), else the first character ({ means JSON lines).
 
                 Rows are checked and sent in batches of \(InsertCommand.batchRows); the first bad row stops the \
                 import with its line number (earlier batches stay stored). Rows without a uuid get one derived \
-                from their content, so importing the same file again re-sends the same UUIDs.
+                from their content: source, type, start, end and the value in the type's canonical unit rounded \
+                to 9 significant digits (stored so), so importing the same file again, or the same values \
+                written in other units (1 km, 1000 m), adds nothing. Two identical rows in one file are one \
+                sample: the summary says "N identical rows counted once".
                 """,
             arguments: [ArgumentSpec("file", help: "The file to read, or - for standard input.")],
             options: [
                 .option(
                     "input-format", value: "format", help: "csv or jsonl (default: from the extension or content).",
-                    allowedValues: SampleFileFormat.allCases.map(\.rawValue))
+                    allowedValues: SampleFileFormat.allCases.map(\.rawValue)),
+                .flag("ignore-unknown", help: "Skip columns or keys the formats do not define instead of refusing them."),
             ])
     }
 
@@ -37,11 +44,20 @@ public struct InsertCommand: Command {
         let path = context.argument(0)!
         let format = context.arguments.value("input-format").flatMap(SampleFileFormat.init(rawValue:))
         let tally = try await ServerSession.run(context) { client in
-            let reader = try SampleFileReader(path: path, format: format, subject: context.globals.subject)
+            let reader = try SampleFileReader(
+                path: path, format: format, subject: context.globals.subject,
+                ignoreUnknown: context.arguments.flag("ignore-unknown"))
             var tally = InsertTally()
             var pending: [Sample] = []
             pending.reserveCapacity(InsertCommand.batchRows)
+            // Derived UUIDs name the content: a repeat is an identical row. Sent UUIDs go to the server, which
+            // tells a repeat from a conflict.
+            var derived = Set<UUID>()
             while let sample = try reader.next() {
+                if reader.derivedUUID, !derived.insert(sample.uuid).inserted {
+                    tally.countIdentical(sample)
+                    continue
+                }
                 pending.append(sample)
                 if pending.count == InsertCommand.batchRows {
                     try await tally.send(pending, with: client)
@@ -56,7 +72,9 @@ public struct InsertCommand: Command {
             let name = path == "-" ? "standard input" : path
             context.print(
                 "inserted \(tally.total.inserted) new samples from \(name) (\(tally.total.rows) rows, "
-                    + "\(tally.total.duplicates) already stored)")
+                    + "\(tally.total.duplicates) already stored"
+                    + (tally.total.identical > 0 ? ", \(tally.total.identical) identical rows counted once" : "")
+                    + ")")
         }
     }
 }
@@ -68,6 +86,8 @@ struct InsertTally: Sendable {
         var rows: UInt64 = 0
         var inserted: UInt64 = 0
         var duplicates: UInt64 = 0
+        /// Rows identical to an earlier row of the file, not sent.
+        var identical: UInt64 = 0
     }
 
     private(set) var order: [String] = []
@@ -87,12 +107,21 @@ struct InsertTally: Sendable {
         }
     }
 
+    /// Counts a row identical to an earlier one of the file.
+    mutating func countIdentical(_ sample: Sample) {
+        let type = sample.type.identifier
+        if counts[type] == nil { order.append(type) }
+        counts[type, default: Counts()].rows += 1
+        counts[type, default: Counts()].identical += 1
+    }
+
     /// The sums over every type.
     var total: Counts {
         counts.values.reduce(into: Counts()) { total, counts in
             total.rows += counts.rows
             total.inserted += counts.inserted
             total.duplicates += counts.duplicates
+            total.identical += counts.identical
         }
     }
 

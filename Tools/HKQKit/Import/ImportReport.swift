@@ -74,6 +74,7 @@ struct ImportReport: Sendable {
         } else {
             line = "dry run: read \(summary.importedCount) samples from \(file) in \(seconds) (nothing sent)"
         }
+        if summary.identicalRows > 0 { line += "; \(summary.identicalRows) identical rows counted once" }
         line += "; skipped \(summary.skippedCount) elements; rejected \(summary.rejectedCount) records"
         return line
     }
@@ -102,6 +103,7 @@ struct ImportReport: Sendable {
             ("seconds", .number((seconds * 1000).rounded() / 1000)),
             ("recordsSeen", .integer(Int64(summary.recordsSeen))),
             ("samples", .integer(Int64(summary.importedCount))),
+            ("identicalRows", .integer(Int64(summary.identicalRows))),
         ]
         if let stored {
             pairs.append(("inserted", .integer(Int64(stored.values.reduce(0) { $0 + $1.inserted }))))

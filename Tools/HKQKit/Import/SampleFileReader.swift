@@ -33,12 +33,18 @@ public final class SampleFileReader {
     private var columns: CSVColumns?
     private var pending: (line: Int, text: String)?
 
-    /// The columns a file must have; `uuid` is optional.
+    /// The columns a file must have.
     public static let requiredColumns = ["type", "start", "end", "value", "unit", "source"]
+    /// The columns (CSV) or keys (JSON lines) a file may add; `metadata` is JSON lines only (an object of string
+    /// or number values).
+    public static let optionalColumns = ["uuid", "bundleIdentifier", "metadata"]
+    /// Whether columns or keys not listed above are skipped instead of refused.
+    public let ignoresUnknown: Bool
 
     /// Opens `path` and reads up to the first row; fails on an unreadable file or a bad CSV header.
-    public init(path: String, format: SampleFileFormat?, subject: String) throws {
+    public init(path: String, format: SampleFileFormat?, subject: String, ignoreUnknown: Bool = false) throws {
         self.path = path
+        ignoresUnknown = ignoreUnknown
         lines = try LineReader(path: path)
         decoder = SampleRowDecoder(subject: subject)
         self.format = format ?? SampleFileFormat.implied(byPath: path) ?? .csv
@@ -47,10 +53,14 @@ public final class SampleFileReader {
             self.format = first.text.first(where: { !$0.isWhitespace }) == "{" ? .jsonl : .csv
         }
         switch self.format {
-        case .csv: columns = try CSVColumns(header: first.text, file: path, line: first.line)
+        case .csv:
+            columns = try CSVColumns(header: first.text, file: path, line: first.line, ignoreUnknown: ignoreUnknown)
         case .jsonl: pending = first
         }
     }
+
+    /// Whether the last sample's UUID was derived from its content (its row had no uuid).
+    public private(set) var derivedUUID = false
 
     /// The next sample, or `nil` at the end of the input.
     public func next() throws -> Sample? {
@@ -64,6 +74,7 @@ public final class SampleFileReader {
         }
         do {
             let row = try format == .csv ? csvRow(next.text) : jsonRow(next.text)
+            derivedUUID = row.uuid.isEmpty
             return try decoder.sample(row)
         } catch let error as HealthError {
             throw ImportError(file: path, line: next.line, message: error.message)
@@ -97,6 +108,16 @@ public final class SampleFileReader {
             let hint = text.first(where: { !$0.isWhitespace }) == "[" ? "; write one object per line (JSON lines)" : ""
             throw HealthError(.invalidSample, "not a JSON object\(hint)")
         }
+        if !ignoresUnknown,
+            let unknown = object.keys.sorted().first(where: {
+                !Self.requiredColumns.contains($0) && !Self.optionalColumns.contains($0)
+            })
+        {
+            throw HealthError(
+                .invalidSample,
+                "unknown key \"\(unknown)\" (known: \((Self.requiredColumns + Self.optionalColumns).joined(separator: ", "))"
+                    + "; --ignore-unknown skips it)")
+        }
         func field(_ key: String, required: Bool) throws -> String {
             switch object[key] {
             case nil, is NSNull:
@@ -111,7 +132,26 @@ public final class SampleFileReader {
             type: try field("type", required: true), start: try field("start", required: true),
             end: try field("end", required: false), value: try field("value", required: true),
             unit: try field("unit", required: false), source: try field("source", required: true),
-            uuid: try field("uuid", required: false))
+            uuid: try field("uuid", required: false), bundleIdentifier: try field("bundleIdentifier", required: false),
+            metadata: try Self.metadata(object["metadata"]))
+    }
+
+    /// The `metadata` object of a JSON row: string values stay strings, numbers and booleans become numbers.
+    private static func metadata(_ value: Any?) throws -> [String: MetadataValue] {
+        switch value {
+        case nil, is NSNull: return [:]
+        case let object as [String: Any]:
+            var metadata: [String: MetadataValue] = [:]
+            for (key, value) in object {
+                switch value {
+                case let text as String: metadata[key] = .string(text)
+                case let number as NSNumber where number.doubleValue.isFinite: metadata[key] = .number(number.doubleValue)
+                default: throw HealthError(.invalidSample, "metadata \"\(key)\" is not a string or a number")
+                }
+            }
+            return metadata
+        default: throw HealthError(.invalidSample, "key \"metadata\" is not an object")
+        }
     }
 }
 
@@ -120,8 +160,8 @@ struct CSVColumns {
     let positions: [String: Int]
     let width: Int
 
-    /// Reads the header; unknown columns are ignored, a missing required one is an error.
-    init(header: String, file: String, line: Int) throws {
+    /// Reads the header; a missing required column is an error, and so is an unknown one unless `ignoreUnknown`.
+    init(header: String, file: String, line: Int, ignoreUnknown: Bool) throws {
         guard let names = CSV.fields(header) else {
             throw ImportError(file: file, line: line, message: "malformed CSV header")
         }
@@ -129,6 +169,13 @@ struct CSVColumns {
         for (index, name) in names.enumerated() {
             let key = name.trimmingWhitespace.lowercased()
             if positions[key] == nil { positions[key] = index }
+        }
+        let known = SampleFileReader.requiredColumns + ["uuid", "bundleidentifier"]
+        if !ignoreUnknown, let unknown = names.first(where: { !known.contains($0.trimmingWhitespace.lowercased()) }) {
+            throw ImportError(
+                file: file, line: line,
+                message: "unknown column \"\(unknown)\" (known: \(SampleFileReader.requiredColumns.joined(separator: ",")),"
+                    + "uuid,bundleIdentifier; --ignore-unknown skips it)")
         }
         let missing = SampleFileReader.requiredColumns.filter { positions[$0] == nil }
         if !missing.isEmpty {
@@ -150,6 +197,6 @@ struct CSVColumns {
         return SampleRow(
             type: field("type").trimmingWhitespace, start: field("start"), end: field("end"),
             value: field("value"), unit: field("unit").trimmingWhitespace, source: field("source"),
-            uuid: field("uuid"))
+            uuid: field("uuid"), bundleIdentifier: field("bundleidentifier"))
     }
 }

@@ -17,9 +17,18 @@ public struct SampleRow: Sendable, Equatable {
     public var source: String
     /// A UUID; empty means one derived from the content (``StableUUID``).
     public var uuid: String
+    /// The source's bundle identifier; may be empty.
+    public var bundleIdentifier: String
+    /// Metadata (JSON lines only).
+    public var metadata: [String: MetadataValue]
 
     /// A row from its fields.
-    public init(type: String, start: String, end: String, value: String, unit: String, source: String, uuid: String) {
+    public init(
+        type: String, start: String, end: String, value: String, unit: String, source: String, uuid: String,
+        bundleIdentifier: String = "", metadata: [String: MetadataValue] = [:]
+    ) {
+        self.bundleIdentifier = bundleIdentifier
+        self.metadata = metadata
         self.type = type
         self.start = start
         self.end = end
@@ -58,19 +67,26 @@ public struct SampleRowDecoder {
             throw HealthError(.invalidSample, "start \(row.start) is after end \(row.end)")
         }
         try SampleRules.validate(type: type, unit: unit, start: start, end: end, value: value, subject: subject)
-        let source = SourceInfo(name: sourceName)
-        let uuid: UUID
-        if row.uuid.isEmpty {
-            uuid = StableUUID.derive(
-                subject: subject, type: type, start: start, end: end, value: value, unit: unit, source: source)
-        } else {
+        let source = SourceInfo(name: sourceName, bundleIdentifier: row.bundleIdentifier.trimmingWhitespace)
+        guard row.uuid.isEmpty else {
             guard let parsed = UUID(uuidString: row.uuid.trimmingWhitespace) else {
                 throw HealthError(.invalidSample, "uuid \"\(row.uuid)\" is not a UUID")
             }
-            uuid = parsed
+            return Sample(
+                uuid: parsed, subject: subject, type: type, start: start, end: end, value: value, unit: unit,
+                source: source, metadata: row.metadata)
         }
+        // A derived UUID names the content whatever unit it was written in: the sample is sent as the canonical
+        // value its identity is computed on (IdentityValue), so `1 km` and `1000 m` store the same bits.
+        guard let canonical = IdentityValue.canonical(value, unit: unit, type: type) else {
+            throw HealthError(.invalidSample, "value \(row.value) \(unit.symbol) is out of range for \(type)")
+        }
+        let uuid = StableUUID.derive(
+            subject: subject, type: type, start: start, end: end, canonicalValue: canonical, source: source,
+            metadata: row.metadata)
         return Sample(
-            uuid: uuid, subject: subject, type: type, start: start, end: end, value: value, unit: unit, source: source)
+            uuid: uuid, subject: subject, type: type, start: start, end: end, value: canonical,
+            unit: type.canonicalUnit, source: source, metadata: row.metadata)
     }
 
     private mutating func lookUp(type name: String) throws -> QuantityType {
@@ -103,19 +119,23 @@ public struct SampleRowDecoder {
 /// UUIDs for rows that come without one, derived from their content, so that importing a file twice re-sends
 /// the same UUIDs (HEALTHKIT.md §3: a re-sent UUID with the same content is a no-op for the server).
 ///
-/// Two 64-bit FNV-1a hashes (different offset bases) of subject, type, start, end, value, unit and source
-/// name, with the RFC 9562 version 8 and variant bits set. Two rows identical in every field get one UUID.
+/// Two 64-bit FNV-1a hashes (different offset bases) of subject, type, start, end, the value in the type's
+/// canonical unit rounded to 9 significant digits (``IdentityValue``), the source name and bundle identifier and the
+/// metadata (keys sorted), with the RFC 9562 version 8
+/// and variant bits set. Two rows identical in every field get one UUID, and so do rows that write one value in
+/// two units (`1 km`, `1000 m`).
 public enum StableUUID {
     /// The UUID of a sample with these fields.
     public static func derive(
-        subject: String, type: QuantityType, start: Timestamp, end: Timestamp, value: Double, unit: HealthUnit,
-        source: SourceInfo
+        subject: String, type: QuantityType, start: Timestamp, end: Timestamp, canonicalValue: Double,
+        source: SourceInfo, metadata: [String: MetadataValue] = [:]
     ) -> UUID {
         var first = FNV1a(basis: 0xcbf2_9ce4_8422_2325)
         var second = FNV1a(basis: 0x6c62_272e_07bb_0142)
         for part in [
-            subject, type.identifier, String(start), String(end), String(value.bitPattern), unit.symbol, source.name,
-        ] {
+            subject, type.identifier, String(start), String(end), String(canonicalValue.bitPattern), source.name,
+            source.bundleIdentifier,
+        ] + metadata.keys.sorted().map({ "\($0)=\(metadata[$0]!)" }) {
             first.add(part)
             second.add(part)
         }

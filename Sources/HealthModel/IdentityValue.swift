@@ -1,0 +1,47 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The value a sample's content identity is computed on (Protocol/STORAGE.md, *Content identity*): the value in
+/// its type's canonical unit, rounded to ``significantDigits`` significant decimal digits.
+///
+/// So `1 km` and `1000 m`, or `0.621371192 mi` and `1 km`, name one sample, whatever unit a file was written in.
+/// Why 9 digits: Apple's export prints 6 significant digits in the person's display unit, and the factors
+/// between display units of one dimension (mi/km 1.609, kcal/kJ 4.184, lb/kg 2.205, ft/m 3.281) are below 10,
+/// so two values that differ in their 6th printed digit in any unit still differ in their 7th canonical digit:
+/// 9 keeps them apart with two digits to spare. Conversions in binary floating point err by about 1e-16
+/// relative, so a value converted from another unit lands on the same 9-digit decimal except within 1e-7 of a
+/// rounding boundary (about one value in ten million).
+public enum IdentityValue {
+    /// Significant decimal digits kept.
+    public static let significantDigits = 9
+
+    /// `value` written in `unit` as the canonical, rounded value of `type` (`nil` when it does not convert to a
+    /// finite number). Percent types take the fraction as written whatever the dimensionless unit (HEALTHKIT.md
+    /// §2).
+    public static func canonical(_ value: Double, unit: HealthUnit, type: QuantityType) -> Double? {
+        let converted: Double?
+        if type.canonicalUnit.dimension == .none, unit.dimension == .none {
+            converted = type.canonicalUnit.symbol == "%" ? value : try? unit.convert(value, to: type.canonicalUnit)
+        } else {
+            converted = try? unit.convert(value, to: type.canonicalUnit)
+        }
+        guard let converted, converted.isFinite else { return nil }
+        return rounded(converted)
+    }
+
+    /// `value` rounded to ``significantDigits`` significant decimal digits (as `printf("%.8e")` rounds the
+    /// exact binary value), read back as the nearest double; zero of either sign is `+0`.
+    public static func rounded(_ value: Double) -> Double {
+        guard value.isFinite, value != 0 else { return value == 0 ? 0 : value }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 40) { buffer in
+            let base = buffer.baseAddress!
+            _ = withVaList([value]) { vsnprintf(base, 40, "%.8e", $0) }
+            return strtod(base, nil)
+        }
+    }
+}
