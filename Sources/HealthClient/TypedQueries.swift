@@ -67,10 +67,10 @@ extension HealthClient {
     }
 
     /// HealthKit's sharing status of each type for this connection's identity, in request order.
-    public func authorizationStatus(_ types: [QuantityType]) async throws(HealthClientError) -> [AuthorizationStatus
-        .TypeAuthorization]
+    public func authorizationStatus(_ types: [QuantityType], subject: String = "") async throws(HealthClientError)
+        -> [AuthorizationStatus.TypeAuthorization]
     {
-        try await authorizationStatus(types.map(\.identifier))
+        try await authorizationStatus(types.map(\.identifier), subject: subject)
     }
 }
 

@@ -1,13 +1,29 @@
 import HealthCodec
 import HealthModel
 
-/// Asks for the sharing authorization status of types (HEALTHKIT.md §10). Answered by ``AuthorizationStatus``.
+/// Asks for the sharing authorization status of types (HEALTHKIT.md §10), for one subject or for the identity in
+/// general. Answered by ``AuthorizationStatus``.
 public struct AuthorizationStatusQuery: WireMessage {
     public static let kind = MessageKind.authorizationStatusQuery
     public var types: [String]
-    public init(types: [String]) { self.types = types }
-    public func encode(into w: inout ByteWriter) { w.writeStrings(types) }
-    public init(from r: inout ByteReader, limits: MessageLimits) throws { types = try r.readStrings("type", limits: limits) }
+    /// The subject the status is for (an identity may write a type for some subjects only); empty: in general.
+    /// On the wire only when not empty, after the types, so older payloads still decode.
+    public var subject: String
+
+    public init(types: [String], subject: String = "") {
+        self.types = types
+        self.subject = subject
+    }
+
+    public func encode(into w: inout ByteWriter) {
+        w.writeStrings(types)
+        if !subject.isEmpty { w.writeString(subject) }
+    }
+
+    public init(from r: inout ByteReader, limits: MessageLimits) throws {
+        types = try r.readStrings("type", limits: limits)
+        subject = r.remaining > 0 ? try r.readString(limits) : ""
+    }
 }
 
 /// Sharing status per requested type, in request order. Read access is never revealed.

@@ -22,12 +22,16 @@ struct AdminCommandTests {
         let status = await runHKQ(
             [
                 "auth", "status", "stepCount", "heartRate", "bodyMass", "--server", live.address, "--token", token,
-                "--format", "csv",
+                "--format", "csv", "--subject", "anna",
             ])
         #expect(status.status == 0, "\(status.err)")
         #expect(
             status.out
                 == "type,status\nstepCount,sharingAuthorized\nheartRate,sharingAuthorized\nbodyMass,notDetermined\n")
+        // Status is per subject: this identity may write nothing for carl.
+        let elsewhere = await runHKQ(
+            ["auth", "status", "stepCount", "--server", live.address, "--token", token, "--format", "csv", "--subject", "carl"])
+        #expect(elsewhere.out == "type,status\nstepCount,sharingDenied\n", "\(elsewhere.err)")
 
         let list = try await runLive(["admin", "list", "--format", "csv"], subject: "anna")
         #expect(list.out.contains("sync,false,\"anna,ben\",\"stepCount,heartRate\",stepCount,"), "\(list.out)")

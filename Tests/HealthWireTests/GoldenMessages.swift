@@ -106,6 +106,8 @@ enum Golden {
         ("set-source-priority", "Put the iPhone first.", 14, [], .setSourcePriority(SetSourcePriority(subject: "anna", type: "stepCount", order: ["iPhone"]))),
         ("authorization-status-query", "Sharing status of two types.", 15, [],
          .authorizationStatusQuery(AuthorizationStatusQuery(types: ["stepCount", "heartRate"]))),
+        ("authorization-status-query-subject", "Sharing status of two types for subject anna (the subject after the types).", 15, [],
+         .authorizationStatusQuery(AuthorizationStatusQuery(types: ["stepCount", "heartRate"], subject: "anna"))),
         ("authorization-status", "Its answer.", 15, [],
          .authorizationStatus(AuthorizationStatus(statuses: [.init(type: "stepCount", state: .sharingAuthorized), .init(type: "heartRate", state: .sharingDenied)]))),
         ("server-info-query", "Ask for server information (empty payload).", 16, [], .serverInfoQuery(ServerInfoQuery())),

@@ -320,9 +320,12 @@ struct AuthorizationTests {
         let missing = await Self.refusal { try await anonymous.connect() }
         #expect(missing?.code == .unauthenticated)
         #expect(missing?.message == "this server requires a token (hkq --token or HKQ_TOKEN)")
+        // The token with its last hex digit changed (the old way kept it whenever the last digit was 0 and the one
+        // before it was not, so one run in sixteen "refused" a valid token).
         var wrong = identities[1].token
-        wrong.removeLast()
-        wrong += wrong.hasSuffix("0") ? "1" : "0"
+        let last = wrong.removeLast()
+        wrong.append(last == "0" ? "1" : "0")
+        #expect(wrong != identities[1].token)
         var elapsed: [Duration] = []
         // Text not shaped like a token is refused by the client itself: nothing is sent, nothing throttled.
         let malformed = HealthClient(ClientConfiguration(port: hkd.port, token: "nonsense", retry: .none))

@@ -36,7 +36,9 @@ public struct IdentityAccess: Hashable, Sendable {
 
     /// HealthKit's authorization status: about sharing only. Authorized with a share grant; denied when a grant
     /// names the type (or `*`) without share; not determined when no grant mentions it.
-    public func sharingStatus(_ type: QuantityType) -> AuthorizationState {
+    public func sharingStatus(_ type: QuantityType, subject: String = "") -> AuthorizationState {
+        // A subject outside the identity's: it may write nothing there.
+        if !subject.isEmpty, let subjects, !subjects.contains(subject) { return .sharingDenied }
         if canShare(type) { return .sharingAuthorized }
         return grants.contains { $0.type == "*" || $0.type == type.identifier } ? .sharingDenied : .notDetermined
     }

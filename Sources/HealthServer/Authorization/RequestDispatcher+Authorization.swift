@@ -59,7 +59,7 @@ extension RequestDispatcher {
                     AuthorizationStatus(
                         statuses: try m.types.map { name in
                             let type = try QuantityType.named(name)
-                            return .init(type: type.identifier, state: access.sharingStatus(type))
+                            return .init(type: type.identifier, state: access.sharingStatus(type, subject: m.subject))
                         }))
             ]
 

@@ -20,7 +20,8 @@ public struct AuthStatusCommand: Command {
             discussion: """
                 As in HealthKit the answer is about sharing only: sharingAuthorized, sharingDenied or notDetermined.
                 Whether the identity may read other writers' samples is never revealed: without read permission
-                queries simply return only the samples this identity wrote.
+                queries simply return only the samples this identity wrote. The status is for the subject --subject
+                names (default: me): an identity limited to other subjects gets sharingDenied.
                 """,
             arguments: [ArgumentSpec("type", help: "Quantity types, e.g. stepCount heartRate.", isVariadic: true)])
     }
@@ -28,7 +29,7 @@ public struct AuthStatusCommand: Command {
     /// Prints TYPE and STATUS per requested type.
     public func run(_ context: CommandContext) async throws {
         let types = context.arguments.positionals
-        let statuses = try await ServerSession.run(context) { client in try await client.authorizationStatus(types) }
+        let statuses = try await ServerSession.run(context) { client in try await client.authorizationStatus(types, subject: context.globals.subject) }
         var records = RecordSet(columns: [.init("type", title: "TYPE"), .init("status", title: "STATUS")])
         for status in statuses { records.append([.string(status.type), .string("\(status.state)")]) }
         context.print(records)
