@@ -17,8 +17,10 @@ struct SeriesSources: Sendable {
         var latest: SourceInfo
         /// Whether any of its samples carried `HKMetadataKeyWasUserEntered`.
         var userEntered: Bool
-        /// Apple devices and apps (bundle identifier `com.apple…`).
-        var isApple: Bool { latest.bundleIdentifier.hasPrefix("com.apple") }
+        /// The person's own Apple devices and Apple's apps: a bundle identifier `com.apple…`, an Apple hardware
+        /// model as the device (`iPhone14,2`, `Watch6,2`, `iPad13,1`, `iPod9,1`: exports name devices so), or,
+        /// for export records that carry neither, a name ending in iPhone, Apple Watch or iPad ("Anna’s iPhone").
+        var isApple: Bool { SeriesSources.isApple(latest) }
     }
 
     /// Source id (the value stored in the source column) → revision.
@@ -35,6 +37,21 @@ struct SeriesSources: Sendable {
     /// The identity key of a source: bundle identifier, or name when there is none.
     static func identityKey(_ info: SourceInfo) -> String {
         info.bundleIdentifier.isEmpty ? "name:" + info.name : "bundle:" + info.bundleIdentifier
+    }
+
+    /// Whether `info` is one of the person's own Apple devices or an Apple app (see ``Identity/isApple``).
+    static func isApple(_ info: SourceInfo) -> Bool {
+        if info.bundleIdentifier.hasPrefix("com.apple") { return true }
+        for model in ["iPhone", "Watch", "iPad", "iPod"] where info.device.hasPrefix(model) {
+            let rest = info.device.dropFirst(model.count)
+            if let comma = rest.firstIndex(of: ","), !rest[..<comma].isEmpty,
+                rest[..<comma].allSatisfy(\.isNumber), rest[rest.index(after: comma)...].allSatisfy(\.isNumber)
+            {
+                return true
+            }
+        }
+        guard info.bundleIdentifier.isEmpty, info.device.isEmpty || info.device.hasPrefix("<<HKDevice") else { return false }
+        return ["iPhone", "Apple Watch", "iPad"].contains { info.name.hasSuffix($0) }
     }
 
     var count: Int { infos.count }
@@ -75,8 +92,16 @@ struct SeriesSources: Sendable {
     /// Whether the identity of source `id` entered samples by hand.
     func isUserEntered(id: Int) -> Bool { identities[identityOfSource[id]].userEntered }
 
-    /// Replaces the priority order (highest first); sources it does not list keep the default order after it.
-    mutating func setPriority(_ order: [SourceInfo]) { explicitOrder = order }
+    /// Puts the sources of `order` first (highest first); the sources it does not list keep their current order
+    /// after it (they do not fall back to the default order). Sources seen later rank after all of them, in the
+    /// default order.
+    mutating func setPriority(_ order: [SourceInfo]) {
+        let listed = Set(order.map(SeriesSources.identityKey))
+        explicitOrder = order + priorityList().filter { !listed.contains(SeriesSources.identityKey($0)) }
+    }
+
+    /// Restores an order exactly as stored (a snapshot), without merging the current one into it.
+    mutating func restorePriority(_ order: [SourceInfo]) { explicitOrder = order }
 
     /// Identity indices, highest priority first: the explicit order, then the default one (HEALTHKIT.md §8):
     /// user-entered sources, then Apple devices and apps (both in first-seen order), then the others with the

@@ -179,7 +179,7 @@ extension Series {
         for (info, userEntered) in zip(image.sources, image.userEnteredSources) {
             _ = sources.intern(info, userEntered: userEntered)
         }
-        if let order = image.priorityOrder { sources.setPriority(order) }
+        if let order = image.priorityOrder { sources.restorePriority(order) }
         var maxDuration: Int64 = 0
         for row in 0..<n {
             if row > 0, image.starts[row] < image.starts[row - 1] { throw broken("starts not sorted at row \(row)") }
