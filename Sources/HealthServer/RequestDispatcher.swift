@@ -74,7 +74,7 @@ public struct RequestDispatcher: Sendable {
                 throw HealthError(
                     .batchTooLarge, "batch \(m.batch.batchID) has \(m.batch.count) rows; this server accepts at most \(limits.maxBatchRows)")
             }
-            let result = try durable.insert(m.batch, writer: writer)
+            let result = try durable.insert(m.batch, writer: writer, encodedBatch: m.receivedBatchBytes)
             if result.inserted > 0 { subscriptions?.changed(subject: m.batch.subject, type: m.batch.typeIdentifier) }
             return [
                 .insertAck(

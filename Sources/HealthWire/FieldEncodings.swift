@@ -108,12 +108,18 @@ extension ByteReader {
     }
 
     mutating func readBatch(_ limits: MessageLimits) throws -> SampleBatch {
+        try readBatchKeepingBytes(limits).batch
+    }
+
+    /// A length-prefixed sample batch and the bytes it was decoded from (without the length).
+    mutating func readBatchKeepingBytes(_ limits: MessageLimits) throws -> (batch: SampleBatch, bytes: ArraySlice<UInt8>) {
         let length = try readCount("sample batch length", limit: remaining)
         var inner = ByteReader(bytes, offset: offset, endIndex: offset + length)
         let batch = try SampleBatchCodec.decode(from: &inner, limits: limits.batch)
         try inner.expectEnd("the sample batch")
+        let start = offset
         _ = try readBytes(length)
-        return batch
+        return (batch, bytes[start..<(start + length)])
     }
 
     /// Reads a one-byte enumeration value, naming the field when the byte is unknown.

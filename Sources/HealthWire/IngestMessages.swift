@@ -7,9 +7,23 @@ import HealthModel
 public struct Insert: WireMessage {
     public static let kind = MessageKind.insert
     public var batch: SampleBatch
+    /// The batch's bytes exactly as they arrived (SAMPLE-BATCH.md, uncompressed), set when the message was
+    /// decoded: the server logs them as they are instead of encoding the batch again. Not part of equality.
+    public var receivedBatchBytes: ArraySlice<UInt8>?
+
     public init(batch: SampleBatch) { self.batch = batch }
     public func encode(into w: inout ByteWriter) { w.writeBatch(batch) }
-    public init(from r: inout ByteReader, limits: MessageLimits) throws { batch = try r.readBatch(limits) }
+    public init(from r: inout ByteReader, limits: MessageLimits) throws {
+        (batch, receivedBatchBytes) = try r.readBatchKeepingBytes(limits)
+    }
+
+    public static func == (a: Insert, b: Insert) -> Bool { a.batch == b.batch }
+    public func hash(into hasher: inout Hasher) { hasher.combine(batch) }
+}
+
+extension Insert: CustomDebugStringConvertible {
+    /// The batch only: the received bytes are a transport detail.
+    public var debugDescription: String { "HealthWire.Insert(batch: \(String(reflecting: batch)))" }
 }
 
 /// The acknowledgement of an ``Insert``.

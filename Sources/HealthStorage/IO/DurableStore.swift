@@ -127,16 +127,24 @@ public final class DurableStore: Sendable {
     // MARK: Changes
 
     /// Inserts a batch (see ``HealthStore/insert(_:beforeApplying:)``): logged, applied, then durable before
-    /// this returns. A re-sent batch also waits until what it duplicates is durable. New rows are marked as
+    /// this returns. With `encodedBatch` (the bytes the batch was decoded from) the log gets those bytes instead of
+    /// an encoding made again. A re-sent batch also waits until what it duplicates is durable. New rows are marked as
     /// written by `writer` (a client identity's id; 0: unknown).
-    public func insert(_ batch: SampleBatch, writer: UInt32 = 0) throws -> InsertResult {
+    public func insert(
+        _ batch: SampleBatch, writer: UInt32 = 0, encodedBatch: ArraySlice<UInt8>? = nil
+    ) throws -> InsertResult {
         guard let log else { return try store.insert(batch, writer: writer, beforeApplying: {}) }
         let change = LogChange.insert(batch, writer: writer)
         let payload: [UInt8]
-        do {
-            payload = try change.encodePayload()
-        } catch let error as CodecError {
-            throw error.healthError
+        if let encodedBatch {
+            // The bytes that arrived, already decoded (and so valid): logged as they are.
+            payload = LogChange.insertPayload(batch, writer: writer, encodedBatch: encodedBatch)
+        } else {
+            do {
+                payload = try change.encodePayload()
+            } catch let error as CodecError {
+                throw error.healthError
+            }
         }
         var sequence: UInt64?
         let result = try store.insert(batch, writer: writer) {
