@@ -60,7 +60,10 @@ let package = Package(
             path: "Tools/hkbench", swiftSettings: swiftSettings),
 
         // MARK: Tests
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
+        // What the test targets share: the hkd launcher (TestServer), temporary directories, waitUntil, SplitMix64.
+        .target(
+            name: "TestSupport", dependencies: ["HealthModel", "HealthClient", "HealthPosix"], path: "Tests/TestSupport",
+            swiftSettings: swiftSettings),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
         .testTarget(name: "HealthCodecTests", dependencies: ["HealthCodec", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
@@ -69,12 +72,12 @@ let package = Package(
         .testTarget(
             name: "HealthServerTests", dependencies: ["HealthServer", "HealthWire", "HealthEngine"],
             swiftSettings: swiftSettings),
-        .testTarget(name: "HealthPosixTests", dependencies: ["HealthPosix"], swiftSettings: swiftSettings),
+        .testTarget(name: "HealthPosixTests", dependencies: ["HealthPosix", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthStorageTests", dependencies: ["HealthStorage", "HealthEngine", "HealthCodec", "HealthPosix", "TestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(name: "HealthImportTests", dependencies: ["HealthImport", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "HKQKitTests", dependencies: ["HKQKit", "HealthServer", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "HKQKitTests", dependencies: ["HKQKit", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["HealthServer", "HealthClient", "HealthWire", "HealthPosix", "HKQKit", "TestSupport"],

@@ -4,6 +4,7 @@ import HealthCodec
 import HealthModel
 import HealthPosix
 import HealthWire
+import TestSupport
 import Testing
 
 /// Clients that misbehave on purpose (resets mid-request, slow senders, hoarders): hkd survives each of them and
@@ -34,7 +35,7 @@ struct AbuseTests {
 
     @Test("a sample at Int64.min is refused with invalidSample naming the row, and hkd restarts")
     func extremeTimestamps() async throws {
-        let hkd = try await HKDProcess(arguments: ["--auth", "off"])
+        let hkd = try await TestServer(arguments: ["--auth", "off"])
         let socket = try Self.session(port: hkd.port)
         defer { socket.close() }
         _ = try Self.reply(to: 0, on: socket)  // welcome
@@ -53,7 +54,7 @@ struct AbuseTests {
         }
         let directory = hkd.dataDirectory
         await hkd.stop()
-        let restarted = try await HKDProcess(dataDirectory: directory, arguments: ["--auth", "off"])
+        let restarted = try await TestServer(dataDirectory: directory, arguments: ["--auth", "off"])
         let client = restarted.client()
         defer { client.close() }
         #expect(try await client.samples("stepCount", subject: "anna").count == 0)
@@ -76,7 +77,7 @@ struct AbuseTests {
 
     @Test("a thousand connections that subscribe and then reset leave hkd serving")
     func subscribeThenReset() async throws {
-        let hkd = try await HKDProcess(arguments: ["--auth", "off"])
+        let hkd = try await TestServer(arguments: ["--auth", "off"])
         let client = hkd.client()
         defer { client.close() }
         _ = try await client.insert(try EndToEndTests.steps(subject: "anna", minutes: 600))
@@ -111,7 +112,7 @@ struct AbuseTests {
 
     @Test("slow senders that never finish their handshake lose their slots to the handshake deadline")
     func slowloris() async throws {
-        let hkd = try await HKDProcess(arguments: ["--auth", "off", "--max-connections", "10", "--handshake-timeout", "1"])
+        let hkd = try await TestServer(arguments: ["--auth", "off", "--max-connections", "10", "--handshake-timeout", "1"])
         let port = hkd.port
         // Ten connections take every slot and send one byte of a hello every 300 ms.
         let hello = FrameEncoder().encode(Message.hello(Hello(clientName: "slow", tokenID: 0, clientNonce: [])).frame(requestID: 0))
@@ -135,7 +136,7 @@ struct AbuseTests {
 
     @Test("connections still in their handshake are held to their own quota")
     func handshakeQuota() async throws {
-        let hkd = try await HKDProcess(arguments: ["--auth", "off", "--max-handshaking", "3"])
+        let hkd = try await TestServer(arguments: ["--auth", "off", "--max-handshaking", "3"])
         let observer = hkd.client()
         defer { observer.close() }
         try await observer.ping()
@@ -153,7 +154,7 @@ struct AbuseTests {
 
     @Test("frames being received hold the server-wide byte budget: many half-sent large frames stay bounded")
     func bufferedBytesBudget() async throws {
-        let hkd = try await HKDProcess(arguments: ["--auth", "off", "--max-buffered-bytes", "16777216"])
+        let hkd = try await TestServer(arguments: ["--auth", "off", "--max-buffered-bytes", "16777216"])
         let client = hkd.client()
         defer { client.close() }
         let before = try await client.serverInfo().residentBytes
@@ -181,7 +182,7 @@ struct AbuseTests {
 
     @Test("a client that never reads its replies is disconnected once they stay unread past the deadline")
     func unreadReplies() async throws {
-        let hkd = try await HKDProcess(arguments: ["--auth", "off", "--unread-replies-timeout", "1"])
+        let hkd = try await TestServer(arguments: ["--auth", "off", "--unread-replies-timeout", "1"])
         let client = hkd.client()
         defer { client.close() }
         _ = try await client.insert(try EndToEndTests.steps(subject: "anna", minutes: 50_000))

@@ -2,6 +2,7 @@ import Foundation
 import HealthClient
 import HealthModel
 import HealthWire
+import TestSupport
 import Testing
 
 /// Authorization through the real hkd (HEALTHKIT.md §10, SECURITY.md): tokens, per-type share and read grants,
@@ -50,8 +51,8 @@ struct AuthorizationTests {
     }
 
     /// Starts hkd, creates the matrix identities with the admin token and stores ``stored``.
-    static func populatedServer() async throws -> (HKDProcess, [Identity]) {
-        let hkd = try await HKDProcess()
+    static func populatedServer() async throws -> (TestServer, [Identity]) {
+        let hkd = try await TestServer()
         var identities = [
             Identity(
                 spec: IdentitySpec(
@@ -282,7 +283,7 @@ struct AuthorizationTests {
         #expect(hello?.code == .tokenRevoked)
         // Revocation survives a restart.
         await hkd.stop()
-        let restarted = try await HKDProcess(dataDirectory: hkd.dataDirectory)
+        let restarted = try await TestServer(dataDirectory: hkd.dataDirectory)
         defer { Task { await restarted.stop() } }
         let afterRestart = HealthClient(
             ClientConfiguration(port: restarted.port, token: identities[2].token, retry: .none))
@@ -294,13 +295,13 @@ struct AuthorizationTests {
     func writersPersist() async throws {
         let (hkd, identities) = try await Self.populatedServer()
         await hkd.stop()  // a clean stop writes a snapshot; the next start reads the writer column from it
-        let restarted = try await HKDProcess(dataDirectory: hkd.dataDirectory)
+        let restarted = try await TestServer(dataDirectory: hkd.dataDirectory)
         let writer = restarted.client(token: identities[2].token)
         #expect(try await writer.samples("stepCount", subject: "anna").map(\.value) == [100, 100, 100])
         _ = try await writer.insert(try Self.samples("stepCount", subject: "anna", count: 2, value: 100, offset: 300))
         writer.close()
         await restarted.kill()  // no snapshot: the writer of the last insert comes from the log
-        let replayed = try await HKDProcess(dataDirectory: hkd.dataDirectory)
+        let replayed = try await TestServer(dataDirectory: hkd.dataDirectory)
         defer { Task { await replayed.stop() } }
         let again = replayed.client(token: identities[2].token)
         defer { again.close() }
@@ -386,12 +387,12 @@ struct AuthorizationTests {
 
     @Test("hkd refuses to start when admin.token is readable by others")
     func refusesReadableTokenFile() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         await hkd.stop()
         let path = hkd.dataDirectory + "/admin.token"
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
         do {
-            _ = try await HKDProcess(dataDirectory: hkd.dataDirectory)
+            _ = try await TestServer(dataDirectory: hkd.dataDirectory)
             Issue.record("hkd started with a world-readable token file")
         } catch let error as HealthError {
             #expect(error.message.contains("\(path) is readable by other users (mode 644)"), "\(error.message)")

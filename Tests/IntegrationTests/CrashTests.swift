@@ -3,6 +3,7 @@ import HealthClient
 import HealthModel
 import HealthPosix
 import Synchronization
+import TestSupport
 import Testing
 
 /// kill -9 during ingest, restart on the same data directory, count: acknowledged = durable, retried ≠ duplicated.
@@ -39,7 +40,7 @@ struct CrashTests {
         let began = ContinuousClock.now
         var generator = SystemRandomNumberGenerator()
         for round in 0..<rounds {
-            let hkd = try await HKDProcess(dataDirectory: directory)
+            let hkd = try await TestServer(dataDirectory: directory)
             try await verify(hkd, ledger, round: round)
             let writers = (0..<2).map { writer in
                 Task {
@@ -69,7 +70,7 @@ struct CrashTests {
         }
         // A last start: everything acknowledged is there once; re-sending every unanswered batch (as the client
         // library's retry does) leaves each one stored exactly once.
-        let hkd = try await HKDProcess(dataDirectory: directory)
+        let hkd = try await TestServer(dataDirectory: directory)
         try await verify(hkd, ledger, round: rounds)
         let client = hkd.client()
         defer { client.close() }
@@ -91,7 +92,7 @@ struct CrashTests {
 
     /// After a restart: every acknowledged batch is stored whole and once; every unanswered batch is stored whole
     /// or not at all; nothing else is stored.
-    func verify(_ hkd: HKDProcess, _ ledger: Ledger, round: Int) async throws {
+    func verify(_ hkd: TestServer, _ ledger: Ledger, round: Int) async throws {
         let client = hkd.client()
         defer { client.close() }
         let stored = try await client.samples("stepCount", subject: "crash")

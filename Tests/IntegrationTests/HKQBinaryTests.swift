@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The hkq binary against the hkd binary: what a person at a terminal does.
@@ -7,7 +8,7 @@ struct HKQBinaryTests {
     /// Runs hkq with arguments and standard input; returns exit status, stdout and stderr.
     static func hkq(_ arguments: [String], input: String = "") throws -> (status: Int32, out: String, err: String) {
         let process = Process()
-        process.executableURL = try HKDProcess.binary("hkq")
+        process.executableURL = try TestServer.binary("hkq")
         process.arguments = arguments
         let (stdin, stdout, stderr) = (Pipe(), Pipe(), Pipe())
         process.standardInput = stdin
@@ -24,7 +25,7 @@ struct HKQBinaryTests {
 
     @Test("insert from stdin, then samples and stats, in JSON")
     func insertAndQuery() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         let server = ["--server", "127.0.0.1:\(hkd.port)", "--token", hkd.token, "--subject", "anna"]
         let csv = """
             type,start,end,value,unit,source

@@ -5,6 +5,7 @@ import HealthModel
 import HealthPosix
 import HealthServer
 import HealthWire
+import TestSupport
 import Testing
 
 /// What a fake server on hkd's port learns from hkq and HealthClient (nothing that logs in), how clients
@@ -80,7 +81,7 @@ struct HandshakeSecurityTests {
 
     @Test("a fake listener given the real salt gets a hello and a proof: no token, nothing derived, nothing that replays")
     func fakeListenerLearnsNothing() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         defer { Task { await hkd.stop() } }
         let salt = try Self.realSalt(port: hkd.port, id: 1)
         let fake = try FakeListener(.challenge(salt: salt))
@@ -107,7 +108,7 @@ struct HandshakeSecurityTests {
 
     @Test("a fake listener that welcomes at once is refused before anything but hello is sent")
     func welcomeWithoutProofIsRefused() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         defer { Task { await hkd.stop() } }
         let fake = try FakeListener(.welcomeAtOnce)
         let client = HealthClient(ClientConfiguration(port: fake.port, token: hkd.token, retry: .none))
@@ -125,7 +126,7 @@ struct HandshakeSecurityTests {
 
     @Test("hkq with the auto-discovered ./hkd-data/admin.token gives a fake listener nothing and says why it stopped")
     func hkqAutoDiscoveredToken() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         defer { Task { await hkd.stop() } }
         let salt = try Self.realSalt(port: hkd.port, id: 1)
         for behaviour in [FakeListener.Behaviour.challenge(salt: salt), .welcomeAtOnce] {
@@ -137,7 +138,7 @@ struct HandshakeSecurityTests {
             try (hkd.token + "\n").write(toFile: tokenPath, atomically: true, encoding: .utf8)
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: tokenPath)
             let process = Process()
-            process.executableURL = try HKDProcess.binary("hkq")
+            process.executableURL = try TestServer.binary("hkq")
             process.arguments = ["--server", "127.0.0.1:\(fake.port)", "server-info"]
             process.currentDirectoryURL = work
             let stderr = Pipe()
@@ -155,7 +156,7 @@ struct HandshakeSecurityTests {
 
     @Test("--auth off: a client without a token is served; one holding a token refuses the unproven server")
     func authOff() async throws {
-        let hkd = try await HKDProcess(arguments: ["--auth", "off"])
+        let hkd = try await TestServer(arguments: ["--auth", "off"])
         defer { Task { await hkd.stop() } }
         #expect(hkd.token.isEmpty)
         let anonymous = HealthClient(ClientConfiguration(port: hkd.port, retry: .none))
@@ -175,14 +176,14 @@ struct HandshakeSecurityTests {
 
     @Test("hkd warns at start when it listens on a non-loopback address, and not on loopback")
     func nonLoopbackWarning() async throws {
-        let open = try await HKDProcess(host: "0.0.0.0")
+        let open = try await TestServer(host: "0.0.0.0")
         defer { Task { await open.stop() } }
-        // HKDProcess returns once hkd logged "listening on 0.0.0.0:PORT"; the warning is logged before it.
+        // TestServer returns once hkd logged "listening on 0.0.0.0:PORT"; the warning is logged before it.
         #expect(
             open.logText.contains(
                 "hkd[warning] listening on 0.0.0.0, not a loopback address: anyone who can reach port \(open.port) can connect"),
             "\(open.logText)")
-        let local = try await HKDProcess()
+        let local = try await TestServer()
         defer { Task { await local.stop() } }
         #expect(!local.logText.contains("not a loopback address"))
     }

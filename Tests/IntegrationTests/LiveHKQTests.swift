@@ -3,6 +3,7 @@ import HKQKit
 import HealthClient
 import HealthModel
 import HealthWire
+import TestSupport
 import Testing
 
 /// `hkq changes` and `hkq watch` against the real hkd.
@@ -16,7 +17,7 @@ struct LiveHKQTests {
 
     @Test("hkq changes pages with --anchor and --limit; a deletion shows up with its UUID")
     func changes() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         let client = hkd.client()
         defer { client.close() }
         let batch = LiveUpdateTests.batch(LiveUpdateTests.day0, count: 5)
@@ -42,7 +43,7 @@ struct LiveHKQTests {
 
     @Test("hkq watch prints one line per change, and with --collection the buckets a change touched")
     func watch() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         let client = hkd.client()
         defer { client.close() }
         _ = try await client.insert(LiveUpdateTests.batch(LiveUpdateTests.day0, count: 2))

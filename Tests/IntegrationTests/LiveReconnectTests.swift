@@ -3,6 +3,7 @@ import HealthClient
 import HealthModel
 import HealthWire
 import Synchronization
+import TestSupport
 import Testing
 
 /// Subscriptions outlive a restart of hkd: the client reconnects and subscribes again (HEALTHKIT.md §7, §9).
@@ -17,17 +18,17 @@ struct LiveReconnectTests {
     }
 
     /// hkd (tokens off), and a writer and a watcher that wait for it across restarts.
-    static func start() async throws -> (HKDProcess, writer: HealthClient, watcher: HealthClient) {
-        let hkd = try await HKDProcess(arguments: ["--auth", "off"])
+    static func start() async throws -> (TestServer, writer: HealthClient, watcher: HealthClient) {
+        let hkd = try await TestServer(arguments: ["--auth", "off"])
         return (hkd, patientClient(hkd.port, name: "writer"), patientClient(hkd.port, name: "watcher"))
     }
 
     /// hkd again on the port and data directory `stopped` had.
-    static func restart(_ stopped: HKDProcess) async throws -> HKDProcess {
-        try await HKDProcess(dataDirectory: stopped.dataDirectory, port: stopped.port, arguments: ["--auth", "off"])
+    static func restart(_ stopped: TestServer) async throws -> TestServer {
+        try await TestServer(dataDirectory: stopped.dataDirectory, port: stopped.port, arguments: ["--auth", "off"])
     }
 
-    static func cleanUp(_ hkd: HKDProcess, _ clients: HealthClient...) {
+    static func cleanUp(_ hkd: TestServer, _ clients: HealthClient...) {
         for client in clients { client.close() }
         try? FileManager.default.removeItem(atPath: hkd.dataDirectory)
     }

@@ -4,6 +4,7 @@ import HealthModel
 import HealthPosix
 import HealthWire
 import Synchronization
+import TestSupport
 import Testing
 
 /// Changes since an anchor and subscriptions through the real hkd (HEALTHKIT.md §7 live mode, §9).
@@ -47,7 +48,7 @@ struct LiveUpdateTests {
 
     @Test("paging with small limits returns every change once; anchors survive a clean restart and a SIGKILL")
     func anchorsSurviveRestarts() async throws {
-        var hkd = try await HKDProcess()
+        var hkd = try await TestServer()
         var client = hkd.client()
         var expected: [UUID] = []
         for b in 0..<6 {
@@ -64,7 +65,7 @@ struct LiveUpdateTests {
         client.close()
         #expect(await hkd.stop() == 0)
 
-        hkd = try await HKDProcess(dataDirectory: hkd.dataDirectory)
+        hkd = try await TestServer(dataDirectory: hkd.dataDirectory)
         client = hkd.client()
         let afterRestart = try await Self.drain(client, from: anchor, limit: 3)
         #expect(afterRestart.0.isEmpty)
@@ -74,7 +75,7 @@ struct LiveUpdateTests {
         client.close()
         await hkd.kill()
 
-        hkd = try await HKDProcess(dataDirectory: hkd.dataDirectory)
+        hkd = try await TestServer(dataDirectory: hkd.dataDirectory)
         client = hkd.client()
         defer { client.close() }
         let afterKill = try await Self.drain(client, from: afterRestart.2, limit: 7)
@@ -87,7 +88,7 @@ struct LiveUpdateTests {
 
     @Test("an anchor older than the deletion retention gets anchorExpired")
     func expiredAnchor() async throws {
-        let hkd = try await HKDProcess(arguments: ["--deleted-retention", "1"])
+        let hkd = try await TestServer(arguments: ["--deleted-retention", "1"])
         let client = hkd.client()
         defer { client.close() }
         let batch = Self.batch(Self.day0, count: 10)
@@ -109,7 +110,7 @@ struct LiveUpdateTests {
 
     @Test("a live collection's pushed buckets always equal a fresh collection query after random inserts and deletes")
     func liveCollectionMatchesFreshQuery() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         let writer = hkd.client(name: "writer")
         let watcher = hkd.client(name: "watcher")
         defer {
@@ -173,7 +174,7 @@ struct LiveUpdateTests {
 
     @Test("collection subscribers of one query under a burst of inserts get coalesced updates and the fresh buckets")
     func liveCollectionBurstCoalesces() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         let writer = hkd.client(name: "writer")
         let watchers = (0..<6).map { hkd.client(name: "watcher-\($0)") }
         defer {
@@ -225,7 +226,7 @@ struct LiveUpdateTests {
 
     @Test("many subscribers on many connections all receive every change, in order")
     func manySubscribers() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         let writer = hkd.client(name: "writer")
         defer { writer.close() }
         let clients = (0..<12).map { hkd.client(name: "subscriber-\($0)") }
@@ -258,7 +259,7 @@ struct LiveUpdateTests {
 
     @Test("a subscriber that never reads is disconnected with a reason; memory stays bounded; others go on")
     func stalledSubscriberIsDisconnected() async throws {
-        let hkd = try await HKDProcess(arguments: ["--subscriber-timeout", "1"])
+        let hkd = try await TestServer(arguments: ["--subscriber-timeout", "1"])
         let writer = hkd.client(name: "writer")
         defer { writer.close() }
         // A raw connection: hello and 200 anchored subscriptions, then it never reads a byte.
@@ -313,7 +314,7 @@ struct LiveUpdateTests {
     }
 
     /// Resident bytes of the hkd process.
-    static func residentBytes(of hkd: HKDProcess) -> Int {
+    static func residentBytes(of hkd: TestServer) -> Int {
         guard let pid = hkd.processIdentifier,
             let text = try? String(contentsOfFile: "/proc/\(pid)/statm", encoding: .utf8),
             let pages = Int(text.split(separator: " ")[1])
