@@ -67,10 +67,10 @@ let package = Package(
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
         .testTarget(name: "HealthCodecTests", dependencies: ["HealthCodec", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthWireTests", dependencies: ["HealthWire"], swiftSettings: swiftSettings),
+            name: "HealthWireTests", dependencies: ["HealthWire", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "HealthEngineTests", dependencies: ["HealthEngine", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthServerTests", dependencies: ["HealthServer", "HealthWire", "HealthEngine"],
+            name: "HealthServerTests", dependencies: ["HealthServer", "HealthWire", "HealthEngine", "TestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(name: "HealthPosixTests", dependencies: ["HealthPosix", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(

@@ -52,9 +52,8 @@ struct AbuseTests {
             #expect(error.message.contains("row 1") && error.message.contains("0001–9999"), "\(error.message)")
             #expect(error.retryable == false)
         }
-        let directory = hkd.dataDirectory
         await hkd.stop()
-        let restarted = try await TestServer(dataDirectory: directory, arguments: ["--auth", "off"])
+        let restarted = try await hkd.restart()
         let client = restarted.client()
         defer { client.close() }
         #expect(try await client.samples("stepCount", subject: "anna").count == 0)
@@ -101,13 +100,16 @@ struct AbuseTests {
     /// Pings with a fresh single-attempt client until one succeeds or `limit` passes; the time it took.
     static func firstSuccessfulPing(port: Int, within limit: Duration) async -> Duration? {
         let started = ContinuousClock.now
-        while ContinuousClock.now - started < limit {
-            let client = HealthClient(ClientConfiguration(port: port, token: "", requestTimeout: .seconds(2), retry: .none))
-            defer { client.close() }
-            if (try? await client.ping()) != nil { return ContinuousClock.now - started }
-            try? await Task.sleep(for: .milliseconds(50))  // pacing of the retries, not synchronisation
+        do {
+            try await waitUntil(timeout: limit, "a ping to succeed") {
+                let client = HealthClient(ClientConfiguration(port: port, token: "", requestTimeout: .seconds(2), retry: .none))
+                defer { client.close() }
+                return (try? await client.ping()) != nil
+            }
+        } catch {
+            return nil
         }
-        return nil
+        return ContinuousClock.now - started
     }
 
     @Test("slow senders that never finish their handshake lose their slots to the handshake deadline")
@@ -120,6 +122,7 @@ struct AbuseTests {
         let dribbler = Task.detached {
             for index in 0..<hello.count {
                 for socket in sockets { try? socket.write([hello[index]], timeout: .milliseconds(100)) }
+                // The sleep is the behaviour under test: the pace of a deliberately slow sender.
                 try? await Task.sleep(for: .milliseconds(300))
                 if Task.isCancelled { break }
             }
@@ -142,7 +145,7 @@ struct AbuseTests {
         try await observer.ping()
         let silent = try (0..<3).map { _ in try ClientSocket.connect(host: "127.0.0.1", port: hkd.port) }
         // Synchronise on the server having accepted all three (the loops accept in any order).
-        while try await observer.serverInfo().connections < 4 { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil("hkd to accept the three silent connections") { try await observer.serverInfo().connections >= 4 }
         let messages = try HostileClientTests.exchange([], port: hkd.port, hello: false)
         let refused = HostileClientTests.errorReply(in: messages)
         #expect(refused?.code == ErrorCode.tooManyConnections.rawValue)
@@ -193,11 +196,7 @@ struct AbuseTests {
         for id in 1...40 { requests += FrameEncoder().encode(query.frame(requestID: UInt32(id))) }
         try socket.write(requests)
         // 40 replies of 50,000 samples fill the reply queue; nothing reads them.
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !hkd.logText.contains("replies were not read for 1 s"), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        #expect(hkd.logText.contains("replies were not read for 1 s"))
+        try await hkd.waitForLog("replies were not read for 1 s")
         try await client.ping()
         await hkd.stop()
     }

@@ -11,10 +11,7 @@ import Testing
 struct DeleteTests {
     @Test("delete by UUID (hkq) and by predicate (client) survive a clean restart and a SIGKILL")
     func deleteSurvivesRestarts() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hkd-delete-\(UUID().uuidString)")
-            .path
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        var hkd = try await TestServer(dataDirectory: directory)
+        var hkd = try await TestServer()
         let samples = try EndToEndTests.steps(subject: "dora", minutes: 30)
         var client = hkd.client()
         _ = try await client.insert(samples)
@@ -34,7 +31,7 @@ struct DeleteTests {
 
         client.close()
         await hkd.stop()
-        hkd = try await TestServer(dataDirectory: directory)
+        hkd = try await hkd.restart()
         client = hkd.client()
         #expect(try await client.samples("stepCount", subject: "dora").count == 29)
         let range = SampleFilter(
@@ -45,7 +42,7 @@ struct DeleteTests {
         #expect(try await client.delete("stepCount", subject: "dora", .filter(range)) == 0)
         client.close()
         await hkd.kill()
-        hkd = try await TestServer(dataDirectory: directory)
+        hkd = try await hkd.restart()
         client = hkd.client()
         defer { client.close() }
         let left = try await client.samples("stepCount", subject: "dora")

@@ -82,7 +82,6 @@ struct HandshakeSecurityTests {
     @Test("a fake listener given the real salt gets a hello and a proof: no token, nothing derived, nothing that replays")
     func fakeListenerLearnsNothing() async throws {
         let hkd = try await TestServer()
-        defer { Task { await hkd.stop() } }
         let salt = try Self.realSalt(port: hkd.port, id: 1)
         let fake = try FakeListener(.challenge(salt: salt))
         let client = HealthClient(ClientConfiguration(port: fake.port, token: hkd.token, retry: .none))
@@ -104,12 +103,12 @@ struct HandshakeSecurityTests {
         let real = hkd.client()
         defer { real.close() }
         try await real.ping()
+        await hkd.stop()
     }
 
     @Test("a fake listener that welcomes at once is refused before anything but hello is sent")
     func welcomeWithoutProofIsRefused() async throws {
         let hkd = try await TestServer()
-        defer { Task { await hkd.stop() } }
         let fake = try FakeListener(.welcomeAtOnce)
         let client = HealthClient(ClientConfiguration(port: fake.port, token: hkd.token, retry: .none))
         defer { client.close() }
@@ -122,12 +121,12 @@ struct HandshakeSecurityTests {
         }
         #expect(try fake.framesReceived().map(\.kind) == [.hello])
         try Self.assertLearnsNothing(fake.bytesReceived(), token: hkd.token, salt: try Self.realSalt(port: hkd.port, id: 1))
+        await hkd.stop()
     }
 
     @Test("hkq with the auto-discovered ./hkd-data/admin.token gives a fake listener nothing and says why it stopped")
     func hkqAutoDiscoveredToken() async throws {
         let hkd = try await TestServer()
-        defer { Task { await hkd.stop() } }
         let salt = try Self.realSalt(port: hkd.port, id: 1)
         for behaviour in [FakeListener.Behaviour.challenge(salt: salt), .welcomeAtOnce] {
             let fake = try FakeListener(behaviour)
@@ -152,12 +151,12 @@ struct HandshakeSecurityTests {
             #expect(err.contains("the server's signature is wrong") || err.contains("without proving that it knows the token"), "\(err)")
             try Self.assertLearnsNothing(fake.bytesReceived(), token: hkd.token, salt: salt)
         }
+        await hkd.stop()
     }
 
     @Test("--auth off: a client without a token is served; one holding a token refuses the unproven server")
     func authOff() async throws {
         let hkd = try await TestServer(arguments: ["--auth", "off"])
-        defer { Task { await hkd.stop() } }
         #expect(hkd.token.isEmpty)
         let anonymous = HealthClient(ClientConfiguration(port: hkd.port, retry: .none))
         defer { anonymous.close() }
@@ -172,20 +171,21 @@ struct HandshakeSecurityTests {
             #expect(error.code == .serverUnverified)
             #expect(error.message.contains("--auth off"), "\(error.message)")
         }
+        await hkd.stop()
     }
 
     @Test("hkd warns at start when it listens on a non-loopback address, and not on loopback")
     func nonLoopbackWarning() async throws {
         let open = try await TestServer(host: "0.0.0.0")
-        defer { Task { await open.stop() } }
         // TestServer returns once hkd logged "listening on 0.0.0.0:PORT"; the warning is logged before it.
         #expect(
             open.logText.contains(
                 "hkd[warning] listening on 0.0.0.0, not a loopback address: anyone who can reach port \(open.port) can connect"),
             "\(open.logText)")
         let local = try await TestServer()
-        defer { Task { await local.stop() } }
         #expect(!local.logText.contains("not a loopback address"))
+        await open.stop()
+        await local.stop()
     }
 
     @Test("loopback addresses are told apart from the rest")

@@ -48,16 +48,27 @@ struct LiveHKQTests {
         defer { client.close() }
         _ = try await client.insert(LiveUpdateTests.batch(LiveUpdateTests.day0, count: 2))
         let server = hkd.hkqServer + ["--subject", "anna", "--tz", "America/New_York"]
-        async let lines = run(["watch", "stepCount", "--count", "4"] + server)
-        async let buckets = run(["watch", "stepCount", "--collection", "--count", "2"] + server)
-        try await Task.sleep(for: .milliseconds(500))
+        let (linesConsole, linesOut, linesErr) = Console.capturing()
+        let (bucketsConsole, bucketsOut, bucketsErr) = Console.capturing()
+        async let lines = HKQ.standard.run(
+            arguments: ["watch", "stepCount", "--count", "4"] + server, environment: [:], console: linesConsole)
+        async let buckets = HKQ.standard.run(
+            arguments: ["watch", "stepCount", "--collection", "--count", "2"] + server, environment: [:],
+            console: bucketsConsole)
+        // Each watch prints what is stored once its subscription is in place: only then may the insert come.
+        try await waitUntil("hkq watch to print the 2 stored samples: \(linesOut.text)\(linesErr.text)") {
+            linesOut.text.split(separator: "\n").filter { $0.hasPrefix("+ ") }.count >= 2
+        }
+        try await waitUntil("hkq watch --collection to print the stored bucket: \(bucketsErr.text)") {
+            bucketsOut.text.contains("\n")
+        }
         _ = try await client.insert(LiveUpdateTests.batch(LiveUpdateTests.day0 + 3 * Micros.day, count: 2))
-        let watched = await lines
-        #expect(watched.status == 0, "\(watched.err)")
-        #expect(watched.out.split(separator: "\n").filter { $0.hasPrefix("+ ") }.count == 4)
-        let collection = await buckets
-        #expect(collection.status == 0, "\(collection.err)")
-        #expect(collection.out.split(separator: "\n") == ["2024-03-09 21 count", "2024-03-12 21 count"])
+        let watchedStatus = await lines
+        #expect(watchedStatus == 0, "\(linesErr.text)")
+        #expect(linesOut.text.split(separator: "\n").filter { $0.hasPrefix("+ ") }.count == 4)
+        let collectionStatus = await buckets
+        #expect(collectionStatus == 0, "\(bucketsErr.text)")
+        #expect(bucketsOut.text.split(separator: "\n") == ["2024-03-09 21 count", "2024-03-12 21 count"])
         await hkd.stop()
     }
 }

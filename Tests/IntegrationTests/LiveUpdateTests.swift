@@ -65,7 +65,7 @@ struct LiveUpdateTests {
         client.close()
         #expect(await hkd.stop() == 0)
 
-        hkd = try await TestServer(dataDirectory: hkd.dataDirectory)
+        hkd = try await hkd.restart()
         client = hkd.client()
         let afterRestart = try await Self.drain(client, from: anchor, limit: 3)
         #expect(afterRestart.0.isEmpty)
@@ -75,7 +75,7 @@ struct LiveUpdateTests {
         client.close()
         await hkd.kill()
 
-        hkd = try await TestServer(dataDirectory: hkd.dataDirectory)
+        hkd = try await hkd.restart()
         client = hkd.client()
         defer { client.close() }
         let afterKill = try await Self.drain(client, from: afterRestart.2, limit: 7)
@@ -95,12 +95,16 @@ struct LiveUpdateTests {
         _ = try await client.insert(batch)
         let anchor = try await client.changes("stepCount", subject: "anna").anchor
         _ = try await client.delete("stepCount", subject: "anna", .uuids([batch.uuid(row: 0)]))
-        try await Task.sleep(for: .milliseconds(1100))
+        // The deletion ages past the 1 s retention: ask until the anchor is refused.
         var failure: (code: UInt16, message: String)?
-        do {
-            _ = try await client.changes("stepCount", subject: "anna", since: anchor)
-        } catch {
-            failure = (error.code.rawValue, error.message)
+        try await waitUntil("the anchor to expire with the deletion's 1 s retention") {
+            do {
+                _ = try await client.changes("stepCount", subject: "anna", since: anchor)
+                return false
+            } catch let error as HealthClientError {
+                failure = (error.code.rawValue, error.message)
+                return true
+            }
         }
         #expect(failure?.code == ErrorCode.anchorExpired.rawValue)
         #expect(failure?.message.contains("resync from 0") == true)
@@ -126,7 +130,8 @@ struct LiveUpdateTests {
             for try await update in watcher.liveCollection(query) { received.withLock { _ = $0.apply(update) } }
         }
         defer { reader.cancel() }
-        var generator = SystemRandomNumberGenerator()
+        let seed = TestSeed.value(128)
+        var generator = SplitMix64(seed: seed)
         var stored: [UUID] = []
         for round in 0..<25 {
             if round % 3 == 2, !stored.isEmpty {
@@ -148,16 +153,18 @@ struct LiveUpdateTests {
             }
             let fresh = try await writer.collection(query).buckets
             // Updates may be coalesced and arrive a little after the acknowledgement: wait for them.
-            let deadline = ContinuousClock.now + .seconds(10)
-            while !Self.agree(received.withLock({ $0.sorted }), fresh), ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(5))
-            }
-            let table = received.withLock { $0.sorted }
-            let differing = Set(table).symmetricDifference(fresh).sorted { $0.start < $1.start }
-                .map { "\($0.start)-\($0.end):\($0.figures.sum ?? -1)" }
-            #expect(Self.agree(table, fresh), "round \(round): \(differing)")
+            try await waitUntil(
+                "round \(round) (seed \(seed)): the pushed buckets to equal a fresh query; they differ in "
+                    + Self.differences(received.withLock { $0.sorted }, fresh)
+            ) { Self.agree(received.withLock { $0.sorted }, fresh) }
         }
         await hkd.stop()
+    }
+
+    /// The buckets in one of `a` and `b` but not both, as `start-end:sum`.
+    static func differences(_ a: [Statistics], _ b: [Statistics]) -> String {
+        let differing = Set(a).symmetricDifference(b).sorted { $0.start < $1.start }
+        return differing.map { "\($0.start)-\($0.end):\($0.figures.sum ?? -1)" }.joined(separator: ", ")
     }
 
     /// Same buckets with the same sums up to floating-point rounding: a bucket recomputed over a shorter range
@@ -195,8 +202,8 @@ struct LiveUpdateTests {
             }
         }
         defer { for reader in readers { reader.cancel() } }
-        while updates.contains(where: { $0.value.load(ordering: .relaxed) == 0 }) {
-            try await Task.sleep(for: .milliseconds(5))
+        try await waitUntil("every subscriber's first table") {
+            !updates.contains { $0.value.load(ordering: .relaxed) == 0 }
         }
         // 200 batches in flight at once, over 20 days (DST on 2024-03-31 in Berlin): far faster than one
         // update per 50 ms per subscription.
@@ -211,12 +218,8 @@ struct LiveUpdateTests {
             try await group.waitForAll()
         }
         let fresh = try await writer.collection(query).buckets
-        let deadline = ContinuousClock.now + .seconds(10)
-        while tables.contains(where: { !Self.agree($0.table.withLock { $0.sorted }, fresh) }),
-            ContinuousClock.now < deadline
-        {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        let behind = { tables.indices.filter { !Self.agree(tables[$0].table.withLock { $0.sorted }, fresh) } }
+        try await waitUntil("every subscriber to end on the fresh buckets; behind: \(behind())") { behind().isEmpty }
         for (index, table) in tables.enumerated() {
             #expect(Self.agree(table.table.withLock { $0.sorted }, fresh), "subscriber \(index) ends on the fresh buckets")
             #expect(updates[index].value.load(ordering: .relaxed) < inserts, "changes coalesced into fewer updates")
@@ -247,7 +250,7 @@ struct LiveUpdateTests {
                     return received
                 }
             }
-            while ready.value.load(ordering: .relaxed) < clients.count { try await Task.sleep(for: .milliseconds(10)) }
+            try await waitUntil("every subscriber's empty first result") { ready.value.load(ordering: .relaxed) >= clients.count }
             for batch in batches {
                 _ = try await writer.insert(batch)
                 expected.withLock { $0 += (0..<batch.count).map(batch.uuid(row:)) }
@@ -277,10 +280,21 @@ struct LiveUpdateTests {
         // A well-behaved observer on another connection.
         let watcher = hkd.client(name: "watcher")
         defer { watcher.close() }
-        var observed = watcher.observe("stepCount", subject: "anna").makeAsyncIterator()
-        try await Task.sleep(for: .milliseconds(300))
+        let observed = Counter()
+        let observer = Task {
+            for try await _ in watcher.observe("stepCount", subject: "anna") { observed.value.add(1, ordering: .relaxed) }
+        }
+        defer { observer.cancel() }
+        // Its subscription is in place once it sees an insert: probe (one sample, on days the rounds do not use).
+        var probes: Int64 = 0
+        try await waitUntil("the watcher's observer to see a probe insert") {
+            probes += 1
+            _ = try await writer.insert(Self.batch(Self.day0 - probes * Micros.day, count: 1))
+            return observed.value.load(ordering: .relaxed) > 0
+        }
         let before = Self.residentBytes(of: hkd)
-        var generator = SystemRandomNumberGenerator()
+        let seed = TestSeed.value(282)
+        var generator = SplitMix64(seed: seed)
         var disconnected = false
         for round in 0..<60 {
             var batch = Self.batch(Self.day0 + Int64(round) * Micros.day, count: 5000, every: 1, minutes: 1)
@@ -293,23 +307,18 @@ struct LiveUpdateTests {
         }
         // Generous bounds: under a loaded machine (a debug build encoding 200 subscribers' updates) the queue
         // fills slowly; the waits end as soon as the state is reached.
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !disconnected, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(100))
-            disconnected = hkd.logText.contains("were not read")
-        }
-        #expect(disconnected, "the stalled subscriber was not disconnected: \(hkd.logText.suffix(500))")
+        if !disconnected { try await hkd.waitForLog("were not read") }
         let grown = Self.residentBytes(of: hkd) - before
-        #expect(grown < 200 << 20, "hkd grew by \(grown >> 20) MiB")
-        #expect(try await observed.next() != nil, "the other subscriber still gets updates")
-        // The closed connection lingers at most 2 s trying to flush, then only writer and watcher remain.
-        var connections = try await writer.serverInfo().connections
-        let closeDeadline = ContinuousClock.now + .seconds(20)
-        while connections > 2, ContinuousClock.now < closeDeadline {
-            try await Task.sleep(for: .milliseconds(100))
-            connections = try await writer.serverInfo().connections
+        #expect(grown < 200 << 20, "hkd grew by \(grown >> 20) MiB (seed \(seed))")
+        let seen = observed.value.load(ordering: .relaxed)
+        _ = try await writer.insert(Self.batch(Self.day0 - 1000 * Micros.day, count: 1))
+        try await waitUntil("the other subscriber to get an update after the disconnection") {
+            observed.value.load(ordering: .relaxed) > seen
         }
-        #expect(connections == 2)
+        // The closed connection lingers at most 2 s trying to flush, then only writer and watcher remain.
+        try await waitUntil("only the writer's and the watcher's connections to remain") {
+            try await writer.serverInfo().connections == 2
+        }
         await hkd.stop()
     }
 
