@@ -71,7 +71,7 @@ extension Trait where Self == LiveServerTrait {
 let fixedNow: Timestamp = CivilTime(year: 2024, month: 3, day: 10, hour: 15).timestamp(offsetSeconds: 0)
 
 /// hkq with the clock fixed at ``fixedNow``.
-let fixedClockProgram = HKQ(commands: HKQ.commands, clock: { fixedNow })
+let fixedClockProgram = HKQ(commands: HKQ.commands, clock: { fixedNow }, localTokenPath: noLocalTokenPath)
 
 /// Runs hkq against the suite's live server as `subject`, with the clock at ``fixedNow``.
 func runLive(_ arguments: [String], subject: String) async throws -> RunResult {

@@ -10,6 +10,9 @@ struct HKQBinaryTests {
         let process = Process()
         process.executableURL = try TestServer.binary("hkq")
         process.arguments = arguments
+        // Not the package root, whose ./hkd-data (README's quick start) hkq would read for a token.
+        let workingDirectory = try TestDirectory(prefix: "hkq-cwd")
+        process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory.path)
         let (stdin, stdout, stderr) = (Pipe(), Pipe(), Pipe())
         process.standardInput = stdin
         process.standardOutput = stdout
@@ -20,6 +23,7 @@ struct HKQBinaryTests {
         let out = stdout.fileHandleForReading.readDataToEndOfFile()
         let err = stderr.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        withExtendedLifetime(workingDirectory) {}
         return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
     }
 

@@ -285,11 +285,16 @@ struct LiveUpdateTests {
             for try await _ in watcher.observe("stepCount", subject: "anna") { observed.value.add(1, ordering: .relaxed) }
         }
         defer { observer.cancel() }
-        // Its subscription is in place once it sees an insert: probe (one sample, on days the rounds do not use).
+        // Its subscription is in place once it sees an insert: probe (one sample, on days the rounds do not use),
+        // again each second until it does (every insert also costs 200 updates for the stalled connection).
         var probes: Int64 = 0
+        var lastProbe = ContinuousClock.now - .seconds(1)
         try await waitUntil("the watcher's observer to see a probe insert") {
-            probes += 1
-            _ = try await writer.insert(Self.batch(Self.day0 - probes * Micros.day, count: 1))
+            if ContinuousClock.now - lastProbe >= .seconds(1) {
+                probes += 1
+                lastProbe = ContinuousClock.now
+                _ = try await writer.insert(Self.batch(Self.day0 - probes * Micros.day, count: 1))
+            }
             return observed.value.load(ordering: .relaxed) > 0
         }
         let before = Self.residentBytes(of: hkd)
