@@ -62,8 +62,8 @@ let package = Package(
         // MARK: Tests
         // What the test targets share: the hkd launcher (TestServer), temporary directories, waitUntil, SplitMix64.
         .target(
-            name: "TestSupport", dependencies: ["HealthModel", "HealthClient", "HealthPosix"], path: "Tests/TestSupport",
-            swiftSettings: swiftSettings),
+            name: "TestSupport", dependencies: ["HealthModel", "HealthClient", "HealthPosix"],
+            path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: swiftSettings),
         .testTarget(name: "HealthCodecTests", dependencies: ["HealthCodec", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(

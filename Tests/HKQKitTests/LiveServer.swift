@@ -23,7 +23,8 @@ final class LiveServer: Sendable {
     /// Starts hkd on port 0 in a fresh temporary directory.
     init() async throws {
         scratch = try TestDirectory(prefix: "hkq-live")
-        server = try await TestServer(dataDirectory: scratch.appending("data"), arguments: ["--threads", "1", "--workers", "1"])
+        server = try await TestServer(
+            dataDirectory: scratch.appending("data"), arguments: ["--threads", "1", "--workers", "1"])
     }
 
     /// The admin token the server wrote at its start.

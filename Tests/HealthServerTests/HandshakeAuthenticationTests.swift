@@ -202,7 +202,8 @@ struct HandshakeAuthenticationTests {
             {"format": 1, "nextID": 2, "identities": [{"id": 1, "name": "admin", "subjects": [], "grants": [{"type": "*", "share": true, "read": true}],
             "admin": true, "createdAt": 1700000000000000, "revoked": false, "salt": "\(Hex.encode(salt))", "tokenHash": "\(hash)"}]}
             """
-        try old.write(toFile: directory + "/identities.json", atomically: true, encoding: .utf8)
+        // Not atomically: on Linux that leaves a /tmp/TemporaryDirectory.* behind.
+        try old.write(toFile: directory + "/identities.json", atomically: false, encoding: .utf8)
         var logged: [String] = []
         let registry = try IdentityRegistry.open(directory: directory) { logged.append($0) }
         #expect(logged == ["converted \(directory)/identities.json to format 2: 1 token hashes became handshake verifiers"])

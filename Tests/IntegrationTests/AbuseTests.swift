@@ -102,7 +102,8 @@ struct AbuseTests {
         let started = ContinuousClock.now
         do {
             try await waitUntil(timeout: limit, "a ping to succeed") {
-                let client = HealthClient(ClientConfiguration(port: port, token: "", requestTimeout: .seconds(2), retry: .none))
+                let client = HealthClient(
+                    ClientConfiguration(port: port, token: "", requestTimeout: .seconds(2), retry: .none))
                 defer { client.close() }
                 return (try? await client.ping()) != nil
             }
@@ -145,7 +146,9 @@ struct AbuseTests {
         try await observer.ping()
         let silent = try (0..<3).map { _ in try ClientSocket.connect(host: "127.0.0.1", port: hkd.port) }
         // Synchronise on the server having accepted all three (the loops accept in any order).
-        try await waitUntil("hkd to accept the three silent connections") { try await observer.serverInfo().connections >= 4 }
+        try await waitUntil("hkd to accept the three silent connections") {
+            try await observer.serverInfo().connections >= 4
+        }
         let messages = try HostileClientTests.exchange([], port: hkd.port, hello: false)
         let refused = HostileClientTests.errorReply(in: messages)
         #expect(refused?.code == ErrorCode.tooManyConnections.rawValue)

@@ -134,7 +134,8 @@ struct HandshakeSecurityTests {
             try FileManager.default.createDirectory(at: work.appendingPathComponent("hkd-data"), withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: work) }
             let tokenPath = work.appendingPathComponent("hkd-data/admin.token").path
-            try (hkd.token + "\n").write(toFile: tokenPath, atomically: true, encoding: .utf8)
+            // Not atomically: on Linux that leaves a /tmp/TemporaryDirectory.* behind.
+            try (hkd.token + "\n").write(toFile: tokenPath, atomically: false, encoding: .utf8)
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: tokenPath)
             let process = Process()
             process.executableURL = try TestServer.binary("hkq")

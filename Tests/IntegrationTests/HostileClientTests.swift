@@ -89,7 +89,9 @@ struct HostileClientTests {
             #expect(error.isRetryable)
         }
         first.close()
-        try await waitUntil("hkd to count the first connection closed") { try await second.serverInfo().connections == 1 }
+        try await waitUntil("hkd to count the first connection closed") {
+            try await second.serverInfo().connections == 1
+        }
         try await third.ping()
         second.close()
         third.close()

@@ -53,7 +53,7 @@ struct LiveReconnectTests {
         let after = LiveUpdateTests.batch(LiveUpdateTests.day0 + Micros.day, count: 2)
         _ = try await writer.insert(after)
         let afterUUIDs = (0..<after.count).map(after.uuid(row:))
-        try await waitUntil("the batch after the restart to arrive, and nothing twice: \(received.withLock { $0.count })") {
+        try await waitUntil("the batch after the restart, and nothing twice: \(received.withLock { $0.count }) came") {
             received.withLock { $0 } == beforeUUIDs + afterUUIDs
         }
         // Nothing more arrives: the resubscription started at the last anchor delivered, not at 0. Changes come
@@ -61,7 +61,9 @@ struct LiveReconnectTests {
         let last = LiveUpdateTests.batch(LiveUpdateTests.day0 + 2 * Micros.day, count: 1)
         _ = try await writer.insert(last)
         let lastUUIDs = (0..<last.count).map(last.uuid(row:))
-        try await waitUntil("the last batch to arrive") { received.withLock { $0.count } >= (beforeUUIDs + afterUUIDs + lastUUIDs).count }
+        try await waitUntil("the last batch to arrive") {
+            received.withLock { $0.count } >= (beforeUUIDs + afterUUIDs + lastUUIDs).count
+        }
         #expect(received.withLock { $0 } == beforeUUIDs + afterUUIDs + lastUUIDs)
         await second.stop()
     }
@@ -101,7 +103,9 @@ struct LiveReconnectTests {
         try await waitUntil("the observer to yield 0 after the restart") { anchors.withLock { $0.contains(0) } }
         _ = try await writer.insert(LiveUpdateTests.batch(LiveUpdateTests.day0 + Micros.day, count: 3))
         let fresh = try await writer.collection(query).buckets
-        try await waitUntil("the live collection to equal a fresh query") { LiveUpdateTests.agree(table.withLock { $0.sorted }, fresh) }
+        try await waitUntil("the live collection to equal a fresh query") {
+            LiveUpdateTests.agree(table.withLock { $0.sorted }, fresh)
+        }
         #expect(anchors.withLock { $0.filter { $0 == 0 }.count } == 1)
         await second.stop()
     }

@@ -250,7 +250,9 @@ struct LiveUpdateTests {
                     return received
                 }
             }
-            try await waitUntil("every subscriber's empty first result") { ready.value.load(ordering: .relaxed) >= clients.count }
+            try await waitUntil("every subscriber's empty first result") {
+                ready.value.load(ordering: .relaxed) >= clients.count
+            }
             for batch in batches {
                 _ = try await writer.insert(batch)
                 expected.withLock { $0 += (0..<batch.count).map(batch.uuid(row:)) }
@@ -282,7 +284,9 @@ struct LiveUpdateTests {
         defer { watcher.close() }
         let observed = Counter()
         let observer = Task {
-            for try await _ in watcher.observe("stepCount", subject: "anna") { observed.value.add(1, ordering: .relaxed) }
+            for try await _ in watcher.observe("stepCount", subject: "anna") {
+                observed.value.add(1, ordering: .relaxed)
+            }
         }
         defer { observer.cancel() }
         // Its subscription is in place once it sees an insert: probe (one sample, on days the rounds do not use),

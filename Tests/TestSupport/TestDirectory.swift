@@ -4,8 +4,8 @@ import Synchronization
 /// A fresh directory under the system's temporary directory, removed with everything in it when the last
 /// reference to it goes away.
 ///
-/// Share one between the servers of a test that restarts hkd on the same data (``TestServer/restart(arguments:samePort:)``
-/// does): the directory lives as long as any of them.
+/// Share one between the servers of a test that restarts hkd on the same data
+/// (``TestServer/restart(arguments:samePort:)`` does): the directory lives as long as any of them.
 public final class TestDirectory: Sendable {
     /// The directory's absolute path.
     public let path: String

@@ -3,6 +3,7 @@ import HealthClient
 import HealthModel
 import HealthPosix
 import Synchronization
+import Testing
 
 #if canImport(Glibc)
     import Glibc
@@ -13,8 +14,8 @@ import Synchronization
 ///
 /// `try await TestServer()` starts hkd on `127.0.0.1:0` with a fresh ``TestDirectory`` and returns once hkd
 /// logged the port it listens on. ``stop()`` (SIGTERM) and ``kill()`` (SIGKILL) wait for the process to exit
-/// and for its standard error to reach end of file, so ``logText`` is complete after either. ``restart(arguments:samePort:)``
-/// starts hkd again on the same data directory.
+/// and for its standard error to reach end of file, so ``logText`` is complete after either.
+/// ``restart(arguments:samePort:)`` starts hkd again on the same data directory.
 ///
 /// The data directory is removed when the last server on it goes away (the test's server and the servers it
 /// restarted share it), and a server that is released while hkd still runs kills it first, so neither a
@@ -193,7 +194,7 @@ private final class HKDChild: Sendable {
     var exitStatus: Int32? { status.withLock { $0 } }
 
     /// Sends `signal` (unless nil or hkd already exited), waits for the exit and for end of file on standard
-    /// error; returns the exit status. A hkd that ignores SIGTERM for 60 s is killed, and the wait reported.
+    /// error; returns the exit status. A hkd that ignores SIGTERM for 60 s is killed, and the test fails.
     @discardableResult
     func end(_ signal: Int32?) async -> Int32 {
         if let signal, exitStatus == nil { Glibc.kill(process.processIdentifier, signal) }
@@ -203,7 +204,8 @@ private final class HKDChild: Sendable {
             }
             try await waitUntil(timeout: .seconds(30), "hkd's standard error to reach end of file") { output.ended }
         } catch {
-            print("TestServer: \(error); killing hkd")
+            // A stop that hangs is a failure of the test (of hkd), not something to wait out.
+            Issue.record("\(error); killing hkd. Its log ends: \(output.text.suffix(1000))")
             killNow()
         }
         return exitStatus ?? -1
@@ -239,7 +241,9 @@ final class OutputCollector: Sendable {
             // read(2), not FileHandle.read(upToCount:), which waits until it has the whole count.
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {
-                let count = buffer.withUnsafeMutableBytes { Glibc.read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+                let count = buffer.withUnsafeMutableBytes {
+                    Glibc.read(handle.fileDescriptor, $0.baseAddress, $0.count)
+                }
                 if count < 0 && errno == EINTR { continue }
                 guard count > 0 else { break }
                 state.withLock { $0.bytes.append(contentsOf: buffer[..<count]) }
