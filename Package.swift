@@ -60,22 +60,25 @@ let package = Package(
             path: "Tools/hkbench", swiftSettings: swiftSettings),
 
         // MARK: Tests
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
+        // What the test targets share: the hkd launcher (TestServer), temporary directories, waitUntil, SplitMix64.
+        .target(
+            name: "TestSupport", dependencies: ["HealthModel", "HealthClient", "HealthPosix"],
+            path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "HealthCodecTests", dependencies: ["HealthCodec", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthWireTests", dependencies: ["HealthWire"], swiftSettings: swiftSettings),
+            name: "HealthWireTests", dependencies: ["HealthWire", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "HealthEngineTests", dependencies: ["HealthEngine", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthServerTests", dependencies: ["HealthServer", "HealthWire", "HealthEngine"],
+            name: "HealthServerTests", dependencies: ["HealthServer", "HealthWire", "HealthEngine", "TestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(name: "HealthClientTests", dependencies: ["HealthClient"], swiftSettings: swiftSettings),
-        .testTarget(name: "HealthPosixTests", dependencies: ["HealthPosix"], swiftSettings: swiftSettings),
+        .testTarget(name: "HealthPosixTests", dependencies: ["HealthPosix", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthStorageTests", dependencies: ["HealthStorage", "HealthEngine", "HealthCodec", "HealthPosix", "TestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(name: "HealthImportTests", dependencies: ["HealthImport", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "HKQKitTests", dependencies: ["HKQKit", "HealthServer", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "HKQKitTests", dependencies: ["HKQKit", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["HealthServer", "HealthClient", "HealthWire", "HealthPosix", "HKQKit", "TestSupport"],

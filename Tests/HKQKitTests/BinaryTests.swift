@@ -51,6 +51,8 @@ import Testing
         }
         process.executableURL = try hkqURL()
         process.arguments = arguments
+        // Not the package root, whose ./hkd-data (README's quick start) hkq would read for a token.
+        process.currentDirectoryURL = directory
         process.environment = environment
         process.standardOutput = out
         process.standardError = err

@@ -4,7 +4,7 @@ import Testing
 
 @testable import HKQKit
 
-/// insert, samples, stats and server-info against a real hkd started in-process for the suite.
+/// insert, samples, stats and server-info against the real hkd binary started for the suite.
 ///
 /// Each test uses its own subject, so the order tests run in does not matter.
 @Suite(.serialized, .liveServer) struct DataCommandTests {

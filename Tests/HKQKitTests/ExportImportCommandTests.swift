@@ -38,7 +38,7 @@ func exportRecord(
         + "creationDate=\"\(end)\" startDate=\"\(start)\" endDate=\"\(end)\" value=\"\(value)\"/>"
 }
 
-/// `hkq import` against an in-process hkd: the real export end to end, re-import, malformed files.
+/// `hkq import` against the real hkd binary: the real export end to end, re-import, malformed files.
 @Suite(.serialized, .liveServer) struct ExportImportCommandTests {
     /// Samples per type in the real export, counted independently with `unzip -p … | grep -c`.
     static let realCounts: [String: Int] = [

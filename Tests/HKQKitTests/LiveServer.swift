@@ -1,10 +1,11 @@
 import Foundation
 import HKQKit
 import HealthModel
-import HealthServer
+import TestSupport
 import Testing
 
-/// A real hkd, in-process on a free port with a temporary data directory, for one suite.
+/// A real hkd (TestSupport's ``TestServer``, one thread and one worker) on a free port, and a temporary
+/// directory for the files tests write, for one suite.
 ///
 /// Put `.liveServer` on a `.serialized` suite: the server starts before the suite's first test and stops after
 /// its last; tests reach it through ``LiveServer/current``.
@@ -12,32 +13,30 @@ final class LiveServer: Sendable {
     /// The server of the suite running now.
     @TaskLocal static var current: LiveServer?
 
-    let server: HealthServer
-    let directory: URL
+    let server: TestServer
+    /// The suite's scratch directory; hkd's data directory is its `data` subdirectory.
+    let scratch: TestDirectory
 
-    /// Starts a server on port 0 in a fresh temporary directory.
-    init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("hkq-live-\(UUID().uuidString)")
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.threads = 1
-        configuration.workers = 1
-        configuration.dataDirectory = directory.appendingPathComponent("data").path
-        server = try HealthServer.start(configuration)
-        let tokenPath = configuration.dataDirectory + "/admin.token"
-        token = try String(contentsOfFile: tokenPath, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    /// The scratch directory's URL.
+    var directory: URL { URL(fileURLWithPath: scratch.path) }
+
+    /// Starts hkd on port 0 in a fresh temporary directory.
+    init() async throws {
+        scratch = try TestDirectory(prefix: "hkq-live")
+        server = try await TestServer(
+            dataDirectory: scratch.appending("data"), arguments: ["--threads", "1", "--workers", "1"])
     }
 
     /// The admin token the server wrote at its start.
-    let token: String
+    var token: String { server.token }
 
     /// `127.0.0.1:PORT`.
-    var address: String { "127.0.0.1:\(server.port)" }
+    var address: String { server.address }
 
-    /// Stops the server and removes its directory.
-    func shutdown() {
-        server.stop()
-        try? FileManager.default.removeItem(at: directory)
+    /// Stops the server; the directory goes with the last reference to it.
+    func shutdown() async {
+        let status = await server.stop()
+        #expect(status == 0, "hkd exited with \(status): \(server.logText.suffix(2000))")
     }
 
     /// Writes `text` to a new file named `name` in the server's temporary directory and returns its path.
@@ -53,9 +52,14 @@ struct LiveServerTrait: SuiteTrait, TestScoping {
     func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
-        let live = try LiveServer()
-        defer { live.shutdown() }
-        try await LiveServer.$current.withValue(live) { try await function() }
+        let live = try await LiveServer()
+        do {
+            try await LiveServer.$current.withValue(live) { try await function() }
+        } catch {
+            await live.shutdown()
+            throw error
+        }
+        await live.shutdown()
     }
 }
 
@@ -68,7 +72,7 @@ extension Trait where Self == LiveServerTrait {
 let fixedNow: Timestamp = CivilTime(year: 2024, month: 3, day: 10, hour: 15).timestamp(offsetSeconds: 0)
 
 /// hkq with the clock fixed at ``fixedNow``.
-let fixedClockProgram = HKQ(commands: HKQ.commands, clock: { fixedNow })
+let fixedClockProgram = HKQ(commands: HKQ.commands, clock: { fixedNow }, localTokenPath: noLocalTokenPath)
 
 /// Runs hkq against the suite's live server as `subject`, with the clock at ``fixedNow``.
 func runLive(_ arguments: [String], subject: String) async throws -> RunResult {

@@ -8,8 +8,15 @@ struct RunResult: Sendable {
     var err: String
 }
 
+/// Where the test programs look for a local server's admin token: nowhere that exists. Not the working
+/// directory's `./hkd-data`, which README's quick start may have filled with a real one.
+let noLocalTokenPath = "/nonexistent/hkq-tests/admin.token"
+
+/// ``HKQ/standard`` without the working directory's `./hkd-data/admin.token`.
+let testHKQ = HKQ(commands: HKQ.commands, localTokenPath: noLocalTokenPath)
+
 /// Runs `program` in-process on `arguments` with `environment`, capturing both streams.
-func runHKQ(_ arguments: [String], environment: [String: String] = [:], program: HKQ = .standard) async -> RunResult {
+func runHKQ(_ arguments: [String], environment: [String: String] = [:], program: HKQ = testHKQ) async -> RunResult {
     let (console, out, err) = Console.capturing()
     let status = await program.run(arguments: arguments, environment: environment, console: console)
     return RunResult(status: status, out: out.text, err: err.text)

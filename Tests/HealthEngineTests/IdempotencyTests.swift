@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 
 @testable import HealthEngine
@@ -9,7 +10,7 @@ struct IdempotencyTests {
     static func synced(_ id: String, version: Int, start: Timestamp, value: Double, uuid: UUID = UUID()) -> SampleBatch
     {
         var batch = SampleBatch(
-            batchID: .random(in: 1...UInt64.max), subject: "anna", typeIdentifier: "bodyMass", unit: "kg")
+            batchID: uniqueBatchID(), subject: "anna", typeIdentifier: "bodyMass", unit: "kg")
         batch.append(
             start: start, end: start, value: value, source: fitApp, uuid: uuid,
             metadata: [MetadataKey.syncIdentifier: .string(id), MetadataKey.syncVersion: .number(Double(version))])

@@ -1,5 +1,6 @@
 import HealthPosix
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite("EventLoop")
@@ -68,9 +69,10 @@ struct EventLoopTests {
         defer { loop.shutdown() }
         let fired = Atomic<Bool>(false)
         loop.schedule(after: .seconds(30)) {}
-        try await Task.sleep(for: .milliseconds(20))
+        try await waitUntil("the loop to sleep on its 30 s timer") { threadIsBlocked(named: "test-wake") }
         loop.schedule(after: .milliseconds(10)) { fired.store(true, ordering: .relaxed) }
-        #expect(await eventually(timeout: .seconds(2)) { fired.load(ordering: .relaxed) })
+        // Well below the 30 s timer: a loop that did not wake would miss it.
+        #expect(await eventually(timeout: .seconds(10)) { fired.load(ordering: .relaxed) })
     }
 
     @Test("many cancelled timers are swept and the rest still fire")

@@ -1,5 +1,6 @@
 import HealthPosix
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -75,9 +76,9 @@ struct SocketTests {
             let bytes = (try? socket.read(maxBytes: 10, timeout: .seconds(30))) ?? [0xFF]
             result.withLock { $0 = bytes }
         }
-        try await Task.sleep(for: .milliseconds(30))
+        try await waitUntil("the reader thread to block in its read") { threadIsBlocked(named: "blocked-reader") }
         socket.shutdown()
-        #expect(await eventually(timeout: .seconds(5)) { result.withLock { $0 != nil } })
+        #expect(await eventually(timeout: .seconds(20)) { result.withLock { $0 != nil } })
         reader.join()
         #expect(result.withLock { $0 } == [])
         socket.close()

@@ -1,5 +1,6 @@
 import HealthPosix
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -60,8 +61,7 @@ struct TCPServerTests {
         let readerThread = try PosixThread.spawn(name: "big-reader") {
             // Read nothing until the server's echo queue has passed its high-water mark: short writes,
             // EAGAIN and the wait for EPOLLOUT are then certain, whatever the machine's speed.
-            let deadline = Deadline.after(.seconds(30))
-            while log.read({ $0.writability.isEmpty }) && !deadline.hasExpired { usleep(1_000) }
+            _ = log.wait(until: .after(.seconds(30))) { !$0.writability.isEmpty }
             var received: [UInt8] = []
             received.reserveCapacity(payload.count)
             while received.count < payload.count {
@@ -131,6 +131,7 @@ struct TCPServerTests {
         #expect(try socket.waitForReadable(timeout: .seconds(5)))
         socket.close()  // unread input: the kernel answers with a reset instead of a FIN
         #expect(await eventually { log.closeCount == 1 })
+        // The sleep is the behaviour under test: a quiet period in which no second close may be reported.
         try await Task.sleep(for: .milliseconds(50))
         #expect(log.closeCount == 1)
         #expect(log.read { $0.closes[0]?.code } == ECONNRESET)
@@ -153,6 +154,7 @@ struct TCPServerTests {
         // The server closed in turn: the client sees end of stream.
         #expect(try polite.read(maxBytes: 16, timeout: .seconds(5)).isEmpty)
         polite.close()
+        // The sleep is the behaviour under test: a quiet period in which no second close may be reported.
         try await Task.sleep(for: .milliseconds(50))
         #expect(log.closeCount == 1)
         #expect(server.connectionCount == 0)
@@ -174,6 +176,8 @@ struct TCPServerTests {
         defer { server.stop() }
         let socket = try ClientSocket.connect(host: "127.0.0.1", port: server.port)
         try socket.write(Array(repeating: 0xAB, count: 1000))  // unread input must not turn the close into a reset
+        // The sleep is part of the scenario, not synchronisation: it lets the input reach the server and lie
+        // there unread while it closes (nothing observable says it has arrived).
         try await Task.sleep(for: .milliseconds(50))
         #expect(try readBytes(socket, count: goodbye.count + 10, timeout: .seconds(5)) == goodbye)
         socket.close()
@@ -223,10 +227,11 @@ struct TCPServerTests {
         let chunk = [UInt8](repeating: 0x5A, count: 256 * 1024)
         var written = 0
         // Keep writing until the kernel buffers are full and the queue passes the high-water mark.
-        while log.read({ $0.writability.isEmpty }) && written < 256 * 1024 * 1024 {
+        try await waitUntil("writability to drop after \(written) bytes written") {
+            guard log.read({ $0.writability.isEmpty }) && written < 256 * 1024 * 1024 else { return true }
             connection.write(chunk)
             written += chunk.count
-            try await Task.sleep(for: .milliseconds(2))
+            return false
         }
         #expect(log.read { $0.writability } == [false])
         let queued = try connection.loop.submitAndWait { connection.queuedOutboundBytes }
@@ -254,6 +259,7 @@ struct TCPServerTests {
         defer { socket.close() }
         try socket.write([9, 8, 7])
         #expect(await eventually { connections.withLock { $0.count == 1 } })
+        // The sleep is the behaviour under test: a quiet period in which paused input may not be delivered.
         try await Task.sleep(for: .milliseconds(100))
         #expect(log.receivedCount == 0)
         let connection = connections.withLock { $0[0] }

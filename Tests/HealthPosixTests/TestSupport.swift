@@ -1,20 +1,32 @@
+import Foundation
 import HealthPosix
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// Polls `condition` every few milliseconds without blocking the test thread; false if it never held.
-func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
-    let clock = ContinuousClock()
-    let end = clock.now + timeout
-    while clock.now < end {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
+/// Whether `condition` holds within `timeout`, looked at through TestSupport's ``waitUntil(timeout:_:file:line:_:)``
+/// (the one polling helper), without blocking the test thread; false if it never held.
+func eventually(timeout: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
+    (try? await waitUntil(timeout: timeout, "a condition") { condition() }) != nil
+}
+
+/// Whether a thread of this process named `name` is asleep in the kernel (state S in /proc): blocked in a read,
+/// an epoll_wait or a timed wait. Lets a test wait for a thread to block instead of sleeping and hoping.
+func threadIsBlocked(named name: String) -> Bool {
+    guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return false }
+    return tasks.contains { task in
+        guard let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8),
+            comm.trimmingCharacters(in: .whitespacesAndNewlines) == name,
+            let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return false }
+        // The state is the first field after the parenthesised name.
+        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("S")
     }
-    return condition()
 }
 
 /// Runs `body` on `count` fresh threads and waits for all (polling, so the test thread is not blocked).
@@ -47,8 +59,12 @@ final class HandlerLog: Sendable {
         var closes: [SystemError?] = []
     }
 
-    func update(_ body: (inout State) -> Void) { state.withLock { body(&$0) } }
+    func update(_ body: (inout State) -> Void) { state.update { body(&$0) } }
     func read<R>(_ body: (State) -> R) -> R { state.withLock { body($0) } }
+    /// Blocks the calling (non-pool) thread until `condition` holds or `deadline` passes; whether it held.
+    func wait(until deadline: Deadline, _ condition: (State) -> Bool) -> Bool {
+        state.wait(until: deadline) { condition($0) ? true : nil } ?? false
+    }
     var closeCount: Int { read { $0.closes.count } }
     var receivedCount: Int { read { $0.received.count } }
 }

@@ -3,6 +3,7 @@ import HealthCodec
 import HealthModel
 import HealthWire
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import HealthServer
@@ -29,14 +30,16 @@ struct HandshakeAuthenticationTests {
     }
 
     struct Fixture {
-        let directory: String
+        /// Removed with the fixture's last copy.
+        let scratch: TestDirectory
+        var directory: String { scratch.path }
         let registry: IdentityRegistry
         let adminToken: String
         let authenticator: TokenAuthenticator
 
         init(seed: UInt64 = 1) throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("hkd-auth-\(UUID().uuidString)").path
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            scratch = try TestDirectory(prefix: "hkd-auth")
+            let directory = scratch.path
             registry = try IdentityRegistry.open(directory: directory) { _ in }
             adminToken = try String(contentsOfFile: directory + "/admin.token", encoding: .utf8)
                 .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -190,8 +193,8 @@ struct HandshakeAuthenticationTests {
 
     @Test("an identity file of format 1 is converted at open: token hashes become verifiers, old tokens still work")
     func migration() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hkd-auth-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let scratch = try TestDirectory(prefix: "hkd-auth")
+        let directory = scratch.path
         let salt: [UInt8] = Array(1...16)
         let token = AccessToken(identityID: 1, secret: Array(repeating: 0x5a, count: 32))
         let hash = Hex.encode(SHA256.hash(salt + token.secret))
@@ -199,7 +202,8 @@ struct HandshakeAuthenticationTests {
             {"format": 1, "nextID": 2, "identities": [{"id": 1, "name": "admin", "subjects": [], "grants": [{"type": "*", "share": true, "read": true}],
             "admin": true, "createdAt": 1700000000000000, "revoked": false, "salt": "\(Hex.encode(salt))", "tokenHash": "\(hash)"}]}
             """
-        try old.write(toFile: directory + "/identities.json", atomically: true, encoding: .utf8)
+        // Not atomically: on Linux that leaves a /tmp/TemporaryDirectory.* behind.
+        try old.write(toFile: directory + "/identities.json", atomically: false, encoding: .utf8)
         var logged: [String] = []
         let registry = try IdentityRegistry.open(directory: directory) { logged.append($0) }
         #expect(logged == ["converted \(directory)/identities.json to format 2: 1 token hashes became handshake verifiers"])
@@ -220,5 +224,6 @@ struct HandshakeAuthenticationTests {
         logged = []
         _ = try IdentityRegistry.open(directory: directory) { logged.append($0) }
         #expect(logged.isEmpty)
+        withExtendedLifetime(scratch) {}
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 @testable import HealthEngine
 import HealthModel
 import HealthWire
+import TestSupport
 import Testing
 
 @testable import HealthServer
@@ -15,7 +16,7 @@ struct LiveCollectionStepTests {
 
     static func insert(_ store: HealthStore, _ starts: [Timestamp], minutes: Int64, value: Double) throws {
         var batch = SampleBatch(
-            batchID: UInt64.random(in: 1...UInt64.max), subject: "anna", typeIdentifier: "stepCount", unit: "count")
+            batchID: uniqueBatchID(), subject: "anna", typeIdentifier: "stepCount", unit: "count")
         for start in starts {
             batch.append(start: start, end: start + minutes * Micros.minute, value: value, source: phone)
         }
@@ -24,7 +25,8 @@ struct LiveCollectionStepTests {
 
     @Test("the boundary cache answers what the calendar computes, across both DST changes, growing both ways")
     func boundaryCacheMatchesCalendar() throws {
-        var generator = SystemRandomNumberGenerator()
+        let seed = TestSeed.value(27)
+        var generator = SplitMix64(seed: seed)
         for (interval, zone) in [
             (CalendarInterval(1, .day), "Europe/Berlin"), (CalendarInterval(1, .hour), "Europe/Berlin"),
             (CalendarInterval(1, .month), "Europe/Berlin"), (CalendarInterval(1, .day), "Pacific/Apia"),
@@ -39,7 +41,7 @@ struct LiveCollectionStepTests {
                 let to = from + Int64.random(in: 0...(40 * Micros.day), using: &generator)
                 let cached = try cache.boundaries(of: calendar, from: from, to: to)
                 let fresh = try calendar.boundaries(from: from, to: to)
-                #expect(cached == fresh, "\(interval) in \(zone) from \(from) to \(to)")
+                #expect(cached == fresh, "\(interval) in \(zone) from \(from) to \(to), seed \(seed)")
             }
             // Around each Berlin change of 2024 (March 31, October 27): 23- and 25-hour days.
             for change in [Self.berlin2024 + 90 * Micros.day, Self.berlin2024 + 300 * Micros.day] {
@@ -89,17 +91,19 @@ struct LiveCollectionStepTests {
                 (first + 15 * Micros.day - 90 * Micros.minute)...(first + 15 * Micros.day)
             ]
         let interval = CalendarInterval(1, .day)
+        let seed = TestSeed.value(94)
+        var order = SplitMix64(seed: seed)
         let touched = try store.collectionBuckets(
             subject: "anna", type: "stepCount", options: .cumulativeSum, anchor: Self.berlin2024, interval: interval,
-            timeZone: "Europe/Berlin", touching: spans.shuffled())
+            timeZone: "Europe/Berlin", touching: spans.shuffled(using: &order))
         let fresh = try store.collection(
             subject: "anna", type: "stepCount", options: .cumulativeSum, anchor: Self.berlin2024, interval: interval,
             timeZone: "Europe/Berlin", enumerateFrom: first - Micros.day, enumerateTo: first + 20 * Micros.day)
         let expected = fresh.filter { bucket in
             spans.contains { $0.lowerBound < bucket.end && $0.upperBound >= bucket.start }
         }
-        #expect(touched.map(\.start) == expected.map(\.start))
-        #expect(touched.count == 8, "six days and two more, not one per span")
+        #expect(touched.map(\.start) == expected.map(\.start), "seed \(seed)")
+        #expect(touched.count == 8, "six days and two more, not one per span; seed \(seed)")
         for (a, b) in zip(touched, expected) {
             #expect(abs((a.figures.sum ?? -1) - (b.figures.sum ?? -2)) <= 1e-9 * max(1, abs(b.figures.sum ?? 0)))
         }

@@ -2,6 +2,7 @@ import Foundation
 import HealthEngine
 import HealthModel
 import HealthWire
+import TestSupport
 import Testing
 
 @testable import HealthServer
@@ -12,7 +13,7 @@ struct SubscriptionUpdaterTests {
 
     static func insert(_ store: HealthStore, _ start: Timestamp, minutes: Int64, value: Double) throws -> UUID {
         var batch = SampleBatch(
-            batchID: UInt64.random(in: 1...UInt64.max), subject: "anna", typeIdentifier: "stepCount", unit: "count")
+            batchID: uniqueBatchID(), subject: "anna", typeIdentifier: "stepCount", unit: "count")
         batch.append(start: start, end: start + minutes * Micros.minute, value: value, source: phone)
         _ = try store.insert(batch)
         return batch.uuid(row: 0)

@@ -2,6 +2,7 @@ import Foundation
 import HealthEngine
 import HealthModel
 import HealthPosix
+import TestSupport
 import Testing
 
 @testable import HealthStorage
@@ -187,7 +188,7 @@ struct RecoveryTests {
         defer { try? FileSystem.removeTree(directory) }
         func synced(_ version: Int, _ value: Double) -> SampleBatch {
             var batch = SampleBatch(
-                batchID: .random(in: 1...UInt64.max), subject: "anna", typeIdentifier: "bodyMass", unit: "kg")
+                batchID: uniqueBatchID(), subject: "anna", typeIdentifier: "bodyMass", unit: "kg")
             batch.append(
                 start: Int64(version), end: Int64(version), value: value, source: watch, uuid: UUID(),
                 metadata: [MetadataKey.syncIdentifier: .string("m"), MetadataKey.syncVersion: .number(Double(version))])

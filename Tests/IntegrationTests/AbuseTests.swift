@@ -4,6 +4,7 @@ import HealthCodec
 import HealthModel
 import HealthPosix
 import HealthWire
+import TestSupport
 import Testing
 
 /// Clients that misbehave on purpose (resets mid-request, slow senders, hoarders): hkd survives each of them and
@@ -34,7 +35,7 @@ struct AbuseTests {
 
     @Test("a sample at Int64.min is refused with invalidSample naming the row, and hkd restarts")
     func extremeTimestamps() async throws {
-        let hkd = try await HKDProcess(arguments: ["--auth", "off"])
+        let hkd = try await TestServer(arguments: ["--auth", "off"])
         let socket = try Self.session(port: hkd.port)
         defer { socket.close() }
         _ = try Self.reply(to: 0, on: socket)  // welcome
@@ -51,9 +52,8 @@ struct AbuseTests {
             #expect(error.message.contains("row 1") && error.message.contains("0001–9999"), "\(error.message)")
             #expect(error.retryable == false)
         }
-        let directory = hkd.dataDirectory
         await hkd.stop()
-        let restarted = try await HKDProcess(dataDirectory: directory, arguments: ["--auth", "off"])
+        let restarted = try await hkd.restart()
         let client = restarted.client()
         defer { client.close() }
         #expect(try await client.samples("stepCount", subject: "anna").count == 0)
@@ -76,7 +76,7 @@ struct AbuseTests {
 
     @Test("a thousand connections that subscribe and then reset leave hkd serving")
     func subscribeThenReset() async throws {
-        let hkd = try await HKDProcess(arguments: ["--auth", "off"])
+        let hkd = try await TestServer(arguments: ["--auth", "off"])
         let client = hkd.client()
         defer { client.close() }
         _ = try await client.insert(try EndToEndTests.steps(subject: "anna", minutes: 600))
@@ -100,18 +100,22 @@ struct AbuseTests {
     /// Pings with a fresh single-attempt client until one succeeds or `limit` passes; the time it took.
     static func firstSuccessfulPing(port: Int, within limit: Duration) async -> Duration? {
         let started = ContinuousClock.now
-        while ContinuousClock.now - started < limit {
-            let client = HealthClient(ClientConfiguration(port: port, token: "", requestTimeout: .seconds(2), retry: .none))
-            defer { client.close() }
-            if (try? await client.ping()) != nil { return ContinuousClock.now - started }
-            try? await Task.sleep(for: .milliseconds(50))  // pacing of the retries, not synchronisation
+        do {
+            try await waitUntil(timeout: limit, "a ping to succeed") {
+                let client = HealthClient(
+                    ClientConfiguration(port: port, token: "", requestTimeout: .seconds(2), retry: .none))
+                defer { client.close() }
+                return (try? await client.ping()) != nil
+            }
+        } catch {
+            return nil
         }
-        return nil
+        return ContinuousClock.now - started
     }
 
     @Test("slow senders that never finish their handshake lose their slots to the handshake deadline")
     func slowloris() async throws {
-        let hkd = try await HKDProcess(arguments: ["--auth", "off", "--max-connections", "10", "--handshake-timeout", "1"])
+        let hkd = try await TestServer(arguments: ["--auth", "off", "--max-connections", "10", "--handshake-timeout", "1"])
         let port = hkd.port
         // Ten connections take every slot and send one byte of a hello every 300 ms.
         let hello = FrameEncoder().encode(Message.hello(Hello(clientName: "slow", tokenID: 0, clientNonce: [])).frame(requestID: 0))
@@ -119,6 +123,7 @@ struct AbuseTests {
         let dribbler = Task.detached {
             for index in 0..<hello.count {
                 for socket in sockets { try? socket.write([hello[index]], timeout: .milliseconds(100)) }
+                // The sleep is the behaviour under test: the pace of a deliberately slow sender.
                 try? await Task.sleep(for: .milliseconds(300))
                 if Task.isCancelled { break }
             }
@@ -135,21 +140,21 @@ struct AbuseTests {
 
     @Test("beyond the handshake quota the connection lingering longest makes room; a burst of clients is never refused")
     func handshakeQuota() async throws {
-        let hkd = try await HKDProcess(arguments: ["--auth", "off", "--max-handshaking", "3"])
+        let hkd = try await TestServer(arguments: ["--auth", "off", "--max-handshaking", "3"])
         let observer = hkd.client()
         defer { observer.close() }
         try await observer.ping()
         let silent = try (0..<3).map { _ in try ClientSocket.connect(host: "127.0.0.1", port: hkd.port) }
         defer { for socket in silent { socket.close() } }
         // Synchronise on the server having accepted all three (the loops accept in any order).
-        try await waitFor("the three silent connections", within: .seconds(10)) {
+        try await waitUntil("hkd to accept the three silent connections") {
             try await observer.serverInfo().connections >= 4
         }
         // Let them linger past the quota's one-second grace: the lingering is what is under test.
         try await Task.sleep(for: .milliseconds(1100))
         // A real client still gets in, and one of the lingering three is closed to make room.
         #expect(await Self.firstSuccessfulPing(port: hkd.port, within: .seconds(10)) != nil)
-        try await waitFor("a lingering connection to be closed", within: .seconds(10)) {
+        try await waitUntil("a lingering connection to be closed") {
             hkd.logText.contains("this one lingered longest")
         }
         var evicted = 0
@@ -181,21 +186,9 @@ struct AbuseTests {
         await hkd.stop()
     }
 
-    /// Polls `condition` every 20 ms until it holds, failing the test after `limit` with what it waited for.
-    func waitFor(_ what: String, within limit: Duration, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + limit
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("timed out waiting for \(what)")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
-
     @Test("frames being received hold the server-wide byte budget: many half-sent large frames stay bounded")
     func bufferedBytesBudget() async throws {
-        let hkd = try await HKDProcess(arguments: ["--auth", "off", "--max-buffered-bytes", "16777216"])
+        let hkd = try await TestServer(arguments: ["--auth", "off", "--max-buffered-bytes", "16777216"])
         let client = hkd.client()
         defer { client.close() }
         let before = try await client.serverInfo().residentBytes
@@ -223,7 +216,7 @@ struct AbuseTests {
 
     @Test("a client that never reads its replies is disconnected once they stay unread past the deadline")
     func unreadReplies() async throws {
-        let hkd = try await HKDProcess(arguments: ["--auth", "off", "--unread-replies-timeout", "1"])
+        let hkd = try await TestServer(arguments: ["--auth", "off", "--unread-replies-timeout", "1"])
         let client = hkd.client()
         defer { client.close() }
         _ = try await client.insert(try EndToEndTests.steps(subject: "anna", minutes: 50_000))
@@ -234,11 +227,7 @@ struct AbuseTests {
         for id in 1...40 { requests += FrameEncoder().encode(query.frame(requestID: UInt32(id))) }
         try socket.write(requests)
         // 40 replies of 50,000 samples fill the reply queue; nothing reads them.
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !hkd.logText.contains("replies were not read for 1 s"), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        #expect(hkd.logText.contains("replies were not read for 1 s"))
+        try await hkd.waitForLog("replies were not read for 1 s")
         try await client.ping()
         await hkd.stop()
     }

@@ -2,6 +2,7 @@ import Foundation
 import HealthClient
 import HealthModel
 import HealthWire
+import TestSupport
 import Testing
 
 /// Authorization through the real hkd (HEALTHKIT.md §10, SECURITY.md): tokens, per-type share and read grants,
@@ -50,8 +51,8 @@ struct AuthorizationTests {
     }
 
     /// Starts hkd, creates the matrix identities with the admin token and stores ``stored``.
-    static func populatedServer() async throws -> (HKDProcess, [Identity]) {
-        let hkd = try await HKDProcess()
+    static func populatedServer() async throws -> (TestServer, [Identity]) {
+        let hkd = try await TestServer()
         var identities = [
             Identity(
                 spec: IdentitySpec(
@@ -106,7 +107,6 @@ struct AuthorizationTests {
     @Test("identities × subjects × types: samples, statistics and collections show exactly what the grants allow")
     func readMatrix() async throws {
         let (hkd, identities) = try await Self.populatedServer()
-        defer { Task { await hkd.stop() } }
         for identity in identities {
             let client = hkd.client(token: identity.token)
             defer { client.close() }
@@ -165,6 +165,7 @@ struct AuthorizationTests {
                 }
             }
         }
+        await hkd.stop()
     }
 
     @Test(
@@ -172,7 +173,6 @@ struct AuthorizationTests {
     )
     func writeMatrix() async throws {
         let (hkd, identities) = try await Self.populatedServer()
-        defer { Task { await hkd.stop() } }
         for identity in identities {
             let client = hkd.client(token: identity.token)
             defer { client.close() }
@@ -222,12 +222,12 @@ struct AuthorizationTests {
         defer { admin.close() }
         #expect(try await admin.samples("stepCount", subject: "anna").count == 10 + 1 + 1)  // admin's, reader's
         #expect(try await admin.delete("stepCount", subject: "anna", .filter(.all)) == 12)
+        await hkd.stop()
     }
 
     @Test("authorization status is about sharing only; admin requests need an admin; server info hides contents")
     func statusAndAdministration() async throws {
         let (hkd, identities) = try await Self.populatedServer()
-        defer { Task { await hkd.stop() } }
         let reader = hkd.client(token: identities[1].token)
         defer { reader.close() }
         #expect(
@@ -260,12 +260,12 @@ struct AuthorizationTests {
             .update(IdentitySpec(name: "reader", subjects: ["ben"], grants: identities[1].spec.grants)))
         #expect(await Self.refusal { try await reader.samples("stepCount", subject: "anna") }?.code == .forbidden)
         #expect(try await reader.samples("stepCount", subject: "ben").count == 5)
+        await hkd.stop()
     }
 
     @Test("a revoked token fails on the next request of an open connection, which then closes, and at hello")
     func revocation() async throws {
         let (hkd, identities) = try await Self.populatedServer()
-        defer { Task { await hkd.stop() } }
         let writer = HealthClient(ClientConfiguration(port: hkd.port, token: identities[2].token, retry: .none))
         defer { writer.close() }
         #expect(try await writer.samples("stepCount", subject: "anna").count == 3)
@@ -282,39 +282,38 @@ struct AuthorizationTests {
         #expect(hello?.code == .tokenRevoked)
         // Revocation survives a restart.
         await hkd.stop()
-        let restarted = try await HKDProcess(dataDirectory: hkd.dataDirectory)
-        defer { Task { await restarted.stop() } }
+        let restarted = try await hkd.restart()
         let afterRestart = HealthClient(
             ClientConfiguration(port: restarted.port, token: identities[2].token, retry: .none))
         defer { afterRestart.close() }
         #expect(await Self.refusal { try await afterRestart.connect() }?.code == .tokenRevoked)
+        await restarted.stop()
     }
 
     @Test("who wrote each sample survives a restart: a write-only identity still sees only its own samples")
     func writersPersist() async throws {
         let (hkd, identities) = try await Self.populatedServer()
         await hkd.stop()  // a clean stop writes a snapshot; the next start reads the writer column from it
-        let restarted = try await HKDProcess(dataDirectory: hkd.dataDirectory)
+        let restarted = try await hkd.restart()
         let writer = restarted.client(token: identities[2].token)
         #expect(try await writer.samples("stepCount", subject: "anna").map(\.value) == [100, 100, 100])
         _ = try await writer.insert(try Self.samples("stepCount", subject: "anna", count: 2, value: 100, offset: 300))
         writer.close()
         await restarted.kill()  // no snapshot: the writer of the last insert comes from the log
-        let replayed = try await HKDProcess(dataDirectory: hkd.dataDirectory)
-        defer { Task { await replayed.stop() } }
+        let replayed = try await hkd.restart()
         let again = replayed.client(token: identities[2].token)
         defer { again.close() }
         #expect(try await again.samples("stepCount", subject: "anna").count == 5)
         let admin = replayed.client()
         defer { admin.close() }
         #expect(try await admin.samples("stepCount", subject: "anna").count == 15)
+        await replayed.stop()
     }
 
     @Test(
         "missing and wrong tokens are refused, closed and slowed down; tokens never reach the log or the disk in clear")
     func refusalsAndSecrecy() async throws {
         let (hkd, identities) = try await Self.populatedServer()
-        defer { Task { await hkd.stop() } }
         let anonymous = HealthClient(ClientConfiguration(port: hkd.port, retry: .none))
         defer { anonymous.close() }
         let missing = await Self.refusal { try await anonymous.connect() }
@@ -389,12 +388,12 @@ struct AuthorizationTests {
 
     @Test("hkd refuses to start when admin.token is readable by others")
     func refusesReadableTokenFile() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         await hkd.stop()
         let path = hkd.dataDirectory + "/admin.token"
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
         do {
-            _ = try await HKDProcess(dataDirectory: hkd.dataDirectory)
+            _ = try await hkd.restart()
             Issue.record("hkd started with a world-readable token file")
         } catch let error as HealthError {
             #expect(error.message.contains("\(path) is readable by other users (mode 644)"), "\(error.message)")

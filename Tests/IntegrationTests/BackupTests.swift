@@ -2,6 +2,7 @@ import Foundation
 import HealthClient
 import HealthModel
 import Synchronization
+import TestSupport
 import Testing
 
 /// `hkq admin backup` under write load, then `hkd --restore-from`: every sample acknowledged before the backup
@@ -41,14 +42,14 @@ struct BackupTests {
             }
         }
         // Synchronise on the writer having made progress, then back up while it goes on.
-        while acknowledged.withLock({ $0.count }) < 20 { try await Task.sleep(for: .milliseconds(5)) }
+        try await waitUntil("the writer to have 20 batches acknowledged") { acknowledged.withLock { $0.count } >= 20 }
         let before = acknowledged.withLock { $0.flatMap { $0 } }
         let admin = hkd.client(name: "admin")
         let result = try await admin.backup(to: backup)
         #expect(result.samples >= UInt64(before.count))
         #expect(result.files >= 3)
         let afterBackup = acknowledged.withLock { $0.count }
-        while acknowledged.withLock({ $0.count }) < afterBackup + 5 { try await Task.sleep(for: .milliseconds(5)) }
+        try await waitUntil("5 more batches after the backup") { acknowledged.withLock { $0.count } >= afterBackup + 5 }
         stop.store(true, ordering: .relaxed)
         try await load.value
         writer.close()

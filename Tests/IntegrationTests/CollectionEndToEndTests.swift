@@ -3,6 +3,7 @@ import HKQKit
 import HealthClient
 import HealthModel
 import HealthWire
+import TestSupport
 import Testing
 
 /// Statistics collections through the real hkd, the client library and hkq: buckets, merging, priorities,
@@ -22,7 +23,7 @@ struct CollectionEndToEndTests {
 
     @Test("daily sums in New York across spring-forward, merged across iPhone and Watch, and through hkq")
     func dailySums() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         let client = hkd.client()
         defer { client.close() }
         let sunday = Self.saturday + Micros.day
@@ -82,7 +83,7 @@ struct CollectionEndToEndTests {
 
     @Test("many buckets stream in several frames; units convert; bad zones and intervals get their codes")
     func streamingUnitsAndErrors() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         let client = hkd.client()
         defer { client.close() }
         _ = try await client.insert([try Self.sample(Self.saturday, 60, 120, Self.watch)])

@@ -3,6 +3,7 @@ import HealthClient
 import HealthModel
 import HealthPosix
 import Synchronization
+import TestSupport
 import Testing
 
 /// kill -9 during ingest, restart on the same data directory, count: acknowledged = durable, retried ≠ duplicated.
@@ -32,14 +33,14 @@ struct CrashTests {
 
     @Test("SIGKILL at random moments during ingest loses no acknowledged sample and half-applies nothing")
     func killDuringIngest() async throws {
-        let directory = try FileSystem.makeTemporaryDirectory(prefix: "hkd-crash")
-        defer { try? FileSystem.removeTree(directory) }
+        let directory = try TestDirectory(prefix: "hkd-crash")
         let ledger = Ledger()
         let rounds = 20
         let began = ContinuousClock.now
-        var generator = SystemRandomNumberGenerator()
+        let seed = TestSeed.value(40)
+        var generator = SplitMix64(seed: seed)
         for round in 0..<rounds {
-            let hkd = try await HKDProcess(dataDirectory: directory)
+            let hkd = try await TestServer(directory: directory)
             try await verify(hkd, ledger, round: round)
             let writers = (0..<2).map { writer in
                 Task {
@@ -62,6 +63,7 @@ struct CrashTests {
                     }
                 }
             }
+            // The sleep is the behaviour under test: hkd is killed at a random (seeded) moment of the ingest.
             try await Task.sleep(for: .milliseconds(Int.random(in: 20...250, using: &generator)))
             await hkd.kill()
             for writer in writers { writer.cancel() }
@@ -69,7 +71,7 @@ struct CrashTests {
         }
         // A last start: everything acknowledged is there once; re-sending every unanswered batch (as the client
         // library's retry does) leaves each one stored exactly once.
-        let hkd = try await HKDProcess(dataDirectory: directory)
+        let hkd = try await TestServer(directory: directory)
         try await verify(hkd, ledger, round: rounds)
         let client = hkd.client()
         defer { client.close() }
@@ -82,7 +84,7 @@ struct CrashTests {
         let expected =
             ledger.state.withLock { $0.acknowledged.values.reduce(0) { $0 + $1.count } }
             + unanswered.values.reduce(0) { $0 + $1.count }
-        #expect(stored.count == expected)
+        #expect(stored.count == expected, "seed \(seed)")
         #expect(Set(stored.map(\.uuid)).count == stored.count)
         await hkd.stop()
         #expect(ledger.state.withLock { $0.acknowledged.count } > rounds, "too few batches acknowledged to mean much")
@@ -91,7 +93,7 @@ struct CrashTests {
 
     /// After a restart: every acknowledged batch is stored whole and once; every unanswered batch is stored whole
     /// or not at all; nothing else is stored.
-    func verify(_ hkd: HKDProcess, _ ledger: Ledger, round: Int) async throws {
+    func verify(_ hkd: TestServer, _ ledger: Ledger, round: Int) async throws {
         let client = hkd.client()
         defer { client.close() }
         let stored = try await client.samples("stepCount", subject: "crash")

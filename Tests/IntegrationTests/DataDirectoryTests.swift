@@ -2,6 +2,7 @@ import Foundation
 import HealthClient
 import HealthModel
 import HealthPosix
+import TestSupport
 import Testing
 
 /// The data directory as the real hkd guards it: one server at a time, no tampering by other users, no silent
@@ -20,7 +21,7 @@ struct DataDirectoryTests {
     }
 
     /// A client that does not retry, so that a refusal is seen as it is.
-    static func client(_ hkd: HKDProcess, token: String? = nil) -> HealthClient {
+    static func client(_ hkd: TestServer, token: String? = nil) -> HealthClient {
         HealthClient(
             ClientConfiguration(
                 host: "127.0.0.1", port: hkd.port, token: token ?? hkd.token, clientName: "disk-test",
@@ -30,7 +31,7 @@ struct DataDirectoryTests {
     /// Expects hkd to refuse to start on `directory`, its log containing every one of `naming`.
     static func expectRefusal(_ directory: String, arguments: [String] = [], naming: [String]) async {
         do {
-            let hkd = try await HKDProcess(dataDirectory: directory, arguments: arguments)
+            let hkd = try await TestServer(dataDirectory: directory, arguments: arguments)
             await hkd.stop()
             Issue.record("hkd started on \(directory)")
         } catch {
@@ -43,7 +44,7 @@ struct DataDirectoryTests {
     func lockSurvivesDeletedFile() async throws {
         let directory = try FileSystem.makeTemporaryDirectory(prefix: "hkd-lock")
         defer { try? FileSystem.removeTree(directory) }
-        let first = try await HKDProcess(dataDirectory: directory)
+        let first = try await TestServer(dataDirectory: directory)
         try FileSystem.remove(directory + "/LOCK")
         await Self.expectRefusal(directory, naming: ["locked by another server"])
         #expect(first.isRunning)
@@ -60,7 +61,7 @@ struct DataDirectoryTests {
         // A write of identities.json killed before its rename left a temporary: removed at start.
         let leftover = directory + "/identities.json.tmp-4242"
         try FileSystem.writeFileAtomically(leftover, Array("{}".utf8), permissions: 0o600)
-        let hkd = try await HKDProcess(dataDirectory: directory)
+        let hkd = try await TestServer(dataDirectory: directory)
         #expect(try !FileSystem.exists(leftover))
         await hkd.stop()
     }
@@ -69,7 +70,7 @@ struct DataDirectoryTests {
     func foreignIdentityFile() async throws {
         let directory = try FileSystem.makeTemporaryDirectory(prefix: "hkd-owner")
         defer { try? FileSystem.removeTree(directory) }
-        await (try await HKDProcess(dataDirectory: directory)).stop()
+        await (try await TestServer(dataDirectory: directory)).stop()
         let identities = directory + "/identities.json"
         try FileSystem.setPermissions(0o620, of: identities)
         await Self.expectRefusal(directory, naming: [identities, "chmod go-w"])
@@ -85,7 +86,7 @@ struct DataDirectoryTests {
     func deletedIdentities() async throws {
         let directory = try FileSystem.makeTemporaryDirectory(prefix: "hkd-identities")
         defer { try? FileSystem.removeTree(directory) }
-        var hkd = try await HKDProcess(dataDirectory: directory)
+        var hkd = try await TestServer(dataDirectory: directory)
         let client = Self.client(hkd)
         _ = try await client.insert(Self.batch(1))
         client.close()
@@ -94,7 +95,7 @@ struct DataDirectoryTests {
         try FileSystem.remove(directory + "/identities.json")
         await Self.expectRefusal(directory, naming: ["identities.json is missing", "--reset-admin"])
         #expect(try String(contentsOfFile: directory + "/admin.token", encoding: .utf8).hasPrefix(oldToken))
-        hkd = try await HKDProcess(dataDirectory: directory, arguments: ["--reset-admin"])
+        hkd = try await TestServer(dataDirectory: directory, arguments: ["--reset-admin"])
         #expect(hkd.token != oldToken && !hkd.token.isEmpty)
         let admin = Self.client(hkd)
         #expect(try await admin.samples("stepCount", subject: "disk").count == 10)
@@ -112,7 +113,7 @@ struct DataDirectoryTests {
         }
         defer { _ = Self.run("/bin/umount", [mountPoint]) }
         let directory = mountPoint + "/data"
-        var hkd = try await HKDProcess(dataDirectory: directory, arguments: ["--snapshot-interval", "0"])
+        var hkd = try await TestServer(dataDirectory: directory, arguments: ["--snapshot-interval", "0"])
         var client = Self.client(hkd)
         _ = try await client.insert(Self.batch(1))
         client.close()
@@ -121,7 +122,7 @@ struct DataDirectoryTests {
         // A snapshot killed half-way left its temporary file, and it filled the disk.
         let leftover = directory + "/snapshots/stepCount-7.snap.tmp-4242"
         try Self.fill(leftover)
-        hkd = try await HKDProcess(dataDirectory: directory, arguments: ["--snapshot-interval", "0"])
+        hkd = try await TestServer(dataDirectory: directory, arguments: ["--snapshot-interval", "0"])
         #expect(try !FileSystem.exists(leftover))
         client = Self.client(hkd)
         #expect(try await client.insert(Self.batch(2)).inserted == 10)
@@ -131,7 +132,7 @@ struct DataDirectoryTests {
         // Now the disk is full for a reason hkd cannot remove.
         let filler = mountPoint + "/filler"
         try Self.fill(filler)
-        hkd = try await HKDProcess(dataDirectory: directory, arguments: ["--snapshot-interval", "0"])
+        hkd = try await TestServer(dataDirectory: directory, arguments: ["--snapshot-interval", "0"])
         client = Self.client(hkd)
         #expect(try await client.samples("stepCount", subject: "disk").count == 20)
         do {

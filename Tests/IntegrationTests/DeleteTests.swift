@@ -3,6 +3,7 @@ import HKQKit
 import HealthClient
 import HealthModel
 import HealthWire
+import TestSupport
 import Testing
 
 /// Deletion through the protocol and `hkq delete`, surviving a clean stop and a kill -9.
@@ -10,10 +11,7 @@ import Testing
 struct DeleteTests {
     @Test("delete by UUID (hkq) and by predicate (client) survive a clean restart and a SIGKILL")
     func deleteSurvivesRestarts() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hkd-delete-\(UUID().uuidString)")
-            .path
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        var hkd = try await HKDProcess(dataDirectory: directory)
+        var hkd = try await TestServer()
         let samples = try EndToEndTests.steps(subject: "dora", minutes: 30)
         var client = hkd.client()
         _ = try await client.insert(samples)
@@ -33,7 +31,7 @@ struct DeleteTests {
 
         client.close()
         await hkd.stop()
-        hkd = try await HKDProcess(dataDirectory: directory)
+        hkd = try await hkd.restart()
         client = hkd.client()
         #expect(try await client.samples("stepCount", subject: "dora").count == 29)
         let range = SampleFilter(
@@ -44,7 +42,7 @@ struct DeleteTests {
         #expect(try await client.delete("stepCount", subject: "dora", .filter(range)) == 0)
         client.close()
         await hkd.kill()
-        hkd = try await HKDProcess(dataDirectory: directory)
+        hkd = try await hkd.restart()
         client = hkd.client()
         defer { client.close() }
         let left = try await client.samples("stepCount", subject: "dora")

@@ -2,6 +2,7 @@ import Foundation
 import HealthClient
 import HealthModel
 import HealthWire
+import TestSupport
 import Testing
 
 /// The real hkd, driven through the client library: insert, every query kind, several subjects and types.
@@ -24,7 +25,7 @@ struct EndToEndTests {
 
     @Test("insert, then sample and statistics queries answer exactly what was stored")
     func insertAndQuery() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         let client = hkd.client()
         defer { client.close() }
         let welcome = try await client.connect()
@@ -84,7 +85,7 @@ struct EndToEndTests {
 
     @Test("invalid requests get their error code and message, and the connection stays usable")
     func invalidRequests() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         let client = hkd.client()
         defer { client.close() }
         await #expect(throws: HealthClientError.self) {
@@ -133,7 +134,7 @@ struct EndToEndTests {
 
     @Test("concurrent clients inserting and querying all get consistent answers")
     func concurrentClients() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         let clients = (0..<4).map { hkd.client(name: "writer-\($0)") }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (index, client) in clients.enumerated() {
@@ -159,7 +160,7 @@ struct EndToEndTests {
 
     @Test("many pipelined requests on one connection are all answered")
     func pipelining() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         let client = hkd.client()
         _ = try await client.insert(try Self.steps(subject: "anna", minutes: 100))
         let results = try await withThrowingTaskGroup(of: Int.self) { group in

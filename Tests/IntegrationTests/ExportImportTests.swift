@@ -21,8 +21,7 @@ struct ExportImportTests {
     @Test("the real export is stored with its counts per type, and re-importing after a restart adds nothing")
     func realExportSurvivesRestart() async throws {
         let path = try Self.realExport()
-        let hkd = try await HKDProcess()
-        defer { try? FileManager.default.removeItem(atPath: hkd.dataDirectory) }
+        let hkd = try await TestServer()
         let server = hkd.hkqServer + ["--subject", "rob"]
 
         let first = try HKQBinaryTests.hkq(server + ["import", path, "--format", "json"])
@@ -45,7 +44,7 @@ struct ExportImportTests {
         #expect(try Self.object(stats.out)["sum"] as? Double == 16_393, "\(stats.out)\(stats.err)")
 
         #expect(await hkd.stop() == 0)
-        let restarted = try await HKDProcess(dataDirectory: hkd.dataDirectory)
+        let restarted = try await hkd.restart()
         let again = try HKQBinaryTests.hkq(
             restarted.hkqServer + ["--subject", "rob", "import", path])
         #expect(again.status == 0, "\(again.err)")

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The hkq binary against the hkd binary: what a person at a terminal does.
@@ -7,8 +8,11 @@ struct HKQBinaryTests {
     /// Runs hkq with arguments and standard input; returns exit status, stdout and stderr.
     static func hkq(_ arguments: [String], input: String = "") throws -> (status: Int32, out: String, err: String) {
         let process = Process()
-        process.executableURL = try HKDProcess.binary("hkq")
+        process.executableURL = try TestServer.binary("hkq")
         process.arguments = arguments
+        // Not the package root, whose ./hkd-data (README's quick start) hkq would read for a token.
+        let workingDirectory = try TestDirectory(prefix: "hkq-cwd")
+        process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory.path)
         let (stdin, stdout, stderr) = (Pipe(), Pipe(), Pipe())
         process.standardInput = stdin
         process.standardOutput = stdout
@@ -19,12 +23,13 @@ struct HKQBinaryTests {
         let out = stdout.fileHandleForReading.readDataToEndOfFile()
         let err = stderr.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        withExtendedLifetime(workingDirectory) {}
         return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
     }
 
     @Test("insert from stdin, then samples and stats, in JSON")
     func insertAndQuery() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         let server = ["--server", "127.0.0.1:\(hkd.port)", "--token", hkd.token, "--subject", "anna"]
         let csv = """
             type,start,end,value,unit,source

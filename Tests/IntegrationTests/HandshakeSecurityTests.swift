@@ -5,6 +5,7 @@ import HealthModel
 import HealthPosix
 import HealthServer
 import HealthWire
+import TestSupport
 import Testing
 
 /// What a fake server on hkd's port learns from hkq and HealthClient (nothing that logs in), how clients
@@ -80,8 +81,7 @@ struct HandshakeSecurityTests {
 
     @Test("a fake listener given the real salt gets a hello and a proof: no token, nothing derived, nothing that replays")
     func fakeListenerLearnsNothing() async throws {
-        let hkd = try await HKDProcess()
-        defer { Task { await hkd.stop() } }
+        let hkd = try await TestServer()
         let salt = try Self.realSalt(port: hkd.port, id: 1)
         let fake = try FakeListener(.challenge(salt: salt))
         let client = HealthClient(ClientConfiguration(port: fake.port, token: hkd.token, retry: .none))
@@ -103,12 +103,12 @@ struct HandshakeSecurityTests {
         let real = hkd.client()
         defer { real.close() }
         try await real.ping()
+        await hkd.stop()
     }
 
     @Test("a fake listener that welcomes at once is refused before anything but hello is sent")
     func welcomeWithoutProofIsRefused() async throws {
-        let hkd = try await HKDProcess()
-        defer { Task { await hkd.stop() } }
+        let hkd = try await TestServer()
         let fake = try FakeListener(.welcomeAtOnce)
         let client = HealthClient(ClientConfiguration(port: fake.port, token: hkd.token, retry: .none))
         defer { client.close() }
@@ -121,12 +121,12 @@ struct HandshakeSecurityTests {
         }
         #expect(try fake.framesReceived().map(\.kind) == [.hello])
         try Self.assertLearnsNothing(fake.bytesReceived(), token: hkd.token, salt: try Self.realSalt(port: hkd.port, id: 1))
+        await hkd.stop()
     }
 
     @Test("hkq with the auto-discovered ./hkd-data/admin.token gives a fake listener nothing and says why it stopped")
     func hkqAutoDiscoveredToken() async throws {
-        let hkd = try await HKDProcess()
-        defer { Task { await hkd.stop() } }
+        let hkd = try await TestServer()
         let salt = try Self.realSalt(port: hkd.port, id: 1)
         for behaviour in [FakeListener.Behaviour.challenge(salt: salt), .welcomeAtOnce] {
             let fake = try FakeListener(behaviour)
@@ -134,10 +134,11 @@ struct HandshakeSecurityTests {
             try FileManager.default.createDirectory(at: work.appendingPathComponent("hkd-data"), withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: work) }
             let tokenPath = work.appendingPathComponent("hkd-data/admin.token").path
-            try (hkd.token + "\n").write(toFile: tokenPath, atomically: true, encoding: .utf8)
+            // Not atomically: on Linux that leaves a /tmp/TemporaryDirectory.* behind.
+            try (hkd.token + "\n").write(toFile: tokenPath, atomically: false, encoding: .utf8)
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: tokenPath)
             let process = Process()
-            process.executableURL = try HKDProcess.binary("hkq")
+            process.executableURL = try TestServer.binary("hkq")
             process.arguments = ["--server", "127.0.0.1:\(fake.port)", "server-info"]
             process.currentDirectoryURL = work
             let stderr = Pipe()
@@ -151,12 +152,12 @@ struct HandshakeSecurityTests {
             #expect(err.contains("the server's signature is wrong") || err.contains("without proving that it knows the token"), "\(err)")
             try Self.assertLearnsNothing(fake.bytesReceived(), token: hkd.token, salt: salt)
         }
+        await hkd.stop()
     }
 
     @Test("--auth off: a client without a token is served; one holding a token refuses the unproven server")
     func authOff() async throws {
-        let hkd = try await HKDProcess(arguments: ["--auth", "off"])
-        defer { Task { await hkd.stop() } }
+        let hkd = try await TestServer(arguments: ["--auth", "off"])
         #expect(hkd.token.isEmpty)
         let anonymous = HealthClient(ClientConfiguration(port: hkd.port, retry: .none))
         defer { anonymous.close() }
@@ -171,20 +172,21 @@ struct HandshakeSecurityTests {
             #expect(error.code == .serverUnverified)
             #expect(error.message.contains("--auth off"), "\(error.message)")
         }
+        await hkd.stop()
     }
 
     @Test("hkd warns at start when it listens on a non-loopback address, and not on loopback")
     func nonLoopbackWarning() async throws {
-        let open = try await HKDProcess(host: "0.0.0.0")
-        defer { Task { await open.stop() } }
-        // HKDProcess returns once hkd logged "listening on 0.0.0.0:PORT"; the warning is logged before it.
+        let open = try await TestServer(host: "0.0.0.0")
+        // TestServer returns once hkd logged "listening on 0.0.0.0:PORT"; the warning is logged before it.
         #expect(
             open.logText.contains(
                 "hkd[warning] listening on 0.0.0.0, not a loopback address: anyone who can reach port \(open.port) can connect"),
             "\(open.logText)")
-        let local = try await HKDProcess()
-        defer { Task { await local.stop() } }
+        let local = try await TestServer()
         #expect(!local.logText.contains("not a loopback address"))
+        await open.stop()
+        await local.stop()
     }
 
     @Test("loopback addresses are told apart from the rest")

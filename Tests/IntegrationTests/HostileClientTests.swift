@@ -4,6 +4,7 @@ import HealthCodec
 import HealthModel
 import HealthPosix
 import HealthWire
+import TestSupport
 import Testing
 
 /// Clients that send garbage, oversized frames, zip bombs or nothing at all: each gets its error and is
@@ -39,7 +40,7 @@ struct HostileClientTests {
 
     @Test("garbage, oversized frames, zip bombs and requests before hello get their error; others carry on")
     func hostileInputs() async throws {
-        let hkd = try await HKDProcess(arguments: ["--max-frame-bytes", "1048576"])
+        let hkd = try await TestServer(arguments: ["--max-frame-bytes", "1048576"])
         let good = hkd.client(name: "well-behaved")
         defer { good.close() }
         _ = try await good.insert(try EndToEndTests.steps(subject: "anna", minutes: 10))
@@ -74,7 +75,7 @@ struct HostileClientTests {
 
     @Test("connections beyond the limit are refused with tooManyConnections, retryable")
     func connectionLimit() async throws {
-        let hkd = try await HKDProcess(arguments: ["--max-connections", "2"])
+        let hkd = try await TestServer(arguments: ["--max-connections", "2"])
         let first = hkd.client(name: "one")
         let second = hkd.client(name: "two")
         try await first.ping()
@@ -88,7 +89,9 @@ struct HostileClientTests {
             #expect(error.isRetryable)
         }
         first.close()
-        try await Task.sleep(for: .milliseconds(200))
+        try await waitUntil("hkd to count the first connection closed") {
+            try await second.serverInfo().connections == 1
+        }
         try await third.ping()
         second.close()
         third.close()
@@ -97,7 +100,7 @@ struct HostileClientTests {
 
     @Test("an idle connection is closed with idleTimeout")
     func idleTimeout() async throws {
-        let hkd = try await HKDProcess(arguments: ["--idle-timeout", "1"])
+        let hkd = try await TestServer(arguments: ["--idle-timeout", "1"])
         let messages = try Self.exchange([], port: hkd.port, hello: true, token: hkd.token)
         #expect(messages.contains { if case .welcome = $0 { true } else { false } })
         #expect(Self.errorReply(in: messages)?.code == ErrorCode.idleTimeout.rawValue)

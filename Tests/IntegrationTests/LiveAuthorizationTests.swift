@@ -3,6 +3,7 @@ import HealthClient
 import HealthModel
 import HealthWire
 import Synchronization
+import TestSupport
 import Testing
 
 /// HealthKit's read rule on changes queries and subscriptions (HEALTHKIT.md §9, §10): an identity without the
@@ -18,13 +19,9 @@ struct LiveAuthorizationTests {
         var count: Int { items.withLock { $0.count } }
 
         /// Element `index` (0-based), waiting up to `wait` for it; `nil` if it did not come.
-        func element(_ index: Int, within wait: Duration = .seconds(10)) async throws -> Element? {
-            let deadline = ContinuousClock.now + wait
-            while ContinuousClock.now < deadline {
-                if let element = items.withLock({ $0.count > index ? $0[index] : nil }) { return element }
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            return nil
+        func element(_ index: Int, within wait: Duration = .seconds(30)) async throws -> Element? {
+            try? await waitUntil(timeout: wait, "pushed element \(index)") { count > index }
+            return items.withLock { $0.count > index ? $0[index] : nil }
         }
     }
 
@@ -65,6 +62,9 @@ struct LiveAuthorizationTests {
         #expect(try await admin.delete("stepCount", subject: "anna", .uuids([adminUUID])) == 1)
         let quiet = try await writer.changes("stepCount", subject: "anna", since: initial.anchor)
         #expect(quiet.added.count == 0 && quiet.deleted.isEmpty)
+        // The sleep is the behaviour under test: a quiet period in which nothing may reach the read-denied
+        // subscriber (an absence has no state to wait for). For the anchored subscription the ordered pushes
+        // below check the same without timing: its next push must be the writer's own insert.
         try await Task.sleep(for: .milliseconds(500))
         #expect(observed.count == 0)
         #expect(anchored.count == 1)

@@ -3,6 +3,7 @@ import HKQKit
 import HealthClient
 import HealthModel
 import HealthWire
+import TestSupport
 import Testing
 
 /// `hkq changes` and `hkq watch` against the real hkd.
@@ -14,18 +15,16 @@ struct LiveHKQTests {
         return (status, output.text, err.text)
     }
 
-    /// Waits (polling, up to 20 s) until `output` holds `lines` lines: the watch has printed what it had.
+    /// Waits until `output` holds `lines` lines: the watch has printed what it had.
     private func waitForLines(_ output: CapturedText, _ lines: Int) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while output.text.split(separator: "\n").count < lines {
-            guard ContinuousClock.now < deadline else { throw CancellationError() }
-            try await Task.sleep(for: .milliseconds(10))
+        try await waitUntil("hkq watch to print \(lines) lines: \(output.text)") {
+            output.text.split(separator: "\n").count >= lines
         }
     }
 
     @Test("hkq changes pages with --anchor and --limit; a deletion shows up with its UUID")
     func changes() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         let client = hkd.client()
         defer { client.close() }
         let batch = LiveUpdateTests.batch(LiveUpdateTests.day0, count: 5)
@@ -51,7 +50,7 @@ struct LiveHKQTests {
 
     @Test("hkq watch prints one line per change, and with --collection the buckets a change touched")
     func watch() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         let client = hkd.client()
         defer { client.close() }
         _ = try await client.insert(LiveUpdateTests.batch(LiveUpdateTests.day0, count: 2))

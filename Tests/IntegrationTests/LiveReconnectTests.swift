@@ -3,6 +3,7 @@ import HealthClient
 import HealthModel
 import HealthWire
 import Synchronization
+import TestSupport
 import Testing
 
 /// Subscriptions outlive a restart of hkd: the client reconnects and subscribes again (HEALTHKIT.md §7, §9).
@@ -17,35 +18,24 @@ struct LiveReconnectTests {
     }
 
     /// hkd (tokens off), and a writer and a watcher that wait for it across restarts.
-    static func start() async throws -> (HKDProcess, writer: HealthClient, watcher: HealthClient) {
-        let hkd = try await HKDProcess(arguments: ["--auth", "off"])
+    static func start() async throws -> (TestServer, writer: HealthClient, watcher: HealthClient) {
+        let hkd = try await TestServer(arguments: ["--auth", "off"])
         return (hkd, patientClient(hkd.port, name: "writer"), patientClient(hkd.port, name: "watcher"))
     }
 
     /// hkd again on the port and data directory `stopped` had.
-    static func restart(_ stopped: HKDProcess) async throws -> HKDProcess {
-        try await HKDProcess(dataDirectory: stopped.dataDirectory, port: stopped.port, arguments: ["--auth", "off"])
+    static func restart(_ stopped: TestServer) async throws -> TestServer {
+        try await stopped.restart(samePort: true)
     }
 
-    static func cleanUp(_ hkd: HKDProcess, _ clients: HealthClient...) {
+    static func cleanUp(_ clients: HealthClient...) {
         for client in clients { client.close() }
-        try? FileManager.default.removeItem(atPath: hkd.dataDirectory)
-    }
-
-    /// Waits up to ten seconds for `condition`.
-    static func eventually(_ condition: () -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !condition() {
-            if ContinuousClock.now > deadline { return false }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return true
     }
 
     @Test("an anchored subscription resumes from its last anchor after hkd restarts: nothing lost, nothing repeated")
     func anchoredResumes() async throws {
         let (first, writer, watcher) = try await Self.start()
-        defer { Self.cleanUp(first, writer, watcher) }
+        defer { Self.cleanUp(writer, watcher) }
         let received = Mutex<[UUID]>([])
         let reader = Task {
             for try await changes in watcher.anchoredChanges(ChangesQuery(subject: "anna", type: "stepCount")) {
@@ -56,24 +46,32 @@ struct LiveReconnectTests {
         let before = LiveUpdateTests.batch(LiveUpdateTests.day0, count: 3)
         _ = try await writer.insert(before)
         let beforeUUIDs = (0..<before.count).map(before.uuid(row:))
-        #expect(try await Self.eventually { received.withLock { $0 } == beforeUUIDs })
+        try await waitUntil("the first batch to arrive") { received.withLock { $0 } == beforeUUIDs }
 
         #expect(await first.stop() == 0)
         let second = try await Self.restart(first)
         let after = LiveUpdateTests.batch(LiveUpdateTests.day0 + Micros.day, count: 2)
         _ = try await writer.insert(after)
         let afterUUIDs = (0..<after.count).map(after.uuid(row:))
-        #expect(try await Self.eventually { received.withLock { $0 } == beforeUUIDs + afterUUIDs })
-        // Nothing more arrives: the resubscription started at the last anchor delivered, not at 0.
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(received.withLock { $0 } == beforeUUIDs + afterUUIDs)
+        try await waitUntil("the batch after the restart, and nothing twice: \(received.withLock { $0.count }) came") {
+            received.withLock { $0 } == beforeUUIDs + afterUUIDs
+        }
+        // Nothing more arrives: the resubscription started at the last anchor delivered, not at 0. Changes come
+        // in order, so a repeat would arrive before a last batch: once that is in, nothing else may be.
+        let last = LiveUpdateTests.batch(LiveUpdateTests.day0 + 2 * Micros.day, count: 1)
+        _ = try await writer.insert(last)
+        let lastUUIDs = (0..<last.count).map(last.uuid(row:))
+        try await waitUntil("the last batch to arrive") {
+            received.withLock { $0.count } >= (beforeUUIDs + afterUUIDs + lastUUIDs).count
+        }
+        #expect(received.withLock { $0 } == beforeUUIDs + afterUUIDs + lastUUIDs)
         await second.stop()
     }
 
     @Test("after a restart an observer yields 0 once and a live collection is sent whole again")
     func observerAndCollectionResume() async throws {
         let (first, writer, watcher) = try await Self.start()
-        defer { Self.cleanUp(first, writer, watcher) }
+        defer { Self.cleanUp(writer, watcher) }
         let query = CollectionQuery(
             subject: "anna", type: "stepCount", options: [.cumulativeSum], anchor: LiveUpdateTests.day0,
             interval: CalendarInterval(1, .day), timeZone: "America/New_York")
@@ -95,17 +93,19 @@ struct LiveReconnectTests {
             observer.cancel()
             collector.cancel()
         }
-        #expect(try await Self.eventually { wholeTables.load(ordering: .relaxed) == 1 })
+        try await waitUntil("the first whole table") { wholeTables.load(ordering: .relaxed) == 1 }
         _ = try await writer.insert(LiveUpdateTests.batch(LiveUpdateTests.day0, count: 4))
-        #expect(try await Self.eventually { anchors.withLock { !$0.isEmpty } })
+        try await waitUntil("the observer to see the insert") { anchors.withLock { !$0.isEmpty } }
 
         await first.kill()
         let second = try await Self.restart(first)
-        #expect(try await Self.eventually { wholeTables.load(ordering: .relaxed) == 2 })
-        #expect(try await Self.eventually { anchors.withLock { $0.contains(0) } })
+        try await waitUntil("the whole table again after the restart") { wholeTables.load(ordering: .relaxed) == 2 }
+        try await waitUntil("the observer to yield 0 after the restart") { anchors.withLock { $0.contains(0) } }
         _ = try await writer.insert(LiveUpdateTests.batch(LiveUpdateTests.day0 + Micros.day, count: 3))
         let fresh = try await writer.collection(query).buckets
-        #expect(try await Self.eventually { LiveUpdateTests.agree(table.withLock { $0.sorted }, fresh) })
+        try await waitUntil("the live collection to equal a fresh query") {
+            LiveUpdateTests.agree(table.withLock { $0.sorted }, fresh)
+        }
         #expect(anchors.withLock { $0.filter { $0 == 0 }.count } == 1)
         await second.stop()
     }

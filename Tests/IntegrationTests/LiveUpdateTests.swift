@@ -4,6 +4,7 @@ import HealthModel
 import HealthPosix
 import HealthWire
 import Synchronization
+import TestSupport
 import Testing
 
 /// Changes since an anchor and subscriptions through the real hkd (HEALTHKIT.md §7 live mode, §9).
@@ -47,7 +48,7 @@ struct LiveUpdateTests {
 
     @Test("paging with small limits returns every change once; anchors survive a clean restart and a SIGKILL")
     func anchorsSurviveRestarts() async throws {
-        var hkd = try await HKDProcess()
+        var hkd = try await TestServer()
         var client = hkd.client()
         var expected: [UUID] = []
         for b in 0..<6 {
@@ -64,7 +65,7 @@ struct LiveUpdateTests {
         client.close()
         #expect(await hkd.stop() == 0)
 
-        hkd = try await HKDProcess(dataDirectory: hkd.dataDirectory)
+        hkd = try await hkd.restart()
         client = hkd.client()
         let afterRestart = try await Self.drain(client, from: anchor, limit: 3)
         #expect(afterRestart.0.isEmpty)
@@ -74,7 +75,7 @@ struct LiveUpdateTests {
         client.close()
         await hkd.kill()
 
-        hkd = try await HKDProcess(dataDirectory: hkd.dataDirectory)
+        hkd = try await hkd.restart()
         client = hkd.client()
         defer { client.close() }
         let afterKill = try await Self.drain(client, from: afterRestart.2, limit: 7)
@@ -87,19 +88,23 @@ struct LiveUpdateTests {
 
     @Test("an anchor older than the deletion retention gets anchorExpired")
     func expiredAnchor() async throws {
-        let hkd = try await HKDProcess(arguments: ["--deleted-retention", "1"])
+        let hkd = try await TestServer(arguments: ["--deleted-retention", "1"])
         let client = hkd.client()
         defer { client.close() }
         let batch = Self.batch(Self.day0, count: 10)
         _ = try await client.insert(batch)
         let anchor = try await client.changes("stepCount", subject: "anna").anchor
         _ = try await client.delete("stepCount", subject: "anna", .uuids([batch.uuid(row: 0)]))
-        try await Task.sleep(for: .milliseconds(1100))
+        // The deletion ages past the 1 s retention: ask until the anchor is refused.
         var failure: (code: UInt16, message: String)?
-        do {
-            _ = try await client.changes("stepCount", subject: "anna", since: anchor)
-        } catch {
-            failure = (error.code.rawValue, error.message)
+        try await waitUntil("the anchor to expire with the deletion's 1 s retention") {
+            do {
+                _ = try await client.changes("stepCount", subject: "anna", since: anchor)
+                return false
+            } catch let error as HealthClientError {
+                failure = (error.code.rawValue, error.message)
+                return true
+            }
         }
         #expect(failure?.code == ErrorCode.anchorExpired.rawValue)
         #expect(failure?.message.contains("resync from 0") == true)
@@ -109,7 +114,7 @@ struct LiveUpdateTests {
 
     @Test("a live collection's pushed buckets always equal a fresh collection query after random inserts and deletes")
     func liveCollectionMatchesFreshQuery() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         let writer = hkd.client(name: "writer")
         let watcher = hkd.client(name: "watcher")
         defer {
@@ -125,7 +130,8 @@ struct LiveUpdateTests {
             for try await update in watcher.liveCollection(query) { received.withLock { _ = $0.apply(update) } }
         }
         defer { reader.cancel() }
-        var generator = SystemRandomNumberGenerator()
+        let seed = TestSeed.value(128)
+        var generator = SplitMix64(seed: seed)
         var stored: [UUID] = []
         for round in 0..<25 {
             if round % 3 == 2, !stored.isEmpty {
@@ -147,16 +153,18 @@ struct LiveUpdateTests {
             }
             let fresh = try await writer.collection(query).buckets
             // Updates may be coalesced and arrive a little after the acknowledgement: wait for them.
-            let deadline = ContinuousClock.now + .seconds(10)
-            while !Self.agree(received.withLock({ $0.sorted }), fresh), ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(5))
-            }
-            let table = received.withLock { $0.sorted }
-            let differing = Set(table).symmetricDifference(fresh).sorted { $0.start < $1.start }
-                .map { "\($0.start)-\($0.end):\($0.figures.sum ?? -1)" }
-            #expect(Self.agree(table, fresh), "round \(round): \(differing)")
+            try await waitUntil(
+                "round \(round) (seed \(seed)): the pushed buckets to equal a fresh query; they differ in "
+                    + Self.differences(received.withLock { $0.sorted }, fresh)
+            ) { Self.agree(received.withLock { $0.sorted }, fresh) }
         }
         await hkd.stop()
+    }
+
+    /// The buckets in one of `a` and `b` but not both, as `start-end:sum`.
+    static func differences(_ a: [Statistics], _ b: [Statistics]) -> String {
+        let differing = Set(a).symmetricDifference(b).sorted { $0.start < $1.start }
+        return differing.map { "\($0.start)-\($0.end):\($0.figures.sum ?? -1)" }.joined(separator: ", ")
     }
 
     /// Same buckets with the same sums up to floating-point rounding: a bucket recomputed over a shorter range
@@ -173,7 +181,7 @@ struct LiveUpdateTests {
 
     @Test("collection subscribers of one query under a burst of inserts get coalesced updates and the fresh buckets")
     func liveCollectionBurstCoalesces() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         let writer = hkd.client(name: "writer")
         let watchers = (0..<6).map { hkd.client(name: "watcher-\($0)") }
         defer {
@@ -194,8 +202,8 @@ struct LiveUpdateTests {
             }
         }
         defer { for reader in readers { reader.cancel() } }
-        while updates.contains(where: { $0.value.load(ordering: .relaxed) == 0 }) {
-            try await Task.sleep(for: .milliseconds(5))
+        try await waitUntil("every subscriber's first table") {
+            !updates.contains { $0.value.load(ordering: .relaxed) == 0 }
         }
         // 200 batches in flight at once, over 20 days (DST on 2024-03-31 in Berlin): far faster than one
         // update per 50 ms per subscription.
@@ -210,12 +218,8 @@ struct LiveUpdateTests {
             try await group.waitForAll()
         }
         let fresh = try await writer.collection(query).buckets
-        let deadline = ContinuousClock.now + .seconds(10)
-        while tables.contains(where: { !Self.agree($0.table.withLock { $0.sorted }, fresh) }),
-            ContinuousClock.now < deadline
-        {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        let behind = { tables.indices.filter { !Self.agree(tables[$0].table.withLock { $0.sorted }, fresh) } }
+        try await waitUntil("every subscriber to end on the fresh buckets; behind: \(behind())") { behind().isEmpty }
         for (index, table) in tables.enumerated() {
             #expect(Self.agree(table.table.withLock { $0.sorted }, fresh), "subscriber \(index) ends on the fresh buckets")
             #expect(updates[index].value.load(ordering: .relaxed) < inserts, "changes coalesced into fewer updates")
@@ -225,7 +229,7 @@ struct LiveUpdateTests {
 
     @Test("many subscribers on many connections all receive every change, in order")
     func manySubscribers() async throws {
-        let hkd = try await HKDProcess()
+        let hkd = try await TestServer()
         let writer = hkd.client(name: "writer")
         defer { writer.close() }
         let clients = (0..<12).map { hkd.client(name: "subscriber-\($0)") }
@@ -246,7 +250,9 @@ struct LiveUpdateTests {
                     return received
                 }
             }
-            while ready.value.load(ordering: .relaxed) < clients.count { try await Task.sleep(for: .milliseconds(10)) }
+            try await waitUntil("every subscriber's empty first result") {
+                ready.value.load(ordering: .relaxed) >= clients.count
+            }
             for batch in batches {
                 _ = try await writer.insert(batch)
                 expected.withLock { $0 += (0..<batch.count).map(batch.uuid(row:)) }
@@ -258,10 +264,11 @@ struct LiveUpdateTests {
 
     @Test("a subscriber that never reads is disconnected with a reason; memory stays bounded; others go on")
     func stalledSubscriberIsDisconnected() async throws {
-        let hkd = try await HKDProcess(arguments: ["--subscriber-timeout", "1"])
+        let hkd = try await TestServer(arguments: ["--subscriber-timeout", "1"])
         let writer = hkd.client(name: "writer")
         defer { writer.close() }
-        // A raw connection: hello and 200 anchored subscriptions, then it never reads a byte.
+        // A raw connection: hello and 200 anchored subscriptions; it reads until hkd confirmed all 200 (they are in
+        // place before the inserts), then never reads a byte again.
         let socket = try ClientSocket.connect(host: "127.0.0.1", port: hkd.port)
         defer { socket.close() }
         _ = try RawHandshake.perform(socket, token: hkd.token, name: "stalled")
@@ -273,13 +280,28 @@ struct LiveUpdateTests {
                     .frame(requestID: UInt32(id)), into: &bytes)
         }
         try socket.write(bytes)
+        var confirmed = 0
+        var decoder = FrameDecoder()
+        while confirmed < 200 {
+            let chunk = try socket.read(maxBytes: 4096, timeout: .seconds(30))
+            try #require(!chunk.isEmpty, "hkd closed the connection after \(confirmed) subscriptions")
+            decoder.append(chunk)
+            while let frame = try decoder.next() {
+                if case .subscribed = try Message.decode(frame) { confirmed += 1 }
+            }
+        }
         // A well-behaved observer on another connection.
         let watcher = hkd.client(name: "watcher")
         defer { watcher.close() }
         var observed = watcher.observe("stepCount", subject: "anna").makeAsyncIterator()
-        try await Task.sleep(for: .milliseconds(300))
+        // Its connection is in before the inserts (it subscribes as soon as it is; it only has to be in place
+        // before the last of the many inserts below to see an update).
+        try await waitUntil("the stalled and the watcher's connections to be accepted") {
+            try await writer.serverInfo().connections >= 3
+        }
         let before = Self.residentBytes(of: hkd)
-        var generator = SystemRandomNumberGenerator()
+        let seed = TestSeed.value(282)
+        var generator = SplitMix64(seed: seed)
         var disconnected = false
         for round in 0..<60 {
             var batch = Self.batch(Self.day0 + Int64(round) * Micros.day, count: 5000, every: 1, minutes: 1)
@@ -292,28 +314,19 @@ struct LiveUpdateTests {
         }
         // Generous bounds: under a loaded machine (a debug build encoding 200 subscribers' updates) the queue
         // fills slowly; the waits end as soon as the state is reached.
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !disconnected, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(100))
-            disconnected = hkd.logText.contains("were not read")
-        }
-        #expect(disconnected, "the stalled subscriber was not disconnected: \(hkd.logText.suffix(500))")
+        if !disconnected { try await hkd.waitForLog("were not read", timeout: .seconds(90)) }
         let grown = Self.residentBytes(of: hkd) - before
-        #expect(grown < 200 << 20, "hkd grew by \(grown >> 20) MiB")
+        #expect(grown < 200 << 20, "hkd grew by \(grown >> 20) MiB (seed \(seed))")
         #expect(try await observed.next() != nil, "the other subscriber still gets updates")
         // The closed connection lingers at most 2 s trying to flush, then only writer and watcher remain.
-        var connections = try await writer.serverInfo().connections
-        let closeDeadline = ContinuousClock.now + .seconds(20)
-        while connections > 2, ContinuousClock.now < closeDeadline {
-            try await Task.sleep(for: .milliseconds(100))
-            connections = try await writer.serverInfo().connections
+        try await waitUntil("only the writer's and the watcher's connections to remain") {
+            try await writer.serverInfo().connections == 2
         }
-        #expect(connections == 2)
         await hkd.stop()
     }
 
     /// Resident bytes of the hkd process.
-    static func residentBytes(of hkd: HKDProcess) -> Int {
+    static func residentBytes(of hkd: TestServer) -> Int {
         guard let pid = hkd.processIdentifier,
             let text = try? String(contentsOfFile: "/proc/\(pid)/statm", encoding: .utf8),
             let pages = Int(text.split(separator: " ")[1])

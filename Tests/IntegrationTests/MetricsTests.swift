@@ -2,6 +2,7 @@ import Foundation
 import HealthClient
 import HealthModel
 import HealthPosix
+import TestSupport
 import Testing
 
 /// `--metrics-listen`: the Prometheus page, health and readiness, against the real hkd and the real promtool.
