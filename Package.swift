@@ -76,7 +76,8 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(name: "HealthPosixTests", dependencies: ["HealthPosix"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthStorageTests", dependencies: ["HealthStorage", "HealthEngine", "HealthCodec", "HealthPosix"],
+            name: "HealthStorageTests",
+            dependencies: ["HealthStorage", "HealthEngine", "HealthCodec", "HealthPosix", "TestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(name: "HealthImportTests", dependencies: ["HealthImport", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "HKQKitTests", dependencies: ["HKQKit", "HealthServer", "TestSupport"], swiftSettings: swiftSettings),

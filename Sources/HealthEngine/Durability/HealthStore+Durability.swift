@@ -268,7 +268,9 @@ extension Series {
             if batches.entryIndex(holding: image.arrivals[row]) == nil {
                 throw broken("row \(row) has anchor \(image.arrivals[row]) of no batch")
             }
-            maxDuration = max(maxDuration, image.ends[row] - image.starts[row])
+            let (duration, overflow) = image.ends[row].subtractingReportingOverflow(image.starts[row])
+            if overflow { throw broken("row \(row) lasts longer than a timestamp can hold") }
+            maxDuration = max(maxDuration, duration)
         }
         guard image.maxDuration >= maxDuration else { throw broken("maxDuration below a stored duration") }
         var ledger = SeriesLedger()

@@ -26,25 +26,26 @@ public enum CSV {
                 String(decoding: $0, as: UTF8.self)
             }
         }
+        // Unicode scalars, not characters: a quote followed by a combining mark is one `Character`, which would
+        // hide the quote.
         var fields: [String] = []
-        var field = ""
+        var field = String.UnicodeScalarView()
         var inQuotes = false
         var wasQuoted = false
-        var characters = line.makeIterator()
-        while let character = characters.next() {
+        for scalar in line.unicodeScalars {
             if inQuotes {
-                if character != "\"" {
-                    field.append(character)
+                if scalar != "\"" {
+                    field.append(scalar)
                     continue
                 }
                 inQuotes = false
                 wasQuoted = true
                 continue
             }
-            switch character {
+            switch scalar {
             case ",":
-                fields.append(field)
-                field = ""
+                fields.append(String(field))
+                field = String.UnicodeScalarView()
                 wasQuoted = false
             case "\"" where wasQuoted:
                 field.append("\"")
@@ -53,11 +54,11 @@ public enum CSV {
                 inQuotes = true
             default:
                 if wasQuoted { return nil }
-                field.append(character)
+                field.append(scalar)
             }
         }
         if inQuotes { return nil }
-        fields.append(field)
+        fields.append(String(field))
         return fields
     }
 }
