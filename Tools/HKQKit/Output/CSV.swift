@@ -64,10 +64,13 @@ public enum CSV {
 }
 
 extension String {
-    /// Every occurrence of `target` replaced, without Foundation.
-    func replacingAll(_ target: Character, with replacement: String) -> String {
-        var result = ""
-        for character in self { if character == target { result += replacement } else { result.append(character) } }
-        return result
+    /// Every occurrence of the scalar `target` replaced, without Foundation. Scalars, not characters: a quote
+    /// followed by a combining mark is one `Character` that is not a quote.
+    func replacingAll(_ target: Unicode.Scalar, with replacement: String) -> String {
+        var result = String.UnicodeScalarView()
+        for scalar in unicodeScalars {
+            if scalar == target { result.append(contentsOf: replacement.unicodeScalars) } else { result.append(scalar) }
+        }
+        return String(result)
     }
 }
