@@ -4,10 +4,9 @@
 # Usage: Fuzz/run.sh [seconds-per-harness (default 20)] [harness ... (default: all)]
 #
 # New inputs libFuzzer finds go to Fuzz/.build/corpus/<harness>/ (kept between runs, never committed), logs to
-# Fuzz/.build/logs/<harness>.log, crashing inputs to Fuzz/.build/crashes/<harness>/ (emptied
-# before each run). Exits non-zero when any
-# harness crashed, leaked, ran out of memory or timed out, printing the input that did it; reproduce with
-# `HKFUZZ_HARNESS=<harness> Fuzz/.build/release/hkfuzz <input>`.
+# Fuzz/.build/logs/<harness>.log, crashing inputs to Fuzz/.build/crashes/<harness>/ (emptied before each run).
+# Exits non-zero when any harness crashed, ran out of memory or timed out, printing the input that did it;
+# reproduce with `HKFUZZ_HARNESS=<harness> Fuzz/.build/release/hkfuzz <input>`.
 # NICE=19 lowers the priority (long runs on shared machines); RSS_LIMIT_MB (default 2048) and TIMEOUT (seconds
 # one input may take, default 10) are passed to libFuzzer. OUT (default .build) moves the corpus, logs and
 # crashes; HKFUZZ_BINARY runs an already built copy of the binary instead of building (a long run can then
