@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 export SWIFT_BACKTRACE=enable=no
-[ -x .build/release/hkfuzz ] || swift build -c release --sanitize=fuzzer --sanitize=address
+[ -x .build/release/hkfuzz ] || swift build -c release --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address
 rm -rf corpus
 HKFUZZ_ROOT=.. HKFUZZ_WRITE_SEEDS=corpus .build/release/hkfuzz
 python3 - <<'PY'

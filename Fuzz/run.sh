@@ -22,9 +22,18 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
 out="${OUT:-.build}"
 binary="${HKFUZZ_BINARY:-.build/release/hkfuzz}"
 if [ -z "${HKFUZZ_BINARY:-}" ]; then
-    swift build -c release --sanitize=fuzzer --sanitize=address 2>&1 | grep -Ev "^\[|^Building|ld.gold: warning" || true
+    # The -Xswiftc flag is not redundant: SwiftPM passes its sanitizers to the compiler as separate flags in no
+    # fixed order and the compiler keeps only the last, so without it half the builds lack coverage
+    # instrumentation (libFuzzer then reports a few dozen counters and finds nothing).
+    swift build -c release --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address 2>&1 \
+        | grep -Ev "^\[|^Building|ld.gold: warning" || true
 fi
 [ -x "$binary" ] || { echo "run.sh: the fuzz build failed" >&2; exit 2; }
+counters=$(HKFUZZ_HARNESS=unit "$binary" -runs=0 2>&1 | sed -nE 's/.*Loaded 1 modules +\(([0-9]+) inline.*/\1/p')
+if [ "${counters:-0}" -lt 10000 ]; then
+    echo "run.sh: $binary has ${counters:-no} coverage counters: it was built without fuzzer instrumentation" >&2
+    exit 2
+fi
 if [ $# -gt 0 ]; then harnesses=("$@"); else mapfile -t harnesses < <(HKFUZZ_HARNESS=list "$binary" | awk '{print $1}'); fi
 
 failed=()

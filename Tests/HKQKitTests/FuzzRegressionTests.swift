@@ -1,3 +1,4 @@
+import Foundation
 import HKQKit
 import Testing
 import TestSupport
@@ -24,5 +25,18 @@ struct HKQFuzzRegressionTests {
             decoding: fuzzBytes(hex: "3230 3234 2d30 332d 3930 5430 383a 3031 3b30 302d 3035 22cc 9269 6e"), as: UTF8.self)
         #expect(CSV.escape(input) == "\"2024-03-90T08:01;00-05\"\"\u{312}in\"")
         #expect(CSV.fields(String(CSV.line(["a", input]).dropLast())) == ["a", input])
+    }
+
+    @Test("a relative date with a second sign is refused, not an overflow trap")
+    func relativeDateWithTwoSigns() throws {
+        // From the `dates` harness: `now--06666666660000007h` read the amount as a negative number, which passed
+        // the "at most 1,000,000" check and overflowed when negated and scaled to microseconds.
+        let utc = try #require(TimeZone(identifier: "UTC"))
+        let parser = DateArgumentParser(timeZone: utc, now: 1_710_072_000_000_000)
+        let input = String(
+            decoding: fuzzBytes(hex: "6e6f 772d 2d30 3636 3636 3636 3636 3630 3030 3030 3768"), as: UTF8.self)
+        #expect(parser.parse(input) == nil)
+        #expect(parser.parse("now--5h") == nil)
+        #expect(parser.parse("now-5h") == 1_710_072_000_000_000 - 5 * 3_600_000_000)
     }
 }
