@@ -22,7 +22,8 @@ struct HKQFuzzRegressionTests {
         // From the `csv` harness: a field holding `"` U+0312 was written with the quote not doubled, so the line
         // read back as an unclosed quote.
         let input = String(
-            decoding: fuzzBytes(hex: "3230 3234 2d30 332d 3930 5430 383a 3031 3b30 302d 3035 22cc 9269 6e"), as: UTF8.self)
+            decoding: fuzzBytes(hex: "3230 3234 2d30 332d 3930 5430 383a 3031 3b30 302d 3035 22cc 9269 6e"),
+            as: UTF8.self)
         #expect(CSV.escape(input) == "\"2024-03-90T08:01;00-05\"\"\u{312}in\"")
         #expect(CSV.fields(String(CSV.line(["a", input]).dropLast())) == ["a", input])
     }

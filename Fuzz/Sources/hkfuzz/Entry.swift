@@ -8,7 +8,8 @@ import Foundation
 /// Called once before fuzzing: checks the harness name, or lists harnesses, or writes seeds.
 @_cdecl("LLVMFuzzerInitialize")
 func fuzzerInitialize(
-    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>
+    _ argc: UnsafeMutablePointer<Int32>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>
 ) -> Int32 {
     let environment = ProcessInfo.processInfo.environment
     if let directory = environment["HKFUZZ_WRITE_SEEDS"] {
@@ -16,7 +17,9 @@ func fuzzerInitialize(
         exit(0)
     }
     if environment["HKFUZZ_HARNESS"] == "list" {
-        for harness in Harness.all { print(harness.name.padding(toLength: 14, withPad: " ", startingAt: 0), harness.summary) }
+        for harness in Harness.all {
+            print(harness.name.padding(toLength: 14, withPad: " ", startingAt: 0), harness.summary)
+        }
         exit(0)
     }
     guard Harness.selected != nil else {

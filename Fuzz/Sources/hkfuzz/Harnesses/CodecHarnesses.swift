@@ -35,7 +35,8 @@ enum CodecHarnesses {
         "batch", "SampleBatchCodec.decode; every value encoding round-trips",
         seeds: {
             let payloads = Vectors.valid().filter { $0.kind == .insert }.map { Array($0.payload) }
-            let generated = [SeedData.batch(), SeedData.batch(rows: 5, uuids: false, metadata: false)].flatMap { batch in
+            let generated = [SeedData.batch(), SeedData.batch(rows: 5, uuids: false, metadata: false)].flatMap {
+                batch in
                 ValueEncoding.allCases.compactMap { try? SampleBatchCodec.encode(batch, valueEncoding: $0) }
             }
             return (payloads + generated).map { [0] + $0 }
@@ -69,7 +70,9 @@ enum CodecHarnesses {
         let control = input.byte()
         let prefix = metadataPrefixes[Int(control) % metadataPrefixes.count]
         let limits = batchLimits[Int(control >> 2) % batchLimits.count]
-        guard let batch = attempt({ try SampleBatchCodec.decode(prefix + input.rest(), limits: limits) }) else { return }
+        guard let batch = attempt({ try SampleBatchCodec.decode(prefix + input.rest(), limits: limits) }) else {
+            return
+        }
         checkRoundTrip(batch)
     }
 

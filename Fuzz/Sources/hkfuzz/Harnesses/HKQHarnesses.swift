@@ -54,7 +54,8 @@ enum HKQHarnesses {
         seeds: {
             [
                 #"{"type":"stepCount","start":"2024-03-10T08:00:00-05:00","end":"2024-03-10T08:01:00-05:00","value":12,"unit":"count","source":"Watch"}"#
-                    + "\n" + #"{"type":"bodyMass","start":"2024-03-10T08:00:00Z","value":"70.5","unit":"kg","source":"Scale","uuid":"6F9619FF-8B86-D011-B42D-00C04FC964FF"}"#,
+                    + "\n"
+                    + #"{"type":"bodyMass","start":"2024-03-10T08:00:00Z","value":"70.5","unit":"kg","source":"Scale","uuid":"6F9619FF-8B86-D011-B42D-00C04FC964FF"}"#
             ].map { Array($0.utf8) }
         }
     ) { input in
@@ -71,8 +72,10 @@ enum HKQHarnesses {
     static let dates = Harness(
         "dates", "ISO8601Text and DateArgumentParser (hkq dates and CSV times); print/parse round trip",
         seeds: {
-            ["2024-03-10T08:00:00-05:00", "2024-03-10 08:00:00.250+05:30", "2024-03-10", "now-7d", "yesterday",
-             "2024-03-10T02:30:00", "2024-11-03T01:30", "2024-02-29T23:59:59.999999z"].map { Array($0.utf8) }
+            [
+                "2024-03-10T08:00:00-05:00", "2024-03-10 08:00:00.250+05:30", "2024-03-10", "now-7d", "yesterday",
+                "2024-03-10T02:30:00", "2024-11-03T01:30", "2024-02-29T23:59:59.999999z",
+            ].map { Array($0.utf8) }
         }
     ) { input in
         let text = String(decoding: input.rest(), as: UTF8.self)

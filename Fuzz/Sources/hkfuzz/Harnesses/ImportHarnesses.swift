@@ -13,7 +13,9 @@ enum ImportHarnesses {
     /// exactly the rows handed out.
     @discardableResult
     static func importAll(_ bytes: [UInt8], name: String) -> [SampleBatch]? {
-        guard let reader = attempt({ try ExportReader(bytes: Data(bytes), name: name, subject: "anna", options: options) })
+        guard
+            let reader = attempt({ try ExportReader(bytes: Data(bytes), name: name, subject: "anna", options: options) }
+            )
         else { return nil }
         var batches: [SampleBatch] = []
         do {
@@ -61,7 +63,9 @@ enum ImportHarnesses {
 
     /// A one-record export with `date` as start and end and `value` as the value.
     static func recordExport(date: [UInt8], value: [UInt8]) -> [UInt8] {
-        Array(#"<?xml version="1.0" encoding="UTF-8"?><HealthData locale="en_US"><Record type="HKQuantityTypeIdentifierStepCount" sourceName="iPhone" unit="count" startDate=""#.utf8)
+        Array(
+            #"<?xml version="1.0" encoding="UTF-8"?><HealthData locale="en_US"><Record type="HKQuantityTypeIdentifierStepCount" sourceName="iPhone" unit="count" startDate=""#
+                .utf8)
             + attributeEscaped(date) + Array(#"" endDate=""#.utf8) + attributeEscaped(date)
             + Array(#"" value=""#.utf8) + attributeEscaped(value) + Array(#""/></HealthData>"#.utf8)
     }
@@ -78,7 +82,9 @@ enum ImportHarnesses {
         seeds: {
             ["2016-02-24 23:32:24 -0400", "20170121155300-0400", "2017-01-21T15:53:00+05:30", "2017-01-21 15:53:00Z"]
                 .map { [0] + Array($0.utf8) }
-                + ["13", "0.97", "-3.5", "1.2e-05", "12345678901234567890.5", "+.5", "7e22"].map { [1] + Array($0.utf8) }
+                + ["13", "0.97", "-3.5", "1.2e-05", "12345678901234567890.5", "+.5", "7e22"].map {
+                    [1] + Array($0.utf8)
+                }
         }
     ) { input in
         let fuzzDate = input.byte() & 1 == 0
@@ -118,8 +124,10 @@ enum ReferenceDate {
     /// `yyyyMMddHHmmss±HHMM`.
     static let patterns = [
         try! NSRegularExpression(
-            pattern: #"^([0-9]{4})-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2}) ?(Z|[+-][0-9]{2}:?[0-9]{2})$"#),
-        try! NSRegularExpression(pattern: #"^([0-9]{4})([0-9]{2})([0-9]{2})([0-9]{2})([0-9]{2})([0-9]{2})(Z|[+-][0-9]{2}:?[0-9]{2})$"#),
+            pattern:
+                #"^([0-9]{4})-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2}) ?(Z|[+-][0-9]{2}:?[0-9]{2})$"#),
+        try! NSRegularExpression(
+            pattern: #"^([0-9]{4})([0-9]{2})([0-9]{2})([0-9]{2})([0-9]{2})([0-9]{2})(Z|[+-][0-9]{2}:?[0-9]{2})$"#),
     ]
 
     /// What the reference makes of a date: its year, and its instant when Foundation's calendar can compute it
@@ -148,7 +156,9 @@ enum ReferenceDate {
         }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
-        let (year, month, day, hour, minute, second) = (fields[0], fields[1], fields[2], fields[3], fields[4], fields[5])
+        let (year, month, day, hour, minute, second) = (
+            fields[0], fields[1], fields[2], fields[3], fields[4], fields[5]
+        )
         guard (1...12).contains(month), (0...23).contains(hour), (0...59).contains(minute), (0...59).contains(second)
         else { return nil }
         // Day validity from the calendar itself: the range of days in that month of that year (leap years).

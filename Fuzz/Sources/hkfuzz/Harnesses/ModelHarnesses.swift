@@ -7,8 +7,10 @@ enum ModelHarnesses {
     static let unit = Harness(
         "unit", "HealthUnit(parsing:); parsed units have finite scales and convert to themselves",
         seeds: {
-            ["count/min", "mL/(kg*min)", "mmol<180.15588000005408>/L", "degC", "kcal", "m^2", "()", "km·h^-1",
-             "dBASPL", "IU", "%", "cm^-3.g", "(count/s)^2"].map { Array($0.utf8) }
+            [
+                "count/min", "mL/(kg*min)", "mmol<180.15588000005408>/L", "degC", "kcal", "m^2", "()", "km·h^-1",
+                "dBASPL", "IU", "%", "cm^-3.g", "(count/s)^2",
+            ].map { Array($0.utf8) }
         }
     ) { input in
         let text = String(decoding: input.rest(), as: UTF8.self)

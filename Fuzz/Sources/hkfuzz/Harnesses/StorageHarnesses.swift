@@ -16,7 +16,8 @@ enum StorageHarnesses {
                 date: DatePredicate(start: -5, end: 99, strictStartDate: true), sources: ["Watch", "x"],
                 uuids: [UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16))], writer: 3)),
         .delete(subject: "ben", type: "heartRate", filter: .all),
-        .sourcePriority(subject: "ben", type: "stepCount", order: [SourceInfo(name: "Watch"), SourceInfo(name: "Phone")]),
+        .sourcePriority(
+            subject: "ben", type: "stepCount", order: [SourceInfo(name: "Watch"), SourceInfo(name: "Phone")]),
     ]
 
     /// Checks a record payload: if it decodes, it is of the kind it was read as, and its encoding decodes to a
@@ -46,7 +47,8 @@ enum StorageHarnesses {
     static func fixChecksums(_ bytes: inout [UInt8]) {
         var offset = LogFraming.headerSize
         while bytes.count - offset >= LogFraming.recordHeaderSize {
-            let length = Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 | Int(bytes[offset + 2]) << 16
+            let length =
+                Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 | Int(bytes[offset + 2]) << 16
                 | Int(bytes[offset + 3]) << 24
             let end = offset + LogFraming.recordHeaderSize + length
             guard end <= bytes.count else { return }
@@ -64,7 +66,8 @@ enum StorageHarnesses {
         seeds: {
             var segment = LogFraming.segmentHeader(firstSequence: 5)
             for (i, change) in changes.enumerated() {
-                segment += LogFraming.record(kind: change.kind, sequence: 5 + UInt64(i), payload: try! change.encodePayload())
+                segment += LogFraming.record(
+                    kind: change.kind, sequence: 5 + UInt64(i), payload: try! change.encodePayload())
             }
             return [[1] + segment, [0] + segment + [0, 0, 0]]
         }

@@ -50,7 +50,9 @@ enum WireHarnesses {
         require(whole == split, "split feeding changed the outcome: \(whole.error as Any) vs \(split.error as Any)")
         let roomy = FrameLimits(maxFrameBytes: limits.maxInflatedBytes + 16, maxInflatedBytes: limits.maxInflatedBytes)
         // Deflating costs more than all the rest: only inputs with the top bit of byte 0 set try it.
-        let encoders = [FrameEncoder(compressionThreshold: .max)] + (control & 0x80 != 0 ? [FrameEncoder(compressionThreshold: 0)] : [])
+        let encoders =
+            [FrameEncoder(compressionThreshold: .max)]
+            + (control & 0x80 != 0 ? [FrameEncoder(compressionThreshold: 0)] : [])
         for frame in whole.frames {
             for encoder in encoders {
                 let bytes = encoder.encode(frame)
@@ -77,12 +79,18 @@ enum WireHarnesses {
         let kind = MessageKind.allCases[input.choice(MessageKind.allCases.count)]
         let limits = messageLimits[input.choice(messageLimits.count)]
         let payload = input.rest()
-        guard let message = attempt({ try Message.decode(Frame(kind: kind, requestID: 1, payload: payload), limits: limits) })
+        guard
+            let message = attempt({
+                try Message.decode(Frame(kind: kind, requestID: 1, payload: payload), limits: limits)
+            })
         else { return }
         require(message.kind == kind, "decoded a \(message.kind) from a \(kind) frame")
         attempt { try message.validateRequest() }
         let encoded = message.body.encodedPayload()
-        guard let again = attempt({ try Message.decode(Frame(kind: kind, requestID: 1, payload: encoded), limits: .standard) })
+        guard
+            let again = attempt({
+                try Message.decode(Frame(kind: kind, requestID: 1, payload: encoded), limits: .standard)
+            })
         else {
             require(false, "\(kind): the re-encoded message does not decode")
             return
