@@ -19,6 +19,11 @@ let package = Package(
         .executable(name: "hkq", targets: ["hkq"]),
         .executable(name: "hkbench", targets: ["hkbench"]),
         .library(name: "HealthClient", targets: ["HealthClient"]),
+        // Every module with a decoder of untrusted bytes, for the fuzz harnesses of Fuzz/Package.swift (a package
+        // sees only its dependencies' products).
+        .library(
+            name: "HealthDecoders",
+            targets: ["HealthModel", "HealthCodec", "HealthWire", "HealthEngine", "HealthStorage", "HealthImport", "HKQKit"]),
     ],
     targets: [
         // MARK: C shims
@@ -75,7 +80,8 @@ let package = Package(
         .testTarget(name: "HealthClientTests", dependencies: ["HealthClient"], swiftSettings: swiftSettings),
         .testTarget(name: "HealthPosixTests", dependencies: ["HealthPosix", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthStorageTests", dependencies: ["HealthStorage", "HealthEngine", "HealthCodec", "HealthPosix", "TestSupport"],
+            name: "HealthStorageTests",
+            dependencies: ["HealthStorage", "HealthEngine", "HealthCodec", "HealthPosix", "TestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(name: "HealthImportTests", dependencies: ["HealthImport", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "HKQKitTests", dependencies: ["HKQKit", "TestSupport"], swiftSettings: swiftSettings),

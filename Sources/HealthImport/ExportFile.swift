@@ -1,7 +1,8 @@
 import Foundation
 import HealthModel
 
-/// Random-access reads of the file being imported, through Foundation's `FileHandle`.
+/// Random-access reads of the file being imported, through Foundation's `FileHandle`, or of an export held in
+/// memory.
 ///
 /// The only place HealthImport touches the file system. Not thread-safe (reads seek the shared handle).
 final class ExportFile {
@@ -11,7 +12,12 @@ final class ExportFile {
     let displayName: String
     /// Size in bytes.
     let size: Int64
-    private let handle: FileHandle
+    /// Where the bytes come from.
+    private enum Backing {
+        case handle(FileHandle)
+        case memory(Data)
+    }
+    private let backing: Backing
 
     /// Opens `path` for reading; throws ``ErrorCode/invalidArgument`` when it is missing, a directory or unreadable.
     init(path: String) throws {
@@ -27,7 +33,7 @@ final class ExportFile {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw HealthError(.invalidArgument, "\(displayName): cannot open the file for reading")
         }
-        self.handle = handle
+        backing = .handle(handle)
         do {
             size = Int64(try handle.seekToEnd())
         } catch {
@@ -35,11 +41,28 @@ final class ExportFile {
         }
     }
 
-    deinit { try? handle.close() }
+    /// The export in `bytes`, named `name` in messages.
+    init(bytes: Data, name: String) {
+        path = name
+        displayName = "\"\(name)\""
+        size = Int64(bytes.count)
+        backing = .memory(bytes)
+    }
+
+    deinit {
+        if case .handle(let handle) = backing { try? handle.close() }
+    }
 
     /// Up to `count` bytes at `offset`: fewer only where the file ends.
     func read(at offset: Int64, count: Int) throws -> Data {
         guard offset >= 0, offset < size, count > 0 else { return Data() }
+        let handle: FileHandle
+        switch backing {
+        case .memory(let bytes):
+            let start = bytes.startIndex + Int(offset)
+            return bytes[start..<start + Int(min(Int64(count), size - offset))]
+        case .handle(let fileHandle): handle = fileHandle
+        }
         do {
             try handle.seek(toOffset: UInt64(offset))
             var data = try handle.read(upToCount: count) ?? Data()

@@ -28,14 +28,33 @@ public final class ExportReader {
     /// bytes of the file and once at the end, after the last batch. Throws ``ErrorCode/invalidArgument`` when the
     /// subject is invalid, the file is missing or is not an export, ``ErrorCode/malformedPayload`` when the zip
     /// is damaged.
-    public init(
+    public convenience init(
         path: String, subject: String, options: ImportOptions = ImportOptions(),
         progress: ((ImportProgress) -> Void)? = nil
     ) throws {
         try SampleRules.validate(subject: subject)
+        try self.init(file: ExportFile(path: path), subject: subject, options: options, progress: progress)
+    }
+
+    /// Reads the export held in `bytes` (the contents of an export.zip or export.xml), named `name` in messages,
+    /// for `subject`: the batches and errors the same bytes in a file would give (tests, fuzzing, standard input).
+    /// Throws as ``init(path:subject:options:progress:)`` does.
+    public convenience init(
+        bytes: Data, name: String = "export.zip", subject: String, options: ImportOptions = ImportOptions(),
+        progress: ((ImportProgress) -> Void)? = nil
+    ) throws {
+        try SampleRules.validate(subject: subject)
+        try self.init(
+            file: ExportFile(bytes: bytes, name: name), subject: subject, options: options, progress: progress)
+    }
+
+    /// Opens `file` (the subject already checked).
+    private init(
+        file: ExportFile, subject: String, options: ImportOptions, progress: ((ImportProgress) -> Void)?
+    ) throws {
         self.subject = subject
         self.options = options
-        file = try ExportFile(path: path)
+        self.file = file
         source = try ExportSourceOpener.open(file)
         progressHandler = progress
         parser = ExportParser(subject: subject, options: options, displayName: file.displayName)

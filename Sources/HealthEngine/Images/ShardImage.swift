@@ -191,6 +191,7 @@ extension Series {
             if batches.entryIndex(holding: image.arrivals[row]) == nil {
                 throw broken("row \(row) has anchor \(image.arrivals[row]) of no batch")
             }
+            // Both instants lie within SupportedInstants (checked above), so the difference cannot overflow.
             maxDuration = max(maxDuration, image.ends[row] - image.starts[row])
         }
         guard image.maxDuration >= maxDuration else { throw broken("maxDuration below a stored duration") }

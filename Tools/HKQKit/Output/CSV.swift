@@ -29,25 +29,26 @@ public enum CSV {
                 String(decoding: $0, as: UTF8.self)
             }
         }
+        // Unicode scalars, not characters: a quote followed by a combining mark is one `Character`, which would
+        // hide the quote.
         var fields: [String] = []
-        var field = ""
+        var field = String.UnicodeScalarView()
         var inQuotes = false
         var wasQuoted = false
-        var characters = line.makeIterator()
-        while let character = characters.next() {
+        for scalar in line.unicodeScalars {
             if inQuotes {
-                if character != "\"" {
-                    field.append(character)
+                if scalar != "\"" {
+                    field.append(scalar)
                     continue
                 }
                 inQuotes = false
                 wasQuoted = true
                 continue
             }
-            switch character {
+            switch scalar {
             case ",":
-                fields.append(field)
-                field = ""
+                fields.append(String(field))
+                field = String.UnicodeScalarView()
                 wasQuoted = false
             case "\"" where wasQuoted:
                 field.append("\"")
@@ -56,20 +57,23 @@ public enum CSV {
                 inQuotes = true
             default:
                 if wasQuoted { return nil }
-                field.append(character)
+                field.append(scalar)
             }
         }
         if inQuotes { return nil }
-        fields.append(field)
+        fields.append(String(field))
         return fields
     }
 }
 
 extension String {
-    /// Every occurrence of `target` replaced, without Foundation.
-    func replacingAll(_ target: Character, with replacement: String) -> String {
-        var result = ""
-        for character in self { if character == target { result += replacement } else { result.append(character) } }
-        return result
+    /// Every occurrence of the scalar `target` replaced, without Foundation. Scalars, not characters: a quote
+    /// followed by a combining mark is one `Character` that is not a quote.
+    func replacingAll(_ target: Unicode.Scalar, with replacement: String) -> String {
+        var result = String.UnicodeScalarView()
+        for scalar in unicodeScalars {
+            if scalar == target { result.append(contentsOf: replacement.unicodeScalars) } else { result.append(scalar) }
+        }
+        return String(result)
     }
 }

@@ -50,7 +50,7 @@ public struct DateArgumentParser: Sendable {
         let rest = text.dropFirst(base.count)
         if rest.isEmpty { return origin }
         guard let sign = rest.first, sign == "+" || sign == "-", let unit = rest.last,
-            let amount = Int64(rest.dropFirst().dropLast()), amount <= 1_000_000
+            let amount = Int64(rest.dropFirst().dropLast()), (0...1_000_000).contains(amount)
         else { return nil }
         let signed = sign == "-" ? -amount : amount
         switch unit {

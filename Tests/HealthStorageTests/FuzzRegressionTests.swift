@@ -1,0 +1,35 @@
+import HealthCodec
+import HealthEngine
+import HealthModel
+import HealthStorage
+import Testing
+import TestSupport
+
+/// Inputs the fuzz harnesses of Fuzz/ found crashing (Fuzz/README.md), each of which must now fail cleanly.
+struct StorageFuzzRegressionTests {
+    /// The `snapshot` harness's input: byte 0 odd asks for the CRC, the rest is the file without it.
+    static func snapshotFile(_ input: [UInt8]) -> [UInt8] {
+        var file = Array(input.dropFirst())
+        withUnsafeBytes(of: Zlib.crc32(file).littleEndian) { file.append(contentsOf: $0) }
+        return file
+    }
+
+    @Test("a snapshot row whose duration overflows Int64 is refused on restore, not a trap")
+    func snapshotDurationOverflow() throws {
+        let input = fuzzBytes(
+            hex: """
+                01484b534e415030340973746570436f756e74090000000000000007000000000000000204616e6e61041c0205576174
+                636810631b020000000000002e6865616c7468000000066950686f6e6500000000000000000001010000000000000001
+                0004000000000000000000808ece1c02056b640000261e24400a060000c7000000000000000700000000000000020461
+                6e0000000000000000ffffffffffffffffffffffffffffff534e41503034000000002a40000000000000374000000000
+                008040400000010000000100010000000000000000002a40000000000000374000000102000000000000000300000000
+                00010200000000000000030500030000
+                """)
+        let decoded = try SnapshotCodec.decode(Self.snapshotFile(input))
+        #expect { try HealthStore().restore(decoded.image) } throws: { error in
+            // Refused by the instant range (years 0001–9999) before its duration is ever computed.
+            (error as? HealthError)?.code.rawValue == ErrorCode.internalError.rawValue
+                && (error as? HealthError)?.message.contains("lies outside years 0001–9999") == true
+        }
+    }
+}
