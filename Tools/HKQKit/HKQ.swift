@@ -57,6 +57,7 @@ public struct HKQ: Sendable {
         ImportCommand(),
         AuthCommand.group,
         AdminCommand.group,
+        CompletionCommand(),
         HelpCommand(),
     ]
 

@@ -141,6 +141,15 @@ public struct ArgumentParser: Sendable {
         if !variadic, given.count > spec.arguments.count {
             throw UsageError("unexpected argument '\(given[spec.arguments.count])'", commandPath: parse.path)
         }
+        for (index, value) in given.enumerated() {
+            // Words past the last argument belong to it (it is variadic, or the count check above threw).
+            let argument = spec.arguments[min(index, spec.arguments.count - 1)]
+            if let allowed = argument.allowedValues, !allowed.contains(value) {
+                throw UsageError(
+                    "invalid value '\(value)' for '<\(argument.name)>'; expected \(ArgumentParser.list(allowed))",
+                    commandPath: parse.path)
+            }
+        }
     }
 
     /// Whether `word` is an option rather than a value: it starts with `-` and is not a number such as `-40`.

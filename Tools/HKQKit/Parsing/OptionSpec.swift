@@ -41,13 +41,18 @@ public struct ArgumentSpec: Sendable {
     public var isOptional: Bool
     /// Whether it takes every remaining word (only the last argument may).
     public var isVariadic: Bool
+    /// When set, the only values accepted (a usage error names them otherwise); completion offers them.
+    public var allowedValues: [String]?
 
     /// A positional argument; required and single unless stated.
-    public init(_ name: String, help: String, isOptional: Bool = false, isVariadic: Bool = false) {
+    public init(
+        _ name: String, help: String, isOptional: Bool = false, isVariadic: Bool = false, allowedValues: [String]? = nil
+    ) {
         self.name = name
         self.help = help
         self.isOptional = isOptional
         self.isVariadic = isVariadic
+        self.allowedValues = allowedValues
     }
 
     /// How the argument appears in usage lines: `<value>`, `[<value>]`, `<value> ...`.
