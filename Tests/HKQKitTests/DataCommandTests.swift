@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 
 @testable import HKQKit
@@ -228,6 +229,62 @@ import Testing
             bad.err.hasPrefix("error: invalid value 'sideways' for '--sort'; expected start, -start, end or -end\n"))
         let negative = try await runLive(["samples", "stepCount", "--limit", "-1"], subject: "query-sorts")
         #expect(negative.status == 64)
+    }
+
+    @Test func samplesStatsAndCollectionByUUID() async throws {
+        try await Self.insertQueryData(subject: "query-uuids")
+        let all = try await Self.samples(["stepCount"], subject: "query-uuids")
+        let uuids = all.compactMap { $0["uuid"] as? String }
+        #expect(uuids.count == 5)
+        // Seeded choice of two of the five, so a failure repeats.
+        var random = SplitMix64(seed: 0x5eed_0001)
+        let picked = Array(uuids.shuffled(using: &random).prefix(2))
+        let wanted = all.filter { picked.contains($0["uuid"] as? String ?? "") }.compactMap { $0["value"] as? Double }
+        let chosen = try await Self.stepValues(
+            ["--uuid", picked[0], "--uuid", picked[1].lowercased()], subject: "query-uuids")
+        #expect(chosen == wanted)
+        #expect(try await Self.stepValues(["--uuid", UUID().uuidString], subject: "query-uuids") == [])
+        let stats = try await Self.stats(
+            ["stepCount", "--options", "sum", "--uuid", picked[0], "--uuid", picked[1]], subject: "query-uuids")
+        #expect(stats["sum"] as? Double == wanted.reduce(0, +))
+        let buckets = try await runLive(
+            [
+                "collection", "stepCount", "--interval", "1d", "--tz", "UTC", "--format", "json", "--uuid", picked[0],
+                "--uuid", picked[1],
+            ], subject: "query-uuids")
+        #expect(buckets.status == 0, "\(buckets.err)")
+        let days: [[String: Any]] = try json(buckets.out)
+        #expect(days.compactMap { $0["sum"] as? Double } == [wanted.reduce(0, +)])
+        let bad = try await runLive(["samples", "stepCount", "--uuid", "not-a-uuid"], subject: "query-uuids")
+        #expect(bad.status == 64)
+        #expect(bad.err.hasPrefix("error: invalid UUID 'not-a-uuid' for '--uuid'; expected 8-4-4-4-12 hex digits\n"))
+    }
+
+    @Test func collectionTakesTheSamplePredicateOptions() async throws {
+        try await Self.insertQueryData(subject: "collection-predicates")
+        func sums(_ arguments: [String]) async throws -> [Double?] {
+            let result = try await runLive(
+                ["collection", "stepCount", "--interval", "1h", "--tz", "UTC", "--format", "json"] + arguments,
+                subject: "collection-predicates")
+            #expect(result.status == 0, "\(result.err)")
+            let buckets: [[String: Any]] = try json(result.out)
+            return buckets.map { $0["sum"] as? Double }
+        }
+        let range = ["--from", "2024-03-10T10:10:00Z", "--to", "2024-03-10T10:25:00Z"]
+        // E (40 over 09:50–10:40) is pro-rated: 8 in the 09:00 hour, 32 in the 10:00 hour.
+        let open = try await sums([])
+        #expect(open.count == 2 && open.first == 8)
+        #expect(try await sums(["--source", "Phone"]) == [300])
+        #expect(try await sums(["--source", "Watch"]) == [8, 382])
+        // Listing only the 10:00 bucket; without a strict option every sample overlapping it counts, as before.
+        #expect(try await sums(range) == [open.last ?? nil])
+        // Strict start: B 200, C 300, D 50 start at or after 10:10; strict end: A… end before 10:25: B only.
+        #expect(try await sums(range + ["--strict-start"]) == [550])
+        #expect(try await sums(range + ["--strict-end"]) == [300])
+        #expect(try await sums(range + ["--strict-start", "--strict-end"]) == [200])
+        let lone = try await runLive(["collection", "stepCount", "--strict-start"], subject: "collection-predicates")
+        #expect(lone.status == 64)
+        #expect(lone.err.hasPrefix("error: --strict-start and --strict-end need --from and --to\n"))
     }
 
     @Test func samplesUnits() async throws {

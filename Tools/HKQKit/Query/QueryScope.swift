@@ -1,18 +1,27 @@
 import Foundation
 import HealthModel
 
-/// The options `samples` and `stats` share (date range and its HealthKit options, sources, units, zone) and
-/// what they resolve to: a ``SampleFilter``, the time zone, and how times print.
+/// The options `samples` and `stats` share (date range and its HealthKit options, sources, UUIDs, units, zone)
+/// and what they resolve to: a ``SampleFilter``, the time zone, and how times print.
 public struct QueryScope: Sendable {
     /// The option specs, in help order.
-    public static let specs: [OptionSpec] = [
-        .option("from", value: "date", help: "Start bound: ISO 8601, a date, today, yesterday, now, now-7d, now-2h..."),
-        .option("to", value: "date", help: "End bound (exclusive), same forms as --from."),
+    public static let specs: [OptionSpec] =
+        [
+            .option(
+                "from", value: "date", help: "Start bound: ISO 8601, a date, today, yesterday, now, now-7d, now-2h..."),
+            .option("to", value: "date", help: "End bound (exclusive), same forms as --from."),
+        ] + predicateSpecs + [
+            .option("unit", value: "unit", help: "Values in this unit (default: canonical); TYPE=UNIT for one type."),
+            .option("tz", value: "zone", help: "IANA time zone for dates and output (default: the local zone)."),
+        ]
+
+    /// The predicate options besides the date bounds, which `collection` shares too (its `--from` and `--to`
+    /// also choose the buckets listed): the strict date options, sources and UUIDs.
+    public static let predicateSpecs: [OptionSpec] = [
         .flag("strict-start", help: "Only samples that start at or after --from (HealthKit strictStartDate)."),
         .flag("strict-end", help: "Only samples that end before --to (HealthKit strictEndDate)."),
         .option("source", value: "name", help: "Only samples from this source name or bundle id; repeatable."),
-        .option("unit", value: "unit", help: "Values in this unit (default: canonical); TYPE=UNIT for one type."),
-        .option("tz", value: "zone", help: "IANA time zone for dates and output (default: the local zone)."),
+        .option("uuid", value: "uuid", help: "Only the sample with this UUID; repeatable."),
     ]
 
     /// The help paragraph explaining the date bounds.
@@ -22,7 +31,7 @@ public struct QueryScope: Sendable {
         words today, yesterday and now, are read in --tz.
         """
 
-    /// The date, source (and no UUID) predicate.
+    /// The date, source and UUID predicate.
     public var filter: SampleFilter
     /// The zone dates were read in and times print in.
     public var timeZone: TimeZone
@@ -47,15 +56,7 @@ public struct QueryScope: Sendable {
             }
             return instant
         }
-        let date = DatePredicate(
-            start: try bound("from"), end: try bound("to"), strictStartDate: context.arguments.flag("strict-start"),
-            strictEndDate: context.arguments.flag("strict-end"))
-        if let start = date.start, let end = date.end, end < start {
-            let times = TimestampFormatter(timeZone: timeZone)
-            throw context.usageError("--to (\(times.display(end))) is before --from (\(times.display(start)))")
-        }
-        let sources = context.arguments.values("source")
-        filter = SampleFilter(date: date, sources: sources.isEmpty ? nil : Set(sources))
+        filter = try QueryScope.filter(context, from: try bound("from"), to: try bound("to"), timeZone: timeZone)
         units = [:]
         for value in context.arguments.values("unit") {
             if let equals = value.firstIndex(of: "=") {
@@ -64,6 +65,30 @@ public struct QueryScope: Sendable {
                 units[nil] = value
             }
         }
+    }
+
+    /// The sample filter of ``predicateSpecs`` with the date bounds `from` and `to` (already read in
+    /// `timeZone`, which messages print them in). `--to` before `--from` and a malformed `--uuid` are usage
+    /// errors.
+    static func filter(_ context: CommandContext, from: Timestamp?, to: Timestamp?, timeZone: TimeZone) throws
+        -> SampleFilter
+    {
+        let date = DatePredicate(
+            start: from, end: to, strictStartDate: context.arguments.flag("strict-start"),
+            strictEndDate: context.arguments.flag("strict-end"))
+        if let start = date.start, let end = date.end, end < start {
+            let times = TimestampFormatter(timeZone: timeZone)
+            throw context.usageError("--to (\(times.display(end))) is before --from (\(times.display(start)))")
+        }
+        let sources = context.arguments.values("source")
+        let uuids = try context.arguments.values("uuid").map { text in
+            guard let uuid = UUID(uuidString: text.trimmingWhitespace) else {
+                throw context.usageError("invalid UUID '\(text)' for '--uuid'; expected 8-4-4-4-12 hex digits")
+            }
+            return uuid
+        }
+        return SampleFilter(
+            date: date, sources: sources.isEmpty ? nil : Set(sources), uuids: uuids.isEmpty ? nil : Set(uuids))
     }
 
     /// `--tz`, else the process's zone; an unknown identifier is a usage error.
