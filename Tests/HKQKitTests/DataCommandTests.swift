@@ -370,6 +370,38 @@ import Testing
                 """)
     }
 
+    @Test func samplesJoinedPerIntervalKeepEverySample() async throws {
+        try await Self.insert(
+            [
+                "stepCount,2024-03-10T08:00:00Z,2024-03-10T08:10:00Z,1200,count,iPhone",
+                "stepCount,2024-03-10T08:00:00Z,2024-03-10T08:10:00Z,1300,count,iPhone",
+                "stepCount,2024-03-10T08:00:00Z,2024-03-10T08:10:00Z,1400,count,iPhone",
+                "distanceWalkingRunning,2024-03-10T08:00:00Z,2024-03-10T08:10:00Z,0.9,km,iPhone",
+                "stepCount,2024-03-10T08:00:00Z,2024-03-10T08:10:00Z,500,count,Watch",
+                "stepCount,2024-03-10T08:10:00Z,2024-03-10T08:20:00Z,950,count,iPhone",
+            ], subject: "join-twins")
+        let result = try await runLive(
+            [
+                "samples", "stepCount,distanceWalkingRunning", "--join", "interval", "--format", "json", "--tz", "UTC",
+            ], subject: "join-twins")
+        #expect(result.status == 0)
+        #expect(result.err == "", "no sample is left out, so nothing to warn about")
+        let rows: [[String: Any]] = try json(result.out)
+        let iPhone8 = rows.filter { $0["source"] as? String == "iPhone" && $0["start"] as? String == "2024-03-10T08:00:00Z" }
+        #expect(rows.count == 5)
+        #expect(Set(iPhone8.compactMap { $0["stepCount"] as? Double }) == [1200, 1300, 1400])
+        #expect(iPhone8.compactMap { $0["distanceWalkingRunning"] as? Double } == [900])
+        #expect(iPhone8.first?["distanceWalkingRunning"] as? Double == 900, "the first row of the interval fills first")
+        let watch = rows.filter { $0["source"] as? String == "Watch" }
+        #expect(watch.map { $0["stepCount"] as? Double } == [500])
+        #expect(rows.last?["stepCount"] as? Double == 950, "rows stay in start order")
+        let limited = try await runLive(
+            ["samples", "stepCount,distanceWalkingRunning", "--join", "interval", "--format", "json", "--limit", "2"],
+            subject: "join-twins")
+        let two: [[String: Any]] = try json(limited.out)
+        #expect(two.count == 2)
+    }
+
     // MARK: stats
 
     /// `subject`, 2024-03-10 UTC: steps Phone 10:00–10:10 100, 10:10–10:20 200, Watch 10:30–10:40 300;
