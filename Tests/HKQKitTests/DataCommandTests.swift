@@ -287,6 +287,41 @@ import Testing
         #expect(lone.err.hasPrefix("error: --strict-start and --strict-end need --from and --to\n"))
     }
 
+    @Test func valueBoundsInSamplesStatsAndCollection() async throws {
+        try await Self.insertQueryData(subject: "query-values")
+        #expect(try await Self.stepValues(["--min", "100"], subject: "query-values") == [100, 200, 300])
+        #expect(try await Self.stepValues(["--max", "100"], subject: "query-values") == [40, 100, 50])
+        #expect(try await Self.stepValues(["--min", "50 count", "--max", "200 count"], subject: "query-values") == [100, 200, 50])
+        #expect(
+            try await Self.stepValues(["--min", "100", "--source", "Watch"], subject: "query-values") == [300])
+        // Bounds in the unit values print in, or in the unit they name; stored 1500 m.
+        let km = try await Self.samples(
+            ["distanceWalkingRunning", "--unit", "km", "--min", "1.5"], subject: "query-values")
+        #expect(km.map { $0["value"] as? Double } == [1.5])
+        #expect(try await Self.samples(["distanceWalkingRunning", "--min", "1.6km"], subject: "query-values").isEmpty)
+        #expect(try await Self.samples(["distanceWalkingRunning", "--max", "1 mi"], subject: "query-values").count == 1)
+        let stats = try await Self.stats(
+            ["stepCount", "--options", "sum", "--source", "Phone", "--max", "150"], subject: "query-values")
+        #expect(stats["sum"] as? Double == 100)
+        let buckets = try await runLive(
+            ["collection", "stepCount", "--interval", "1d", "--tz", "UTC", "--format", "json", "--min", "300"],
+            subject: "query-values")
+        #expect(buckets.status == 0, "\(buckets.err)")
+        let days: [[String: Any]] = try json(buckets.out)
+        #expect(days.compactMap { $0["sum"] as? Double } == [300])
+        let wrongUnit = try await runLive(["samples", "stepCount", "--min", "1 kg"], subject: "query-values")
+        #expect(wrongUnit.status == 1)
+        #expect(wrongUnit.err == "error: unit \"kg\" is not compatible with stepCount (count)\n")
+        let empty = try await runLive(["samples", "stepCount", "--min", "5", "--max", "4"], subject: "query-values")
+        #expect(empty.status == 1)
+        #expect(empty.err.hasPrefix("error: the value bounds are empty"), "\(empty.err)")
+        let bad = try await runLive(["samples", "stepCount", "--min", "lots"], subject: "query-values")
+        #expect(bad.status == 64)
+        let mixed = try await runLive(["samples", "stepCount", "--min", "5", "--max", "9 count"], subject: "query-values")
+        #expect(mixed.status == 64)
+        #expect(mixed.err.hasPrefix("error: --min and --max name different units ('', 'count')\n"))
+    }
+
     @Test func samplesUnits() async throws {
         try await Self.insertQueryData(subject: "query-units")
         let meters = try await Self.samples(["distanceWalkingRunning"], subject: "query-units")

@@ -20,7 +20,8 @@ public struct CollectionCommand: Command {
                 --time-format epoch-ms|epoch-us); tables label buckets in local time, with the offset where a \
                 wall time repeats (the hour after a fall-back) and the time of day when the anchor is not midnight.
                 With --from and --to every bucket between them is listed, empty ones included.
-                --source, --uuid, --strict-start and --strict-end choose the samples as in 'hkq samples': \
+                --source, --uuid, --min, --max, --strict-start and --strict-end choose the samples as in \
+                'hkq samples': --min and --max are in --unit unless they name a unit; \
                 --strict-start keeps only samples that start at or after --from and --strict-end only those that \
                 end before --to (HealthKit's strict date options); without them the buckets take every sample \
                 overlapping them.
@@ -76,8 +77,10 @@ public struct CollectionCommand: Command {
             throw context.usageError("--strict-start and --strict-end need --from and --to")
         }
         // The bounds filter only with a strict option: the buckets listed already end at --from and --to.
+        let unit = try context.arguments.value("unit").map(HealthUnit.init(parsing:)) ?? type.canonicalUnit
         let filter = try QueryScope.filter(
-            context, from: strictStart ? from : nil, to: strictEnd ? to : nil, timeZone: zone)
+            context, from: strictStart ? from : nil, to: strictEnd ? to : nil, timeZone: zone
+        ).inQueryUnit(unit)
 
         let query = CollectionQuery(
             subject: context.globals.subject, type: type.identifier, filter: filter, options: options, anchor: anchor,

@@ -22,13 +22,17 @@ public struct QueryScope: Sendable {
         .flag("strict-end", help: "Only samples that end before --to (HealthKit strictEndDate)."),
         .option("source", value: "name", help: "Only samples from this source name or bundle id; repeatable."),
         .option("uuid", value: "uuid", help: "Only the sample with this UUID; repeatable."),
+        .option("min", value: "value", help: "Only values at or above this, in --unit (or '100 count/min')."),
+        .option("max", value: "value", help: "Only values at or below this, in --unit (or '180 count/min')."),
     ]
 
     /// The help paragraph explaining the date bounds.
     public static let discussion = """
         Without --strict-start a sample matches --from when it ends at or after it; without --strict-end it \
         matches --to when it starts before it (HealthKit's date predicate). Dates without an offset, and the \
-        words today, yesterday and now, are read in --tz.
+        words today, yesterday and now, are read in --tz. --min and --max keep the values within them, both \
+        included (HealthKit's quantity predicate), in the unit values print in unless they name one \
+        (--min '100 count/min', --max 1.5km).
         """
 
     /// The date, source and UUID predicate.
@@ -88,7 +92,29 @@ public struct QueryScope: Sendable {
             return uuid
         }
         return SampleFilter(
-            date: date, sources: sources.isEmpty ? nil : Set(sources), uuids: uuids.isEmpty ? nil : Set(uuids))
+            date: date, sources: sources.isEmpty ? nil : Set(sources), uuids: uuids.isEmpty ? nil : Set(uuids),
+            values: try valueBounds(context))
+    }
+
+    /// `--min` and `--max` as value bounds (HealthKit's quantity predicate, `>=` and `<=`): a number, optionally
+    /// followed by a unit (`100`, `100 count/min`, `1.5km`); without one the unit is left empty and
+    /// ``SampleFilter/inQueryUnit(_:)`` fills in the unit the values are asked in. Both need the same unit.
+    static func valueBounds(_ context: CommandContext) throws -> ValueBounds? {
+        func bound(_ name: String) throws -> (value: Double, unit: String)? {
+            guard let text = context.arguments.value(name)?.trimmingWhitespace else { return nil }
+            let number = text.prefix { $0.isNumber || "+-.eE".contains($0) }
+            guard let value = Double(number), value.isFinite else {
+                throw context.usageError("invalid value '\(text)' for '--\(name)'; expected a number, then optionally a unit")
+            }
+            return (value, text.dropFirst(number.count).trimmingWhitespace)
+        }
+        let lower = try bound("min")
+        let upper = try bound("max")
+        if lower == nil, upper == nil { return nil }
+        if let lower, let upper, lower.unit != upper.unit {
+            throw context.usageError("--min and --max name different units ('\(lower.unit)', '\(upper.unit)')")
+        }
+        return ValueBounds(lower: lower?.value, upper: upper?.value, unit: lower?.unit ?? upper?.unit ?? "")
     }
 
     /// `--tz`, else the process's zone; an unknown identifier is a usage error.
@@ -141,5 +167,14 @@ public struct QueryScope: Sendable {
             if !types.contains(type) { types.append(type) }
         }
         return types
+    }
+}
+
+extension SampleFilter {
+    /// The filter with `unit` for value bounds given without one (`--min 100`: in the unit the values print in).
+    func inQueryUnit(_ unit: HealthUnit) -> SampleFilter {
+        var filter = self
+        if filter.values?.unit.isEmpty == true { filter.values?.unit = unit.symbol }
+        return filter
     }
 }
