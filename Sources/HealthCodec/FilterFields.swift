@@ -1,8 +1,11 @@
 import HealthModel
 
 // A sample filter, as the protocol and the log's delete records carry it (PROTOCOL.md, STORAGE.md): a flags
-// byte (bit 0 start, 1 end, 2 strictStartDate, 3 strictEndDate, 4 sources, 5 UUIDs, 6 writer), the present
-// bounds as zig-zag varints, the sources (sorted strings), the UUIDs (sorted), the writer id as a varint.
+// byte (bit 0 start, 1 end, 2 strictStartDate, 3 strictEndDate, 4 sources, 5 UUIDs, 6 writer, 7 value bounds),
+// the present bounds as zig-zag varints, the sources (sorted strings), the UUIDs (sorted), the writer id as a
+// varint, then the value bounds: a byte (bit 0 lower, 1 upper, 2 lower exclusive, 3 upper exclusive), the present
+// bounds as little-endian f64, the unit string (empty: canonical). A filter without value bounds is byte for byte
+// what it was before bit 7.
 // The writer restriction is the server's own (an identity without read sees what it wrote): the log keeps it,
 // the protocol never carries it.
 
@@ -19,12 +22,27 @@ extension ByteWriter {
         if filter.sources != nil { flags |= 1 << 4 }
         if filter.uuids != nil { flags |= 1 << 5 }
         if writer != nil { flags |= 1 << 6 }
+        if filter.values != nil { flags |= 1 << 7 }
         write(flags)
         if let start = date.start { writeSignedVarint(start) }
         if let end = date.end { writeSignedVarint(end) }
         if let sources = filter.sources { writeStrings(sources.sorted()) }
         if let uuids = filter.uuids { writeUUIDs(uuids.sorted { $0.uuidString < $1.uuidString }) }
         if let writer { writeVarint(UInt64(writer)) }
+        if let values = filter.values { writeValueBounds(values) }
+    }
+
+    /// Writes value bounds: which are present and exclusive, the f64 bounds, the unit.
+    mutating func writeValueBounds(_ values: ValueBounds) {
+        var bits: UInt8 = 0
+        if values.lower != nil { bits |= 1 << 0 }
+        if values.upper != nil { bits |= 1 << 1 }
+        if !values.lowerInclusive { bits |= 1 << 2 }
+        if !values.upperInclusive { bits |= 1 << 3 }
+        write(bits)
+        if let lower = values.lower { writeDouble(lower) }
+        if let upper = values.upper { writeDouble(upper) }
+        writeString(values.unit)
     }
 }
 
@@ -33,7 +51,7 @@ extension ByteReader {
     /// bit is an unknown flag.
     public mutating func readFilter(_ limits: some FieldLimits, carryingWriter: Bool) throws -> SampleFilter {
         let flags = try readByte()
-        let unknown: UInt8 = carryingWriter ? 0b1000_0000 : 0b1100_0000
+        let unknown: UInt8 = carryingWriter ? 0 : 0b0100_0000
         guard flags & unknown == 0 else {
             throw CodecError(.malformedPayload, "unknown filter flag bits 0x\(hex(flags & unknown))")
         }
@@ -50,6 +68,23 @@ extension ByteReader {
             }
             filter.writer = writer
         }
+        if flags & 1 << 7 != 0 { filter.values = try readValueBounds(limits) }
         return filter
+    }
+
+    /// Reads what ``ByteWriter/writeValueBounds(_:)`` wrote; unknown bits and a NaN bound are malformed.
+    mutating func readValueBounds(_ limits: some FieldLimits) throws -> ValueBounds {
+        let bits = try readByte()
+        guard bits & 0b1111_0000 == 0 else {
+            throw CodecError(.malformedPayload, "unknown value bound bits 0x\(hex(bits & 0b1111_0000))")
+        }
+        var values = ValueBounds(lowerInclusive: bits & 1 << 2 == 0, upperInclusive: bits & 1 << 3 == 0)
+        if bits & 1 << 0 != 0 { values.lower = try readDouble() }
+        if bits & 1 << 1 != 0 { values.upper = try readDouble() }
+        for bound in [values.lower, values.upper].compactMap({ $0 }) where bound.isNaN {
+            throw CodecError(.malformedPayload, "a value bound is NaN")
+        }
+        values.unit = try readString(limits)
+        return values
     }
 }

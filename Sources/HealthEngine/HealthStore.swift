@@ -56,7 +56,7 @@ public final class HealthStore: Sendable {
         let type = try QuantityType.named(type)
         let transform = try UnitTransform(type: type, unit: unit)
         try SampleRules.validate(subject: subject)
-        try filter.date.validate()
+        let filter = try filter.validated(for: type)
         if limit < 0 { throw HealthError(.invalidArgument, "the limit \(limit) is negative") }
         return shard(type).read { state in
             guard let series = state.series[subject] else {
@@ -81,7 +81,7 @@ public final class HealthStore: Sendable {
         try options.validate(for: type)
         let transform = try UnitTransform(type: type, unit: unit)
         try SampleRules.validate(subject: subject)
-        try filter.date.validate()
+        let filter = try filter.validated(for: type)
         return try shard(type).read { state in
             guard let series = state.series[subject] else { throw noData(subject: subject, type: type) }
             let selection = series.select(filter)

@@ -36,7 +36,10 @@ struct Selection: Sendable {
 
 extension Series {
     /// The rows matching `filter` (date predicate as in HEALTHKIT.md §4, sources by name or bundle id, UUIDs,
-    /// the writer identity).
+    /// values within the value bounds, the writer identity).
+    ///
+    /// The value bounds are compared with the stored canonical values: the store's entry points pass filters
+    /// through ``SampleFilter/validated(for:)``, which converts them.
     ///
     /// Binary search bounds the scan: with an end bound E only starts before E can match; with a start bound S
     /// and no strict start, a match may start up to ``maxDuration`` before S. Rows that must match are added as
@@ -62,11 +65,13 @@ extension Series {
         let allowedSources = filter.sources.map { _ in sources.infos.map(filter.matches(source:)) }
         let wantedUUIDs = filter.uuids
         let writer = filter.writer
-        let filtersRows = allowedSources != nil || wantedUUIDs != nil || writer != nil
+        let values = filter.values
+        let filtersRows = allowedSources != nil || wantedUUIDs != nil || writer != nil || values != nil
         var hint = 0
         withColumns { c in
             func passes(_ row: Int) -> Bool {
                 if let allowedSources, !allowedSources[Int(c.sourceIDs[row])] { return false }
+                if let values, !values.matches(c.values[row]) { return false }
                 if let wantedUUIDs, !wantedUUIDs.contains(uuid(ofRow: row, hint: &hint)) { return false }
                 if let writer, self.writer(ofRow: row, hint: &hint) != writer { return false }
                 return true

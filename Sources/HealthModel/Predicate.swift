@@ -52,7 +52,64 @@ public struct DatePredicate: Hashable, Sendable {
     }
 }
 
-/// A full sample predicate: dates, and optionally sources and UUIDs (HEALTHKIT.md §4).
+/// HealthKit's quantity predicate (`HKQuery.predicateForQuantitySamples(with:quantity:)`, HEALTHKIT.md §4) as an
+/// interval of values: optional lower and upper bounds, each inclusive (`>=`, `<=`) or exclusive (`>`, `<`), in
+/// ``unit`` (empty: the type's canonical unit). `== q` is both bounds at q, inclusive.
+public struct ValueBounds: Hashable, Sendable {
+    /// The lower bound; `nil` leaves the values open below.
+    public var lower: Double?
+    /// The upper bound; `nil` leaves the values open above.
+    public var upper: Double?
+    /// Whether a value equal to ``lower`` matches (`>=`), else `>`.
+    public var lowerInclusive: Bool
+    /// Whether a value equal to ``upper`` matches (`<=`), else `<`.
+    public var upperInclusive: Bool
+    /// The unit of both bounds; empty means the type's canonical unit.
+    public var unit: String
+
+    /// Bounds in `unit` (canonical when empty), inclusive unless stated.
+    public init(
+        lower: Double? = nil, upper: Double? = nil, lowerInclusive: Bool = true, upperInclusive: Bool = true,
+        unit: String = ""
+    ) {
+        self.lower = lower
+        self.upper = upper
+        self.lowerInclusive = lowerInclusive
+        self.upperInclusive = upperInclusive
+        self.unit = unit
+    }
+
+    /// Whether `value` (in the bounds' unit) lies within them.
+    @inlinable
+    public func matches(_ value: Double) -> Bool {
+        if let lower, lowerInclusive ? value < lower : value <= lower { return false }
+        if let upper, upperInclusive ? value > upper : value >= upper { return false }
+        return true
+    }
+
+    /// The same bounds in `type`'s canonical unit (``unit`` empty). Throws ``ErrorCode/invalidPredicate`` for a
+    /// non-finite bound or a lower bound above the upper one, and the unit errors of ``HealthUnit`` and
+    /// ``SampleRules/validate(unit:for:)`` for a unit that does not parse or fit the type.
+    public func canonical(for type: QuantityType) throws -> ValueBounds {
+        for bound in [lower, upper].compactMap({ $0 }) where !bound.isFinite {
+            throw HealthError(.invalidPredicate, "the value bound \(bound) is not a finite number")
+        }
+        var result = self
+        if !unit.isEmpty {
+            let from = try HealthUnit(parsing: unit)
+            try SampleRules.validate(unit: from, for: type)
+            result.lower = try lower.map { try from.convert($0, to: type.canonicalUnit) }
+            result.upper = try upper.map { try from.convert($0, to: type.canonicalUnit) }
+            result.unit = ""
+        }
+        if let low = result.lower, let high = result.upper, low > high {
+            throw HealthError(.invalidPredicate, "the value bounds are empty: \(low) is above \(high)")
+        }
+        return result
+    }
+}
+
+/// A full sample predicate: dates, and optionally sources, UUIDs and values (HEALTHKIT.md §4).
 public struct SampleFilter: Hashable, Sendable {
     /// The date range and its options.
     public var date: DatePredicate
@@ -60,21 +117,39 @@ public struct SampleFilter: Hashable, Sendable {
     public var sources: Set<String>?
     /// `nil` matches every UUID.
     public var uuids: Set<UUID>?
+    /// Bounds on the value; `nil` matches every value. The engine compares them with canonical values, after
+    /// ``validated(for:)`` converted them.
+    public var values: ValueBounds?
     /// Only samples written by this client identity (its numeric writer id); `nil` matches every writer. Set by
     /// the server's authorization, never taken from the wire: not part of the public API.
     package var writer: UInt32?
 
     /// A predicate with optional bounds and options (none by default).
-    public init(date: DatePredicate = .all, sources: Set<String>? = nil, uuids: Set<UUID>? = nil) {
-        self.init(date: date, sources: sources, uuids: uuids, writer: nil)
+    public init(
+        date: DatePredicate = .all, sources: Set<String>? = nil, uuids: Set<UUID>? = nil, values: ValueBounds? = nil
+    ) {
+        self.init(date: date, sources: sources, uuids: uuids, values: values, writer: nil)
     }
 
     /// A predicate restricted to one writer (the server's authorization and its tests).
-    package init(date: DatePredicate = .all, sources: Set<String>? = nil, uuids: Set<UUID>? = nil, writer: UInt32?) {
+    package init(
+        date: DatePredicate = .all, sources: Set<String>? = nil, uuids: Set<UUID>? = nil, values: ValueBounds? = nil,
+        writer: UInt32?
+    ) {
         self.date = date
         self.sources = sources
         self.uuids = uuids
+        self.values = values
         self.writer = writer
+    }
+
+    /// The filter checked for a query of `type`, its value bounds in the type's canonical unit: throws as
+    /// ``DatePredicate/validate()`` and ``ValueBounds/canonical(for:)`` do.
+    public func validated(for type: QuantityType) throws -> SampleFilter {
+        try date.validate()
+        var result = self
+        result.values = try values?.canonical(for: type)
+        return result
     }
 
     /// Matches every sample.
@@ -89,10 +164,11 @@ public struct SampleFilter: Hashable, Sendable {
 }
 
 extension SampleFilter: CustomReflectable {
-    /// The fields, leaving out ``writer`` when unset: it is server-side only, never part of a wire value, so
-    /// printed wire messages (and the golden vectors in Protocol/vectors) stay as they were.
+    /// The fields, leaving out ``values`` and ``writer`` when unset (the writer is server-side only, never part
+    /// of a wire value), so printed wire messages (and the golden vectors in Protocol/vectors) stay as they were.
     public var customMirror: Mirror {
         var children: [(label: String?, value: Any)] = [("date", date), ("sources", sources as Any), ("uuids", uuids as Any)]
+        if let values { children.append(("values", values)) }
         if let writer { children.append(("writer", writer)) }
         return Mirror(self, children: children, displayStyle: .struct)
     }

@@ -16,27 +16,27 @@ extension Message {
                 try SampleRules.validate(subject: m.batch.subject)
                 try m.batch.validateShape()
             case .delete(let m):
-                try Self.validate(subject: m.subject, type: m.type)
-                if case .filter(let filter) = m.selection { try filter.date.validate() }
+                let type = try Self.validate(subject: m.subject, type: m.type)
+                if case .filter(let filter) = m.selection { _ = try filter.validated(for: type) }
             case .sampleQuery(let m):
                 let type = try Self.validate(subject: m.subject, type: m.type)
                 try Self.validate(unit: m.unit, for: type, allowEmpty: true)
-                try m.filter.date.validate()
+                _ = try m.filter.validated(for: type)
             case .statisticsQuery(let m):
                 let type = try Self.validate(subject: m.subject, type: m.type)
                 try Self.validate(unit: m.unit, for: type, allowEmpty: true)
-                try m.filter.date.validate()
+                _ = try m.filter.validated(for: type)
                 try m.options.validate(for: type)
             case .collectionQuery(let m):
                 try Self.validate(collection: m)
             case .changesQuery(let m):
                 let type = try Self.validate(subject: m.subject, type: m.type)
                 try Self.validate(unit: m.unit, for: type, allowEmpty: true)
+                _ = try m.filter.validated(for: type)
             case .subscribe(let m):
                 switch m.request {
                 case .observer(let subject, let type, let filter):
-                    try Self.validate(subject: subject, type: type)
-                    try filter.date.validate()
+                    _ = try filter.validated(for: try Self.validate(subject: subject, type: type))
                 case .anchored(let query): try Message.changesQuery(query).validateRequest()
                 case .collection(let query): try Self.validate(collection: query)
                 }
@@ -65,7 +65,7 @@ extension Message {
     private static func validate(collection m: CollectionQuery) throws {
         let type = try validate(subject: m.subject, type: m.type)
         try validate(unit: m.unit, for: type, allowEmpty: true)
-        try m.filter.date.validate()
+        _ = try m.filter.validated(for: type)
         try m.options.validate(for: type)
         try m.interval.validate()
         if m.timeZone.isEmpty { throw HealthError(.invalidTimeZone, "the time zone is empty (send an IANA id such as Europe/Berlin)") }

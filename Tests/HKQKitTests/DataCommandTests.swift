@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import TestSupport
 import Testing
 
 @testable import HKQKit
@@ -230,6 +231,97 @@ import Testing
         #expect(negative.status == 64)
     }
 
+    @Test func samplesStatsAndCollectionByUUID() async throws {
+        try await Self.insertQueryData(subject: "query-uuids")
+        let all = try await Self.samples(["stepCount"], subject: "query-uuids")
+        let uuids = all.compactMap { $0["uuid"] as? String }
+        #expect(uuids.count == 5)
+        // Seeded choice of two of the five, so a failure repeats.
+        var random = SplitMix64(seed: 0x5eed_0001)
+        let picked = Array(uuids.shuffled(using: &random).prefix(2))
+        let wanted = all.filter { picked.contains($0["uuid"] as? String ?? "") }.compactMap { $0["value"] as? Double }
+        let chosen = try await Self.stepValues(
+            ["--uuid", picked[0], "--uuid", picked[1].lowercased()], subject: "query-uuids")
+        #expect(chosen == wanted)
+        #expect(try await Self.stepValues(["--uuid", UUID().uuidString], subject: "query-uuids") == [])
+        let stats = try await Self.stats(
+            ["stepCount", "--options", "sum", "--uuid", picked[0], "--uuid", picked[1]], subject: "query-uuids")
+        #expect(stats["sum"] as? Double == wanted.reduce(0, +))
+        let buckets = try await runLive(
+            [
+                "collection", "stepCount", "--interval", "1d", "--tz", "UTC", "--format", "json", "--uuid", picked[0],
+                "--uuid", picked[1],
+            ], subject: "query-uuids")
+        #expect(buckets.status == 0, "\(buckets.err)")
+        let days: [[String: Any]] = try json(buckets.out)
+        #expect(days.compactMap { $0["sum"] as? Double } == [wanted.reduce(0, +)])
+        let bad = try await runLive(["samples", "stepCount", "--uuid", "not-a-uuid"], subject: "query-uuids")
+        #expect(bad.status == 64)
+        #expect(bad.err.hasPrefix("error: invalid UUID 'not-a-uuid' for '--uuid'; expected 8-4-4-4-12 hex digits\n"))
+    }
+
+    @Test func collectionTakesTheSamplePredicateOptions() async throws {
+        try await Self.insertQueryData(subject: "collection-predicates")
+        func sums(_ arguments: [String]) async throws -> [Double?] {
+            let result = try await runLive(
+                ["collection", "stepCount", "--interval", "1h", "--tz", "UTC", "--format", "json"] + arguments,
+                subject: "collection-predicates")
+            #expect(result.status == 0, "\(result.err)")
+            let buckets: [[String: Any]] = try json(result.out)
+            return buckets.map { $0["sum"] as? Double }
+        }
+        let range = ["--from", "2024-03-10T10:10:00Z", "--to", "2024-03-10T10:25:00Z"]
+        // E (40 over 09:50–10:40) is pro-rated: 8 in the 09:00 hour, 32 in the 10:00 hour.
+        let open = try await sums([])
+        #expect(open.count == 2 && open.first == 8)
+        #expect(try await sums(["--source", "Phone"]) == [300])
+        #expect(try await sums(["--source", "Watch"]) == [8, 382])
+        // Listing only the 10:00 bucket; without a strict option every sample overlapping it counts, as before.
+        #expect(try await sums(range) == [open.last ?? nil])
+        // Strict start: B 200, C 300, D 50 start at or after 10:10; strict end: A… end before 10:25: B only.
+        #expect(try await sums(range + ["--strict-start"]) == [550])
+        #expect(try await sums(range + ["--strict-end"]) == [300])
+        #expect(try await sums(range + ["--strict-start", "--strict-end"]) == [200])
+        let lone = try await runLive(["collection", "stepCount", "--strict-start"], subject: "collection-predicates")
+        #expect(lone.status == 64)
+        #expect(lone.err.hasPrefix("error: --strict-start and --strict-end need --from and --to\n"))
+    }
+
+    @Test func valueBoundsInSamplesStatsAndCollection() async throws {
+        try await Self.insertQueryData(subject: "query-values")
+        #expect(try await Self.stepValues(["--min", "100"], subject: "query-values") == [100, 200, 300])
+        #expect(try await Self.stepValues(["--max", "100"], subject: "query-values") == [40, 100, 50])
+        #expect(try await Self.stepValues(["--min", "50 count", "--max", "200 count"], subject: "query-values") == [100, 200, 50])
+        #expect(
+            try await Self.stepValues(["--min", "100", "--source", "Watch"], subject: "query-values") == [300])
+        // Bounds in the unit values print in, or in the unit they name; stored 1500 m.
+        let km = try await Self.samples(
+            ["distanceWalkingRunning", "--unit", "km", "--min", "1.5"], subject: "query-values")
+        #expect(km.map { $0["value"] as? Double } == [1.5])
+        #expect(try await Self.samples(["distanceWalkingRunning", "--min", "1.6km"], subject: "query-values").isEmpty)
+        #expect(try await Self.samples(["distanceWalkingRunning", "--max", "1 mi"], subject: "query-values").count == 1)
+        let stats = try await Self.stats(
+            ["stepCount", "--options", "sum", "--source", "Phone", "--max", "150"], subject: "query-values")
+        #expect(stats["sum"] as? Double == 100)
+        let buckets = try await runLive(
+            ["collection", "stepCount", "--interval", "1d", "--tz", "UTC", "--format", "json", "--min", "300"],
+            subject: "query-values")
+        #expect(buckets.status == 0, "\(buckets.err)")
+        let days: [[String: Any]] = try json(buckets.out)
+        #expect(days.compactMap { $0["sum"] as? Double } == [300])
+        let wrongUnit = try await runLive(["samples", "stepCount", "--min", "1 kg"], subject: "query-values")
+        #expect(wrongUnit.status == 1)
+        #expect(wrongUnit.err == "error: unit \"kg\" is not compatible with stepCount (count)\n")
+        let empty = try await runLive(["samples", "stepCount", "--min", "5", "--max", "4"], subject: "query-values")
+        #expect(empty.status == 1)
+        #expect(empty.err.hasPrefix("error: the value bounds are empty"), "\(empty.err)")
+        let bad = try await runLive(["samples", "stepCount", "--min", "lots"], subject: "query-values")
+        #expect(bad.status == 64)
+        let mixed = try await runLive(["samples", "stepCount", "--min", "5", "--max", "9 count"], subject: "query-values")
+        #expect(mixed.status == 64)
+        #expect(mixed.err.hasPrefix("error: --min and --max name different units ('', 'count')\n"))
+    }
+
     @Test func samplesUnits() async throws {
         try await Self.insertQueryData(subject: "query-units")
         let meters = try await Self.samples(["distanceWalkingRunning"], subject: "query-units")
@@ -311,6 +403,38 @@ import Testing
                 2024-03-10 08:10:00 +00:00  2024-03-10 08:20:00 +00:00  iPhone                950                         700
 
                 """)
+    }
+
+    @Test func samplesJoinedPerIntervalKeepEverySample() async throws {
+        try await Self.insert(
+            [
+                "stepCount,2024-03-10T08:00:00Z,2024-03-10T08:10:00Z,1200,count,iPhone",
+                "stepCount,2024-03-10T08:00:00Z,2024-03-10T08:10:00Z,1300,count,iPhone",
+                "stepCount,2024-03-10T08:00:00Z,2024-03-10T08:10:00Z,1400,count,iPhone",
+                "distanceWalkingRunning,2024-03-10T08:00:00Z,2024-03-10T08:10:00Z,0.9,km,iPhone",
+                "stepCount,2024-03-10T08:00:00Z,2024-03-10T08:10:00Z,500,count,Watch",
+                "stepCount,2024-03-10T08:10:00Z,2024-03-10T08:20:00Z,950,count,iPhone",
+            ], subject: "join-twins")
+        let result = try await runLive(
+            [
+                "samples", "stepCount,distanceWalkingRunning", "--join", "interval", "--format", "json", "--tz", "UTC",
+            ], subject: "join-twins")
+        #expect(result.status == 0)
+        #expect(result.err == "", "no sample is left out, so nothing to warn about")
+        let rows: [[String: Any]] = try json(result.out)
+        let iPhone8 = rows.filter { $0["source"] as? String == "iPhone" && $0["start"] as? String == "2024-03-10T08:00:00Z" }
+        #expect(rows.count == 5)
+        #expect(Set(iPhone8.compactMap { $0["stepCount"] as? Double }) == [1200, 1300, 1400])
+        #expect(iPhone8.compactMap { $0["distanceWalkingRunning"] as? Double } == [900])
+        #expect(iPhone8.first?["distanceWalkingRunning"] as? Double == 900, "the first row of the interval fills first")
+        let watch = rows.filter { $0["source"] as? String == "Watch" }
+        #expect(watch.map { $0["stepCount"] as? Double } == [500])
+        #expect(rows.last?["stepCount"] as? Double == 950, "rows stay in start order")
+        let limited = try await runLive(
+            ["samples", "stepCount,distanceWalkingRunning", "--join", "interval", "--format", "json", "--limit", "2"],
+            subject: "join-twins")
+        let two: [[String: Any]] = try json(limited.out)
+        #expect(two.count == 2)
     }
 
     // MARK: stats

@@ -30,6 +30,9 @@ enum Golden {
     }
 
     static let dayFilter = SampleFilter(date: DatePredicate(start: t0, end: t0 + Micros.day, strictStartDate: true))
+    /// ``dayFilter`` with HealthKit's quantity predicate: `> 100 count/min` and `<= 180 count/min`.
+    static let valueFilter = SampleFilter(
+        date: dayFilter.date, values: ValueBounds(lower: 100, upper: 180, lowerInclusive: false, unit: "count/min"))
     static let statistics = Statistics(
         start: t0, end: t0 + Micros.day,
         figures: StatisticsFigures(sum: 8432, mostRecent: MostRecent(value: 12, start: t0 + 3 * Micros.hour, end: t0 + 3 * Micros.hour + Micros.minute), duration: 2 * Micros.hour),
@@ -84,6 +87,8 @@ enum Golden {
         ("delete-ack", "Two samples deleted.", 2, [], .deleteAck(DeleteAck(deleted: 2))),
         ("sample-query", "Heart rate of one day, strict start, newest first, at most 100, in count/s.", 4, [],
          .sampleQuery(SampleQuery(subject: "anna", type: "heartRate", filter: dayFilter, sort: .startDescending, limit: 100, unit: "count/s"))),
+        ("sample-query-value-bounds", "Heart rate of one day above 100 and at most 180 count/min (filter flag bit 7, f64 bounds).", 4, [],
+         .sampleQuery(SampleQuery(subject: "anna", type: "heartRate", filter: valueFilter, unit: "count/min"))),
         ("sample-result", "Two heart-rate samples; more frames follow.", 4, [.more], .sampleResult(SampleResult(batch: resultBatch))),
         ("statistics-query", "Sum, most recent and duration of a day's steps, separated by source.", 5, [],
          .statisticsQuery(StatisticsQuery(subject: "anna", type: "stepCount", filter: dayFilter, options: [.cumulativeSum, .mostRecent, .duration, .separateBySource]))),
@@ -180,10 +185,39 @@ enum Golden {
              frame(0x06, payload: [2] + Array(32..<64) + [16] + Array(64..<80))),
             ("challenge-short-salt", "A challenge whose salt has 8 bytes.",
              encodedFrame(.challenge(Challenge(serverNonce: Array(32..<64), salt: Array(0..<8))))),
+            ("value-bounds-unknown-bits", "A sample query whose value bounds set bit 4 (undefined).", valueBoundsUnknownBits()),
+            ("filter-writer-flag", "A sample query whose filter sets bit 6: the log's writer restriction, never on the wire.",
+             filterWriterFlag()),
             ("proof-truncated", "A proof of 31 bytes.", frame(0x07, payload: Array(0..<31))),
             ("welcome-short-signature", "A welcome whose server signature has 5 bytes.",
              encodedFrame(.welcome(Welcome(serverVersion: "hkd", connectionID: 1, identity: "admin", limits: limits, serverSignature: [1, 2, 3, 4, 5])))),
         ]
+    }
+
+    /// A sample query of heart rate whose filter has value bounds with the undefined bit 4 set.
+    static func valueBoundsUnknownBits() -> [UInt8] {
+        var payload = ByteWriter()
+        for text in ["anna", "heartRate"] { payload.writeString(text) }
+        payload.write(0x80)  // filter: value bounds only
+        payload.write(0x11)  // a lower bound, and bit 4
+        payload.writeDouble(100)
+        payload.writeString("")
+        payload.write(SampleSort.startAscending.rawValue)
+        payload.writeVarint(0)
+        payload.writeString("")
+        return frame(MessageKind.sampleQuery.rawValue, payload: payload.bytes)
+    }
+
+    /// A sample query of heart rate whose filter carries flag bit 6 and a writer id.
+    static func filterWriterFlag() -> [UInt8] {
+        var payload = ByteWriter()
+        for text in ["anna", "heartRate"] { payload.writeString(text) }
+        payload.write(0x40)
+        payload.writeVarint(1)
+        payload.write(SampleSort.startAscending.rawValue)
+        payload.writeVarint(0)
+        payload.writeString("")
+        return frame(MessageKind.sampleQuery.rawValue, payload: payload.bytes)
     }
 
     /// An insert whose batch header claims one million rows, followed by nothing (Protocol/SAMPLE-BATCH.md).

@@ -16,7 +16,7 @@ extension HealthStore {
         let type = try QuantityType.named(type)
         let transform = try UnitTransform(type: type, unit: unit)
         try SampleRules.validate(subject: subject)
-        try filter.date.validate()
+        let filter = try filter.validated(for: type)
         if limit < 0 { throw HealthError(.invalidArgument, "the limit \(limit) is negative") }
         let cutoff = deletionCutoff()
         return try shard(type).read { state in

@@ -15,8 +15,9 @@ extension HealthStore {
         interval: CalendarInterval, timeZone: String, unit: String? = nil, touching spans: [ClosedRange<Timestamp>],
         boundaries cache: BucketBoundaryCache = BucketBoundaryCache()
     ) throws -> [Statistics] {
+        var filter = filter
         let (quantityType, transform, calendar) = try Self.collectionSetup(
-            subject: subject, type: type, filter: filter, options: options, anchor: anchor, interval: interval,
+            subject: subject, type: type, filter: &filter, options: options, anchor: anchor, interval: interval,
             timeZone: timeZone, unit: unit)
         let runs = try Self.bucketRuns(of: spans, calendar: calendar, cache: cache)
         guard !runs.isEmpty else { return [] }

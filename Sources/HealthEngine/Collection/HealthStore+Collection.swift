@@ -4,16 +4,17 @@ extension HealthStore {
     /// The most buckets one collection query may span; a longer span is refused with ``ErrorCode/invalidInterval``.
     public static let maximumCollectionBuckets = 1_000_000
 
-    /// Checks a collection request and resolves its type, unit and calendar (shared by one-off and live queries).
+    /// Checks a collection request and resolves its type, unit and calendar (shared by one-off and live queries);
+    /// `filter` comes back validated, its value bounds in the canonical unit.
     static func collectionSetup(
-        subject: String, type: String, filter: SampleFilter, options: StatisticsOptions, anchor: Timestamp,
+        subject: String, type: String, filter: inout SampleFilter, options: StatisticsOptions, anchor: Timestamp,
         interval: CalendarInterval, timeZone: String, unit: String?
     ) throws -> (QuantityType, UnitTransform, BucketCalendar) {
         let quantityType = try QuantityType.named(type)
         try options.validate(for: quantityType)
         let transform = try UnitTransform(type: quantityType, unit: unit)
         try SampleRules.validate(subject: subject)
-        try filter.date.validate()
+        filter = try filter.validated(for: quantityType)
         return (quantityType, transform, try BucketCalendar(anchor: anchor, interval: interval, timeZoneIdentifier: timeZone))
     }
 
@@ -35,8 +36,9 @@ extension HealthStore {
         interval: CalendarInterval, timeZone: String, unit: String? = nil, enumerateFrom: Timestamp? = nil,
         enumerateTo: Timestamp? = nil
     ) throws -> [Statistics] {
+        var filter = filter
         let (quantityType, transform, calendar) = try Self.collectionSetup(
-            subject: subject, type: type, filter: filter, options: options, anchor: anchor, interval: interval,
+            subject: subject, type: type, filter: &filter, options: options, anchor: anchor, interval: interval,
             timeZone: timeZone, unit: unit)
         let enumerated: BucketBoundaries?
         switch (enumerateFrom, enumerateTo) {

@@ -35,7 +35,7 @@ extension HealthStore {
     ) throws -> Int {
         let type = try QuantityType.named(type)
         try SampleRules.validate(subject: subject)
-        try filter.date.validate()
+        let filter = try filter.validated(for: type)
         return try shard(type).write { state in
             guard let series = state.series[subject] else { return 0 }
             let rows = Array(series.select(filter).rows)

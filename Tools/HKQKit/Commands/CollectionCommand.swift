@@ -20,6 +20,11 @@ public struct CollectionCommand: Command {
                 --time-format epoch-ms|epoch-us); tables label buckets in local time, with the offset where a \
                 wall time repeats (the hour after a fall-back) and the time of day when the anchor is not midnight.
                 With --from and --to every bucket between them is listed, empty ones included.
+                --source, --uuid, --min, --max, --strict-start and --strict-end choose the samples as in \
+                'hkq samples': --min and --max are in --unit unless they name a unit; \
+                --strict-start keeps only samples that start at or after --from and --strict-end only those that \
+                end before --to (HealthKit's strict date options); without them the buckets take every sample \
+                overlapping them.
                 Example: hkq collection stepCount --interval 1d --tz Europe/Berlin --from 2024-01-01 --to 2024-01-31 --format chart
                 """,
             arguments: [ArgumentSpec("type", help: "The quantity type, e.g. stepCount.")],
@@ -37,7 +42,7 @@ public struct CollectionCommand: Command {
                 .option("from", value: "date", help: "List every bucket from the one holding this date (with --to)."),
                 .option("to", value: "date", help: "… to the one holding this date (with --from)."),
                 .option("unit", value: "unit", help: "Unit of the figures (default: the type's canonical unit)."),
-            ], drawsChart: true)
+            ] + QueryScope.predicateSpecs, drawsChart: true)
     }
 
     /// Queries the server and prints the buckets in the chosen format.
@@ -66,9 +71,19 @@ public struct CollectionCommand: Command {
         let from = try date("from")
         let to = try date("to")
         if (from == nil) != (to == nil) { throw context.usageError("--from and --to go together") }
+        let strictStart = context.arguments.flag("strict-start")
+        let strictEnd = context.arguments.flag("strict-end")
+        if (strictStart || strictEnd) && from == nil {
+            throw context.usageError("--strict-start and --strict-end need --from and --to")
+        }
+        // The bounds filter only with a strict option: the buckets listed already end at --from and --to.
+        let unit = try context.arguments.value("unit").map(HealthUnit.init(parsing:)) ?? type.canonicalUnit
+        let filter = try QueryScope.filter(
+            context, from: strictStart ? from : nil, to: strictEnd ? to : nil, timeZone: zone
+        ).inQueryUnit(unit)
 
         let query = CollectionQuery(
-            subject: context.globals.subject, type: type.identifier, options: options, anchor: anchor,
+            subject: context.globals.subject, type: type.identifier, filter: filter, options: options, anchor: anchor,
             interval: interval, timeZone: zone.identifier, unit: context.arguments.value("unit") ?? "",
             enumerateFrom: from,
             enumerateTo: to)

@@ -16,7 +16,8 @@ public struct SamplesCommand: Command {
                 Columns: type, start, end, value, unit, source and uuid (uuid in JSON and CSV only). Times print \
                 in --tz. With several types the rows are merged in --sort order and --limit counts rows in all. \
                 --join interval puts the samples of different types that share start, end and source on one \
-                row, one field per type (e.g. steps and distance per interval).
+                row, one field per type (e.g. steps and distance per interval); a second sample of a type with the \
+                same interval and source goes on a second row for that interval and source.
                 """,
             arguments: [
                 ArgumentSpec("types", help: "Quantity types, comma-separated: stepCount,distanceWalkingRunning.")
@@ -49,7 +50,7 @@ public struct SamplesCommand: Command {
             for (type, unit) in zip(types, units) {
                 lists.append(
                     try await client.samples(
-                        type.identifier, subject: subject, filter: scope.filter, sort: order.sort, limit: limit,
+                        type.identifier, subject: subject, filter: scope.filter.inQueryUnit(unit), sort: order.sort, limit: limit,
                         unit: unit.symbol))
             }
             return lists
@@ -60,11 +61,6 @@ public struct SamplesCommand: Command {
             var join = IntervalJoin(samples: samples, types: types, units: units, times: scope.times, format: format)
             join.truncate(to: limit)
             context.print(join.records)
-            if join.collisions > 0 {
-                context.console.printError(
-                    "warning: \(join.collisions) samples share type, interval and source with another; only the first is shown"
-                )
-            }
             return
         }
         context.print(

@@ -53,7 +53,8 @@ public struct StatsCommand: Command {
         do {
             result = try await ServerSession.run(context) { client in
                 try await client.statistics(
-                    type.identifier, subject: subject, options: options, filter: scope.filter, unit: unit.symbol)
+                    type.identifier, subject: subject, options: options, filter: scope.filter.inQueryUnit(unit),
+                    unit: unit.symbol)
             }
         } catch let error as HealthError where error.code == .noData {
             context.console.printError(StatsCommand.noDataMessage(type: type, subject: subject, scope: scope))

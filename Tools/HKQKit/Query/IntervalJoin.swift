@@ -3,13 +3,12 @@ import HealthModel
 /// `samples --join interval`: puts samples of different types that share start, end and source on one row,
 /// with one field per type (null where a type has no sample for that interval).
 ///
-/// Rows keep the order in which their interval first appears. A second sample of the same type, interval and
-/// source cannot share the row; the first is kept and the others are counted in ``collisions``.
+/// Rows keep the order in which they are first needed. No sample is left out: the n-th sample of a type with
+/// a given interval and source goes on the n-th row of that interval and source, so a second sample of the same
+/// type, interval and source opens a second row (docs/OUTPUT.md).
 public struct IntervalJoin: Sendable {
     /// The joined rows.
     public private(set) var records: RecordSet
-    /// Samples left out because their type already had a value on their row.
-    public private(set) var collisions = 0
 
     /// Joins `samples` (already in output order) of `types`, each type's values in `units[i]`.
     public init(
@@ -27,16 +26,18 @@ public struct IntervalJoin: Sendable {
             columns: [.init("start", title: "START"), .init("end", title: "END"), .init("source", title: "SOURCE")]
                 + typeColumns)
         let position = Dictionary(uniqueKeysWithValues: types.enumerated().map { ($1.identifier, $0 + 3) })
-        var rowOf: [Key: Int] = [:]
+        /// The rows of each interval and source, in the order they were opened.
+        var rowsOf: [Key: [Int]] = [:]
         for sample in samples {
             guard let column = position[sample.type.identifier] else { continue }
             let key = Key(start: sample.start, end: sample.end, source: sample.source.name)
+            let rows = rowsOf[key, default: []]
             let row: Int
-            if let existing = rowOf[key] {
-                row = existing
+            if let free = rows.first(where: { records.rows[$0][column] == .null }) {
+                row = free
             } else {
                 row = records.rows.count
-                rowOf[key] = row
+                rowsOf[key, default: []].append(row)
                 records.append(
                     [
                         times.cell(sample.start, format: format), times.cell(sample.end, format: format),
@@ -44,11 +45,7 @@ public struct IntervalJoin: Sendable {
                     ]
                         + Array(repeating: .null, count: types.count))
             }
-            if records.rows[row][column] != .null {
-                collisions += 1
-            } else {
-                records.rows[row][column] = .number(sample.value)
-            }
+            records.rows[row][column] = .number(sample.value)
         }
     }
 

@@ -1,28 +1,41 @@
 import Foundation
 import HealthModel
 
-/// The options `samples` and `stats` share (date range and its HealthKit options, sources, units, zone) and
-/// what they resolve to: a ``SampleFilter``, the time zone, and how times print.
+/// The options `samples` and `stats` share (date range and its HealthKit options, sources, UUIDs, units, zone)
+/// and what they resolve to: a ``SampleFilter``, the time zone, and how times print.
 public struct QueryScope: Sendable {
     /// The option specs, in help order.
-    public static let specs: [OptionSpec] = [
-        .option("from", value: "date", help: "Start bound: ISO 8601, a date, today, yesterday, now, now-7d, now-2h..."),
-        .option("to", value: "date", help: "End bound (exclusive), same forms as --from."),
+    public static let specs: [OptionSpec] =
+        [
+            .option(
+                "from", value: "date", help: "Start bound: ISO 8601, a date, today, yesterday, now, now-7d, now-2h..."),
+            .option("to", value: "date", help: "End bound (exclusive), same forms as --from."),
+        ] + predicateSpecs + [
+            .option("unit", value: "unit", help: "Values in this unit (default: canonical); TYPE=UNIT for one type."),
+            .option("tz", value: "zone", help: "IANA time zone for dates and output (default: the local zone)."),
+        ]
+
+    /// The predicate options besides the date bounds, which `collection` shares too (its `--from` and `--to`
+    /// also choose the buckets listed): the strict date options, sources and UUIDs.
+    public static let predicateSpecs: [OptionSpec] = [
         .flag("strict-start", help: "Only samples that start at or after --from (HealthKit strictStartDate)."),
         .flag("strict-end", help: "Only samples that end before --to (HealthKit strictEndDate)."),
         .option("source", value: "name", help: "Only samples from this source name or bundle id; repeatable."),
-        .option("unit", value: "unit", help: "Values in this unit (default: canonical); TYPE=UNIT for one type."),
-        .option("tz", value: "zone", help: "IANA time zone for dates and output (default: the local zone)."),
+        .option("uuid", value: "uuid", help: "Only the sample with this UUID; repeatable."),
+        .option("min", value: "value", help: "Only values at or above this, in --unit (or '100 count/min')."),
+        .option("max", value: "value", help: "Only values at or below this, in --unit (or '180 count/min')."),
     ]
 
     /// The help paragraph explaining the date bounds.
     public static let discussion = """
         Without --strict-start a sample matches --from when it ends at or after it; without --strict-end it \
         matches --to when it starts before it (HealthKit's date predicate). Dates without an offset, and the \
-        words today, yesterday and now, are read in --tz.
+        words today, yesterday and now, are read in --tz. --min and --max keep the values within them, both \
+        included (HealthKit's quantity predicate), in the unit values print in unless they name one \
+        (--min '100 count/min', --max 1.5km).
         """
 
-    /// The date, source (and no UUID) predicate.
+    /// The date, source and UUID predicate.
     public var filter: SampleFilter
     /// The zone dates were read in and times print in.
     public var timeZone: TimeZone
@@ -47,15 +60,7 @@ public struct QueryScope: Sendable {
             }
             return instant
         }
-        let date = DatePredicate(
-            start: try bound("from"), end: try bound("to"), strictStartDate: context.arguments.flag("strict-start"),
-            strictEndDate: context.arguments.flag("strict-end"))
-        if let start = date.start, let end = date.end, end < start {
-            let times = TimestampFormatter(timeZone: timeZone)
-            throw context.usageError("--to (\(times.display(end))) is before --from (\(times.display(start)))")
-        }
-        let sources = context.arguments.values("source")
-        filter = SampleFilter(date: date, sources: sources.isEmpty ? nil : Set(sources))
+        filter = try QueryScope.filter(context, from: try bound("from"), to: try bound("to"), timeZone: timeZone)
         units = [:]
         for value in context.arguments.values("unit") {
             if let equals = value.firstIndex(of: "=") {
@@ -64,6 +69,52 @@ public struct QueryScope: Sendable {
                 units[nil] = value
             }
         }
+    }
+
+    /// The sample filter of ``predicateSpecs`` with the date bounds `from` and `to` (already read in
+    /// `timeZone`, which messages print them in). `--to` before `--from` and a malformed `--uuid` are usage
+    /// errors.
+    static func filter(_ context: CommandContext, from: Timestamp?, to: Timestamp?, timeZone: TimeZone) throws
+        -> SampleFilter
+    {
+        let date = DatePredicate(
+            start: from, end: to, strictStartDate: context.arguments.flag("strict-start"),
+            strictEndDate: context.arguments.flag("strict-end"))
+        if let start = date.start, let end = date.end, end < start {
+            let times = TimestampFormatter(timeZone: timeZone)
+            throw context.usageError("--to (\(times.display(end))) is before --from (\(times.display(start)))")
+        }
+        let sources = context.arguments.values("source")
+        let uuids = try context.arguments.values("uuid").map { text in
+            guard let uuid = UUID(uuidString: text.trimmingWhitespace) else {
+                throw context.usageError("invalid UUID '\(text)' for '--uuid'; expected 8-4-4-4-12 hex digits")
+            }
+            return uuid
+        }
+        return SampleFilter(
+            date: date, sources: sources.isEmpty ? nil : Set(sources), uuids: uuids.isEmpty ? nil : Set(uuids),
+            values: try valueBounds(context))
+    }
+
+    /// `--min` and `--max` as value bounds (HealthKit's quantity predicate, `>=` and `<=`): a number, optionally
+    /// followed by a unit (`100`, `100 count/min`, `1.5km`); without one the unit is left empty and
+    /// ``SampleFilter/inQueryUnit(_:)`` fills in the unit the values are asked in. Both need the same unit.
+    static func valueBounds(_ context: CommandContext) throws -> ValueBounds? {
+        func bound(_ name: String) throws -> (value: Double, unit: String)? {
+            guard let text = context.arguments.value(name)?.trimmingWhitespace else { return nil }
+            let number = text.prefix { $0.isNumber || "+-.eE".contains($0) }
+            guard let value = Double(number), value.isFinite else {
+                throw context.usageError("invalid value '\(text)' for '--\(name)'; expected a number, then optionally a unit")
+            }
+            return (value, text.dropFirst(number.count).trimmingWhitespace)
+        }
+        let lower = try bound("min")
+        let upper = try bound("max")
+        if lower == nil, upper == nil { return nil }
+        if let lower, let upper, lower.unit != upper.unit {
+            throw context.usageError("--min and --max name different units ('\(lower.unit)', '\(upper.unit)')")
+        }
+        return ValueBounds(lower: lower?.value, upper: upper?.value, unit: lower?.unit ?? upper?.unit ?? "")
     }
 
     /// `--tz`, else the process's zone; an unknown identifier is a usage error.
@@ -116,5 +167,14 @@ public struct QueryScope: Sendable {
             if !types.contains(type) { types.append(type) }
         }
         return types
+    }
+}
+
+extension SampleFilter {
+    /// The filter with `unit` for value bounds given without one (`--min 100`: in the unit the values print in).
+    func inQueryUnit(_ unit: HealthUnit) -> SampleFilter {
+        var filter = self
+        if filter.values?.unit.isEmpty == true { filter.values?.unit = unit.symbol }
+        return filter
     }
 }
