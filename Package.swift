@@ -23,7 +23,9 @@ let package = Package(
         // sees only its dependencies' products).
         .library(
             name: "HealthDecoders",
-            targets: ["HealthModel", "HealthCodec", "HealthWire", "HealthEngine", "HealthStorage", "HealthImport", "HKQKit"]),
+            targets: [
+                "HealthModel", "HealthCodec", "HealthWire", "HealthEngine", "HealthStorage", "HealthImport", "HKQKit",
+            ]),
     ],
     targets: [
         // MARK: C shims
@@ -54,13 +56,15 @@ let package = Package(
         // MARK: Executables (thin mains)
         .executableTarget(name: "hkd", dependencies: ["HealthServer"], swiftSettings: swiftSettings),
         .target(
-            name: "HKQKit", dependencies: ["HealthModel", "HealthWire", "HealthClient", "HealthImport"], path: "Tools/HKQKit",
+            name: "HKQKit", dependencies: ["HealthModel", "HealthWire", "HealthClient", "HealthImport"],
+            path: "Tools/HKQKit",
             swiftSettings: swiftSettings),
         .executableTarget(name: "hkq", dependencies: ["HKQKit"], path: "Tools/hkq", swiftSettings: swiftSettings),
         .executableTarget(
             name: "hkbench",
             dependencies: [
-                "HealthModel", "HealthCodec", "HealthWire", "HealthEngine", "HealthClient", "HealthServer", "HealthStorage",
+                "HealthModel", "HealthCodec", "HealthWire", "HealthEngine", "HealthClient", "HealthServer",
+                "HealthStorage",
             ],
             path: "Tools/hkbench", swiftSettings: swiftSettings),
 
@@ -69,21 +73,26 @@ let package = Package(
         .target(
             name: "TestSupport", dependencies: ["HealthModel", "HealthClient", "HealthPosix"],
             path: "Tests/TestSupport", swiftSettings: swiftSettings),
-        .testTarget(name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "HealthCodecTests", dependencies: ["HealthCodec", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HealthCodecTests", dependencies: ["HealthCodec", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthWireTests", dependencies: ["HealthWire", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "HealthEngineTests", dependencies: ["HealthEngine", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HealthEngineTests", dependencies: ["HealthEngine", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthServerTests", dependencies: ["HealthServer", "HealthWire", "HealthEngine", "TestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(name: "HealthClientTests", dependencies: ["HealthClient"], swiftSettings: swiftSettings),
-        .testTarget(name: "HealthPosixTests", dependencies: ["HealthPosix", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HealthPosixTests", dependencies: ["HealthPosix", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthStorageTests",
             dependencies: ["HealthStorage", "HealthEngine", "HealthCodec", "HealthPosix", "TestSupport"],
             swiftSettings: swiftSettings),
-        .testTarget(name: "HealthImportTests", dependencies: ["HealthImport", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HealthImportTests", dependencies: ["HealthImport", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "HKQKitTests", dependencies: ["HKQKit", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",

@@ -24,7 +24,8 @@ public struct ClientConfiguration: Hashable, Sendable {
     /// A configuration; every parameter has the default of a local hkd without authentication.
     public init(
         host: String = "127.0.0.1", port: Int = 7420, token: String = "", clientName: String = "HealthClient",
-        connectTimeout: Duration = .seconds(10), requestTimeout: Duration = .seconds(60), retry: RetryPolicy = .standard,
+        connectTimeout: Duration = .seconds(10), requestTimeout: Duration = .seconds(60),
+        retry: RetryPolicy = .standard,
         reconnect: ReconnectPolicy = .standard
     ) {
         self.host = host

@@ -47,7 +47,8 @@ public final class HealthClient: Sendable {
         let result: Result<HealthConnection, HealthClientError> = await withCheckedContinuation { continuation in
             // Connecting blocks; keep it off the cooperative pool.
             DispatchQueue.global().async {
-                continuation.resume(returning: Result { () throws(HealthClientError) in try HealthConnection.open(configuration) })
+                continuation.resume(
+                    returning: Result { () throws(HealthClientError) in try HealthConnection.open(configuration) })
             }
         }
         let fresh = try result.get()
@@ -120,7 +121,9 @@ public final class HealthClient: Sendable {
     }
 
     /// Deletes samples by UUID or by filter; returns how many were deleted.
-    public func delete(_ type: String, subject: String, _ selection: DeleteSelection) async throws(HealthClientError) -> UInt64 {
+    public func delete(_ type: String, subject: String, _ selection: DeleteSelection) async throws(HealthClientError)
+        -> UInt64
+    {
         try await send(Delete(subject: subject, type: type, selection: selection)).deleted
     }
 
@@ -128,19 +131,23 @@ public final class HealthClient: Sendable {
 
     /// HKSampleQuery: matching samples as columnar batches, in the requested order (values in `unit`, or canonical).
     public func sampleBatches(
-        _ type: String, subject: String, filter: SampleFilter = .all, sort: SampleSort = .startAscending, limit: Int = 0,
+        _ type: String, subject: String, filter: SampleFilter = .all, sort: SampleSort = .startAscending,
+        limit: Int = 0,
         unit: String = ""
     ) async throws(HealthClientError) -> [SampleBatch] {
-        let query = SampleQuery(subject: subject, type: type, filter: filter, sort: sort, limit: UInt64(max(0, limit)), unit: unit)
+        let query = SampleQuery(
+            subject: subject, type: type, filter: filter, sort: sort, limit: UInt64(max(0, limit)), unit: unit)
         return try await sendStreamed(query).map(\.batch)
     }
 
     /// HKSampleQuery: matching samples, in the requested order.
     public func samples(
-        _ type: String, subject: String, filter: SampleFilter = .all, sort: SampleSort = .startAscending, limit: Int = 0,
+        _ type: String, subject: String, filter: SampleFilter = .all, sort: SampleSort = .startAscending,
+        limit: Int = 0,
         unit: String = ""
     ) async throws(HealthClientError) -> [Sample] {
-        let batches = try await sampleBatches(type, subject: subject, filter: filter, sort: sort, limit: limit, unit: unit)
+        let batches = try await sampleBatches(
+            type, subject: subject, filter: filter, sort: sort, limit: limit, unit: unit)
         do {
             return try batches.flatMap { try $0.samples() }
         } catch let error as HealthError {
@@ -169,7 +176,9 @@ public final class HealthClient: Sendable {
     }
 
     /// Puts the named sources first, in this order; returns the resulting order.
-    public func setSourcePriority(_ type: String, subject: String, order: [String]) async throws(HealthClientError) -> [SourceInfo] {
+    public func setSourcePriority(_ type: String, subject: String, order: [String]) async throws(HealthClientError)
+        -> [SourceInfo]
+    {
         try await send(SetSourcePriority(subject: subject, type: type, order: order)).sources
     }
 

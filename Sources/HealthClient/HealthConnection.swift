@@ -42,7 +42,8 @@ package final class HealthConnection: Sendable {
         package var end: @Sendable (HealthClientError) -> Void
 
         /// Handlers from two closures (both run on the connection's reader thread; keep them short).
-        package init(update: @escaping @Sendable (Update) -> Void, end: @escaping @Sendable (HealthClientError) -> Void) {
+        package init(update: @escaping @Sendable (Update) -> Void, end: @escaping @Sendable (HealthClientError) -> Void)
+        {
             self.update = update
             self.end = end
         }
@@ -60,9 +61,11 @@ package final class HealthConnection: Sendable {
     package static func open(_ configuration: ClientConfiguration) throws(HealthClientError) -> HealthConnection {
         let socket: ClientSocket
         do {
-            socket = try ClientSocket.connect(host: configuration.host, port: configuration.port, timeout: configuration.connectTimeout)
+            socket = try ClientSocket.connect(
+                host: configuration.host, port: configuration.port, timeout: configuration.connectTimeout)
         } catch {
-            throw .local(.connectionLost, "cannot connect to \(configuration.host):\(configuration.port): \(error.message)")
+            throw .local(
+                .connectionLost, "cannot connect to \(configuration.host):\(configuration.port): \(error.message)")
         }
         do {
             let welcome = try handshake(socket, configuration)
@@ -77,13 +80,16 @@ package final class HealthConnection: Sendable {
 
     /// hello, then (with a token) challenge → proof, then welcome, whose server signature must be right
     /// before anything else is sent (Protocol/PROTOCOL.md "Authentication"). The token never leaves this side.
-    private static func handshake(_ socket: ClientSocket, _ configuration: ClientConfiguration) throws(HealthClientError) -> Welcome {
+    private static func handshake(_ socket: ClientSocket, _ configuration: ClientConfiguration)
+        throws(HealthClientError) -> Welcome
+    {
         let timeout = configuration.connectTimeout
         var decoder = FrameDecoder(limits: .standard)
         let encoder = FrameEncoder()
         do {
             let nonce = configuration.token.isEmpty ? [] : try SecureRandom.bytes(TokenAuthentication.nonceBytes)
-            var handshake = try ClientHandshake(clientName: configuration.clientName, token: configuration.token, nonce: nonce)
+            var handshake = try ClientHandshake(
+                clientName: configuration.clientName, token: configuration.token, nonce: nonce)
             try socket.write(encoder.encode(Message.hello(handshake.hello).frame(requestID: 0)), timeout: timeout)
             while true {
                 if let frame = try decoder.next() {
@@ -95,18 +101,24 @@ package final class HealthConnection: Sendable {
                         try handshake.check(welcome)
                         return welcome
                     case .error(let reply): throw HealthClientError(.server, reply.healthError)
-                    default: throw HealthClientError.local(.malformedFrame, "the server answered hello with \(frame.kind)")
+                    default:
+                        throw HealthClientError.local(.malformedFrame, "the server answered hello with \(frame.kind)")
                     }
                     continue
                 }
                 let bytes = try socket.read(maxBytes: 64 << 10, timeout: timeout)
-                if bytes.isEmpty { throw HealthClientError.local(.connectionLost, "the server closed the connection during the handshake") }
+                if bytes.isEmpty {
+                    throw HealthClientError.local(
+                        .connectionLost, "the server closed the connection during the handshake")
+                }
                 decoder.append(bytes)
             }
         } catch let error as HealthClientError {
             throw error
         } catch let error as SystemError {
-            throw .local(error.isTimeout ? .timedOut : .connectionLost, "handshake with \(configuration.host):\(configuration.port) failed: \(error.message)")
+            throw .local(
+                error.isTimeout ? .timedOut : .connectionLost,
+                "handshake with \(configuration.host):\(configuration.port) failed: \(error.message)")
         } catch let error as WireError {
             throw .local(error.code, "the server's handshake reply is malformed: \(error.message)")
         } catch let error as HealthError {
@@ -161,7 +173,9 @@ package final class HealthConnection: Sendable {
     /// Sends a subscribe request; returns the subscription id. `handlers.update` receives every update of the
     /// subscription in order (none is missed between the reply and the installation of the handler), and
     /// `handlers.end` is called once if the connection ends while the subscription is held.
-    package func subscribe(_ request: SubscriptionRequest, handlers: SubscriptionHandlers) async throws(HealthClientError) -> UInt32 {
+    package func subscribe(_ request: SubscriptionRequest, handlers: SubscriptionHandlers)
+        async throws(HealthClientError) -> UInt32
+    {
         let reply: [Message]
         do {
             reply = try await withCheckedThrowingContinuation { continuation in
@@ -210,7 +224,9 @@ package final class HealthConnection: Sendable {
                 try socket.write(encoder.encode(message.frame(requestID: id)), timeout: configuration.requestTimeout)
             }
         } catch {
-            fail(.local(error.isTimeout ? .timedOut : .connectionLost, "sending \(message.kind) failed: \(error.message)"))
+            fail(
+                .local(
+                    error.isTimeout ? .timedOut : .connectionLost, "sending \(message.kind) failed: \(error.message)"))
         }
     }
 
@@ -222,7 +238,7 @@ package final class HealthConnection: Sendable {
             let bytes: [UInt8]
             do {
                 bytes = try socket.read(maxBytes: 256 << 10, timeout: tick)
-            } catch where error.isTimeout {
+            } catch  where error.isTimeout {
                 expireOverdueRequests()
                 continue
             } catch {
@@ -291,7 +307,8 @@ package final class HealthConnection: Sendable {
         state.withLock { state in
             for (id, pending) in state.pending where pending.deadline <= now {
                 state.pending[id] = nil
-                pending.continuation.resume(throwing: HealthClientError.local(.timedOut, "no reply within \(configuration.requestTimeout)"))
+                pending.continuation.resume(
+                    throwing: HealthClientError.local(.timedOut, "no reply within \(configuration.requestTimeout)"))
             }
         }
     }

@@ -36,7 +36,9 @@ public actor SampleUploader {
     ///   - maxRows: rows per batch (at most the server's `maxBatchRows`).
     ///   - maxDelay: longest a sample waits before its batch is sent anyway.
     ///   - maxInFlight: batches sent and not yet acknowledged, at most.
-    public init(client: HealthClient, maxRows: Int = 10_000, maxDelay: Duration = .milliseconds(200), maxInFlight: Int = 4) {
+    public init(
+        client: HealthClient, maxRows: Int = 10_000, maxDelay: Duration = .milliseconds(200), maxInFlight: Int = 4
+    ) {
         self.client = client
         self.maxRows = max(1, maxRows)
         self.maxDelay = maxDelay
@@ -47,8 +49,15 @@ public actor SampleUploader {
     /// Adds one sample; sends its batch when full. Waits when `maxInFlight` batches are outstanding.
     public func add(_ sample: Sample) async {
         let key = Key(subject: sample.subject, type: sample.type.identifier, unit: sample.unit.symbol)
-        var entry = open[key] ?? (SampleBatch(batchID: HealthClient.makeBatchID(), subject: key.subject, typeIdentifier: key.type, unit: key.unit, uuids: []), .now)
-        entry.batch.append(start: sample.start, end: sample.end, value: sample.value, source: sample.source, uuid: sample.uuid, metadata: sample.metadata)
+        var entry =
+            open[key] ?? (
+                SampleBatch(
+                    batchID: HealthClient.makeBatchID(), subject: key.subject, typeIdentifier: key.type, unit: key.unit,
+                    uuids: []), .now
+            )
+        entry.batch.append(
+            start: sample.start, end: sample.end, value: sample.value, source: sample.source, uuid: sample.uuid,
+            metadata: sample.metadata)
         if entry.batch.count >= maxRows {
             open[key] = nil
             await send(entry.batch)

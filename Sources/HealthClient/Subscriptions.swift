@@ -124,7 +124,8 @@ extension HealthClient {
                     let id = try await connection.subscribe(
                         session.request(),
                         handlers: .init(
-                            update: { update in if let element = session.transform(update) { emitter.update(element) } },
+                            update: { update in if let element = session.transform(update) { emitter.update(element) }
+                            },
                             end: { error in
                                 endSignal.yield(error)
                                 endSignal.finish()
@@ -325,7 +326,9 @@ private final class SubscriptionEmitter<Element: Sendable, Output: Sendable>: Se
     private func flush(_ held: inout Held?) {
         guard let reconnect = held else { return }
         held = nil
-        yield(.reconnected(Reconnection(attempts: reconnect.attempts, downtime: .now - reconnect.since, cause: reconnect.cause)))
+        yield(
+            .reconnected(
+                Reconnection(attempts: reconnect.attempts, downtime: .now - reconnect.since, cause: reconnect.cause)))
         if let element = reconnect.then { yield(.update(element)) }
     }
 

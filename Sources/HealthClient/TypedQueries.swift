@@ -10,7 +10,8 @@ import HealthWire
 extension HealthClient {
     /// Deletes `type`'s samples of `subject` by UUID or by filter; returns how many were deleted. Retried like
     /// every request (a retried delete deletes nothing more).
-    public func delete(_ type: QuantityType, subject: String, _ selection: DeleteSelection) async throws(HealthClientError)
+    public func delete(_ type: QuantityType, subject: String, _ selection: DeleteSelection)
+        async throws(HealthClientError)
         -> UInt64
     {
         try await delete(type.identifier, subject: subject, selection)
@@ -22,7 +23,8 @@ extension HealthClient {
         _ type: QuantityType, subject: String, filter: SampleFilter = .all, sort: SampleSort = .startAscending,
         limit: Int = 0, unit: HealthUnit? = nil
     ) async throws(HealthClientError) -> [Sample] {
-        try await samples(type.identifier, subject: subject, filter: filter, sort: sort, limit: limit, unit: unit?.symbol ?? "")
+        try await samples(
+            type.identifier, subject: subject, filter: filter, sort: sort, limit: limit, unit: unit?.symbol ?? "")
     }
 
     /// HKStatisticsQuery, or `nil` when no sample matches (the String form throws ``HealthModel/ErrorCode/noData``
@@ -34,7 +36,7 @@ extension HealthClient {
         do {
             return try await statistics(
                 type.identifier, subject: subject, options: options, filter: filter, unit: unit?.symbol ?? "")
-        } catch where error.code == .noData {
+        } catch  where error.code == .noData {
             return nil
         }
     }
@@ -44,7 +46,8 @@ extension HealthClient {
         _ type: QuantityType, subject: String, filter: SampleFilter = .all, since anchor: UInt64 = 0, limit: UInt64 = 0,
         unit: HealthUnit? = nil
     ) async throws(HealthClientError) -> ChangesResult {
-        try await changes(type.identifier, subject: subject, filter: filter, since: anchor, limit: limit, unit: unit?.symbol ?? "")
+        try await changes(
+            type.identifier, subject: subject, filter: filter, since: anchor, limit: limit, unit: unit?.symbol ?? "")
     }
 
     /// HKObserverQuery for a typed type: the newest anchor on each change, 0 after a reconnect.
@@ -60,7 +63,8 @@ extension HealthClient {
     }
 
     /// Puts the named sources of `type` first, in this order; returns the resulting order.
-    public func setSourcePriority(_ type: QuantityType, subject: String, order: [String]) async throws(HealthClientError)
+    public func setSourcePriority(_ type: QuantityType, subject: String, order: [String])
+        async throws(HealthClientError)
         -> [SourceInfo]
     {
         try await setSourcePriority(type.identifier, subject: subject, order: order)
@@ -128,11 +132,13 @@ extension Sample {
     /// A sample over `start ... end` given as dates (stored in whole microseconds); the UUID defaults to a random
     /// one: use ``withStableID()`` for one derived from the content.
     public init(
-        uuid: UUID = UUID(), subject: String, type: QuantityType, start: Date, end: Date, value: Double, unit: HealthUnit,
+        uuid: UUID = UUID(), subject: String, type: QuantityType, start: Date, end: Date, value: Double,
+        unit: HealthUnit,
         source: SourceInfo, metadata: [String: MetadataValue] = [:]
     ) {
         self.init(
-            uuid: uuid, subject: subject, type: type, start: start.timestamp, end: end.timestamp, value: value, unit: unit,
+            uuid: uuid, subject: subject, type: type, start: start.timestamp, end: end.timestamp, value: value,
+            unit: unit,
             source: source, metadata: metadata)
     }
 
@@ -146,7 +152,8 @@ extension DatePredicate {
     /// Samples overlapping `start ..< end` given as dates (either may be `nil` for no bound).
     public init(start: Date?, end: Date? = nil, strictStartDate: Bool = false, strictEndDate: Bool = false) {
         self.init(
-            start: start?.timestamp, end: end?.timestamp, strictStartDate: strictStartDate, strictEndDate: strictEndDate)
+            start: start?.timestamp, end: end?.timestamp, strictStartDate: strictStartDate, strictEndDate: strictEndDate
+        )
     }
 }
 

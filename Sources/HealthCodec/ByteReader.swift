@@ -109,8 +109,11 @@ public struct ByteReader {
     public mutating func readUUID() throws -> UUID {
         let b = try readBytes(16)
         let i = b.startIndex
-        return UUID(uuid: (b[i], b[i + 1], b[i + 2], b[i + 3], b[i + 4], b[i + 5], b[i + 6], b[i + 7],
-                           b[i + 8], b[i + 9], b[i + 10], b[i + 11], b[i + 12], b[i + 13], b[i + 14], b[i + 15]))
+        return UUID(
+            uuid: (
+                b[i], b[i + 1], b[i + 2], b[i + 3], b[i + 4], b[i + 5], b[i + 6], b[i + 7],
+                b[i + 8], b[i + 9], b[i + 10], b[i + 11], b[i + 12], b[i + 13], b[i + 14], b[i + 15]
+            ))
     }
 
     /// Throws unless every byte has been read.

@@ -50,7 +50,9 @@ struct SeriesSources: Sendable {
                 return true
             }
         }
-        guard info.bundleIdentifier.isEmpty, info.device.isEmpty || info.device.hasPrefix("<<HKDevice") else { return false }
+        guard info.bundleIdentifier.isEmpty, info.device.isEmpty || info.device.hasPrefix("<<HKDevice") else {
+            return false
+        }
         return ["iPhone", "Apple Watch", "iPad"].contains { info.name.hasSuffix($0) }
     }
 

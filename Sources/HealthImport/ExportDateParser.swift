@@ -27,7 +27,8 @@ enum ExportDateParser {
             zoneStart = 14
         }
         guard let offsetSeconds = zoneOffset(text.slice(zoneStart..<text.count)),
-            (1...12).contains(fields.month), (1...CivilCalendar.daysInMonth(year: fields.year, month: fields.month)).contains(fields.day),
+            (1...12).contains(fields.month),
+            (1...CivilCalendar.daysInMonth(year: fields.year, month: fields.month)).contains(fields.day),
             (0...23).contains(fields.hour), (0...59).contains(fields.minute), (0...59).contains(fields.second)
         else { return nil }
         let days = Int64(CivilCalendar.dayNumber(year: fields.year, month: fields.month, day: fields.day))
@@ -46,7 +47,6 @@ enum ExportDateParser {
         let seconds = hours * 3600 + minutes * 60
         return zone[0] == ASCII.minus ? -seconds : seconds
     }
-
 
     /// The decimal number in `length` digits at `start`, or `nil` if any is not a digit.
     @inline(__always)

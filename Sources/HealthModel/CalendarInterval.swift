@@ -41,7 +41,8 @@ public struct CalendarInterval: Hashable, Sendable, CustomStringConvertible {
         let suffix = text.dropFirst(digits.count)
         guard let count = Int(digits), let unit = Unit.allCases.first(where: { $0.suffix == suffix }) else {
             throw HealthError(
-                .invalidInterval, "cannot parse interval \"\(text)\": write a count and one of s, m, h, d, w, mo, y (e.g. 1d)")
+                .invalidInterval,
+                "cannot parse interval \"\(text)\": write a count and one of s, m, h, d, w, mo, y (e.g. 1d)")
         }
         self.init(count, unit)
         try validate()
@@ -66,7 +67,8 @@ public struct CalendarInterval: Hashable, Sendable, CustomStringConvertible {
     /// Throws ``ErrorCode/invalidInterval`` unless the count is positive and at most ``maxCount``.
     public func validate() throws {
         guard count > 0, count <= CalendarInterval.maxCount else {
-            throw HealthError(.invalidInterval, "interval count \(count) must be between 1 and \(CalendarInterval.maxCount)")
+            throw HealthError(
+                .invalidInterval, "interval count \(count) must be between 1 and \(CalendarInterval.maxCount)")
         }
     }
 }

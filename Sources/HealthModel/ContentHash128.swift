@@ -66,7 +66,6 @@ package struct ContentHash128 {
     package var folded: UInt64 { high ^ low }
 }
 
-
 /// The content identity of a sample (README, "Sample identity"): its source name, type, start, end and value in
 /// the type's canonical unit rounded to ``IdentityValue/significantDigits`` digits, as a version-8 UUID. So the
 /// same measurement names one sample whatever unit it was written in. The importer names every exported record

@@ -167,7 +167,9 @@ extension SampleFilter: CustomReflectable {
     /// The fields, leaving out ``values`` and ``writer`` when unset (the writer is server-side only, never part
     /// of a wire value), so printed wire messages (and the golden vectors in Protocol/vectors) stay as they were.
     public var customMirror: Mirror {
-        var children: [(label: String?, value: Any)] = [("date", date), ("sources", sources as Any), ("uuids", uuids as Any)]
+        var children: [(label: String?, value: Any)] = [
+            ("date", date), ("sources", sources as Any), ("uuids", uuids as Any),
+        ]
         if let values { children.append(("values", values)) }
         if let writer { children.append(("writer", writer)) }
         return Mirror(self, children: children, displayStyle: .struct)

@@ -125,7 +125,8 @@ public enum SampleRules {
     /// non-finite value or a negative cumulative one.
     public static func validate(start: Timestamp, end: Timestamp, value: Double, type: QuantityType) throws {
         if !SupportedInstants.contains(start) {
-            throw HealthError(.invalidSample, "\(type) sample starts at \(start), outside \(SupportedInstants.description)")
+            throw HealthError(
+                .invalidSample, "\(type) sample starts at \(start), outside \(SupportedInstants.description)")
         }
         if !SupportedInstants.contains(end) {
             throw HealthError(.invalidSample, "\(type) sample ends at \(end), outside \(SupportedInstants.description)")

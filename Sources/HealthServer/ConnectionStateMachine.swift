@@ -165,7 +165,9 @@ public struct ConnectionStateMachine: Sendable {
         if let since = unwritableSince { consider(since + deadlines.unreadReplies) }
         if !isEstablished { consider(openedAt + deadlines.handshake) }
         if let since = partialSince { consider(since + frameAllowance) }
-        if let idle = deadlines.idle, isEstablished, inFlight == 0, !holdsSubscriptions { consider(lastActivity + idle) }
+        if let idle = deadlines.idle, isEstablished, inFlight == 0, !holdsSubscriptions {
+            consider(lastActivity + idle)
+        }
         return next
     }
 
@@ -294,12 +296,16 @@ public struct ConnectionStateMachine: Sendable {
             return []
         case .awaitingHello:
             guard case .hello(let hello) = message else {
-                return fail(HealthError(.handshakeRequired, "the first frame must be hello, not \(frame.kind)"), requestID: frame.requestID)
+                return fail(
+                    HealthError(.handshakeRequired, "the first frame must be hello, not \(frame.kind)"),
+                    requestID: frame.requestID)
             }
             return handshake(hello, payload: frame.payload, requestID: frame.requestID)
         case .awaitingProof(let pending):
             guard case .proof(let proof) = message else {
-                return fail(HealthError(.handshakeRequired, "the answer to challenge must be proof, not \(frame.kind)"), requestID: frame.requestID)
+                return fail(
+                    HealthError(.handshakeRequired, "the answer to challenge must be proof, not \(frame.kind)"),
+                    requestID: frame.requestID)
             }
             return complete(pending, proof: proof, requestID: frame.requestID)
         case .established(let identity):
@@ -308,32 +314,36 @@ public struct ConnectionStateMachine: Sendable {
     }
 
     private mutating func handleEstablished(_ message: Message, frame: Frame, identity: ClientIdentity) -> [Action] {
-            switch message {
-            case .hello, .proof:
-                return fail(HealthError(.handshakeRequired, "\(frame.kind) is only part of the handshake, which is over"), requestID: frame.requestID)
-            case .ping(let ping):
-                return [.write(encode(.pong(Pong(nonce: ping.nonce)), requestID: frame.requestID))]
-            case .pong:
-                return []
-            default:
-                do {
-                    try message.validateRequest()
-                } catch {
-                    return [errorReply(error, requestID: frame.requestID)]
-                }
-                guard frame.kind.isRequest else {
-                    let error = HealthError(.invalidArgument, "\(frame.kind) is a reply; a client may not send it")
-                    return [errorReply(error, requestID: frame.requestID)]
-                }
-                inFlight += 1
-                return [.dispatch(requestID: frame.requestID, message: message, identity: identity)]
+        switch message {
+        case .hello, .proof:
+            return fail(
+                HealthError(.handshakeRequired, "\(frame.kind) is only part of the handshake, which is over"),
+                requestID: frame.requestID)
+        case .ping(let ping):
+            return [.write(encode(.pong(Pong(nonce: ping.nonce)), requestID: frame.requestID))]
+        case .pong:
+            return []
+        default:
+            do {
+                try message.validateRequest()
+            } catch {
+                return [errorReply(error, requestID: frame.requestID)]
             }
+            guard frame.kind.isRequest else {
+                let error = HealthError(.invalidArgument, "\(frame.kind) is a reply; a client may not send it")
+                return [errorReply(error, requestID: frame.requestID)]
+            }
+            inFlight += 1
+            return [.dispatch(requestID: frame.requestID, message: message, identity: identity)]
+        }
     }
 
     private mutating func handshake(_ hello: Hello, payload: [UInt8], requestID: UInt32) -> [Action] {
         guard hello.protocolVersion == protocolVersion else {
             return fail(
-                HealthError(.unsupportedVersion, "protocol version \(hello.protocolVersion) is not supported; this server speaks \(protocolVersion)"),
+                HealthError(
+                    .unsupportedVersion,
+                    "protocol version \(hello.protocolVersion) is not supported; this server speaks \(protocolVersion)"),
                 requestID: requestID)
         }
         let start: HandshakeStart
@@ -362,7 +372,8 @@ public struct ConnectionStateMachine: Sendable {
         return establish(identity, serverSignature: signature, requestID: requestID)
     }
 
-    private mutating func establish(_ identity: ClientIdentity, serverSignature: [UInt8], requestID: UInt32) -> [Action] {
+    private mutating func establish(_ identity: ClientIdentity, serverSignature: [UInt8], requestID: UInt32) -> [Action]
+    {
         state = .established(identity)
         decoder.limits = limits.frameLimits
         decoder.defersInflation = true

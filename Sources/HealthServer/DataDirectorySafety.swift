@@ -7,8 +7,10 @@ import HealthPosix
 enum DataDirectorySafety {
     /// The paths checked, those that exist.
     static func sensitivePaths(in directory: String) -> [String] {
-        [directory, directory + "/wal", directory + "/snapshots", directory + "/" + IdentityRegistry.fileName,
-            directory + "/" + IdentityRegistry.adminTokenFileName]
+        [
+            directory, directory + "/wal", directory + "/snapshots", directory + "/" + IdentityRegistry.fileName,
+            directory + "/" + IdentityRegistry.adminTokenFileName,
+        ]
     }
 
     /// Throws ``ErrorCode/storageUnavailable`` naming the first unsafe path and the `chown`/`chmod` that fixes it.

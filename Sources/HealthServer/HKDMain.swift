@@ -23,7 +23,8 @@ public enum HKDMain {
                 configuration = parsed
             }
         } catch {
-            printError("error: \(error)\nUsage: hkd [--listen HOST:PORT] [--data-dir DIR] [--threads N]; see hkd --help")
+            printError(
+                "error: \(error)\nUsage: hkd [--listen HOST:PORT] [--data-dir DIR] [--threads N]; see hkd --help")
             return 64
         }
         ServerLog.configure(format: configuration.logFormat, level: configuration.logLevel)
@@ -42,7 +43,8 @@ public enum HKDMain {
             return 1
         }
         ServerLog.info(
-            "\(HealthServer.version) listening on \(configuration.host):\(server.port) (data directory \(configuration.dataDirectory); fsync \(configuration.fsync.rawValue))")
+            "\(HealthServer.version) listening on \(configuration.host):\(server.port) (data directory \(configuration.dataDirectory); fsync \(configuration.fsync.rawValue))"
+        )
         let signal = (try? SignalSet.termination.wait()) ?? SIGTERM
         ServerLog.info("received \(signal == SIGINT ? "SIGINT" : "SIGTERM"), stopping")
         server.stop()

@@ -67,14 +67,17 @@ public final class HealthServer: Sendable {
         do {
             try FileSystem.makeDirectories(configuration.dataDirectory, permissions: 0o700)
         } catch {
-            throw HealthError(.storageUnavailable, "cannot create the data directory \(configuration.dataDirectory): \(error.message)")
+            throw HealthError(
+                .storageUnavailable, "cannot create the data directory \(configuration.dataDirectory): \(error.message)"
+            )
         }
         try DataDirectorySafety.check(configuration.dataDirectory)
         let lock: DirectoryLock
         do {
             lock = try DirectoryLock(directory: configuration.dataDirectory)
         } catch {
-            throw HealthError(.storageUnavailable, "cannot lock the data directory \(configuration.dataDirectory): \(error.message)")
+            throw HealthError(
+                .storageUnavailable, "cannot lock the data directory \(configuration.dataDirectory): \(error.message)")
         }
         let identities: IdentityRegistry?
         do {
@@ -85,16 +88,20 @@ public final class HealthServer: Sendable {
                 configuration.auth == .required
                 ? try IdentityRegistry.open(
                     directory: configuration.dataDirectory, resetAdmin: configuration.resetAdmin,
-                    existingData: try StoredData.evidence(in: configuration.dataDirectory)) { ServerLog.info($0) }
+                    existingData: try StoredData.evidence(in: configuration.dataDirectory)
+                ) { ServerLog.info($0) }
                 : nil
         } catch let error as SystemError {
             lock.release()
-            throw HealthError(.storageUnavailable, "cannot read the data directory \(configuration.dataDirectory): \(error)")
+            throw HealthError(
+                .storageUnavailable, "cannot read the data directory \(configuration.dataDirectory): \(error)")
         } catch {
             lock.release()
             throw error
         }
-        if identities == nil { ServerLog.warning("authorization is off: anyone who reaches the port may read and change all data") }
+        if identities == nil {
+            ServerLog.warning("authorization is off: anyone who reaches the port may read and change all data")
+        }
         let durable: DurableStore
         do {
             durable = try DurableStore(configuration.storage) { line in ServerLog.info(line) }
@@ -104,10 +111,12 @@ public final class HealthServer: Sendable {
         }
         let report = durable.recovery
         ServerLog.info(
-            "recovered \(report.snapshotSamples) samples from snapshots and replayed \(report.replayedRecords) log records")
+            "recovered \(report.snapshotSamples) samples from snapshots and replayed \(report.replayedRecords) log records"
+        )
         let server: HealthServer
         do {
-            server = try HealthServer(configuration: configuration, durable: durable, identities: identities, dataLock: lock)
+            server = try HealthServer(
+                configuration: configuration, durable: durable, identities: identities, dataLock: lock)
         } catch {
             durable.close(snapshot: false)
             lock.release()
@@ -132,7 +141,8 @@ public final class HealthServer: Sendable {
     }
 
     private init(
-        configuration: ServerConfiguration, durable: DurableStore, identities: IdentityRegistry?, dataLock: DirectoryLock
+        configuration: ServerConfiguration, durable: DurableStore, identities: IdentityRegistry?,
+        dataLock: DirectoryLock
     ) throws {
         self.configuration = configuration
         self.identities = identities
@@ -143,7 +153,8 @@ public final class HealthServer: Sendable {
         store = durable.store
         store.deletionRetention = Int64(clamping: configuration.deletedRetentionSeconds) * 1_000_000
         group = try EventLoopGroup(threads: configuration.threads > 0 ? configuration.threads : cores, name: "hkd-loop")
-        workers = try WorkerPool(threads: configuration.workers > 0 ? configuration.workers : cores, queueCapacity: 4096, name: "hkd-worker")
+        workers = try WorkerPool(
+            threads: configuration.workers > 0 ? configuration.workers : cores, queueCapacity: 4096, name: "hkd-worker")
         listener = Mutex(nil)
         budget = MemoryBudget(capacity: configuration.maxBufferedBytes)
         handshakes = HandshakeQuota(limit: configuration.maxHandshakingConnections)
@@ -161,20 +172,27 @@ public final class HealthServer: Sendable {
         let uptime = ContinuousClock.now - startedAt
         return RequestDispatcher.ServerStatus(
             version: HealthServer.version,
-            uptimeMicros: UInt64(uptime.components.seconds) * 1_000_000 + UInt64(uptime.components.attoseconds / 1_000_000_000_000),
+            uptimeMicros: UInt64(uptime.components.seconds) * 1_000_000
+                + UInt64(uptime.components.attoseconds / 1_000_000_000_000),
             connections: UInt64(connectionCount), residentBytes: HealthServer.residentBytes())
     }
 
     private func listen(on socket: ListeningSocket) throws {
         let refusal = FrameEncoder().encode(
-            Message.error(ErrorReply(HealthError(.tooManyConnections, "the server has reached its limit of \(configuration.maxConnections) connections")))
-                .frame(requestID: 0))
+            Message.error(
+                ErrorReply(
+                    HealthError(
+                        .tooManyConnections,
+                        "the server has reached its limit of \(configuration.maxConnections) connections"))
+            )
+            .frame(requestID: 0))
         let tcp = try TCPServer.start(
             group: group, listener: socket,
             configuration: TCPServerConfiguration(
                 host: configuration.host, port: configuration.port, maxConnections: configuration.maxConnections,
                 refusalMessage: refusal,
-                waterMarks: WaterMarks(low: configuration.maxQueuedReplyBytes / 4, high: configuration.maxQueuedReplyBytes))
+                waterMarks: WaterMarks(
+                    low: configuration.maxQueuedReplyBytes / 4, high: configuration.maxQueuedReplyBytes))
         ) { [self] in
             ServerConnection(
                 server: self, id: nextConnectionID.add(1, ordering: .relaxed).oldValue, peer: $0.remoteAddress.host,
@@ -193,7 +211,8 @@ public final class HealthServer: Sendable {
             }
             if try FileSystem.exists(directory), !(try FileSystem.contentsOfDirectory(directory)).isEmpty {
                 throw HealthError(
-                    .invalidArgument, "cannot restore into \(directory): it is not empty (restore into a new directory)")
+                    .invalidArgument, "cannot restore into \(directory): it is not empty (restore into a new directory)"
+                )
             }
             for folder in ["", "/snapshots", "/wal"] {
                 try FileSystem.makeDirectories(directory + folder, permissions: 0o700)

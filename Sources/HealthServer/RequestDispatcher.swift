@@ -72,7 +72,9 @@ public struct RequestDispatcher: Sendable {
         case .insert(let m):
             guard m.batch.count <= Int(clamping: limits.maxBatchRows) else {
                 throw HealthError(
-                    .batchTooLarge, "batch \(m.batch.batchID) has \(m.batch.count) rows; this server accepts at most \(limits.maxBatchRows)")
+                    .batchTooLarge,
+                    "batch \(m.batch.batchID) has \(m.batch.count) rows; this server accepts at most \(limits.maxBatchRows)"
+                )
             }
             let result = try durable.insert(m.batch, writer: writer, encodedBatch: m.receivedBatchBytes)
             if result.inserted > 0 { subscriptions?.changed(subject: m.batch.subject, type: m.batch.typeIdentifier) }
@@ -101,7 +103,8 @@ public struct RequestDispatcher: Sendable {
 
         case .statisticsQuery(let m):
             let statistics = try store.statistics(
-                subject: m.subject, type: m.type, filter: m.filter, options: m.options, unit: m.unit.isEmpty ? nil : m.unit)
+                subject: m.subject, type: m.type, filter: m.filter, options: m.options,
+                unit: m.unit.isEmpty ? nil : m.unit)
             let unit = m.unit.isEmpty ? try QuantityType.named(m.type).canonicalUnit.symbol : m.unit
             return [.statisticsResult(StatisticsResult(unit: unit, statistics: statistics))]
 
@@ -115,7 +118,12 @@ public struct RequestDispatcher: Sendable {
 
         case .getSourcePriority(let m):
             let type = try QuantityType.named(m.type)
-            return [.sourcePriority(SourcePriority(subject: m.subject, type: type.identifier, sources: try store.sourcePriority(subject: m.subject, type: m.type)))]
+            return [
+                .sourcePriority(
+                    SourcePriority(
+                        subject: m.subject, type: type.identifier,
+                        sources: try store.sourcePriority(subject: m.subject, type: m.type)))
+            ]
 
         case .setSourcePriority(let m):
             let type = try QuantityType.named(m.type)
@@ -125,22 +133,35 @@ public struct RequestDispatcher: Sendable {
                     ?? SourceInfo(name: name)
             }
             try durable.setSourcePriority(subject: m.subject, type: m.type, order: order)
-            return [.sourcePriority(SourcePriority(subject: m.subject, type: type.identifier, sources: try store.sourcePriority(subject: m.subject, type: m.type)))]
+            return [
+                .sourcePriority(
+                    SourcePriority(
+                        subject: m.subject, type: type.identifier,
+                        sources: try store.sourcePriority(subject: m.subject, type: m.type)))
+            ]
 
         case .authorizationStatusQuery(let m):
             // Authorization is off (`hkd --auth off`): every connection may share every known type.
-            return [.authorizationStatus(AuthorizationStatus(statuses: try m.types.map { name in
-                .init(type: try QuantityType.named(name).identifier, state: .sharingAuthorized)
-            }))]
+            return [
+                .authorizationStatus(
+                    AuthorizationStatus(
+                        statuses: try m.types.map { name in
+                            .init(type: try QuantityType.named(name).identifier, state: .sharingAuthorized)
+                        }))
+            ]
 
         case .serverInfoQuery:
             let info = store.info()
             let status = status()
             let perType = info.samplesByType.filter { $0.value > 0 }.sorted { $0.key < $1.key }
                 .map { ServerInfo.TypeCount(type: $0.key, samples: UInt64($0.value)) }
-            return [.serverInfo(ServerInfo(
-                serverVersion: status.version, uptimeMicros: status.uptimeMicros, connections: status.connections,
-                residentBytes: status.residentBytes, subjects: UInt64(info.subjects), samplesPerType: perType))]
+            return [
+                .serverInfo(
+                    ServerInfo(
+                        serverVersion: status.version, uptimeMicros: status.uptimeMicros,
+                        connections: status.connections,
+                        residentBytes: status.residentBytes, subjects: UInt64(info.subjects), samplesPerType: perType))
+            ]
 
         case .adminRequest:
             throw HealthError(.forbidden, "administration needs authorization on (this hkd runs with --auth off)")
@@ -157,7 +178,8 @@ public struct RequestDispatcher: Sendable {
 
         case .subscribe, .unsubscribe:
             // Subscriptions live on a connection: ServerConnection handles them before dispatch.
-            throw HealthError(.unsupportedRequest, "\(message.kind) needs a connection; a dispatcher alone cannot serve it")
+            throw HealthError(
+                .unsupportedRequest, "\(message.kind) needs a connection; a dispatcher alone cannot serve it")
 
         default:
             // Replies and handshake messages: the connection refuses them before dispatch (`MessageKind.isRequest`).

@@ -191,7 +191,9 @@ public struct ServerConfiguration: Hashable, Sendable {
             }
             func value() throws -> String {
                 if let inlineValue { return inlineValue }
-                guard let next = remaining.popFirst() else { throw HealthError(.invalidArgument, "\(flag) needs a value") }
+                guard let next = remaining.popFirst() else {
+                    throw HealthError(.invalidArgument, "\(flag) needs a value")
+                }
                 return next
             }
             switch flag {
@@ -238,7 +240,8 @@ public struct ServerConfiguration: Hashable, Sendable {
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         let portText = text[text.index(after: colon)...]
         guard !host.isEmpty, let port = Int(portText), (0...65535).contains(port) else {
-            throw HealthError(.invalidArgument, "\(origin) needs HOST:PORT with a port from 0 to 65535, not \"\(text)\"")
+            throw HealthError(
+                .invalidArgument, "\(origin) needs HOST:PORT with a port from 0 to 65535, not \"\(text)\"")
         }
         return (host, port)
     }

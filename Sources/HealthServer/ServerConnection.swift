@@ -237,7 +237,9 @@ final class ServerConnection: ConnectionHandler, Sendable {
             _ = loop.execute {
                 self.finish(bytes)
                 if revoked, let connection = self.state.value.connection {
-                    ServerLog.info("closing connection \(self.id) from \(connection.remoteAddress): identity \"\(identity.name)\" was revoked")
+                    ServerLog.info(
+                        "closing connection \(self.id) from \(connection.remoteAddress): identity \"\(identity.name)\" was revoked"
+                    )
                     connection.closeAfterFlush()
                 }
             }

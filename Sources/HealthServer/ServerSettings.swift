@@ -61,7 +61,8 @@ struct ServerSetting: Sendable {
                 let words = T.allCases.map(\.rawValue)
                 throw HealthError(
                     .invalidArgument,
-                    "\(origin) takes \(words.dropLast().joined(separator: ", ")) or \(words.last ?? ""), not \"\(text)\"")
+                    "\(origin) takes \(words.dropLast().joined(separator: ", ")) or \(words.last ?? ""), not \"\(text)\""
+                )
             }
             config[keyPath: path] = value
         }
@@ -69,7 +70,9 @@ struct ServerSetting: Sendable {
 
     /// Every setting (the order of `hkd --help`).
     static let all: [ServerSetting] = [
-        ServerSetting("listen") { config, text, origin in (config.host, config.port) = try ServerConfiguration.parseAddress(text, origin: origin) },
+        ServerSetting("listen") { config, text, origin in
+            (config.host, config.port) = try ServerConfiguration.parseAddress(text, origin: origin)
+        },
         ServerSetting("data-dir") { config, text, origin in
             guard !text.isEmpty else { throw HealthError(.invalidArgument, "\(origin) must not be empty") }
             config.dataDirectory = text
@@ -135,7 +138,9 @@ extension ServerConfiguration {
             }
             let key = trimmed[..<equals].trimmingCharacters(in: .whitespaces)
             var value = trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+                value = String(value.dropFirst().dropLast())
+            }
             guard let setting = ServerSetting.named(key), key != "config" else {
                 throw HealthError(.invalidArgument, "\(origin): unknown key \"\(key)\"\(ServerSetting.hint(for: key))")
             }

@@ -56,7 +56,10 @@ public struct AuthorizationStatus: WireMessage {
         var statuses: [TypeAuthorization] = []
         statuses.reserveCapacity(count)
         for _ in 0..<count {
-            statuses.append(TypeAuthorization(type: try r.readString(limits), state: try r.readEnum(AuthorizationState.self, "authorization state")))
+            statuses.append(
+                TypeAuthorization(
+                    type: try r.readString(limits),
+                    state: try r.readEnum(AuthorizationState.self, "authorization state")))
         }
         self.statuses = statuses
     }

@@ -112,7 +112,9 @@ extension ByteReader {
     }
 
     /// A length-prefixed sample batch and the bytes it was decoded from (without the length).
-    mutating func readBatchKeepingBytes(_ limits: MessageLimits) throws -> (batch: SampleBatch, bytes: ArraySlice<UInt8>) {
+    mutating func readBatchKeepingBytes(_ limits: MessageLimits) throws -> (
+        batch: SampleBatch, bytes: ArraySlice<UInt8>
+    ) {
         let length = try readCount("sample batch length", limit: remaining)
         var inner = ByteReader(bytes, offset: offset, endIndex: offset + length)
         let batch = try SampleBatchCodec.decode(from: &inner, limits: limits.batch)

@@ -27,7 +27,8 @@ public struct FrameEncoder: Sendable {
                 flags.insert(.compressed)
             }
         }
-        FrameEncoder.writeHeader(kind: frame.kind, flags: flags, requestID: frame.requestID, length: body.count, into: &out)
+        FrameEncoder.writeHeader(
+            kind: frame.kind, flags: flags, requestID: frame.requestID, length: body.count, into: &out)
         out.append(contentsOf: body)
     }
 
@@ -39,7 +40,9 @@ public struct FrameEncoder: Sendable {
         return out
     }
 
-    static func writeHeader(kind: MessageKind, flags: FrameFlags, requestID: UInt32, length: Int, into out: inout [UInt8]) {
+    static func writeHeader(
+        kind: MessageKind, flags: FrameFlags, requestID: UInt32, length: Int, into out: inout [UInt8]
+    ) {
         out.append(FrameHeader.magic.0)
         out.append(FrameHeader.magic.1)
         out.append(FrameHeader.version)
@@ -112,7 +115,9 @@ public struct FrameDecoder: Sendable {
         }
         let payload = compressed ? try Self.inflate(body, kind: header.kind, limits: limits) : Array(body)
         compactIfWorthIt()
-        return Frame(kind: header.kind, flags: header.flags.subtracting(.compressed), requestID: header.requestID, payload: payload)
+        return Frame(
+            kind: header.kind, flags: header.flags.subtracting(.compressed), requestID: header.requestID,
+            payload: payload)
     }
 
     /// A frame ``next()`` returned compressed (with ``defersInflation``), inflated under `limits`; any other frame
@@ -120,12 +125,15 @@ public struct FrameDecoder: Sendable {
     public static func inflate(_ frame: Frame, limits: FrameLimits) throws(WireError) -> Frame {
         guard frame.flags.contains(.compressed) else { return frame }
         let payload = try inflate(frame.payload[...], kind: frame.kind, limits: limits)
-        return Frame(kind: frame.kind, flags: frame.flags.subtracting(.compressed), requestID: frame.requestID, payload: payload)
+        return Frame(
+            kind: frame.kind, flags: frame.flags.subtracting(.compressed), requestID: frame.requestID, payload: payload)
     }
 
     /// The inflated size a compressed payload declares (its first 4 bytes), `nil` when it is too short.
     public static func declaredInflatedLength(_ frame: Frame) -> Int? {
-        guard frame.flags.contains(.compressed), frame.payload.count >= FrameHeader.inflatedLengthSize else { return nil }
+        guard frame.flags.contains(.compressed), frame.payload.count >= FrameHeader.inflatedLengthSize else {
+            return nil
+        }
         let p = frame.payload
         return Int(UInt32(p[0]) | UInt32(p[1]) << 8 | UInt32(p[2]) << 16 | UInt32(p[3]) << 24)
     }
@@ -139,7 +147,9 @@ public struct FrameDecoder: Sendable {
             | UInt32(buffer[offset + 3]) << 24
     }
 
-    private func parseHeader(at base: Int) throws(WireError) -> (kind: MessageKind, flags: FrameFlags, requestID: UInt32, length: Int) {
+    private func parseHeader(at base: Int) throws(WireError) -> (
+        kind: MessageKind, flags: FrameFlags, requestID: UInt32, length: Int
+    ) {
         guard let kind = MessageKind(rawValue: buffer[base + 3]) else {
             throw WireError(.unknownMessageKind, "unknown message kind 0x\(hex(buffer[base + 3]))")
         }
@@ -152,7 +162,8 @@ public struct FrameDecoder: Sendable {
         }
         let length = Int(uint32(at: base + 12))
         guard length <= limits.maxFrameBytes else {
-            throw WireError(.frameTooLarge, "frame payload of \(length) bytes exceeds the limit of \(limits.maxFrameBytes)")
+            throw WireError(
+                .frameTooLarge, "frame payload of \(length) bytes exceeds the limit of \(limits.maxFrameBytes)")
         }
         return (kind, flags, uint32(at: base + 8), length)
     }
@@ -164,23 +175,27 @@ public struct FrameDecoder: Sendable {
             throw WireError(.malformedFrame, "compressed \(kind) payload is shorter than its 4-byte inflated length")
         }
         let i = body.startIndex
-        let declared = Int(UInt32(body[i]) | UInt32(body[i + 1]) << 8 | UInt32(body[i + 2]) << 16 | UInt32(body[i + 3]) << 24)
+        let declared = Int(
+            UInt32(body[i]) | UInt32(body[i + 1]) << 8 | UInt32(body[i + 2]) << 16 | UInt32(body[i + 3]) << 24)
         guard declared <= limits.maxInflatedBytes else {
             throw WireError(
                 .inflatedTooLarge,
-                "compressed \(kind) payload declares \(declared) inflated bytes, over the limit of \(limits.maxInflatedBytes)")
+                "compressed \(kind) payload declares \(declared) inflated bytes, over the limit of \(limits.maxInflatedBytes)"
+            )
         }
         let inflated: [UInt8]
         do {
             inflated = try Zlib.inflate(Array(body.dropFirst(FrameHeader.inflatedLengthSize)), maxOutput: declared)
         } catch let error as CodecError where error.code == .inflatedTooLarge {
-            throw WireError(.inflatedTooLarge, "compressed \(kind) payload inflates past its declared \(declared) bytes")
+            throw WireError(
+                .inflatedTooLarge, "compressed \(kind) payload inflates past its declared \(declared) bytes")
         } catch {
             throw WireError(.malformedFrame, "compressed \(kind) payload does not inflate: \(error)")
         }
         guard inflated.count == declared else {
             throw WireError(
-                .malformedFrame, "compressed \(kind) payload inflates to \(inflated.count) bytes, not the declared \(declared)")
+                .malformedFrame,
+                "compressed \(kind) payload inflates to \(inflated.count) bytes, not the declared \(declared)")
         }
         return inflated
     }

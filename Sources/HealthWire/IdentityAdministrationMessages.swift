@@ -116,7 +116,9 @@ public struct AdminResult: WireMessage {
         var identities: [IdentityInfo] = []
         identities.reserveCapacity(count)
         for _ in 0..<count {
-            identities.append(IdentityInfo(spec: try r.readIdentity(limits), createdAt: try r.readTimestamp(), revoked: try r.readBool()))
+            identities.append(
+                IdentityInfo(
+                    spec: try r.readIdentity(limits), createdAt: try r.readTimestamp(), revoked: try r.readBool()))
         }
         self.identities = identities
         token = try r.readString(limits)

@@ -68,7 +68,9 @@ extension Message {
         _ = try m.filter.validated(for: type)
         try m.options.validate(for: type)
         try m.interval.validate()
-        if m.timeZone.isEmpty { throw HealthError(.invalidTimeZone, "the time zone is empty (send an IANA id such as Europe/Berlin)") }
+        if m.timeZone.isEmpty {
+            throw HealthError(.invalidTimeZone, "the time zone is empty (send an IANA id such as Europe/Berlin)")
+        }
         if let from = m.enumerateFrom, let to = m.enumerateTo, to < from {
             throw HealthError(.invalidPredicate, "the enumeration ends (\(to)) before it starts (\(from))")
         }

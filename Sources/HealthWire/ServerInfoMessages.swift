@@ -31,7 +31,10 @@ public struct ServerInfo: WireMessage {
         }
     }
 
-    public init(serverVersion: String, uptimeMicros: UInt64, connections: UInt64, residentBytes: UInt64, subjects: UInt64, samplesPerType: [TypeCount]) {
+    public init(
+        serverVersion: String, uptimeMicros: UInt64, connections: UInt64, residentBytes: UInt64, subjects: UInt64,
+        samplesPerType: [TypeCount]
+    ) {
         self.serverVersion = serverVersion
         self.uptimeMicros = uptimeMicros
         self.connections = connections

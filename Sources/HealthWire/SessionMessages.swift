@@ -17,7 +17,9 @@ public struct Hello: WireMessage {
     /// ``TokenAuthentication/nonceBytes`` fresh random bytes when ``tokenID`` is not 0; empty otherwise.
     public var clientNonce: [UInt8]
 
-    public init(protocolVersion: UInt8 = HealthWire.protocolVersion, clientName: String, tokenID: UInt32, clientNonce: [UInt8]) {
+    public init(
+        protocolVersion: UInt8 = HealthWire.protocolVersion, clientName: String, tokenID: UInt32, clientNonce: [UInt8]
+    ) {
         self.protocolVersion = protocolVersion
         self.clientName = clientName
         self.tokenID = tokenID
@@ -152,7 +154,8 @@ public struct Welcome: WireMessage {
     public var serverSignature: [UInt8]
 
     public init(
-        protocolVersion: UInt8 = HealthWire.protocolVersion, serverVersion: String, connectionID: UInt64, identity: String,
+        protocolVersion: UInt8 = HealthWire.protocolVersion, serverVersion: String, connectionID: UInt64,
+        identity: String,
         limits: SessionLimits, serverSignature: [UInt8] = []
     ) {
         self.protocolVersion = protocolVersion

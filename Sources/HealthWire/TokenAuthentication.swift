@@ -116,7 +116,8 @@ public struct ClientHandshake: Sendable {
                     "the token is not shaped like an hkd token (hkd1_<8 hex digits>_<64 hex digits>); nothing was sent")
             }
             guard nonce.count == TokenAuthentication.nonceBytes else {
-                throw HealthError(.internalError, "the client nonce has \(nonce.count) bytes, not \(TokenAuthentication.nonceBytes)")
+                throw HealthError(
+                    .internalError, "the client nonce has \(nonce.count) bytes, not \(TokenAuthentication.nonceBytes)")
             }
             token = parsed
             hello = Hello(clientName: clientName, tokenID: parsed.identityID, clientNonce: nonce)
@@ -126,7 +127,9 @@ public struct ClientHandshake: Sendable {
 
     /// The proof answering `challenge`, whose payload arrived as `challengePayload` (the frame's payload).
     /// Throws ``ErrorCode/unauthenticated`` when this handshake has no token (the server requires one).
-    public mutating func respond(to challenge: Challenge, payload challengePayload: [UInt8]) throws(HealthError) -> Proof {
+    public mutating func respond(to challenge: Challenge, payload challengePayload: [UInt8]) throws(HealthError)
+        -> Proof
+    {
         guard let token else {
             throw HealthError(.unauthenticated, "this server requires a token (hkq --token or HKQ_TOKEN)")
         }
@@ -134,7 +137,8 @@ public struct ClientHandshake: Sendable {
             throw HealthError(.serverUnverified, "the server sent a second challenge")
         }
         let salted = AccessToken.saltedToken(secret: token.secret, salt: challenge.salt)
-        let authMessage = TokenAuthentication.authMessage(helloPayload: helloPayload, challengePayload: challengePayload)
+        let authMessage = TokenAuthentication.authMessage(
+            helloPayload: helloPayload, challengePayload: challengePayload)
         expectedSignature = TokenVerifier(saltedToken: salted).serverSignature(authMessage: authMessage)
         return Proof(clientProof: TokenAuthentication.clientProof(saltedToken: salted, authMessage: authMessage))
     }
@@ -153,7 +157,8 @@ public struct ClientHandshake: Sendable {
         guard HMACSHA256.constantTimeEqual(welcome.serverSignature, expectedSignature) else {
             throw HealthError(
                 .serverUnverified,
-                "the server's signature is wrong: it does not hold this token's verifier (not the hkd that issued the token)")
+                "the server's signature is wrong: it does not hold this token's verifier (not the hkd that issued the token)"
+            )
         }
     }
 }

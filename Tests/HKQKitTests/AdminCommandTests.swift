@@ -30,7 +30,10 @@ struct AdminCommandTests {
                 == "type,status\nstepCount,sharingAuthorized\nheartRate,sharingAuthorized\nbodyMass,notDetermined\n")
         // Status is per subject: this identity may write nothing for carl.
         let elsewhere = await runHKQ(
-            ["auth", "status", "stepCount", "--server", live.address, "--token", token, "--format", "csv", "--subject", "carl"])
+            [
+                "auth", "status", "stepCount", "--server", live.address, "--token", token, "--format", "csv",
+                "--subject", "carl",
+            ])
         #expect(elsewhere.out == "type,status\nstepCount,sharingDenied\n", "\(elsewhere.err)")
 
         let list = try await runLive(["admin", "list", "--format", "csv"], subject: "anna")

@@ -7,7 +7,8 @@ import Testing
 
 /// `hkq collection`'s pieces that need no server: dates in its zone, option names, and the bar chart.
 @Suite struct CollectionCommandTests {
-    static let newYork = DateArgumentParser(timeZone: TimeZone(identifier: "America/New_York")!, now: 1_710_000_000 * Micros.second)
+    static let newYork = DateArgumentParser(
+        timeZone: TimeZone(identifier: "America/New_York")!, now: 1_710_000_000 * Micros.second)
 
     @Test(
         "dates are local to the zone unless they carry Z or an offset",
@@ -66,7 +67,8 @@ import Testing
             bySource: [SourceStatistics(source: SourceInfo(name: "Watch"), figures: figures)])
         func report(_ format: OutputFormat, _ timeFormat: TimeFormat = .rfc3339) -> CollectionReport {
             CollectionReport(
-                result: CollectionResult(unit: "count", buckets: [bucket]), options: [.cumulativeSum, .separateBySource],
+                result: CollectionResult(unit: "count", buckets: [bucket]),
+                options: [.cumulativeSum, .separateBySource],
                 times: TimestampFormatter(timeZone: TimeZone(identifier: "Asia/Kolkata")!, timeFormat: timeFormat),
                 format: format, subDay: true)
         }
@@ -76,7 +78,8 @@ import Testing
                 + "1970-01-01T05:30:00+05:30,1970-01-01T06:30:00+05:30,Watch,7,count\n")
         #expect(
             report(.json, .epochMilliseconds).rendered()
-                == "[\n  {\"start\":0,\"end\":3600000,\"sum\":7,\"unit\":\"count\",\"sources\":[{\"source\":\"Watch\",\"sum\":7}]}\n]\n")
+                == "[\n  {\"start\":0,\"end\":3600000,\"sum\":7,\"unit\":\"count\",\"sources\":[{\"source\":\"Watch\",\"sum\":7}]}\n]\n"
+        )
         #expect(!report(.table).rendered().contains("(merged)"))
     }
 

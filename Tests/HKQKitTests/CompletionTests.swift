@@ -25,7 +25,9 @@ private func runProcess(_ executable: String, _ arguments: [String], input: Stri
 
 /// The first of `names` found in the usual binary directories.
 private func tool(_ name: String) -> String? {
-    ["/usr/bin", "/bin", "/usr/local/bin"].map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    ["/usr/bin", "/bin", "/usr/local/bin"].map { "\($0)/\(name)" }.first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
 }
 
 /// Every command path and option of the standard program, as the scripts and the man page must name them.
@@ -125,7 +127,9 @@ private let table = CommandTable(commands: HKQ.commands)
         for entry in table.entries {
             #expect(roff.contains(".SS \"\(ManPage.escape(entry.words))\"\n"), "\(entry.words)")
             for option in entry.spec.options {
-                #expect(roff.contains(#"\fB\-\-"# + ManPage.escape(option.name) + #"\fR"#), "\(entry.words) --\(option.name)")
+                #expect(
+                    roff.contains(#"\fB\-\-"# + ManPage.escape(option.name) + #"\fR"#),
+                    "\(entry.words) --\(option.name)")
             }
         }
         for option in GlobalOptions.specs { #expect(roff.contains(#"\fB\-\-"# + ManPage.escape(option.name))) }
@@ -151,7 +155,9 @@ private let table = CommandTable(commands: HKQ.commands)
         #expect(render.err.isEmpty, "\(render.err)")
         // grotty overstrikes bold text (X backspace X); keep the visible characters.
         let text = render.out.replacingOccurrences(of: ".\u{8}", with: "", options: .regularExpression)
-        for section in ["NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "GLOBAL OPTIONS", "ENVIRONMENT", "EXIT STATUS", "SEE ALSO"] {
+        for section in [
+            "NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "GLOBAL OPTIONS", "ENVIRONMENT", "EXIT STATUS", "SEE ALSO",
+        ] {
             #expect(text.contains("\n\(section)\n"), "\(section)")
         }
         #expect(text.contains("--time-format"))

@@ -68,8 +68,11 @@ import Testing
             ["distanceWalkingRunning,\(at),1,km,iPhone", "activeEnergyBurned,\(at),10,kcal,iPhone"],
             subject: "insert-units")
         let again = try await Self.insert(
-            ["distanceWalkingRunning,\(at),1000,m,iPhone", "distanceWalkingRunning,\(at),0.621371192237334,mi,iPhone",
-             "activeEnergyBurned,\(at),41.84,kJ,iPhone"],
+            [
+                "distanceWalkingRunning,\(at),1000,m,iPhone",
+                "distanceWalkingRunning,\(at),0.621371192237334,mi,iPhone",
+                "activeEnergyBurned,\(at),41.84,kJ,iPhone",
+            ],
             subject: "insert-units", name: "units-again.csv")
         // 1000 m and 0.62137… mi are one value: identical rows of the file.
         #expect(again.out.contains("(3 rows, 2 already stored, 1 identical rows counted once)"), "\(again.out)")
@@ -82,7 +85,8 @@ import Testing
 
     @Test func identicalRowsOfAFileAreCountedOnce() async throws {
         let row = "stepCount,2024-03-10T08:00:00-05:00,2024-03-10T08:10:00-05:00,1200,count,iPhone"
-        let result = try await Self.insert([row, row, row.replacingOccurrences(of: "1200", with: "1201")], subject: "insert-twice")
+        let result = try await Self.insert(
+            [row, row, row.replacingOccurrences(of: "1200", with: "1201")], subject: "insert-twice")
         #expect(
             result.out.hasSuffix("rows.csv (3 rows, 0 already stored, 1 identical rows counted once)\n"),
             "\(result.out)")
@@ -115,7 +119,10 @@ import Testing
             {"type":"bodyMass","start":"2024-03-11T08:00:00Z","value":154,"unit":"lb","source":"Scale"}
             """
         let (status, out, err) = try await BinaryTests.run(
-            ["insert", "-", "--server", live.address, "--token", live.token, "--subject", "insert-stdin", "--format", "json"], input: lines)
+            [
+                "insert", "-", "--server", live.address, "--token", live.token, "--subject", "insert-stdin", "--format",
+                "json",
+            ], input: lines)
         #expect(status == 0, "\(err)")
         let counts: [[String: Any]] = try json(out)
         #expect(counts.first?["type"] as? String == "bodyMass")
@@ -291,7 +298,10 @@ import Testing
         try await Self.insertQueryData(subject: "query-values")
         #expect(try await Self.stepValues(["--min", "100"], subject: "query-values") == [100, 200, 300])
         #expect(try await Self.stepValues(["--max", "100"], subject: "query-values") == [40, 100, 50])
-        #expect(try await Self.stepValues(["--min", "50 count", "--max", "200 count"], subject: "query-values") == [100, 200, 50])
+        #expect(
+            try await Self.stepValues(["--min", "50 count", "--max", "200 count"], subject: "query-values") == [
+                100, 200, 50,
+            ])
         #expect(
             try await Self.stepValues(["--min", "100", "--source", "Watch"], subject: "query-values") == [300])
         // Bounds in the unit values print in, or in the unit they name; stored 1500 m.
@@ -299,7 +309,8 @@ import Testing
             ["distanceWalkingRunning", "--unit", "km", "--min", "1.5"], subject: "query-values")
         #expect(km.map { $0["value"] as? Double } == [1.5])
         #expect(try await Self.samples(["distanceWalkingRunning", "--min", "1.6km"], subject: "query-values").isEmpty)
-        #expect(try await Self.samples(["distanceWalkingRunning", "--max", "1 mi"], subject: "query-values").count == 1)
+        #expect(
+            try await Self.samples(["distanceWalkingRunning", "--max", "1 mi"], subject: "query-values").count == 1)
         let stats = try await Self.stats(
             ["stepCount", "--options", "sum", "--source", "Phone", "--max", "150"], subject: "query-values")
         #expect(stats["sum"] as? Double == 100)
@@ -317,7 +328,8 @@ import Testing
         #expect(empty.err.hasPrefix("error: the value bounds are empty"), "\(empty.err)")
         let bad = try await runLive(["samples", "stepCount", "--min", "lots"], subject: "query-values")
         #expect(bad.status == 64)
-        let mixed = try await runLive(["samples", "stepCount", "--min", "5", "--max", "9 count"], subject: "query-values")
+        let mixed = try await runLive(
+            ["samples", "stepCount", "--min", "5", "--max", "9 count"], subject: "query-values")
         #expect(mixed.status == 64)
         #expect(mixed.err.hasPrefix("error: --min and --max name different units ('', 'count')\n"))
     }
@@ -422,7 +434,9 @@ import Testing
         #expect(result.status == 0)
         #expect(result.err == "", "no sample is left out, so nothing to warn about")
         let rows: [[String: Any]] = try json(result.out)
-        let iPhone8 = rows.filter { $0["source"] as? String == "iPhone" && $0["start"] as? String == "2024-03-10T08:00:00Z" }
+        let iPhone8 = rows.filter {
+            $0["source"] as? String == "iPhone" && $0["start"] as? String == "2024-03-10T08:00:00Z"
+        }
         #expect(rows.count == 5)
         #expect(Set(iPhone8.compactMap { $0["stepCount"] as? Double }) == [1200, 1300, 1400])
         #expect(iPhone8.compactMap { $0["distanceWalkingRunning"] as? Double } == [900])
@@ -638,11 +652,15 @@ extension DataCommandTests {
             [
                 "stepCount,2024-03-10T08:00:00Z,,5,,\(watch)", "stepCount,2024-03-10T08:00:00Z,,6,,iPhone",
             ], subject: "priority-names")
-        let typed = try await runLive(["sources", "stepCount", "--priority", "Phillip's Apple Watch"], subject: "priority-names")
+        let typed = try await runLive(
+            ["sources", "stepCount", "--priority", "Phillip's Apple Watch"], subject: "priority-names")
         #expect(typed.status == 1)
-        #expect(typed.err.contains(#"no source "Phillip's Apple Watch" has stepCount samples for priority-names"#), "\(typed.err)")
+        #expect(
+            typed.err.contains(#"no source "Phillip's Apple Watch" has stepCount samples for priority-names"#),
+            "\(typed.err)")
         #expect(typed.err.contains(#"closest: "Phillip\u{2019}s\u{A0}Apple Watch""#), "\(typed.err)")
-        let exact = try await runLive(["sources", "stepCount", "--priority", watch, "--format", "csv"], subject: "priority-names")
+        let exact = try await runLive(
+            ["sources", "stepCount", "--priority", watch, "--format", "csv"], subject: "priority-names")
         #expect(exact.status == 0, "\(exact.err)")
         #expect(exact.out.hasPrefix("rank,name,bundleIdentifier,version,device\n1,\(watch),"), "\(exact.out)")
         let table = try await runLive(["sources", "stepCount"], subject: "priority-names")

@@ -177,7 +177,8 @@ func exportRecord(
         let command = ImportCommand(showsProgress: { true }, clock: { ticks.next() })
         let program = HKQ(commands: [command])
         let run = await runHKQ(
-            ["--server", live.address, "--token", live.token, "--subject", "progress", "import", try realExportPath()], program: program)
+            ["--server", live.address, "--token", live.token, "--subject", "progress", "import", try realExportPath()],
+            program: program)
         #expect(run.status == 0, "\(run.err)")
         let draws = run.err.split(separator: "\r").filter { $0.hasPrefix("[") }
         #expect(draws.count >= 2, "\(run.err)")

@@ -51,8 +51,10 @@ import Testing
             let value = try OutputShapes.expectJSON(json, section: "samples")
             let starts = value.elements.compactMap { $0["start"]?.text }
             #expect(
-                starts == (zone == "UTC" ? ["2026-11-01T05:10:00Z", "2026-11-01T06:10:00Z"]
-                    : ["2026-11-01T01:10:00-04:00", "2026-11-01T01:10:00-05:00"]))
+                starts
+                    == (zone == "UTC"
+                        ? ["2026-11-01T05:10:00Z", "2026-11-01T06:10:00Z"]
+                        : ["2026-11-01T01:10:00-04:00", "2026-11-01T01:10:00-05:00"]))
             let csv = try await Self.run(arguments + ["--format", "csv"], subject: "shape-samples")
             #expect(try OutputShapes.expectCSV(csv, section: "samples").map { $0["start"] } == starts)
         }
@@ -82,15 +84,19 @@ import Testing
         #expect(value["sources"]?.elements.count == 2)
         let rows = try OutputShapes.expectCSV(
             try await Self.run(all + ["--format", "csv"], subject: "shape-stats"), section: "stats")
-        #expect(rows.map { $0["source"] } == ["", "iPhone", "Watch"] || rows.map { $0["source"] } == ["", "Watch", "iPhone"])
+        #expect(
+            rows.map { $0["source"] } == ["", "iPhone", "Watch"]
+                || rows.map { $0["source"] } == ["", "Watch", "iPhone"])
         let live = try #require(LiveServer.current)
         let heart = try live.file(
             "heart.csv", "type,start,end,value,unit,source\nheartRate,2026-11-01T01:10:00-04:00,,72,count/min,Watch\n")
         _ = try await Self.run(["insert", heart], subject: "shape-stats")
         let discrete = ["stats", "heartRate", "--options", "avg,min,max,recent", "--format", "json"] + Self.newYork
-        let figures = try OutputShapes.expectJSON(try await Self.run(discrete, subject: "shape-stats"), section: "stats")
+        let figures = try OutputShapes.expectJSON(
+            try await Self.run(discrete, subject: "shape-stats"), section: "stats")
         #expect(figures["mostRecentStart"]?.text == "2026-11-01T01:10:00-04:00")
-        let table = try await Self.run(["stats", "stepCount", "--options", "duration"] + Self.newYork, subject: "shape-stats")
+        let table = try await Self.run(
+            ["stats", "stepCount", "--options", "duration"] + Self.newYork, subject: "shape-stats")
         #expect(table.contains("DURATION  20m"))
     }
 
@@ -119,7 +125,8 @@ import Testing
             try await Self.run(changes + ["--format", "json"], subject: "shape-changes"), section: "changes")
         let anchor = try #require(page["anchor"].flatMap { if case .integer(let n) = $0 { n } else { nil } })
         #expect(page["added"]?.elements.count == 2 && page["more"].map { "\($0)" } == "bool(false)")
-        let empty = try await Self.run(changes + ["--anchor", "\(anchor)", "--format", "json"], subject: "shape-changes")
+        let empty = try await Self.run(
+            changes + ["--anchor", "\(anchor)", "--format", "json"], subject: "shape-changes")
         #expect(empty == "{\"added\":[],\"deleted\":[],\"anchor\":\(anchor),\"more\":false}\n")
         let uuid = try #require(page["added"]?.elements.first?["uuid"]?.text)
         _ = try await Self.run(["delete", "stepCount", "--uuid", uuid], subject: "shape-changes")
@@ -130,9 +137,11 @@ import Testing
         let watch = try await Self.run(
             ["watch", "stepCount", "--count", "2", "--format", "json"] + Self.newYork, subject: "shape-changes")
         let deletion = try await Self.run(
-            ["watch", "stepCount", "--anchor", "\(anchor)", "--count", "1", "--format", "json"], subject: "shape-changes")
+            ["watch", "stepCount", "--anchor", "\(anchor)", "--count", "1", "--format", "json"],
+            subject: "shape-changes")
         let buckets = try await Self.run(
-            ["watch", "stepCount", "--collection", "--interval", "1h", "--count", "1", "--format", "json"] + Self.newYork,
+            ["watch", "stepCount", "--collection", "--interval", "1h", "--count", "1", "--format", "json"]
+                + Self.newYork,
             subject: "shape-changes")
         var kinds: [String] = []
         for line in (watch + deletion + buckets).split(separator: "\n") {
@@ -153,9 +162,12 @@ import Testing
         #expect(try OutputShapes.expectJSON(sources, section: "sources").elements.count == 2)
         try OutputShapes.expectCSV(
             try await Self.run(["sources", "stepCount", "--format", "csv"], subject: "shape-misc"), section: "sources")
-        try OutputShapes.expectJSON(try await Self.run(["types", "--format", "json"], subject: "shape-misc"), section: "types")
-        try OutputShapes.expectCSV(try await Self.run(["types", "--format", "csv"], subject: "shape-misc"), section: "types")
-        _ = try await Self.run(["admin", "create", "shape-reader", "--read", "stepCount,heartRate"], subject: "shape-misc")
+        try OutputShapes.expectJSON(
+            try await Self.run(["types", "--format", "json"], subject: "shape-misc"), section: "types")
+        try OutputShapes.expectCSV(
+            try await Self.run(["types", "--format", "csv"], subject: "shape-misc"), section: "types")
+        _ = try await Self.run(
+            ["admin", "create", "shape-reader", "--read", "stepCount,heartRate"], subject: "shape-misc")
         let list = try OutputShapes.expectJSON(
             try await Self.run(["admin", "list", "--format", "json"], subject: "shape-misc"), section: "admin list")
         let reader = try #require(list.elements.first { $0["name"]?.text == "shape-reader" })
@@ -183,9 +195,13 @@ import Testing
     static let cases = [
         Case(zone: "America/New_York", interval: "1h", anchor: nil, from: "2026-10-31T23:00", to: "2026-11-01T03:00"),
         Case(zone: "America/New_York", interval: "15m", anchor: nil, from: "2026-11-01T00:45", to: "2026-11-01T02:15"),
-        Case(zone: "America/New_York", interval: "1d", anchor: "2026-10-30T03:34", from: "2026-10-30T12:00", to: "2026-11-03T12:00"),
-        Case(zone: "Australia/Lord_Howe", interval: "15m", anchor: nil, from: "2026-04-05T00:45", to: "2026-04-05T02:30"),
-        Case(zone: "Australia/Lord_Howe", interval: "1h", anchor: nil, from: "2026-04-04T23:00", to: "2026-04-05T03:00"),
+        Case(
+            zone: "America/New_York", interval: "1d", anchor: "2026-10-30T03:34", from: "2026-10-30T12:00",
+            to: "2026-11-03T12:00"),
+        Case(
+            zone: "Australia/Lord_Howe", interval: "15m", anchor: nil, from: "2026-04-05T00:45", to: "2026-04-05T02:30"),
+        Case(
+            zone: "Australia/Lord_Howe", interval: "1h", anchor: nil, from: "2026-04-04T23:00", to: "2026-04-05T03:00"),
         Case(zone: "Pacific/Apia", interval: "1d", anchor: nil, from: "2011-12-28", to: "2012-01-01"),
     ]
 
@@ -210,7 +226,8 @@ import Testing
         let query = CollectionQuery(
             subject: subject, type: "stepCount", options: .cumulativeSum,
             anchor: try #require(dates.parse(testCase.anchor ?? "2000-01-01")), interval: interval,
-            timeZone: testCase.zone, unit: "", enumerateFrom: dates.parse(testCase.from), enumerateTo: dates.parse(testCase.to))
+            timeZone: testCase.zone, unit: "", enumerateFrom: dates.parse(testCase.from),
+            enumerateTo: dates.parse(testCase.to))
         let client = HealthClient(
             ClientConfiguration(host: "127.0.0.1", port: Int(live.server.port), token: live.token, clientName: "test"))
         defer { client.close() }
@@ -225,7 +242,8 @@ import Testing
             #expect(ISO8601Text.parse(text)?.offsetSeconds == seconds, "\(text)")
         }
         // CSV says the same; table labels are distinct too.
-        let csv = try OutputShapes.expectCSV(try await Self.run(arguments + ["--format", "csv"], subject: subject), section: "collection")
+        let csv = try OutputShapes.expectCSV(
+            try await Self.run(arguments + ["--format", "csv"], subject: subject), section: "collection")
         #expect(csv.map { $0["start"] ?? "" } == starts)
         let table = try await Self.run(arguments, subject: subject)
         let lines = table.split(separator: "\n").map(String.init)

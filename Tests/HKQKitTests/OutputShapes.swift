@@ -165,7 +165,9 @@ enum OutputShapes {
         var position = documented.startIndex
         for column in header {
             guard let index = documented[position...].firstIndex(where: { $0 == column || $0 == column + "?" }) else {
-                Issue.record("\(section): column '\(column)' not documented (in order) in \(documented)", sourceLocation: sourceLocation)
+                Issue.record(
+                    "\(section): column '\(column)' not documented (in order) in \(documented)",
+                    sourceLocation: sourceLocation)
                 return []
             }
             let skipped = documented[position..<index].filter { !$0.hasSuffix("?") }

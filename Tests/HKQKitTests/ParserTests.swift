@@ -128,7 +128,8 @@ import HealthModel
             "Usage: tool echo", "See 'tool echo --help'"
         ),
         (
-            ["echo", "x", "--server", "host:0"], "invalid server address 'host:0' in --server; expected host, host:port or [v6]:port",
+            ["echo", "x", "--server", "host:0"],
+            "invalid server address 'host:0' in --server; expected host, host:port or [v6]:port",
             "Usage: tool echo", "See 'tool echo --help'"
         ),
         (["echo", "x", "--subject="], "the subject is empty", "Usage: tool echo", "See 'tool echo --help'"),
@@ -182,7 +183,10 @@ import HealthModel
         #expect(out.contains("  group                   A group of commands.\n"))
         #expect(out.contains("  help                    Show help for hkq or one of its commands.\n"))
         #expect(out.contains("\nOPTIONS:\n  --server <host:port>    "))
-        #expect(out.contains("  --format <format>       Output format: table, json, csv or chart (collection only; default: table).\n"))
+        #expect(
+            out.contains(
+                "  --format <format>       Output format: table, json, csv or chart (collection only; default: table).\n"
+            ))
         #expect(out.contains("  -h, --help              Show help information.\n"))
         #expect(out.hasSuffix("  See 'tool help <command>' for detailed help.\n"))
         // Sections come in swift-argument-parser's order.
@@ -284,7 +288,8 @@ import HealthModel
         #expect(explicitWins.out.contains("token=t2"))
         let missing = await runHKQ(["echo", "x", "--token-file", path + ".missing"], program: testProgram)
         #expect(missing.status == 64)
-        #expect(missing.err.hasPrefix("error: cannot read a token from '\(path).missing' (--token-file)"), "\(missing.err)")
+        #expect(
+            missing.err.hasPrefix("error: cannot read a token from '\(path).missing' (--token-file)"), "\(missing.err)")
     }
 
     @Test(arguments: [("-40", false), ("-.5", false), ("-h", true), ("--x", true), ("-", false), ("x", false)])

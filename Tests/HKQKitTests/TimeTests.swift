@@ -152,11 +152,13 @@ import TestSupport
         }
     }
 
-    @Test("zero-padding writes the digits of any value, sign first", arguments: [
-        (0, 2, "00"), (7, 2, "07"), (42, 2, "42"), (123, 2, "123"), (2024, 4, "2024"), (5, 4, "0005"),
-        (-5, 4, "-0005"), (-12345, 2, "-12345"), (999_999, 6, "999999"), (Int.max, 1, String(Int.max)),
-        (Int.min, 1, String(Int.min)),
-    ])
+    @Test(
+        "zero-padding writes the digits of any value, sign first",
+        arguments: [
+            (0, 2, "00"), (7, 2, "07"), (42, 2, "42"), (123, 2, "123"), (2024, 4, "2024"), (5, 4, "0005"),
+            (-5, 4, "-0005"), (-12345, 2, "-12345"), (999_999, 6, "999999"), (Int.max, 1, String(Int.max)),
+            (Int.min, 1, String(Int.min)),
+        ])
     func padding(value: Int, width: Int, text: String) {
         #expect(TimestampFormatter.pad(value, width) == text)
     }

@@ -12,15 +12,23 @@ struct PublicSurfaceTests {
     @Test("stableID depends on content only: same content, same UUID; any field changed, another")
     func stableIDIsContent() throws {
         let count = try HealthUnit(parsing: "count")
-        let id = try Sample.stableID(type: Self.steps, start: 0, end: 60_000_000, value: 12, unit: count, source: Self.watch)
-        #expect(try Sample.stableID(type: Self.steps, start: 0, end: 60_000_000, value: 12, unit: count, source: Self.watch) == id)
-        #expect(try Sample.stableID(type: Self.steps, start: 1, end: 60_000_000, value: 12, unit: count, source: Self.watch) != id)
-        #expect(try Sample.stableID(type: Self.steps, start: 0, end: 60_000_000, value: 13, unit: count, source: Self.watch) != id)
+        let id = try Sample.stableID(
+            type: Self.steps, start: 0, end: 60_000_000, value: 12, unit: count, source: Self.watch)
+        #expect(
+            try Sample.stableID(type: Self.steps, start: 0, end: 60_000_000, value: 12, unit: count, source: Self.watch)
+                == id)
+        #expect(
+            try Sample.stableID(type: Self.steps, start: 1, end: 60_000_000, value: 12, unit: count, source: Self.watch)
+                != id)
+        #expect(
+            try Sample.stableID(type: Self.steps, start: 0, end: 60_000_000, value: 13, unit: count, source: Self.watch)
+                != id)
         #expect(
             try Sample.stableID(
                 type: Self.steps, start: 0, end: 60_000_000, value: 12, unit: count, source: SourceInfo(name: "Phone"))
                 != id)
-        let sample = Sample(subject: "anna", type: Self.steps, start: 0, end: 60_000_000, value: 12, unit: count, source: Self.watch)
+        let sample = Sample(
+            subject: "anna", type: Self.steps, start: 0, end: 60_000_000, value: 12, unit: count, source: Self.watch)
         #expect(try sample.withStableID().uuid == id)
         var other = sample
         other.subject = "ben"
@@ -35,7 +43,9 @@ struct PublicSurfaceTests {
             type: Self.distance, start: 0, end: 1, value: 1500, unit: try HealthUnit(parsing: "m"), source: Self.watch)
         #expect(km == m)
         #expect(throws: HealthError.self) {
-            try Sample.stableID(type: Self.distance, start: 0, end: 1, value: 1, unit: try HealthUnit(parsing: "count"), source: Self.watch)
+            try Sample.stableID(
+                type: Self.distance, start: 0, end: 1, value: 1, unit: try HealthUnit(parsing: "count"),
+                source: Self.watch)
         }
     }
 
@@ -46,7 +56,8 @@ struct PublicSurfaceTests {
         #expect(Duration.seconds(2).wholeMicroseconds == 2 * Micros.second)
         #expect(Duration.microseconds(1_500).wholeMicroseconds == 1_500)
         let sample = Sample(
-            subject: "anna", type: Self.steps, start: Date(timestamp: instant), end: Date(timestamp: instant + Micros.minute),
+            subject: "anna", type: Self.steps, start: Date(timestamp: instant),
+            end: Date(timestamp: instant + Micros.minute),
             value: 1, unit: Self.steps.canonicalUnit, source: Self.watch)
         #expect(sample.start == instant && sample.end == instant + Micros.minute)
         #expect(sample.endDate.timeIntervalSince(sample.startDate) == 60)

@@ -27,7 +27,8 @@ struct RetryPolicyTests {
     @Test("a seed makes the pauses reproducible; another seed gives other pauses")
     func seededPausesRepeat() {
         func run(_ seed: UInt64) -> [Duration] {
-            var pauses = ReconnectPolicy(initialBackoff: .milliseconds(100), maxBackoff: .seconds(2), seed: seed).pauses()
+            var pauses = ReconnectPolicy(initialBackoff: .milliseconds(100), maxBackoff: .seconds(2), seed: seed)
+                .pauses()
             return (0..<10).map { _ in pauses.next() }
         }
         #expect(run(42) == run(42))
@@ -36,7 +37,8 @@ struct RetryPolicyTests {
 
     @Test("without jitter the pauses are the nominal ones")
     func exactPauses() {
-        var pauses = ReconnectPolicy(initialBackoff: .milliseconds(100), maxBackoff: .milliseconds(300), jitter: 0).pauses()
+        var pauses = ReconnectPolicy(initialBackoff: .milliseconds(100), maxBackoff: .milliseconds(300), jitter: 0)
+            .pauses()
         #expect((0..<4).map { _ in pauses.next() } == [100, 200, 300, 300].map { .milliseconds($0) })
     }
 }

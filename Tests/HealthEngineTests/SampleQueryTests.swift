@@ -200,19 +200,27 @@ struct SampleQueryTests {
         #expect(try values(ValueBounds(lower: 1000)) == [1000, 1500, 2000, 3000])
         #expect(try values(ValueBounds(lower: 1000, lowerInclusive: false)) == [1500, 2000, 3000])
         #expect(try values(ValueBounds(lower: 1, upper: 2, unit: "km")) == [1000, 1500, 2000])
-        #expect(try values(ValueBounds(lower: 1, upper: 2, lowerInclusive: false, upperInclusive: false, unit: "km")) == [1500])
+        #expect(
+            try values(ValueBounds(lower: 1, upper: 2, lowerInclusive: false, upperInclusive: false, unit: "km")) == [
+                1500
+            ])
         #expect(try values(ValueBounds(upper: 1, unit: "mi")) == [500, 1000, 1500])
         #expect(try values(ValueBounds(lower: 1500, upper: 1500)) == [1500], "== q is both bounds at q")
         #expect(try values(ValueBounds(lower: 5, unit: "km")) == [])
         // Combined with a date bound and through statistics and collections.
         let dated = SampleFilter(date: DatePredicate(end: sec(0) + 35), values: ValueBounds(lower: 1, unit: "km"))
-        #expect(try store.samples(subject: "anna", type: "distanceWalkingRunning", filter: dated).values == [1000, 1500, 2000])
+        #expect(
+            try store.samples(subject: "anna", type: "distanceWalkingRunning", filter: dated).values == [
+                1000, 1500, 2000,
+            ])
         let sum = try store.statistics(
-            subject: "anna", type: "distanceWalkingRunning", filter: SampleFilter(values: ValueBounds(upper: 1.5, unit: "km")),
+            subject: "anna", type: "distanceWalkingRunning",
+            filter: SampleFilter(values: ValueBounds(upper: 1.5, unit: "km")),
             options: .cumulativeSum, unit: "km")
         #expect(close(sum.figures.sum, 3))
         let buckets = try store.collection(
-            subject: "anna", type: "distanceWalkingRunning", filter: SampleFilter(values: ValueBounds(lower: 2, unit: "km")),
+            subject: "anna", type: "distanceWalkingRunning",
+            filter: SampleFilter(values: ValueBounds(lower: 2, unit: "km")),
             options: .cumulativeSum, anchor: 0, interval: CalendarInterval(1, .day), timeZone: "UTC")
         #expect(buckets.map(\.figures.sum) == [5000])
     }
@@ -220,11 +228,14 @@ struct SampleQueryTests {
     @Test("random value bounds agree with a full scan", arguments: [11, 12, 13] as [UInt64])
     func randomValueBounds(seed: UInt64) throws {
         var generator = SplitMix64(seed: seed)
-        let rows = (0..<300).map { i in Row(Timestamp(i) * 1000, Timestamp(i) * 1000, Double(Int.random(in: 40..<200, using: &generator))) }
+        let rows = (0..<300).map { i in
+            Row(Timestamp(i) * 1000, Timestamp(i) * 1000, Double(Int.random(in: 40..<200, using: &generator)))
+        }
         let store = try store(type: "heartRate", rows: rows)
         for _ in 0..<100 {
             let lower = Bool.random(using: &generator) ? Double(Int.random(in: 30..<210, using: &generator)) : nil
-            let upper = Bool.random(using: &generator) ? Double(Int.random(in: Int(lower ?? 30)..<220, using: &generator)) : nil
+            let upper =
+                Bool.random(using: &generator) ? Double(Int.random(in: Int(lower ?? 30)..<220, using: &generator)) : nil
             let bounds = ValueBounds(
                 lower: lower, upper: upper, lowerInclusive: Bool.random(using: &generator),
                 upperInclusive: Bool.random(using: &generator))
@@ -233,23 +244,31 @@ struct SampleQueryTests {
                 lower: lower.map { $0 / 60 }, upper: upper.map { $0 / 60 }, lowerInclusive: bounds.lowerInclusive,
                 upperInclusive: bounds.upperInclusive, unit: "count/s")
             let expected = rows.map(\.value).filter(bounds.matches)
-            #expect(try store.samples(subject: "anna", type: "heartRate", filter: SampleFilter(values: bounds)).values == expected, "\(bounds)")
-            let converted = try store.samples(subject: "anna", type: "heartRate", filter: SampleFilter(values: perSecond)).values
+            #expect(
+                try store.samples(subject: "anna", type: "heartRate", filter: SampleFilter(values: bounds)).values
+                    == expected, "\(bounds)")
+            let converted = try store.samples(
+                subject: "anna", type: "heartRate", filter: SampleFilter(values: perSecond)
+            ).values
             let canonical = try perSecond.canonical(for: .named("heartRate"))
             #expect(canonical.unit == "")
             #expect(converted == rows.map(\.value).filter(canonical.matches), "\(perSecond)")
         }
     }
 
-    @Test("value bounds that cannot match or name a wrong unit are errors", arguments: [
-        (ValueBounds(lower: 2, upper: 1), ErrorCode.invalidPredicate),
-        (ValueBounds(lower: .infinity), .invalidPredicate),
-        (ValueBounds(lower: 1, unit: "kg"), .incompatibleUnit),
-        (ValueBounds(lower: 1, unit: "furlongs"), .invalidUnit),
-    ])
+    @Test(
+        "value bounds that cannot match or name a wrong unit are errors",
+        arguments: [
+            (ValueBounds(lower: 2, upper: 1), ErrorCode.invalidPredicate),
+            (ValueBounds(lower: .infinity), .invalidPredicate),
+            (ValueBounds(lower: 1, unit: "kg"), .incompatibleUnit),
+            (ValueBounds(lower: 1, unit: "furlongs"), .invalidUnit),
+        ])
     func valueBoundErrors(bounds: ValueBounds, code: ErrorCode) throws {
         let store = try store(type: "stepCount", rows: [Row(0, 10, 5)])
-        let error = healthError { _ = try store.samples(subject: "anna", type: "stepCount", filter: SampleFilter(values: bounds)) }
+        let error = healthError {
+            _ = try store.samples(subject: "anna", type: "stepCount", filter: SampleFilter(values: bounds))
+        }
         #expect(error?.code == code)
     }
 

@@ -16,7 +16,9 @@ struct SourcePriorityTests {
 
     static func store(_ sources: [SourceInfo], userEntered: SourceInfo? = nil) throws -> HealthStore {
         let rows = sources.enumerated().map { index, source in
-            Row(Timestamp(index) * Micros.minute, Timestamp(index + 1) * Micros.minute, 1, source, userEntered: source == userEntered)
+            Row(
+                Timestamp(index) * Micros.minute, Timestamp(index + 1) * Micros.minute, 1, source,
+                userEntered: source == userEntered)
         }
         return try HealthEngineTests.store(type: "stepCount", rows: rows)
     }
@@ -24,17 +26,21 @@ struct SourcePriorityTests {
     @Test("manual entries first, then the person's Apple devices, then other apps newest first")
     func defaultOrder() throws {
         // Seen in this order: an older third-party app, the iPhone, the Watch, Garmin, a manual logbook.
-        let store = try Self.store([Self.sleepApp, Self.phone, Self.watch, Self.garmin, Self.logbook], userEntered: Self.logbook)
+        let store = try Self.store(
+            [Self.sleepApp, Self.phone, Self.watch, Self.garmin, Self.logbook], userEntered: Self.logbook)
         let order = try store.sourcePriority(subject: "anna", type: "stepCount").map(\.name)
         #expect(order == ["Logbook", "Phillip’s iPhone", "Phillip’s Apple Watch", "Connect", "AutoSleep"])
         #expect(SeriesSources.isApple(Self.phoneByName))
-        #expect(!SeriesSources.isApple(Self.garmin) && !SeriesSources.isApple(SourceInfo(name: "Watchtower", device: "Watchtower")))
+        #expect(
+            !SeriesSources.isApple(Self.garmin)
+                && !SeriesSources.isApple(SourceInfo(name: "Watchtower", device: "Watchtower")))
     }
 
     @Test("naming some sources puts them first and keeps the others in their current order")
     func partialOrderKeepsTheRest() throws {
         let store = try Self.store([Self.sleepApp, Self.phone, Self.watch, Self.garmin])
-        try store.setSourcePriority(subject: "anna", type: "stepCount", order: [Self.sleepApp, Self.garmin, Self.phone, Self.watch])
+        try store.setSourcePriority(
+            subject: "anna", type: "stepCount", order: [Self.sleepApp, Self.garmin, Self.phone, Self.watch])
         try store.setSourcePriority(subject: "anna", type: "stepCount", order: [Self.watch])
         let order = try store.sourcePriority(subject: "anna", type: "stepCount").map(\.name)
         #expect(order == ["Phillip’s Apple Watch", "AutoSleep", "Connect", "Phillip’s iPhone"])

@@ -38,16 +38,19 @@ struct TimestampEdgeTests {
         #expect(average.figures.duration == Self.last - Self.first)
 
         let steps = try store(
-            type: "stepCount", rows: [Row(Self.first + 1, -1, 10), Row(0, Self.last, 20), Row(Self.first, Self.first, 1)])
+            type: "stepCount",
+            rows: [Row(Self.first + 1, -1, 10), Row(0, Self.last, 20), Row(Self.first, Self.first, 1)])
         let sums = try steps.statistics(subject: "anna", type: "stepCount", options: [.cumulativeSum, .duration])
         #expect(sums.figures.sum == 31)
         #expect(sums.figures.duration == Self.last - Self.first - 2)
         let years = try steps.collection(
-            subject: "anna", type: "stepCount", options: [.cumulativeSum], anchor: 0, interval: CalendarInterval(1000, .year),
+            subject: "anna", type: "stepCount", options: [.cumulativeSum], anchor: 0,
+            interval: CalendarInterval(1000, .year),
             timeZone: "UTC")
         #expect(close(years.reduce(0) { $0 + ($1.figures.sum ?? 0) }, 31, tolerance: 1e-6))
         let days = try steps.collection(
-            subject: "anna", type: "stepCount", options: [.cumulativeSum], anchor: 0, interval: CalendarInterval(1, .day),
+            subject: "anna", type: "stepCount", options: [.cumulativeSum], anchor: 0,
+            interval: CalendarInterval(1, .day),
             timeZone: "Europe/Berlin", enumerateFrom: Self.first, enumerateTo: Self.first + 3 * Micros.day)
         #expect(days.first?.figures.sum != nil)
     }

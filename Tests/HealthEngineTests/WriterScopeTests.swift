@@ -25,13 +25,17 @@ struct WriterScopeTests {
         let store = HealthStore()
         let id = freshBatchID()
         let first = Self.batch(id: id, rows: 5, uuids: true)
-        #expect(try store.insert(first, writer: Self.ben, beforeApplying: {}) == InsertResult(inserted: 5, duplicates: 0))
+        #expect(
+            try store.insert(first, writer: Self.ben, beforeApplying: {}) == InsertResult(inserted: 5, duplicates: 0))
         let second = Self.batch(id: id, rows: 4, from: 10, uuids: true)
-        #expect(try store.insert(second, writer: Self.anna, beforeApplying: {}) == InsertResult(inserted: 4, duplicates: 0))
+        #expect(
+            try store.insert(second, writer: Self.anna, beforeApplying: {}) == InsertResult(inserted: 4, duplicates: 0))
         #expect(try store.samples(subject: "anna", type: "stepCount").count == 9)
         // Each identity's own retry still repeats its own first acknowledgement.
-        #expect(try store.insert(first, writer: Self.ben, beforeApplying: {}) == InsertResult(inserted: 5, duplicates: 0))
-        #expect(try store.insert(second, writer: Self.anna, beforeApplying: {}) == InsertResult(inserted: 4, duplicates: 0))
+        #expect(
+            try store.insert(first, writer: Self.ben, beforeApplying: {}) == InsertResult(inserted: 5, duplicates: 0))
+        #expect(
+            try store.insert(second, writer: Self.anna, beforeApplying: {}) == InsertResult(inserted: 4, duplicates: 0))
         #expect(try store.samples(subject: "anna", type: "stepCount").count == 9)
     }
 

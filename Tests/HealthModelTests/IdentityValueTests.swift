@@ -27,7 +27,8 @@ struct IdentityValueTests {
             let expected = IdentityValue.canonical(metres, unit: metre, type: distance)
             for unit in units {
                 let written = try metre.convert(metres, to: unit)
-                #expect(IdentityValue.canonical(written, unit: unit, type: distance) == expected, "\(metres) m in \(unit)")
+                #expect(
+                    IdentityValue.canonical(written, unit: unit, type: distance) == expected, "\(metres) m in \(unit)")
             }
         }
     }

@@ -181,7 +181,8 @@ struct FileTests {
                 try FileSystem.writeFileAtomically(directory + "/" + name, [1, 2, 3])
             }
             #expect(try FileSystem.removeAtomicWriteLeftovers(in: directory) == ["MANIFEST.tmp-9", "a.snap.tmp-123"])
-            #expect(try FileSystem.contentsOfDirectory(directory) == ["keep.snap", "keep.tmp-", "keep.tmp-12x", "tmp-5"])
+            #expect(
+                try FileSystem.contentsOfDirectory(directory) == ["keep.snap", "keep.tmp-", "keep.tmp-12x", "tmp-5"])
         }
     }
 

@@ -129,9 +129,12 @@ struct ConnectionDeadlineTests {
         var machine = Self.established()
         var batch = SampleBatch(batchID: 9, subject: "anna", typeIdentifier: "stepCount", unit: "count")
         for minute in 0..<2000 {
-            batch.append(start: Int64(minute) * 60_000_000, end: Int64(minute + 1) * 60_000_000, value: 3, source: SourceInfo(name: "w"))
+            batch.append(
+                start: Int64(minute) * 60_000_000, end: Int64(minute + 1) * 60_000_000, value: 3,
+                source: SourceInfo(name: "w"))
         }
-        let bytes = FrameEncoder(compressionThreshold: 0).encode(Message.insert(Insert(batch: batch)).frame(requestID: 7))
+        let bytes = FrameEncoder(compressionThreshold: 0).encode(
+            Message.insert(Insert(batch: batch)).frame(requestID: 7))
         #expect(bytes[4] & FrameFlags.compressed.rawValue != 0)
         let actions = machine.received(bytes, now: Self.at(1))
         guard case .decode(let frame, let identity) = actions.first else {
@@ -153,7 +156,8 @@ struct ConnectionDeadlineTests {
         var other = Self.established()
         _ = other.received(bytes, now: Self.at(1))
         let failed = other.decoded(
-            Machine.decodeRequest(broken, limits: ConnectionStateMachineTests.limits), frame: broken, identity: identity)
+            Machine.decodeRequest(broken, limits: ConnectionStateMachineTests.limits), frame: broken, identity: identity
+        )
         #expect(ConnectionStateMachineTests.closes(failed))
     }
 }

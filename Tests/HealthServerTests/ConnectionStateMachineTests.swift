@@ -7,7 +7,9 @@ import Testing
 
 @Suite("Connection state machine")
 struct ConnectionStateMachineTests {
-    static let limits = SessionLimits(maxFrameBytes: 1 << 20, maxInflatedBytes: 4 << 20, maxBatchRows: 1000, maxPipelinedRequests: 2, idleTimeoutSeconds: 300)
+    static let limits = SessionLimits(
+        maxFrameBytes: 1 << 20, maxInflatedBytes: 4 << 20, maxBatchRows: 1000, maxPipelinedRequests: 2,
+        idleTimeoutSeconds: 300)
 
     /// Accepts every hello at once as "tester" (like `--auth off`), or refuses every one.
     struct StubAuthenticator: HandshakeAuthenticator {
@@ -16,13 +18,17 @@ struct ConnectionStateMachineTests {
             if refuse { throw HealthError(.unauthenticated, "the token is not valid") }
             return .accepted(ClientIdentity(name: "tester"))
         }
-        func finish(_ pending: PendingAuthentication, proof: Proof) throws(HealthError) -> (ClientIdentity, serverSignature: [UInt8]) {
+        func finish(_ pending: PendingAuthentication, proof: Proof) throws(HealthError) -> (
+            ClientIdentity, serverSignature: [UInt8]
+        ) {
             throw HealthError(.handshakeRequired, "no challenge was sent")
         }
     }
 
     static func machine(refuse: Bool = false) -> ConnectionStateMachine {
-        ConnectionStateMachine(limits: limits, serverVersion: "hkd test", connectionID: 9, authenticator: StubAuthenticator(refuse: refuse))
+        ConnectionStateMachine(
+            limits: limits, serverVersion: "hkd test", connectionID: 9, authenticator: StubAuthenticator(refuse: refuse)
+        )
     }
 
     static func bytes(_ message: Message, id: UInt32) -> [UInt8] { FrameEncoder().encode(message.frame(requestID: id)) }
@@ -169,7 +175,12 @@ struct ConnectionStateMachineTests {
         var idle = Self.machine()
         _ = idle.received(Self.hello)
         let timeout = idle.terminate(HealthError(.idleTimeout, "the connection was idle for 300 s"))
-        #expect(try Self.written(timeout).first == .error(ErrorReply(code: 107, retryable: false, closesConnection: true, message: "the connection was idle for 300 s")))
+        #expect(
+            try Self.written(timeout).first
+                == .error(
+                    ErrorReply(
+                        code: 107, retryable: false, closesConnection: true,
+                        message: "the connection was idle for 300 s")))
         #expect(Self.closes(timeout))
     }
 

@@ -49,7 +49,8 @@ struct HandshakeAuthenticationTests {
 
         func machine() -> ConnectionStateMachine {
             ConnectionStateMachine(
-                limits: ConnectionStateMachineTests.limits, serverVersion: "hkd test", connectionID: 3, authenticator: authenticator)
+                limits: ConnectionStateMachineTests.limits, serverVersion: "hkd test", connectionID: 3,
+                authenticator: authenticator)
         }
     }
 
@@ -68,7 +69,9 @@ struct HandshakeAuthenticationTests {
     }
 
     /// Runs hello and proof for `token`; returns the final reply, the challenge, and the client's handshake.
-    static func handshake(_ token: String, on machine: inout ConnectionStateMachine) throws -> (Message?, Challenge?, ClientHandshake) {
+    static func handshake(_ token: String, on machine: inout ConnectionStateMachine) throws -> (
+        Message?, Challenge?, ClientHandshake
+    ) {
         var client = try ClientHandshake(clientName: "test", token: token, nonce: nonce)
         let (first, _) = try send(.hello(client.hello), to: &machine)
         guard case .challenge(let challenge) = first.first else { return (first.first, nil, client) }
@@ -111,7 +114,11 @@ struct HandshakeAuthenticationTests {
             var machine = fixture.machine()
             let (reply, challenge, _) = try Self.handshake(token, on: &machine)
             #expect(challenge != nil, "no challenge for \(token.prefix(14))")
-            #expect(reply == .error(ErrorReply(code: 300, retryable: false, closesConnection: true, message: "the token is not valid")))
+            #expect(
+                reply
+                    == .error(
+                        ErrorReply(
+                            code: 300, retryable: false, closesConnection: true, message: "the token is not valid")))
             #expect(machine.isClosed)
         }
         // Replay: the proof of one connection, sent on another (its server nonce differs).
@@ -140,7 +147,8 @@ struct HandshakeAuthenticationTests {
         let fixture = try Fixture()
         func challenge(_ id: UInt32) throws -> Challenge? {
             var machine = fixture.machine()
-            let (reply, _) = try Self.send(.hello(Hello(clientName: "probe", tokenID: id, clientNonce: Self.nonce)), to: &machine)
+            let (reply, _) = try Self.send(
+                .hello(Hello(clientName: "probe", tokenID: id, clientNonce: Self.nonce)), to: &machine)
             if case .challenge(let c) = reply.first { return c }
             return nil
         }
@@ -152,20 +160,34 @@ struct HandshakeAuthenticationTests {
         #expect(try challenge(1)?.salt == known.salt)
     }
 
-    @Test("a revoked identity's correct proof gets tokenRevoked; no token gets unauthenticated; anything but proof after challenge is refused")
+    @Test(
+        "a revoked identity's correct proof gets tokenRevoked; no token gets unauthenticated; anything but proof after challenge is refused"
+    )
     func revokedMissingAndOutOfOrder() throws {
         let fixture = try Fixture()
-        let created = try fixture.registry.perform(.create(IdentitySpec(name: "writer", grants: [TypeGrant(type: "*", share: true, read: false)])))
+        let created = try fixture.registry.perform(
+            .create(IdentitySpec(name: "writer", grants: [TypeGrant(type: "*", share: true, read: false)])))
         let token = created.token
         #expect(!token.isEmpty)
         _ = try fixture.registry.perform(.revoke(name: "writer"))
         var machine = fixture.machine()
         let (reply, _, _) = try Self.handshake(token, on: &machine)
-        #expect(reply == .error(ErrorReply(code: 302, retryable: false, closesConnection: true, message: "the identity \"writer\" was revoked")))
+        #expect(
+            reply
+                == .error(
+                    ErrorReply(
+                        code: 302, retryable: false, closesConnection: true,
+                        message: "the identity \"writer\" was revoked")))
 
         var anonymous = fixture.machine()
-        let (refused, closed) = try Self.send(.hello(Hello(clientName: "test", tokenID: 0, clientNonce: [])), to: &anonymous)
-        #expect(refused.first == .error(ErrorReply(code: 300, retryable: false, closesConnection: true, message: "this server requires a token (hkq --token or HKQ_TOKEN)")))
+        let (refused, closed) = try Self.send(
+            .hello(Hello(clientName: "test", tokenID: 0, clientNonce: [])), to: &anonymous)
+        #expect(
+            refused.first
+                == .error(
+                    ErrorReply(
+                        code: 300, retryable: false, closesConnection: true,
+                        message: "this server requires a token (hkq --token or HKQ_TOKEN)")))
         #expect(closed)
 
         var early = fixture.machine()
@@ -186,9 +208,12 @@ struct HandshakeAuthenticationTests {
         w.writeString(fixture.adminToken)
         let frame = Frame(kind: .hello, flags: [], requestID: 0, payload: w.bytes)
         let actions = machine.received(FrameEncoder().encode(frame))
-        #expect(try ConnectionStateMachineTests.written(actions).first == .error(ErrorReply(
-            code: 101, retryable: false, closesConnection: true,
-            message: "protocol version 1 is not supported; this server speaks 2")))
+        #expect(
+            try ConnectionStateMachineTests.written(actions).first
+                == .error(
+                    ErrorReply(
+                        code: 101, retryable: false, closesConnection: true,
+                        message: "protocol version 1 is not supported; this server speaks 2")))
     }
 
     @Test("an identity file of format 1 is converted at open: token hashes become verifiers, old tokens still work")
@@ -206,7 +231,8 @@ struct HandshakeAuthenticationTests {
         try old.write(toFile: directory + "/identities.json", atomically: false, encoding: .utf8)
         var logged: [String] = []
         let registry = try IdentityRegistry.open(directory: directory) { logged.append($0) }
-        #expect(logged == ["converted \(directory)/identities.json to format 2: 1 token hashes became handshake verifiers"])
+        #expect(
+            logged == ["converted \(directory)/identities.json to format 2: 1 token hashes became handshake verifiers"])
         let text = try String(contentsOfFile: directory + "/identities.json", encoding: .utf8)
         #expect(text.contains("\"format\" : 2"))
         #expect(!text.contains("tokenHash") && !text.contains(hash))

@@ -7,7 +7,9 @@ import Testing
 
 @Suite("Request dispatcher")
 struct RequestDispatcherTests {
-    static let limits = SessionLimits(maxFrameBytes: 1 << 20, maxInflatedBytes: 4 << 20, maxBatchRows: 500, maxPipelinedRequests: 8, idleTimeoutSeconds: 0)
+    static let limits = SessionLimits(
+        maxFrameBytes: 1 << 20, maxInflatedBytes: 4 << 20, maxBatchRows: 500, maxPipelinedRequests: 8,
+        idleTimeoutSeconds: 0)
     static let identity = ClientIdentity(name: "tester")
     static let source = SourceInfo(name: "Watch", bundleIdentifier: "com.apple.health.watch")
 
@@ -30,7 +32,8 @@ struct RequestDispatcherTests {
 
     @Test("an insert is acknowledged with its batch id and row count")
     func insert() {
-        let replies = Self.dispatcher().handle(.insert(Insert(batch: Self.batch(rows: 10, id: 77))), identity: Self.identity)
+        let replies = Self.dispatcher().handle(
+            .insert(Insert(batch: Self.batch(rows: 10, id: 77))), identity: Self.identity)
         #expect(replies == [.insertAck(InsertAck(batchID: 77, inserted: 10))])
     }
 
@@ -49,7 +52,8 @@ struct RequestDispatcherTests {
     func streaming() {
         let dispatcher = Self.dispatcher(rowsPerFrame: 100)
         _ = dispatcher.handle(.insert(Insert(batch: Self.batch(rows: 450))), identity: Self.identity)
-        let replies = dispatcher.handle(.sampleQuery(SampleQuery(subject: "anna", type: "stepCount")), identity: Self.identity)
+        let replies = dispatcher.handle(
+            .sampleQuery(SampleQuery(subject: "anna", type: "stepCount")), identity: Self.identity)
         let batches = replies.compactMap { reply -> SampleBatch? in
             if case .sampleResult(let result) = reply { return result.batch }
             return nil
@@ -58,7 +62,8 @@ struct RequestDispatcherTests {
         #expect(batches.flatMap(\.starts) == (0..<450).map { Int64($0) * Micros.minute })
         #expect(batches.allSatisfy { $0.uuids?.count == $0.count })
 
-        let empty = dispatcher.handle(.sampleQuery(SampleQuery(subject: "nobody", type: "stepCount")), identity: Self.identity)
+        let empty = dispatcher.handle(
+            .sampleQuery(SampleQuery(subject: "nobody", type: "stepCount")), identity: Self.identity)
         #expect(empty.count == 1, "an empty result is one frame with no rows")
     }
 
@@ -66,14 +71,18 @@ struct RequestDispatcherTests {
     func statistics() {
         let dispatcher = Self.dispatcher()
         _ = dispatcher.handle(.insert(Insert(batch: Self.batch(rows: 60))), identity: Self.identity)
-        let replies = dispatcher.handle(.statisticsQuery(StatisticsQuery(subject: "anna", type: "stepCount", options: .cumulativeSum)), identity: Self.identity)
+        let replies = dispatcher.handle(
+            .statisticsQuery(StatisticsQuery(subject: "anna", type: "stepCount", options: .cumulativeSum)),
+            identity: Self.identity)
         guard case .statisticsResult(let result) = replies.first else {
             Issue.record("\(replies)")
             return
         }
         #expect(result.unit == "count")
         #expect(result.statistics.figures.sum == 60)
-        let none = dispatcher.handle(.statisticsQuery(StatisticsQuery(subject: "ben", type: "stepCount", options: .cumulativeSum)), identity: Self.identity)
+        let none = dispatcher.handle(
+            .statisticsQuery(StatisticsQuery(subject: "ben", type: "stepCount", options: .cumulativeSum)),
+            identity: Self.identity)
         guard case .error(let reply) = none.first else {
             Issue.record("\(none)")
             return
@@ -86,16 +95,26 @@ struct RequestDispatcherTests {
         let dispatcher = Self.dispatcher()
         _ = dispatcher.handle(.insert(Insert(batch: Self.batch(rows: 3))), identity: Self.identity)
         let replies = dispatcher.handle(.serverInfoQuery(ServerInfoQuery()), identity: Self.identity)
-        #expect(replies == [.serverInfo(ServerInfo(serverVersion: "hkd test", uptimeMicros: 5, connections: 1, residentBytes: 1024, subjects: 1, samplesPerType: [.init(type: "stepCount", samples: 3)]))])
+        #expect(
+            replies == [
+                .serverInfo(
+                    ServerInfo(
+                        serverVersion: "hkd test", uptimeMicros: 5, connections: 1, residentBytes: 1024, subjects: 1,
+                        samplesPerType: [.init(type: "stepCount", samples: 3)]))
+            ])
     }
 
     @Test("source priority set by name is returned in that order")
     func sourcePriority() {
         let dispatcher = Self.dispatcher()
         var batch = Self.batch(rows: 2)
-        batch.append(start: 0, end: Micros.minute, value: 1, source: SourceInfo(name: "iPhone", bundleIdentifier: "com.apple.health.phone"))
+        batch.append(
+            start: 0, end: Micros.minute, value: 1,
+            source: SourceInfo(name: "iPhone", bundleIdentifier: "com.apple.health.phone"))
         _ = dispatcher.handle(.insert(Insert(batch: batch)), identity: Self.identity)
-        let replies = dispatcher.handle(.setSourcePriority(SetSourcePriority(subject: "anna", type: "stepCount", order: ["iPhone"])), identity: Self.identity)
+        let replies = dispatcher.handle(
+            .setSourcePriority(SetSourcePriority(subject: "anna", type: "stepCount", order: ["iPhone"])),
+            identity: Self.identity)
         guard case .sourcePriority(let priority) = replies.first else {
             Issue.record("\(replies)")
             return

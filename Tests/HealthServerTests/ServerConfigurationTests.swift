@@ -46,18 +46,26 @@ struct ServerConfigurationTests {
         #expect(ServerConfiguration.usage.contains("--data-dir"))
     }
 
-    @Test("bad flags name the culprit", arguments: [
-        (["--bogus"], "unknown option \"--bogus\" (see hkd --help)"),
-        (["--listen", "7420"], "--listen needs HOST:PORT, e.g. 127.0.0.1:7420, not \"7420\""),
-        (["--listen", "127.0.0.1:99999"], "--listen needs HOST:PORT with a port from 0 to 65535, not \"127.0.0.1:99999\""),
-        (["--threads", "two"], "--threads needs a non-negative whole number, not \"two\""),
-        (["--data-dir"], "--data-dir needs a value"),
-        (["--max-batch-rows", "0"], "--max-batch-rows must be at least 1, not 0"),
-        (["--threads", "0"], "--threads must be at least 1, not 0"),
-        (["--workers=0"], "--workers must be at least 1, not 0"),
-        (["--max-conections", "5"], "unknown option \"--max-conections\"; did you mean \"max-connections\"? (see hkd --help)"),
-        (["--log-level", "loud"], "--log-level takes debug, info, warning or error, not \"loud\""),
-    ])
+    @Test(
+        "bad flags name the culprit",
+        arguments: [
+            (["--bogus"], "unknown option \"--bogus\" (see hkd --help)"),
+            (["--listen", "7420"], "--listen needs HOST:PORT, e.g. 127.0.0.1:7420, not \"7420\""),
+            (
+                ["--listen", "127.0.0.1:99999"],
+                "--listen needs HOST:PORT with a port from 0 to 65535, not \"127.0.0.1:99999\""
+            ),
+            (["--threads", "two"], "--threads needs a non-negative whole number, not \"two\""),
+            (["--data-dir"], "--data-dir needs a value"),
+            (["--max-batch-rows", "0"], "--max-batch-rows must be at least 1, not 0"),
+            (["--threads", "0"], "--threads must be at least 1, not 0"),
+            (["--workers=0"], "--workers must be at least 1, not 0"),
+            (
+                ["--max-conections", "5"],
+                "unknown option \"--max-conections\"; did you mean \"max-connections\"? (see hkd --help)"
+            ),
+            (["--log-level", "loud"], "--log-level takes debug, info, warning or error, not \"loud\""),
+        ])
     func badFlags(arguments: [String], message: String) {
         do {
             _ = try ServerConfiguration.parse(arguments)
@@ -108,23 +116,35 @@ struct ServerConfigurationTests {
         let fromFile = try #require(try Self.configuration(["--config", "/etc/hkd.conf"], file: file))
         #expect(fromFile.maxConnections == 100 && fromFile.idleTimeoutSeconds == 30)
         #expect(fromFile.dataDirectory == "/var/lib/hkd" && fromFile.logFormat == .json && fromFile.repair)
-        let environment = ["HKD_CONFIG": "/etc/hkd.conf", "HKD_MAX_CONNECTIONS": "200", "HKD_LOG_LEVEL": "warning", "PATH": "/bin"]
+        let environment = [
+            "HKD_CONFIG": "/etc/hkd.conf", "HKD_MAX_CONNECTIONS": "200", "HKD_LOG_LEVEL": "warning", "PATH": "/bin",
+        ]
         let withEnvironment = try #require(try Self.configuration([], environment: environment, file: file))
         #expect(withEnvironment.maxConnections == 200 && withEnvironment.idleTimeoutSeconds == 30)
         #expect(withEnvironment.logLevel == .warning)
         let withFlags = try #require(
             try Self.configuration(["--max-connections", "300"], environment: environment, file: file))
-        #expect(withFlags.maxConnections == 300 && withFlags.logLevel == .warning && withFlags.dataDirectory == "/var/lib/hkd")
+        #expect(
+            withFlags.maxConnections == 300 && withFlags.logLevel == .warning
+                && withFlags.dataDirectory == "/var/lib/hkd")
     }
 
-    @Test("unknown keys and variables, bad lines and values are errors naming them", arguments: [
-        (["--config", "/etc/hkd.conf"], [:], "max-conections = 5", "/etc/hkd.conf:1: unknown key \"max-conections\"; did you mean \"max-connections\"?"),
-        (["--config", "/etc/hkd.conf"], [:], "\n threads", "/etc/hkd.conf:2: expected key = value, not \"threads\""),
-        (["--config", "/etc/hkd.conf"], [:], "threads = 0", "/etc/hkd.conf:1 threads must be at least 1, not 0"),
-        ([], ["HKD_THREDS": "2"], "", "unknown environment variable HKD_THREDS; did you mean \"threads\"?"),
-        ([], ["HKD_FSYNC": "sometimes"], "", "HKD_FSYNC takes always, interval or never, not \"sometimes\""),
-        (["--config", "/nowhere"], [:], "", "cannot read the configuration file /nowhere: no such file"),
-    ] as [([String], [String: String], String, String)])
+    @Test(
+        "unknown keys and variables, bad lines and values are errors naming them",
+        arguments: [
+            (
+                ["--config", "/etc/hkd.conf"], [:], "max-conections = 5",
+                "/etc/hkd.conf:1: unknown key \"max-conections\"; did you mean \"max-connections\"?"
+            ),
+            (
+                ["--config", "/etc/hkd.conf"], [:], "\n threads",
+                "/etc/hkd.conf:2: expected key = value, not \"threads\""
+            ),
+            (["--config", "/etc/hkd.conf"], [:], "threads = 0", "/etc/hkd.conf:1 threads must be at least 1, not 0"),
+            ([], ["HKD_THREDS": "2"], "", "unknown environment variable HKD_THREDS; did you mean \"threads\"?"),
+            ([], ["HKD_FSYNC": "sometimes"], "", "HKD_FSYNC takes always, interval or never, not \"sometimes\""),
+            (["--config", "/nowhere"], [:], "", "cannot read the configuration file /nowhere: no such file"),
+        ] as [([String], [String: String], String, String)])
     func badSettings(arguments: [String], environment: [String: String], file: String, message: String) {
         do {
             _ = try Self.configuration(arguments, environment: environment, file: file)

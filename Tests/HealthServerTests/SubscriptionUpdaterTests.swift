@@ -21,7 +21,10 @@ struct SubscriptionUpdaterTests {
 
     @Test("hkd --deleted-retention and --subscriber-timeout")
     func flags() throws {
-        guard case .run(let config) = try ServerConfiguration.parse(["--deleted-retention", "60", "--subscriber-timeout=5"])
+        guard
+            case .run(let config) = try ServerConfiguration.parse([
+                "--deleted-retention", "60", "--subscriber-timeout=5",
+            ])
         else {
             Issue.record("not a run request")
             return
@@ -52,7 +55,9 @@ struct SubscriptionUpdaterTests {
     func anchored() throws {
         let store = HealthStore()
         var batch = SampleBatch(batchID: 7, subject: "anna", typeIdentifier: "stepCount", unit: "count")
-        for i in 0..<Int64(5000) { batch.append(start: i * Micros.minute, end: i * Micros.minute + 1, value: 1, source: Self.phone) }
+        for i in 0..<Int64(5000) {
+            batch.append(start: i * Micros.minute, end: i * Micros.minute + 1, value: 1, source: Self.phone)
+        }
         _ = try store.insert(batch)
         let request = SubscriptionRequest.anchored(ChangesQuery(subject: "anna", type: "stepCount"))
         var step = try SubscriptionUpdater.start(request, store: store)

@@ -45,7 +45,9 @@ struct DamageTests {
         }
     }
 
-    @Test("a truncation in the middle of the last record, or at a record boundary, refuses: those records were acknowledged")
+    @Test(
+        "a truncation in the middle of the last record, or at a record boundary, refuses: those records were acknowledged"
+    )
     func truncation() throws {
         for cut in [25, 0] {
             let directory = try logged()
@@ -53,7 +55,8 @@ struct DamageTests {
             let (path, scan) = try #require(try records(directory).last)
             let at = cut == 0 ? scan.records[2].offset : try Int(FileSystem.size(of: path)) - cut
             try truncateFile(path, to: at)
-            expectRefusal(directory, file: path, naming: ["offset \(cut == 0 ? at : scan.records[3].offset)", "through 4"])
+            expectRefusal(
+                directory, file: path, naming: ["offset \(cut == 0 ? at : scan.records[3].offset)", "through 4"])
             // --repair keeps what is there and says what is lost; the next start is clean.
             let (repaired, lines) = try openStore(directory, repair: true)
             #expect(try steps(repaired.store).count == (cut == 0 ? 20 : 30))
@@ -283,7 +286,8 @@ struct DamageTests {
     func scanResynchronises() throws {
         var bytes = LogFraming.segmentHeader(firstSequence: 1)
         for sequence in 1...6 {
-            bytes += LogFraming.record(kind: 1, sequence: UInt64(sequence), payload: Array(repeating: UInt8(sequence), count: 50))
+            bytes += LogFraming.record(
+                kind: 1, sequence: UInt64(sequence), payload: Array(repeating: UInt8(sequence), count: 50))
         }
         #expect(LogFraming.scan(bytes).damage == nil)
         var random = SplitMix64(seed: 42)

@@ -47,7 +47,8 @@ struct QuarantineTests {
         let kept = directory + "/quarantine/\(name)@\(offset).record"
         #expect(try FileSystem.exists(kept))
         let keptBytes = try FileSystem.readFile(kept)
-        #expect(LogFraming.scan(LogFraming.segmentHeader(firstSequence: next) + keptBytes).records.first?.sequence == next)
+        #expect(
+            LogFraming.scan(LogFraming.segmentHeader(firstSequence: next) + keptBytes).records.first?.sequence == next)
         #expect(lines.all.contains { $0.contains("quarantined log record \(next)") && $0.contains("offset \(offset)") })
         // The log goes on after the quarantined record: a later change and a restart find everything.
         _ = try reopened.insert(stepBatch(id: 4, from: 200, rows: 3))

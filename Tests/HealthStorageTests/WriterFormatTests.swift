@@ -52,7 +52,9 @@ struct WriterFormatTests {
         #expect(try restored.samples(subject: "anna", type: "stepCount", filter: SampleFilter(writer: 11)).count == 5)
         // Batch ids stay scoped to their writer across the snapshot: writer 9's retry repeats its first
         // acknowledgement; writer 11's own batch 1 is a new batch.
-        #expect(try restored.insert(stepBatch(id: 1, rows: 4), writer: 9, beforeApplying: {}) == InsertResult(inserted: 4, duplicates: 0))
+        #expect(
+            try restored.insert(stepBatch(id: 1, rows: 4), writer: 9, beforeApplying: {})
+                == InsertResult(inserted: 4, duplicates: 0))
         #expect(
             try restored.insert(stepBatch(id: 1, from: 40, rows: 2), writer: 11, beforeApplying: {})
                 == InsertResult(inserted: 2, duplicates: 0))

@@ -13,8 +13,9 @@ struct FrameDecoderTests {
         var frames = Golden.valid.map { $0.message.frame(requestID: $0.requestID, flags: $0.flags) }
         var big = SampleBatch(batchID: 9, subject: "anna", typeIdentifier: "stepCount", unit: "count")
         for i in 0..<5_000 {
-            big.append(start: Golden.t0 + Int64(i) * Micros.minute, end: Golden.t0 + Int64(i + 1) * Micros.minute,
-                       value: Double(i % 7 == 0 ? i % 130 : 0), source: i % 3 == 0 ? Golden.phone : Golden.watch)
+            big.append(
+                start: Golden.t0 + Int64(i) * Micros.minute, end: Golden.t0 + Int64(i + 1) * Micros.minute,
+                value: Double(i % 7 == 0 ? i % 130 : 0), source: i % 3 == 0 ? Golden.phone : Golden.watch)
         }
         frames.append(Message.insert(Insert(batch: big)).frame(requestID: 99))
         return frames
@@ -41,7 +42,9 @@ struct FrameDecoderTests {
         return out
     }
 
-    @Test("the same frames whether fed one byte at a time, in odd chunks, or all at once", arguments: [1, 7, 4096, Int.max])
+    @Test(
+        "the same frames whether fed one byte at a time, in odd chunks, or all at once",
+        arguments: [1, 7, 4096, Int.max])
     func chunking(chunk: Int) throws {
         let frames = FrameDecoderTests.frames
         let decoded = try FrameDecoderTests.decode(FrameDecoderTests.stream(frames), chunk: chunk)

@@ -8,8 +8,10 @@ import HealthModel
 /// vector tests to rewrite the files after a deliberate protocol change (then review the diff).
 enum Golden {
     static let t0: Timestamp = 1_700_000_000_000_000  // 2023-11-14T22:13:20Z
-    static let watch = SourceInfo(name: "Anna’s Apple Watch", bundleIdentifier: "com.apple.health.watch", version: "10.1", device: "Watch6,2")
-    static let phone = SourceInfo(name: "iPhone", bundleIdentifier: "com.apple.health.phone", version: "17.1", device: "iPhone15,2")
+    static let watch = SourceInfo(
+        name: "Anna’s Apple Watch", bundleIdentifier: "com.apple.health.watch", version: "10.1", device: "Watch6,2")
+    static let phone = SourceInfo(
+        name: "iPhone", bundleIdentifier: "com.apple.health.phone", version: "17.1", device: "iPhone15,2")
     static let uuid1 = UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!
     static let uuid2 = UUID(uuidString: "0B5B2A4C-8A51-4A3B-9D52-9A3A1C2F3E4D")!
 
@@ -17,15 +19,17 @@ enum Golden {
         var batch = SampleBatch(batchID: 42, subject: "anna", typeIdentifier: "stepCount", unit: "count")
         batch.append(start: t0, end: t0 + Micros.minute, value: 57, source: watch)
         batch.append(start: t0 + Micros.minute, end: t0 + 2 * Micros.minute, value: 0, source: watch)
-        batch.append(start: t0 + 30 * Micros.second, end: t0 + 90 * Micros.second, value: 61, source: phone,
-                     metadata: [MetadataKey.wasUserEntered: .number(1)])
+        batch.append(
+            start: t0 + 30 * Micros.second, end: t0 + 90 * Micros.second, value: 61, source: phone,
+            metadata: [MetadataKey.wasUserEntered: .number(1)])
         return batch
     }
 
     static var resultBatch: SampleBatch {
         var batch = SampleBatch(batchID: 0, subject: "anna", typeIdentifier: "heartRate", unit: "count/min")
         batch.append(start: t0, end: t0, value: 72, source: watch, uuid: uuid1)
-        batch.append(start: t0 + 5 * Micros.minute, end: t0 + 5 * Micros.minute, value: 75.5, source: watch, uuid: uuid2)
+        batch.append(
+            start: t0 + 5 * Micros.minute, end: t0 + 5 * Micros.minute, value: 75.5, source: watch, uuid: uuid2)
         return batch
     }
 
@@ -35,14 +39,20 @@ enum Golden {
         date: dayFilter.date, values: ValueBounds(lower: 100, upper: 180, lowerInclusive: false, unit: "count/min"))
     static let statistics = Statistics(
         start: t0, end: t0 + Micros.day,
-        figures: StatisticsFigures(sum: 8432, mostRecent: MostRecent(value: 12, start: t0 + 3 * Micros.hour, end: t0 + 3 * Micros.hour + Micros.minute), duration: 2 * Micros.hour),
+        figures: StatisticsFigures(
+            sum: 8432,
+            mostRecent: MostRecent(value: 12, start: t0 + 3 * Micros.hour, end: t0 + 3 * Micros.hour + Micros.minute),
+            duration: 2 * Micros.hour),
         bySource: [SourceStatistics(source: watch, figures: StatisticsFigures(sum: 8000))])
     static let collection = CollectionQuery(
         subject: "anna", type: "stepCount", filter: dayFilter, options: .cumulativeSum, anchor: t0,
-        interval: CalendarInterval(1, .day), timeZone: "America/New_York", enumerateFrom: t0, enumerateTo: t0 + 7 * Micros.day)
+        interval: CalendarInterval(1, .day), timeZone: "America/New_York", enumerateFrom: t0,
+        enumerateTo: t0 + 7 * Micros.day)
     static let changes = ChangesResult(
-        added: resultBatch, deleted: [DeletedObject(uuid: uuid2, syncIdentifier: "reading-7", syncVersion: 3)], anchor: 1234, hasMore: false)
-    static let identity = IdentitySpec(name: "ingest-agent", subjects: ["anna"], grants: [TypeGrant(type: "stepCount", share: true, read: false)])
+        added: resultBatch, deleted: [DeletedObject(uuid: uuid2, syncIdentifier: "reading-7", syncVersion: 3)],
+        anchor: 1234, hasMore: false)
+    static let identity = IdentitySpec(
+        name: "ingest-agent", subjects: ["anna"], grants: [TypeGrant(type: "stepCount", share: true, read: false)])
 
     /// The worked handshake of PROTOCOL.md "Authentication": identity 1's token, nonces and salt counting up.
     static let token = AccessToken(identityID: 1, secret: Array(0x80..<0xA0))
@@ -50,89 +60,203 @@ enum Golden {
     static let handshakeHello = Hello(clientName: "hkq 0.1.0", tokenID: 1, clientNonce: Array(0..<32))
     static let challenge = Challenge(serverNonce: Array(32..<64), salt: salt)
     static var authMessage: [UInt8] {
-        TokenAuthentication.authMessage(helloPayload: handshakeHello.encodedPayload(), challengePayload: challenge.encodedPayload())
+        TokenAuthentication.authMessage(
+            helloPayload: handshakeHello.encodedPayload(), challengePayload: challenge.encodedPayload())
     }
-    static var verifier: TokenVerifier { TokenVerifier(saltedToken: AccessToken.saltedToken(secret: token.secret, salt: salt)) }
+    static var verifier: TokenVerifier {
+        TokenVerifier(saltedToken: AccessToken.saltedToken(secret: token.secret, salt: salt))
+    }
     static var proof: Proof {
-        Proof(clientProof: TokenAuthentication.clientProof(
-            saltedToken: AccessToken.saltedToken(secret: token.secret, salt: salt), authMessage: authMessage))
+        Proof(
+            clientProof: TokenAuthentication.clientProof(
+                saltedToken: AccessToken.saltedToken(secret: token.secret, salt: salt), authMessage: authMessage))
     }
-    static let limits = SessionLimits(maxFrameBytes: 16 << 20, maxInflatedBytes: 64 << 20, maxBatchRows: 100_000, maxPipelinedRequests: 64, idleTimeoutSeconds: 300)
+    static let limits = SessionLimits(
+        maxFrameBytes: 16 << 20, maxInflatedBytes: 64 << 20, maxBatchRows: 100_000, maxPipelinedRequests: 64,
+        idleTimeoutSeconds: 300)
 
     /// One vector per message kind (some kinds have more), in a fixed order.
     static let valid: [(name: String, comment: String, requestID: UInt32, flags: FrameFlags, message: Message)] = [
-        ("hello", "A client named hkq will prove it holds token id 1's secret; its nonce is bytes 00…1f.", 0, [],
-         .hello(handshakeHello)),
-        ("hello-without-token", "A client without a token (accepted only by hkd --auth off).", 0, [],
-         .hello(Hello(clientName: "hkq 0.1.0", tokenID: 0, clientNonce: []))),
-        ("challenge", "The server's challenge to that hello: nonce bytes 20…3f, identity 1's salt bytes 40…4f.", 0, [],
-         .challenge(challenge)),
-        ("proof", "The client's proof for token hkd1_00000001_808182…9f (PROTOCOL.md, Authentication).", 0, [],
-         .proof(proof)),
-        ("welcome", "The server's answer to that proof: its limits and its signature of the same AuthMessage.", 0, [],
-         .welcome(Welcome(serverVersion: "hkd 0.1.0", connectionID: 7, identity: "admin", limits: limits,
-                          serverSignature: verifier.serverSignature(authMessage: authMessage)))),
-        ("welcome-unsigned", "The answer to a hello without a token from hkd --auth off: no signature.", 0, [],
-         .welcome(Welcome(serverVersion: "hkd 0.1.0", connectionID: 8, identity: "anonymous", limits: limits))),
-        ("error", "A request-level error: retrying cannot help, the connection stays open.", 9, [],
-         .error(ErrorReply(HealthError(.incompatibleUnit, "unit \"kg\" is not compatible with stepCount (count)")))),
+        (
+            "hello", "A client named hkq will prove it holds token id 1's secret; its nonce is bytes 00…1f.", 0, [],
+            .hello(handshakeHello)
+        ),
+        (
+            "hello-without-token", "A client without a token (accepted only by hkd --auth off).", 0, [],
+            .hello(Hello(clientName: "hkq 0.1.0", tokenID: 0, clientNonce: []))
+        ),
+        (
+            "challenge", "The server's challenge to that hello: nonce bytes 20…3f, identity 1's salt bytes 40…4f.", 0,
+            [],
+            .challenge(challenge)
+        ),
+        (
+            "proof", "The client's proof for token hkd1_00000001_808182…9f (PROTOCOL.md, Authentication).", 0, [],
+            .proof(proof)
+        ),
+        (
+            "welcome", "The server's answer to that proof: its limits and its signature of the same AuthMessage.", 0,
+            [],
+            .welcome(
+                Welcome(
+                    serverVersion: "hkd 0.1.0", connectionID: 7, identity: "admin", limits: limits,
+                    serverSignature: verifier.serverSignature(authMessage: authMessage)))
+        ),
+        (
+            "welcome-unsigned", "The answer to a hello without a token from hkd --auth off: no signature.", 0, [],
+            .welcome(Welcome(serverVersion: "hkd 0.1.0", connectionID: 8, identity: "anonymous", limits: limits))
+        ),
+        (
+            "error", "A request-level error: retrying cannot help, the connection stays open.", 9, [],
+            .error(ErrorReply(HealthError(.incompatibleUnit, "unit \"kg\" is not compatible with stepCount (count)")))
+        ),
         ("ping", "A ping.", 3, [], .ping(Ping(nonce: 0x0102_0304_0506_0708))),
         ("pong", "The answer to that ping.", 3, [], .pong(Pong(nonce: 0x0102_0304_0506_0708))),
-        ("insert", "Three stepCount rows from two sources, UUIDs derived from batch id 42, one row with metadata.", 1, [],
-         .insert(Insert(batch: stepsBatch))),
-        ("insert-ack", "The acknowledgement of batch 42.", 1, [], .insertAck(InsertAck(batchID: 42, inserted: 3, duplicates: 0))),
-        ("delete", "Delete two samples by UUID.", 2, [], .delete(Delete(subject: "anna", type: "heartRate", selection: .uuids([uuid1, uuid2])))),
-        ("delete-by-filter", "Delete a day of one source's steps.", 2, [],
-         .delete(Delete(subject: "anna", type: "stepCount", selection: .filter(SampleFilter(date: DatePredicate(start: t0, end: t0 + Micros.day), sources: ["iPhone"]))))),
+        (
+            "insert", "Three stepCount rows from two sources, UUIDs derived from batch id 42, one row with metadata.",
+            1, [],
+            .insert(Insert(batch: stepsBatch))
+        ),
+        (
+            "insert-ack", "The acknowledgement of batch 42.", 1, [],
+            .insertAck(InsertAck(batchID: 42, inserted: 3, duplicates: 0))
+        ),
+        (
+            "delete", "Delete two samples by UUID.", 2, [],
+            .delete(Delete(subject: "anna", type: "heartRate", selection: .uuids([uuid1, uuid2])))
+        ),
+        (
+            "delete-by-filter", "Delete a day of one source's steps.", 2, [],
+            .delete(
+                Delete(
+                    subject: "anna", type: "stepCount",
+                    selection: .filter(
+                        SampleFilter(date: DatePredicate(start: t0, end: t0 + Micros.day), sources: ["iPhone"]))))
+        ),
         ("delete-ack", "Two samples deleted.", 2, [], .deleteAck(DeleteAck(deleted: 2))),
-        ("sample-query", "Heart rate of one day, strict start, newest first, at most 100, in count/s.", 4, [],
-         .sampleQuery(SampleQuery(subject: "anna", type: "heartRate", filter: dayFilter, sort: .startDescending, limit: 100, unit: "count/s"))),
-        ("sample-query-value-bounds", "Heart rate of one day above 100 and at most 180 count/min (filter flag bit 7, f64 bounds).", 4, [],
-         .sampleQuery(SampleQuery(subject: "anna", type: "heartRate", filter: valueFilter, unit: "count/min"))),
-        ("sample-result", "Two heart-rate samples; more frames follow.", 4, [.more], .sampleResult(SampleResult(batch: resultBatch))),
-        ("statistics-query", "Sum, most recent and duration of a day's steps, separated by source.", 5, [],
-         .statisticsQuery(StatisticsQuery(subject: "anna", type: "stepCount", filter: dayFilter, options: [.cumulativeSum, .mostRecent, .duration, .separateBySource]))),
-        ("statistics-result", "Its answer.", 5, [], .statisticsResult(StatisticsResult(unit: "count", statistics: statistics))),
-        ("collection-query", "Daily step sums in New York for a week, empty days included.", 6, [], .collectionQuery(collection)),
-        ("collection-result", "One bucket.", 6, [], .collectionResult(CollectionResult(unit: "count", buckets: [statistics]))),
-        ("changes-query", "Changes since anchor 1000, at most 50.", 8, [],
-         .changesQuery(ChangesQuery(subject: "anna", type: "heartRate", anchor: 1000, limit: 50))),
+        (
+            "sample-query", "Heart rate of one day, strict start, newest first, at most 100, in count/s.", 4, [],
+            .sampleQuery(
+                SampleQuery(
+                    subject: "anna", type: "heartRate", filter: dayFilter, sort: .startDescending, limit: 100,
+                    unit: "count/s"))
+        ),
+        (
+            "sample-query-value-bounds",
+            "Heart rate of one day above 100 and at most 180 count/min (filter flag bit 7, f64 bounds).", 4, [],
+            .sampleQuery(SampleQuery(subject: "anna", type: "heartRate", filter: valueFilter, unit: "count/min"))
+        ),
+        (
+            "sample-result", "Two heart-rate samples; more frames follow.", 4, [.more],
+            .sampleResult(SampleResult(batch: resultBatch))
+        ),
+        (
+            "statistics-query", "Sum, most recent and duration of a day's steps, separated by source.", 5, [],
+            .statisticsQuery(
+                StatisticsQuery(
+                    subject: "anna", type: "stepCount", filter: dayFilter,
+                    options: [.cumulativeSum, .mostRecent, .duration, .separateBySource]))
+        ),
+        (
+            "statistics-result", "Its answer.", 5, [],
+            .statisticsResult(StatisticsResult(unit: "count", statistics: statistics))
+        ),
+        (
+            "collection-query", "Daily step sums in New York for a week, empty days included.", 6, [],
+            .collectionQuery(collection)
+        ),
+        (
+            "collection-result", "One bucket.", 6, [],
+            .collectionResult(CollectionResult(unit: "count", buckets: [statistics]))
+        ),
+        (
+            "changes-query", "Changes since anchor 1000, at most 50.", 8, [],
+            .changesQuery(ChangesQuery(subject: "anna", type: "heartRate", anchor: 1000, limit: 50))
+        ),
         ("changes-result", "Two added samples, one deletion, the next anchor.", 8, [], .changesResult(changes)),
         ("subscribe", "A live daily-steps collection.", 10, [], .subscribe(Subscribe(.collection(collection)))),
-        ("subscribe-observer", "An observer of heart rate.", 11, [],
-         .subscribe(Subscribe(.observer(subject: "anna", type: "heartRate", filter: .all)))),
+        (
+            "subscribe-observer", "An observer of heart rate.", 11, [],
+            .subscribe(Subscribe(.observer(subject: "anna", type: "heartRate", filter: .all)))
+        ),
         ("subscribed", "Subscription 10 started.", 10, [], .subscribed(Subscribed(subscriptionID: 10))),
         ("unsubscribe", "End subscription 10.", 12, [], .unsubscribe(Unsubscribe(subscriptionID: 10))),
         ("unsubscribed", "Subscription 10 ended.", 12, [], .unsubscribed(Unsubscribed(subscriptionID: 10))),
         ("update", "A pushed anchored update for subscription 10.", 10, [], .update(Update(.changes(changes)))),
-        ("update-changed", "A pushed observer notification for subscription 11.", 11, [], .update(Update(.changed(anchor: 1235)))),
-        ("get-source-priority", "Ask for the step sources' order.", 13, [], .getSourcePriority(GetSourcePriority(subject: "anna", type: "stepCount"))),
-        ("source-priority", "Watch first, then iPhone.", 13, [], .sourcePriority(SourcePriority(subject: "anna", type: "stepCount", sources: [watch, phone]))),
-        ("set-source-priority", "Put the iPhone first.", 14, [], .setSourcePriority(SetSourcePriority(subject: "anna", type: "stepCount", order: ["iPhone"]))),
-        ("authorization-status-query", "Sharing status of two types.", 15, [],
-         .authorizationStatusQuery(AuthorizationStatusQuery(types: ["stepCount", "heartRate"]))),
-        ("authorization-status-query-subject", "Sharing status of two types for subject anna (the subject after the types).", 15, [],
-         .authorizationStatusQuery(AuthorizationStatusQuery(types: ["stepCount", "heartRate"], subject: "anna"))),
-        ("authorization-status", "Its answer.", 15, [],
-         .authorizationStatus(AuthorizationStatus(statuses: [.init(type: "stepCount", state: .sharingAuthorized), .init(type: "heartRate", state: .sharingDenied)]))),
-        ("server-info-query", "Ask for server information (empty payload).", 16, [], .serverInfoQuery(ServerInfoQuery())),
-        ("server-info", "Its answer.", 16, [],
-         .serverInfo(ServerInfo(serverVersion: "hkd 0.1.0", uptimeMicros: 90 * Micros.second.magnitude, connections: 2, residentBytes: 50 << 20, subjects: 1,
-                                samplesPerType: [.init(type: "stepCount", samples: 2_629_800)]))),
-        ("admin-request", "Create a write-only ingest identity.", 17, [], .adminRequest(AdminRequest(.create(identity)))),
+        (
+            "update-changed", "A pushed observer notification for subscription 11.", 11, [],
+            .update(Update(.changed(anchor: 1235)))
+        ),
+        (
+            "get-source-priority", "Ask for the step sources' order.", 13, [],
+            .getSourcePriority(GetSourcePriority(subject: "anna", type: "stepCount"))
+        ),
+        (
+            "source-priority", "Watch first, then iPhone.", 13, [],
+            .sourcePriority(SourcePriority(subject: "anna", type: "stepCount", sources: [watch, phone]))
+        ),
+        (
+            "set-source-priority", "Put the iPhone first.", 14, [],
+            .setSourcePriority(SetSourcePriority(subject: "anna", type: "stepCount", order: ["iPhone"]))
+        ),
+        (
+            "authorization-status-query", "Sharing status of two types.", 15, [],
+            .authorizationStatusQuery(AuthorizationStatusQuery(types: ["stepCount", "heartRate"]))
+        ),
+        (
+            "authorization-status-query-subject",
+            "Sharing status of two types for subject anna (the subject after the types).", 15, [],
+            .authorizationStatusQuery(AuthorizationStatusQuery(types: ["stepCount", "heartRate"], subject: "anna"))
+        ),
+        (
+            "authorization-status", "Its answer.", 15, [],
+            .authorizationStatus(
+                AuthorizationStatus(statuses: [
+                    .init(type: "stepCount", state: .sharingAuthorized),
+                    .init(type: "heartRate", state: .sharingDenied),
+                ]))
+        ),
+        (
+            "server-info-query", "Ask for server information (empty payload).", 16, [],
+            .serverInfoQuery(ServerInfoQuery())
+        ),
+        (
+            "server-info", "Its answer.", 16, [],
+            .serverInfo(
+                ServerInfo(
+                    serverVersion: "hkd 0.1.0", uptimeMicros: 90 * Micros.second.magnitude, connections: 2,
+                    residentBytes: 50 << 20, subjects: 1,
+                    samplesPerType: [.init(type: "stepCount", samples: 2_629_800)]))
+        ),
+        (
+            "admin-request", "Create a write-only ingest identity.", 17, [],
+            .adminRequest(AdminRequest(.create(identity)))
+        ),
         ("admin-request-revoke", "Revoke it.", 18, [], .adminRequest(AdminRequest(.revoke(name: "ingest-agent")))),
-        ("admin-result", "The created identity and its token, shown once.", 17, [],
-         .adminResult(AdminResult(identities: [IdentityInfo(spec: identity, createdAt: t0, revoked: false)], token: "hk_0123456789abcdef0123456789abcdef"))),
-        ("backup-request", "An online backup into a directory on the server's host.", 18, [],
-         .backupRequest(BackupRequest(directory: "/var/backups/hkd-2026-12-01"))),
-        ("backup-result", "Snapshot generation 7 with 8432 samples, in 5 files of 69120 bytes.", 18, [],
-         .backupResult(BackupResult(generation: 7, samples: 8432, files: 5, bytes: 69_120))),
+        (
+            "admin-result", "The created identity and its token, shown once.", 17, [],
+            .adminResult(
+                AdminResult(
+                    identities: [IdentityInfo(spec: identity, createdAt: t0, revoked: false)],
+                    token: "hk_0123456789abcdef0123456789abcdef"))
+        ),
+        (
+            "backup-request", "An online backup into a directory on the server's host.", 18, [],
+            .backupRequest(BackupRequest(directory: "/var/backups/hkd-2026-12-01"))
+        ),
+        (
+            "backup-result", "Snapshot generation 7 with 8432 samples, in 5 files of 69120 bytes.", 18, [],
+            .backupResult(BackupResult(generation: 7, samples: 8432, files: 5, bytes: 69_120))
+        ),
     ]
 
     /// Frame limits the malformed vectors are decoded with.
     static let malformedLimits = FrameLimits(maxFrameBytes: 1 << 20, maxInflatedBytes: 1 << 20)
 
-    static func frame(_ kind: UInt8, flags: UInt8 = 0, requestID: UInt32 = 1, payload: [UInt8], length: Int? = nil, version: UInt8 = 1, reserved: UInt8 = 0) -> [UInt8] {
+    static func frame(
+        _ kind: UInt8, flags: UInt8 = 0, requestID: UInt32 = 1, payload: [UInt8], length: Int? = nil,
+        version: UInt8 = 1, reserved: UInt8 = 0
+    ) -> [UInt8] {
         var out: [UInt8] = [0x48, 0x4B, version, kind, flags, reserved, 0, 0]
         withUnsafeBytes(of: requestID.littleEndian) { out.append(contentsOf: $0) }
         withUnsafeBytes(of: UInt32(length ?? payload.count).littleEndian) { out.append(contentsOf: $0) }
@@ -151,7 +275,8 @@ enum Golden {
     static var malformed: [(name: String, comment: String, bytes: [UInt8])] {
         var bomb = Zlib.deflate([UInt8](repeating: 0, count: 8 << 20), level: 9)
         bomb = compressed(inflatedLength: 8 << 20, stream: bomb)
-        let smallBomb = compressed(inflatedLength: 1000, stream: Zlib.deflate([UInt8](repeating: 0, count: 4 << 20), level: 9))
+        let smallBomb = compressed(
+            inflatedLength: 1000, stream: Zlib.deflate([UInt8](repeating: 0, count: 4 << 20), level: 9))
         var unknownUnit = stepsBatch
         unknownUnit.unit = "furlong"
         var unknownType = stepsBatch
@@ -159,38 +284,93 @@ enum Golden {
         var wrongUnit = stepsBatch
         wrongUnit.unit = "kg"
         return [
-            ("bad-magic", "The first two bytes are not \"HK\".", [0x48, 0x54, 0x54, 0x50, 0x2F, 0x31, 0x2E, 0x31, 0x20, 0x32, 0x30, 0x30, 0x20, 0x4F, 0x4B, 0x0D]),
+            (
+                "bad-magic", "The first two bytes are not \"HK\".",
+                [0x48, 0x54, 0x54, 0x50, 0x2F, 0x31, 0x2E, 0x31, 0x20, 0x32, 0x30, 0x30, 0x20, 0x4F, 0x4B, 0x0D]
+            ),
             ("bad-version", "Frame version 2.", frame(0x04, payload: [UInt8](repeating: 0, count: 8), version: 2)),
             ("unknown-kind", "Kind 0x7f names no message.", frame(0x7F, payload: [])),
-            ("unknown-flags", "Flag bit 7 is not defined.", frame(0x04, flags: 0x80, payload: [UInt8](repeating: 0, count: 8))),
-            ("reserved-nonzero", "A reserved header byte is set.", frame(0x04, payload: [UInt8](repeating: 0, count: 8), reserved: 1)),
-            ("length-over-limit", "The header announces 2 MiB; the limit is 1 MiB. Refused before any payload arrives.", frame(0x10, payload: [], length: 2 << 20)),
-            ("zip-bomb", "An 8 KiB deflate stream declaring 8 MiB inflated, over the 1 MiB cap: refused before inflating.",
-             frame(0x10, flags: 0x01, payload: bomb)),
-            ("inflates-past-declared", "Declares 1000 inflated bytes but the stream inflates to 4 MiB: stopped at the cap.",
-             frame(0x10, flags: 0x01, payload: smallBomb)),
-            ("corrupt-zlib", "The compressed flag on bytes that are not a zlib stream.",
-             frame(0x10, flags: 0x01, payload: compressed(inflatedLength: 16, stream: [0xDE, 0xAD, 0xBE, 0xEF, 1, 2, 3, 4]))),
-            ("truncated-varint", "A deleteAck whose varint has its continuation bit set on the last byte.", frame(0x13, payload: [0x80])),
-            ("trailing-bytes", "A ping with a ninth payload byte.", frame(0x04, payload: [UInt8](repeating: 0, count: 9))),
-            ("row-count-over-payload", "An insert batch claiming far more rows than its bytes can hold.", rowCountOverPayload()),
-            ("unknown-unit", "An insert whose unit is not an HKUnit.", encodedFrame(.insert(Insert(batch: unknownUnit)))),
+            (
+                "unknown-flags", "Flag bit 7 is not defined.",
+                frame(0x04, flags: 0x80, payload: [UInt8](repeating: 0, count: 8))
+            ),
+            (
+                "reserved-nonzero", "A reserved header byte is set.",
+                frame(0x04, payload: [UInt8](repeating: 0, count: 8), reserved: 1)
+            ),
+            (
+                "length-over-limit",
+                "The header announces 2 MiB; the limit is 1 MiB. Refused before any payload arrives.",
+                frame(0x10, payload: [], length: 2 << 20)
+            ),
+            (
+                "zip-bomb",
+                "An 8 KiB deflate stream declaring 8 MiB inflated, over the 1 MiB cap: refused before inflating.",
+                frame(0x10, flags: 0x01, payload: bomb)
+            ),
+            (
+                "inflates-past-declared",
+                "Declares 1000 inflated bytes but the stream inflates to 4 MiB: stopped at the cap.",
+                frame(0x10, flags: 0x01, payload: smallBomb)
+            ),
+            (
+                "corrupt-zlib", "The compressed flag on bytes that are not a zlib stream.",
+                frame(
+                    0x10, flags: 0x01,
+                    payload: compressed(inflatedLength: 16, stream: [0xDE, 0xAD, 0xBE, 0xEF, 1, 2, 3, 4]))
+            ),
+            (
+                "truncated-varint", "A deleteAck whose varint has its continuation bit set on the last byte.",
+                frame(0x13, payload: [0x80])
+            ),
+            (
+                "trailing-bytes", "A ping with a ninth payload byte.",
+                frame(0x04, payload: [UInt8](repeating: 0, count: 9))
+            ),
+            (
+                "row-count-over-payload", "An insert batch claiming far more rows than its bytes can hold.",
+                rowCountOverPayload()
+            ),
+            (
+                "unknown-unit", "An insert whose unit is not an HKUnit.",
+                encodedFrame(.insert(Insert(batch: unknownUnit)))
+            ),
             ("unknown-type", "An insert with a misspelt type.", encodedFrame(.insert(Insert(batch: unknownType)))),
             ("incompatible-unit", "An insert of steps in kilograms.", encodedFrame(.insert(Insert(batch: wrongUnit)))),
-            ("hello-short-nonce", "A hello naming token id 1 with a 16-byte nonce.",
-             encodedFrame(.hello(Hello(clientName: "hkq", tokenID: 1, clientNonce: Array(0..<16))))),
-            ("hello-nonce-without-token", "A hello with token id 0 and a nonce.",
-             encodedFrame(.hello(Hello(clientName: "hkq", tokenID: 0, clientNonce: Array(0..<32))))),
-            ("challenge-unknown-mechanism", "A challenge with mechanism 2.",
-             frame(0x06, payload: [2] + Array(32..<64) + [16] + Array(64..<80))),
-            ("challenge-short-salt", "A challenge whose salt has 8 bytes.",
-             encodedFrame(.challenge(Challenge(serverNonce: Array(32..<64), salt: Array(0..<8))))),
-            ("value-bounds-unknown-bits", "A sample query whose value bounds set bit 4 (undefined).", valueBoundsUnknownBits()),
-            ("filter-writer-flag", "A sample query whose filter sets bit 6: the log's writer restriction, never on the wire.",
-             filterWriterFlag()),
+            (
+                "hello-short-nonce", "A hello naming token id 1 with a 16-byte nonce.",
+                encodedFrame(.hello(Hello(clientName: "hkq", tokenID: 1, clientNonce: Array(0..<16))))
+            ),
+            (
+                "hello-nonce-without-token", "A hello with token id 0 and a nonce.",
+                encodedFrame(.hello(Hello(clientName: "hkq", tokenID: 0, clientNonce: Array(0..<32))))
+            ),
+            (
+                "challenge-unknown-mechanism", "A challenge with mechanism 2.",
+                frame(0x06, payload: [2] + Array(32..<64) + [16] + Array(64..<80))
+            ),
+            (
+                "challenge-short-salt", "A challenge whose salt has 8 bytes.",
+                encodedFrame(.challenge(Challenge(serverNonce: Array(32..<64), salt: Array(0..<8))))
+            ),
+            (
+                "value-bounds-unknown-bits", "A sample query whose value bounds set bit 4 (undefined).",
+                valueBoundsUnknownBits()
+            ),
+            (
+                "filter-writer-flag",
+                "A sample query whose filter sets bit 6: the log's writer restriction, never on the wire.",
+                filterWriterFlag()
+            ),
             ("proof-truncated", "A proof of 31 bytes.", frame(0x07, payload: Array(0..<31))),
-            ("welcome-short-signature", "A welcome whose server signature has 5 bytes.",
-             encodedFrame(.welcome(Welcome(serverVersion: "hkd", connectionID: 1, identity: "admin", limits: limits, serverSignature: [1, 2, 3, 4, 5])))),
+            (
+                "welcome-short-signature", "A welcome whose server signature has 5 bytes.",
+                encodedFrame(
+                    .welcome(
+                        Welcome(
+                            serverVersion: "hkd", connectionID: 1, identity: "admin", limits: limits,
+                            serverSignature: [1, 2, 3, 4, 5])))
+            ),
         ]
     }
 

@@ -12,10 +12,15 @@ struct TokenAuthenticationTests {
     func workedExample() {
         let salted = AccessToken.saltedToken(secret: Golden.token.secret, salt: Golden.salt)
         #expect(Hex.encode(salted) == "a5a6f131640922a07c67c53bbe31389db1558569ffb88cacdeb834b57ba1831c")
-        #expect(Hex.encode(TokenAuthentication.clientKey(saltedToken: salted)) == "70b5f3ac51b4f6edf28272a674058813b505fb8151aaa0f76ff22a4e36b96039")
-        #expect(Hex.encode(Golden.verifier.storedKey) == "ab7209514e345ebbd96987da2e5c0f1669469f89a3a92c69e251e207ad14d6e6")
-        #expect(Hex.encode(Golden.verifier.serverKey) == "d69bdbae74ddf9bd1604b9c2bad7d73255e48753f559b40c84e7401348f613e1")
-        #expect(Hex.encode(Golden.proof.clientProof) == "1f29a8ed4abc85c34d8bcd2de5a74e376f217c25a45926edd87b8a099d7d8b33")
+        #expect(
+            Hex.encode(TokenAuthentication.clientKey(saltedToken: salted))
+                == "70b5f3ac51b4f6edf28272a674058813b505fb8151aaa0f76ff22a4e36b96039")
+        #expect(
+            Hex.encode(Golden.verifier.storedKey) == "ab7209514e345ebbd96987da2e5c0f1669469f89a3a92c69e251e207ad14d6e6")
+        #expect(
+            Hex.encode(Golden.verifier.serverKey) == "d69bdbae74ddf9bd1604b9c2bad7d73255e48753f559b40c84e7401348f613e1")
+        #expect(
+            Hex.encode(Golden.proof.clientProof) == "1f29a8ed4abc85c34d8bcd2de5a74e376f217c25a45926edd87b8a099d7d8b33")
         #expect(
             Hex.encode(Golden.verifier.serverSignature(authMessage: Golden.authMessage))
                 == "16d40545b4eb726ec7401a9b3d60dd079bebab3f9fc7e0d22421addf892ef91d")
@@ -44,7 +49,8 @@ struct TokenAuthenticationTests {
         let proof = try handshake.respond(to: Golden.challenge, payload: Golden.challenge.encodedPayload())
         #expect(proof == Golden.proof)
         let signature = Golden.verifier.serverSignature(authMessage: Golden.authMessage)
-        let good = Welcome(serverVersion: "hkd", connectionID: 1, identity: "admin", limits: Golden.limits, serverSignature: signature)
+        let good = Welcome(
+            serverVersion: "hkd", connectionID: 1, identity: "admin", limits: Golden.limits, serverSignature: signature)
         try handshake.check(good)
         var forged = good
         forged.serverSignature[0] ^= 1
@@ -64,13 +70,16 @@ struct TokenAuthenticationTests {
             Issue.record("a welcome without challenge was accepted")
         } catch {
             #expect(error.code == .serverUnverified)
-            #expect(error.message.hasPrefix("the server accepted the connection without proving that it knows the token"))
+            #expect(
+                error.message.hasPrefix("the server accepted the connection without proving that it knows the token"))
         }
     }
 
     @Test("malformed tokens are refused before anything is sent; no token means token id 0 and no nonce")
     func tokenShapes() throws {
-        for bad in ["nonsense", "hkd1_00000000_" + String(repeating: "ab", count: 32), String(Golden.token.text.dropLast())] {
+        for bad in [
+            "nonsense", "hkd1_00000000_" + String(repeating: "ab", count: 32), String(Golden.token.text.dropLast()),
+        ] {
             do {
                 _ = try ClientHandshake(clientName: "hkq", token: bad, nonce: Array(0..<32))
                 Issue.record("\(bad) was accepted")

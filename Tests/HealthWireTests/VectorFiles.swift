@@ -24,7 +24,9 @@ struct VectorFile {
         let folder = directory.appendingPathComponent(subdirectory)
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".vector") }
         return try names.sorted().map { name in
-            try parse(name: String(name.dropLast(".vector".count)), text: String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8))
+            try parse(
+                name: String(name.dropLast(".vector".count)),
+                text: String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8))
         }
     }
 
@@ -37,7 +39,8 @@ struct VectorFile {
                 continue
             }
             guard let colon = line.firstIndex(of: ":") else { continue }
-            fields[String(line[..<colon])] = String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            fields[String(line[..<colon])] = String(line[line.index(after: colon)...]).trimmingCharacters(
+                in: .whitespaces)
         }
         return VectorFile(name: name, fields: fields, comments: comments)
     }

@@ -38,7 +38,10 @@ struct VectorTests {
             let bytes = FrameEncoder(compressionThreshold: .max).encode(frame)
             try VectorFile(
                 name: entry.name,
-                fields: ["kind": entry.message.kind.name, "hex": VectorFile.hex(bytes), "value": String(reflecting: entry.message)],
+                fields: [
+                    "kind": entry.message.kind.name, "hex": VectorFile.hex(bytes),
+                    "value": String(reflecting: entry.message),
+                ],
                 comments: [entry.comment]
             ).write(to: "valid", order: ["kind", "hex", "value"])
         }
@@ -71,7 +74,8 @@ struct VectorTests {
             }
             #expect(message.kind.name == vector.fields["kind"], "\(vector.name)")
             #expect(String(reflecting: message) == vector.fields["value"], "\(vector.name)")
-            let reencoded = FrameEncoder(compressionThreshold: .max).encode(message.frame(requestID: frame.requestID, flags: frame.flags))
+            let reencoded = FrameEncoder(compressionThreshold: .max).encode(
+                message.frame(requestID: frame.requestID, flags: frame.flags))
             #expect(VectorFile.hex(reencoded) == vector.fields["hex"], "\(vector.name) re-encodes differently")
         }
     }

@@ -16,7 +16,9 @@ struct AbuseTests {
     /// A raw connection that has completed the handshake (authorization is off in these servers).
     static func session(port: Int) throws -> ClientSocket {
         let socket = try ClientSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(5))
-        try socket.write(FrameEncoder().encode(Message.hello(Hello(clientName: "abuser", tokenID: 0, clientNonce: [])).frame(requestID: 0)))
+        try socket.write(
+            FrameEncoder().encode(
+                Message.hello(Hello(clientName: "abuser", tokenID: 0, clientNonce: [])).frame(requestID: 0)))
         return socket
     }
 
@@ -40,10 +42,12 @@ struct AbuseTests {
         defer { socket.close() }
         _ = try Self.reply(to: 0, on: socket)  // welcome
         for (id, (start, end)) in [(Int64.min, Int64(0)), (Int64.min + 1, -1), (0, Int64.max)].enumerated() {
-            var batch = SampleBatch(batchID: UInt64(id + 1), subject: "anna", typeIdentifier: "stepCount", unit: "count")
+            var batch = SampleBatch(
+                batchID: UInt64(id + 1), subject: "anna", typeIdentifier: "stepCount", unit: "count")
             batch.append(start: 0, end: 60_000_000, value: 3, source: SourceInfo(name: "Watch"))
             batch.append(start: start, end: end, value: 1, source: SourceInfo(name: "Watch"))
-            try socket.write(FrameEncoder().encode(Message.insert(Insert(batch: batch)).frame(requestID: UInt32(id + 1))))
+            try socket.write(
+                FrameEncoder().encode(Message.insert(Insert(batch: batch)).frame(requestID: UInt32(id + 1))))
             guard case .error(let error) = try Self.reply(to: UInt32(id + 1), on: socket) else {
                 Issue.record("batch \(id + 1) was accepted")
                 continue
@@ -58,14 +62,17 @@ struct AbuseTests {
         defer { client.close() }
         #expect(try await client.samples("stepCount", subject: "anna").count == 0)
         _ = try await client.insert(try EndToEndTests.steps(subject: "anna", minutes: 3))
-        #expect(try await client.statistics("stepCount", subject: "anna", options: .cumulativeSum).statistics.figures.sum == 3)
+        #expect(
+            try await client.statistics("stepCount", subject: "anna", options: .cumulativeSum).statistics.figures.sum
+                == 3)
         await restarted.stop()
     }
 
     /// Subscribe requests of every kind, some of which fail on the server (bad zone, unknown type).
     static func subscribeRequest(_ index: Int) -> Message {
         let collection = CollectionQuery(
-            subject: "anna", type: "stepCount", options: .cumulativeSum, anchor: t0, interval: CalendarInterval(1, .hour),
+            subject: "anna", type: "stepCount", options: .cumulativeSum, anchor: t0,
+            interval: CalendarInterval(1, .hour),
             timeZone: index % 4 == 2 ? "Mars/Olympus_Mons" : "Europe/Berlin")
         switch index % 4 {
         case 0, 2: return .subscribe(Subscribe(.collection(collection)))
@@ -93,7 +100,9 @@ struct AbuseTests {
         }.value
         #expect(hkd.isRunning, "\(hkd.logText.suffix(2000))")
         try await client.ping()
-        #expect(try await client.statistics("stepCount", subject: "anna", options: .cumulativeSum).statistics.figures.sum == 2700)
+        #expect(
+            try await client.statistics("stepCount", subject: "anna", options: .cumulativeSum).statistics.figures.sum
+                == 2700)
         await hkd.stop()
     }
 
@@ -115,10 +124,13 @@ struct AbuseTests {
 
     @Test("slow senders that never finish their handshake lose their slots to the handshake deadline")
     func slowloris() async throws {
-        let hkd = try await TestServer(arguments: ["--auth", "off", "--max-connections", "10", "--handshake-timeout", "1"])
+        let hkd = try await TestServer(arguments: [
+            "--auth", "off", "--max-connections", "10", "--handshake-timeout", "1",
+        ])
         let port = hkd.port
         // Ten connections take every slot and send one byte of a hello every 300 ms.
-        let hello = FrameEncoder().encode(Message.hello(Hello(clientName: "slow", tokenID: 0, clientNonce: [])).frame(requestID: 0))
+        let hello = FrameEncoder().encode(
+            Message.hello(Hello(clientName: "slow", tokenID: 0, clientNonce: [])).frame(requestID: 0))
         let sockets = try (0..<10).map { _ in try ClientSocket.connect(host: "127.0.0.1", port: port) }
         let dribbler = Task.detached {
             for index in 0..<hello.count {
@@ -241,7 +253,8 @@ struct StartupTests {
     func bindsFirst() async throws {
         let taken = try ListeningSocket.bind(host: "127.0.0.1", port: 0)
         defer { taken.close() }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hkd-test-\(UUID().uuidString)").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hkd-test-\(UUID().uuidString)")
+            .path
         do {
             let hkd = try await HKDProcess(dataDirectory: directory, port: taken.address.port)
             await hkd.stop()
@@ -255,7 +268,8 @@ struct StartupTests {
     @Test("settings come from a --config file; JSON logs parse line by line")
     func environmentAndConfigFile() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("hkd-\(UUID().uuidString).conf").path
-        try "auth = off\nlog-format = json\nmax-connections = 2\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try "auth = off\nlog-format = json\nmax-connections = 2\n".write(
+            toFile: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: file) }
         let hkd = try await HKDProcess(arguments: ["--config", file])
         let first = HealthClient(ClientConfiguration(port: hkd.port, token: "", retry: .none))

@@ -15,7 +15,8 @@ struct BackupTests {
         return (0..<50).map { row in
             let start = Int64(1_700_000_000 + (index * 50 + row) * 60) * Micros.second
             return Sample(
-                uuid: UUID(), subject: "anna", type: type, start: start, end: start + Micros.minute, value: 1, unit: unit,
+                uuid: UUID(), subject: "anna", type: type, start: start, end: start + Micros.minute, value: 1,
+                unit: unit,
                 source: SourceInfo(name: "Watch"))
         }
     }
@@ -23,8 +24,11 @@ struct BackupTests {
     @Test("an online backup taken under writes restores every sample acknowledged before it, once")
     func backupUnderLoad() async throws {
         let hkd = try await HKDProcess()
-        let backup = FileManager.default.temporaryDirectory.appendingPathComponent("hkd-backup-\(UUID().uuidString)").path
-        let restored = FileManager.default.temporaryDirectory.appendingPathComponent("hkd-restored-\(UUID().uuidString)").path
+        let backup = FileManager.default.temporaryDirectory.appendingPathComponent("hkd-backup-\(UUID().uuidString)")
+            .path
+        let restored = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hkd-restored-\(UUID().uuidString)"
+        ).path
         defer {
             try? FileManager.default.removeItem(atPath: backup)
             try? FileManager.default.removeItem(atPath: restored)

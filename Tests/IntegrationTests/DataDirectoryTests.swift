@@ -56,7 +56,8 @@ struct DataDirectoryTests {
         let directory = try FileSystem.makeTemporaryDirectory(prefix: "hkd-modes")
         defer { try? FileSystem.removeTree(directory) }
         try FileSystem.setPermissions(0o777, of: directory)
-        await Self.expectRefusal(directory, naming: [directory, "writable by group or others", "chmod go-w \(directory)"])
+        await Self.expectRefusal(
+            directory, naming: [directory, "writable by group or others", "chmod go-w \(directory)"])
         try FileSystem.setPermissions(0o700, of: directory)
         // A write of identities.json killed before its rename left a temporary: removed at start.
         let leftover = directory + "/identities.json.tmp-4242"
@@ -103,7 +104,9 @@ struct DataDirectoryTests {
         await hkd.stop()
     }
 
-    @Test("a full disk: snapshot leftovers are removed at start; with the disk still full hkd serves reads and refuses writes retryably")
+    @Test(
+        "a full disk: snapshot leftovers are removed at start; with the disk still full hkd serves reads and refuses writes retryably"
+    )
     func fullDisk() async throws {
         let mountPoint = try FileSystem.makeTemporaryDirectory(prefix: "hkd-tmpfs")
         defer { try? FileSystem.removeTree(mountPoint) }
@@ -156,7 +159,7 @@ struct DataDirectoryTests {
         let chunk = [UInt8](repeating: 0x42, count: 64 << 10)
         do {
             while true { try file.write(chunk) }
-        } catch where error.code == ENOSPC {
+        } catch  where error.code == ENOSPC {
             // Full: fill the last partial chunk too.
             while (try? file.write([0x42])) != nil {}
         }

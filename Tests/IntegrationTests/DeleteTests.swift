@@ -18,7 +18,8 @@ struct DeleteTests {
 
         let (console, out, err) = Console.capturing()
         let arguments = [
-            "delete", "stepCount", "--uuid", samples[0].uuid.uuidString, "--server", "127.0.0.1:\(hkd.port)", "--token", hkd.token,
+            "delete", "stepCount", "--uuid", samples[0].uuid.uuidString, "--server", "127.0.0.1:\(hkd.port)", "--token",
+            hkd.token,
             "--subject", "dora",
         ]
         #expect(await hkqMain(arguments: arguments, environment: [:], console: console) == 0, "\(err.text)")
@@ -26,7 +27,8 @@ struct DeleteTests {
         let (usage, _, _) = Console.capturing()
         #expect(
             await hkqMain(
-                arguments: ["delete", "stepCount", "--server", "127.0.0.1:\(hkd.port)", "--token", hkd.token], environment: [:],
+                arguments: ["delete", "stepCount", "--server", "127.0.0.1:\(hkd.port)", "--token", hkd.token],
+                environment: [:],
                 console: usage) == 64)
 
         client.close()

@@ -55,8 +55,10 @@ struct ExportImportTests {
     }
 
     /// One export.xml of distance and energy records written in `distanceUnit` and `energyUnit`.
-    static func unitExport(_ records: [(type: String, start: Int, value: Double)], distanceUnit: String,
-        energyUnit: String, text: (Double, String) -> String) -> String {
+    static func unitExport(
+        _ records: [(type: String, start: Int, value: Double)], distanceUnit: String,
+        energyUnit: String, text: (Double, String) -> String
+    ) -> String {
         var body = ""
         for record in records {
             let isDistance = record.type.hasSuffix("DistanceWalkingRunning")
@@ -68,7 +70,8 @@ struct ExportImportTests {
             formatter.dateFormat = "yyyy-MM-dd HH:mm:ss Z"
             let from = formatter.string(from: start)
             let to = formatter.string(from: start.addingTimeInterval(60))
-            body += " <Record type=\"\(record.type)\" sourceName=\"Phillip\u{2019}s\u{A0}Apple Watch\" "
+            body +=
+                " <Record type=\"\(record.type)\" sourceName=\"Phillip\u{2019}s\u{A0}Apple Watch\" "
                 + "unit=\"\(unit)\" creationDate=\"\(to)\" startDate=\"\(from)\" endDate=\"\(to)\" "
                 + "value=\"\(text(record.value, unit))\"/>\n"
         }
@@ -81,7 +84,9 @@ struct ExportImportTests {
             """
     }
 
-    @Test("an export re-written in other units (mi for km, kJ for kcal) adds nothing; values one printed digit apart stay two samples")
+    @Test(
+        "an export re-written in other units (mi for km, kJ for kcal) adds nothing; values one printed digit apart stay two samples"
+    )
     func reexportInOtherUnitsAddsNothing() async throws {
         var random = SplitMix64(seed: 0x1D_E771)
         let distance = "HKQuantityTypeIdentifierDistanceWalkingRunning"
@@ -95,7 +100,9 @@ struct ExportImportTests {
             records.append((energy, minute, kcal))
         }
         // Same source, type and interval, values one digit apart in the 6th printed digit: distinct samples.
-        records += [(distance, 500, 0.0278777), (distance, 500, 0.0278778), (energy, 500, 21.3471), (energy, 500, 21.3472)]
+        records += [
+            (distance, 500, 0.0278777), (distance, 500, 0.0278778), (energy, 500, 21.3471), (energy, 500, 21.3472),
+        ]
         let factor: [String: Double] = ["km": 1.609344, "kJ": 4.184]
         let original = Self.unitExport(records, distanceUnit: "mi", energyUnit: "kcal") { value, _ in
             String(format: "%g", value)

@@ -89,13 +89,17 @@ final class FakeListener: Sendable {
                 let reply: Message?
                 switch (behaviour, answered) {
                 case (.welcomeAtOnce, 1):
-                    reply = .welcome(Welcome(serverVersion: "fake", connectionID: 1, identity: "admin", limits: Self.limits))
+                    reply = .welcome(
+                        Welcome(serverVersion: "fake", connectionID: 1, identity: "admin", limits: Self.limits))
                 case (.challenge(let salt), 1):
                     let nonce = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
                     reply = .challenge(Challenge(serverNonce: nonce, salt: salt))
                 case (.challenge, 2):
                     let signature = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
-                    reply = .welcome(Welcome(serverVersion: "fake", connectionID: 1, identity: "admin", limits: Self.limits, serverSignature: signature))
+                    reply = .welcome(
+                        Welcome(
+                            serverVersion: "fake", connectionID: 1, identity: "admin", limits: Self.limits,
+                            serverSignature: signature))
                 default:
                     reply = nil
                 }
@@ -108,7 +112,8 @@ final class FakeListener: Sendable {
     }
 
     static let limits = SessionLimits(
-        maxFrameBytes: 1 << 20, maxInflatedBytes: 1 << 20, maxBatchRows: 1000, maxPipelinedRequests: 8, idleTimeoutSeconds: 0)
+        maxFrameBytes: 1 << 20, maxInflatedBytes: 1 << 20, maxBatchRows: 1000, maxPipelinedRequests: 8,
+        idleTimeoutSeconds: 0)
 }
 
 /// A one-shot signal between threads.

@@ -51,11 +51,15 @@ struct HKQBinaryTests {
         #expect(stats.status == 0, "\(stats.err)")
         #expect(stats.out.contains("1200") && stats.out.contains("1100"))
 
-        let none = try Self.hkq(server + ["stats", "stepCount", "--from", "2020-01-01T00:00:00Z", "--to", "2020-01-02T00:00:00Z"])
+        let none = try Self.hkq(
+            server + ["stats", "stepCount", "--from", "2020-01-01T00:00:00Z", "--to", "2020-01-02T00:00:00Z"])
         #expect(none.status == 1)
         #expect(none.err.contains("no stepCount data"))
 
-        let bad = try Self.hkq(server + ["insert", "-"], input: "type,start,end,value,unit,source\nstepCount,2024-03-10T06:00:00Z,2024-03-10T06:10:00Z,5,kg,iPhone\n")
+        let bad = try Self.hkq(
+            server + ["insert", "-"],
+            input: "type,start,end,value,unit,source\nstepCount,2024-03-10T06:00:00Z,2024-03-10T06:10:00Z,5,kg,iPhone\n"
+        )
         #expect(bad.status == 1)
         #expect(bad.err.contains("kg"))
         await hkd.stop()

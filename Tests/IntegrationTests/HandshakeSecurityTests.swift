@@ -21,7 +21,8 @@ struct HandshakeSecurityTests {
         let salted = AccessToken.saltedToken(secret: parsed.secret, salt: salt)
         let verifier = TokenVerifier(saltedToken: salted)
         return [
-            ("token text", Array(token.utf8)), ("secret", parsed.secret), ("secret hex", Array(Hex.encode(parsed.secret).utf8)),
+            ("token text", Array(token.utf8)), ("secret", parsed.secret),
+            ("secret hex", Array(Hex.encode(parsed.secret).utf8)),
             ("stored hash (salted token)", salted), ("ClientKey", TokenAuthentication.clientKey(saltedToken: salted)),
             ("StoredKey", verifier.storedKey), ("ServerKey", verifier.serverKey),
         ]
@@ -40,7 +41,9 @@ struct HandshakeSecurityTests {
         try socket.write(FrameEncoder().encode(Message.hello(hello).frame(requestID: 0)), timeout: .seconds(5))
         var decoder = FrameDecoder()
         while true {
-            if let frame = try decoder.next(), case .challenge(let challenge) = try Message.decode(frame) { return challenge.salt }
+            if let frame = try decoder.next(), case .challenge(let challenge) = try Message.decode(frame) {
+                return challenge.salt
+            }
             let bytes = try socket.read(maxBytes: 65_536, timeout: .seconds(10))
             if bytes.isEmpty { throw HealthError(.connectionLost, "no challenge") }
             decoder.append(bytes)
@@ -79,7 +82,8 @@ struct HandshakeSecurityTests {
         }
     }
 
-    @Test("a fake listener given the real salt gets a hello and a proof: no token, nothing derived, nothing that replays")
+    @Test(
+        "a fake listener given the real salt gets a hello and a proof: no token, nothing derived, nothing that replays")
     func fakeListenerLearnsNothing() async throws {
         let hkd = try await TestServer()
         let salt = try Self.realSalt(port: hkd.port, id: 1)
@@ -94,11 +98,15 @@ struct HandshakeSecurityTests {
             #expect(error.message.hasPrefix("the server's signature is wrong"), "\(error.message)")
         }
         let frames = try fake.framesReceived()
-        #expect(frames.map(\.kind) == [.hello, .proof], "the client sent more than hello and proof: \(frames.map(\.kind))")
+        #expect(
+            frames.map(\.kind) == [.hello, .proof], "the client sent more than hello and proof: \(frames.map(\.kind))")
         try Self.assertLearnsNothing(fake.bytesReceived(), token: hkd.token, salt: salt)
         // Replaying what the fake got to the real server fails: its nonce is new, the proof binds it.
         let reply = try Self.replay(frames, port: hkd.port)
-        #expect(reply == .error(ErrorReply(code: 300, retryable: false, closesConnection: true, message: "the token is not valid")))
+        #expect(
+            reply
+                == .error(
+                    ErrorReply(code: 300, retryable: false, closesConnection: true, message: "the token is not valid")))
         // The real server accepts the same client.
         let real = hkd.client()
         defer { real.close() }
@@ -120,7 +128,8 @@ struct HandshakeSecurityTests {
             #expect(error.code.rawValue == 303)
         }
         #expect(try fake.framesReceived().map(\.kind) == [.hello])
-        try Self.assertLearnsNothing(fake.bytesReceived(), token: hkd.token, salt: try Self.realSalt(port: hkd.port, id: 1))
+        try Self.assertLearnsNothing(
+            fake.bytesReceived(), token: hkd.token, salt: try Self.realSalt(port: hkd.port, id: 1))
         await hkd.stop()
     }
 
@@ -131,7 +140,8 @@ struct HandshakeSecurityTests {
         for behaviour in [FakeListener.Behaviour.challenge(salt: salt), .welcomeAtOnce] {
             let fake = try FakeListener(behaviour)
             let work = FileManager.default.temporaryDirectory.appendingPathComponent("hkq-cwd-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: work.appendingPathComponent("hkd-data"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: work.appendingPathComponent("hkd-data"), withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: work) }
             let tokenPath = work.appendingPathComponent("hkd-data/admin.token").path
             // Not atomically: on Linux that leaves a /tmp/TemporaryDirectory.* behind.
@@ -149,7 +159,9 @@ struct HandshakeSecurityTests {
             process.waitUntilExit()
             #expect(process.terminationStatus != 0)
             #expect(err.contains("(303)") || err.contains("serverUnverified"), "\(err)")
-            #expect(err.contains("the server's signature is wrong") || err.contains("without proving that it knows the token"), "\(err)")
+            #expect(
+                err.contains("the server's signature is wrong")
+                    || err.contains("without proving that it knows the token"), "\(err)")
             try Self.assertLearnsNothing(fake.bytesReceived(), token: hkd.token, salt: salt)
         }
         await hkd.stop()
@@ -163,7 +175,9 @@ struct HandshakeSecurityTests {
         defer { anonymous.close() }
         #expect(try await anonymous.serverInfo().serverVersion == "hkd 0.1.0")
         let holder = HealthClient(
-            ClientConfiguration(port: hkd.port, token: AccessToken(identityID: 1, secret: Array(repeating: 1, count: 32)).text, retry: .none))
+            ClientConfiguration(
+                port: hkd.port, token: AccessToken(identityID: 1, secret: Array(repeating: 1, count: 32)).text,
+                retry: .none))
         defer { holder.close() }
         do {
             try await holder.connect()
@@ -181,7 +195,8 @@ struct HandshakeSecurityTests {
         // TestServer returns once hkd logged "listening on 0.0.0.0:PORT"; the warning is logged before it.
         #expect(
             open.logText.contains(
-                "hkd[warning] listening on 0.0.0.0, not a loopback address: anyone who can reach port \(open.port) can connect"),
+                "hkd[warning] listening on 0.0.0.0, not a loopback address: anyone who can reach port \(open.port) can connect"
+            ),
             "\(open.logText)")
         let local = try await TestServer()
         #expect(!local.logText.contains("not a loopback address"))
@@ -191,7 +206,9 @@ struct HandshakeSecurityTests {
 
     @Test("loopback addresses are told apart from the rest")
     func loopbackClassification() {
-        for host in ["127.0.0.1", "127.1.2.3", "::1", "localhost"] { #expect(ServerConfiguration.isLoopback(host), "\(host)") }
+        for host in ["127.0.0.1", "127.1.2.3", "::1", "localhost"] {
+            #expect(ServerConfiguration.isLoopback(host), "\(host)")
+        }
         for host in ["0.0.0.0", "192.168.1.5", "::", "127.0.0.1.example.com", "1270.0.0.1"] {
             #expect(!ServerConfiguration.isLoopback(host), "\(host)")
         }

@@ -52,9 +52,16 @@ struct HostileClientTests {
         let cases: [(name: String, bytes: [UInt8], hello: Bool, code: ErrorCode)] = [
             ("garbage", Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), false, .malformedFrame),
             ("garbage after hello", Array(repeating: 0xFF, count: 64), true, .malformedFrame),
-            ("request before hello", FrameEncoder().encode(Message.serverInfoQuery(ServerInfoQuery()).frame(requestID: 1)), false, .handshakeRequired),
+            (
+                "request before hello",
+                FrameEncoder().encode(Message.serverInfoQuery(ServerInfoQuery()).frame(requestID: 1)), false,
+                .handshakeRequired
+            ),
             ("oversized frame", Self.header(kind: 0x10, length: 64 << 20), true, .frameTooLarge),
-            ("zip bomb", Self.header(kind: 0x10, flags: 1, length: UInt32(bombPayload.count)) + bombPayload, true, .inflatedTooLarge),
+            (
+                "zip bomb", Self.header(kind: 0x10, flags: 1, length: UInt32(bombPayload.count)) + bombPayload, true,
+                .inflatedTooLarge
+            ),
             ("unknown kind", Self.header(kind: 0x7E, length: 0), true, .unknownMessageKind),
             ("truncated payload", Self.header(kind: 0x13, length: 1) + [0x80], true, .malformedPayload),
         ]
@@ -65,7 +72,9 @@ struct HostileClientTests {
             #expect(reply?.closesConnection == true, "\(entry.name)")
             #expect(reply?.retryable == false, "\(entry.name)")
             // The well-behaved client is unaffected.
-            #expect(try await good.statistics("stepCount", subject: "anna", options: .cumulativeSum).statistics.figures.sum == 45)
+            #expect(
+                try await good.statistics("stepCount", subject: "anna", options: .cumulativeSum).statistics.figures.sum
+                    == 45)
         }
         #expect(hkd.isRunning)
         let info = try await good.serverInfo()

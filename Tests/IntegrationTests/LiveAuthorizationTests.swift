@@ -43,7 +43,9 @@ struct LiveAuthorizationTests {
 
         let observed = Collected<UInt64>()
         let anchored = Collected<ChangesResult>()
-        let observer = Task { for try await anchor in writer.observe("stepCount", subject: "anna") { observed.append(anchor) } }
+        let observer = Task {
+            for try await anchor in writer.observe("stepCount", subject: "anna") { observed.append(anchor) }
+        }
         let anchoredTask = Task {
             let query = ChangesQuery(subject: "anna", type: "stepCount", anchor: 0)
             for try await result in writer.anchoredChanges(query) { anchored.append(result) }
@@ -56,7 +58,8 @@ struct LiveAuthorizationTests {
         #expect(first.added.count == 3 && first.added.values.allSatisfy { $0 == 100 })
 
         // The admin's insert and deletion: nothing reaches the read-denied subscriber, nor its changes query.
-        let adminUUID = try #require(try await admin.samples("stepCount", subject: "anna").first { $0.value == 1 }?.uuid)
+        let adminUUID = try #require(
+            try await admin.samples("stepCount", subject: "anna").first { $0.value == 1 }?.uuid)
         _ = try await admin.insert(
             try AuthorizationTests.samples("stepCount", subject: "anna", count: 2, value: 1, offset: 300))
         #expect(try await admin.delete("stepCount", subject: "anna", .uuids([adminUUID])) == 1)
@@ -87,7 +90,8 @@ struct LiveAuthorizationTests {
     @Test("changes and subscriptions on a subject outside the identity's are forbidden")
     func foreignSubjectForbidden() async throws {
         let (hkd, identities) = try await AuthorizationTests.populatedServer()
-        let reader = hkd.client(name: "reader", token: try #require(identities.first { $0.spec.name == "reader" }).token)
+        let reader = hkd.client(
+            name: "reader", token: try #require(identities.first { $0.spec.name == "reader" }).token)
         defer { reader.close() }
         do {
             _ = try await reader.changes("stepCount", subject: "ben", since: 0)

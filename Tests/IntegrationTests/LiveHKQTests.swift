@@ -9,9 +9,12 @@ import Testing
 /// `hkq changes` and `hkq watch` against the real hkd.
 @Suite("hkq changes and watch", .serialized)
 struct LiveHKQTests {
-    private func run(_ arguments: [String], output: CapturedText = CapturedText()) async -> (status: Int32, out: String, err: String) {
+    private func run(_ arguments: [String], output: CapturedText = CapturedText()) async -> (
+        status: Int32, out: String, err: String
+    ) {
         let err = CapturedText()
-        let status = await HKQ.standard.run(arguments: arguments, environment: [:], console: Console(out: output, err: err))
+        let status = await HKQ.standard.run(
+            arguments: arguments, environment: [:], console: Console(out: output, err: err))
         return (status, output.text, err.text)
     }
 

@@ -221,7 +221,8 @@ struct LiveUpdateTests {
         let behind = { tables.indices.filter { !Self.agree(tables[$0].table.withLock { $0.sorted }, fresh) } }
         try await waitUntil("every subscriber to end on the fresh buckets; behind: \(behind())") { behind().isEmpty }
         for (index, table) in tables.enumerated() {
-            #expect(Self.agree(table.table.withLock { $0.sorted }, fresh), "subscriber \(index) ends on the fresh buckets")
+            #expect(
+                Self.agree(table.table.withLock { $0.sorted }, fresh), "subscriber \(index) ends on the fresh buckets")
             #expect(updates[index].value.load(ordering: .relaxed) < inserts, "changes coalesced into fewer updates")
         }
         await hkd.stop()

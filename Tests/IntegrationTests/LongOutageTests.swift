@@ -50,7 +50,8 @@ struct LongOutageTests {
         let changes = Recording<ChangesResult>()
         let buckets = Recording<LiveCollectionUpdate>()
         let anchored = Task {
-            for try await event in watcher.subscribe(.anchoredChanges(ChangesQuery(subject: "anna", type: "stepCount"))) {
+            for try await event in watcher.subscribe(.anchoredChanges(ChangesQuery(subject: "anna", type: "stepCount")))
+            {
                 changes.append(event)
             }
         }
@@ -73,16 +74,22 @@ struct LongOutageTests {
         let beforeUUIDs = (0..<before.count).map(before.uuid(row:))
         let freshBefore = try await writer.collection(query).buckets
         try await waitUntil("received() == beforeUUIDs") { received() == beforeUUIDs }
-        try await waitUntil("LiveUpdateTests.agree(table(), freshBefore)") { LiveUpdateTests.agree(table(), freshBefore) }
+        try await waitUntil("LiveUpdateTests.agree(table(), freshBefore)") {
+            LiveUpdateTests.agree(table(), freshBefore)
+        }
 
         #expect(await first.stop() == 0)
         let stopped = ContinuousClock.now
-        try await waitUntil("changes.disconnects == 1 && buckets.disconnects == 1") { changes.disconnects == 1 && buckets.disconnects == 1 }
+        try await waitUntil("changes.disconnects == 1 && buckets.disconnects == 1") {
+            changes.disconnects == 1 && buckets.disconnects == 1
+        }
         // The outage itself (not a synchronisation): hkd stays down this long while both keep retrying.
         try await Task.sleep(until: stopped + .seconds(seconds))
         let second = try await LiveReconnectTests.restart(first)
         let restarted = ContinuousClock.now
-        try await waitUntil("!changes.reconnects.isEmpty && !buckets.reconnects.isEmpty") { !changes.reconnects.isEmpty && !buckets.reconnects.isEmpty }
+        try await waitUntil("!changes.reconnects.isEmpty && !buckets.reconnects.isEmpty") {
+            !changes.reconnects.isEmpty && !buckets.reconnects.isEmpty
+        }
 
         let after = LiveUpdateTests.batch(LiveUpdateTests.day0 + Micros.day, count: 2)
         _ = try await writer.insert(after)
@@ -93,7 +100,8 @@ struct LongOutageTests {
         try await waitUntil("LiveUpdateTests.agree(table(), freshAfter)") { LiveUpdateTests.agree(table(), freshAfter) }
 
         for (name, reconnects, disconnects) in [
-            ("anchored", changes.reconnects, changes.disconnects), ("collection", buckets.reconnects, buckets.disconnects),
+            ("anchored", changes.reconnects, changes.disconnects),
+            ("collection", buckets.reconnects, buckets.disconnects),
         ] {
             #expect(reconnects.count == 1, "\(name): \(reconnects.count) reconnect events")
             #expect(disconnects == 1, "\(name): \(disconnects) disconnect events")

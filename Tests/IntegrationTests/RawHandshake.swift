@@ -31,7 +31,9 @@ enum RawHandshake {
                 }
             }
             let bytes = try socket.read(maxBytes: 65_536, timeout: .seconds(10))
-            if bytes.isEmpty { throw HealthError(.connectionLost, "the server closed the connection during the handshake") }
+            if bytes.isEmpty {
+                throw HealthError(.connectionLost, "the server closed the connection during the handshake")
+            }
             decoder.append(bytes)
         }
     }

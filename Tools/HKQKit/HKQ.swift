@@ -92,7 +92,8 @@ public struct HKQ: Sendable {
                 environment: environment, console: console)
             let command = parse.commands.last!
             if globals.format == .chart, !command.spec.drawsChart {
-                throw context.usageError("'\(path.joined(separator: " "))' draws no chart; use --format table, json or csv")
+                throw context.usageError(
+                    "'\(path.joined(separator: " "))' draws no chart; use --format table, json or csv")
             }
             try await command.run(context)
             return ExitStatus.success

@@ -15,7 +15,10 @@ extension HealthStore {
         let transform = try UnitTransform(type: quantityType, unit: unit)
         try SampleRules.validate(subject: subject)
         filter = try filter.validated(for: quantityType)
-        return (quantityType, transform, try BucketCalendar(anchor: anchor, interval: interval, timeZoneIdentifier: timeZone))
+        return (
+            quantityType, transform,
+            try BucketCalendar(anchor: anchor, interval: interval, timeZoneIdentifier: timeZone)
+        )
     }
 
     /// HKStatisticsCollectionQuery (HEALTHKIT.md §7): statistics of one subject's samples of a type matching

@@ -148,7 +148,8 @@ extension Series {
         var next = 0
         for bucket in overlaps.touched.indices where overlaps.touched[bucket] {
             while next < result.count, result[next].bucket < bucket { next += 1 }
-            var figures = next < result.count && result[next].bucket == bucket ? result[next].figures : StatisticsFigures()
+            var figures =
+                next < result.count && result[next].bucket == bucket ? result[next].figures : StatisticsFigures()
             overlaps.fill(&figures, bucket: bucket, c, unit: unit)
             merged.append((bucket, figures))
         }

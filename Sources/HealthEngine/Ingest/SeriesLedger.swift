@@ -61,7 +61,9 @@ struct SeriesLedger: Sendable {
     }
 
     /// The outcome of batch `id` from `writer` if it was applied recently.
-    func outcome(ofBatch id: UInt64, writer: UInt32) -> BatchOutcome? { recentBatches[BatchKey(id: id, writer: writer)] }
+    func outcome(ofBatch id: UInt64, writer: UInt32) -> BatchOutcome? {
+        recentBatches[BatchKey(id: id, writer: writer)]
+    }
 
     /// Remembers a batch's outcome, forgetting the oldest beyond ``recentBatchLimit``.
     mutating func record(batch key: BatchKey, _ outcome: BatchOutcome) {

@@ -12,7 +12,9 @@ public protocol HandshakeAuthenticator: Sendable {
     /// Accepts the client at once (``HandshakeStart/accepted(_:)``), or challenges it.
     func begin(_ hello: Hello, payload: [UInt8]) throws(HealthError) -> HandshakeStart
     /// Checks the proof; returns who the client is and the server signature for the welcome.
-    func finish(_ pending: PendingAuthentication, proof: Proof) throws(HealthError) -> (ClientIdentity, serverSignature: [UInt8])
+    func finish(_ pending: PendingAuthentication, proof: Proof) throws(HealthError) -> (
+        ClientIdentity, serverSignature: [UInt8]
+    )
 }
 
 /// What the server does after a hello.
@@ -48,7 +50,9 @@ public struct OpenAuthenticator: HandshakeAuthenticator {
         .accepted(ClientIdentity(name: "anonymous"))
     }
 
-    public func finish(_ pending: PendingAuthentication, proof: Proof) throws(HealthError) -> (ClientIdentity, serverSignature: [UInt8]) {
+    public func finish(_ pending: PendingAuthentication, proof: Proof) throws(HealthError) -> (
+        ClientIdentity, serverSignature: [UInt8]
+    ) {
         throw HealthError(.handshakeRequired, "no challenge was sent")
     }
 }
@@ -62,7 +66,10 @@ public struct TokenAuthenticator: HandshakeAuthenticator {
     /// Fresh random bytes for server nonces; the system CSPRNG unless a test injects a seeded source.
     public let randomBytes: @Sendable (Int) throws -> [UInt8]
 
-    public init(registry: IdentityRegistry, randomBytes: @escaping @Sendable (Int) throws -> [UInt8] = { try SecureRandom.bytes($0) }) {
+    public init(
+        registry: IdentityRegistry,
+        randomBytes: @escaping @Sendable (Int) throws -> [UInt8] = { try SecureRandom.bytes($0) }
+    ) {
         self.registry = registry
         self.randomBytes = randomBytes
     }
@@ -82,11 +89,15 @@ public struct TokenAuthenticator: HandshakeAuthenticator {
         }
         let (salt, verifier) = registry.challengeMaterial(for: hello.tokenID)
         let challenge = Challenge(serverNonce: nonce, salt: salt)
-        let authMessage = TokenAuthentication.authMessage(helloPayload: payload, challengePayload: challenge.encodedPayload())
-        return .challenge(challenge, PendingAuthentication(tokenID: hello.tokenID, verifier: verifier, authMessage: authMessage))
+        let authMessage = TokenAuthentication.authMessage(
+            helloPayload: payload, challengePayload: challenge.encodedPayload())
+        return .challenge(
+            challenge, PendingAuthentication(tokenID: hello.tokenID, verifier: verifier, authMessage: authMessage))
     }
 
-    public func finish(_ pending: PendingAuthentication, proof: Proof) throws(HealthError) -> (ClientIdentity, serverSignature: [UInt8]) {
+    public func finish(_ pending: PendingAuthentication, proof: Proof) throws(HealthError) -> (
+        ClientIdentity, serverSignature: [UInt8]
+    ) {
         guard pending.verifier.accepts(proof: proof.clientProof, authMessage: pending.authMessage) else {
             throw Self.invalid
         }
@@ -119,7 +130,9 @@ struct ThrottledAuthenticator: HandshakeAuthenticator {
         }
     }
 
-    func finish(_ pending: PendingAuthentication, proof: Proof) throws(HealthError) -> (ClientIdentity, serverSignature: [UInt8]) {
+    func finish(_ pending: PendingAuthentication, proof: Proof) throws(HealthError) -> (
+        ClientIdentity, serverSignature: [UInt8]
+    ) {
         do throws(HealthError) {
             let result = try base.finish(pending, proof: proof)
             throttle.succeeded(peer)

@@ -68,14 +68,17 @@ public final class IdentityRegistry: Sendable {
                 case 1:
                     registry = IdentityRegistry(path: path, file: file)
                     let count = try registry.upgradeFromFormat1()
-                    log("converted \(path) to format \(IdentityFile.currentFormat): \(count) token hashes became handshake verifiers")
+                    log(
+                        "converted \(path) to format \(IdentityFile.currentFormat): \(count) token hashes became handshake verifiers"
+                    )
                 default:
                     throw HealthError(
                         .storageUnavailable,
                         "\(path) has format \(file.format); this hkd reads formats 1 and \(IdentityFile.currentFormat)")
                 }
                 if resetAdmin {
-                    try registry.mintAdmin(named: "admin-\(registry.state.withLock { $0.nextID })", tokenPath: tokenPath, log: log)
+                    try registry.mintAdmin(
+                        named: "admin-\(registry.state.withLock { $0.nextID })", tokenPath: tokenPath, log: log)
                 }
                 return registry
             }

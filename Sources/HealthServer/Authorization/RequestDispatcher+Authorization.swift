@@ -108,7 +108,8 @@ extension RequestDispatcher {
     /// so every update is computed with the subscriber's filter); unchanged with `hkd --auth off`. Throws
     /// ``ErrorCode/forbidden`` for a subject outside the identity's, and the registry's errors for a revoked or
     /// deleted identity. Called at subscribe time and again before every update, so grant changes apply at once.
-    func authorizedSubscription(_ request: SubscriptionRequest, identity: ClientIdentity) throws -> SubscriptionRequest {
+    func authorizedSubscription(_ request: SubscriptionRequest, identity: ClientIdentity) throws -> SubscriptionRequest
+    {
         guard let identities else { return request }
         return try RequestDispatcher.narrow(request, access: identities.access(for: identity))
     }

@@ -99,7 +99,9 @@ struct IdentityFile: Codable, Sendable {
             throw HealthError(.storageUnavailable, "\(path) lacks a valid unknownSaltKey")
         }
         for identity in identities where identity.verifier == nil || Hex.decode(identity.salt) == nil {
-            throw HealthError(.storageUnavailable, "\(path): the identity \"\(identity.name)\" has no valid salt, storedKey and serverKey")
+            throw HealthError(
+                .storageUnavailable,
+                "\(path): the identity \"\(identity.name)\" has no valid salt, storedKey and serverKey")
         }
     }
 }

@@ -51,7 +51,8 @@ final class HTTPResponder: ConnectionHandler, Sendable {
         let method = parts[0]
         let path = parts[1].split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
         guard method == "GET" || method == "HEAD" else {
-            return respond(connection, status: "405 Method Not Allowed", body: "only GET\n", extra: "Allow: GET, HEAD\r\n")
+            return respond(
+                connection, status: "405 Method Not Allowed", body: "only GET\n", extra: "Allow: GET, HEAD\r\n")
         }
         let omitBody = method == "HEAD"
         switch path {
@@ -68,7 +69,8 @@ final class HTTPResponder: ConnectionHandler, Sendable {
             } else {
                 respond(
                     connection, status: "503 Service Unavailable",
-                    body: "the write-ahead log does not accept changes (disk full or a failed fsync)\n", omitBody: omitBody)
+                    body: "the write-ahead log does not accept changes (disk full or a failed fsync)\n",
+                    omitBody: omitBody)
             }
         default:
             respond(connection, status: "404 Not Found", body: "no such page; try /metrics, /healthz or /readyz\n")

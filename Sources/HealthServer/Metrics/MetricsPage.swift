@@ -31,7 +31,8 @@ struct MetricsPage {
             "hkd_ingested_samples_total", "counter", "Samples stored by inserts (duplicates excluded), by type.",
             Self.byType(metrics.ingestedSamples))
         page.metric(
-            "hkd_ingested_batches_total", "counter", "Insert batches acknowledged, by type.", Self.byType(metrics.ingestedBatches))
+            "hkd_ingested_batches_total", "counter", "Insert batches acknowledged, by type.",
+            Self.byType(metrics.ingestedBatches))
         page.metric(
             "hkd_authentication_failures_total", "counter", "Refused hellos and proofs.",
             [([:], Double(metrics.authenticationFailures.value))])
@@ -41,7 +42,8 @@ struct MetricsPage {
         page.metric(
             "hkd_connections_refused_total", "counter", "Connections refused at the connection limit.",
             [([:], Double(tcp.refused))])
-        page.metric("hkd_subscriptions", "gauge", "Live subscriptions now.", [([:], Double(server.subscriptions.count))])
+        page.metric(
+            "hkd_subscriptions", "gauge", "Live subscriptions now.", [([:], Double(server.subscriptions.count))])
         page.metric(
             "hkd_resident_memory_bytes", "gauge", "Resident memory of the process.",
             [([:], Double(HealthServer.residentBytes()))])
@@ -54,9 +56,11 @@ struct MetricsPage {
             "hkd_wal_bytes_total", "counter", "Bytes appended to the write-ahead log since start-up.",
             [([:], Double(server.durable.logBytesWritten))])
         if let log = server.durable.logStatistics {
-            page.histograms("hkd_wal_fsync_duration_seconds", "Duration of each fsync of the write-ahead log.", [([:], log.fsyncs)])
             page.histograms(
-                "hkd_wal_records_per_fsync", "Log records made durable by each fsync (group commit).", [([:], log.recordsPerFsync)])
+                "hkd_wal_fsync_duration_seconds", "Duration of each fsync of the write-ahead log.", [([:], log.fsyncs)])
+            page.histograms(
+                "hkd_wal_records_per_fsync", "Log records made durable by each fsync (group commit).",
+                [([:], log.recordsPerFsync)])
         }
         page.histograms(
             "hkd_snapshot_duration_seconds", "Duration of each snapshot.", [([:], server.durable.snapshotDurations)])
@@ -81,7 +85,9 @@ struct MetricsPage {
         text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
     }
 
-    private mutating func metric(_ name: String, _ type: String, _ help: String, _ samples: [([String: String], Double)]) {
+    private mutating func metric(
+        _ name: String, _ type: String, _ help: String, _ samples: [([String: String], Double)]
+    ) {
         header(name, type, help)
         for (labels, value) in samples { text += "\(name)\(Self.labels(labels)) \(Self.number(value))\n" }
     }
@@ -91,7 +97,8 @@ struct MetricsPage {
         for (labels, histogram) in series {
             let snapshot = histogram.snapshot
             for (bound, count) in zip(histogram.bounds, snapshot.cumulative) {
-                text += "\(name)_bucket\(Self.labels(labels.merging(["le": Self.number(bound)]) { a, _ in a })) \(count)\n"
+                text +=
+                    "\(name)_bucket\(Self.labels(labels.merging(["le": Self.number(bound)]) { a, _ in a })) \(count)\n"
             }
             text += "\(name)_bucket\(Self.labels(labels.merging(["le": "+Inf"]) { a, _ in a })) \(snapshot.count)\n"
             text += "\(name)_sum\(Self.labels(labels)) \(Self.number(snapshot.sum))\n"

@@ -24,7 +24,8 @@ final class ServerMetrics: Sendable {
     init() {
         let kinds = MessageKind.allCases.filter(\.isRequest)
         requests = Dictionary(uniqueKeysWithValues: kinds.map { ($0, Counter()) })
-        requestDurations = Dictionary(uniqueKeysWithValues: kinds.map { ($0, Histogram(bounds: Histogram.latencyBounds)) })
+        requestDurations = Dictionary(
+            uniqueKeysWithValues: kinds.map { ($0, Histogram(bounds: Histogram.latencyBounds)) })
         errors = Dictionary(uniqueKeysWithValues: ErrorCode.allCases.map { ($0, Counter()) })
         ingestedSamples = QuantityType.all.map { _ in Counter() }
         ingestedBatches = QuantityType.all.map { _ in Counter() }

@@ -51,7 +51,8 @@ public enum LogChange: Hashable, Sendable {
     /// The payload of an insert record whose batch is already encoded (the bytes that arrived, which decode to
     /// `batch`): the same bytes as ``encodePayload()`` gives for a canonical encoding, without encoding again.
     public static func insertPayload(_ batch: SampleBatch, writer: UInt32, encodedBatch: ArraySlice<UInt8>) -> [UInt8] {
-        var w = ByteWriter(capacity: 32 + batch.subject.utf8.count + batch.typeIdentifier.utf8.count + encodedBatch.count)
+        var w = ByteWriter(
+            capacity: 32 + batch.subject.utf8.count + batch.typeIdentifier.utf8.count + encodedBatch.count)
         w.writeString(batch.subject)
         w.writeString(batch.typeIdentifier)
         if writer != 0 { w.writeVarint(UInt64(writer)) }

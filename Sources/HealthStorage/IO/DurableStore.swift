@@ -238,7 +238,8 @@ public final class DurableStore: Sendable {
                 }
                 report.add(
                     try FileSystem.copyFile(
-                        snapshots.directory + "/" + SnapshotFiles.manifestName, to: target + "/snapshots/" + SnapshotFiles.manifestName))
+                        snapshots.directory + "/" + SnapshotFiles.manifestName,
+                        to: target + "/snapshots/" + SnapshotFiles.manifestName))
                 // Segments named after the snapshot's rotation; the last one may be growing: copy what is written.
                 for name in try FileSystem.contentsOfDirectory(log.directory).sorted() where name.hasSuffix(".log") {
                     report.add(try FileSystem.copyFile(log.directory + "/" + name, to: target + "/wal/" + name))

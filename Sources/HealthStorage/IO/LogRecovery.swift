@@ -66,12 +66,15 @@ struct LogRecovery {
             if damage != nil { break }
             let first = scan.firstSequence
             if let expected, first != expected {
-                stop(0, "segment starts at sequence \(first) where \(expected) was expected (a segment is missing)",
+                stop(
+                    0, "segment starts at sequence \(first) where \(expected) was expected (a segment is missing)",
                     expected: expected)
                 break
             }
             if expected == nil, !repair, first > lowestApplied + 1 {
-                stop(0, "segment starts at sequence \(first) but the snapshots end at \(lowestApplied) (a segment is missing)",
+                stop(
+                    0,
+                    "segment starts at sequence \(first) but the snapshots end at \(lowestApplied) (a segment is missing)",
                     expected: lowestApplied + 1)
                 break
             }
@@ -90,7 +93,8 @@ struct LogRecovery {
             }
             let next = first + UInt64(replayed)
             if case .tornTail? = found, isLast, replayed == 0 {
-                removals.append((path, "removed \(path): a torn first record (offset \(found!.offset)); it was never acknowledged"))
+                removals.append(
+                    (path, "removed \(path): a torn first record (offset \(found!.offset)); it was never acknowledged"))
                 continue
             }
             if found == nil, isLast, replayed == 0 {
@@ -137,7 +141,9 @@ struct LogRecovery {
         if let tornCut {
             try Recovery.cut(tornCut.path, at: tornCut.offset)
             report.tornBytes = tornCut.lost
-            log("cut off \(tornCut.lost) bytes of a torn record at the end of \(tornCut.path) (offset \(tornCut.offset)); it was never acknowledged")
+            log(
+                "cut off \(tornCut.lost) bytes of a torn record at the end of \(tornCut.path) (offset \(tornCut.offset)); it was never acknowledged"
+            )
         }
         if let damage { try cut(damage, segments: segments, report: &report) }
         if let missing { report.repairs.append(missing + "; their samples are lost") }
@@ -173,7 +179,8 @@ struct LogRecovery {
         } else {
             try Recovery.cut(damage.path, at: damage.offset)
         }
-        var line = "cut \(damage.path) at offset \(damage.offset) (\(damage.reason)), dropping "
+        var line =
+            "cut \(damage.path) at offset \(damage.offset) (\(damage.reason)), dropping "
             + "\(damage.bytes.count - damage.offset) bytes (the whole segment is kept as \(copy))"
         for later in segments[(damage.index + 1)...] {
             let path = walDirectory + "/" + later

@@ -7,7 +7,8 @@ public enum StoredData {
     public static func evidence(in directory: String) throws -> String? {
         let snapshots = directory + "/snapshots"
         if try FileSystem.isDirectory(snapshots) {
-            for name in try FileSystem.contentsOfDirectory(snapshots) where name == "MANIFEST" || name.hasSuffix(".snap") {
+            for name in try FileSystem.contentsOfDirectory(snapshots)
+            where name == "MANIFEST" || name.hasSuffix(".snap") {
                 return snapshots + "/" + name
             }
         }

@@ -67,7 +67,7 @@ public final class WriteAheadLog: Sendable {
         var file: (any LogFile)?
         do {
             file = try WriteAheadLog.createSegment(directory, first: nextSequence, opener)
-        } catch where error.diskFull {
+        } catch  where error.diskFull {
             file = nil
         } catch {
             throw error.reported
@@ -89,9 +89,9 @@ public final class WriteAheadLog: Sendable {
     }
 
     /// Creates segment `first` with its header, fsynced; throws ``SegmentCreationError``.
-    private static func createSegment(_ directory: String, first: UInt64, _ opener: any LogFileOpener) throws(
-        SegmentCreationError
-    ) -> any LogFile {
+    private static func createSegment(_ directory: String, first: UInt64, _ opener: any LogFileOpener)
+        throws(SegmentCreationError) -> any LogFile
+    {
         let path = directory + "/" + segmentName(first: first)
         do {
             let file = try opener.create(path)

@@ -1,7 +1,6 @@
 import Foundation
 import HealthModel
 
-
 /// Instants written as UTC text in tests, so expected values are read by a person, not computed by the code.
 enum UTC {
     /// `"2024-03-10T07:00:00Z"` (optionally with `.SSS`) as a ``Timestamp``.

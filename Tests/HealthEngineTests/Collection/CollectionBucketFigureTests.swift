@@ -19,7 +19,8 @@ struct CollectionBucketFigureTests {
     @Test("a two-hour sample covers each hour it touches; the most recent is the sample overlapping the hour")
     func durationAndMostRecentFollowTheBucket() throws {
         // 09:30–11:30 at 70 bpm, and a reading of 80 at 10:15.
-        let heart = try store(type: "heartRate", rows: [Row(Self.at(30), Self.at(150), 70), Row(Self.at(75), Self.at(75), 80)])
+        let heart = try store(
+            type: "heartRate", rows: [Row(Self.at(30), Self.at(150), 70), Row(Self.at(75), Self.at(75), 80)])
         let buckets = try Self.hourly(heart, type: "heartRate", [.duration, .mostRecent, .discreteMax])
         #expect(buckets.map(\.start) == [Self.at(0), Self.at(60), Self.at(120)])
         #expect(buckets.map(\.figures.duration) == [30 * Micros.minute, 60 * Micros.minute, 30 * Micros.minute])
@@ -44,7 +45,9 @@ struct CollectionBucketFigureTests {
     func zeroLengthBucketsAreNotListed() throws {
         let start = UTC.at("2011-12-29T12:00:00Z")
         let steps = try store(type: "stepCount", rows: [Row(start, start + 48 * Micros.hour, 48)])
-        for (from, to) in [(Optional(UTC.at("2011-12-29T10:00:00Z")), Optional(UTC.at("2011-12-31T12:00:00Z"))), (nil, nil)] {
+        for (from, to) in [
+            (Optional(UTC.at("2011-12-29T10:00:00Z")), Optional(UTC.at("2011-12-31T12:00:00Z"))), (nil, nil),
+        ] {
             let days = try steps.collection(
                 subject: "anna", type: "stepCount", options: [.cumulativeSum, .duration],
                 anchor: UTC.at("2011-12-28T10:00:00Z"), interval: CalendarInterval(1, .day), timeZone: "Pacific/Apia",

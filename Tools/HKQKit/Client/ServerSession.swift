@@ -38,7 +38,8 @@ public enum ServerSession {
         if error.code == .unauthenticated {
             return HealthError(
                 error.code,
-                "\(error.message) — pass --token or set HKQ_TOKEN (hkd's admin token is in its data directory, admin.token)")
+                "\(error.message) — pass --token or set HKQ_TOKEN (hkd's admin token is in its data directory, admin.token)"
+            )
         }
         if error.code == .serverUnverified {
             return HealthError(

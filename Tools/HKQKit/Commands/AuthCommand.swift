@@ -29,7 +29,9 @@ public struct AuthStatusCommand: Command {
     /// Prints TYPE and STATUS per requested type.
     public func run(_ context: CommandContext) async throws {
         let types = context.arguments.positionals
-        let statuses = try await ServerSession.run(context) { client in try await client.authorizationStatus(types, subject: context.globals.subject) }
+        let statuses = try await ServerSession.run(context) { client in
+            try await client.authorizationStatus(types, subject: context.globals.subject)
+        }
         var records = RecordSet(columns: [.init("type", title: "TYPE"), .init("status", title: "STATUS")])
         for status in statuses { records.append([.string(status.type), .string("\(status.state)")]) }
         context.print(records)

@@ -46,7 +46,8 @@ public struct ChangesCommand: Command {
                 type.identifier, subject: subject, filter: scope.filter, since: UInt64(anchor), limit: UInt64(limit),
                 unit: unit.symbol)
         }
-        context.console.printBlock(try ChangesCommand.rendered(result, type: type, times: scope.times, format: context.globals.format))
+        context.console.printBlock(
+            try ChangesCommand.rendered(result, type: type, times: scope.times, format: context.globals.format))
     }
 
     /// The page in `format`. JSON: one object `{"added":[sample…],"deleted":[{"type","uuid"}…],"anchor":N,"more":B}`
@@ -67,12 +68,13 @@ public struct ChangesCommand: Command {
             ]).rendered + "\n"
         case .csv, .table, .chart:
             var rows = RecordSet(
-                columns: [.init("change", title: "CHANGE")] + added.columns.map { column in
-                    // Tables show every change's UUID (a deletion has nothing else), not the one type queried.
-                    var column = column
-                    column.inTable = column.key != "type"
-                    return column
-                })
+                columns: [.init("change", title: "CHANGE")]
+                    + added.columns.map { column in
+                        // Tables show every change's UUID (a deletion has nothing else), not the one type queried.
+                        var column = column
+                        column.inTable = column.key != "type"
+                        return column
+                    })
             let width = added.columns.count
             for row in added.rows { rows.append([.string("added")] + row) }
             let uuid = added.columns.firstIndex { $0.key == "uuid" }!

@@ -157,9 +157,11 @@ struct CollectionReport {
         var records = RecordSet(columns: columns)
         for bucket in result.buckets {
             let edges = [edge(bucket.start), edge(bucket.end)]
-            records.append(edges + (bySource ? [.null] : []) + figures.map { $0.cell(bucket.figures) } + [.string(result.unit)])
+            records.append(
+                edges + (bySource ? [.null] : []) + figures.map { $0.cell(bucket.figures) } + [.string(result.unit)])
             for own in bucket.bySource where bySource {
-                records.append(edges + [.string(own.source.name)] + figures.map { $0.cell(own.figures) } + [.string(result.unit)])
+                records.append(
+                    edges + [.string(own.source.name)] + figures.map { $0.cell(own.figures) } + [.string(result.unit)])
             }
         }
         return records
@@ -174,7 +176,8 @@ struct CollectionReport {
         pairs.append(("unit", .string(result.unit)))
         if options.contains(.separateBySource) {
             let sources = bucket.bySource.map { own in
-                JSONValue.object([("source", .string(own.source.name))] + figures.map { ($0.column.key, $0.cell(own.figures)) })
+                JSONValue.object(
+                    [("source", .string(own.source.name))] + figures.map { ($0.column.key, $0.cell(own.figures)) })
             }
             pairs.append(("sources", .array(sources)))
         }

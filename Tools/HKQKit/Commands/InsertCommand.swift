@@ -35,7 +35,8 @@ public struct InsertCommand: Command {
                 .option(
                     "input-format", value: "format", help: "csv or jsonl (default: from the extension or content).",
                     allowedValues: SampleFileFormat.allCases.map(\.rawValue)),
-                .flag("ignore-unknown", help: "Skip columns or keys the formats do not define instead of refusing them."),
+                .flag(
+                    "ignore-unknown", help: "Skip columns or keys the formats do not define instead of refusing them."),
             ])
     }
 

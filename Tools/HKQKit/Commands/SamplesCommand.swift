@@ -50,7 +50,8 @@ public struct SamplesCommand: Command {
             for (type, unit) in zip(types, units) {
                 lists.append(
                     try await client.samples(
-                        type.identifier, subject: subject, filter: scope.filter.inQueryUnit(unit), sort: order.sort, limit: limit,
+                        type.identifier, subject: subject, filter: scope.filter.inQueryUnit(unit), sort: order.sort,
+                        limit: limit,
                         unit: unit.symbol))
             }
             return lists

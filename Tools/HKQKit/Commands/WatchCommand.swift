@@ -88,7 +88,8 @@ public struct WatchCommand: Command {
         case .disconnected(let error):
             context.console.printError("hkq: connection lost (\(error.message)); reconnecting")
         case .reconnected(let reconnection):
-            let seconds = Double(reconnection.downtime.components.seconds)
+            let seconds =
+                Double(reconnection.downtime.components.seconds)
                 + Double(reconnection.downtime.components.attoseconds) / 1e18
             context.console.printError(
                 "hkq: reconnected after \(NumberFormat.display((seconds * 10).rounded() / 10)) s "
@@ -136,7 +137,8 @@ public struct WatchCommand: Command {
                     csvRow += rows
                 case .table, .chart:
                     let figure = FigureColumn.headline(bucket.figures)
-                    context.print("\(report.label(bucket.start)) \(figure.map(NumberFormat.rounded) ?? "-") \(update.unit)")
+                    context.print(
+                        "\(report.label(bucket.start)) \(figure.map(NumberFormat.rounded) ?? "-") \(update.unit)")
                 }
                 printed += 1
                 if count > 0, printed >= count { return }
@@ -177,15 +179,22 @@ struct ChangeStream {
         case .json:
             for row in added.rows.indices {
                 guard case .object(let pairs) = added.jsonObject(row: row) else { continue }
-                lines.append(Line(text: JSONValue.object([("kind", "added")] + pairs + [("anchor", anchor)]).rendered, isChange: true))
+                lines.append(
+                    Line(
+                        text: JSONValue.object([("kind", "added")] + pairs + [("anchor", anchor)]).rendered,
+                        isChange: true))
             }
             for row in deleted.rows.indices {
                 guard case .object(let pairs) = deleted.jsonObject(row: row) else { continue }
-                lines.append(Line(text: JSONValue.object([("kind", "deleted")] + pairs + [("anchor", anchor)]).rendered, isChange: true))
+                lines.append(
+                    Line(
+                        text: JSONValue.object([("kind", "deleted")] + pairs + [("anchor", anchor)]).rendered,
+                        isChange: true))
             }
         case .csv:
             for row in added.rows {
-                lines.append(Line(text: CSV.joined(["added"] + row.map(\.plainText) + [anchor.plainText]), isChange: true))
+                lines.append(
+                    Line(text: CSV.joined(["added"] + row.map(\.plainText) + [anchor.plainText]), isChange: true))
             }
             for row in deleted.rows {
                 let cells = ["deleted", row[0].plainText, "", "", "", "", "", row[1].plainText, anchor.plainText]

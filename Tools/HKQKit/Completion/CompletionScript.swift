@@ -42,9 +42,14 @@ public struct CompletionScript: Sendable {
     public func script(for shell: Shell) -> String {
         let table = CommandTable(commands: commands)
         let top = (path: "", subcommands: commands, options: globalOptions, arguments: [ArgumentSpec]())
-        let nodes = [top] + table.entries.map {
-            (path: $0.words, subcommands: $0.spec.subcommands, options: $0.spec.options, arguments: $0.spec.arguments)
-        }
+        let nodes =
+            [top]
+            + table.entries.map {
+                (
+                    path: $0.words, subcommands: $0.spec.subcommands, options: $0.spec.options,
+                    arguments: $0.spec.arguments
+                )
+            }
         let subcommands = nodes.filter { !$0.subcommands.isEmpty }.map { node in
             Case(key: node.path, lines: node.subcommands.map { [$0.spec.name, $0.spec.abstract] })
         }

@@ -5,7 +5,10 @@ import HealthModel
 extension GlobalOptions {
     /// Each variable and what it sets, in the order they are consulted.
     public static let environmentVariables: [(name: String, help: String)] = [
-        ("HKQ_SERVER", "The hkd server as host:port, [v6]:port or a host alone (port 7420), when --server is not given."),
+        (
+            "HKQ_SERVER",
+            "The hkd server as host:port, [v6]:port or a host alone (port 7420), when --server is not given."
+        ),
         ("HKQ_SUBJECT", "The person whose data to use when --subject is not given (default: me)."),
         ("HKQ_TOKEN", "The access token when neither --token nor --token-file is given."),
         (
@@ -53,7 +56,8 @@ public struct ManPage: Sendable {
             if let discussion = spec.discussion { lines += ManPage.paragraphs(discussion) }
             if !spec.subcommands.isEmpty {
                 lines.append(".PP")
-                lines.append(ManPage.escape("Subcommands: " + spec.subcommands.map(\.spec.name).joined(separator: ", ") + "."))
+                lines.append(
+                    ManPage.escape("Subcommands: " + spec.subcommands.map(\.spec.name).joined(separator: ", ") + "."))
             }
             for argument in spec.arguments {
                 lines += [".TP", #"\fI"# + ManPage.escape(argument.synopsis) + #"\fR"#, ManPage.escape(argument.help)]
@@ -73,7 +77,8 @@ public struct ManPage: Sendable {
             ".TP", ".B \(ExitStatus.failure)",
             ManPage.escape("A runtime failure: the server refused, a unit did not parse, the connection broke."),
             ".TP", ".B \(ExitStatus.usage)",
-            ManPage.escape("The command line was wrong: unknown command or option, missing or malformed argument (EX_USAGE)."),
+            ManPage.escape(
+                "The command line was wrong: unknown command or option, missing or malformed argument (EX_USAGE)."),
             ".SH SEE ALSO",
             ".BR hkd (1),",
             ManPage.escape("'\(name) completion bash|zsh|fish' for shell completion."),

@@ -25,7 +25,9 @@ struct ImportReport: Sendable {
     /// One record per imported type, most samples first.
     var types: RecordSet {
         var columns: [RecordSet.Column] = [.init("type", title: "TYPE"), .init("samples", title: "SAMPLES")]
-        if stored != nil { columns += [.init("inserted", title: "NEW"), .init("alreadyStored", title: "ALREADY STORED")] }
+        if stored != nil {
+            columns += [.init("inserted", title: "NEW"), .init("alreadyStored", title: "ALREADY STORED")]
+        }
         var records = RecordSet(columns: columns)
         for (type, count) in ImportReport.descending(summary.imported) {
             var row: [JSONValue] = [.string(type), .integer(Int64(count))]

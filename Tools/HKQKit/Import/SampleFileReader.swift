@@ -145,7 +145,8 @@ public final class SampleFileReader {
             for (key, value) in object {
                 switch value {
                 case let text as String: metadata[key] = .string(text)
-                case let number as NSNumber where number.doubleValue.isFinite: metadata[key] = .number(number.doubleValue)
+                case let number as NSNumber where number.doubleValue.isFinite:
+                    metadata[key] = .number(number.doubleValue)
                 default: throw HealthError(.invalidSample, "metadata \"\(key)\" is not a string or a number")
                 }
             }
@@ -174,7 +175,8 @@ struct CSVColumns {
         if !ignoreUnknown, let unknown = names.first(where: { !known.contains($0.trimmingWhitespace.lowercased()) }) {
             throw ImportError(
                 file: file, line: line,
-                message: "unknown column \"\(unknown)\" (known: \(SampleFileReader.requiredColumns.joined(separator: ",")),"
+                message:
+                    "unknown column \"\(unknown)\" (known: \(SampleFileReader.requiredColumns.joined(separator: ",")),"
                     + "uuid,bundleIdentifier; --ignore-unknown skips it)")
         }
         let missing = SampleFileReader.requiredColumns.filter { positions[$0] == nil }

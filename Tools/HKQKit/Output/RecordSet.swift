@@ -88,7 +88,8 @@ public struct RecordSet: Sendable {
             columns.indices.map { column in
                 let title = columns[column].title
                 let line =
-                    title + String(repeating: " ", count: width - title.count) + "  " + tableText(row[column], column: column)
+                    title + String(repeating: " ", count: width - title.count) + "  "
+                    + tableText(row[column], column: column)
                 return String(line.reversed().drop(while: { $0 == " " }).reversed()) + "\n"
             }.joined()
         }.joined(separator: "\n")

@@ -73,7 +73,8 @@ public struct ArgumentParser: Sendable {
                 if !optionsEnded, arguments.positionals.isEmpty, !subcommands.isEmpty {
                     guard let next = subcommands.first(where: { $0.spec.name == word }) else {
                         let kind = chain.isEmpty ? "command" : "subcommand"
-                        let hint = Suggestion.nearest(to: word, among: subcommands.map(\.spec.name))
+                        let hint =
+                            Suggestion.nearest(to: word, among: subcommands.map(\.spec.name))
                             .map { "; did you mean '\($0)'?" } ?? ""
                         throw UsageError("unknown \(kind) '\(word)'\(hint)", commandPath: path())
                     }
@@ -97,7 +98,8 @@ public struct ArgumentParser: Sendable {
             let inline = body.firstIndex(of: "=").map { String(body[body.index(after: $0)...]) }
             let known = (chain.last?.spec.options ?? []) + globalOptions
             guard let spec = known.first(where: { $0.name == name }) else {
-                let hint = Suggestion.nearest(to: name, among: known.map(\.name)).map { "; did you mean '--\($0)'?" } ?? ""
+                let hint =
+                    Suggestion.nearest(to: name, among: known.map(\.name)).map { "; did you mean '--\($0)'?" } ?? ""
                 throw UsageError("unknown option '--\(name)'\(hint)", commandPath: path())
             }
             if spec.isFlag {

@@ -77,13 +77,17 @@ public struct GlobalOptions: Sendable, Equatable {
         .option("token", value: "token", help: "The access token (default: $HKQ_TOKEN)."),
         .option(
             "token-file", value: "path",
-            help: "Read the access token from this file, keeping it out of ps and shell history (default: $HKQ_TOKEN_FILE)."),
+            help:
+                "Read the access token from this file, keeping it out of ps and shell history (default: $HKQ_TOKEN_FILE)."
+        ),
         .option(
-            "format", value: "format", help: "Output format: table, json, csv or chart (collection only; default: table).",
+            "format", value: "format",
+            help: "Output format: table, json, csv or chart (collection only; default: table).",
             allowedValues: OutputFormat.allCases.map(\.rawValue)),
         .option(
             "time-format", value: "style",
-            help: "Instants in JSON and CSV: rfc3339 (with the zone's offset), epoch-ms or epoch-us (default: rfc3339).",
+            help:
+                "Instants in JSON and CSV: rfc3339 (with the zone's offset), epoch-ms or epoch-us (default: rfc3339).",
             allowedValues: TimeFormat.allCases.map(\.rawValue)),
     ]
 
@@ -106,7 +110,8 @@ public struct GlobalOptions: Sendable, Equatable {
         }
         let subject = options["subject"]?.last ?? environment["HKQ_SUBJECT"] ?? "me"
         if subject.isEmpty { throw UsageError("the subject is empty", commandPath: commandPath) }
-        let token = try options["token"]?.last
+        let token =
+            try options["token"]?.last
             ?? options["token-file"]?.last.map { try readTokenFile($0, origin: "--token-file", commandPath) }
             ?? environment["HKQ_TOKEN"]
             ?? environment["HKQ_TOKEN_FILE"].map { try readTokenFile($0, origin: "HKQ_TOKEN_FILE", commandPath) }
@@ -118,7 +123,9 @@ public struct GlobalOptions: Sendable, Equatable {
     /// The first line of a token file, trimmed; a missing, unreadable or empty file is a usage error naming it.
     private static func readTokenFile(_ path: String, origin: String, _ commandPath: [String]) throws -> String {
         guard let token = LocalToken.read(path) else {
-            throw UsageError("cannot read a token from '\(path)' (\(origin)): missing, unreadable or empty", commandPath: commandPath)
+            throw UsageError(
+                "cannot read a token from '\(path)' (\(origin)): missing, unreadable or empty", commandPath: commandPath
+            )
         }
         return token
     }

@@ -104,7 +104,8 @@ public struct QueryScope: Sendable {
             guard let text = context.arguments.value(name)?.trimmingWhitespace else { return nil }
             let number = text.prefix { $0.isNumber || "+-.eE".contains($0) }
             guard let value = Double(number), value.isFinite else {
-                throw context.usageError("invalid value '\(text)' for '--\(name)'; expected a number, then optionally a unit")
+                throw context.usageError(
+                    "invalid value '\(text)' for '--\(name)'; expected a number, then optionally a unit")
             }
             return (value, text.dropFirst(number.count).trimmingWhitespace)
         }

@@ -9,7 +9,8 @@ struct FigureColumn {
 
     /// The columns of the figures `options` asks for, in a fixed order, with times and durations as `format`
     /// prints them.
-    static func columns(for options: StatisticsOptions, times: TimestampFormatter, format: OutputFormat) -> [FigureColumn]
+    static func columns(for options: StatisticsOptions, times: TimestampFormatter, format: OutputFormat)
+        -> [FigureColumn]
     {
         var figures: [FigureColumn] = []
         func number(_ value: Double?) -> JSONValue { value.map(JSONValue.number) ?? .null }
@@ -22,8 +23,12 @@ struct FigureColumn {
         if options.contains(.discreteMax) { figure("maximum", "MAX") { number($0.maximum) } }
         if options.contains(.mostRecent) {
             figure("mostRecent", "MOST RECENT") { number($0.mostRecent?.value) }
-            figure("mostRecentStart", "MOST RECENT START") { $0.mostRecent.map { times.cell($0.start, format: format) } ?? .null }
-            figure("mostRecentEnd", "MOST RECENT END") { $0.mostRecent.map { times.cell($0.end, format: format) } ?? .null }
+            figure("mostRecentStart", "MOST RECENT START") {
+                $0.mostRecent.map { times.cell($0.start, format: format) } ?? .null
+            }
+            figure("mostRecentEnd", "MOST RECENT END") {
+                $0.mostRecent.map { times.cell($0.end, format: format) } ?? .null
+            }
         }
         if options.contains(.duration) {
             figure("duration", "DURATION") { figures in

@@ -18,7 +18,10 @@ struct IngestAgent {
         let client = HealthClient(options.configuration(name: "ingest-agent"))
         defer { client.close() }
         let offsetPath = path + ".offset"
-        var offset = UInt64((try? String(contentsOfFile: offsetPath, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+        var offset =
+            UInt64(
+                (try? String(contentsOfFile: offsetPath, encoding: .utf8))?.trimmingCharacters(
+                    in: .whitespacesAndNewlines) ?? "") ?? 0
         var total = 0
         print("tailing \(path) from byte \(offset)")
         while true {

@@ -28,11 +28,14 @@ struct LiveSteps {
             case .update(let update):
                 table.apply(update)
                 for day in table.sorted {
-                    print(day.startDate.formatted(date: .abbreviated, time: .omitted), Int(day.figures.sum ?? 0), update.unit)
+                    print(
+                        day.startDate.formatted(date: .abbreviated, time: .omitted), Int(day.figures.sum ?? 0),
+                        update.unit)
                 }
                 print("--")
             case .disconnected(let error): print("connection lost (\(error.message)); reconnecting")
-            case .reconnected(let reconnection): print("back after \(reconnection.downtime), \(reconnection.attempts) attempts")
+            case .reconnected(let reconnection):
+                print("back after \(reconnection.downtime), \(reconnection.attempts) attempts")
             }
         }
     }
