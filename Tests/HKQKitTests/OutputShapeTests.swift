@@ -180,6 +180,32 @@ import Testing
         #expect(try OutputShapes.expectJSON(deleted, section: "delete")["deleted"].map { "\($0)" } == "integer(2)")
     }
 
+    @Test func serverInfoAuthUnitsAndBackupShapes() async throws {
+        try await Self.seed("shape-server")
+        for format in ["json", "csv"] {
+            let info = try await Self.run(["server-info", "--format", format], subject: "shape-server")
+            let status = try await Self.run(
+                ["auth", "status", "stepCount", "heartRate", "--format", format], subject: "shape-server")
+            let units = try await Self.run(["units", "show", "km", "--format", format], subject: "shape-server")
+            if format == "json" {
+                let parsed = try OutputShapes.expectJSON(info, section: "server-info")
+                #expect(parsed["samplesPerType"]?["stepCount"] != nil, "\(info)")
+                #expect(try OutputShapes.expectJSON(status, section: "auth status").elements.count == 2)
+                try OutputShapes.expectJSON(units, section: "units show")
+            } else {
+                try OutputShapes.expectCSV(info, section: "server-info")
+                try OutputShapes.expectCSV(status, section: "auth status")
+                try OutputShapes.expectCSV(units, section: "units show")
+            }
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hkq-backup-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let backup = try await Self.run(
+            ["admin", "backup", directory.path, "--format", "json"], subject: "shape-server")
+        let rows = try OutputShapes.expectJSON(backup, section: "admin backup")
+        #expect(rows.elements.first?["directory"]?.text == directory.path)
+    }
+
     // MARK: DST
 
     /// A collection across a DST change: zone, bucket length, anchor (nil: the default), from and to (local).

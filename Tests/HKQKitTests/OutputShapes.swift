@@ -116,7 +116,7 @@ enum OutputShapes {
     }
 
     /// Whether `value` is of leaf type `leaf` (`string`, `number`, `integer`, `bool`, `instant`, `uuid`,
-    /// `seconds`, each optionally followed by `?` for null).
+    /// `seconds`, `map` — an object of integers keyed by name —, each optionally followed by `?` for null).
     static func leafProblem(_ value: Parsed, _ leaf: String, at path: String) -> String? {
         let nullable = leaf.hasSuffix("?")
         let type = nullable ? String(leaf.dropLast()) : leaf
@@ -126,6 +126,8 @@ enum OutputShapes {
         case ("string", .string): fits = true
         case ("number", .number), ("number", .integer), ("seconds", .number), ("seconds", .integer): fits = true
         case ("integer", .integer), ("bool", .bool): fits = true
+        case ("map", .object(let entries)):
+            fits = entries.allSatisfy { if case .integer = $0.value { true } else { false } }
         case ("instant", .string(let text)): fits = isInstant(text)
         case ("uuid", .string(let text)): fits = UUID(uuidString: text) != nil
         default: fits = false
@@ -164,6 +166,8 @@ enum OutputShapes {
         let header = try #require(lines.first.flatMap(CSV.fields), "no CSV header: \(text)")
         var position = documented.startIndex
         for column in header {
+            // A documented `*` stands for any further columns (one per quantity type, say).
+            if documented[position...].first == "*" { break }
             guard let index = documented[position...].firstIndex(where: { $0 == column || $0 == column + "?" }) else {
                 Issue.record(
                     "\(section): column '\(column)' not documented (in order) in \(documented)",
@@ -174,7 +178,7 @@ enum OutputShapes {
             #expect(skipped.isEmpty, "\(section): required columns \(skipped) missing", sourceLocation: sourceLocation)
             position = index + 1
         }
-        let rest = documented[position...].filter { !$0.hasSuffix("?") }
+        let rest = documented[position...].filter { !$0.hasSuffix("?") && $0 != "*" }
         #expect(rest.isEmpty, "\(section): required columns \(rest) missing", sourceLocation: sourceLocation)
         return try lines.dropFirst().map { line in
             let fields = try #require(CSV.fields(line), "bad CSV line \(line)")
