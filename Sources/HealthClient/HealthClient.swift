@@ -18,9 +18,11 @@ import Synchronization
 ///                                         filter: SampleFilter(date: DatePredicate(start: midnight)))
 /// ```
 public final class HealthClient: Sendable {
+    /// Where it connects and how it retries.
     public let configuration: ClientConfiguration
     private let current = Mutex<HealthConnection?>(nil)
 
+    /// A client for `configuration`; it connects on its first request (or ``connect()``), not here.
     public init(_ configuration: ClientConfiguration) {
         self.configuration = configuration
     }

@@ -11,9 +11,12 @@ public struct HealthClientError: Error, Hashable, Sendable, CustomStringConverti
         case local
     }
 
+    /// Where it arose.
     public var origin: Origin
+    /// Its code and message (the server's own, for ``Origin/server``).
     public var error: HealthError
 
+    /// An error of `origin`.
     public init(_ origin: Origin, _ error: HealthError) {
         self.origin = origin
         self.error = error
@@ -24,12 +27,15 @@ public struct HealthClientError: Error, Hashable, Sendable, CustomStringConverti
         HealthClientError(.local, HealthError(code, message))
     }
 
+    /// The stable code: decide on retrying from it (or ``isRetryable``), never from the message.
     public var code: ErrorCode { error.code }
+    /// One line naming the problem.
     public var message: String { error.message }
 
     /// Whether sending the same request again can succeed.
     public var isRetryable: Bool { error.code.isRetryable }
 
+    /// `server error 301 forbidden: …` or `… (connectionLost)`.
     public var description: String {
         switch origin {
         case .server: "server error \(error.code.rawValue) \(error.code.name): \(error.message)"

@@ -35,7 +35,7 @@ struct LongOutageTests {
 
     @Test(
         "a live collection and an anchored subscription survive hkd being down: nothing lost or repeated, one reconnect each",
-        arguments: [5, 12])
+        arguments: [5, 30])
     func survivesOutage(seconds: Int) async throws {
         let first = try await HKDProcess(arguments: ["--auth", "off"])
         let writer = LiveReconnectTests.patientClient(first.port, name: "writer")
