@@ -14,7 +14,7 @@ enum StorageHarnesses {
             subject: "anna", type: "stepCount",
             filter: SampleFilter(
                 date: DatePredicate(start: -5, end: 99, strictStartDate: true), sources: ["Watch", "x"],
-                uuids: [UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16))], writer: 3)),
+                uuids: [UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16))])),
         .delete(subject: "ben", type: "heartRate", filter: .all),
         .sourcePriority(
             subject: "ben", type: "stepCount", order: [SourceInfo(name: "Watch"), SourceInfo(name: "Phone")]),
@@ -24,9 +24,9 @@ enum StorageHarnesses {
     /// change with the same encoding.
     static func checkRecord(kind: UInt8, payload: [UInt8]) {
         guard let change = attempt({ try LogChange.decode(kind: kind, payload: payload) }) else { return }
-        require(change.kind == kind, "a kind \(kind) record decoded as kind \(change.kind)")
+        require(change.kind.rawValue == kind, "a kind \(kind) record decoded as kind \(change.kind)")
         guard let encoded = attempt({ try change.encodePayload() }),
-            let again = attempt({ try LogChange.decode(kind: change.kind, payload: encoded) })
+            let again = attempt({ try LogChange.decode(kind: change.kind.rawValue, payload: encoded) })
         else {
             require(false, "a decoded kind \(kind) record does not re-encode and decode")
             return
@@ -37,7 +37,7 @@ enum StorageHarnesses {
     /// Byte 0 is the record kind; the rest its payload.
     static let logRecord = Harness(
         "log-record", "LogChange.decode of a record payload (kind from byte 0); round trip",
-        seeds: { changes.map { [$0.kind] + (try! $0.encodePayload()) } }
+        seeds: { changes.map { [$0.kind.rawValue] + (try! $0.encodePayload()) } }
     ) { input in
         let kind = input.byte() % 8
         checkRecord(kind: kind, payload: input.rest())
@@ -67,7 +67,7 @@ enum StorageHarnesses {
             var segment = LogFraming.segmentHeader(firstSequence: 5)
             for (i, change) in changes.enumerated() {
                 segment += LogFraming.record(
-                    kind: change.kind, sequence: 5 + UInt64(i), payload: try! change.encodePayload())
+                    kind: change.kind.rawValue, sequence: 5 + UInt64(i), payload: try! change.encodePayload())
             }
             return [[1] + segment, [0] + segment + [0, 0, 0]]
         }
