@@ -32,4 +32,30 @@ struct StorageFuzzRegressionTests {
                 && (error as? HealthError)?.message.contains("lies outside years 0001–9999") == true
         }
     }
+
+    @Test("a segment starting at the last sequence number is damage, not an overflow trap (log-segment harness)")
+    func segmentAtTheLastSequence() {
+        // The shape the harness found: a header naming sequence 2^64 - 1 and a valid record carrying it.
+        var bytes = LogFraming.segmentHeader(firstSequence: .max)
+        bytes += LogFraming.record(kind: 2, sequence: .max, payload: Array("wei`ht".utf8))
+        bytes += LogFraming.record(kind: 2, sequence: 0, payload: [1])
+        let scan = LogFraming.scan(bytes)
+        #expect(scan.records.isEmpty)
+        guard case .corrupt(offset: 0, let reason)? = scan.damage else {
+            Issue.record("\(String(describing: scan.damage))")
+            return
+        }
+        #expect(reason.contains("beyond any log"))
+        // Resynchronising past damage saturates instead of overflowing.
+        #expect(LogFraming.salvage(bytes, from: LogFraming.headerSize, expected: 1).count == 2)
+    }
+
+    @Test("a manifest naming a sequence beyond any log is refused")
+    func manifestBeyondAnyLog() {
+        let manifest = SnapshotManifest(
+            generation: 3,
+            entries: [.init(type: "stepCount", file: "stepCount-3.snap", sequence: .max, size: 1, crc: 0)])
+        #expect(throws: CodecError.self) { try SnapshotManifest.decode(manifest.encode()) }
+    }
+
 }

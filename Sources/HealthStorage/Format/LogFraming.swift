@@ -12,6 +12,9 @@ public enum LogFraming {
     public static let recordHeaderSize = 17
     /// Largest payload a record may declare; a larger length is damage, never an allocation.
     public static let maxPayloadBytes = 256 << 20
+    /// The highest sequence number a log can reach (2⁶²: a log would need 4.6 × 10¹⁸ records to get there). A
+    /// segment or manifest naming a higher one is damage, so that sequence arithmetic never overflows.
+    public static let maxSequence: UInt64 = 1 << 62
 
     /// The segment header for a segment starting at `firstSequence`.
     public static func segmentHeader(firstSequence: UInt64) -> [UInt8] {
@@ -84,6 +87,11 @@ public enum LogFraming {
                 firstSequence: 0, records: [], damage: tail(bytes, 0, after: 0, expected: 0, "bad segment magic"))
         }
         let firstSequence = load(UInt64.self, bytes, 8)
+        guard firstSequence <= maxSequence else {
+            return Scan(
+                firstSequence: 0, records: [],
+                damage: .corrupt(offset: 0, reason: "segment header names sequence \(firstSequence), beyond any log"))
+        }
         var records: [Record] = []
         var offset = headerSize
         var expected = firstSequence
@@ -154,7 +162,7 @@ public enum LogFraming {
             guard let (record, end) = next else { return found }
             found.append(record)
             position = end
-            expected = record.sequence + 1
+            expected = min(record.sequence, maxSequence) + 1
         }
     }
 

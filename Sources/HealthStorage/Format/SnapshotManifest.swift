@@ -80,6 +80,10 @@ public struct SnapshotManifest: Hashable, Sendable {
                     size: try r.readLE(UInt64.self), crc: try r.readLE(UInt32.self)))
         }
         try r.expectEnd("the manifest")
+        if let beyond = entries.first(where: { $0.sequence > LogFraming.maxSequence }) {
+            throw CodecError(
+                .malformedPayload, "manifest entry \(beyond.type) names sequence \(beyond.sequence), beyond any log")
+        }
         return SnapshotManifest(generation: generation, entries: entries)
     }
 }
