@@ -174,4 +174,23 @@ struct ServerConfigurationTests {
         #expect(ServerLog.Level.debug < .info && ServerLog.Level.info < .warning && ServerLog.Level.warning < .error)
     }
 
+
+    @Test("the systemd unit's ExecStart flags parse, and its config file setting names a real key")
+    func systemdUnit() throws {
+        var root = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { root.deleteLastPathComponent() }
+        let unit = try String(
+            contentsOf: root.appendingPathComponent("Tools/packaging/hkd.service"), encoding: .utf8)
+        let exec = try #require(unit.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
+        let words = exec.dropFirst("ExecStart=".count).split(separator: " ").map(String.init)
+        #expect(words.first == "/usr/local/bin/hkd")
+        guard case .run(let config) = try ServerConfiguration.parse(Array(words.dropFirst())) else {
+            Issue.record("not a run request")
+            return
+        }
+        #expect(config.dataDirectory == "/var/lib/hkd" && config.logFormat == .json)
+        #expect(config.metricsListen == .init(host: "127.0.0.1", port: 9420))
+        #expect(unit.contains("Environment=HKD_CONFIG=/etc/hkd.conf") && unit.contains("StateDirectoryMode=0700"))
+    }
+
 }
