@@ -174,7 +174,6 @@ struct ServerConfigurationTests {
         #expect(ServerLog.Level.debug < .info && ServerLog.Level.info < .warning && ServerLog.Level.warning < .error)
     }
 
-
     @Test("the systemd unit's ExecStart flags parse, and its config file setting names a real key")
     func systemdUnit() throws {
         var root = URL(fileURLWithPath: #filePath)
