@@ -1,6 +1,7 @@
 import Foundation
 import HealthClient
 import HealthModel
+import HealthPosix
 import HealthWire
 import Synchronization
 import TestSupport
@@ -35,8 +36,8 @@ struct LongOutageTests {
 
     @Test(
         "a live collection and an anchored subscription survive hkd being down: nothing lost or repeated, one reconnect each",
-        arguments: [5, 30])
-    func survivesOutage(seconds: Int) async throws {
+        arguments: [30, 160])
+    func survivesOutage(attempts: Int) async throws {
         let first = try await HKDProcess(arguments: ["--auth", "off"])
         let writer = LiveReconnectTests.patientClient(first.port, name: "writer")
         let watcher = HealthClient(
@@ -83,8 +84,14 @@ struct LongOutageTests {
         try await waitUntil("changes.disconnects == 1 && buckets.disconnects == 1") {
             changes.disconnects == 1 && buckets.disconnects == 1
         }
-        // The outage itself (not a synchronisation): hkd stays down this long while both keep retrying.
-        try await Task.sleep(until: stopped + .seconds(seconds))
+        // The outage is counted in refused reconnect attempts, not waited out: a listener on hkd's port closes every
+        // connection it accepts until the watcher has tried that many times, then hkd comes back on the port.
+        let refuser = try RefusingListener(port: first.port)
+        try await waitUntil(timeout: .seconds(120), "\(attempts) refused reconnect attempts") {
+            refuser.refused >= attempts
+        }
+        refuser.stop()
+        let outage = ContinuousClock.now - stopped
         let second = try await LiveReconnectTests.restart(first)
         let restarted = ContinuousClock.now
         try await waitUntil("!changes.reconnects.isEmpty && !buckets.reconnects.isEmpty") {
@@ -106,15 +113,51 @@ struct LongOutageTests {
             #expect(reconnects.count == 1, "\(name): \(reconnects.count) reconnect events")
             #expect(disconnects == 1, "\(name): \(disconnects) disconnect events")
             guard let (at, reconnection) = reconnects.first else { continue }
-            #expect(reconnection.downtime >= .seconds(seconds))
+            #expect(reconnection.downtime >= outage)
+            // The subscriptions' connection attempts, all refused but the last (each attempt may open more than one).
+            #expect(reconnection.attempts > 1 && reconnection.attempts <= attempts + 1)
             #expect(reconnection.cause.code == .connectionLost)
             print(
-                "outage \(seconds) s, \(name): back \(at - restarted) after hkd, downtime \(reconnection.downtime), "
+                "outage of \(attempts) refused attempts (\(outage)), \(name): back \(at - restarted) after hkd, downtime \(reconnection.downtime), "
                     + "\(reconnection.attempts) attempts")
         }
         // The collection's first update after the reconnect carried the whole table.
         let replaced = buckets.updates.filter(\.replacesAll).count
         #expect(replaced == 2)
         await second.stop()
+    }
+}
+/// Stands in for a server that is down but reachable: accepts on a port and closes every connection at once,
+/// counting them (each is one reconnect attempt of a client).
+final class RefusingListener: Sendable {
+    private let group: EventLoopGroup
+    private let tcp: TCPServer
+    private let count = HealthPosix.Counter()
+
+    /// How many connections it has refused.
+    var refused: Int { Int(count.value) }
+
+    init(port: Int) throws {
+        group = try EventLoopGroup(threads: 1, name: "refuser")
+        let count = count
+        tcp = try TCPServer.start(group: group, configuration: TCPServerConfiguration(host: "127.0.0.1", port: port)) {
+            _ in Refuser(count: count)
+        }
+    }
+
+    func stop() {
+        tcp.stop()
+        group.shutdown()
+    }
+
+    private final class Refuser: ConnectionHandler, Sendable {
+        let count: HealthPosix.Counter
+        init(count: HealthPosix.Counter) { self.count = count }
+        func connectionDidOpen(_ connection: Connection) {
+            count.add()
+            connection.close()
+        }
+        func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {}
+        func connectionDidClose(_ connection: Connection, error: SystemError?) {}
     }
 }
