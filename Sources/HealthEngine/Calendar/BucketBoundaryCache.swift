@@ -37,7 +37,7 @@ public final class BucketBoundaryCache: Sendable {
         of calendar: BucketCalendar, from: Timestamp, to: Timestamp,
         maximumBucketCount: Int = BucketCalendar.defaultMaximumBucketCount
     ) throws -> BucketBoundaries {
-        guard from <= to, BucketCalendar.supportedRange.contains(from), BucketCalendar.supportedRange.contains(to)
+        guard from <= to, SupportedInstants.contains(from), SupportedInstants.contains(to)
         else {
             return try calendar.boundaries(from: from, to: to, maximumBucketCount: maximumBucketCount)
         }
@@ -63,7 +63,7 @@ public final class BucketBoundaryCache: Sendable {
     ) throws -> BucketBoundaries? {
         let margin = calendar.interval.nominalLength.multipliedReportingOverflow(by: Int64(Self.growthMargin))
         let pad = margin.overflow ? Int64.max : margin.partialValue
-        let range = BucketCalendar.supportedRange
+        let range = SupportedInstants.range
         func clamped(_ instant: Timestamp, by delta: Int64) -> Timestamp {
             let moved = instant.addingReportingOverflow(delta)
             return moved.overflow

@@ -23,8 +23,6 @@ import HealthModel
 public struct BucketCalendar: Sendable {
     /// The default cap on the buckets of one query.
     public static let defaultMaximumBucketCount = 10_000_000
-    /// Instants accepted as anchor and range: ``SupportedInstants``.
-    public static let supportedRange = SupportedInstants.range
 
     /// The instant bucket 0 starts at.
     public let anchor: Timestamp
@@ -42,7 +40,7 @@ public struct BucketCalendar: Sendable {
     ///
     /// Throws ``ErrorCode/invalidTimeZone`` for an unknown zone, ``ErrorCode/invalidInterval`` for a count
     /// outside 1...``CalendarInterval/maxCount`` and ``ErrorCode/invalidArgument`` for an anchor outside
-    /// ``supportedRange``.
+    /// ``SupportedInstants``.
     public init(anchor: Timestamp, interval: CalendarInterval, timeZoneIdentifier: String) throws {
         try interval.validate()
         guard let zone = TimeZone(identifier: timeZoneIdentifier) else {
@@ -63,7 +61,7 @@ public struct BucketCalendar: Sendable {
     /// Every bucket from the one holding `from` to the one holding `to` (both inclusive), empty ones included.
     ///
     /// The first and last buckets usually extend beyond `[from, to]`. Throws ``ErrorCode/invalidArgument``
-    /// when `from > to` or either lies outside ``supportedRange``, and ``ErrorCode/invalidInterval`` when
+    /// when `from > to` or either lies outside ``SupportedInstants``, and ``ErrorCode/invalidInterval`` when
     /// there would be more than `maximumBucketCount` buckets (checked before allocating).
     public func boundaries(
         from: Timestamp, to: Timestamp, maximumBucketCount: Int = defaultMaximumBucketCount
@@ -93,7 +91,7 @@ public struct BucketCalendar: Sendable {
 
     /// The bucket holding `instant` (for a live update touching one instant).
     ///
-    /// Throws ``ErrorCode/invalidArgument`` when `instant` lies outside ``supportedRange``.
+    /// Throws ``ErrorCode/invalidArgument`` when `instant` lies outside ``SupportedInstants``.
     public func bucket(containing instant: Timestamp) throws -> Bucket {
         try boundaries(from: instant, to: instant)[0]
     }
@@ -173,7 +171,7 @@ public struct BucketCalendar: Sendable {
     }
 
     private static func checkSupported(_ instant: Timestamp, role: String) throws {
-        guard supportedRange.contains(instant) else {
+        guard SupportedInstants.contains(instant) else {
             throw HealthError(.invalidArgument, "\(role) \(instant) is outside \(SupportedInstants.description)")
         }
     }

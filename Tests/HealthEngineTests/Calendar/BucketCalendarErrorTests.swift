@@ -55,7 +55,7 @@ import Testing
         let longest = try BucketCalendar(
             anchor: 0, interval: .init(CalendarInterval.maxCount, .year), timeZoneIdentifier: "America/New_York")
         let all = try longest.boundaries(
-            from: BucketCalendar.supportedRange.lowerBound, to: BucketCalendar.supportedRange.upperBound)
+            from: SupportedInstants.range.lowerBound, to: SupportedInstants.range.upperBound)
         #expect(all.count == 2)
         #expect(all.firstBucketNumber == -1)
     }
