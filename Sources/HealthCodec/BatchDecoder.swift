@@ -23,6 +23,17 @@ enum BatchDecoder {
         guard let encoding = ValueEncoding(rawValue: encodingByte) else {
             throw CodecError(.malformedPayload, "unknown value encoding \(encodingByte) at byte \(cursor.offset - 1)")
         }
+        var valueDigits: Int?
+        if flags & SampleBatchCodec.Flag.valueDigits != 0 {
+            let digits = Int(try cursor.byte("value digits"))
+            guard RoundedValues.digitRange.contains(digits) else {
+                throw CodecError(
+                    .malformedPayload,
+                    "values rounded to \(digits) digits at byte \(cursor.offset - 1); the digits are "
+                        + "\(RoundedValues.digitRange.lowerBound)–\(RoundedValues.digitRange.upperBound)")
+            }
+            valueDigits = digits
+        }
 
         let sourceCount = try cursor.count("source count", limit: limits.maxSources, minimumBytes: 4)
         var sources: [SourceInfo] = []
@@ -79,7 +90,7 @@ enum BatchDecoder {
         return SampleBatch(
             batchID: batchID, subject: subject, typeIdentifier: typeIdentifier, unit: unit, sources: sources,
             starts: starts, ends: ends, values: values, sourceIndices: sourceIndices, uuids: uuids,
-            metadata: metadata)
+            metadata: metadata, valueDigits: valueDigits)
     }
 
     /// Builds an array of `count` elements with `fill`, prefixing any error with the column's name.

@@ -13,7 +13,8 @@ public enum SampleBatchCodec {
     enum Flag {
         static let uuids: UInt8 = 0x01
         static let metadata: UInt8 = 0x02
-        static let known: UInt8 = uuids | metadata
+        static let valueDigits: UInt8 = 0x04
+        static let known: UInt8 = uuids | metadata | valueDigits
     }
 
     /// Encodes `batch`; `valueEncoding` nil picks ``ValueEncoding/best(for:)``.
@@ -44,8 +45,11 @@ public enum SampleBatchCodec {
         writer.writeString(batch.subject)
         writer.writeString(batch.typeIdentifier)
         writer.writeString(batch.unit)
-        writer.write((batch.uuids == nil ? 0 : Flag.uuids) | (batch.metadata == nil ? 0 : Flag.metadata))
+        writer.write(
+            (batch.uuids == nil ? 0 : Flag.uuids) | (batch.metadata == nil ? 0 : Flag.metadata)
+                | (batch.valueDigits == nil ? 0 : Flag.valueDigits))
         writer.write(encoding.rawValue)
+        if let digits = batch.valueDigits { writer.write(UInt8(digits)) }
         writer.writeSources(batch.sources)
         writer.writeVarint(UInt64(batch.count))
         ColumnEncoder.writeStarts(batch.starts, into: &writer)

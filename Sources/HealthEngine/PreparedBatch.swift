@@ -25,6 +25,8 @@ struct PreparedBatch: Sendable {
     let keptUUIDs: ContiguousArray<UUID>?
     /// Per row: its sync identifier and version; `nil` when no row has one.
     let syncTags: [SyncTag?]?
+    /// The digits the values were rounded to before they were sent (``SampleBatch/valueDigits``).
+    let valueDigits: Int?
     /// Starts, ends and canonical values; source ids and anchors are filled in when the rows are added.
     var rows: SeriesRows
 
@@ -82,6 +84,7 @@ struct PreparedBatch: Sendable {
             ?? (batch.count <= BatchTable.smallBatchRows
                 ? ContiguousArray((0..<batch.count).map(batch.uuid(row:))) : nil)
         self.writer = writer
+        valueDigits = batch.valueDigits
         self.rows = rows
     }
 

@@ -119,7 +119,9 @@ private struct GroupBuilder {
         return true
     }
 
-    /// The batch of the rows so far, with an id hashed from its type, unit and UUIDs; the builder is emptied.
+    /// The batch of the rows so far, with an id hashed from its type, unit and UUIDs; the builder is emptied. Its
+    /// values are marked as printed with the export's 6 digits, so a re-export printed in other display units
+    /// (miles for kilometres) matches the samples already stored (``SampleBatch/valueDigits``).
     mutating func finish(subject: String) -> SampleBatch {
         var identity = ContentHash128()
         identity.add(type.identifier)
@@ -131,7 +133,8 @@ private struct GroupBuilder {
         }
         let batch = SampleBatch(
             batchID: identity.folded, subject: subject, typeIdentifier: type.identifier, unit: unit, sources: sources,
-            starts: starts, ends: ends, values: values, sourceIndices: sourceIndices, uuids: uuids, metadata: metadata)
+            starts: starts, ends: ends, values: values, sourceIndices: sourceIndices, uuids: uuids, metadata: metadata,
+            valueDigits: SampleBatch.exportDigits)
         self = GroupBuilder(type: type, unit: unit)
         return batch
     }

@@ -45,3 +45,23 @@ public enum IdentityValue {
         }
     }
 }
+
+/// When two values that were rounded for printing name one measurement (Protocol/STORAGE.md, *Content identity*).
+///
+/// A value printed with `d` significant digits is off by at most half a unit in its `d`-th digit, which is at most
+/// `5·10^−d` of itself whatever the unit, and its identity value (``IdentityValue``) by another `5·10^−9`. Two
+/// values agree when they are no further apart than both errors together:
+/// `|a − b| ≤ (5·10^−d + 5·10^−9) · (|a| + |b|)`. So `0.621371 mi` and `1 km` agree at 6 digits, and values that
+/// differ in a digit the printing kept stay apart (about one part in 10^5 at 6 digits).
+public enum RoundedValues {
+    /// The digits a batch may say its values were rounded to.
+    public static let digitRange = 1...17
+
+    /// Whether `a` and `b`, each rounded to `digits` significant digits (in any units) and converted, may be one
+    /// value.
+    public static func agree(_ a: Double, _ b: Double, digits: Int) -> Bool {
+        if a == b { return true }
+        let relative = 5 * pow(10, -Double(digits)) + 5e-9
+        return abs(a - b) <= relative * (abs(a) + abs(b))
+    }
+}

@@ -28,12 +28,20 @@ public struct SampleBatch: Hashable, Sendable {
     public var uuids: [UUID]?
     /// Metadata, one dictionary per row; `nil` when no row has any.
     public var metadata: [[String: MetadataValue]]?
+    /// The significant decimal digits the values were rounded to before they were sent (``SampleBatch/exportDigits``
+    /// for an Apple Health export), or `nil` when they are as measured. With it, a row whose UUID is not stored is
+    /// already stored when its series holds a sample of the same source, start and end whose value agrees within
+    /// that rounding (``RoundedValues``): so a re-export printed in other units adds nothing.
+    public var valueDigits: Int?
+
+    /// The digits Apple's Health export prints a value with, in the person's display unit (`%g`: 6).
+    public static let exportDigits = 6
 
     /// A batch; the columns default to empty so rows can be added with ``append(start:end:value:source:uuid:metadata:)``.
     public init(
         batchID: UInt64, subject: String, typeIdentifier: String, unit: String, sources: [SourceInfo] = [],
         starts: [Timestamp] = [], ends: [Timestamp] = [], values: [Double] = [], sourceIndices: [UInt32] = [],
-        uuids: [UUID]? = nil, metadata: [[String: MetadataValue]]? = nil
+        uuids: [UUID]? = nil, metadata: [[String: MetadataValue]]? = nil, valueDigits: Int? = nil
     ) {
         self.batchID = batchID
         self.subject = subject
@@ -46,6 +54,7 @@ public struct SampleBatch: Hashable, Sendable {
         self.sourceIndices = sourceIndices
         self.uuids = uuids
         self.metadata = metadata
+        self.valueDigits = valueDigits
     }
 
     /// Number of rows.
@@ -122,6 +131,12 @@ public struct SampleBatch: Hashable, Sendable {
             throw HealthError(
                 .malformedPayload, "batch \(batchID): source index \(bad) is outside the dictionary of \(sources.count)"
             )
+        }
+        if let digits = valueDigits, !RoundedValues.digitRange.contains(digits) {
+            throw HealthError(
+                .malformedPayload,
+                "batch \(batchID): values rounded to \(digits) digits; the digits are \(RoundedValues.digitRange.lowerBound)"
+                    + "–\(RoundedValues.digitRange.upperBound)")
         }
     }
 }

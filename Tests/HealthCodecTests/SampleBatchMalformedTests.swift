@@ -184,7 +184,7 @@ struct SampleBatchMalformedTests {
     @Test("unknown layout version, flags or value encoding throw")
     func unknownHeaderBytes() {
         for (payload, text) in [
-            (HandWrittenPayload(version: 2), "layout version 2"), (HandWrittenPayload(flags: 4), "flag bits 4"),
+            (HandWrittenPayload(version: 2), "layout version 2"), (HandWrittenPayload(flags: 8), "flag bits 8"),
             (HandWrittenPayload(encoding: 3), "value encoding 3"),
         ] {
             var payload = payload

@@ -66,6 +66,28 @@ struct SampleBatchRoundTripTests {
         #expect(decoded.uuid(row: 7) == SampleBatch.derivedUUID(batchID: batch.batchID, row: 7))
     }
 
+    @Test("the digits values were rounded to round-trip after the value encoding byte, and only with flag bit 2")
+    func valueDigits() throws {
+        var batch = RandomBatches.make(seed: 8, rows: 5, sources: 1, uuids: true, metadata: false, values: .integers)
+        let plain = try SampleBatchCodec.encode(batch)
+        batch.valueDigits = 6
+        let rounded = try SampleBatchCodec.encode(batch)
+        #expect(try SampleBatchCodec.decode(rounded) == batch)
+        #expect(try SampleBatchCodec.decode(plain).valueDigits == nil)
+        #expect(rounded.count == plain.count + 1)
+        let header =
+            1 + 8 + 1 + batch.subject.utf8.count + 1 + batch.typeIdentifier.utf8.count + 1 + batch.unit.utf8.count
+        #expect(rounded[header] == plain[header] | 0x04, "flags")
+        #expect(rounded[header + 2] == 6, "the digits follow the value encoding")
+        for bad in [0, 18] {
+            var corrupt = rounded
+            corrupt[header + 2] = UInt8(bad)
+            #expect(throws: CodecError.self) { try SampleBatchCodec.decode(corrupt) }
+            batch.valueDigits = bad
+            #expect(throws: CodecError.self) { try SampleBatchCodec.encode(batch) }
+        }
+    }
+
     @Test("metadata present but empty on every row stays present")
     func emptyMetadataRows() throws {
         var batch = RandomBatches.make(seed: 6, rows: 10, sources: 1, uuids: false, metadata: false, values: .integers)

@@ -20,6 +20,10 @@ struct SpecExamplesTests {
             sources: [SourceInfo(name: "Ring")], starts: [-60_000_000], ends: [-60_000_000], values: [72.5],
             sourceIndices: [0], uuids: [UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!],
             metadata: [["k1": .quantity(1.5, unit: "km"), "k2": .date(-1)]]),
+        "rounded-values": SampleBatch(
+            batchID: 2, subject: "bo", typeIdentifier: "distanceWalkingRunning", unit: "m",
+            sources: [SourceInfo(name: "Ring")], starts: [0], ends: [60_000_000], values: [1234.56],
+            sourceIndices: [0], uuids: [UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!], valueDigits: 6),
     ]
 
     /// The spec file, found from this source file's path.

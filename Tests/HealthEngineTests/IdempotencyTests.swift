@@ -140,6 +140,32 @@ struct IdempotencyTests {
         #expect { try store.insert(inBatch) } throws: { ($0 as? HealthError)?.code == .uuidConflict }
     }
 
+    @Test(
+        "a batch of rounded values matches a stored sample of the same source and interval within the rounding only"
+    )
+    func roundedValuesMatchStoredSamples() throws {
+        let store = HealthStore()
+        // Stored from miles printed with 6 digits: 0.767123 mi.
+        let stored = 0.767123 * 1609.344
+        _ = try store.insert(makeBatch(type: "distanceWalkingRunning", rows: [Row(0, sec(60), stored)]))
+        // The same walk printed in kilometres (1.23456 km) is that sample; with other digits, another source, or
+        // another interval it is not; and without valueDigits the values are exact, so it is new too.
+        func sent(_ rows: [Row], digits: Int?) throws -> InsertResult {
+            var batch = makeBatch(type: "distanceWalkingRunning", unit: "km", rows: rows)
+            batch.uuids = rows.map { _ in UUID() }
+            batch.valueDigits = digits
+            return try store.insert(batch)
+        }
+        let kilometres = 1.23456
+        #expect(try sent([Row(0, sec(60), kilometres)], digits: 6).duplicates == 1)
+        #expect(try sent([Row(0, sec(60), 1.23466)], digits: 6).inserted == 1, "one part in 10^4 apart")
+        #expect(try sent([Row(0, sec(60), kilometres, watch)], digits: 6).inserted == 1)
+        #expect(try sent([Row(0, sec(61), kilometres)], digits: 6).inserted == 1)
+        #expect(try sent([Row(0, sec(60), 1.2346)], digits: 9).inserted == 1, "9 digits are exact enough to differ")
+        #expect(try sent([Row(sec(1), sec(60), kilometres)], digits: nil).inserted == 1)
+        #expect(try store.samples(subject: "anna", type: "distanceWalkingRunning").count == 6)
+    }
+
     @Test("a higher sync version replaces the sample holding the identifier; equal or lower is ignored")
     func syncVersions() throws {
         let store = HealthStore()

@@ -49,4 +49,22 @@ struct IdentityValueTests {
             }
         }
     }
+
+    @Test("values printed with 6 digits in two units agree, values further apart than both roundings do not")
+    func roundedValuesAgree() throws {
+        var random = SplitMix64(seed: 0x6D16)
+        for _ in 0..<5_000 {
+            let truth = Double.random(in: 0.0001..<50_000, using: &random)
+            // The same quantity printed in miles and in kilometres, each to 6 digits, back in metres.
+            let miles = Double(String(format: "%g", truth / 1609.344))! * 1609.344
+            let kilometres = Double(String(format: "%g", truth / 1000))! * 1000
+            #expect(
+                RoundedValues.agree(IdentityValue.rounded(miles), IdentityValue.rounded(kilometres), digits: 6),
+                "\(truth) m")
+        }
+        #expect(!RoundedValues.agree(1.23456, 1.23460, digits: 6))
+        #expect(RoundedValues.agree(1.23456, 1.23460, digits: 4))
+        #expect(!RoundedValues.agree(-1, 1, digits: 1))
+        #expect(RoundedValues.agree(0, 0, digits: 17))
+    }
 }

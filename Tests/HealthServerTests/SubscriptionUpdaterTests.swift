@@ -54,7 +54,7 @@ struct SubscriptionUpdaterTests {
     @Test("an anchored subscription sends the backlog in bounded updates, then each new change")
     func anchored() throws {
         let store = HealthStore()
-        var batch = SampleBatch(batchID: 7, subject: "anna", typeIdentifier: "stepCount", unit: "count")
+        var batch = SampleBatch(batchID: uniqueBatchID(), subject: "anna", typeIdentifier: "stepCount", unit: "count")
         for i in 0..<Int64(5000) {
             batch.append(start: i * Micros.minute, end: i * Micros.minute + 1, value: 1, source: Self.phone)
         }

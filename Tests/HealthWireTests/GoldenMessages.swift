@@ -332,6 +332,11 @@ enum Golden {
                 rowCountOverPayload()
             ),
             (
+                "value-digits-zero",
+                "An insert batch saying its values were rounded to 0 digits (flags bit 2; the digits are 1–17).",
+                valueDigitsZero()
+            ),
+            (
                 "unknown-unit", "An insert whose unit is not an HKUnit.",
                 encodedFrame(.insert(Insert(batch: unknownUnit)))
             ),
@@ -410,6 +415,21 @@ enum Golden {
         batch.write(ValueEncoding.raw.rawValue)
         batch.writeVarint(0)  // no sources
         batch.writeVarint(1_000_000)  // rows
+        var payload = ByteWriter()
+        payload.writeBlob(batch.bytes)
+        return frame(0x10, payload: payload.bytes)
+    }
+
+    static func valueDigitsZero() -> [UInt8] {
+        var batch = ByteWriter()
+        batch.write(SampleBatchCodec.layoutVersion)
+        batch.writeLE(UInt64(42))
+        for text in ["anna", "distanceWalkingRunning", "m"] { batch.writeString(text) }
+        batch.write(0x04)  // flags: value digits
+        batch.write(ValueEncoding.raw.rawValue)
+        batch.write(0)  // value digits 0
+        batch.writeVarint(0)  // no sources
+        batch.writeVarint(0)  // no rows
         var payload = ByteWriter()
         payload.writeBlob(batch.bytes)
         return frame(0x10, payload: payload.bytes)

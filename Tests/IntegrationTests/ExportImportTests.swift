@@ -1,5 +1,6 @@
 import Foundation
 import HealthClient
+@testable import HealthImport
 import TestSupport
 import Testing
 
@@ -85,7 +86,7 @@ struct ExportImportTests {
     }
 
     @Test(
-        "an export re-written in other units (mi for km, kJ for kcal) adds nothing; values one printed digit apart stay two samples"
+        "an export printed again in other units (mi for km, kJ for kcal, 6 digits each) adds nothing; rows of one file one printed digit apart stay two samples"
     )
     func reexportInOtherUnitsAddsNothing() async throws {
         var random = SplitMix64(seed: 0x1D_E771)
@@ -107,9 +108,9 @@ struct ExportImportTests {
         let original = Self.unitExport(records, distanceUnit: "mi", energyUnit: "kcal") { value, _ in
             String(format: "%g", value)
         }
-        // The other display units, written with the digits a conversion gives (shortest round trip).
+        // The other display units, printed as Apple prints them (6 digits): each value rounded again.
         let converted = Self.unitExport(records, distanceUnit: "km", energyUnit: "kJ") { value, unit in
-            "\(value * factor[unit]!)"
+            String(format: "%g", value * factor[unit]!)
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("units-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -132,6 +133,52 @@ struct ExportImportTests {
         #expect(summary["alreadyStored"] as? Int == records.count, "\(after.out)")
         let total = try await hkd.client().serverInfo().samplesPerType.reduce(0) { $0 + $1.samples }
         #expect(total == records.count)
+        await hkd.stop()
+    }
+
+    /// The real export's export.xml, with every distance record printed again in kilometres as Apple prints a value
+    /// (6 significant digits), as if the person had switched the Health app's distance unit and exported again.
+    static func realExportInKilometres() throws -> (xml: String, rewritten: Int) {
+        let source = try ExportSourceOpener.open(try ExportFile(path: try realExport()))
+        var bytes: [UInt8] = []
+        while try source.read(into: &bytes) {}
+        var xml = String(decoding: bytes, as: UTF8.self)
+        let record = try Regex(
+            #"(<Record type="HKQuantityTypeIdentifierDistanceWalkingRunning"[^>]*? )unit="mi"([^>]*? )value="([^"]+)""#)
+        var rewritten = 0
+        xml.replace(record) { match in
+            rewritten += 1
+            let miles = Double(String(match.output[3].substring!))!
+            let kilometres = String(format: "%g", miles * 1.609344)
+            return "\(match.output[1].substring!)unit=\"km\"\(match.output[2].substring!)value=\"\(kilometres)\""
+        }
+        return (xml, rewritten)
+    }
+
+    @Test("the real export printed again in kilometres adds no distance sample, and the total distance is unchanged")
+    func realReexportInKilometresAddsNothing() async throws {
+        let (xml, rewritten) = try Self.realExportInKilometres()
+        #expect(rewritten == 12_371)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("km-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let kilometres = directory.appendingPathComponent("export.xml")
+        try Data(xml.utf8).write(to: kilometres)
+
+        let hkd = try await TestServer()
+        defer { try? FileManager.default.removeItem(atPath: hkd.dataDirectory) }
+        let server = hkd.hkqServer + ["--subject", "rob"]
+        let first = try HKQBinaryTests.hkq(server + ["import", try Self.realExport(), "--format", "json"])
+        #expect(first.status == 0, "\(first.err)")
+        let total = ["stats", "distanceWalkingRunning", "--unit", "km", "--format", "json"]
+        let before = try Self.object(try HKQBinaryTests.hkq(server + total).out)["sum"] as? Double
+        let second = try HKQBinaryTests.hkq(server + ["import", kilometres.path, "--format", "json"])
+        #expect(second.status == 0, "\(second.err)")
+        let summary = try Self.object(second.out)
+        #expect(summary["inserted"] as? Int == 0, "\(second.out)")
+        #expect(summary["alreadyStored"] as? Int == 25_963, "\(second.out)")
+        let after = try Self.object(try HKQBinaryTests.hkq(server + total).out)["sum"] as? Double
+        #expect(before != nil && after == before)
         await hkd.stop()
     }
 }

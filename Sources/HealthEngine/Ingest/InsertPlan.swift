@@ -6,7 +6,9 @@ import HealthModel
 ///
 /// Rules (HEALTHKIT.md §3): a batch id the series applied recently repeats its first outcome; a row whose UUID
 /// is stored with the same content (start, end, canonical value, source) is a duplicate, with other content a
-/// ``ErrorCode/uuidConflict``; a row with a sync identifier replaces the sample holding it when its version is
+/// ``ErrorCode/uuidConflict``; in a batch whose values were rounded (``SampleBatch/valueDigits``), a row whose UUID
+/// is new is a duplicate when a stored sample of the same source, start and end has a value that agrees within the
+/// rounding (``RoundedValues``); a row with a sync identifier replaces the sample holding it when its version is
 /// higher and is ignored (counted as a duplicate) otherwise.
 struct InsertPlan: Sendable {
     /// Set when the batch id was applied before: nothing changes, its first outcome is reported again.
@@ -45,7 +47,7 @@ struct InsertPlan: Sendable {
         // (the common case of ingest: a new batch without UUIDs).
         let checkDerived = sent != nil || series?.batches.hasDerivedBatch(batch.batchID) == true
         let checksUUIDs = checkDerived || series?.ledger.holdsKeptUUIDs == true
-        if !checksUUIDs, batch.syncTags == nil {
+        if !checksUUIDs, batch.syncTags == nil, batch.valueDigits == nil {
             added = Array(0..<rows.count)
             return
         }
@@ -78,6 +80,10 @@ struct InsertPlan: Sendable {
                     duplicates += 1
                     continue
                 }
+            }
+            if let digits = batch.valueDigits, let series, series.holdsRounded(batch, row: row, digits: digits) {
+                duplicates += 1
+                continue
             }
             if let tag = batch.syncTags?[row] {
                 let source = batch.sources[Int(batch.sourceIndices[row])]
@@ -162,6 +168,24 @@ extension Series {
         starts[stored] == batch.rows.starts[row] && ends[stored] == batch.rows.ends[row]
             && values[stored].bitPattern == batch.rows.values[row].bitPattern
             && sources.infos[Int(sourceIDs[stored])] == batch.sources[Int(batch.sourceIndices[row])]
+    }
+
+    /// Whether a stored sample has the source, start and end of `row` of `batch` and a value that agrees with its
+    /// value rounded to `digits` digits (``RoundedValues``).
+    func holdsRounded(_ batch: PreparedBatch, row: Int, digits: Int) -> Bool {
+        let start = batch.rows.starts[row]
+        let source = batch.sources[Int(batch.sourceIndices[row])]
+        var stored = firstIndex(startAtLeast: start)
+        while stored < count, starts[stored] == start {
+            if ends[stored] == batch.rows.ends[row],
+                RoundedValues.agree(values[stored], batch.rows.values[row], digits: digits),
+                sources.infos[Int(sourceIDs[stored])] == source
+            {
+                return true
+            }
+            stored += 1
+        }
+        return false
     }
 
     /// Applies a plan made against this series: removes replaced rows (recorded as deletions), merges added ones

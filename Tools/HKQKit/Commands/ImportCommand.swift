@@ -44,8 +44,12 @@ public struct ImportCommand: Command {
                 correlations, activity summaries and other elements are counted as skipped; a malformed record is \
                 reported with its line number and skipped.
 
-                Sample UUIDs are derived from each record's content, so importing the same file again adds \
-                nothing: the summary counts those samples as already stored. A progress bar is drawn on standard \
+                Sample UUIDs are derived from each record's content (source, type, start, end, and the value in \
+                the type's canonical unit to 9 digits), so importing the same file again adds nothing: the summary \
+                counts those samples as already stored. Values are sent as printed with 6 digits, so a re-export \
+                in other display units (km after mi, kJ after kcal), which Apple rounds again, matches the stored \
+                samples of the same source and interval within that rounding and adds nothing either \
+                (Protocol/STORAGE.md, "Content identity"). A progress bar is drawn on standard \
                 error when it is a terminal; the summary goes to standard output (--format json for one object).
                 """,
             arguments: [ArgumentSpec("file", help: "The export: export.zip or export.xml.")],
