@@ -331,7 +331,26 @@ import Testing
         let mixed = try await runLive(
             ["samples", "stepCount", "--min", "5", "--max", "9 count"], subject: "query-values")
         #expect(mixed.status == 64)
-        #expect(mixed.err.hasPrefix("error: --min and --max name different units ('', 'count')\n"))
+        #expect(mixed.err.hasPrefix("error: --min, --max and --where name different units ('', 'count')"))
+    }
+
+    @Test("--where states strict and equal comparisons; with --min and --max every one must hold")
+    func whereComparisons() async throws {
+        try await Self.insertQueryData(subject: "query-where")
+        func values(_ arguments: [String]) async throws -> [Double] {
+            try await Self.stepValues(arguments, subject: "query-where")
+        }
+        #expect(try await values(["--where", "value > 100"]) == [200, 300])
+        #expect(try await values(["--where", "value >= 100", "--where", "value<300"]) == [100, 200])
+        #expect(try await values(["--where", "== 50"]) == [50])
+        #expect(try await values(["--min", "100", "--where", "value > 100"]) == [200, 300], "the strict bound wins")
+        #expect(try await values(["--max", "200", "--where", "value <= 300"]) == [40, 100, 200, 50])
+        let km = try await Self.samples(
+            ["distanceWalkingRunning", "--where", "value < 1.5 km"], subject: "query-where")
+        #expect(km.isEmpty, "1500 m is not below 1.5 km")
+        let bad = try await runLive(["samples", "stepCount", "--where", "value ~ 5"], subject: "query-where")
+        #expect(bad.status == 64)
+        #expect(bad.err.hasPrefix("error: invalid predicate 'value ~ 5' for '--where'; expected 'value OP NUMBER"))
     }
 
     @Test func samplesUnits() async throws {

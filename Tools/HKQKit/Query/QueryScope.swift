@@ -24,6 +24,9 @@ public struct QueryScope: Sendable {
         .option("uuid", value: "uuid", help: "Only the sample with this UUID; repeatable."),
         .option("min", value: "value", help: "Only values at or above this, in --unit (or '100 count/min')."),
         .option("max", value: "value", help: "Only values at or below this, in --unit (or '180 count/min')."),
+        .option(
+            "where", value: "predicate",
+            help: "A value comparison: 'value > 100 count/min' (>, >=, <, <=, ==); repeatable, all must hold."),
     ]
 
     /// The help paragraph explaining the date bounds.
@@ -32,7 +35,9 @@ public struct QueryScope: Sendable {
         matches --to when it starts before it (HealthKit's date predicate). Dates without an offset, and the \
         words today, yesterday and now, are read in --tz. --min and --max keep the values within them, both \
         included (HealthKit's quantity predicate), in the unit values print in unless they name one \
-        (--min '100 count/min', --max 1.5km).
+        (--min '100 count/min', --max 1.5km). --where states one comparison, strict ones too \
+        (--where 'value > 100 count/min' --where 'value < 180'): HealthKit's predicateForQuantitySamples with \
+        greaterThan, lessThan and equalTo; every --min, --max and --where must hold.
         """
 
     /// The date, source and UUID predicate.
@@ -96,26 +101,34 @@ public struct QueryScope: Sendable {
             values: try valueBounds(context))
     }
 
-    /// `--min` and `--max` as value bounds (HealthKit's quantity predicate, `>=` and `<=`): a number, optionally
-    /// followed by a unit (`100`, `100 count/min`, `1.5km`); without one the unit is left empty and
-    /// ``SampleFilter/inQueryUnit(_:)`` fills in the unit the values are asked in. Both need the same unit.
+    /// `--min`, `--max` and `--where` as value bounds (HealthKit's quantity predicate): each a number, optionally
+    /// followed by a unit (`100`, `100 count/min`, `1.5km`), all of which must hold; without a unit the unit is
+    /// left empty and ``SampleFilter/inQueryUnit(_:)`` fills in the unit the values are asked in. All must name
+    /// the same unit.
     static func valueBounds(_ context: CommandContext) throws -> ValueBounds? {
-        func bound(_ name: String) throws -> (value: Double, unit: String)? {
-            guard let text = context.arguments.value(name)?.trimmingWhitespace else { return nil }
-            let number = text.prefix { $0.isNumber || "+-.eE".contains($0) }
-            guard let value = Double(number), value.isFinite else {
+        var comparisons: [ValueComparison] = []
+        for (name, relation) in [("min", ValueComparison.Relation.atLeast), ("max", .atMost)] {
+            guard let text = context.arguments.value(name) else { continue }
+            guard let quantity = ValueComparison.quantity(text) else {
                 throw context.usageError(
                     "invalid value '\(text)' for '--\(name)'; expected a number, then optionally a unit")
             }
-            return (value, text.dropFirst(number.count).trimmingWhitespace)
+            comparisons.append(ValueComparison(relation: relation, value: quantity.value, unit: quantity.unit))
         }
-        let lower = try bound("min")
-        let upper = try bound("max")
-        if lower == nil, upper == nil { return nil }
-        if let lower, let upper, lower.unit != upper.unit {
-            throw context.usageError("--min and --max name different units ('\(lower.unit)', '\(upper.unit)')")
+        for text in context.arguments.values("where") {
+            guard let comparison = ValueComparison(parsing: text) else {
+                throw context.usageError(
+                    "invalid predicate '\(text)' for '--where'; expected 'value OP NUMBER [UNIT]' with OP one of "
+                        + "\(ValueComparison.operators.map(\.symbol).joined(separator: " ")), e.g. 'value > 100 count/min'")
+            }
+            comparisons.append(comparison)
         }
-        return ValueBounds(lower: lower?.value, upper: upper?.value, unit: lower?.unit ?? upper?.unit ?? "")
+        guard let first = comparisons.first else { return nil }
+        if let other = comparisons.first(where: { $0.unit != first.unit }) {
+            throw context.usageError(
+                "--min, --max and --where name different units ('\(first.unit)', '\(other.unit)'); use one unit")
+        }
+        return comparisons.reduce(ValueBounds(unit: first.unit)) { $1.narrowing($0) }
     }
 
     /// `--tz`, else the process's zone; an unknown identifier is a usage error.
