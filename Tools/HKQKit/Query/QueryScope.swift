@@ -119,7 +119,8 @@ public struct QueryScope: Sendable {
             guard let comparison = ValueComparison(parsing: text) else {
                 throw context.usageError(
                     "invalid predicate '\(text)' for '--where'; expected 'value OP NUMBER [UNIT]' with OP one of "
-                        + "\(ValueComparison.operators.map(\.symbol).joined(separator: " ")), e.g. 'value > 100 count/min'")
+                        + "\(ValueComparison.operators.map(\.symbol).joined(separator: " ")), e.g. 'value > 100 count/min'"
+                )
             }
             comparisons.append(comparison)
         }
