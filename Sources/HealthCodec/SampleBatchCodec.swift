@@ -76,6 +76,23 @@ public enum SampleBatchCodec {
         return batch
     }
 
+    /// The row count of the batch at the reader's position, read from its header without decoding any column
+    /// (recovery sizes each series' columns with it before replaying the log). Throws ``CodecError`` for a header
+    /// that does not decode; the columns are not checked.
+    public static func rowCount(from reader: inout ByteReader, limits: BatchLimits = .default) throws -> Int {
+        guard try reader.readByte() == layoutVersion else {
+            throw CodecError(.malformedPayload, "unsupported sample batch layout version")
+        }
+        _ = try reader.readLE(UInt64.self)
+        for _ in 0..<3 { _ = try reader.readBlob(limit: limits.maxStringBytes) }
+        let flags = try reader.readByte()
+        _ = try reader.readByte()
+        if flags & Flag.valueDigits != 0 { _ = try reader.readByte() }
+        let sources = try reader.readCount("source count", limit: limits.maxSources)
+        for _ in 0..<(4 * sources) { _ = try reader.readBlob(limit: limits.maxStringBytes) }
+        return try reader.readCount("row count", limit: limits.maxRows)
+    }
+
     /// Decodes one batch at the reader's position and moves the reader past it.
     public static func decode(from reader: inout ByteReader, limits: BatchLimits = .default) throws -> SampleBatch {
         let end = reader.endIndex

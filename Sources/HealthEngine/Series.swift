@@ -245,7 +245,15 @@ struct Series: Sendable {
         let capacity = min(
             starts.capacity, ends.capacity, values.capacity, sourceIDs.capacity, arrivals.capacity)
         guard capacity < needed else { return }
-        let target = max(needed, count + max(count / 8, 64))
+        reserve(max(added, max(count / 8, 64)))
+    }
+
+    /// Makes room for `added` more rows in every column at once, exactly (recovery, which knows how many rows the
+    /// log holds for the series, so the columns are not copied again and again as they grow).
+    mutating func reserve(_ added: Int) {
+        let target = count + added
+        guard min(starts.capacity, ends.capacity, values.capacity, sourceIDs.capacity, arrivals.capacity) < target
+        else { return }
         starts.reserveCapacity(target)
         ends.reserveCapacity(target)
         values.reserveCapacity(target)

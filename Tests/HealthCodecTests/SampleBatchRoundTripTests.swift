@@ -88,6 +88,22 @@ struct SampleBatchRoundTripTests {
         }
     }
 
+    @Test("the row count read from the header alone is the batch's, and a truncated header throws")
+    func rowCountFromHeader() throws {
+        for seed in 0..<20 {
+            var batch = RandomBatches.make(
+                seed: UInt64(seed), rows: seed * 7, sources: 1 + seed % 3, uuids: seed % 2 == 0,
+                metadata: seed % 3 == 0,
+                values: .integers)
+            if seed % 4 == 0 { batch.valueDigits = 6 }
+            let bytes = try SampleBatchCodec.encode(batch)
+            var reader = ByteReader(bytes)
+            #expect(try SampleBatchCodec.rowCount(from: &reader) == batch.count)
+            var short = ByteReader(Array(bytes.prefix(12)))
+            #expect(throws: CodecError.self) { try SampleBatchCodec.rowCount(from: &short) }
+        }
+    }
+
     @Test("metadata present but empty on every row stays present")
     func emptyMetadataRows() throws {
         var batch = RandomBatches.make(seed: 6, rows: 10, sources: 1, uuids: false, metadata: false, values: .integers)

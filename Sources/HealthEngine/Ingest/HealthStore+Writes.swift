@@ -28,6 +28,15 @@ extension HealthStore {
         return InsertResult(inserted: outcome.inserted, duplicates: outcome.duplicates)
     }
 
+    /// Makes room for `rows` more samples in one subject's series of a type, so that inserting them copies no column
+    /// again (recovery calls it with the rows each log segment holds). Only an existing series, or one that
+    /// `rows > 0` will create, is touched; an unknown type or invalid subject is ignored (replay reports those).
+    public func reserve(subject: String, type: String, rows: Int) {
+        guard rows > 0, let type = try? QuantityType.named(type), (try? SampleRules.validate(subject: subject)) != nil
+        else { return }
+        shard(type).write { state in state.series[subject, default: Series()].reserve(rows) }
+    }
+
     /// Deletes one subject's samples of a type matching `filter` (dates, sources, UUIDs); returns how many.
     /// `hook` runs only when at least one sample matches. Deleted UUIDs may be inserted again later.
     public func delete(

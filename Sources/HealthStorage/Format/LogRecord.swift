@@ -89,8 +89,7 @@ public enum LogChange: Hashable, Sendable {
         switch recordKind {
         case .insert, .insertByIdentity:
             let writer = recordKind == .insertByIdentity ? try readWriter(&r) : 0
-            let limits = BatchLimits(maxRows: 1 << 24, maxSources: Int(UInt16.max) + 1)
-            let batch = try SampleBatchCodec.decode(from: &r, limits: limits)
+            let batch = try SampleBatchCodec.decode(from: &r, limits: recordBatchLimits)
             guard batch.subject == subject, batch.typeIdentifier == type else {
                 throw CodecError(
                     .malformedPayload,
@@ -106,6 +105,23 @@ public enum LogChange: Hashable, Sendable {
         try r.expectEnd("the \(recordKind) record")
         return change
     }
+
+    /// The subject, type and row count of an insert record, read from the headers alone (`nil` for other kinds or
+    /// a header that does not decode: replay reports those).
+    public static func insertShape(kind: UInt8, payload: [UInt8]) -> (subject: String, type: String, rows: Int)? {
+        guard let recordKind = LogRecordKind(rawValue: kind), recordKind == .insert || recordKind == .insertByIdentity
+        else { return nil }
+        var r = ByteReader(payload)
+        guard let subject = try? r.readString(limit: SampleRules.maxSubjectLength),
+            let type = try? r.readString(limit: 256),
+            recordKind == .insert || (try? readWriter(&r)) != nil,
+            let rows = try? SampleBatchCodec.rowCount(from: &r, limits: recordBatchLimits)
+        else { return nil }
+        return (subject, type, rows)
+    }
+
+    /// The limits a logged batch is decoded with (the server checked tighter ones before logging it).
+    static let recordBatchLimits = BatchLimits(maxRows: 1 << 24, maxSources: Int(UInt16.max) + 1)
 
     /// The writer id of a kind 4 record: a varint that fits in 32 bits and is not 0.
     static func readWriter(_ r: inout ByteReader) throws -> UInt32 {
