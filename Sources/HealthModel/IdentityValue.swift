@@ -38,7 +38,47 @@ public enum IdentityValue {
     /// exact binary value), read back as the nearest double; zero of either sign is `+0`.
     public static func rounded(_ value: Double) -> Double {
         guard value.isFinite, value != 0 else { return value == 0 ? 0 : value }
-        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 40) { buffer in
+        return scaledRounding(value) ?? printedRounding(value)
+    }
+
+    /// Powers of ten that are exact doubles (10^0 … 10^22).
+    private static let exactPowersOfTen: [Double] = (0...22).map { pow(10, Double($0)) }
+
+    /// ``rounded(_:)`` by arithmetic, or `nil` where only printing is sure to agree with `printf`.
+    ///
+    /// With `k` chosen so that `x = |value| · 10^k` has 9 digits before the point, `x` is off by at most half an
+    /// ulp (6·10^−8 below 10^9) since `10^k` is exact for `|k| ≤ 22`; so unless `x` lies within 10^−6 of a
+    /// half, rounding it gives the same integer `r` as rounding the exact value. `r / 10^k` (or `r · 10^−k`) is
+    /// then one correctly rounded operation on exact operands: the double nearest `r·10^−k`, which is what
+    /// `strtod` returns for the printed digits. About 30 times faster than printing and parsing.
+    static func scaledRounding(_ value: Double) -> Double? {
+        let magnitude = abs(value)
+        var exponent = Int(log10(magnitude).rounded(.down))
+        for _ in 0..<2 {
+            let k = significantDigits - 1 - exponent
+            guard abs(k) <= 22 else { return nil }
+            let power = exactPowersOfTen[abs(k)]
+            let x = k >= 0 ? magnitude * power : magnitude / power
+            if x >= 1e9 {
+                exponent += 1
+                continue
+            }
+            if x < 1e8 {
+                exponent -= 1
+                continue
+            }
+            let fraction = x - x.rounded(.down)
+            guard abs(fraction - 0.5) > 1e-6 else { return nil }
+            let r = x.rounded(.toNearestOrAwayFromZero)
+            let result = k >= 0 ? r / power : r * power
+            return value < 0 ? -result : result
+        }
+        return nil
+    }
+
+    /// ``rounded(_:)`` by printing 9 digits and reading them back.
+    static func printedRounding(_ value: Double) -> Double {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 40) { buffer in
             let base = buffer.baseAddress!
             _ = withVaList([value]) { vsnprintf(base, 40, "%.8e", $0) }
             return strtod(base, nil)

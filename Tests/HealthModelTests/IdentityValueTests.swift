@@ -15,6 +15,29 @@ struct IdentityValueTests {
         #expect(IdentityValue.rounded(-2.5) == -2.5)
     }
 
+    @Test("rounding by arithmetic agrees with printf's rounding bit for bit, at every magnitude and near halves")
+    func arithmeticAgreesWithPrinting() {
+        var random = SplitMix64(seed: 0x9D16)
+        var checked = 0
+        func check(_ value: Double) {
+            guard let fast = IdentityValue.scaledRounding(value) else { return }
+            checked += 1
+            #expect(fast.bitPattern == IdentityValue.printedRounding(value).bitPattern, "\(value)")
+        }
+        for _ in 0..<200_000 {
+            // Random magnitudes from 1e-16 to 1e32, and values printed with few digits (as exports are).
+            let value = pow(10, Double.random(in: -16..<32, using: &random)) * (Bool.random(using: &random) ? 1 : -1)
+            check(value)
+            check(Double(String(format: "%.*g", Int.random(in: 1...12, using: &random), value))!)
+            check(Double(String(format: "%.*g", 10, value))! * 1.609344)
+        }
+        // Halves at the 10th digit, powers of ten and their neighbours.
+        for value in [1.234567895, 123456789.5, 0.5, 1, 10, 1e9, 999999999.5, 9.999999995, 1e-14, 1e30] {
+            for candidate in [value, value.nextUp, value.nextDown] { check(candidate) }
+        }
+        #expect(checked > 500_000, "the arithmetic path must be the common one")
+    }
+
     @Test("a value written in any unit of its dimension names the same identity value, within float noise")
     func unitsAgree() throws {
         var random = SplitMix64(seed: 9)
