@@ -16,10 +16,7 @@ public enum ServerSession {
         _ context: CommandContext, _ body: (HealthClient) async throws -> T
     ) async throws -> T {
         let globals = context.globals
-        let client = HealthClient(
-            ClientConfiguration(
-                host: globals.server.host, port: Int(globals.server.port), token: context.resolvedToken,
-                clientName: "hkq", connectTimeout: .seconds(5)))
+        let client = HealthClient(configuration(context, connectTimeout: .seconds(5)))
         defer { client.close() }
         do {
             try await client.connect()
@@ -31,6 +28,15 @@ public enum ServerSession {
         } catch let error as HealthClientError {
             throw error.error
         }
+    }
+
+    /// How hkq reaches `context`'s server: its address, token and TLS options.
+    static func configuration(_ context: CommandContext, connectTimeout: Duration = .seconds(10)) -> ClientConfiguration
+    {
+        let globals = context.globals
+        return ClientConfiguration(
+            host: globals.server.host, port: Int(globals.server.port), token: context.resolvedToken,
+            clientName: "hkq", connectTimeout: connectTimeout, tls: globals.tls)
     }
 
     /// The one-line error for a failed connect: the reason after the last colon of the client's message.
