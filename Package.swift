@@ -103,7 +103,9 @@ let package = Package(
         .testTarget(name: "HKQKitTests", dependencies: ["HKQKit", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["HealthServer", "HealthClient", "HealthWire", "HealthPosix", "HKQKit", "TestSupport"],
+            dependencies: [
+                "HealthServer", "HealthClient", "HealthWire", "HealthPosix", "HealthTLS", "HKQKit", "TestSupport",
+            ],
             swiftSettings: swiftSettings),
     ]
 )
