@@ -92,6 +92,7 @@ let package = Package(
             name: "HealthServerTests", dependencies: ["HealthServer", "HealthWire", "HealthEngine", "TestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(name: "HealthClientTests", dependencies: ["HealthClient"], swiftSettings: swiftSettings),
+        .testTarget(name: "HealthTLSTests", dependencies: ["HealthTLS", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthPosixTests", dependencies: ["HealthPosix", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(

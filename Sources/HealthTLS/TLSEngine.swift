@@ -16,6 +16,8 @@ final class TLSEngine {
     private(set) var firstByte: UInt8?
     /// Whether the handshake finished (and, on a client, the pin matched).
     private(set) var isEstablished = false
+    /// Where `read` decrypts to, reused (a TLS record holds at most 16 KiB of plaintext).
+    private var scratch = [UInt8](repeating: 0, count: 16 << 10)
 
     /// A session of `context`; a client checks the certificate against `host` unless the context pins it.
     init(context: TLSContext, host: String? = nil) throws(TLSError) {
@@ -108,11 +110,10 @@ final class TLSEngine {
     /// Decrypts every complete record fed so far, appending the plaintext to `bytes`. Returns false once the
     /// peer closed the TLS session (close_notify).
     func read(appendingTo bytes: inout [UInt8]) throws(TLSError) -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 16 << 10)
         while true {
-            let count = chunk.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32($0.count)) }
+            let count = scratch.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32($0.count)) }
             if count > 0 {
-                bytes.append(contentsOf: chunk[..<Int(count)])
+                bytes.append(contentsOf: scratch[..<Int(count)])
                 continue
             }
             let error = SSL_get_error(ssl, count)
