@@ -12,6 +12,10 @@ enum W1Benchmark: BenchCommand {
         ("--in-flight <n>", "Batches sent and not yet acknowledged in the pipelined run (default 8)."),
         ("--mode <m>", "pipelined, sequential or both (default both)."),
         ("--fsync <mode>", "The in-process server's WAL policy: always (default), interval or never."),
+        (
+            "--transport <t>",
+            "plaintext (default), tls, or both: each mode in plaintext, then over TLS (--tls auto, pinned), and the ratio."
+        ),
         ("--json <file>", "Also write the figures as JSON (for Tools/peers/run_peers.py)."),
     ]
 
@@ -22,6 +26,8 @@ enum W1Benchmark: BenchCommand {
     /// One run's figures.
     struct Figures: Codable, Sendable {
         var mode: String
+        /// `plaintext` or `tls`.
+        var transport: String
         var inFlight: Int
         var samples: Int
         var batches: Int
@@ -50,13 +56,31 @@ enum W1Benchmark: BenchCommand {
         print(
             "hkbench w1: \(W1Dataset.rowCount) rows × \(W1Dataset.Series.allCases.count) series, batches of \(W1Dataset.batchRows) rows,"
         )
+        let transports: [Bool]
+        switch options.string("--transport") ?? "plaintext" {
+        case "plaintext": transports = [false]
+        case "tls": transports = [true]
+        case "both": transports = [false, true]
+        case let other: throw UsageError(message: "--transport must be plaintext, tls or both, not '\(other)'")
+        }
         print("one connection. Acknowledgement: \(durability.label).\n")
         var all: [Figures] = []
         for mode in modes {
-            let figures = try measure(
-                mode: mode.name, inFlight: mode.inFlight, address: address, durability: durability)
-            all.append(figures)
-            print(line(figures))
+            var rates: [Double] = []
+            for tls in transports {
+                let figures = try measure(
+                    mode: mode.name, inFlight: mode.inFlight, address: address, durability: durability, tls: tls)
+                all.append(figures)
+                rates.append(figures.samplesPerSecond)
+                print(line(figures))
+            }
+            if rates.count == 2 {
+                print(
+                    String(
+                        format: "%@: TLS at %.0f %% of plaintext (goal ≥ 70 %%: %@)", mode.name,
+                        100 * rates[1] / rates[0],
+                        rates[1] >= 0.7 * rates[0] ? "met" : "MISSED"))
+            }
         }
         if let best = all.map(\.samplesPerSecond).max() {
             print(
@@ -77,8 +101,10 @@ enum W1Benchmark: BenchCommand {
     }
 
     /// One run on a fresh in-process server (or the external one, under a subject of its own).
-    static func measure(mode: String, inFlight: Int, address: String?, durability: AckDurability) throws -> Figures {
-        let server = try BenchServer.start(address: address, fsync: durability.policy)
+    static func measure(mode: String, inFlight: Int, address: String?, durability: AckDurability, tls: Bool = false)
+        throws -> Figures
+    {
+        let server = try BenchServer.start(address: address, fsync: durability.policy, tls: tls)
         defer { server.stop() }
         let subject = "w1-\(mode)-\(UInt32.random(in: 0...UInt32.max))"
         let batches = W1Ingest.batches(subject: subject)
@@ -99,7 +125,8 @@ enum W1Benchmark: BenchCommand {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         let store = server.local?.store.info()
         return Figures(
-            mode: mode, inFlight: inFlight, samples: rows, batches: batches.count, seconds: seconds,
+            mode: mode, transport: tls ? "tls" : "plaintext", inFlight: inFlight, samples: rows, batches: batches.count,
+            seconds: seconds,
             samplesPerSecond: Double(rows) / seconds,
             residentBytesPerSample: (Double(after.residentBytes) - Double(before.residentBytes)) / Double(rows),
             storeBytesPerSample: store.map { Double($0.approximateBytes) / Double(rows) },
@@ -110,8 +137,8 @@ enum W1Benchmark: BenchCommand {
         let store = f.storeBytesPerSample.map { String(format: ", store columns %.1f B/sample", $0) } ?? ""
         return String(
             format:
-                "%@ (%d in flight): %d samples in %.2f s = %.0f samples/s acknowledged; server RSS +%.1f B/sample%@",
-            f.mode, f.inFlight, f.samples, f.seconds, f.samplesPerSecond, f.residentBytesPerSample, store)
+                "%@ %@ (%d in flight): %d samples in %.2f s = %.0f samples/s acknowledged; server RSS +%.1f B/sample%@",
+            f.mode, f.transport, f.inFlight, f.samples, f.seconds, f.samplesPerSecond, f.residentBytesPerSample, store)
     }
 }
 

@@ -52,6 +52,10 @@ public enum ServerSession {
                 error.code,
                 "refusing \(server): \(error.message) — is something other than hkd listening there? (\(error.code))")
         }
+        if (108...110).contains(error.code.rawValue) || (304...308).contains(error.code.rawValue) {
+            // TLS: name the code, so scripts and people can tell a pin from a CA from a plaintext mix-up.
+            return HealthError(error.code, "\(error.message) (\(error.code))")
+        }
         guard error.code == .connectionLost || error.code == .timedOut else { return error.error }
         let reason =
             error.message.split(separator: ":", omittingEmptySubsequences: false).last
