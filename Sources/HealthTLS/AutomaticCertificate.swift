@@ -2,6 +2,11 @@ import HealthPosix
 
 /// The certificate `hkd --tls auto` serves: made on the first start in the data directory, reused afterwards.
 public struct AutomaticCertificate: Sendable {
+    /// The certificate's name in the data directory.
+    public static let certificateFileName = "tls-certificate.pem"
+    /// The key's name in the data directory (mode 0600).
+    public static let keyFileName = "tls-key.pem"
+
     /// The certificate file, `DIR/tls-certificate.pem`.
     public let certificateFile: String
     /// The key file, `DIR/tls-key.pem` (mode 0600).
@@ -16,8 +21,8 @@ public struct AutomaticCertificate: Sendable {
     public static func ensure(in directory: String, hostName: String, listenHost: String) throws
         -> AutomaticCertificate
     {
-        let certificateFile = directory + "/tls-certificate.pem"
-        let keyFile = directory + "/tls-key.pem"
+        let certificateFile = directory + "/" + certificateFileName
+        let keyFile = directory + "/" + keyFileName
         if try FileSystem.exists(certificateFile), try FileSystem.exists(keyFile) {
             return AutomaticCertificate(
                 certificateFile: certificateFile, keyFile: keyFile,
