@@ -1,4 +1,5 @@
 import HealthPosix
+import TestSupport
 import Testing
 
 @testable import HealthTLS
@@ -132,5 +133,40 @@ struct TLSEngineTests {
         ] {
             #expect(CertificateFingerprint(bad) == nil, "\(bad)")
         }
+    }
+}
+
+/// Untrusted bytes into the server's layer: garbage after a TLS-looking first byte, and records cut anywhere.
+@Suite("TLS server layer")
+struct TLSServerLayerTests {
+    @Test("random bytes after 0x16 end in a failure or a wait for more, never a crash or plaintext for the handler")
+    func garbage() throws {
+        let (context, _, directory) = try TLSEngineTests.server()
+        defer { try? FileSystem.removeTree(directory) }
+        var random = SplitMix64(seed: 19)
+        for _ in 0..<300 {
+            let layer = try TLSServerLayer(context: context, plaintextRefusal: [1, 2, 3])
+            var bytes =
+                [UInt8(0x16)] + (0..<Int(random.next() % 600)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            if random.next() % 2 == 0 { bytes.insert(contentsOf: [0x03, 0x01, 0x02, 0x00], at: 1) }  // a record header
+            var output = StreamLayerOutput()
+            bytes.withUnsafeBytes { layer.received($0, into: &output) }
+            #expect(output.forHandler.isEmpty)
+            #expect(output.forPeer != [1, 2, 3])
+        }
+    }
+
+    @Test("a plaintext first byte gets the plaintext refusal and a failure; writes before the handshake wait")
+    func plaintextClient() throws {
+        let (context, _, directory) = try TLSEngineTests.server()
+        defer { try? FileSystem.removeTree(directory) }
+        let layer = try TLSServerLayer(context: context, plaintextRefusal: Array("no".utf8))
+        var early = StreamLayerOutput()
+        Array("refused early".utf8).withUnsafeBytes { layer.send($0, into: &early) }
+        #expect(early.forPeer.isEmpty && early.failure == nil)
+        var output = StreamLayerOutput()
+        Array("HK\u{1}\u{1}".utf8).withUnsafeBytes { layer.received($0, into: &output) }
+        #expect(output.forPeer == Array("no".utf8))
+        #expect(output.failure?.contains("plaintext client") == true)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HealthClient
+import Synchronization
 import HealthModel
 import HealthServer
 import HealthTLS
@@ -219,5 +220,62 @@ struct TLSTests {
         #expect(open.logText.contains("; plaintext)"))
         _ = try await Self.client(open, tls: nil).serverInfo()
         await open.stop()
+    }
+
+    @Test("an anchored subscription over TLS reconnects over TLS after hkd restarts and misses nothing")
+    func subscriptionReconnectsOverTLS() async throws {
+        let first = try await TestServer(arguments: ["--auth", "off", "--tls", "auto"])
+        let tls = TLSClientOptions(fingerprint: try Self.loggedFingerprint(first))
+        func patient(_ name: String) -> HealthClient {
+            HealthClient(
+                ClientConfiguration(
+                    host: "127.0.0.1", port: first.port, clientName: name, requestTimeout: .seconds(30),
+                    retry: RetryPolicy(
+                        maxAttempts: 60, initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(200)),
+                    tls: tls))
+        }
+        let (writer, watcher) = (patient("writer"), patient("watcher"))
+        defer {
+            writer.close()
+            watcher.close()
+        }
+        let received = Mutex<[UUID]>([])
+        let reader = Task {
+            for try await changes in watcher.anchoredChanges(ChangesQuery(subject: "anna", type: "stepCount")) {
+                received.withLock { $0 += (0..<changes.added.count).map(changes.added.uuid(row:)) }
+            }
+        }
+        defer { reader.cancel() }
+        let before = LiveUpdateTests.batch(LiveUpdateTests.day0, count: 3)
+        _ = try await writer.insert(before)
+        let beforeUUIDs = (0..<before.count).map(before.uuid(row:))
+        try await waitUntil("the first batch to arrive") { received.withLock { $0 } == beforeUUIDs }
+        #expect(await first.stop() == 0)
+        let second = try await first.restart(samePort: true)
+        let after = LiveUpdateTests.batch(LiveUpdateTests.day0 + Micros.day, count: 2)
+        _ = try await writer.insert(after)
+        let afterUUIDs = (0..<after.count).map(after.uuid(row:))
+        try await waitUntil("the batch after the restart") { received.withLock { $0 } == beforeUUIDs + afterUUIDs }
+        #expect(!second.logText.contains("a plaintext client on the TLS port"))
+        await second.stop()
+    }
+
+    @Test("the hkq binary over TLS: pinned with --tls-fingerprint it works; a wrong pin or plaintext exits 1 naming the code")
+    func hkqBinary() async throws {
+        let hkd = try await TestServer(arguments: ["--tls", "auto"])
+        let fingerprint = try Self.loggedFingerprint(hkd)
+        let ok = try HKQBinaryTests.hkq(hkd.hkqServer + ["--tls-fingerprint", "\(fingerprint)", "server-info"])
+        #expect(ok.status == 0, "\(ok.err)")
+        #expect(ok.out.contains("VERSION"), "\(ok.out)")
+        var wrong = fingerprint.bytes
+        wrong[5] ^= 0x10
+        let refused = try HKQBinaryTests.hkq(
+            hkd.hkqServer + ["--tls-fingerprint", "\(CertificateFingerprint(bytes: wrong)!)", "server-info"])
+        #expect(refused.status == 1)
+        #expect(refused.err.contains("(fingerprintMismatch (307))"), "\(refused.err)")
+        let plaintext = try HKQBinaryTests.hkq(hkd.hkqServer + ["server-info"])
+        #expect(plaintext.status == 1)
+        #expect(plaintext.err.contains("(tlsRequired (108))"), "\(plaintext.err)")
+        await hkd.stop()
     }
 }
