@@ -1,6 +1,5 @@
 import Foundation
 import HealthClient
-import Synchronization
 import HealthModel
 import HealthServer
 import HealthTLS
@@ -226,41 +225,20 @@ struct TLSTests {
     func subscriptionReconnectsOverTLS() async throws {
         let first = try await TestServer(arguments: ["--auth", "off", "--tls", "auto"])
         let tls = TLSClientOptions(fingerprint: try Self.loggedFingerprint(first))
-        func patient(_ name: String) -> HealthClient {
-            HealthClient(
-                ClientConfiguration(
-                    host: "127.0.0.1", port: first.port, clientName: name, requestTimeout: .seconds(30),
-                    retry: RetryPolicy(
-                        maxAttempts: 60, initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(200)),
-                    tls: tls))
-        }
-        let (writer, watcher) = (patient("writer"), patient("watcher"))
-        defer {
-            writer.close()
-            watcher.close()
-        }
-        let received = Mutex<[UUID]>([])
-        let reader = Task {
-            for try await changes in watcher.anchoredChanges(ChangesQuery(subject: "anna", type: "stepCount")) {
-                received.withLock { $0 += (0..<changes.added.count).map(changes.added.uuid(row:)) }
-            }
-        }
+        let writer = LiveReconnectTests.patientClient(first.port, name: "writer", tls: tls)
+        let watcher = LiveReconnectTests.patientClient(first.port, name: "watcher", tls: tls)
+        defer { LiveReconnectTests.cleanUp(writer, watcher) }
+        let received = DeliveredUUIDs()
+        let reader = LiveReconnectTests.collectChanges(watcher, into: received)
         defer { reader.cancel() }
-        let before = LiveUpdateTests.batch(LiveUpdateTests.day0, count: 3)
-        _ = try await writer.insert(before)
-        let beforeUUIDs = (0..<before.count).map(before.uuid(row:))
-        try await waitUntil("the first batch to arrive") { received.withLock { $0 } == beforeUUIDs }
-        #expect(await first.stop() == 0)
-        let second = try await first.restart(samePort: true)
-        let after = LiveUpdateTests.batch(LiveUpdateTests.day0 + Micros.day, count: 2)
-        _ = try await writer.insert(after)
-        let afterUUIDs = (0..<after.count).map(after.uuid(row:))
-        try await waitUntil("the batch after the restart") { received.withLock { $0 } == beforeUUIDs + afterUUIDs }
+        let (second, _, _) = try await LiveReconnectTests.insertAcrossRestart(first, writer: writer, received: received)
         #expect(!second.logText.contains("a plaintext client on the TLS port"))
         await second.stop()
     }
 
-    @Test("the hkq binary over TLS: pinned with --tls-fingerprint it works; a wrong pin or plaintext exits 1 naming the code")
+    @Test(
+        "the hkq binary over TLS: pinned with --tls-fingerprint it works; a wrong pin or plaintext exits 1 naming the code"
+    )
     func hkqBinary() async throws {
         let hkd = try await TestServer(arguments: ["--tls", "auto"])
         let fingerprint = try Self.loggedFingerprint(hkd)
