@@ -97,6 +97,9 @@ package final class HealthConnection: Sendable {
             return try TLSClientStream.connect(
                 over: tcp, context: context, host: configuration.host, timeout: configuration.connectTimeout)
         } catch let error as TLSError {
+            // A server that answered TLS in plaintext with an error frame (tlsUnavailable, tooManyConnections …)
+            // said why: its error, retryable or not, is the answer.
+            if let refusal = Self.errorFrame(in: error.plaintextReply) { throw HealthClientError(.server, refusal) }
             throw HealthClientError(tlsError: error, configuration)
         } catch let error as SystemError {
             throw .local(
@@ -105,6 +108,14 @@ package final class HealthConnection: Sendable {
         } catch {
             throw .local(.internalError, "TLS handshake failed: \(error)")
         }
+    }
+
+    /// The error an `error` frame at the start of `bytes` carries, if they hold one whole.
+    private static func errorFrame(in bytes: [UInt8]) -> HealthError? {
+        var decoder = FrameDecoder(limits: .standard)
+        decoder.append(bytes)
+        guard let frame = try? decoder.next(), case .error(let reply)? = try? Message.decode(frame) else { return nil }
+        return reply.healthError
     }
 
     /// hello, then (with a token) challenge → proof, then welcome, whose server signature must be right

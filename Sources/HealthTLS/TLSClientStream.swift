@@ -40,6 +40,18 @@ public final class TLSClientStream: ByteStream {
     {
         let deadline = Deadline.after(timeout)
         let engine = try TLSEngine(context: context, host: host)
+        do {
+            try handshake(engine, over: socket, deadline: deadline)
+        } catch let error as TLSError where error.kind == .peerNotTLS {
+            throw TLSError(
+                error.kind, error.message,
+                plaintextReply: restOfPlaintextReply(error.plaintextReply, from: socket, deadline: deadline))
+        }
+        return TLSClientStream(socket: socket, engine: engine)
+    }
+
+    /// Runs the handshake to its end.
+    private static func handshake(_ engine: TLSEngine, over socket: ClientSocket, deadline: Deadline) throws {
         while true {
             let done = try engine.handshake()
             var output: [UInt8] = []
@@ -52,11 +64,25 @@ public final class TLSClientStream: ByteStream {
                     engine.firstByte == nil ? .handshakeFailed : .peerNotTLS,
                     engine.firstByte == nil
                         ? "the server closed the connection during the TLS handshake"
-                        : "the server does not speak TLS (it answered in plaintext)")
+                        : "the server does not speak TLS (it answered in plaintext)", plaintextReply: engine.opening)
             }
             bytes.withUnsafeBytes { engine.feed($0) }
         }
-        return TLSClientStream(socket: socket, engine: engine)
+    }
+
+    /// A plaintext server's answer, read on for at most half a second, to its end or 4 KiB: a server that
+    /// refuses TLS in plaintext says why and closes.
+    private static func restOfPlaintextReply(_ start: [UInt8], from socket: ClientSocket, deadline: Deadline) -> [UInt8]
+    {
+        var reply = start
+        let limit = min(deadline, Deadline.after(.milliseconds(500)))
+        while reply.count < TLSEngine.openingLimit,
+            let more = try? socket.read(maxBytes: TLSEngine.openingLimit - reply.count, timeout: limit.remaining),
+            !more.isEmpty
+        {
+            reply += more
+        }
+        return reply
     }
 
     public func read(maxBytes: Int, timeout: Duration?) throws -> [UInt8] {

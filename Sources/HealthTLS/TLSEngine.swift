@@ -12,6 +12,11 @@ final class TLSEngine {
     private let inbound: OpaquePointer
     /// Ciphertext for the peer, written by OpenSSL (owned by `ssl`).
     private let outbound: OpaquePointer
+    /// The first bytes the peer sent (up to ``openingLimit``), kept until the handshake ends: a TLS peer's first
+    /// byte is a record type (0x16 for its hello); a plaintext peer's are its answer, for the caller to read.
+    private(set) var opening: [UInt8] = []
+    /// How much of the peer's first bytes ``opening`` keeps.
+    static let openingLimit = 4096
     /// The first byte the peer sent: a TLS peer's is a record type (0x16 for its hello).
     private(set) var firstByte: UInt8?
     /// Whether the handshake finished (and, on a client, the pin matched).
@@ -58,6 +63,9 @@ final class TLSEngine {
     func feed(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
         if firstByte == nil { firstByte = bytes[0] }
+        if !isEstablished, opening.count < Self.openingLimit {
+            opening.append(contentsOf: bytes.prefix(Self.openingLimit - opening.count))
+        }
         var offset = 0
         while offset < bytes.count {
             let chunk = Int32(clamping: bytes.count - offset)
@@ -104,6 +112,7 @@ final class TLSEngine {
             }
         }
         isEstablished = true
+        opening = []
         return true
     }
 
@@ -181,7 +190,8 @@ final class TLSEngine {
             }
         }
         if !self.context.isServer, let firstByte, !(20...23).contains(firstByte) {
-            return TLSError(.peerNotTLS, "the server does not speak TLS (it answered in plaintext)")
+            return TLSError(
+                .peerNotTLS, "the server does not speak TLS (it answered in plaintext)", plaintextReply: opening)
         }
         // Alerts the peer sent about our certificate (reason = 1000 + alert number): bad_certificate 42,
         // unsupported 43, revoked 44, expired 45, unknown 46, unknown_ca 48, access_denied 49,

@@ -28,11 +28,15 @@ public struct TLSError: Error, Hashable, Sendable, CustomStringConvertible {
     public let kind: Kind
     /// One line naming the problem.
     public let message: String
+    /// For ``Kind/peerNotTLS``: the first bytes the peer answered in plaintext (at most 4 KiB), which may be an
+    /// error frame of the protocol saying why.
+    public let plaintextReply: [UInt8]
 
     /// An error of `kind`.
-    public init(_ kind: Kind, _ message: String) {
+    public init(_ kind: Kind, _ message: String, plaintextReply: [UInt8] = []) {
         self.kind = kind
         self.message = message
+        self.plaintextReply = plaintextReply
     }
 
     /// The message.

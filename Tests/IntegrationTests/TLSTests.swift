@@ -174,6 +174,25 @@ struct TLSTests {
         await plain.stop()
     }
 
+    @Test("over the connection limit a TLS client gets the plaintext refusal as the retryable tooManyConnections")
+    func connectionLimit() async throws {
+        let hkd = try await TestServer(arguments: ["--tls", "auto", "--max-connections", "1"])
+        let tls = TLSClientOptions(fingerprint: try Self.loggedFingerprint(hkd))
+        let holder = Self.client(hkd, tls: tls)
+        defer { holder.close() }
+        _ = try await holder.serverInfo()
+        let refused = Self.client(hkd, tls: tls)
+        defer { refused.close() }
+        do {
+            _ = try await refused.serverInfo()
+            Issue.record("a second connection was served over a limit of 1")
+        } catch {
+            #expect(error.code == .tooManyConnections, "\(error)")
+            #expect(error.isRetryable)
+        }
+        await hkd.stop()
+    }
+
     @Test("mutual TLS: no client certificate or one of another CA is refused, one of the client CA is served")
     func mutualTLS() async throws {
         let certificates = try TestCertificates()
