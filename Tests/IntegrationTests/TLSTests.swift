@@ -43,7 +43,9 @@ struct TLSTests {
         }
     }
 
-    @Test("openssl s_client completes a TLS 1.3 handshake with --tls auto and sees the logged fingerprint")
+    @Test(
+        "openssl s_client completes a TLS 1.3 (and 1.2, not 1.1) handshake with --tls auto and sees the logged fingerprint"
+    )
     func opensslClient() async throws {
         let hkd = try await TestServer(arguments: ["--tls", "auto"])
         let certificate = hkd.dataDirectory + "/tls-certificate.pem"
@@ -61,6 +63,16 @@ struct TLSTests {
         let logged = try Self.loggedFingerprint(hkd)
         #expect(printed.contains("sha256 Fingerprint=\(logged)"), "\(printed) vs \(logged)")
         #expect(CertificateFingerprint(printed) == logged)
+        // TLS 1.2 is the minimum: accepted; TLS 1.1 (allowed on the client's side) gets a protocol_version alert.
+        let (_, tls12) = try TestCertificates.run(
+            ["openssl", "s_client", "-connect", "127.0.0.1:\(hkd.port)", "-tls1_2"], input: "")
+        #expect(tls12.contains("Protocol  : TLSv1.2"), "\(tls12)")
+        let (tls11Status, tls11) = try TestCertificates.run(
+            [
+                "openssl", "s_client", "-connect", "127.0.0.1:\(hkd.port)", "-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0",
+            ], input: "")
+        #expect(tls11Status != 0)
+        #expect(tls11.contains("alert protocol version"), "\(tls11)")
         await hkd.stop()
     }
 
