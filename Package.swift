@@ -27,6 +27,7 @@ let package = Package(
             name: "HealthDecoders",
             targets: [
                 "HealthModel", "HealthCodec", "HealthWire", "HealthEngine", "HealthStorage", "HealthImport", "HKQKit",
+                "HealthTLS",
             ]),
     ],
     targets: [

@@ -216,7 +216,7 @@ public struct ServerConfiguration: Hashable, Sendable {
           --tls auto|off          auto: TLS with --tls-cert/--tls-key, or without them a self-signed
                                   certificate made in DIR on the first start (tls-certificate.pem,
                                   tls-key.pem, mode 0600), reused later; its SHA-256 fingerprint is logged
-                                  at every start, for hkq --tls-fingerprint. off: plaintext. (default: auto
+                                  at every start, for hkq --tls-fingerprint. off: plaintext (default: auto
                                   when listening beyond loopback, off on loopback).
           --tls-cert FILE         Server certificate (chain), PEM; with --tls-key, implies TLS.
           --tls-key FILE          The certificate's private key, PEM.
