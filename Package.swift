@@ -92,7 +92,8 @@ let package = Package(
         .testTarget(
             name: "HealthServerTests", dependencies: ["HealthServer", "HealthWire", "HealthEngine", "TestSupport"],
             swiftSettings: swiftSettings),
-        .testTarget(name: "HealthClientTests", dependencies: ["HealthClient"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HealthClientTests", dependencies: ["HealthClient", "HealthPosix"], swiftSettings: swiftSettings),
         .testTarget(name: "HealthTLSTests", dependencies: ["HealthTLS", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthPosixTests", dependencies: ["HealthPosix", "TestSupport"], swiftSettings: swiftSettings),

@@ -120,7 +120,7 @@ package final class HealthConnection: Sendable {
 
     /// hello, then (with a token) challenge → proof, then welcome, whose server signature must be right
     /// before anything else is sent (Protocol/PROTOCOL.md "Authentication"). The token never leaves this side.
-    private static func handshake(_ socket: any ByteStream, _ configuration: ClientConfiguration)
+    static func handshake(_ socket: any ByteStream, _ configuration: ClientConfiguration)
         throws(HealthClientError) -> Welcome
     {
         let timeout = configuration.connectTimeout
