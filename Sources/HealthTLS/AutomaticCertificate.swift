@@ -31,10 +31,10 @@ public struct AutomaticCertificate: Sendable {
         var dnsNames = ["localhost"]
         var addresses = ["127.0.0.1", "::1"]
         if !hostName.isEmpty, hostName != "localhost" { dnsNames.append(hostName) }
-        let isAddress = listenHost.contains(":") || listenHost.allSatisfy { $0.isNumber || $0 == "." }
+        let isAddress = listenHost.isIPAddressLiteral
         if isAddress, !["0.0.0.0", "::", "127.0.0.1", "::1"].contains(listenHost) {
             addresses.append(listenHost)
-        } else if !isAddress, !listenHost.isEmpty, !dnsNames.contains(listenHost) {
+        } else if !isAddress, !listenHost.isEmpty, listenHost != "*", !dnsNames.contains(listenHost) {
             dnsNames.append(listenHost)
         }
         let made = try SelfSignedCertificate.generate(

@@ -66,6 +66,9 @@ public struct CertificateFingerprint: Hashable, Sendable, CustomStringConvertibl
 }
 
 extension String {
+    /// Whether this is an IPv4 or IPv6 literal rather than a DNS name (certificates name them differently).
+    var isIPAddressLiteral: Bool { contains(":") || (!isEmpty && allSatisfy { $0.isNumber || $0 == "." }) }
+
     /// Without leading and trailing spaces, tabs and line breaks (no Foundation here).
     var trimmingSpaces: Substring {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }

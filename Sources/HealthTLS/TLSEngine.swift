@@ -49,7 +49,7 @@ final class TLSEngine {
     /// Sends SNI for a DNS name and, unless pinning alone is asked, checks the name (or IP address) against the
     /// certificate during the handshake.
     private func expect(host: String) throws(TLSError) {
-        let isAddress = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
+        let isAddress = host.isIPAddressLiteral
         if !isAddress { _ = hk_SSL_set_tlsext_host_name(ssl, host) }
         guard context.verifiesHostname else { return }
         let ok =
