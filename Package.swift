@@ -3,7 +3,9 @@
 //
 // Dependencies point one way (see ARCHITECTURE.md):
 //   HealthModel ← HealthCodec ← HealthWire;  HealthModel ← HealthEngine;  CLinux ← HealthPosix;
-//   HealthStorage uses Codec, Engine, Posix;  HealthServer uses Wire, Engine, Posix, Storage;  HealthClient uses Wire and Posix;  tools use the client.
+//   COpenSSL ← HealthTLS → HealthPosix (TLS over memory BIOs; the only module importing OpenSSL);
+//   HealthStorage uses Codec, Engine, Posix;  HealthServer uses Wire, Engine, Posix, Storage, TLS;
+//   HealthClient uses Wire, Posix and TLS;  tools use the client.
 import PackageDescription
 
 /// Settings shared by every Swift target: Swift 6 language mode everywhere.
@@ -25,12 +27,16 @@ let package = Package(
             name: "HealthDecoders",
             targets: [
                 "HealthModel", "HealthCodec", "HealthWire", "HealthEngine", "HealthStorage", "HealthImport", "HKQKit",
+                "HealthTLS",
             ]),
     ],
     targets: [
         // MARK: C shims
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         .target(name: "CLinux", path: "Sources/CLinux"),
+        // OpenSSL 3 (libssl, libcrypto): a module map and static inline wrappers of its macros.
+        .systemLibrary(
+            name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
 
         // MARK: Pure core (no I/O)
         .target(name: "HealthModel", swiftSettings: swiftSettings),
@@ -41,16 +47,18 @@ let package = Package(
 
         // MARK: Systems
         .target(name: "HealthPosix", dependencies: ["CLinux"], swiftSettings: swiftSettings),
+        // TLS as a layer between a connection's socket and its handler (server) or over a client socket.
+        .target(name: "HealthTLS", dependencies: ["COpenSSL", "HealthPosix"], swiftSettings: swiftSettings),
         // Write-ahead log and snapshots: formats are pure (Format/), file I/O goes through HealthPosix (IO/).
         .target(
             name: "HealthStorage", dependencies: ["HealthModel", "HealthCodec", "HealthEngine", "HealthPosix"],
             swiftSettings: swiftSettings),
         .target(
             name: "HealthServer",
-            dependencies: ["HealthModel", "HealthWire", "HealthEngine", "HealthPosix", "HealthStorage"],
+            dependencies: ["HealthModel", "HealthWire", "HealthEngine", "HealthPosix", "HealthStorage", "HealthTLS"],
             swiftSettings: swiftSettings),
         .target(
-            name: "HealthClient", dependencies: ["HealthModel", "HealthWire", "HealthPosix"],
+            name: "HealthClient", dependencies: ["HealthModel", "HealthWire", "HealthPosix", "HealthTLS"],
             swiftSettings: swiftSettings),
 
         // MARK: Executables (thin mains)
@@ -84,7 +92,9 @@ let package = Package(
         .testTarget(
             name: "HealthServerTests", dependencies: ["HealthServer", "HealthWire", "HealthEngine", "TestSupport"],
             swiftSettings: swiftSettings),
-        .testTarget(name: "HealthClientTests", dependencies: ["HealthClient"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HealthClientTests", dependencies: ["HealthClient", "HealthPosix"], swiftSettings: swiftSettings),
+        .testTarget(name: "HealthTLSTests", dependencies: ["HealthTLS", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthPosixTests", dependencies: ["HealthPosix", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
@@ -97,7 +107,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "HealthServer", "HealthClient", "HealthWire", "HealthPosix", "HealthImport", "HKQKit", "TestSupport",
+                "HealthServer", "HealthClient", "HealthWire", "HealthPosix", "HealthTLS", "HealthImport", "HKQKit",
+                "TestSupport",
             ],
             swiftSettings: swiftSettings),
     ]

@@ -49,5 +49,15 @@ small = samples["records"]
 write("export-zip", "deflated.zip", zipped(small, zipfile.ZIP_DEFLATED))
 write("export-zip", "stored.zip", zipped(samples["bare"], zipfile.ZIP_STORED))
 write("export-zip", "zip64.zip", zipped(samples["bare"], zipfile.ZIP_DEFLATED, zip64=True))
+
+# A real TLS ClientHello (Python's ssl over memory BIOs), after the harness's split byte.
+import ssl
+incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+client = ssl.create_default_context().wrap_bio(incoming, outgoing, server_hostname="localhost")
+try:
+    client.do_handshake()
+except ssl.SSLWantReadError:
+    pass
+write("tls-layer", "clienthello", bytes([7]) + outgoing.read())
 PY
 du -sh corpus

@@ -1,3 +1,5 @@
+import HealthTLS
+
 /// Where and how a client connects.
 ///
 /// A value: copy and modify it freely; a ``HealthClient`` keeps the copy it was created with.
@@ -20,14 +22,19 @@ public struct ClientConfiguration: Hashable, Sendable {
     public var retry: RetryPolicy
     /// How live subscriptions reconnect after a lost connection: for as long as their stream is iterated.
     public var reconnect: ReconnectPolicy
+    /// TLS: nil speaks plaintext; otherwise every connection (reconnections too) runs TLS first, checking the
+    /// server's certificate (against ``TLSClientOptions/caFile`` or the system's authorities and the host name,
+    /// or against a pinned fingerprint) and failing with the TLS codes of Protocol/PROTOCOL.md.
+    public var tls: TLSClientOptions?
 
     /// A configuration; every parameter has the default of a local hkd without authentication.
     public init(
         host: String = "127.0.0.1", port: Int = 7420, token: String = "", clientName: String = "HealthClient",
         connectTimeout: Duration = .seconds(10), requestTimeout: Duration = .seconds(60),
         retry: RetryPolicy = .standard,
-        reconnect: ReconnectPolicy = .standard
+        reconnect: ReconnectPolicy = .standard, tls: TLSClientOptions? = nil
     ) {
+        self.tls = tls
         self.host = host
         self.port = port
         self.token = token

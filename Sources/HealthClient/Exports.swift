@@ -2,7 +2,8 @@
 //
 // All of HealthModel (quantity types, units, samples, batches, predicates, statistics, errors) is re-exported;
 // from HealthWire only the query and result types a caller builds or reads, never frames, message enums,
-// requests or subscription messages (those stay `package`-visible for hkq, hkbench and the tests).
+// requests or subscription messages (those stay `package`-visible for hkq, hkbench and the tests); from HealthTLS
+// the TLS options of ``ClientConfiguration`` and certificate fingerprints.
 @_exported import HealthModel
 @_exported import enum HealthWire.AdminOperation
 @_exported import struct HealthWire.AdminResult
@@ -20,3 +21,5 @@
 @_exported import struct HealthWire.StatisticsResult
 @_exported import struct HealthWire.TypeGrant
 @_exported import struct HealthWire.Welcome
+@_exported import struct HealthTLS.TLSClientOptions
+@_exported import struct HealthTLS.CertificateFingerprint

@@ -1,6 +1,7 @@
 import HealthCodec
 import HealthModel
 import HealthPosix
+import HealthTLS
 import HealthWire
 import Synchronization
 
@@ -13,7 +14,7 @@ package final class HealthConnection: Sendable {
     /// The server's welcome: its version and the limits it enforces.
     package let welcome: Welcome
 
-    private let socket: ClientSocket
+    private let socket: any ByteStream
     private let configuration: ClientConfiguration
     private let state: Mutex<State>
     private let writeLock = Mutex(FrameEncoder())
@@ -49,7 +50,7 @@ package final class HealthConnection: Sendable {
         }
     }
 
-    private init(socket: ClientSocket, welcome: Welcome, configuration: ClientConfiguration) {
+    private init(socket: any ByteStream, welcome: Welcome, configuration: ClientConfiguration) {
         self.socket = socket
         self.welcome = welcome
         self.configuration = configuration
@@ -59,13 +60,20 @@ package final class HealthConnection: Sendable {
     /// Connects and performs the handshake. Blocks the calling thread for at most the connect timeout plus one
     /// round trip; `HealthClient` calls it off the cooperative pool.
     package static func open(_ configuration: ClientConfiguration) throws(HealthClientError) -> HealthConnection {
-        let socket: ClientSocket
+        let tcp: ClientSocket
         do {
-            socket = try ClientSocket.connect(
+            tcp = try ClientSocket.connect(
                 host: configuration.host, port: configuration.port, timeout: configuration.connectTimeout)
         } catch {
             throw .local(
                 .connectionLost, "cannot connect to \(configuration.host):\(configuration.port): \(error.message)")
+        }
+        let socket: any ByteStream
+        do {
+            socket = try secure(tcp, configuration)
+        } catch {
+            tcp.close()
+            throw error
         }
         do {
             let welcome = try handshake(socket, configuration)
@@ -78,9 +86,41 @@ package final class HealthConnection: Sendable {
         }
     }
 
+    /// The TCP connection itself, or with `configuration.tls` a TLS stream over it once the TLS handshake
+    /// passed every check.
+    private static func secure(_ tcp: ClientSocket, _ configuration: ClientConfiguration)
+        throws(HealthClientError) -> any ByteStream
+    {
+        guard let options = configuration.tls else { return tcp }
+        do {
+            let context = try TLSContext.client(options)
+            return try TLSClientStream.connect(
+                over: tcp, context: context, host: configuration.host, timeout: configuration.connectTimeout)
+        } catch let error as TLSError {
+            // A server that answered TLS in plaintext with an error frame (tlsUnavailable, tooManyConnections …)
+            // said why: its error, retryable or not, is the answer.
+            if let refusal = Self.errorFrame(in: error.plaintextReply) { throw HealthClientError(.server, refusal) }
+            throw HealthClientError(tlsError: error, configuration)
+        } catch let error as SystemError {
+            throw .local(
+                error.isTimeout ? .timedOut : .connectionLost,
+                "TLS handshake with \(configuration.host):\(configuration.port) failed: \(error.message)")
+        } catch {
+            throw .local(.internalError, "TLS handshake failed: \(error)")
+        }
+    }
+
+    /// The error an `error` frame at the start of `bytes` carries, if they hold one whole.
+    private static func errorFrame(in bytes: [UInt8]) -> HealthError? {
+        var decoder = FrameDecoder(limits: .standard)
+        decoder.append(bytes)
+        guard let frame = try? decoder.next(), case .error(let reply)? = try? Message.decode(frame) else { return nil }
+        return reply.healthError
+    }
+
     /// hello, then (with a token) challenge → proof, then welcome, whose server signature must be right
     /// before anything else is sent (Protocol/PROTOCOL.md "Authentication"). The token never leaves this side.
-    private static func handshake(_ socket: ClientSocket, _ configuration: ClientConfiguration)
+    static func handshake(_ socket: any ByteStream, _ configuration: ClientConfiguration)
         throws(HealthClientError) -> Welcome
     {
         let timeout = configuration.connectTimeout
@@ -111,10 +151,19 @@ package final class HealthConnection: Sendable {
                     throw HealthClientError.local(
                         .connectionLost, "the server closed the connection during the handshake")
                 }
+                if configuration.tls == nil, bytes[0] == 0x15 || bytes[0] == 0x16 {
+                    // A TLS record (an alert, a hello) in answer to a plaintext hello.
+                    throw HealthClientError.local(
+                        .tlsRequired,
+                        "the server at \(configuration.host):\(configuration.port) speaks TLS: connect with TLS (hkq --tls)"
+                    )
+                }
                 decoder.append(bytes)
             }
         } catch let error as HealthClientError {
             throw error
+        } catch let error as TLSError {
+            throw HealthClientError(tlsError: error, configuration)
         } catch let error as SystemError {
             throw .local(
                 error.isTimeout ? .timedOut : .connectionLost,
@@ -220,13 +269,17 @@ package final class HealthConnection: Sendable {
         }
         guard let id = registered else { return }
         do {
-            try writeLock.withLock { encoder throws(SystemError) in
+            try writeLock.withLock { encoder in
                 try socket.write(encoder.encode(message.frame(requestID: id)), timeout: configuration.requestTimeout)
             }
-        } catch {
+        } catch let error as SystemError {
             fail(
                 .local(
                     error.isTimeout ? .timedOut : .connectionLost, "sending \(message.kind) failed: \(error.message)"))
+        } catch let error as TLSError {
+            fail(HealthClientError(tlsError: error, configuration))
+        } catch {
+            fail(.local(.connectionLost, "sending \(message.kind) failed: \(error)"))
         }
     }
 
@@ -238,11 +291,14 @@ package final class HealthConnection: Sendable {
             let bytes: [UInt8]
             do {
                 bytes = try socket.read(maxBytes: 256 << 10, timeout: tick)
-            } catch  where error.isTimeout {
+            } catch let error as SystemError where error.isTimeout {
                 expireOverdueRequests()
                 continue
+            } catch let error as TLSError {
+                fail(HealthClientError(tlsError: error, configuration))
+                return
             } catch {
-                fail(.local(.connectionLost, "connection to the server failed: \(error.message)"))
+                fail(.local(.connectionLost, "connection to the server failed: \(error)"))
                 return
             }
             if bytes.isEmpty {

@@ -14,6 +14,13 @@ public enum ErrorCode: UInt16, Sendable, CaseIterable, CustomStringConvertible {
     case handshakeRequired = 105
     case malformedPayload = 106
     case idleTimeout = 107
+    /// The server speaks TLS and the client spoke plaintext (the server answers in plaintext, then closes; a
+    /// client that gets a TLS record back to its plaintext hello reports it too).
+    case tlsRequired = 108
+    /// The client asked for TLS and the server speaks plaintext (either side may report it).
+    case tlsUnavailable = 109
+    /// The TLS handshake or a TLS record failed for another reason (protocol version, alert, corrupt record).
+    case tlsFailed = 110
 
     // 2xx: the request is well-formed but invalid.
     case unknownQuantityType = 200
@@ -40,6 +47,16 @@ public enum ErrorCode: UInt16, Sendable, CaseIterable, CustomStringConvertible {
     /// (client side) The server could not prove that it holds the token's verifier: a fake server, or one that
     /// did not issue the token. The client closes without sending anything more.
     case serverUnverified = 303
+    /// (client side) The server's TLS certificate does not chain to a trusted authority.
+    case certificateUntrusted = 304
+    /// (client side) The server's TLS certificate is expired or not yet valid.
+    case certificateExpired = 305
+    /// (client side) The server's TLS certificate does not name the host connected to.
+    case hostnameMismatch = 306
+    /// (client side) The server's TLS certificate is not the pinned one (`--tls-fingerprint`).
+    case fingerprintMismatch = 307
+    /// The server refused the client's TLS certificate, or required one and got none (mutual TLS).
+    case certificateRefused = 308
 
     // 4xx: temporary conditions; the same request may succeed later.
     case busy = 400
@@ -74,6 +91,9 @@ public enum ErrorCode: UInt16, Sendable, CaseIterable, CustomStringConvertible {
         case .handshakeRequired: "handshakeRequired"
         case .malformedPayload: "malformedPayload"
         case .idleTimeout: "idleTimeout"
+        case .tlsRequired: "tlsRequired"
+        case .tlsUnavailable: "tlsUnavailable"
+        case .tlsFailed: "tlsFailed"
         case .unknownQuantityType: "unknownQuantityType"
         case .invalidUnit: "invalidUnit"
         case .incompatibleUnit: "incompatibleUnit"
@@ -93,6 +113,11 @@ public enum ErrorCode: UInt16, Sendable, CaseIterable, CustomStringConvertible {
         case .forbidden: "forbidden"
         case .tokenRevoked: "tokenRevoked"
         case .serverUnverified: "serverUnverified"
+        case .certificateUntrusted: "certificateUntrusted"
+        case .certificateExpired: "certificateExpired"
+        case .hostnameMismatch: "hostnameMismatch"
+        case .fingerprintMismatch: "fingerprintMismatch"
+        case .certificateRefused: "certificateRefused"
         case .busy: "busy"
         case .shuttingDown: "shuttingDown"
         case .storageUnavailable: "storageUnavailable"

@@ -66,6 +66,10 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     private var outbound = ByteQueue()
     private var readingPaused = false
     private var lingerTimer: ScheduledTask?
+    /// The layer between the socket and the handler (TLS), if any.
+    private var layer: (any StreamLayer)?
+    /// Why the connection closes once the lingering ends (a layer's failure), reported to the handler then.
+    private var lingerError: SystemError?
     /// Runs once when the connection closes, before the handler hears of it (server accounting).
     var onClose: (() -> Void)?
 
@@ -112,6 +116,14 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
         return false
     }
 
+    /// Puts `layer` between the socket and the handler (loop thread, before the connection starts): every byte
+    /// read goes through it to the handler, every byte written through it to the socket.
+    public func install(_ layer: any StreamLayer) {
+        precondition(loop.inEventLoop, "Connection.install off its loop")
+        guard case .idle = phase else { preconditionFailure("Connection.install after start") }
+        self.layer = layer
+    }
+
     /// Registers with the loop and tells the handler it is open (loop thread). On failure the handler
     /// hears `connectionDidClose` with the error.
     func start(handler: any ConnectionHandler) {
@@ -146,6 +158,21 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     /// Queues a copy of `bytes` and flushes what the socket takes now (loop thread). Dropped once closing.
     public func write(contentsOf bytes: UnsafeRawBufferPointer) {
         precondition(loop.inEventLoop, "Connection.write(contentsOf:) off its loop")
+        guard case .open = phase, bytes.count > 0 else { return }
+        guard let layer else { return enqueue(bytes) }
+        var output = StreamLayerOutput()
+        layer.send(bytes, into: &output)
+        perform(output)
+    }
+
+    /// Sends what a layer produced, then fails the connection if the layer says so (loop thread).
+    private func perform(_ output: StreamLayerOutput) {
+        output.forPeer.withUnsafeBytes { enqueue($0) }
+        if let failure = output.failure { fail(afterFlushing: failure) }
+    }
+
+    /// Sends socket bytes now, queueing what the kernel refuses.
+    private func enqueue(_ bytes: UnsafeRawBufferPointer) {
         guard case .open = phase, bytes.count > 0 else { return }
         var rest = bytes
         if outbound.isEmpty {
@@ -244,18 +271,41 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
             }
             guard case .processed(let count) = result else { return }
             if count == 0 {
-                close(error: nil)
+                close(error: lingering ? lingerError : nil)
                 return
             }
             if !lingering {
                 lastReadTime = .now()
-                handler?.connection(self, didRead: UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+                deliver(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
             }
             if count < buffer.count { return }
         }
     }
 
+    /// Hands bytes read from the socket to the handler, through the layer if there is one.
+    private func deliver(_ bytes: UnsafeRawBufferPointer) {
+        guard let layer else {
+            handler?.connection(self, didRead: bytes)
+            return
+        }
+        var output = StreamLayerOutput()
+        layer.received(bytes, into: &output)
+        output.forPeer.withUnsafeBytes { enqueue($0) }
+        if !output.forHandler.isEmpty, case .open = phase {
+            output.forHandler.withUnsafeBytes { handler?.connection(self, didRead: $0) }
+        }
+        if let failure = output.failure { fail(afterFlushing: failure) }
+    }
+
     // MARK: Closing
+
+    /// Sends what is queued, then closes, reporting `reason` to the handler as the error (a layer's failure).
+    private func fail(afterFlushing reason: String) {
+        guard case .open = phase else { return }
+        lingerError = SystemError(code: EPROTO, call: "tls", message: reason)
+        phase = .flushing(linger: .seconds(1))
+        if outbound.isEmpty { beginLinger(.seconds(1)) } else { updateInterest() }
+    }
 
     /// Closes now, discarding queued output; the handler hears `connectionDidClose(error: nil)`. Idempotent;
     /// from any thread.
@@ -271,6 +321,12 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
             return
         }
         guard case .open = phase else { return }
+        if let layer {
+            var output = StreamLayerOutput()
+            layer.finish(into: &output)
+            output.forPeer.withUnsafeBytes { enqueue($0) }
+            guard case .open = phase else { return }
+        }
         phase = .flushing(linger: linger)
         if outbound.isEmpty { beginLinger(linger) } else { updateInterest() }
     }
@@ -284,7 +340,7 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
         }
         phase = .lingering
         updateInterest()
-        lingerTimer = loop.schedule(after: linger) { [self] in self.close(error: nil) }
+        lingerTimer = loop.schedule(after: linger) { [self] in self.close(error: self.lingerError) }
     }
 
     private func closeWithPendingError() {
@@ -308,6 +364,7 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
         lingerTimer?.cancel()
         lingerTimer = nil
         outbound.removeAll()
+        layer = nil
         let handler = self.handler
         self.handler = nil
         let onClose = self.onClose

@@ -25,6 +25,13 @@ public struct Deadline: Comparable, Hashable, Sendable {
     /// Whether the deadline has passed.
     public var hasExpired: Bool { self != .distantFuture && Sys.monotonicNanoseconds() >= nanoseconds }
 
+    /// The time left, for a call that takes a timeout: nil for `.distantFuture`, zero once expired.
+    public var remaining: Duration? {
+        if self == .distantFuture { return nil }
+        let now = Sys.monotonicNanoseconds()
+        return nanoseconds > now ? .nanoseconds(Int64(clamping: nanoseconds - now)) : .zero
+    }
+
     /// Milliseconds left, rounded up, as a poll/epoll timeout: -1 for `.distantFuture`, 0 when expired.
     var pollTimeoutMilliseconds: Int32 {
         if self == .distantFuture { return -1 }

@@ -3,6 +3,7 @@ import HealthEngine
 import HealthModel
 import HealthPosix
 import HealthStorage
+import HealthTLS
 import HealthWire
 import Synchronization
 
@@ -25,6 +26,10 @@ public final class HealthServer: Sendable {
     private let startedAt = ContinuousClock.now
     private let nextConnectionID = Atomic<UInt64>(1)
     private let dataLock: DirectoryLock
+    /// The listener's TLS context; nil for plaintext.
+    let tls: TLSContext?
+    /// Whether the listener speaks TLS.
+    public var usesTLS: Bool { tls != nil }
 
     /// The client identities; `nil` with `--auth off`.
     public let identities: IdentityRegistry?
@@ -56,6 +61,7 @@ public final class HealthServer: Sendable {
     /// Binds the port, then creates and checks the data directory, locks it, recovers the data and starts
     /// serving. A port that cannot be bound fails before anything is written to disk.
     public static func start(_ configuration: ServerConfiguration) throws -> HealthServer {
+        let security = try configuration.transportSecurity()
         let socket: ListeningSocket
         do {
             socket = try ListeningSocket.bind(host: configuration.host, port: configuration.port)
@@ -78,6 +84,13 @@ public final class HealthServer: Sendable {
         } catch {
             throw HealthError(
                 .storageUnavailable, "cannot lock the data directory \(configuration.dataDirectory): \(error.message)")
+        }
+        let tls: TLSContext?
+        do {
+            tls = try makeTLSContext(security, configuration)
+        } catch {
+            lock.release()
+            throw error
         }
         let identities: IdentityRegistry?
         do {
@@ -116,7 +129,7 @@ public final class HealthServer: Sendable {
         let server: HealthServer
         do {
             server = try HealthServer(
-                configuration: configuration, durable: durable, identities: identities, dataLock: lock)
+                configuration: configuration, durable: durable, identities: identities, dataLock: lock, tls: tls)
         } catch {
             durable.close(snapshot: false)
             lock.release()
@@ -134,17 +147,63 @@ public final class HealthServer: Sendable {
         if !ServerConfiguration.isLoopback(configuration.host) {
             ServerLog.warning(
                 "listening on \(configuration.host), not a loopback address: anyone who can reach port \(server.port) can "
-                    + "connect, and the protocol has no TLS yet (data crosses the network in clear); firewall the port or "
-                    + "tunnel it (SECURITY.md)")
+                    + "connect"
+                    + (tls == nil
+                        ? ", and --allow-plaintext sends tokens' proofs and data in clear; firewall the port or tunnel it"
+                        : "; TLS protects the traffic, tokens decide who may do what")
+                    + " (SECURITY.md)")
         }
         return server
     }
 
+    /// The TLS context for the listener's security (nil for plaintext), logging the certificate's fingerprint;
+    /// `--tls auto` makes the data directory's certificate on the first start.
+    private static func makeTLSContext(
+        _ security: ServerConfiguration.TransportSecurity, _ configuration: ServerConfiguration
+    ) throws -> TLSContext? {
+        let certificate: String
+        let key: String
+        switch security {
+        case .plaintext:
+            return nil
+        case .automaticCertificate:
+            let automatic: AutomaticCertificate
+            do {
+                automatic = try AutomaticCertificate.ensure(
+                    in: configuration.dataDirectory, hostName: ProcessInfo.processInfo.hostName,
+                    listenHost: configuration.host)
+            } catch {
+                throw HealthError(.storageUnavailable, "cannot make or read the TLS certificate: \(error)")
+            }
+            (certificate, key) = (automatic.certificateFile, automatic.keyFile)
+            ServerLog.info(
+                "\(automatic.created ? "created the self-signed TLS certificate" : "using the self-signed TLS certificate") "
+                    + "\(certificate); SHA-256 fingerprint \(automatic.fingerprint)")
+        case .certificate(let file, let keyFile):
+            (certificate, key) = (file, keyFile)
+        }
+        do {
+            let context = try TLSContext.server(
+                certificateFile: certificate, keyFile: key, clientCAFile: configuration.tlsClientCA)
+            if case .certificate = security {
+                let fingerprint = try CertificateFingerprint.ofCertificateFile(certificate)
+                ServerLog.info("TLS certificate \(certificate); SHA-256 fingerprint \(fingerprint)")
+            }
+            if let clientCA = configuration.tlsClientCA {
+                ServerLog.info("mutual TLS: clients need a certificate signed by an authority of \(clientCA)")
+            }
+            return context
+        } catch {
+            throw HealthError(.invalidArgument, "cannot set up TLS: \(error)")
+        }
+    }
+
     private init(
         configuration: ServerConfiguration, durable: DurableStore, identities: IdentityRegistry?,
-        dataLock: DirectoryLock
+        dataLock: DirectoryLock, tls: TLSContext?
     ) throws {
         self.configuration = configuration
+        self.tls = tls
         self.identities = identities
         authenticator = identities.map { TokenAuthenticator(registry: $0) } ?? OpenAuthenticator()
         self.dataLock = dataLock
@@ -178,14 +237,9 @@ public final class HealthServer: Sendable {
     }
 
     private func listen(on socket: ListeningSocket) throws {
-        let refusal = FrameEncoder().encode(
-            Message.error(
-                ErrorReply(
-                    HealthError(
-                        .tooManyConnections,
-                        "the server has reached its limit of \(configuration.maxConnections) connections"))
-            )
-            .frame(requestID: 0))
+        let refusal = Self.refusalFrame(
+            HealthError(
+                .tooManyConnections, "the server has reached its limit of \(configuration.maxConnections) connections"))
         let tcp = try TCPServer.start(
             group: group, listener: socket,
             configuration: TCPServerConfiguration(
@@ -193,12 +247,36 @@ public final class HealthServer: Sendable {
                 refusalMessage: refusal,
                 waterMarks: WaterMarks(
                     low: configuration.maxQueuedReplyBytes / 4, high: configuration.maxQueuedReplyBytes))
-        ) { [self] in
-            ServerConnection(
-                server: self, id: nextConnectionID.add(1, ordering: .relaxed).oldValue, peer: $0.remoteAddress.host,
-                loop: $0.loop)
+        ) { [self] connection in
+            let id = nextConnectionID.add(1, ordering: .relaxed).oldValue
+            if let tls {
+                do {
+                    connection.install(
+                        try TLSServerLayer(context: tls, plaintextRefusal: Self.plaintextOnTLSRefusal) { version in
+                            ServerLog.debug("connection \(id) from \(connection.remoteAddress): \(version) established")
+                        })
+                } catch {
+                    ServerLog.warning("connection \(id) from \(connection.remoteAddress): \(error)")
+                    connection.close()
+                }
+            }
+            return ServerConnection(server: self, id: id, peer: connection.remoteAddress.host, loop: connection.loop)
         }
         listener.withLock { $0 = tcp }
+    }
+
+    /// What a plaintext client on the TLS port reads (in plaintext) before the connection closes.
+    static let plaintextOnTLSRefusal = refusalFrame(
+        HealthError(
+            .tlsRequired, "this server speaks TLS: connect with TLS (hkq --tls, with --tls-fingerprint or --tls-ca)"))
+
+    /// What a TLS client on the plaintext port reads (in plaintext) before the connection closes.
+    static let tlsOnPlaintextRefusal = refusalFrame(
+        HealthError(.tlsUnavailable, "this server does not speak TLS on this port: connect without TLS"))
+
+    /// An error frame for a connection-level refusal.
+    static func refusalFrame(_ error: HealthError) -> [UInt8] {
+        FrameEncoder().encode(Message.error(ErrorReply(error)).frame(requestID: 0))
     }
 
     /// Copies a backup's files (snapshots, manifest, log segments, identities) into an empty data directory.

@@ -2,6 +2,7 @@ import HealthEngine
 import HealthModel
 import HealthPosix
 import HealthStorage
+import HealthTLS
 import HealthWire
 
 /// Carries out one decoded, validated request against the store and produces its reply messages.
@@ -188,20 +189,23 @@ public struct RequestDispatcher: Sendable {
     }
 
     /// Backs the store up into `directory` (see ``DurableStore/backup(to:)``), with the identities so that the
-    /// tokens work after a restore.
+    /// tokens work after a restore, and `--tls auto`'s certificate and key so that its fingerprint stays the same.
     func backup(into directory: String) throws -> BackupResult {
         guard directory.hasPrefix("/") else {
             throw HealthError(.invalidArgument, "the backup directory must be an absolute path on the server's host")
         }
         var report = try durable.backup(to: directory)
         if let dataDirectory = durable.directory {
-            let identities = dataDirectory + "/" + IdentityRegistry.fileName
-            if try FileSystem.exists(identities) {
+            for name in [
+                IdentityRegistry.fileName, AutomaticCertificate.certificateFileName, AutomaticCertificate.keyFileName,
+            ] {
+                let file = dataDirectory + "/" + name
+                guard try FileSystem.exists(file) else { continue }
                 do {
-                    report.add(try FileSystem.copyFile(identities, to: directory + "/" + IdentityRegistry.fileName))
+                    report.add(try FileSystem.copyFile(file, to: directory + "/" + name))
                     try FileSystem.syncDirectory(directory)
                 } catch {
-                    throw HealthError(.storageUnavailable, "cannot copy the identities into \(directory): \(error)")
+                    throw HealthError(.storageUnavailable, "cannot copy \(name) into \(directory): \(error)")
                 }
             }
         }

@@ -53,6 +53,64 @@ public struct ServerConfiguration: Hashable, Sendable {
         public var port: Int
     }
 
+    /// `--tls auto|off`; nil: auto beyond loopback, off on loopback (see ``transportSecurity()``).
+    public var tls: TLSMode?
+    /// The server certificate (chain), PEM (`--tls-cert`); with ``tlsKey``.
+    public var tlsCertificate: String?
+    /// The certificate's private key, PEM (`--tls-key`).
+    public var tlsKey: String?
+    /// Authorities whose certificates clients must present (`--tls-client-ca`, mutual TLS).
+    public var tlsClientCA: String?
+    /// Listen beyond loopback without TLS (`--allow-plaintext`).
+    public var allowPlaintext = false
+
+    /// What `--tls` asks for.
+    public enum TLSMode: String, Hashable, Sendable, CaseIterable {
+        /// TLS with ``tlsCertificate`` and ``tlsKey`` if given, else with a self-signed certificate made in the
+        /// data directory on the first start.
+        case auto
+        /// Plaintext (refused beyond loopback without ``allowPlaintext``).
+        case off
+    }
+
+    /// How the listener protects its connections.
+    public enum TransportSecurity: Hashable, Sendable {
+        case plaintext
+        /// The self-signed certificate of the data directory (made on the first start).
+        case automaticCertificate
+        /// The operator's certificate and key.
+        case certificate(file: String, key: String)
+    }
+
+    /// Decides the listener's security from `--tls`, `--tls-cert`, `--tls-key`, `--tls-client-ca`,
+    /// `--allow-plaintext` and the listening address. Throws ``ErrorCode/invalidArgument`` for contradictions
+    /// and for plaintext beyond loopback without `--allow-plaintext`.
+    public func transportSecurity() throws -> TransportSecurity {
+        let security: TransportSecurity
+        switch (tlsCertificate, tlsKey) {
+        case (let file?, let key?):
+            if tls == .off { throw HealthError(.invalidArgument, "--tls off contradicts --tls-cert and --tls-key") }
+            security = .certificate(file: file, key: key)
+        case (nil, nil):
+            let mode = tls ?? (Self.isLoopback(host) ? .off : .auto)
+            security = mode == .auto ? .automaticCertificate : .plaintext
+        default:
+            throw HealthError(.invalidArgument, "--tls-cert and --tls-key go together: give both or neither")
+        }
+        guard security == .plaintext else { return security }
+        if tlsClientCA != nil {
+            throw HealthError(.invalidArgument, "--tls-client-ca needs TLS (--tls auto, or --tls-cert and --tls-key)")
+        }
+        if !Self.isLoopback(host), !allowPlaintext {
+            throw HealthError(
+                .invalidArgument,
+                "refusing to listen on \(host) without TLS: tokens and health data would cross the network in clear. "
+                    + "Use --tls auto (a self-signed certificate; clients pin its fingerprint), --tls-cert and "
+                    + "--tls-key, or say --allow-plaintext")
+        }
+        return security
+    }
+
     /// How log records are written (`--log-format`).
     public var logFormat = ServerLog.Format.text
     /// The least severe records written (`--log-level`).
@@ -155,6 +213,17 @@ public struct ServerConfiguration: Hashable, Sendable {
           --log-format text|json  Log records as text lines or one JSON object per line (default: text).
           --log-level debug|info|warning|error
                                   The least severe records written (default: info).
+          --tls auto|off          auto: TLS with --tls-cert/--tls-key, or without them a self-signed
+                                  certificate made in DIR on the first start (tls-certificate.pem,
+                                  tls-key.pem, mode 0600), reused later; its SHA-256 fingerprint is logged
+                                  at every start, for hkq --tls-fingerprint. off: plaintext (default: auto
+                                  when listening beyond loopback, off on loopback).
+          --tls-cert FILE         Server certificate (chain), PEM; with --tls-key, implies TLS.
+          --tls-key FILE          The certificate's private key, PEM.
+          --tls-client-ca FILE    Mutual TLS: refuse clients without a certificate signed by an authority in
+                                  FILE (PEM).
+          --allow-plaintext       Allow listening beyond loopback without TLS (--tls off); without it hkd
+                                  refuses to start so.
           --config FILE           Read settings from FILE, one "key = value" per line (the flag names without
                                   dashes; # comments). Every setting can also be given as HKD_<NAME>, e.g.
                                   HKD_MAX_CONNECTIONS=100. Flags win over the environment, which wins over the

@@ -29,6 +29,8 @@ final class ServerConnection: ConnectionHandler, Sendable {
         /// Whether this connection counts against the server's quota of connections still in their handshake.
         var countedAsHandshaking = false
         var subscriptions: ConnectionSubscriptions?
+        /// Whether bytes arrived yet (the first is checked for a TLS hello on a plaintext listener).
+        var readAny = false
     }
 
     private let state: LoopBoundBox<State>
@@ -92,6 +94,17 @@ final class ServerConnection: ConnectionHandler, Sendable {
     }
 
     func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
+        if !state.value.readAny, !bytes.isEmpty {
+            state.value.readAny = true
+            // A TLS record (0x16, a ClientHello) where plaintext frames ("HK") were expected: say so in plaintext.
+            if bytes[0] == 0x16, !server.usesTLS {
+                ServerLog.info(
+                    "closing connection \(id) from \(connection.remoteAddress): a TLS hello on the plaintext port")
+                connection.write(HealthServer.tlsOnPlaintextRefusal)
+                connection.closeAfterFlush()
+                return
+            }
+        }
         perform(state.value.machine.received(bytes, now: .now))
     }
 

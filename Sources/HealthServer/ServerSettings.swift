@@ -52,6 +52,14 @@ struct ServerSetting: Sendable {
         }
     }
 
+    /// A file or directory path, not empty.
+    static func path(_ key: String, _ path: WritableKeyPath<ServerConfiguration, String?> & Sendable) -> ServerSetting {
+        ServerSetting(key) { config, text, origin in
+            guard !text.isEmpty else { throw HealthError(.invalidArgument, "\(origin) must not be empty") }
+            config[keyPath: path] = text
+        }
+    }
+
     /// One of a fixed set of words.
     static func choice<T: RawRepresentable & CaseIterable & Sendable>(
         _ key: String, _ path: WritableKeyPath<ServerConfiguration, T> & Sendable
@@ -94,16 +102,23 @@ struct ServerSetting: Sendable {
         .choice("auth", \.auth),
         .flag("repair", \.repair),
         .flag("reset-admin", \.resetAdmin),
-        ServerSetting("restore-from") { config, text, origin in
-            guard !text.isEmpty else { throw HealthError(.invalidArgument, "\(origin) must not be empty") }
-            config.restoreFrom = text
-        },
+        .path("restore-from", \.restoreFrom),
         ServerSetting("metrics-listen") { config, text, origin in
             let (host, port) = try ServerConfiguration.parseAddress(text, origin: origin)
             config.metricsListen = .init(host: host, port: port)
         },
         .choice("log-format", \.logFormat),
         .choice("log-level", \.logLevel),
+        ServerSetting("tls") { config, text, origin in
+            guard let mode = ServerConfiguration.TLSMode(rawValue: text) else {
+                throw HealthError(.invalidArgument, "\(origin) takes auto or off, not \"\(text)\"")
+            }
+            config.tls = mode
+        },
+        .path("tls-cert", \.tlsCertificate),
+        .path("tls-key", \.tlsKey),
+        .path("tls-client-ca", \.tlsClientCA),
+        .flag("allow-plaintext", \.allowPlaintext),
     ]
 
     /// The setting named `key`, if any.

@@ -87,7 +87,10 @@ private let table = CommandTable(commands: HKQ.commands)
         #expect(lines[3] == "stepCount")
         #expect(lines[4] == "--sort")
         #expect(lines[5] == "bash zsh fish")
-        #expect(lines[6] == "--help --server --subject --token --token-file --format --time-format")
+        #expect(
+            lines[6]
+                == "--help --server --subject --token --token-file --format --time-format --tls --tls-ca --tls-fingerprint "
+                + "--tls-cert --tls-key")
         #expect(lines[7].split(separator: " ").contains("heartRate"))
     }
 

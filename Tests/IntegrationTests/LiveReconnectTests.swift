@@ -10,11 +10,12 @@ import Testing
 @Suite("subscriptions across a restart of hkd", .serialized)
 struct LiveReconnectTests {
     /// A client that keeps retrying for about ten seconds, long enough for hkd to come back.
-    static func patientClient(_ port: Int, name: String) -> HealthClient {
+    static func patientClient(_ port: Int, name: String, tls: TLSClientOptions? = nil) -> HealthClient {
         HealthClient(
             ClientConfiguration(
                 host: "127.0.0.1", port: port, clientName: name, requestTimeout: .seconds(30),
-                retry: RetryPolicy(maxAttempts: 60, initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(200))))
+                retry: RetryPolicy(maxAttempts: 60, initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(200)),
+                tls: tls))
     }
 
     /// hkd (tokens off), and a writer and a watcher that wait for it across restarts.
@@ -28,6 +29,36 @@ struct LiveReconnectTests {
         try await stopped.restart(samePort: true)
     }
 
+    /// Collects the UUIDs of anna's stepCount samples `watcher`'s anchored subscription delivers.
+    static func collectChanges(_ watcher: HealthClient, into received: DeliveredUUIDs) -> Task<Void, any Error> {
+        Task {
+            for try await changes in watcher.anchoredChanges(ChangesQuery(subject: "anna", type: "stepCount")) {
+                received.append((0..<changes.added.count).map(changes.added.uuid(row:)))
+            }
+        }
+    }
+
+    /// Inserts a batch and waits until it was delivered, restarts `first` on its port, inserts another and waits
+    /// until exactly both were delivered; returns the restarted server and the two batches' UUIDs.
+    static func insertAcrossRestart(_ first: TestServer, writer: HealthClient, received: DeliveredUUIDs)
+        async throws -> (TestServer, [UUID], [UUID])
+    {
+        let before = LiveUpdateTests.batch(LiveUpdateTests.day0, count: 3)
+        _ = try await writer.insert(before)
+        let beforeUUIDs = (0..<before.count).map(before.uuid(row:))
+        try await waitUntil("the first batch to arrive") { received.all == beforeUUIDs }
+
+        #expect(await first.stop() == 0)
+        let second = try await Self.restart(first)
+        let after = LiveUpdateTests.batch(LiveUpdateTests.day0 + Micros.day, count: 2)
+        _ = try await writer.insert(after)
+        let afterUUIDs = (0..<after.count).map(after.uuid(row:))
+        try await waitUntil("the batch after the restart, and nothing twice: \(received.all.count) came") {
+            received.all == beforeUUIDs + afterUUIDs
+        }
+        return (second, beforeUUIDs, afterUUIDs)
+    }
+
     static func cleanUp(_ clients: HealthClient...) {
         for client in clients { client.close() }
     }
@@ -36,35 +67,20 @@ struct LiveReconnectTests {
     func anchoredResumes() async throws {
         let (first, writer, watcher) = try await Self.start()
         defer { Self.cleanUp(writer, watcher) }
-        let received = Mutex<[UUID]>([])
-        let reader = Task {
-            for try await changes in watcher.anchoredChanges(ChangesQuery(subject: "anna", type: "stepCount")) {
-                received.withLock { $0 += (0..<changes.added.count).map(changes.added.uuid(row:)) }
-            }
-        }
+        let received = DeliveredUUIDs()
+        let reader = Self.collectChanges(watcher, into: received)
         defer { reader.cancel() }
-        let before = LiveUpdateTests.batch(LiveUpdateTests.day0, count: 3)
-        _ = try await writer.insert(before)
-        let beforeUUIDs = (0..<before.count).map(before.uuid(row:))
-        try await waitUntil("the first batch to arrive") { received.withLock { $0 } == beforeUUIDs }
-
-        #expect(await first.stop() == 0)
-        let second = try await Self.restart(first)
-        let after = LiveUpdateTests.batch(LiveUpdateTests.day0 + Micros.day, count: 2)
-        _ = try await writer.insert(after)
-        let afterUUIDs = (0..<after.count).map(after.uuid(row:))
-        try await waitUntil("the batch after the restart, and nothing twice: \(received.withLock { $0.count }) came") {
-            received.withLock { $0 } == beforeUUIDs + afterUUIDs
-        }
+        let (second, beforeUUIDs, afterUUIDs) = try await Self.insertAcrossRestart(
+            first, writer: writer, received: received)
         // Nothing more arrives: the resubscription started at the last anchor delivered, not at 0. Changes come
         // in order, so a repeat would arrive before a last batch: once that is in, nothing else may be.
         let last = LiveUpdateTests.batch(LiveUpdateTests.day0 + 2 * Micros.day, count: 1)
         _ = try await writer.insert(last)
         let lastUUIDs = (0..<last.count).map(last.uuid(row:))
         try await waitUntil("the last batch to arrive") {
-            received.withLock { $0.count } >= (beforeUUIDs + afterUUIDs + lastUUIDs).count
+            received.all.count >= (beforeUUIDs + afterUUIDs + lastUUIDs).count
         }
-        #expect(received.withLock { $0 } == beforeUUIDs + afterUUIDs + lastUUIDs)
+        #expect(received.all == beforeUUIDs + afterUUIDs + lastUUIDs)
         await second.stop()
     }
 
@@ -109,4 +125,15 @@ struct LiveReconnectTests {
         #expect(anchors.withLock { $0.filter { $0 == 0 }.count } == 1)
         await second.stop()
     }
+}
+
+/// The sample UUIDs a subscription delivered, in order (shared between its reader task and the test).
+final class DeliveredUUIDs: Sendable {
+    private let uuids = Mutex<[UUID]>([])
+
+    /// Everything delivered so far.
+    var all: [UUID] { uuids.withLock { $0 } }
+
+    /// Records a delivery.
+    func append(_ more: [UUID]) { uuids.withLock { $0 += more } }
 }

@@ -86,7 +86,8 @@ public struct HKQ: Sendable {
                 return ExitStatus.success
             }
             let globals = try GlobalOptions.resolve(
-                options: parse.arguments.options, environment: environment, commandPath: path)
+                options: parse.arguments.options, flags: parse.arguments.flags, environment: environment,
+                commandPath: path)
             let context = CommandContext(
                 program: self, commandPath: path, arguments: parse.arguments, globals: globals,
                 environment: environment, console: console)

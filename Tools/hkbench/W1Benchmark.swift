@@ -12,6 +12,14 @@ enum W1Benchmark: BenchCommand {
         ("--in-flight <n>", "Batches sent and not yet acknowledged in the pipelined run (default 8)."),
         ("--mode <m>", "pipelined, sequential or both (default both)."),
         ("--fsync <mode>", "The in-process server's WAL policy: always (default), interval or never."),
+        (
+            "--transport <t>",
+            "plaintext (default), tls, or both: each mode in plaintext and over TLS (--tls auto, pinned), and the ratio."
+        ),
+        (
+            "--rounds <n>",
+            "Runs of each mode and transport, alternating which transport goes first; medians (default 1)."
+        ),
         ("--json <file>", "Also write the figures as JSON (for Tools/peers/run_peers.py)."),
     ]
 
@@ -22,6 +30,8 @@ enum W1Benchmark: BenchCommand {
     /// One run's figures.
     struct Figures: Codable, Sendable {
         var mode: String
+        /// `plaintext` or `tls`.
+        var transport: String
         var inFlight: Int
         var samples: Int
         var batches: Int
@@ -50,13 +60,35 @@ enum W1Benchmark: BenchCommand {
         print(
             "hkbench w1: \(W1Dataset.rowCount) rows × \(W1Dataset.Series.allCases.count) series, batches of \(W1Dataset.batchRows) rows,"
         )
+        let transports: [Bool]
+        switch options.string("--transport") ?? "plaintext" {
+        case "plaintext": transports = [false]
+        case "tls": transports = [true]
+        case "both": transports = [false, true]
+        case let other: throw UsageError(message: "--transport must be plaintext, tls or both, not '\(other)'")
+        }
         print("one connection. Acknowledgement: \(durability.label).\n")
+        let rounds = try options.integer("--rounds", default: 1, in: 1...20)
         var all: [Figures] = []
         for mode in modes {
-            let figures = try measure(
-                mode: mode.name, inFlight: mode.inFlight, address: address, durability: durability)
-            all.append(figures)
-            print(line(figures))
+            var rates: [Bool: [Double]] = [:]
+            for round in 0..<rounds {
+                // Alternate the order: a later run in the process reuses memory an earlier one freed.
+                for tls in round % 2 == 0 ? transports : transports.reversed() {
+                    let figures = try measure(
+                        mode: mode.name, inFlight: mode.inFlight, address: address, durability: durability, tls: tls)
+                    all.append(figures)
+                    rates[tls, default: []].append(figures.samplesPerSecond)
+                    print(line(figures))
+                }
+            }
+            if let plain = rates[false].map(median), let tls = rates[true].map(median) {
+                print(
+                    String(
+                        format:
+                            "%@: medians of %d: plaintext %.0f, TLS %.0f samples/s: TLS at %.0f %% (goal ≥ 70 %%: %@)",
+                        mode.name, rounds, plain, tls, 100 * tls / plain, tls >= 0.7 * plain ? "met" : "MISSED"))
+            }
         }
         if let best = all.map(\.samplesPerSecond).max() {
             print(
@@ -77,8 +109,10 @@ enum W1Benchmark: BenchCommand {
     }
 
     /// One run on a fresh in-process server (or the external one, under a subject of its own).
-    static func measure(mode: String, inFlight: Int, address: String?, durability: AckDurability) throws -> Figures {
-        let server = try BenchServer.start(address: address, fsync: durability.policy)
+    static func measure(mode: String, inFlight: Int, address: String?, durability: AckDurability, tls: Bool = false)
+        throws -> Figures
+    {
+        let server = try BenchServer.start(address: address, fsync: durability.policy, tls: tls)
         defer { server.stop() }
         let subject = "w1-\(mode)-\(UInt32.random(in: 0...UInt32.max))"
         let batches = W1Ingest.batches(subject: subject)
@@ -99,19 +133,27 @@ enum W1Benchmark: BenchCommand {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         let store = server.local?.store.info()
         return Figures(
-            mode: mode, inFlight: inFlight, samples: rows, batches: batches.count, seconds: seconds,
+            mode: mode, transport: tls ? "tls" : "plaintext", inFlight: inFlight, samples: rows, batches: batches.count,
+            seconds: seconds,
             samplesPerSecond: Double(rows) / seconds,
             residentBytesPerSample: (Double(after.residentBytes) - Double(before.residentBytes)) / Double(rows),
             storeBytesPerSample: store.map { Double($0.approximateBytes) / Double(rows) },
             acknowledgement: durability.label, server: server.description)
     }
 
+    /// The median of `values` (not empty).
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+
     static func line(_ f: Figures) -> String {
         let store = f.storeBytesPerSample.map { String(format: ", store columns %.1f B/sample", $0) } ?? ""
         return String(
             format:
-                "%@ (%d in flight): %d samples in %.2f s = %.0f samples/s acknowledged; server RSS +%.1f B/sample%@",
-            f.mode, f.inFlight, f.samples, f.seconds, f.samplesPerSecond, f.residentBytesPerSample, store)
+                "%@ %@ (%d in flight): %d samples in %.2f s = %.0f samples/s acknowledged; server RSS +%.1f B/sample%@",
+            f.mode, f.transport, f.inFlight, f.samples, f.seconds, f.samplesPerSecond, f.residentBytesPerSample, store)
     }
 }
 

@@ -31,6 +31,7 @@ struct Harness: Sendable {
         ImportHarnesses.exportXML, ImportHarnesses.exportZip, ImportHarnesses.exportFields,
         ModelHarnesses.unit,
         HKQHarnesses.csv, HKQHarnesses.jsonLines, HKQHarnesses.dates,
+        TLSHarnesses.layer,
     ]
 
     /// The harness `HKFUZZ_HARNESS` names, looked up once.

@@ -16,10 +16,7 @@ public enum ServerSession {
         _ context: CommandContext, _ body: (HealthClient) async throws -> T
     ) async throws -> T {
         let globals = context.globals
-        let client = HealthClient(
-            ClientConfiguration(
-                host: globals.server.host, port: Int(globals.server.port), token: context.resolvedToken,
-                clientName: "hkq", connectTimeout: .seconds(5)))
+        let client = HealthClient(configuration(context, connectTimeout: .seconds(5)))
         defer { client.close() }
         do {
             try await client.connect()
@@ -31,6 +28,15 @@ public enum ServerSession {
         } catch let error as HealthClientError {
             throw error.error
         }
+    }
+
+    /// How hkq reaches `context`'s server: its address, token and TLS options.
+    static func configuration(_ context: CommandContext, connectTimeout: Duration = .seconds(10)) -> ClientConfiguration
+    {
+        let globals = context.globals
+        return ClientConfiguration(
+            host: globals.server.host, port: Int(globals.server.port), token: context.resolvedToken,
+            clientName: "hkq", connectTimeout: connectTimeout, tls: globals.tls)
     }
 
     /// The one-line error for a failed connect: the reason after the last colon of the client's message.
@@ -45,6 +51,10 @@ public enum ServerSession {
             return HealthError(
                 error.code,
                 "refusing \(server): \(error.message) — is something other than hkd listening there? (\(error.code))")
+        }
+        if (108...110).contains(error.code.rawValue) || (304...308).contains(error.code.rawValue) {
+            // TLS: name the code, so scripts and people can tell a pin from a CA from a plaintext mix-up.
+            return HealthError(error.code, "\(error.message) (\(error.code))")
         }
         guard error.code == .connectionLost || error.code == .timedOut else { return error.error }
         let reason =

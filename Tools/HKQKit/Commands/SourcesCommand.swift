@@ -30,10 +30,7 @@ public struct SourcesCommand: Command {
     /// Prints the (new) order: rank, name, bundle identifier, version, device.
     public func run(_ context: CommandContext) async throws {
         let type = try QuantityType.named(context.argument(0)!)
-        let client = HealthClient(
-            ClientConfiguration(
-                host: context.globals.server.host, port: Int(context.globals.server.port),
-                token: context.resolvedToken, clientName: "hkq"))
+        let client = HealthClient(ServerSession.configuration(context))
         defer { client.close() }
         let sources: [SourceInfo]
         if let text = context.arguments.value("priority") {

@@ -15,6 +15,11 @@ extension GlobalOptions {
             "HKQ_TOKEN_FILE",
             "A file whose first line is the access token, when no token is given otherwise; keeps it out of ps and shell history."
         ),
+        ("HKQ_TLS", "1, true or yes: connect with TLS, as --tls."),
+        ("HKQ_TLS_CA", "The PEM file of authorities to trust, as --tls-ca."),
+        ("HKQ_TLS_FINGERPRINT", "The pinned SHA-256 fingerprint of the server's certificate, as --tls-fingerprint."),
+        ("HKQ_TLS_CERT", "The client certificate, as --tls-cert."),
+        ("HKQ_TLS_KEY", "The client certificate's key, as --tls-key."),
     ]
 }
 

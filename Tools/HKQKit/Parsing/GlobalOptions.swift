@@ -1,3 +1,5 @@
+import HealthClient
+
 /// A server address `host:port`; IPv6 hosts are written in brackets, `[::1]:7420`.
 public struct ServerAddress: Hashable, Sendable, CustomStringConvertible {
     /// Host name or IP address (without brackets).
@@ -58,11 +60,15 @@ public struct GlobalOptions: Sendable, Equatable {
     public var format: OutputFormat
     /// `--time-format rfc3339|epoch-ms|epoch-us`, else `rfc3339`: how JSON and CSV write instants.
     public var timeFormat: TimeFormat
+    /// `--tls` and its options (or their `HKQ_TLS*` variables); nil: plaintext.
+    public var tls: TLSClientOptions?
 
     /// Global options from their parts.
     public init(
-        server: ServerAddress, subject: String, token: String?, format: OutputFormat, timeFormat: TimeFormat = .rfc3339
+        server: ServerAddress, subject: String, token: String?, format: OutputFormat, timeFormat: TimeFormat = .rfc3339,
+        tls: TLSClientOptions? = nil
     ) {
+        self.tls = tls
         self.server = server
         self.subject = subject
         self.token = token
@@ -89,13 +95,28 @@ public struct GlobalOptions: Sendable, Equatable {
             help:
                 "Instants in JSON and CSV: rfc3339 (with the zone's offset), epoch-ms or epoch-us (default: rfc3339).",
             allowedValues: TimeFormat.allCases.map(\.rawValue)),
+        .flag("tls", help: "Connect with TLS, checking the server's certificate and name (default: $HKQ_TLS)."),
+        .option(
+            "tls-ca", value: "path",
+            help:
+                "Trust the authorities in this PEM file instead of the system's; implies --tls (default: $HKQ_TLS_CA)."),
+        .option(
+            "tls-fingerprint", value: "sha256",
+            help:
+                "Accept only the server certificate with this SHA-256 fingerprint (hkd logs it; for --tls auto's "
+                + "self-signed one); implies --tls (default: $HKQ_TLS_FINGERPRINT)."),
+        .option(
+            "tls-cert", value: "path",
+            help: "Client certificate (PEM) for servers that require one; implies --tls (default: $HKQ_TLS_CERT)."),
+        .option("tls-key", value: "path", help: "The client certificate's private key (default: $HKQ_TLS_KEY)."),
     ]
 
     /// Resolves the options: the command line first, then the environment, then the defaults.
     ///
     /// Throws ``UsageError`` for a malformed server address or an empty subject.
     public static func resolve(
-        options: [String: [String]], environment: [String: String], commandPath: [String] = []
+        options: [String: [String]], flags: Set<String> = [], environment: [String: String],
+        commandPath: [String] = []
     ) throws -> GlobalOptions {
         let serverText = options["server"]?.last ?? environment["HKQ_SERVER"]
         var server = ServerAddress.defaultAddress
@@ -117,7 +138,9 @@ public struct GlobalOptions: Sendable, Equatable {
             ?? environment["HKQ_TOKEN_FILE"].map { try readTokenFile($0, origin: "HKQ_TOKEN_FILE", commandPath) }
         let format = options["format"]?.last.flatMap(OutputFormat.init(rawValue:)) ?? .table
         let timeFormat = options["time-format"]?.last.flatMap(TimeFormat.init(rawValue:)) ?? .rfc3339
-        return GlobalOptions(server: server, subject: subject, token: token, format: format, timeFormat: timeFormat)
+        let tls = try resolveTLS(options: options, flags: flags, environment: environment, commandPath: commandPath)
+        return GlobalOptions(
+            server: server, subject: subject, token: token, format: format, timeFormat: timeFormat, tls: tls)
     }
 
     /// The first line of a token file, trimmed; a missing, unreadable or empty file is a usage error naming it.
