@@ -115,6 +115,10 @@ public enum SampleRules {
 
     /// Throws ``ErrorCode/incompatibleUnit`` unless `unit` measures the same dimension as the type.
     public static func validate(unit: HealthUnit, for type: QuantityType) throws {
+        if type.isCategory, unit.symbol != type.canonicalUnit.symbol {
+            throw HealthError(
+                .incompatibleUnit, "category type \(type) has no unit, but \"\(unit.symbol)\" was given")
+        }
         guard unit.isCompatible(with: type.canonicalUnit) else {
             throw HealthError(
                 .incompatibleUnit, "unit \"\(unit.symbol)\" is not compatible with \(type) (\(type.canonicalUnit))")
@@ -122,7 +126,7 @@ public enum SampleRules {
     }
 
     /// Throws ``ErrorCode/invalidSample`` for an instant outside ``SupportedInstants``, an inverted interval, a
-    /// non-finite value or a negative cumulative one.
+    /// non-finite value, a negative cumulative one, or a category value its type's enumeration does not list.
     public static func validate(start: Timestamp, end: Timestamp, value: Double, type: QuantityType) throws {
         if !SupportedInstants.contains(start) {
             throw HealthError(
@@ -140,6 +144,11 @@ public enum SampleRules {
         if type.style == .cumulative, value < 0 {
             throw HealthError(.invalidSample, "\(type) is cumulative and cannot take the negative value \(value)")
         }
+        if let values = type.categoryValues, !values.contains(value) {
+            throw HealthError(
+                .invalidSample,
+                "\(value.formatted) is not a value of category type \(type) (\(values.enumeration): \(values.listing))")
+        }
     }
 
     /// Throws ``ErrorCode/invalidSample`` when `value` in `unit` overflows once converted to the canonical unit
@@ -151,5 +160,13 @@ public enum SampleRules {
                 .invalidSample,
                 "\(type) sample value \(value) \(unit) is out of range in \(type.canonicalUnit) (\(canonical))")
         }
+    }
+}
+
+extension Double {
+    /// The value as an integer when it is one (`3`), else as Swift prints it (`2.5`).
+    fileprivate var formatted: String {
+        if let integer = Int(exactly: self) { return String(integer) }
+        return String(self)
     }
 }

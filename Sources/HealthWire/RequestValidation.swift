@@ -59,7 +59,7 @@ extension Message {
 
     private static func validate(unit: String, for type: QuantityType, allowEmpty: Bool) throws {
         if allowEmpty, unit.isEmpty { return }
-        try SampleRules.validate(unit: try HealthUnit(parsing: unit), for: type)
+        _ = try type.unit(parsing: unit)
     }
 
     private static func validate(collection m: CollectionQuery) throws {
