@@ -80,6 +80,35 @@ public struct Sample: Hashable, Sendable {
         self.metadata = metadata
     }
 
+    /// A category sample (HEALTHKIT.md §12): `value` names one of the type's enumeration values, by name
+    /// (`asleepCore`), export name (`HKCategoryValueSleepAnalysisAsleepCore`) or raw value (`"3"`); no unit.
+    ///
+    /// Throws ``ErrorCode/invalidArgument`` for a quantity type and ``ErrorCode/invalidSample`` for a value the
+    /// enumeration lacks, naming the value and the type.
+    public init(
+        uuid: UUID = UUID(), subject: String, category type: QuantityType, start: Timestamp, end: Timestamp,
+        value: String, source: SourceInfo, metadata: [String: MetadataValue] = [:]
+    ) throws {
+        guard let values = type.categoryValues else {
+            throw HealthError(.invalidArgument, "\(type) is a quantity type; give it a value and a unit")
+        }
+        guard let raw = values.rawValue(named: value) else {
+            throw HealthError(
+                .invalidSample,
+                "\"\(value)\" is not a value of category type \(type) (\(values.enumeration): \(values.listing))")
+        }
+        self.init(
+            uuid: uuid, subject: subject, type: type, start: start, end: end, value: Double(raw),
+            unit: type.canonicalUnit, source: source, metadata: metadata)
+    }
+
+    /// A category sample's value in its type's enumeration (`nil` for a quantity sample, or a raw value the
+    /// enumeration lacks).
+    public var categoryValue: CategoryValue? {
+        guard let values = type.categoryValues, let raw = Int(exactly: value) else { return nil }
+        return values.value(raw: raw)
+    }
+
     /// The value converted to the type's canonical unit.
     public func canonicalValue() throws -> Double { try unit.convert(value, to: type.canonicalUnit) }
 
