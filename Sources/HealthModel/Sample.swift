@@ -173,6 +173,12 @@ public enum SampleRules {
         if type.style == .cumulative, value < 0 {
             throw HealthError(.invalidSample, "\(type) is cumulative and cannot take the negative value \(value)")
         }
+        try validate(categoryValue: value, type: type)
+    }
+
+    /// Throws ``ErrorCode/invalidSample`` naming the value and the type when `type` is a category type and
+    /// `value` is not one of its enumeration's raw values; nothing for a quantity type.
+    public static func validate(categoryValue value: Double, type: QuantityType) throws {
         if let values = type.categoryValues, !values.contains(value) {
             throw HealthError(
                 .invalidSample,

@@ -105,7 +105,7 @@ public struct RequestDispatcher: Sendable {
             let statistics = try store.statistics(
                 subject: m.subject, type: m.type, filter: m.filter, options: m.options,
                 unit: m.unit.isEmpty ? nil : m.unit)
-            let unit = m.unit.isEmpty ? try QuantityType.named(m.type).canonicalUnit.symbol : m.unit
+            let unit = m.unit.isEmpty ? try QuantityType.named(m.type).batchUnit : m.unit
             return [.statisticsResult(StatisticsResult(unit: unit, statistics: statistics))]
 
         case .collectionQuery(let m):
@@ -113,7 +113,7 @@ public struct RequestDispatcher: Sendable {
                 subject: m.subject, type: m.type, filter: m.filter, options: m.options, anchor: m.anchor,
                 interval: m.interval, timeZone: m.timeZone, unit: m.unit.isEmpty ? nil : m.unit,
                 enumerateFrom: m.enumerateFrom, enumerateTo: m.enumerateTo)
-            let unit = m.unit.isEmpty ? try QuantityType.named(m.type).canonicalUnit.symbol : m.unit
+            let unit = m.unit.isEmpty ? try QuantityType.named(m.type).batchUnit : m.unit
             return collectionFrames(buckets, unit: unit)
 
         case .getSourcePriority(let m):

@@ -128,7 +128,7 @@ public enum SubscriptionUpdater {
     }
 
     private static func unitSymbol(_ query: CollectionQuery) throws -> String {
-        query.unit.isEmpty ? try QuantityType.named(query.type).canonicalUnit.symbol : query.unit
+        query.unit.isEmpty ? try QuantityType.named(query.type).batchUnit : query.unit
     }
 }
 
