@@ -28,14 +28,8 @@ enum CategoryCoverage {
         // Per rank and value: how many of its samples with that value are in progress.
         var counts = [Int](repeating: 0, count: rankCount * slots)
         var activeCount = 0
-        var ending = EndHeap()
-        var previous = Timestamp.min
-        var starting = selection.rows.makeIterator()
-        var nextStart = starting.next()
-        while nextStart != nil || !ending.isEmpty {
-            let startTime = nextStart.map { c.starts[$0] } ?? .max
-            let endTime = ending.first.map { c.ends[$0] } ?? .max
-            let time = min(startTime, endTime)
+        var sweep = BoundarySweep(selection)
+        while let (previous, time) = sweep.advance(c) {
             if time > previous, activeCount > 0 {
                 var winner = 0
                 while active[winner] == 0 { winner += 1 }
@@ -43,24 +37,20 @@ enum CategoryCoverage {
                 while counts[winner * slots + slot] == 0 { slot -= 1 }
                 sinks[slot].segment(from: previous, to: time, rate: 1)
             }
-            while let row = ending.first, c.ends[row] == time {
-                ending.removeFirst(c)
+            while let row = sweep.nextEnding(at: time, c) {
                 let rank = sourceRanks[Int(c.sourceIDs[row])]
                 active[rank] -= 1
                 activeCount -= 1
                 counts[rank * slots + Int(c.values[row])] -= 1
             }
-            while let row = nextStart, c.starts[row] == time {
-                if c.ends[row] > time, let slot = slot(c.values[row]) {
-                    let rank = sourceRanks[Int(c.sourceIDs[row])]
-                    active[rank] += 1
-                    activeCount += 1
-                    counts[rank * slots + slot] += 1
-                    ending.insert(row, c)
-                }
-                nextStart = starting.next()
+            while let row = sweep.nextStarting(at: time, c) {
+                guard c.ends[row] > time, let slot = slot(c.values[row]) else { continue }
+                let rank = sourceRanks[Int(c.sourceIDs[row])]
+                active[rank] += 1
+                activeCount += 1
+                counts[rank * slots + slot] += 1
+                sweep.activate(row, c)
             }
-            previous = time
         }
     }
 

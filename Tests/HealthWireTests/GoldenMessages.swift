@@ -435,46 +435,46 @@ enum Golden {
         ]
     }
 
-    /// A sample query of heart rate whose filter has value bounds with the undefined bit 4 set.
-    static func valueBoundsUnknownBits() -> [UInt8] {
+    /// A sample query frame of `type` for subject "anna" whose filter bytes `filter` writes (then start order, no
+    /// limit, canonical unit).
+    static func sampleQuery(type: String, filter: (inout ByteWriter) -> Void) -> [UInt8] {
         var payload = ByteWriter()
-        for text in ["anna", "heartRate"] { payload.writeString(text) }
-        payload.write(0x80)  // filter: value bounds only
-        payload.write(0x11)  // a lower bound, and bit 4
-        payload.writeDouble(100)
-        payload.writeString("")
+        for text in ["anna", type] { payload.writeString(text) }
+        filter(&payload)
         payload.write(SampleSort.startAscending.rawValue)
         payload.writeVarint(0)
         payload.writeString("")
         return frame(MessageKind.sampleQuery.rawValue, payload: payload.bytes)
+    }
+
+    /// A sample query of heart rate whose filter has value bounds with the undefined bit 4 set.
+    static func valueBoundsUnknownBits() -> [UInt8] {
+        sampleQuery(type: "heartRate") { payload in
+            payload.write(0x80)  // filter: value bounds only
+            payload.write(0x11)  // a lower bound, and bit 4
+            payload.writeDouble(100)
+            payload.writeString("")
+        }
     }
 
     /// A sample query of sleep whose value bounds list the category value 3 twice.
     static func categoryValuesRepeated() -> [UInt8] {
-        var payload = ByteWriter()
-        for text in ["anna", "sleepAnalysis"] { payload.writeString(text) }
-        payload.write(0x80)  // filter: value bounds only
-        payload.write(0x80)  // category values, no bounds
-        payload.writeVarint(2)
-        payload.writeSignedVarint(3)
-        payload.writeSignedVarint(3)
-        payload.writeString("")
-        payload.write(SampleSort.startAscending.rawValue)
-        payload.writeVarint(0)
-        payload.writeString("")
-        return frame(MessageKind.sampleQuery.rawValue, payload: payload.bytes)
+        sampleQuery(type: "sleepAnalysis") { payload in
+            payload.write(0x80)  // filter: value bounds only
+            payload.write(0x80)  // category values, no bounds
+            payload.writeVarint(2)
+            payload.writeSignedVarint(3)
+            payload.writeSignedVarint(3)
+            payload.writeString("")
+        }
     }
 
     /// A sample query of heart rate whose filter carries flag bit 6 and a writer id.
     static func filterWriterFlag() -> [UInt8] {
-        var payload = ByteWriter()
-        for text in ["anna", "heartRate"] { payload.writeString(text) }
-        payload.write(0x40)
-        payload.writeVarint(1)
-        payload.write(SampleSort.startAscending.rawValue)
-        payload.writeVarint(0)
-        payload.writeString("")
-        return frame(MessageKind.sampleQuery.rawValue, payload: payload.bytes)
+        sampleQuery(type: "heartRate") { payload in
+            payload.write(0x40)
+            payload.writeVarint(1)
+        }
     }
 
     /// An insert whose batch header claims one million rows, followed by nothing (Protocol/SAMPLE-BATCH.md).

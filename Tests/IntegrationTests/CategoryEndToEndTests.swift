@@ -114,6 +114,39 @@ struct CategoryEndToEndTests {
         await third.stop()
     }
 
+    @Test("grants apply to category types: share without read sees only its own samples; no share is refused")
+    func grants() async throws {
+        let hkd = try await TestServer()
+        let admin = hkd.client()
+        defer { admin.close() }
+        let created = try await admin.administer(
+            .create(
+                IdentitySpec(
+                    name: "sleep-sync", subjects: ["anna"],
+                    grants: [TypeGrant(type: "sleepAnalysis", share: true, read: false)])))
+        _ = try await admin.insert(try Self.night(subject: "anna"))
+        let agent = hkd.client(token: created.token)
+        defer { agent.close() }
+        let sleep = try QuantityType.named("sleepAnalysis")
+        let own = try Sample(
+            subject: "anna", category: sleep, start: Self.t0 + 20 * Micros.hour, end: Self.t0 + 21 * Micros.hour,
+            value: "awake", source: SourceInfo(name: "SleepSync"))
+        #expect(try await agent.insert([own]).map(\.inserted) == [1])
+        // Without read permission: only what it wrote (HealthKit's rule), never the admin's night.
+        #expect(try await agent.samples(sleep, subject: "anna").map(\.uuid) == [own.uuid])
+        #expect(try await admin.samples(sleep, subject: "anna").count == 5)
+        let stand = try Sample(
+            subject: "anna", category: try QuantityType.named("appleStandHour"), start: Self.t0,
+            end: Self.t0 + Micros.hour, value: "stood", source: SourceInfo(name: "SleepSync"))
+        do {
+            _ = try await agent.insert([stand])
+            Issue.record("an identity without a share grant for appleStandHour wrote one")
+        } catch {
+            #expect(error.code.rawValue == ErrorCode.forbidden.rawValue)
+        }
+        await hkd.stop()
+    }
+
     /// Copies Tests/Fixtures/data-directory-0.1 (written by hkd 0.1.0 before category types: a snapshot of
     /// stepCount and heartRate, then a stepCount and a bodyMass insert and a source priority only in the log, the
     /// server killed) into a fresh directory with the modes hkd requires.

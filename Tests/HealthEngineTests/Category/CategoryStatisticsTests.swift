@@ -105,6 +105,21 @@ struct CategoryStatisticsTests {
         #expect(buckets[1].figures.durationByValue == [ValueDuration(value: 0, duration: 7 * h)])
     }
 
+    @Test("a live collection's touched nights carry the per-value times, as the one-off collection does")
+    func liveCollectionBuckets() throws {
+        let store = try Self.sleepStore()
+        let anchor = UTC.at("2026-03-01T17:00:00Z")
+        let touched = try store.collectionBuckets(
+            subject: "anna", type: "sleepAnalysis", options: [.separateByValue], anchor: anchor,
+            interval: CalendarInterval(1, .day), timeZone: "Europe/Berlin",
+            touching: [Self.night...(Self.night + Self.hour)])
+        let full = try store.collection(
+            subject: "anna", type: "sleepAnalysis", options: [.separateByValue], anchor: anchor,
+            interval: CalendarInterval(1, .day), timeZone: "Europe/Berlin")
+        #expect(touched.count == 1)
+        #expect(touched.first == full.first)
+    }
+
     @Test("a sample straddling the night boundary is split between the nights")
     func straddlingBoundary() throws {
         let store = try store(
