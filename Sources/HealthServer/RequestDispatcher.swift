@@ -233,7 +233,7 @@ public struct RequestDispatcher: Sendable {
             let batch = SampleBatch(
                 batchID: 0, subject: subject, typeIdentifier: result.type.identifier, unit: result.unit.symbol,
                 sources: chunk.sources, starts: chunk.starts, ends: chunk.ends, values: chunk.values,
-                sourceIndices: chunk.sourceIndices, uuids: chunk.uuids)
+                sourceIndices: chunk.sourceIndices, uuids: chunk.uuids, metadata: chunk.metadata)
             messages.append(.sampleResult(SampleResult(batch: batch)))
             start = end
         } while start < result.count

@@ -111,11 +111,17 @@ import Testing
 
             """)
         _ = try await Self.run(["insert", night], subject: "shape-category")
+        let tagged = try live.file(
+            "tagged.jsonl",
+            #"{"type":"sleepAnalysis","start":"2026-11-02T01:00:00-05:00","end":"2026-11-02T02:00:00-05:00","value":"awake","source":"Ring","metadata":{"HKTimeZone":"America/New_York","n":2}}"#
+                + "\n")
+        _ = try await Self.run(["insert", tagged], subject: "shape-category")
         let samples = ["samples", "sleepAnalysis"] + Self.newYork
         let rows = try OutputShapes.expectJSON(
             try await Self.run(samples + ["--format", "json"], subject: "shape-category"),
             section: "samples (category types)")
-        #expect(rows.elements.compactMap { $0["value"]?.text } == ["inBed", "asleepCore"])
+        #expect(rows.elements.compactMap { $0["value"]?.text } == ["inBed", "asleepCore", "awake"])
+        #expect(rows.elements.map { $0["metadata"] == nil } == [true, true, false])
         try OutputShapes.expectCSV(
             try await Self.run(samples + ["--format", "csv"], subject: "shape-category"),
             section: "samples (category types)")
@@ -123,7 +129,7 @@ import Testing
         let figures = try OutputShapes.expectJSON(
             try await Self.run(stats + ["--format", "json"], subject: "shape-category"),
             section: "stats (category types)")
-        #expect(figures["sources"]?.elements.count == 2)
+        #expect(figures["sources"]?.elements.count == 3)
         try OutputShapes.expectCSV(
             try await Self.run(stats + ["--format", "csv"], subject: "shape-category"),
             section: "stats (category types)")

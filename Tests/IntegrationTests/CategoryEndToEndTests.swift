@@ -147,6 +147,56 @@ struct CategoryEndToEndTests {
         await hkd.stop()
     }
 
+    @Test("metadata of every value type round-trips through insert, import, hkq samples JSON, the log and a snapshot")
+    func metadataRoundTrip() async throws {
+        let hkd = try await TestServer()
+        let client = hkd.client()
+        let sleep = try QuantityType.named("sleepAnalysis")
+        let metadata: [String: MetadataValue] = [
+            "HKTimeZone": .string("Europe/Berlin"), "HKMetadataKeySyncVersion": .number(3),
+            "observed": .date(Self.t0), "threshold": .quantity(120, unit: "count/min"),
+        ]
+        var night = try Self.night(subject: "anna")
+        night[1].metadata = metadata
+        _ = try await client.insert(night)
+        func check(_ client: HealthClient) async throws {
+            let samples = try await client.samples(sleep, subject: "anna")
+            #expect(samples.map(\.metadata) == [[:], metadata, [:], [:]])
+        }
+        try await check(client)
+        let imported = try HKQBinaryTests.hkq(
+            hkd.hkqServer + ["--subject", "rob", "import", TestFixtures.realExportPath])
+        #expect(imported.status == 0, "\(imported.err)")
+        let json = try HKQBinaryTests.hkq(
+            hkd.hkqServer + ["--subject", "anna", "samples", "sleepAnalysis", "--format", "json", "--tz", "UTC"])
+        #expect(
+            json.out.contains(
+                #""metadata":{"HKMetadataKeySyncVersion":3,"HKTimeZone":"Europe/Berlin","observed":{"date":"2024-01-10T22:00:00Z"},"threshold":{"value":120,"unit":"count/min"}}"#
+            ), "\(json.out)")
+        #expect(json.out.split(separator: "\n").filter { $0.contains("metadata") }.count == 1)
+        client.close()
+        #expect(await hkd.stop() == 0)
+        // After a clean stop the snapshot holds it; kill the next server so the log after it is replayed too.
+        let second = try await hkd.restart()
+        let client2 = second.client()
+        try await check(client2)
+        var more = try Self.night(subject: "ben")
+        more[0].metadata = ["HKWasUserEntered": .number(1)]
+        _ = try await client2.insert(more)
+        client2.close()
+        await second.kill()
+        let third = try await second.restart()
+        let client3 = third.client()
+        defer { client3.close() }
+        try await check(client3)
+        #expect(try await client3.samples(sleep, subject: "ben").first?.metadata == ["HKWasUserEntered": .number(1)])
+        // The export's <MetadataEntry> elements are kept: its sleep records carry HKTimeZone.
+        let rob = try await client3.samples(sleep, subject: "rob")
+        #expect(rob.count == 107)
+        #expect(rob.allSatisfy { $0.metadata["HKTimeZone"] == .string("America/New_York") })
+        await third.stop()
+    }
+
     /// Copies Tests/Fixtures/data-directory-0.1 (written by hkd 0.1.0 before category types: a snapshot of
     /// stepCount and heartRate, then a stepCount and a bodyMass insert and a source priority only in the log, the
     /// server killed) into a fresh directory with the modes hkd requires.

@@ -139,7 +139,7 @@ extension ChangesResult {
         let batch = SampleBatch(
             batchID: 0, subject: subject, typeIdentifier: added.type.identifier, unit: added.unit.symbol,
             sources: added.sources, starts: added.starts, ends: added.ends, values: added.values,
-            sourceIndices: added.sourceIndices, uuids: added.uuids)
+            sourceIndices: added.sourceIndices, uuids: added.uuids, metadata: added.metadata)
         self.init(added: batch, deleted: set.deleted, anchor: set.anchor, hasMore: set.hasMore)
     }
 

@@ -13,7 +13,8 @@ public struct SamplesCommand: Command {
             discussion: QueryScope.discussion + """
 
 
-                Columns: type, start, end, value, unit, source and uuid (uuid in JSON and CSV only); a category \
+                Columns: type, start, end, value, unit, source and uuid (uuid in JSON and CSV only), and in \
+                JSON a metadata object on the samples stored with metadata; a category \
                 type's value prints as its name (inBed, asleepCore, stood, …) and its unit is empty. Times print \
                 in --tz. With several types the rows are merged in --sort order and --limit counts rows in all. \
                 --join interval puts the samples of different types that share start, end and source on one \
@@ -68,9 +69,41 @@ public struct SamplesCommand: Command {
             context.print(join.records)
             return
         }
-        context.print(
-            SamplesCommand.records(
-                limit > 0 ? Array(samples.prefix(limit)) : samples, times: scope.times, format: format))
+        let shown = limit > 0 ? Array(samples.prefix(limit)) : samples
+        let records = SamplesCommand.records(shown, times: scope.times, format: format)
+        guard format == .json, shown.contains(where: { !$0.metadata.isEmpty }) else {
+            context.print(records)
+            return
+        }
+        context.console.printBlock(Self.jsonWithMetadata(records, shown, times: scope.times))
+    }
+
+    /// The JSON array of `records` with a `metadata` object on each sample that has any (the key is absent
+    /// otherwise): strings and numbers as they are, a date as `{"date": instant}`, a quantity as
+    /// `{"value": number, "unit": string}`.
+    static func jsonWithMetadata(_ records: RecordSet, _ samples: [Sample], times: TimestampFormatter) -> String {
+        let objects = samples.indices.map { row -> String in
+            guard case .object(var pairs) = records.jsonObject(row: row) else { return "" }
+            let metadata = samples[row].metadata
+            if !metadata.isEmpty {
+                pairs.append(
+                    (
+                        "metadata",
+                        .object(
+                            metadata.keys.sorted().map { key in
+                                switch metadata[key]! {
+                                case .string(let text): (key, .string(text))
+                                case .number(let number): (key, .number(number))
+                                case .date(let date): (key, .object([("date", times.machineCell(date))]))
+                                case .quantity(let number, let unit):
+                                    (key, .object([("value", .number(number)), ("unit", .string(unit))]))
+                                }
+                            })
+                    ))
+            }
+            return "  " + JSONValue.object(pairs).rendered
+        }
+        return "[\n" + objects.joined(separator: ",\n") + "\n]\n"
     }
 
     /// One record per sample: type, start, end, value, unit, source, uuid (uuid not in tables). A category
