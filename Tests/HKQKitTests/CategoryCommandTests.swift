@@ -138,6 +138,13 @@ import Testing
         #expect(csv.out.hasPrefix("night,start,end,inBed,asleep,awake,asleepCore,asleepDeep,asleepREM,"))
         #expect(csv.out.contains("2026-03-29,2026-03-28T18:00:00+01:00,2026-03-29T18:00:00+02:00,34200,27900,900,"))
 
+        let chart = try await runLive(arguments + ["--format", "chart"], subject: "category-sleep")
+        let bars = chart.out.split(separator: "\n").map(String.init)
+        #expect(bars.first == "hours asleep, 3 nights")
+        #expect(bars[1].hasPrefix("2026-03-28 ") && bars[1].hasSuffix(" -"), "\(chart.out)")
+        #expect(bars[2].hasPrefix("2026-03-29 █") && bars[2].hasSuffix(" 7.8"), "\(chart.out)")
+        #expect(bars.allSatisfy { $0.count <= 80 })
+
         // Noon nights: the same samples, all in the night ending 2026-03-29 at noon.
         let noon = try await runLive(arguments + ["--anchor", "12:00", "--format", "json"], subject: "category-sleep")
         let noonNights: [[String: Any]] = try json(noon.out)

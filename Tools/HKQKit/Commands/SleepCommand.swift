@@ -22,7 +22,8 @@ public struct SleepCommand: Command {
                 and within it the stage (or awake) wins over in bed, so an iPhone's in-bed interval, a Watch's \
                 stages and another app's sleep never add up to more than the night. inBed is the time covered by \
                 any sleep sample; asleep adds up asleepUnspecified, asleepCore, asleepDeep and asleepREM. \
-                Durations print as 7h 05m in tables and as seconds in JSON and CSV.
+                Durations print as 7h 05m in tables and as seconds in JSON and CSV; --format chart draws the \
+                hours asleep per night.
                 Example: hkq sleep --tz Europe/Berlin --from 2021-01-01 --to 2021-01-08
                 """,
             options: [
@@ -30,7 +31,7 @@ public struct SleepCommand: Command {
                 .option("from", value: "date", help: "The first night: the one ending on this date."),
                 .option("to", value: "date", help: "The night after the last: the one ending on this date."),
                 .option("anchor", value: "HH:MM", help: "Local time at which one night ends and the next starts."),
-            ] + QueryScope.predicateSpecs)
+            ] + QueryScope.predicateSpecs, drawsChart: true)
     }
 
     /// The sleep values, in output order, with their keys and titles.
@@ -74,9 +75,35 @@ public struct SleepCommand: Command {
             options: [.duration, .separateByValue], anchor: from, interval: CalendarInterval(1, .day),
             timeZone: zone.identifier, enumerateFrom: from, enumerateTo: to)
         let result = try await ServerSession.run(context) { client in try await client.collection(query) }
-        context.console.printBlock(
-            Self.records(result.buckets, times: times, format: context.globals.format).rendered(
-                as: context.globals.format))
+        let format = context.globals.format
+        if format == .chart {
+            context.console.printBlock(Self.chart(result.buckets, times: times, width: 80))
+            return
+        }
+        context.console.printBlock(Self.records(result.buckets, times: times, format: format).rendered(as: format))
+    }
+
+    /// One line per night: its date, a bar of the hours asleep scaled to the longest night, and the hours
+    /// (`-` for a night without samples); lines are at most `width` columns.
+    static func chart(_ nights: [Statistics], times: TimestampFormatter, width: Int) -> String {
+        let hours = nights.map { night -> Double? in
+            guard night.figures.durationByValue != nil else { return nil }
+            return Double(asleepValues.reduce(Int64(0)) { $0 + night.figures.duration(ofValue: $1) }) / 3.6e9
+        }
+        let texts = hours.map { $0.map { String(format: "%.1f", $0) } ?? "-" }
+        let valueWidth = texts.map(\.count).max() ?? 1
+        let barWidth = max(10, width - 10 - valueWidth - 2)
+        let largest = hours.compactMap { $0 }.max() ?? 0
+        var lines = ["hours asleep, \(nights.count) nights"]
+        for (index, night) in nights.enumerated() {
+            let civil = times.civil(night.end)
+            let label = String(format: "%04d-%02d-%02d", civil.year, civil.month, civil.day)
+            let bar = CollectionReport.bar(hours[index] ?? 0, of: largest, width: barWidth)
+            let padded = bar + String(repeating: " ", count: barWidth - bar.count)
+            lines.append(
+                "\(label) \(padded) " + String(repeating: " ", count: valueWidth - texts[index].count) + texts[index])
+        }
+        return lines.joined(separator: "\n") + "\n"
     }
 
     /// One record per night: night (the date it ends on), start and end (JSON and CSV only), inBed, asleep, then
