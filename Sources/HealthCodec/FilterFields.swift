@@ -3,9 +3,10 @@ import HealthModel
 // A sample filter, as the protocol and the log's delete records carry it (PROTOCOL.md, STORAGE.md): a flags
 // byte (bit 0 start, 1 end, 2 strictStartDate, 3 strictEndDate, 4 sources, 5 UUIDs, 6 writer, 7 value bounds),
 // the present bounds as zig-zag varints, the sources (sorted strings), the UUIDs (sorted), the writer id as a
-// varint, then the value bounds: a byte (bit 0 lower, 1 upper, 2 lower exclusive, 3 upper exclusive), the present
-// bounds as little-endian f64, the unit string (empty: canonical). A filter without value bounds is byte for byte
-// what it was before bit 7.
+// varint, then the value bounds: a byte (bit 0 lower, 1 upper, 2 lower exclusive, 3 upper exclusive, 7 category
+// values), the present bounds as little-endian f64, the category values (varint n, n sorted zig-zag raw values), the
+// unit string (empty: canonical). A filter without value bounds is byte for byte what it was before bit 7, and
+// bounds without category values what they were before bit 7 of the bounds.
 // The writer restriction is the server's own (an identity without read sees what it wrote): the log keeps it,
 // the protocol never carries it.
 
@@ -39,9 +40,14 @@ extension ByteWriter {
         if values.upper != nil { bits |= 1 << 1 }
         if !values.lowerInclusive { bits |= 1 << 2 }
         if !values.upperInclusive { bits |= 1 << 3 }
+        if values.categoryValues != nil { bits |= 1 << 7 }
         write(bits)
         if let lower = values.lower { writeDouble(lower) }
         if let upper = values.upper { writeDouble(upper) }
+        if let categories = values.categoryValues {
+            writeVarint(UInt64(categories.count))
+            for raw in categories.sorted() { writeSignedVarint(Int64(raw)) }
+        }
         writeString(values.unit)
     }
 }
@@ -75,14 +81,26 @@ extension ByteReader {
     /// Reads what ``ByteWriter/writeValueBounds(_:)`` wrote; unknown bits and a NaN bound are malformed.
     mutating func readValueBounds(_ limits: some FieldLimits) throws -> ValueBounds {
         let bits = try readByte()
-        guard bits & 0b1111_0000 == 0 else {
-            throw CodecError(.malformedPayload, "unknown value bound bits 0x\(hex(bits & 0b1111_0000))")
+        guard bits & 0b0111_0000 == 0 else {
+            throw CodecError(.malformedPayload, "unknown value bound bits 0x\(hex(bits & 0b0111_0000))")
         }
         var values = ValueBounds(lowerInclusive: bits & 1 << 2 == 0, upperInclusive: bits & 1 << 3 == 0)
         if bits & 1 << 0 != 0 { values.lower = try readDouble() }
         if bits & 1 << 1 != 0 { values.upper = try readDouble() }
         for bound in [values.lower, values.upper].compactMap({ $0 }) where bound.isNaN {
             throw CodecError(.malformedPayload, "a value bound is NaN")
+        }
+        if bits & 1 << 7 != 0 {
+            let count = try readListCount("category value", limits: limits)
+            var categories = Set<Int>()
+            for _ in 0..<count {
+                let offset = self.offset
+                let raw = try readSignedVarint()
+                guard let value = Int(exactly: raw), categories.insert(value).inserted else {
+                    throw CodecError(.malformedPayload, "category value \(raw) at byte \(offset) is repeated")
+                }
+            }
+            values.categoryValues = categories
         }
         values.unit = try readString(limits)
         return values

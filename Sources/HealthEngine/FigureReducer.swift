@@ -41,7 +41,7 @@ struct FigureReducer {
             switch style {
             case .discreteTemporallyWeighted: timeWeighted.add(c, rows)
             case .discreteEquivalentContinuousLevel: energy.add(c, rows)
-            case .cumulative, .discreteArithmetic: break
+            case .cumulative, .discreteArithmetic, .category: break
             }
         }
     }
@@ -59,7 +59,7 @@ struct FigureReducer {
                 case .discreteArithmetic: count > 0 ? sum.total / Double(count) : nil
                 case .discreteTemporallyWeighted: timeWeighted.mean
                 case .discreteEquivalentContinuousLevel: energy.level
-                case .cumulative: nil
+                case .cumulative, .category: nil
                 }
             figures.average = average.map(unit.level)
         }

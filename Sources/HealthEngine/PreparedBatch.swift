@@ -27,6 +27,8 @@ struct PreparedBatch: Sendable {
     let syncTags: [SyncTag?]?
     /// The digits the values were rounded to before they were sent (``SampleBatch/valueDigits``).
     let valueDigits: Int?
+    /// The metadata of the rows that carry any, by row (most batches: none).
+    let metadataRows: [Int: [String: MetadataValue]]
     /// Starts, ends and canonical values; source ids and anchors are filled in when the rows are added.
     var rows: SeriesRows
 
@@ -35,8 +37,7 @@ struct PreparedBatch: Sendable {
         try batch.validateShape()
         let type = try QuantityType.named(batch.typeIdentifier)
         try SampleRules.validate(subject: batch.subject)
-        let unit = try HealthUnit(parsing: batch.unit)
-        try SampleRules.validate(unit: unit, for: type)
+        let unit = try type.unit(parsing: batch.unit)
         let toCanonical = UnitTransform(from: unit, to: type.canonicalUnit)
         var rows = SeriesRows()
         rows.starts = ContiguousArray(batch.starts)
@@ -45,6 +46,7 @@ struct PreparedBatch: Sendable {
         var used = [Bool](repeating: false, count: batch.sources.count)
         var userEntered = [Bool](repeating: false, count: batch.sources.count)
         var syncTags: [SyncTag?]?
+        var metadataRows: [Int: [String: MetadataValue]] = [:]
         var row = 0
         do {
             while row < batch.count {
@@ -58,7 +60,8 @@ struct PreparedBatch: Sendable {
                 rows.values.append(canonical)
                 let source = Int(batch.sourceIndices[row])
                 used[source] = true
-                if let metadata = batch.metadata {
+                if let metadata = batch.metadata, !metadata[row].isEmpty {
+                    metadataRows[row] = metadata[row]
                     if PreparedBatch.isUserEntered(metadata[row]) { userEntered[source] = true }
                     if let tag = try SyncTag(metadata[row]) {
                         if syncTags == nil { syncTags = Array(repeating: nil, count: batch.count) }
@@ -78,6 +81,7 @@ struct PreparedBatch: Sendable {
         userEnteredSources = userEntered
         sourceIndices = batch.sourceIndices
         self.syncTags = syncTags
+        self.metadataRows = metadataRows
         sentUUIDs = batch.uuids.map { ContiguousArray($0) }
         keptUUIDs =
             sentUUIDs
@@ -152,6 +156,12 @@ extension Series {
         for index in batch.sources.indices where used[index] {
             idOfBatchSource[index] = sources.intern(
                 batch.sources[index], userEntered: batch.userEnteredSources[index])
+        }
+        if !batch.metadataRows.isEmpty {
+            let kept = subset.map(Set.init)
+            for (row, entry) in batch.metadataRows where kept?.contains(row) ?? true {
+                setMetadata(entry, anchor: firstAnchor + UInt64(row))
+            }
         }
         var rows: SeriesRows
         if let subset, subset.count < batch.rows.count {

@@ -36,12 +36,15 @@ public struct SampleQueryResult: Hashable, Sendable {
     public var sourceIndices: [UInt32]
     /// UUID of each row.
     public var uuids: [UUID]
+    /// Metadata of each row; `nil` when no row has any.
+    public var metadata: [[String: MetadataValue]]?
 
     /// A result from its columns (all of the same length).
     public init(
         type: QuantityType, unit: HealthUnit, sources: [SourceInfo], starts: [Timestamp], ends: [Timestamp],
-        values: [Double], sourceIndices: [UInt32], uuids: [UUID]
+        values: [Double], sourceIndices: [UInt32], uuids: [UUID], metadata: [[String: MetadataValue]]? = nil
     ) {
+        self.metadata = metadata
         self.type = type
         self.unit = unit
         self.sources = sources
@@ -60,7 +63,8 @@ public struct SampleQueryResult: Hashable, Sendable {
         let rows = rows.clamped(to: 0..<count)
         return SampleQueryResult(
             type: type, unit: unit, sources: sources, starts: Array(starts[rows]), ends: Array(ends[rows]),
-            values: Array(values[rows]), sourceIndices: Array(sourceIndices[rows]), uuids: Array(uuids[rows]))
+            values: Array(values[rows]), sourceIndices: Array(sourceIndices[rows]), uuids: Array(uuids[rows]),
+            metadata: metadata.map { Array($0[rows]) })
     }
 }
 

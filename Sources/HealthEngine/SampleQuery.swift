@@ -38,9 +38,14 @@ extension Series {
             sourceIndices.append(resultIndexOfSource[id]!)
         }
         var hint = 0
+        var rowMetadata: [[String: MetadataValue]]?
+        if !metadata.isEmpty {
+            let found = rows.map { metadata(ofRow: $0) }
+            if found.contains(where: { !$0.isEmpty }) { rowMetadata = found }
+        }
         return SampleQueryResult(
             type: type, unit: unit.unit, sources: resultSources, starts: rows.map { starts[$0] },
             ends: rows.map { ends[$0] }, values: rows.map { unit.level(values[$0]) }, sourceIndices: sourceIndices,
-            uuids: rows.map { uuid(ofRow: $0, hint: &hint) })
+            uuids: rows.map { uuid(ofRow: $0, hint: &hint) }, metadata: rowMetadata)
     }
 }

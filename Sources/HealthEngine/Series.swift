@@ -56,6 +56,9 @@ struct Series: Sendable {
     var sources = SeriesSources()
     /// Batch ids, UUID fingerprints and sync versions: what makes a retry add nothing.
     var ledger = SeriesLedger()
+    /// The metadata of the rows that carry any, by change anchor (HEALTHKIT.md §3): a sparse table, so rows
+    /// without metadata cost nothing; it follows the rows through merges (anchors do not move) and deletes.
+    private(set) var metadata: [UInt64: [String: MetadataValue]] = [:]
 
     var count: Int { starts.count }
 
@@ -66,8 +69,9 @@ struct Series: Sendable {
     /// fingerprints are rebuilt from the UUIDs sent with batches.
     init(
         sortedRows rows: SeriesRows, batches: BatchTable, maxDuration: Int64, sources: SeriesSources,
-        ledger: SeriesLedger
+        ledger: SeriesLedger, metadata: [UInt64: [String: MetadataValue]] = [:]
     ) {
+        self.metadata = metadata
         starts = rows.starts
         ends = rows.ends
         values = rows.values
@@ -122,6 +126,14 @@ struct Series: Sendable {
         return writer(ofRow: row, hint: &hint)
     }
 
+    /// Keeps `entry` as the metadata of the row with change anchor `anchor`.
+    mutating func setMetadata(_ entry: [String: MetadataValue], anchor: UInt64) { metadata[anchor] = entry }
+
+    /// The metadata of row `row`, empty when it has none.
+    func metadata(ofRow row: Int) -> [String: MetadataValue] {
+        metadata.isEmpty ? [:] : metadata[arrivals[row]] ?? [:]
+    }
+
     /// Records a batch's entry in the batch table (before its rows are merged).
     mutating func registerBatch(_ entry: AppliedBatch) { batches.append(entry) }
 
@@ -132,6 +144,7 @@ struct Series: Sendable {
         for row in rows {
             let entry = batches.entries[entryIndex(ofRow: row, hint: &hint)]
             ledger.remove(uuid: entry.uuid(anchor: arrivals[row]), sentWithBatch: entry.uuids != nil)
+            if !metadata.isEmpty { metadata[arrivals[row]] = nil }
         }
         var write = rows[0]
         var next = 0
@@ -279,7 +292,22 @@ struct Series: Sendable {
         starts.capacity * MemoryLayout<Timestamp>.stride + ends.capacity * MemoryLayout<Timestamp>.stride
             + values.capacity * MemoryLayout<Double>.stride + sourceIDs.capacity * MemoryLayout<UInt16>.stride
             + arrivals.capacity * MemoryLayout<UInt64>.stride + sources.approximateBytes + changeLog.approximateBytes
-            + batches.approximateBytes
+            + batches.approximateBytes + metadataBytes
+    }
+
+    /// Rough heap bytes of ``metadata``: a table slot and a dictionary per row, keys and strings.
+    private var metadataBytes: Int {
+        metadata.values.reduce(metadata.capacity * 16) { total, row in
+            row.reduce(total + 64) { sum, entry in
+                let value: Int
+                switch entry.value {
+                case .string(let text): value = text.utf8.count
+                case .quantity(_, let unit): value = unit.utf8.count
+                case .number, .date: value = 0
+                }
+                return sum + 48 + entry.key.utf8.count + value
+            }
+        }
     }
 }
 

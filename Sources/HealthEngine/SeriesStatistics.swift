@@ -5,7 +5,8 @@ extension Series {
     ///
     /// The sum is merged across sources (HEALTHKIT.md §8); averages, minimum and maximum use every source's
     /// samples; with `separateBySource` each source identity also gets its own un-merged figures, listed in
-    /// priority order.
+    /// priority order. With `separateByValue` (category types) the time per value, merged by priority
+    /// (``CategoryCoverage``), and per source that source's own.
     func statistics(
         of selection: Selection, options: StatisticsOptions, style: AggregationStyle, unit: UnitTransform
     ) -> Statistics {
@@ -17,15 +18,18 @@ extension Series {
             if options.contains(.cumulativeSum) {
                 figures.sum = unit.amount(mergedSum(c, selection, window: nil))
             }
+            if options.contains(.separateByValue) { figures.durationByValue = valueDurations(c, selection) }
             var bySource: [SourceStatistics] = []
             if options.contains(.separateBySource) {
                 let perIdentity = selectionsByIdentity(c, selection)
                 for identity in sources.identitiesByPriority() where !perIdentity[identity].isEmpty {
                     var reducer = FigureReducer(options: figureOptions, style: style, maxDuration: maxDuration)
                     for run in perIdentity[identity].runs { reducer.add(c, run) }
-                    bySource.append(
-                        SourceStatistics(
-                            source: sources.identities[identity].latest, figures: reducer.figures(c, unit: unit)))
+                    var own = reducer.figures(c, unit: unit)
+                    if options.contains(.separateByValue) {
+                        own.durationByValue = valueDurations(c, perIdentity[identity])
+                    }
+                    bySource.append(SourceStatistics(source: sources.identities[identity].latest, figures: own))
                 }
             }
             return Statistics(start: all.earliestStart, end: all.latestEnd, figures: figures, bySource: bySource)

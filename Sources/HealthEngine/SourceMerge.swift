@@ -60,20 +60,12 @@ enum SourceMerge {
         // Per rank: the sum of value / duration over its active samples.
         var rate = [Double](repeating: 0, count: rankCount)
         var activeCount = 0
-        var ending = EndHeap()
-
-        var previous = Timestamp.min
-        var starting = selection.rows.makeIterator()
-        var nextStart = starting.next()
-        while nextStart != nil || !ending.isEmpty {
-            let startTime = nextStart.map { c.starts[$0] } ?? .max
-            let endTime = ending.first.map { c.ends[$0] } ?? .max
-            let time = min(startTime, endTime)
+        var sweep = BoundarySweep(selection)
+        while let (previous, time) = sweep.advance(c) {
             if time > previous, let winner = firstActive(active, activeCount) {
                 sink.segment(from: previous, to: time, rate: rate[winner])
             }
-            while let row = ending.first, c.ends[row] == time {
-                ending.removeFirst(c)
+            while let row = sweep.nextEnding(at: time, c) {
                 let rank = sourceRanks[Int(c.sourceIDs[row])]
                 active[rank] -= 1
                 activeCount -= 1
@@ -81,26 +73,74 @@ enum SourceMerge {
             }
             var pointRank = Int.max
             var pointSum = 0.0
-            while let row = nextStart, c.starts[row] == time {
+            while let row = sweep.nextStarting(at: time, c) {
                 let rank = sourceRanks[Int(c.sourceIDs[row])]
                 if c.ends[row] > time {
                     active[rank] += 1
                     activeCount += 1
                     rate[rank] += c.values[row] / Double(c.ends[row] - time)
-                    ending.insert(row, c)
+                    sweep.activate(row, c)
                 } else if rank < pointRank {
                     (pointRank, pointSum) = (rank, c.values[row])
                 } else if rank == pointRank {
                     pointSum += c.values[row]
                 }
-                nextStart = starting.next()
             }
             if pointRank != .max, pointRank <= (firstActive(active, activeCount) ?? .max) {
                 sink.point(at: time, value: pointSum)
             }
-            previous = time
         }
     }
+}
+
+/// The instants of a sweep over selected rows in time order: every start, and every end of a row made active,
+/// each once (``SourceMerge`` and ``CategoryCoverage`` cut time into elementary segments with it).
+///
+/// Each step: ``advance(_:)`` gives the previous instant and the next one; then take the rows ending there with
+/// ``nextEnding(at:_:)``, then those starting there with ``nextStarting(at:_:)``, calling ``activate(_:_:)`` for each
+/// that lasts past the instant so that its end becomes an instant of the sweep.
+struct BoundarySweep {
+    private var ending = EndHeap()
+    private var starting: FlattenSequence<[Range<Int>]>.Iterator
+    private var nextStart: Int?
+    private var current = Timestamp.min
+
+    init(_ selection: Selection) {
+        starting = selection.rows.makeIterator()
+        nextStart = starting.next()
+    }
+
+    /// The instant reached so far and the next instant where a row starts or an active row ends; `nil` once no
+    /// row is left. The first step's previous instant is `Timestamp.min`.
+    @inline(__always)
+    mutating func advance(_ c: Columns) -> (previous: Timestamp, time: Timestamp)? {
+        guard nextStart != nil || !ending.isEmpty else { return nil }
+        let startTime = nextStart.map { c.starts[$0] } ?? .max
+        let endTime = ending.first.map { c.ends[$0] } ?? .max
+        let previous = current
+        current = min(startTime, endTime)
+        return (previous, current)
+    }
+
+    /// The next active row that ends at `time`, removed from the active ones.
+    @inline(__always)
+    mutating func nextEnding(at time: Timestamp, _ c: Columns) -> Int? {
+        guard let row = ending.first, c.ends[row] == time else { return nil }
+        ending.removeFirst(c)
+        return row
+    }
+
+    /// The next row, in start order, that starts at `time`.
+    @inline(__always)
+    mutating func nextStarting(at time: Timestamp, _ c: Columns) -> Int? {
+        guard let row = nextStart, c.starts[row] == time else { return nil }
+        nextStart = starting.next()
+        return row
+    }
+
+    /// Makes `row` active: its end becomes an instant of the sweep.
+    @inline(__always)
+    mutating func activate(_ row: Int, _ c: Columns) { ending.insert(row, c) }
 }
 
 /// The highest-priority rank with an active sample, or nil when none is active. A plain function rather than a

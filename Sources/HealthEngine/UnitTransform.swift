@@ -21,8 +21,7 @@ struct UnitTransform: Sendable {
             self.init(from: type.canonicalUnit, to: type.canonicalUnit)
             return
         }
-        let parsed = try HealthUnit(parsing: unit)
-        try SampleRules.validate(unit: parsed, for: type)
+        let parsed = try type.unit(parsing: unit)
         self.init(from: type.canonicalUnit, to: parsed)
     }
 

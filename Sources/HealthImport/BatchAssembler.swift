@@ -40,7 +40,7 @@ struct BatchAssembler {
             if groups.count >= BatchAssembler.maxGroups { flushAll() }
             position = groups.count
             groupKeys.append(key)
-            groups.append(GroupBuilder(type: sample.type, unit: sample.type.canonicalUnit.symbol))
+            groups.append(GroupBuilder(type: sample.type, unit: sample.type.batchUnit))
         }
         guard groups[position].append(sample) else { return false }
         pendingRows += 1

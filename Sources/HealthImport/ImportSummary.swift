@@ -1,3 +1,5 @@
+import HealthModel
+
 /// Records rejected for one reason: how many, the first few lines, and one full message.
 public struct RejectionReport: Hashable, Sendable {
     /// The reason, e.g. `unknown unit "furlong"` or `startDate is not a date`.
@@ -31,11 +33,11 @@ public struct ImportSummary: Hashable, Sendable {
     /// Top-level `<Record>` elements read (quantity, category and others; records nested in a `<Correlation>`
     /// are not counted, as they also appear at top level).
     public var recordsSeen = 0
-    /// Samples imported, by short quantity-type identifier (`stepCount`).
+    /// Samples imported, by short type identifier (`stepCount`, `sleepAnalysis`).
     public var imported: [String: Int] = [:]
     /// Elements skipped by kind: the element name for top-level elements other than `<Record>` (`Workout`,
-    /// `ActivitySummary`, `Correlation`, `Me`, `ExportDate`, …), the record type for records that are not
-    /// quantity samples (`HKCategoryTypeIdentifierSleepAnalysis`).
+    /// `ActivitySummary`, `Correlation`, `Me`, `ExportDate`, …), the record type for records that are neither
+    /// quantity nor category samples (`HKDataTypeSleepDurationGoal`).
     public var skipped: [String: Int] = [:]
     /// Rejected records grouped by reason, in the order the reasons first appeared.
     public var rejected: [RejectionReport] = []
@@ -54,6 +56,10 @@ public struct ImportSummary: Hashable, Sendable {
 
     /// Samples imported in all.
     public var importedCount: Int { imported.values.reduce(0, +) }
+    /// Category samples imported (sleep, stand hours, events …: HEALTHKIT.md §12), part of ``importedCount``.
+    public var importedCategoryCount: Int {
+        imported.reduce(0) { $0 + ((try? QuantityType.named($1.key))?.isCategory == true ? $1.value : 0) }
+    }
     /// Elements skipped in all.
     public var skippedCount: Int { skipped.values.reduce(0, +) }
     /// Records rejected in all.

@@ -62,8 +62,8 @@ struct RecordMapper {
     private var sourceKey: [UInt8] = []
 
     private enum TypeResolution {
-        /// A catalog type, with its short identifier's bytes for the sample identity.
-        case quantity(QuantityType, identifier: [UInt8])
+        /// A catalog type (quantity or category), with its short identifier's bytes for the sample identity.
+        case stored(QuantityType, identifier: [UInt8])
         case other(kind: String)
         case unknown(Rejection)
     }
@@ -81,7 +81,7 @@ struct RecordMapper {
         let type: QuantityType
         let identifier: [UInt8]
         switch resolveType(typeAttribute) {
-        case .quantity(let quantity, let bytes): (type, identifier) = (quantity, bytes)
+        case .stored(let stored, let bytes): (type, identifier) = (stored, bytes)
         case .other(let kind): return .skipped(kind: kind)
         case .unknown(let rejection): return .rejected(rejection)
         }
@@ -118,6 +118,9 @@ struct RecordMapper {
     private mutating func sample(
         type: QuantityType, identifier: [UInt8], fields: RecordFields, line: Int
     ) throws -> PendingSample {
+        if let values = type.categoryValues {
+            return try categorySample(type: type, values: values, identifier: identifier, fields: fields, line: line)
+        }
         let unitEntry: UnitEntry
         switch resolveUnit(try require(fields.unit, "unit")) {
         case .unit(let entry): unitEntry = entry
@@ -131,13 +134,7 @@ struct RecordMapper {
         guard let value = withDecoded(valueAttribute, DecimalParser.parse), value.isFinite else {
             throw Rejection("value is not a number", "value \"\(string(valueAttribute))\" is not a number")
         }
-        let start = try date(try require(fields.startDate, "startDate"), "startDate")
-        let end = try date(try require(fields.endDate, "endDate"), "endDate")
-        if start > end {
-            throw Rejection(
-                "ends before it starts",
-                "ends before it starts: \(string(fields.startDate!)) to \(string(fields.endDate!))")
-        }
+        let (start, end) = try interval(fields)
         if type.style == .cumulative, value < 0 {
             throw Rejection(
                 "negative value for a cumulative type", "\(type) is cumulative and cannot take the value \(value)")
@@ -158,6 +155,39 @@ struct RecordMapper {
             line: line, type: type, start: start, end: end, value: canonical, source: source, uuid: uuid)
     }
 
+    /// A category record (HEALTHKIT.md §12): no unit, the value an enumeration name such as
+    /// `HKCategoryValueSleepAnalysisAsleepCore` (older exports' names included), stored as its raw value. Its
+    /// identity is built as a quantity record's, from the raw value.
+    private mutating func categorySample(
+        type: QuantityType, values: CategoryValueSet, identifier: [UInt8], fields: RecordFields, line: Int
+    ) throws -> PendingSample {
+        let valueAttribute = try require(fields.value, "value")
+        let name = string(valueAttribute)
+        guard let raw = values.rawValue(named: name) else {
+            throw Rejection(
+                "unknown \(type) value",
+                "\"\(name)\" is not a value of \(type) (\(values.enumeration): \(values.listing))")
+        }
+        let (start, end) = try interval(fields)
+        let source = try resolveSource(fields)
+        let value = Double(raw)
+        let uuid = SampleContentIdentity.uuid(
+            sourceName: source.nameBytes, typeIdentifier: identifier, start: start, end: end, canonicalValue: value)
+        return PendingSample(line: line, type: type, start: start, end: end, value: value, source: source, uuid: uuid)
+    }
+
+    /// The record's start and end dates; a record that ends before it starts is rejected.
+    private mutating func interval(_ fields: RecordFields) throws -> (Timestamp, Timestamp) {
+        let start = try date(try require(fields.startDate, "startDate"), "startDate")
+        let end = try date(try require(fields.endDate, "endDate"), "endDate")
+        if start > end {
+            throw Rejection(
+                "ends before it starts",
+                "ends before it starts: \(string(fields.startDate!)) to \(string(fields.endDate!))")
+        }
+        return (start, end)
+    }
+
     private func require(_ attribute: XMLAttribute?, _ name: String) throws -> XMLAttribute {
         guard let attribute else { throw Rejection("missing attribute \"\(name)\"") }
         return attribute
@@ -176,12 +206,13 @@ struct RecordMapper {
         if let known = types.value(for: attribute.value) { return known }
         let name = string(attribute)
         let resolution: TypeResolution
-        if name.hasPrefix("HKQuantityTypeIdentifier") {
+        if name.hasPrefix("HKQuantityTypeIdentifier") || name.hasPrefix("HKCategoryTypeIdentifier") {
             do {
                 let type = try QuantityType.named(name)
-                resolution = .quantity(type, identifier: Array(type.identifier.utf8))
+                resolution = .stored(type, identifier: Array(type.identifier.utf8))
             } catch {
-                resolution = .unknown(Rejection("unknown quantity type \"\(name)\"", "\(error)"))
+                let kind = name.hasPrefix("HKCategoryTypeIdentifier") ? "category" : "quantity"
+                resolution = .unknown(Rejection("unknown \(kind) type \"\(name)\"", "\(error)"))
             }
         } else {
             resolution = .other(kind: name)

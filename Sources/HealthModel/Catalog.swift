@@ -8,8 +8,20 @@ extension QuantityType {
             let parsed = try! HealthUnit(parsing: unit)
             types.append(QuantityType(identifier: identifier, canonicalUnit: parsed, style: style, index: types.count))
         }
+        let none = try! HealthUnit(parsing: "()")
+        for (identifier, values) in CategoryCatalog.entries {
+            types.append(
+                QuantityType(
+                    identifier: identifier, canonicalUnit: none, style: .category, index: types.count,
+                    categoryValues: values))
+        }
         return types
     }()
+
+    /// The quantity types of ``all``, without the category types.
+    public static let quantities: [QuantityType] = all.filter { !$0.isCategory }
+    /// The category types of ``all`` (HEALTHKIT.md §12).
+    public static let categories: [QuantityType] = all.filter(\.isCategory)
 
     private static let byName: [String: QuantityType] = {
         var map: [String: QuantityType] = [:]
@@ -23,13 +35,17 @@ extension QuantityType {
     /// Looks a type up by short (`stepCount`) or full (`HKQuantityTypeIdentifierStepCount`) identifier, spelled
     /// exactly as Apple spells it (`HKQuantityTypeIdentifierVO2Max`).
     ///
+    /// Category types are found the same way (`sleepAnalysis`, `HKCategoryTypeIdentifierSleepAnalysis`).
+    ///
     /// Throws ``ErrorCode/unknownQuantityType`` naming the string and suggesting the nearest known name.
     public static func named(_ name: String) throws -> QuantityType {
         if let type = byName[name] { return type }
-        var message = "unknown quantity type \"\(name)\""
+        let kind = hasPrefix(categoryPrefix, name) ? "category" : "quantity"
+        var message = "unknown \(kind) type \"\(name)\""
         if let nearest = nearestIdentifier(to: name), let type = byName[nearest] {
             // Suggest in the form the caller used: full identifier for a full one, short otherwise.
-            let suggestion = hasFullPrefix(name) ? type.fullIdentifier : type.identifier
+            let suggestion =
+                hasFullPrefix(name) || hasPrefix(categoryPrefix, name) ? type.fullIdentifier : type.identifier
             message += "; did you mean \"\(suggestion)\"?"
         }
         throw HealthError(.unknownQuantityType, message)
@@ -39,7 +55,10 @@ extension QuantityType {
     ///
     /// A full-identifier prefix (`HKQuantityTypeIdentifier`, in any case) is ignored.
     public static func nearestIdentifier(to name: String) -> String? {
-        let short = hasFullPrefix(name) ? String(name.dropFirst(fullPrefix.count)) : name
+        let short =
+            hasFullPrefix(name)
+            ? String(name.dropFirst(fullPrefix.count))
+            : hasPrefix(categoryPrefix, name) ? String(name.dropFirst(categoryPrefix.count)) : name
         if let alias = aliases[short.lowercased()] { return alias }
         return Suggestion.nearest(to: short, among: all.lazy.map(\.identifier))
     }
@@ -56,8 +75,11 @@ extension QuantityType {
     ]
 
     /// Whether `name` starts with `HKQuantityTypeIdentifier`, ignoring case.
-    fileprivate static func hasFullPrefix(_ name: String) -> Bool {
-        name.utf8.count > fullPrefix.utf8.count && name.lowercased().hasPrefix(fullPrefix.lowercased())
+    fileprivate static func hasFullPrefix(_ name: String) -> Bool { hasPrefix(fullPrefix, name) }
+
+    /// Whether `name` starts with `prefix`, ignoring case, and goes on after it.
+    fileprivate static func hasPrefix(_ prefix: String, _ name: String) -> Bool {
+        name.utf8.count > prefix.utf8.count && name.lowercased().hasPrefix(prefix.lowercased())
     }
 }
 

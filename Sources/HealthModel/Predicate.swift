@@ -66,24 +66,34 @@ public struct ValueBounds: Hashable, Sendable {
     public var upperInclusive: Bool
     /// The unit of both bounds; empty means the type's canonical unit.
     public var unit: String
+    /// For a category type, the raw values a sample may have (HealthKit's
+    /// `predicateForCategorySamples(with:value:)`, for a set of values); `nil` matches every value.
+    public var categoryValues: Set<Int>?
 
     /// Bounds in `unit` (canonical when empty), inclusive unless stated.
     public init(
         lower: Double? = nil, upper: Double? = nil, lowerInclusive: Bool = true, upperInclusive: Bool = true,
-        unit: String = ""
+        unit: String = "", categoryValues: Set<Int>? = nil
     ) {
         self.lower = lower
         self.upper = upper
         self.lowerInclusive = lowerInclusive
         self.upperInclusive = upperInclusive
         self.unit = unit
+        self.categoryValues = categoryValues
     }
+
+    /// A category value predicate: samples whose value is one of `values` (raw values of the type's enumeration).
+    public static func category(_ values: Set<Int>) -> ValueBounds { ValueBounds(categoryValues: values) }
 
     /// Whether `value` (in the bounds' unit) lies within them.
     @inlinable
     public func matches(_ value: Double) -> Bool {
         if let lower, lowerInclusive ? value < lower : value <= lower { return false }
         if let upper, upperInclusive ? value > upper : value >= upper { return false }
+        if let categoryValues {
+            guard let raw = Int(exactly: value), categoryValues.contains(raw) else { return false }
+        }
         return true
     }
 
@@ -95,9 +105,21 @@ public struct ValueBounds: Hashable, Sendable {
             throw HealthError(.invalidPredicate, "the value bound \(bound) is not a finite number")
         }
         var result = self
+        if let categoryValues {
+            guard let enumeration = type.categoryValues else {
+                throw HealthError(
+                    .invalidPredicate,
+                    "a category value predicate needs a category type, and \(type) is a quantity type")
+            }
+            if let bad = categoryValues.sorted().first(where: { enumeration.value(raw: $0) == nil }) {
+                throw HealthError(
+                    .invalidPredicate,
+                    "\(bad) is not a value of category type \(type) (\(enumeration.enumeration): \(enumeration.listing))"
+                )
+            }
+        }
         if !unit.isEmpty {
-            let from = try HealthUnit(parsing: unit)
-            try SampleRules.validate(unit: from, for: type)
+            let from = try type.unit(parsing: unit)
             result.lower = try lower.map { try from.convert($0, to: type.canonicalUnit) }
             result.upper = try upper.map { try from.convert($0, to: type.canonicalUnit) }
             result.unit = ""
@@ -160,6 +182,19 @@ public struct SampleFilter: Hashable, Sendable {
         guard let sources else { return true }
         return sources.contains(source.name)
             || (!source.bundleIdentifier.isEmpty && sources.contains(source.bundleIdentifier))
+    }
+}
+
+extension ValueBounds: CustomReflectable {
+    /// The fields, leaving out ``categoryValues`` when unset, so printed wire messages (and the golden vectors in
+    /// Protocol/vectors) stay as they were before category values existed.
+    public var customMirror: Mirror {
+        var children: [(label: String?, value: Any)] = [
+            ("lower", lower as Any), ("upper", upper as Any), ("lowerInclusive", lowerInclusive),
+            ("upperInclusive", upperInclusive), ("unit", unit),
+        ]
+        if let categoryValues { children.append(("categoryValues", categoryValues.sorted())) }
+        return Mirror(self, children: children, displayStyle: .struct)
     }
 }
 

@@ -80,6 +80,35 @@ public struct Sample: Hashable, Sendable {
         self.metadata = metadata
     }
 
+    /// A category sample (HEALTHKIT.md §12): `value` names one of the type's enumeration values, by name
+    /// (`asleepCore`), export name (`HKCategoryValueSleepAnalysisAsleepCore`) or raw value (`"3"`); no unit.
+    ///
+    /// Throws ``ErrorCode/invalidArgument`` for a quantity type and ``ErrorCode/invalidSample`` for a value the
+    /// enumeration lacks, naming the value and the type.
+    public init(
+        uuid: UUID = UUID(), subject: String, category type: QuantityType, start: Timestamp, end: Timestamp,
+        value: String, source: SourceInfo, metadata: [String: MetadataValue] = [:]
+    ) throws {
+        guard let values = type.categoryValues else {
+            throw HealthError(.invalidArgument, "\(type) is a quantity type; give it a value and a unit")
+        }
+        guard let raw = values.rawValue(named: value) else {
+            throw HealthError(
+                .invalidSample,
+                "\"\(value)\" is not a value of category type \(type) (\(values.enumeration): \(values.listing))")
+        }
+        self.init(
+            uuid: uuid, subject: subject, type: type, start: start, end: end, value: Double(raw),
+            unit: type.canonicalUnit, source: source, metadata: metadata)
+    }
+
+    /// A category sample's value in its type's enumeration (`nil` for a quantity sample, or a raw value the
+    /// enumeration lacks).
+    public var categoryValue: CategoryValue? {
+        guard let values = type.categoryValues, let raw = Int(exactly: value) else { return nil }
+        return values.value(raw: raw)
+    }
+
     /// The value converted to the type's canonical unit.
     public func canonicalValue() throws -> Double { try unit.convert(value, to: type.canonicalUnit) }
 
@@ -115,6 +144,10 @@ public enum SampleRules {
 
     /// Throws ``ErrorCode/incompatibleUnit`` unless `unit` measures the same dimension as the type.
     public static func validate(unit: HealthUnit, for type: QuantityType) throws {
+        if type.isCategory, unit.symbol != type.canonicalUnit.symbol {
+            throw HealthError(
+                .incompatibleUnit, "category type \(type) has no unit, but \"\(unit.symbol)\" was given")
+        }
         guard unit.isCompatible(with: type.canonicalUnit) else {
             throw HealthError(
                 .incompatibleUnit, "unit \"\(unit.symbol)\" is not compatible with \(type) (\(type.canonicalUnit))")
@@ -122,7 +155,7 @@ public enum SampleRules {
     }
 
     /// Throws ``ErrorCode/invalidSample`` for an instant outside ``SupportedInstants``, an inverted interval, a
-    /// non-finite value or a negative cumulative one.
+    /// non-finite value, a negative cumulative one, or a category value its type's enumeration does not list.
     public static func validate(start: Timestamp, end: Timestamp, value: Double, type: QuantityType) throws {
         if !SupportedInstants.contains(start) {
             throw HealthError(
@@ -140,6 +173,17 @@ public enum SampleRules {
         if type.style == .cumulative, value < 0 {
             throw HealthError(.invalidSample, "\(type) is cumulative and cannot take the negative value \(value)")
         }
+        try validate(categoryValue: value, type: type)
+    }
+
+    /// Throws ``ErrorCode/invalidSample`` naming the value and the type when `type` is a category type and
+    /// `value` is not one of its enumeration's raw values; nothing for a quantity type.
+    public static func validate(categoryValue value: Double, type: QuantityType) throws {
+        if let values = type.categoryValues, !values.contains(value) {
+            throw HealthError(
+                .invalidSample,
+                "\(value.formatted) is not a value of category type \(type) (\(values.enumeration): \(values.listing))")
+        }
     }
 
     /// Throws ``ErrorCode/invalidSample`` when `value` in `unit` overflows once converted to the canonical unit
@@ -151,5 +195,13 @@ public enum SampleRules {
                 .invalidSample,
                 "\(type) sample value \(value) \(unit) is out of range in \(type.canonicalUnit) (\(canonical))")
         }
+    }
+}
+
+extension Double {
+    /// The value as an integer when it is one (`3`), else as Swift prints it (`2.5`).
+    fileprivate var formatted: String {
+        if let integer = Int(exactly: self) { return String(integer) }
+        return String(self)
     }
 }

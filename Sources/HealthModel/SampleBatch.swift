@@ -145,7 +145,7 @@ extension SampleBatch {
     /// The rows as ``Sample`` values (type and unit resolved); throws for an unknown type or unit.
     public func samples() throws -> [Sample] {
         let type = try QuantityType.named(typeIdentifier)
-        let unit = try HealthUnit(parsing: unit)
+        let unit = try type.unit(parsing: unit)
         return (0..<count).map { row in
             Sample(
                 uuid: uuid(row: row), subject: subject, type: type, start: starts[row], end: ends[row],

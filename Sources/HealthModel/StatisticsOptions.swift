@@ -19,16 +19,18 @@ public struct StatisticsOptions: OptionSet, Hashable, Sendable, CustomStringConv
     public static let duration = StatisticsOptions(rawValue: 1 << 5)
     /// The same figures per source as well.
     public static let separateBySource = StatisticsOptions(rawValue: 1 << 6)
+    /// Category types only **[ours]**: the time covered per value, merged across sources (HEALTHKIT.md §12).
+    public static let separateByValue = StatisticsOptions(rawValue: 1 << 7)
 
     /// Every option with its HealthKit name, in bit order.
     public static let named: [(name: String, option: StatisticsOptions)] = [
         ("cumulativeSum", .cumulativeSum), ("discreteAverage", .discreteAverage), ("discreteMin", .discreteMin),
         ("discreteMax", .discreteMax), ("mostRecent", .mostRecent), ("duration", .duration),
-        ("separateBySource", .separateBySource),
+        ("separateBySource", .separateBySource), ("separateByValue", .separateByValue),
     ]
 
     /// Bits no option uses.
-    public static let unknownBits = UInt16.max & ~UInt16((1 << 7) - 1)
+    public static let unknownBits = UInt16.max & ~UInt16((1 << 8) - 1)
 
     /// The option names joined by commas, or `none`.
     public var description: String {
@@ -37,12 +39,25 @@ public struct StatisticsOptions: OptionSet, Hashable, Sendable, CustomStringConv
     }
 
     /// Throws ``ErrorCode/invalidOptions`` when an option does not fit the type's aggregation style:
-    /// cumulative types reject average, min and max; discrete types reject cumulativeSum.
+    /// cumulative types reject average, min and max; discrete types reject cumulativeSum; category types take only
+    /// mostRecent, duration, separateBySource and separateByValue, which quantity types reject.
     public func validate(for type: QuantityType) throws {
         if rawValue & StatisticsOptions.unknownBits != 0 {
             throw HealthError(.invalidOptions, "unknown statistics option bits 0x\(String(rawValue, radix: 16))")
         }
         if isEmpty { throw HealthError(.invalidOptions, "no statistics option given for \(type)") }
+        if type.isCategory {
+            let valueOnly: StatisticsOptions = [.cumulativeSum, .discreteAverage, .discreteMin, .discreteMax]
+            if let (name, _) = StatisticsOptions.named.first(where: {
+                valueOnly.contains($0.option) && contains($0.option)
+            }) {
+                throw HealthError(.invalidOptions, "\(name) is not valid for category type \(type)")
+            }
+            return
+        }
+        if contains(.separateByValue) {
+            throw HealthError(.invalidOptions, "separateByValue is valid only for category types, not \(type)")
+        }
         if type.style == .cumulative {
             let discreteOnly: StatisticsOptions = [.discreteAverage, .discreteMin, .discreteMax]
             if let (name, _) = StatisticsOptions.named.first(where: {
@@ -89,11 +104,14 @@ public struct StatisticsFigures: Hashable, Sendable {
     public var mostRecent: MostRecent?
     /// With `duration`, in microseconds.
     public var duration: Int64?
+    /// With `separateByValue` (category types): the time covered per value, in increasing raw value, only values
+    /// that cover some time.
+    public var durationByValue: [ValueDuration]?
 
     /// Figures; each defaults to not requested.
     public init(
         sum: Double? = nil, average: Double? = nil, minimum: Double? = nil, maximum: Double? = nil,
-        mostRecent: MostRecent? = nil, duration: Int64? = nil
+        mostRecent: MostRecent? = nil, duration: Int64? = nil, durationByValue: [ValueDuration]? = nil
     ) {
         self.sum = sum
         self.average = average
@@ -101,6 +119,39 @@ public struct StatisticsFigures: Hashable, Sendable {
         self.maximum = maximum
         self.mostRecent = mostRecent
         self.duration = duration
+        self.durationByValue = durationByValue
+    }
+
+    /// The covered time of `rawValue` in ``durationByValue``, 0 when it has none.
+    public func duration(ofValue rawValue: Int) -> Int64 {
+        durationByValue?.first { $0.value == rawValue }?.duration ?? 0
+    }
+}
+
+/// The time a category value covers (HEALTHKIT.md §12): a raw value of the type's enumeration and microseconds.
+public struct ValueDuration: Hashable, Sendable {
+    /// The raw value.
+    public var value: Int
+    /// Microseconds covered.
+    public var duration: Int64
+
+    /// A value's covered time.
+    public init(value: Int, duration: Int64) {
+        self.value = value
+        self.duration = duration
+    }
+}
+
+extension StatisticsFigures: CustomReflectable {
+    /// The fields, leaving out ``durationByValue`` when unset, so printed wire messages (and the golden vectors
+    /// in Protocol/vectors) stay as they were before category types existed.
+    public var customMirror: Mirror {
+        var children: [(label: String?, value: Any)] = [
+            ("sum", sum as Any), ("average", average as Any), ("minimum", minimum as Any),
+            ("maximum", maximum as Any), ("mostRecent", mostRecent as Any), ("duration", duration as Any),
+        ]
+        if let durationByValue { children.append(("durationByValue", durationByValue)) }
+        return Mirror(self, children: children, displayStyle: .struct)
     }
 }
 

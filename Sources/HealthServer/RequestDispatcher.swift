@@ -106,7 +106,7 @@ public struct RequestDispatcher: Sendable {
             let statistics = try store.statistics(
                 subject: m.subject, type: m.type, filter: m.filter, options: m.options,
                 unit: m.unit.isEmpty ? nil : m.unit)
-            let unit = m.unit.isEmpty ? try QuantityType.named(m.type).canonicalUnit.symbol : m.unit
+            let unit = m.unit.isEmpty ? try QuantityType.named(m.type).batchUnit : m.unit
             return [.statisticsResult(StatisticsResult(unit: unit, statistics: statistics))]
 
         case .collectionQuery(let m):
@@ -114,7 +114,7 @@ public struct RequestDispatcher: Sendable {
                 subject: m.subject, type: m.type, filter: m.filter, options: m.options, anchor: m.anchor,
                 interval: m.interval, timeZone: m.timeZone, unit: m.unit.isEmpty ? nil : m.unit,
                 enumerateFrom: m.enumerateFrom, enumerateTo: m.enumerateTo)
-            let unit = m.unit.isEmpty ? try QuantityType.named(m.type).canonicalUnit.symbol : m.unit
+            let unit = m.unit.isEmpty ? try QuantityType.named(m.type).batchUnit : m.unit
             return collectionFrames(buckets, unit: unit)
 
         case .getSourcePriority(let m):
@@ -237,7 +237,7 @@ public struct RequestDispatcher: Sendable {
             let batch = SampleBatch(
                 batchID: 0, subject: subject, typeIdentifier: result.type.identifier, unit: result.unit.symbol,
                 sources: chunk.sources, starts: chunk.starts, ends: chunk.ends, values: chunk.values,
-                sourceIndices: chunk.sourceIndices, uuids: chunk.uuids)
+                sourceIndices: chunk.sourceIndices, uuids: chunk.uuids, metadata: chunk.metadata)
             messages.append(.sampleResult(SampleResult(batch: batch)))
             start = end
         } while start < result.count

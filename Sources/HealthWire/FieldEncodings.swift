@@ -26,6 +26,7 @@ extension ByteWriter {
         if figures.maximum != nil { present |= 1 << 3 }
         if figures.mostRecent != nil { present |= 1 << 4 }
         if figures.duration != nil { present |= 1 << 5 }
+        if figures.durationByValue != nil { present |= 1 << 6 }
         write(present)
         if let sum = figures.sum { writeDouble(sum) }
         if let average = figures.average { writeDouble(average) }
@@ -37,6 +38,13 @@ extension ByteWriter {
             writeTimestamp(recent.end)
         }
         if let duration = figures.duration { writeSignedVarint(duration) }
+        if let byValue = figures.durationByValue {
+            writeVarint(UInt64(byValue.count))
+            for entry in byValue {
+                writeSignedVarint(Int64(entry.value))
+                writeSignedVarint(entry.duration)
+            }
+        }
     }
 
     mutating func writeStatistics(_ statistics: Statistics) {
@@ -76,9 +84,9 @@ extension ByteReader {
         (try readString(limits), try readString(limits), try readFilter(limits, carryingWriter: false))
     }
 
-    mutating func readFigures() throws -> StatisticsFigures {
+    mutating func readFigures(_ limits: MessageLimits) throws -> StatisticsFigures {
         let present = try readByte()
-        guard present & 0b1100_0000 == 0 else {
+        guard present & 0b1000_0000 == 0 else {
             throw CodecError(.malformedPayload, "unknown statistics figure bits 0x\(hex(present))")
         }
         var figures = StatisticsFigures()
@@ -91,18 +99,31 @@ extension ByteReader {
                 value: try readDouble(), start: try readTimestamp(), end: try readTimestamp())
         }
         if present & 1 << 5 != 0 { figures.duration = try readSignedVarint() }
+        if present & 1 << 6 != 0 {
+            let count = try readListCount("value duration", limits: limits, minBytes: 2)
+            var byValue: [ValueDuration] = []
+            byValue.reserveCapacity(count)
+            for _ in 0..<count {
+                let raw = try readSignedVarint()
+                guard let value = Int(exactly: raw) else {
+                    throw CodecError(.malformedPayload, "category value \(raw) is out of range")
+                }
+                byValue.append(ValueDuration(value: value, duration: try readSignedVarint()))
+            }
+            figures.durationByValue = byValue
+        }
         return figures
     }
 
     mutating func readStatistics(_ limits: MessageLimits) throws -> Statistics {
         let start = try readTimestamp()
         let end = try readTimestamp()
-        let figures = try readFigures()
+        let figures = try readFigures(limits)
         let count = try readListCount("source statistics", limits: limits, minBytes: 5)
         var bySource: [SourceStatistics] = []
         bySource.reserveCapacity(count)
         for _ in 0..<count {
-            bySource.append(SourceStatistics(source: try readSource(limits), figures: try readFigures()))
+            bySource.append(SourceStatistics(source: try readSource(limits), figures: try readFigures(limits)))
         }
         return Statistics(start: start, end: end, figures: figures, bySource: bySource)
     }

@@ -1,8 +1,8 @@
 import HealthModel
 
 /// Checks of a decoded request that need the catalog and the unit parser, made before any work is queued:
-/// the type exists, units parse and fit it, predicates and options are valid. Row-level sample rules are the
-/// engine's.
+/// the type exists, units parse and fit it, predicates and options are valid, a category batch's values are in its
+/// type's enumeration. The other row-level sample rules are the engine's.
 extension Message {
     /// Throws the ``HealthError`` the request deserves (``ErrorCode/unknownQuantityType``,
     /// ``ErrorCode/invalidUnit``, ``ErrorCode/incompatibleUnit``, ``ErrorCode/invalidPredicate``,
@@ -15,6 +15,15 @@ extension Message {
                 try Self.validate(unit: m.batch.unit, for: type, allowEmpty: false)
                 try SampleRules.validate(subject: m.batch.subject)
                 try m.batch.validateShape()
+                if type.isCategory {
+                    for (row, value) in m.batch.values.enumerated() {
+                        do {
+                            try SampleRules.validate(categoryValue: value, type: type)
+                        } catch let error as HealthError {
+                            throw HealthError(error.code, "batch \(m.batch.batchID) row \(row): \(error.message)")
+                        }
+                    }
+                }
             case .delete(let m):
                 let type = try Self.validate(subject: m.subject, type: m.type)
                 if case .filter(let filter) = m.selection { _ = try filter.validated(for: type) }
@@ -59,7 +68,7 @@ extension Message {
 
     private static func validate(unit: String, for type: QuantityType, allowEmpty: Bool) throws {
         if allowEmpty, unit.isEmpty { return }
-        try SampleRules.validate(unit: try HealthUnit(parsing: unit), for: type)
+        _ = try type.unit(parsing: unit)
     }
 
     private static func validate(collection m: CollectionQuery) throws {

@@ -97,6 +97,6 @@ import Testing
         #expect(err.hasPrefix("error: invalid server address 'broken:' in HKQ_SERVER"))
         let (okStatus, out, _) = try await Self.run(["types", "--format", "csv"])
         #expect(okStatus == 0)
-        #expect(out.hasPrefix("identifier,fullIdentifier,unit,style\nstepCount,"))
+        #expect(out.hasPrefix("identifier,fullIdentifier,unit,style,kind,values\nstepCount,"))
     }
 }

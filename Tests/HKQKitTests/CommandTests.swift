@@ -22,16 +22,28 @@ import Testing
         #expect(result.status == 0)
         let lines = result.out.split(separator: "\n").map(String.init)
         #expect(lines.count == QuantityType.all.count + 1)
-        #expect(lines.first?.split(separator: " ", omittingEmptySubsequences: true) == ["IDENTIFIER", "UNIT", "STYLE"])
+        #expect(
+            lines.first?.split(separator: " ", omittingEmptySubsequences: true) == [
+                "IDENTIFIER", "UNIT", "STYLE", "KIND",
+            ])
         let rows = lines.dropFirst().map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
-        #expect(rows.first == ["stepCount", "count", "cumulative"])
-        #expect(rows.contains(["heartRate", "count/min", "discreteTemporallyWeighted"]))
-        #expect(rows.contains(["vo2Max", "mL/(kg*min)", "discreteArithmetic"]))
-        #expect(rows.contains(["environmentalAudioExposure", "dBASPL", "discreteEquivalentContinuousLevel"]))
-        // Columns are aligned: every line's columns start where the header's do.
+        #expect(rows.first == ["stepCount", "count", "cumulative", "quantity"])
+        #expect(rows.contains(["heartRate", "count/min", "discreteTemporallyWeighted", "quantity"]))
+        #expect(rows.contains(["vo2Max", "mL/(kg*min)", "discreteArithmetic", "quantity"]))
+        #expect(
+            rows.contains(["environmentalAudioExposure", "dBASPL", "discreteEquivalentContinuousLevel", "quantity"]))
+        // Category types have no unit: an empty cell.
+        #expect(rows.contains(["sleepAnalysis", "category", "category"]))
+        #expect(rows.filter { $0.last == "category" }.count == QuantityType.categories.count)
+        // Columns are aligned: every quantity line's columns start where the header's do.
         let headerStarts = Self.columnStarts(lines[0])
-        #expect(headerStarts.count == 2)
-        for line in lines { #expect(Self.columnStarts(line) == headerStarts, "\(line)") }
+        #expect(headerStarts.count == 3)
+        for line in lines.prefix(QuantityType.quantities.count + 1) {
+            #expect(Self.columnStarts(line) == headerStarts, "\(line)")
+        }
+        for line in lines.dropFirst(QuantityType.quantities.count + 1) {
+            #expect(Self.columnStarts(line) == Array(headerStarts.dropFirst()), "\(line)")
+        }
     }
 
     /// Offsets where a cell starts after a gap of two or more spaces.
@@ -48,11 +60,13 @@ import Testing
         let objects = try #require(try JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [[String: String]])
         #expect(objects.count == QuantityType.all.count)
         for (object, type) in zip(objects, QuantityType.all) {
-            #expect(Set(object.keys) == ["identifier", "fullIdentifier", "unit", "style"])
+            #expect(Set(object.keys) == ["identifier", "fullIdentifier", "unit", "style", "kind", "values"])
             #expect(object["identifier"] == type.identifier)
             #expect(object["fullIdentifier"] == type.fullIdentifier)
-            #expect(object["unit"] == type.canonicalUnit.symbol)
+            #expect(object["unit"] == (type.isCategory ? "" : type.canonicalUnit.symbol))
             #expect(object["style"] == type.style.description)
+            #expect(object["kind"] == (type.isCategory ? "category" : "quantity"))
+            #expect(object["values"] == (type.categoryValues?.listing ?? ""))
         }
         #expect(
             result.out.hasPrefix(
@@ -62,8 +76,11 @@ import Testing
     @Test func typesCSV() async {
         let result = await runHKQ(["--format=csv", "types"])
         let lines = result.out.split(separator: "\n")
-        #expect(lines.first == "identifier,fullIdentifier,unit,style")
-        #expect(lines.dropFirst().first == "stepCount,HKQuantityTypeIdentifierStepCount,count,cumulative")
+        #expect(lines.first == "identifier,fullIdentifier,unit,style,kind,values")
+        #expect(lines.dropFirst().first == "stepCount,HKQuantityTypeIdentifierStepCount,count,cumulative,quantity,")
+        #expect(
+            lines.contains(
+                "appleStandHour,HKCategoryTypeIdentifierAppleStandHour,,category,category,\"stood 0, idle 1\""))
         #expect(lines.count == QuantityType.all.count + 1)
     }
 

@@ -597,7 +597,8 @@ import Testing
         #expect(unknown.status == 64)
         #expect(
             unknown.err.hasPrefix(
-                "error: unknown statistics option 'median'; expected sum, avg, min, max, recent, duration, by-source\n")
+                "error: unknown statistics option 'median'; expected sum, avg, min, max, recent, duration, by-source, by-value\n"
+            )
         )
     }
 

@@ -100,6 +100,51 @@ import Testing
         #expect(table.contains("DURATION  20m"))
     }
 
+    @Test func categoryShapes() async throws {
+        let live = try #require(LiveServer.current)
+        let night = try live.file(
+            "night.csv",
+            """
+            type,start,end,value,unit,source
+            sleepAnalysis,2026-11-01T00:30:00-04:00,2026-11-01T07:00:00-05:00,inBed,,iPhone
+            sleepAnalysis,2026-11-01T01:00:00-04:00,2026-11-01T03:00:00-05:00,asleepCore,,Watch
+
+            """)
+        _ = try await Self.run(["insert", night], subject: "shape-category")
+        let tagged = try live.file(
+            "tagged.jsonl",
+            #"{"type":"sleepAnalysis","start":"2026-11-02T01:00:00-05:00","end":"2026-11-02T02:00:00-05:00","value":"awake","source":"Ring","metadata":{"HKTimeZone":"America/New_York","n":2}}"#
+                + "\n")
+        _ = try await Self.run(["insert", tagged], subject: "shape-category")
+        let samples = ["samples", "sleepAnalysis"] + Self.newYork
+        let rows = try OutputShapes.expectJSON(
+            try await Self.run(samples + ["--format", "json"], subject: "shape-category"),
+            section: "samples (category types)")
+        #expect(rows.elements.compactMap { $0["value"]?.text } == ["inBed", "asleepCore", "awake"])
+        #expect(rows.elements.map { $0["metadata"] == nil } == [true, true, false])
+        try OutputShapes.expectCSV(
+            try await Self.run(samples + ["--format", "csv"], subject: "shape-category"),
+            section: "samples (category types)")
+        let stats = ["stats", "sleepAnalysis", "--options", "duration,by-value,by-source"] + Self.newYork
+        let figures = try OutputShapes.expectJSON(
+            try await Self.run(stats + ["--format", "json"], subject: "shape-category"),
+            section: "stats (category types)")
+        #expect(figures["sources"]?.elements.count == 3)
+        try OutputShapes.expectCSV(
+            try await Self.run(stats + ["--format", "csv"], subject: "shape-category"),
+            section: "stats (category types)")
+        // The fall-back night ending 2026-11-01 at 18:00 lasts 25 hours.
+        let sleep = ["sleep", "--from", "2026-10-31", "--to", "2026-11-02"] + Self.newYork
+        let nights = try OutputShapes.expectJSON(
+            try await Self.run(sleep + ["--format", "json"], subject: "shape-category"), section: "sleep"
+        ).elements
+        #expect(nights.compactMap { $0["night"]?.text } == ["2026-10-31", "2026-11-01"])
+        #expect(nights.last?["start"]?.text == "2026-10-31T18:00:00-04:00")
+        #expect(nights.last?["end"]?.text == "2026-11-01T18:00:00-05:00")
+        try OutputShapes.expectCSV(
+            try await Self.run(sleep + ["--format", "csv"], subject: "shape-category"), section: "sleep")
+    }
+
     @Test func collectionShapes() async throws {
         try await Self.seed("shape-collection")
         let arguments =

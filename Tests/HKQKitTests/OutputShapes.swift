@@ -128,6 +128,15 @@ enum OutputShapes {
         case ("integer", .integer), ("bool", .bool): fits = true
         case ("map", .object(let entries)):
             fits = entries.allSatisfy { if case .integer = $0.value { true } else { false } }
+        case ("metadata", .object(let entries)):
+            fits = entries.allSatisfy { entry in
+                switch entry.value {
+                case .string, .number, .integer: true
+                case .object(let fields):
+                    Set(fields.keys) == ["date"] || Set(fields.keys) == ["value", "unit"]
+                default: false
+                }
+            }
         case ("instant", .string(let text)): fits = isInstant(text)
         case ("uuid", .string(let text)): fits = UUID(uuidString: text) != nil
         default: fits = false

@@ -24,6 +24,12 @@ struct SpecExamplesTests {
             batchID: 2, subject: "bo", typeIdentifier: "distanceWalkingRunning", unit: "m",
             sources: [SourceInfo(name: "Ring")], starts: [0], ends: [60_000_000], values: [1234.56],
             sourceIndices: [0], uuids: [UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!], valueDigits: 6),
+        "category-sleep": SampleBatch(
+            batchID: 2, subject: "anna", typeIdentifier: "sleepAnalysis", unit: "",
+            sources: [SourceInfo(name: "Watch")],
+            starts: [1_577_919_600_000_000, 1_577_921_400_000_000],
+            ends: [1_577_921_400_000_000, 1_577_926_800_000_000],
+            values: [0, 3], sourceIndices: [0, 0]),
     ]
 
     /// The spec file, found from this source file's path.

@@ -190,6 +190,21 @@ struct RecordMappingTests {
                 Fixtures.record(type: "HKQuantityTypeIdentifierBodyMass", unit: "lb", value: "1e306"),
                 "value out of range", "out of range"
             ),
+            (
+                Fixtures.record(
+                    type: "HKCategoryTypeIdentifierSleepAnalysis", unit: nil, value: "HKCategoryValueSleepAnalysisNap"),
+                "unknown sleepAnalysis value",
+                "\"HKCategoryValueSleepAnalysisNap\" is not a value of sleepAnalysis (HKCategoryValueSleepAnalysis: inBed 0"
+            ),
+            (
+                Fixtures.record(type: "HKCategoryTypeIdentifierSleepAnalysis", unit: nil, value: nil),
+                "missing attribute \"value\"", "value"
+            ),
+            (
+                Fixtures.record(type: "HKCategoryTypeIdentifierSleepAnalysiss", unit: nil, value: "x"),
+                "unknown category type \"HKCategoryTypeIdentifierSleepAnalysiss\"",
+                "did you mean \"HKCategoryTypeIdentifierSleepAnalysis\"?"
+            ),
         ])
     func rejected(record: String, reason: String, detail: String) throws {
         let good = Fixtures.record(value: "7", start: "2018-01-01 00:00:00 +0000", end: "2018-01-01 00:01:00 +0000")
@@ -203,6 +218,33 @@ struct RecordMappingTests {
         #expect(report.example.contains(detail), "\(report.example)")
         // The document's preamble takes 12 lines; the rejected record is the second of the body.
         #expect(report.firstLines == [14])
+    }
+
+    @Test("category records: every sleep value name, old and new, maps to its raw value; identities are stable")
+    func categoryRecords() throws {
+        let names = [
+            "HKCategoryValueSleepAnalysisInBed", "HKCategoryValueSleepAnalysisAsleep",
+            "HKCategoryValueSleepAnalysisAwake", "HKCategoryValueSleepAnalysisAsleepCore",
+            "HKCategoryValueSleepAnalysisAsleepDeep", "HKCategoryValueSleepAnalysisAsleepREM",
+            "HKCategoryValueSleepAnalysisAsleepUnspecified",
+        ]
+        let records = names.enumerated().map { index, name in
+            Fixtures.record(
+                type: "HKCategoryTypeIdentifierSleepAnalysis", unit: nil, value: name,
+                start: "2017-01-21 0\(index):00:00 -0400", end: "2017-01-21 0\(index):30:00 -0400", source: "Watch")
+        }
+        let stand = Fixtures.record(
+            type: "HKCategoryTypeIdentifierAppleStandHour", unit: nil, value: "HKCategoryValueAppleStandHourIdle")
+        let body = (records + [stand]).joined(separator: "\n")
+        let (batches, summary) = try Fixtures.importing(body: body)
+        #expect(summary.imported == ["sleepAnalysis": 7, "appleStandHour": 1])
+        #expect(summary.importedCategoryCount == 8)
+        let sleep = try #require(batches.first { $0.typeIdentifier == "sleepAnalysis" })
+        #expect(sleep.values == [0, 1, 2, 3, 4, 5, 1])
+        #expect(sleep.unit == "")
+        #expect(batches.first { $0.typeIdentifier == "appleStandHour" }?.values == [1])
+        let (again, _) = try Fixtures.importing(body: body)
+        #expect(again.map(\.uuids) == batches.map(\.uuids))
     }
 
     @Test("rejections are grouped by reason with the first few lines, and stay bounded")
@@ -238,6 +280,7 @@ struct RecordMappingTests {
             \(diastolic)
             \(Fixtures.record(type: "HKCategoryTypeIdentifierSleepAnalysis", unit: nil, value: "HKCategoryValueSleepAnalysisInBed"))
             \(Fixtures.record(type: "HKCategoryTypeIdentifierSleepAnalysis", unit: nil, value: "HKCategoryValueSleepAnalysisAsleep"))
+            \(Fixtures.record(type: "HKDataTypeSleepDurationGoal", unit: "hr", value: "8"))
              <Workout workoutActivityType="HKWorkoutActivityTypeRunning" duration="30" sourceName="w" startDate="\(Self.start)" endDate="\(Self.start)">
               <WorkoutEvent type="HKWorkoutEventTypePause" date="\(Self.start)"/>
               <WorkoutRoute sourceName="w" startDate="\(Self.start)" endDate="\(Self.start)">
@@ -256,13 +299,14 @@ struct RecordMappingTests {
         #expect(
             summary.imported == [
                 "bloodPressureSystolic": 1, "bloodPressureDiastolic": 1, "heartRateVariabilitySDNN": 1,
+                "sleepAnalysis": 2,
             ])
         #expect(
             summary.skipped == [
-                "ExportDate": 1, "Me": 1, "Correlation": 1, "HKCategoryTypeIdentifierSleepAnalysis": 2, "Workout": 1,
+                "ExportDate": 1, "Me": 1, "Correlation": 1, "HKDataTypeSleepDurationGoal": 1, "Workout": 1,
                 "ActivitySummary": 1, "ClinicalRecord": 1,
             ])
-        #expect(summary.recordsSeen == 5)
+        #expect(summary.recordsSeen == 6)
         #expect(summary.rejected.isEmpty)
         #expect(Fixtures.rows(batches).allSatisfy { $0.metadata.isEmpty })
     }

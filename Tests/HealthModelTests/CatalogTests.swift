@@ -5,8 +5,9 @@ import Testing
 /// The quantity-type catalog of HEALTHKIT.md §1: units, styles, lookup and suggestions.
 @Suite struct CatalogTests {
     @Test func catalogHasEveryTypeOnceWithItsIndex() {
-        #expect(QuantityType.all.count == QuantityCatalog.entries.count)
-        #expect(QuantityType.all.count == 79 + 39)
+        #expect(QuantityType.all.count == QuantityCatalog.entries.count + CategoryCatalog.entries.count)
+        #expect(QuantityType.quantities.count == 79 + 39)
+        #expect(QuantityType.categories.count == CategoryCatalog.entries.count)
         #expect(Set(QuantityType.all.map(\.identifier)).count == QuantityType.all.count)
         for (position, type) in QuantityType.all.enumerated() { #expect(type.index == position) }
     }
@@ -25,7 +26,8 @@ import Testing
     func lookupByShortAndFullIdentifier(type: QuantityType) throws {
         #expect(try QuantityType.named(type.identifier) == type)
         #expect(try QuantityType.named(type.fullIdentifier) == type)
-        #expect(type.fullIdentifier.hasPrefix("HKQuantityTypeIdentifier"))
+        #expect(
+            type.fullIdentifier.hasPrefix(type.isCategory ? "HKCategoryTypeIdentifier" : "HKQuantityTypeIdentifier"))
     }
 
     /// Spot checks of the table in HEALTHKIT.md §1.

@@ -7,12 +7,17 @@ import HealthModel
     /// One type of each aggregation style.
     static let typeOfStyle: [AggregationStyle: String] = [
         .cumulative: "stepCount", .discreteArithmetic: "bodyMass", .discreteTemporallyWeighted: "heartRate",
-        .discreteEquivalentContinuousLevel: "environmentalAudioExposure",
+        .discreteEquivalentContinuousLevel: "environmentalAudioExposure", .category: "sleepAnalysis",
     ]
 
     /// The message for an option that does not fit a style, or nil when it fits.
     static func expectedProblem(option: String, style: AggregationStyle, type: String) -> String? {
         switch (style, option) {
+        case (.category, "cumulativeSum"), (.category, "discreteAverage"), (.category, "discreteMin"),
+            (.category, "discreteMax"):
+            "\(option) is not valid for category type \(type)"
+        case (.category, _): nil
+        case (_, "separateByValue"): "separateByValue is valid only for category types, not \(type)"
         case (.cumulative, "discreteAverage"), (.cumulative, "discreteMin"), (.cumulative, "discreteMax"):
             "\(option) is not valid for cumulative type \(type)"
         case (.discreteArithmetic, "cumulativeSum"), (.discreteTemporallyWeighted, "cumulativeSum"),
@@ -67,15 +72,15 @@ import HealthModel
         #expect(throws: HealthError(.invalidOptions, "no statistics option given for stepCount")) {
             try StatisticsOptions().validate(for: steps)
         }
-        #expect(throws: HealthError(.invalidOptions, "unknown statistics option bits 0x81")) {
-            try StatisticsOptions(rawValue: 0x81).validate(for: steps)
+        #expect(throws: HealthError(.invalidOptions, "unknown statistics option bits 0x101")) {
+            try StatisticsOptions(rawValue: 0x101).validate(for: steps)
         }
     }
 
     @Test func descriptionListsNamesInBitOrder() {
         #expect(StatisticsOptions().description == "none")
         #expect(StatisticsOptions([.separateBySource, .cumulativeSum]).description == "cumulativeSum,separateBySource")
-        #expect(StatisticsOptions.named.count == 7)
+        #expect(StatisticsOptions.named.count == 8)
         for (bit, entry) in StatisticsOptions.named.enumerated() { #expect(entry.option.rawValue == 1 << bit) }
     }
 }

@@ -41,7 +41,7 @@ struct WriterFormatTests {
         #expect(series.changeLog.deletions.map(\.writer) == [9])
         #expect(image.lastAnchor == 10)
         let bytes = SnapshotCodec.encode(image, sequence: 5)
-        #expect(Array(bytes.prefix(8)) == Array("HKSNAP05".utf8))
+        #expect(Array(bytes.prefix(8)) == Array("HKSNAP06".utf8))
         let decoded = try SnapshotCodec.decode(bytes)
         #expect(decoded.image == image)
         #expect(decoded.sequence == 5)
@@ -68,10 +68,13 @@ struct WriterFormatTests {
         _ = try store.insert(first, writer: 9, beforeApplying: {})
         var (image, _) = store.image(of: try QuantityType.named("stepCount")) { () }
         image.series[0].recentBatches = []
-        // Without recent batches, version 4 and 5 bodies are the same bytes.
+        // Without recent batches, version 4 and 5 bodies are the same bytes: version 6's without its metadata
+        // tables (an empty one is the blob 01 00 after the series' columns).
         var bytes = SnapshotCodec.encode(image, sequence: 3)
         bytes.replaceSubrange(0..<8, with: Array("HKSNAP04".utf8))
         bytes.removeLast(4)
+        #expect(Array(bytes.suffix(2)) == [1, 0])
+        bytes.removeLast(2)
         let crc = Zlib.crc32(bytes)
         withUnsafeBytes(of: crc.littleEndian) { bytes.append(contentsOf: $0) }
         let decoded = try SnapshotCodec.decode(bytes)
@@ -81,6 +84,37 @@ struct WriterFormatTests {
         // The retry is recognised row by row through its UUIDs.
         #expect(try restored.insert(first, writer: 9, beforeApplying: {}) == InsertResult(inserted: 0, duplicates: 4))
         #expect(try restored.samples(subject: "anna", type: "stepCount").count == 4)
+    }
+
+    @Test("HKSNAP06 keeps each row's metadata (every value type); HKSNAP05, without metadata tables, still reads")
+    func snapshotMetadata() throws {
+        let store = HealthStore()
+        var batch = stepBatch(id: 1, rows: 3)
+        batch.metadata = [
+            ["HKTimeZone": .string("Europe/Berlin"), "n": .number(2.5)], [:],
+            ["d": .date(-1), "q": .quantity(1.5, unit: "km")],
+        ]
+        _ = try store.insert(batch, writer: 9, beforeApplying: {})
+        let type = try QuantityType.named("stepCount")
+        let (image, _) = store.image(of: type) { () }
+        #expect(image.series[0].metadata.count == 2)
+        let bytes = SnapshotCodec.encode(image, sequence: 4)
+        let decoded = try SnapshotCodec.decode(bytes)
+        #expect(decoded.image == image)
+        let restored = HealthStore()
+        try restored.restore(decoded.image)
+        #expect(try restored.samples(subject: "anna", type: "stepCount").metadata == batch.metadata)
+
+        var plain = image
+        plain.series[0].metadata = [:]
+        var version5 = SnapshotCodec.encode(plain, sequence: 4)
+        version5.replaceSubrange(0..<8, with: Array("HKSNAP05".utf8))
+        version5.removeLast(4)
+        #expect(Array(version5.suffix(2)) == [1, 0])
+        version5.removeLast(2)
+        let crc = Zlib.crc32(version5)
+        withUnsafeBytes(of: crc.littleEndian) { version5.append(contentsOf: $0) }
+        #expect(try SnapshotCodec.decode(version5).image == plain)
     }
 
     @Test("a batch table whose anchors overlap or miss a row is refused at restore, naming the subject")
@@ -189,8 +223,9 @@ struct WriterFormatTests {
         let current = SnapshotCodec.encode(tableless, sequence: 5)
         let series = image.series[0]
         let n = series.count
-        // The version 4 body ends with the batch count (one byte: 0) and 34 column bytes per sample.
-        var old = Array("HKSNAP03".utf8) + current[8..<(current.count - 4 - n * 34 - 1)]
+        // The version 6 body ends with the batch count (one byte: 0), 34 column bytes per sample and an empty
+        // metadata table (two bytes).
+        var old = Array("HKSNAP03".utf8) + current[8..<(current.count - 4 - 2 - n * 34 - 1)]
         func raw<T>(_ column: [T]) { column.withUnsafeBytes { old += $0 } }
         raw(Array(series.starts))
         raw(Array(series.ends))

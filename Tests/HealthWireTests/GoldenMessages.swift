@@ -33,6 +33,15 @@ enum Golden {
         return batch
     }
 
+    /// One night of sleep from a Watch: in bed, then core and deep sleep (raw values 0, 3, 4), no unit.
+    static var sleepBatch: SampleBatch {
+        var batch = SampleBatch(batchID: 43, subject: "anna", typeIdentifier: "sleepAnalysis", unit: "")
+        batch.append(start: t0, end: t0 + 30 * Micros.minute, value: 0, source: watch)
+        batch.append(start: t0 + 30 * Micros.minute, end: t0 + 2 * Micros.hour, value: 3, source: watch)
+        batch.append(start: t0 + 2 * Micros.hour, end: t0 + 3 * Micros.hour, value: 4, source: watch)
+        return batch
+    }
+
     static let dayFilter = SampleFilter(date: DatePredicate(start: t0, end: t0 + Micros.day, strictStartDate: true))
     /// ``dayFilter`` with HealthKit's quantity predicate: `> 100 count/min` and `<= 180 count/min`.
     static let valueFilter = SampleFilter(
@@ -145,6 +154,42 @@ enum Golden {
             "sample-query-value-bounds",
             "Heart rate of one day above 100 and at most 180 count/min (filter flag bit 7, f64 bounds).", 4, [],
             .sampleQuery(SampleQuery(subject: "anna", type: "heartRate", filter: valueFilter, unit: "count/min"))
+        ),
+        (
+            "insert-category", "A sleepAnalysis batch: no unit, raw values 0, 3, 4 (inBed, asleepCore, asleepDeep).", 3,
+            [], .insert(Insert(batch: sleepBatch))
+        ),
+        (
+            "sample-query-category-values",
+            "Sleep of one day whose value is asleepCore or asleepDeep (value bounds bit 7: the category values 3, 4).",
+            4, [],
+            .sampleQuery(
+                SampleQuery(
+                    subject: "anna", type: "sleepAnalysis",
+                    filter: SampleFilter(date: dayFilter.date, values: .category([3, 4]))))
+        ),
+        (
+            "statistics-query-by-value", "Sleep of one day: duration, by value (option bit 7) and by source.", 5, [],
+            .statisticsQuery(
+                StatisticsQuery(
+                    subject: "anna", type: "sleepAnalysis", filter: dayFilter,
+                    options: [.duration, .separateByValue, .separateBySource]))
+        ),
+        (
+            "statistics-result-by-value",
+            "A night's covered time and time per value (figures bit 6): in bed 30 min, core 90 min, deep 1 h.", 5, [],
+            .statisticsResult(
+                StatisticsResult(
+                    unit: "",
+                    statistics: Statistics(
+                        start: t0, end: t0 + 3 * Micros.hour,
+                        figures: StatisticsFigures(
+                            duration: 3 * Micros.hour,
+                            durationByValue: [
+                                ValueDuration(value: 0, duration: 30 * Micros.minute),
+                                ValueDuration(value: 3, duration: 90 * Micros.minute),
+                                ValueDuration(value: 4, duration: Micros.hour),
+                            ]))))
         ),
         (
             "sample-result", "Two heart-rate samples; more frames follow.", 4, [.more],
@@ -283,6 +328,10 @@ enum Golden {
         unknownType.typeIdentifier = "stepcount"
         var wrongUnit = stepsBatch
         wrongUnit.unit = "kg"
+        var outOfRange = sleepBatch
+        outOfRange.values[2] = 6
+        var sleepInCount = sleepBatch
+        sleepInCount.unit = "count"
         return [
             (
                 "bad-magic", "The first two bytes are not \"HK\".",
@@ -343,6 +392,18 @@ enum Golden {
             ("unknown-type", "An insert with a misspelt type.", encodedFrame(.insert(Insert(batch: unknownType)))),
             ("incompatible-unit", "An insert of steps in kilograms.", encodedFrame(.insert(Insert(batch: wrongUnit)))),
             (
+                "category-value-out-of-range", "A sleepAnalysis insert whose third row has the value 6.",
+                encodedFrame(.insert(Insert(batch: outOfRange)))
+            ),
+            (
+                "category-with-unit", "A sleepAnalysis insert in count: category types have no unit.",
+                encodedFrame(.insert(Insert(batch: sleepInCount)))
+            ),
+            (
+                "category-values-repeated", "A sample query whose category value list names 3 twice.",
+                categoryValuesRepeated()
+            ),
+            (
                 "hello-short-nonce", "A hello naming token id 1 with a 16-byte nonce.",
                 encodedFrame(.hello(Hello(clientName: "hkq", tokenID: 1, clientNonce: Array(0..<16))))
             ),
@@ -379,30 +440,46 @@ enum Golden {
         ]
     }
 
-    /// A sample query of heart rate whose filter has value bounds with the undefined bit 4 set.
-    static func valueBoundsUnknownBits() -> [UInt8] {
+    /// A sample query frame of `type` for subject "anna" whose filter bytes `filter` writes (then start order, no
+    /// limit, canonical unit).
+    static func sampleQuery(type: String, filter: (inout ByteWriter) -> Void) -> [UInt8] {
         var payload = ByteWriter()
-        for text in ["anna", "heartRate"] { payload.writeString(text) }
-        payload.write(0x80)  // filter: value bounds only
-        payload.write(0x11)  // a lower bound, and bit 4
-        payload.writeDouble(100)
-        payload.writeString("")
+        for text in ["anna", type] { payload.writeString(text) }
+        filter(&payload)
         payload.write(SampleSort.startAscending.rawValue)
         payload.writeVarint(0)
         payload.writeString("")
         return frame(MessageKind.sampleQuery.rawValue, payload: payload.bytes)
     }
 
+    /// A sample query of heart rate whose filter has value bounds with the undefined bit 4 set.
+    static func valueBoundsUnknownBits() -> [UInt8] {
+        sampleQuery(type: "heartRate") { payload in
+            payload.write(0x80)  // filter: value bounds only
+            payload.write(0x11)  // a lower bound, and bit 4
+            payload.writeDouble(100)
+            payload.writeString("")
+        }
+    }
+
+    /// A sample query of sleep whose value bounds list the category value 3 twice.
+    static func categoryValuesRepeated() -> [UInt8] {
+        sampleQuery(type: "sleepAnalysis") { payload in
+            payload.write(0x80)  // filter: value bounds only
+            payload.write(0x80)  // category values, no bounds
+            payload.writeVarint(2)
+            payload.writeSignedVarint(3)
+            payload.writeSignedVarint(3)
+            payload.writeString("")
+        }
+    }
+
     /// A sample query of heart rate whose filter carries flag bit 6 and a writer id.
     static func filterWriterFlag() -> [UInt8] {
-        var payload = ByteWriter()
-        for text in ["anna", "heartRate"] { payload.writeString(text) }
-        payload.write(0x40)
-        payload.writeVarint(1)
-        payload.write(SampleSort.startAscending.rawValue)
-        payload.writeVarint(0)
-        payload.writeString("")
-        return frame(MessageKind.sampleQuery.rawValue, payload: payload.bytes)
+        sampleQuery(type: "heartRate") { payload in
+            payload.write(0x40)
+            payload.writeVarint(1)
+        }
     }
 
     /// An insert whose batch header claims one million rows, followed by nothing (Protocol/SAMPLE-BATCH.md).

@@ -49,6 +49,7 @@ public struct HKQ: Sendable {
         ServerInfoCommand(),
         TypesCommand(),
         CollectionCommand(),
+        SleepCommand(),
         ChangesCommand(),
         WatchCommand(),
         SourcesCommand(),

@@ -25,7 +25,7 @@ struct Harness: Sendable {
     /// Every harness, in the order run.sh runs them.
     static let all: [Harness] = [
         WireHarnesses.frame, WireHarnesses.message,
-        CodecHarnesses.batch, CodecHarnesses.metadata, CodecHarnesses.inflate,
+        CodecHarnesses.batch, CodecHarnesses.metadata, CodecHarnesses.metadataTable, CodecHarnesses.inflate,
         StorageHarnesses.logRecord, StorageHarnesses.logSegment, StorageHarnesses.snapshot,
         StorageHarnesses.manifest,
         ImportHarnesses.exportXML, ImportHarnesses.exportZip, ImportHarnesses.exportFields,

@@ -73,9 +73,15 @@ extension Series {
             }
             for identity in 0..<identityCount where present[identity] { groups[identity].sums = sums[identity] }
         }
-        let figureOptions = options.subtracting([.cumulativeSum, .separateBySource])
+        let perIdentity = selectionsByIdentity(c, selection)
+        if options.contains(.separateByValue) {
+            for identity in 0..<identityCount where !perIdentity[identity].isEmpty {
+                present[identity] = true
+                groups[identity].valueSums = bucketValueDurations(c, perIdentity[identity], bounds: bounds)
+            }
+        }
+        let figureOptions = options.subtracting([.cumulativeSum, .separateBySource, .separateByValue])
         if !figureOptions.isEmpty {
-            let perIdentity = selectionsByIdentity(c, selection)
             for identity in 0..<identityCount where !perIdentity[identity].isEmpty {
                 present[identity] = true
                 groups[identity].figures = bucketFigures(
@@ -104,7 +110,8 @@ extension Series {
             }
             group.sums = sums
         }
-        let figureOptions = options.subtracting([.cumulativeSum, .separateBySource])
+        if options.contains(.separateByValue) { group.valueSums = bucketValueDurations(c, selection, bounds: bounds) }
+        let figureOptions = options.subtracting([.cumulativeSum, .separateBySource, .separateByValue])
         if !figureOptions.isEmpty {
             group.figures = bucketFigures(
                 c, selection, bounds: bounds, options: figureOptions, style: style, unit: unit)
@@ -159,7 +166,7 @@ extension Series {
     /// Whether a figure the options ask for comes from every sample overlapping a bucket, not only those
     /// starting in it.
     static func followsOverlaps(_ options: StatisticsOptions) -> Bool {
-        options.contains(.cumulativeSum) || BucketOverlaps.isNeeded(for: options)
+        options.contains(.cumulativeSum) || options.contains(.separateByValue) || BucketOverlaps.isNeeded(for: options)
     }
 }
 
@@ -167,6 +174,8 @@ extension Series {
 struct BucketGroup {
     /// Pro-rated sums per bucket, when the sum was asked for.
     var sums: BucketSums?
+    /// Per raw value, its covered microseconds per bucket, when separateByValue was asked for (category types).
+    var valueSums: [BucketSums]?
     /// The other figures of the buckets holding a row's start, in bucket order.
     var figures: [(bucket: Int, figures: StatisticsFigures)] = []
     private var nextFigures = 0
@@ -183,6 +192,14 @@ struct BucketGroup {
             var withSum = found ?? StatisticsFigures()
             withSum.sum = unit.amount(sums.sums[bucket])
             found = withSum
+        }
+        if let valueSums, valueSums.contains(where: { $0.touched[bucket] }) {
+            var withValues = found ?? StatisticsFigures()
+            withValues.durationByValue = valueSums.indices.compactMap { value in
+                let micros = Int64(valueSums[value].sums[bucket].rounded())
+                return micros > 0 ? ValueDuration(value: value, duration: micros) : nil
+            }
+            found = withValues
         }
         return found
     }

@@ -91,6 +91,8 @@ public struct SeriesImage: Hashable, Sendable {
     public var batches: [AppliedBatch]
     /// Deletion records and the newest pruned anchor.
     public var changeLog: SeriesChangeLog
+    /// The metadata of the rows that carry any, by their change anchor (snapshot version 6; empty before).
+    public var metadata: [UInt64: [String: MetadataValue]]
 
     /// An image from its parts (snapshot decoding).
     public init(
@@ -98,8 +100,9 @@ public struct SeriesImage: Hashable, Sendable {
         values: ContiguousArray<Double>, sourceIDs: ContiguousArray<UInt16>, arrivals: ContiguousArray<UInt64>,
         batches: [AppliedBatch], maxDuration: Int64, sources: [SourceInfo], userEnteredSources: [Bool],
         priorityOrder: [SourceInfo]?, recentBatches: [RecentBatch], syncHolders: [SyncHolder],
-        changeLog: SeriesChangeLog = SeriesChangeLog()
+        changeLog: SeriesChangeLog = SeriesChangeLog(), metadata: [UInt64: [String: MetadataValue]] = [:]
     ) {
+        self.metadata = metadata
         self.subject = subject
         self.starts = starts
         self.ends = ends
@@ -137,7 +140,7 @@ public struct SeriesImage: Hashable, Sendable {
                     sourceKey: key.sourceKey, identifier: key.identifier, version: entry.version, uuid: entry.uuid,
                     start: entry.start)
             }.sorted { ($0.sourceKey, $0.identifier) < ($1.sourceKey, $1.identifier) },
-            changeLog: series.changeLog)
+            changeLog: series.changeLog, metadata: series.metadata)
     }
 }
 
@@ -195,6 +198,12 @@ extension Series {
             maxDuration = max(maxDuration, image.ends[row] - image.starts[row])
         }
         guard image.maxDuration >= maxDuration else { throw broken("maxDuration below a stored duration") }
+        if !image.metadata.isEmpty {
+            let anchors = Set(image.arrivals)
+            if let stray = image.metadata.keys.first(where: { !anchors.contains($0) }) {
+                throw broken("metadata of anchor \(stray), which no row has")
+            }
+        }
         var ledger = SeriesLedger()
         for batch in image.recentBatches {
             ledger.record(
@@ -210,7 +219,8 @@ extension Series {
             sortedRows: SeriesRows(
                 starts: image.starts, ends: image.ends, values: image.values, sourceIDs: image.sourceIDs,
                 arrivals: image.arrivals),
-            batches: batches, maxDuration: image.maxDuration, sources: sources, ledger: ledger)
+            batches: batches, maxDuration: image.maxDuration, sources: sources, ledger: ledger,
+            metadata: image.metadata)
         let blocks = changeLog
         changeLog = image.changeLog
         changeLog.adoptBlocks(of: blocks)

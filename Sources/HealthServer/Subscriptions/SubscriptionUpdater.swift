@@ -128,7 +128,7 @@ public enum SubscriptionUpdater {
     }
 
     private static func unitSymbol(_ query: CollectionQuery) throws -> String {
-        query.unit.isEmpty ? try QuantityType.named(query.type).canonicalUnit.symbol : query.unit
+        query.unit.isEmpty ? try QuantityType.named(query.type).batchUnit : query.unit
     }
 }
 
@@ -139,7 +139,7 @@ extension ChangesResult {
         let batch = SampleBatch(
             batchID: 0, subject: subject, typeIdentifier: added.type.identifier, unit: added.unit.symbol,
             sources: added.sources, starts: added.starts, ends: added.ends, values: added.values,
-            sourceIndices: added.sourceIndices, uuids: added.uuids)
+            sourceIndices: added.sourceIndices, uuids: added.uuids, metadata: added.metadata)
         self.init(added: batch, deleted: set.deleted, anchor: set.anchor, hasMore: set.hasMore)
     }
 

@@ -6,12 +6,15 @@ import HealthModel
 /// The byte layout of one shard snapshot file (Protocol/STORAGE.md): magic, type, the log sequence the image
 /// is complete up to, the type's newest change anchor, the series (tables, deletion records, the batch table,
 /// then raw little-endian columns ending with the arrival anchors), and a CRC-32 of everything before it.
-/// Writes version 5; versions 1–4 are still read (1–3: per-row UUID and writer columns instead of the batch table;
-/// 1–4: recent batches without their writer).
+/// Writes version 6; versions 1–5 are still read (1–3: per-row UUID and writer columns instead of the batch table;
+/// 1–4: recent batches without their writer; 1–5: no metadata table).
 /// Pure functions, thread-safe.
 public enum SnapshotCodec {
-    /// First 8 bytes of every snapshot file this version writes (version 5: recent batches name their writer).
-    public static let magic: [UInt8] = Array("HKSNAP05".utf8)
+    /// First 8 bytes of every snapshot file this version writes (version 6: a metadata table after each series'
+    /// columns).
+    public static let magic: [UInt8] = Array("HKSNAP06".utf8)
+    /// First 8 bytes of version 5 files (as version 6 without the metadata tables).
+    public static let magicWithoutMetadata: [UInt8] = Array("HKSNAP05".utf8)
     /// First 8 bytes of version 4 files (batch table, no UUID column, recent batches without writers).
     public static let magicWithoutBatchWriters: [UInt8] = Array("HKSNAP04".utf8)
     /// First 8 bytes of version 3 files (UUID, writer and anchor columns, change log).
@@ -76,6 +79,10 @@ public enum SnapshotCodec {
             try column(series.values)
             try column(series.sourceIDs)
             try column(series.arrivals)
+            var table = ByteWriter(capacity: 16)
+            MetadataTable.encode(series.metadata, into: &table)
+            w.writeBlob(table.bytes)
+            if w.count >= pieceSize { try flush() }
         }
         try flush()
         let fileCRC = crc
@@ -167,7 +174,11 @@ public enum SnapshotCodec {
         let fileMagic = Array(bytes[0..<magic.count])
         let version: Version
         switch fileMagic {
-        case magic: version = Version(hasWriters: true, hasChangeLog: true, hasBatchTable: true, hasBatchWriters: true)
+        case magic:
+            version = Version(
+                hasWriters: true, hasChangeLog: true, hasBatchTable: true, hasBatchWriters: true, hasMetadata: true)
+        case magicWithoutMetadata:
+            version = Version(hasWriters: true, hasChangeLog: true, hasBatchTable: true, hasBatchWriters: true)
         case magicWithoutBatchWriters:
             version = Version(hasWriters: true, hasChangeLog: true, hasBatchTable: true, hasBatchWriters: false)
         case magicWithUUIDColumn:
@@ -211,8 +222,10 @@ public enum SnapshotCodec {
         var hasChangeLog: Bool
         /// The batch table instead of UUID and writer columns (versions 4 and 5).
         var hasBatchTable: Bool
-        /// Recent batches carry their writer (version 5).
+        /// Recent batches carry their writer (versions 5 and 6).
         var hasBatchWriters: Bool
+        /// A metadata table follows each series' columns (version 6).
+        var hasMetadata = false
         /// Column bytes per sample.
         var columnBytes: Int {
             hasBatchTable ? SnapshotCodec.columnBytes : 42 + (hasWriters ? 4 : 0) + (hasChangeLog ? 8 : 0)
@@ -263,11 +276,13 @@ public enum SnapshotCodec {
         if hasChangeLog { changeLog = try readChangeLog(&r) }
         if version.hasBatchTable {
             let table = try readBatchTable(&r)
-            return SeriesImage(
+            var image = SeriesImage(
                 subject: subject, starts: try readRaw(&r, count), ends: try readRaw(&r, count),
                 values: try readRaw(&r, count), sourceIDs: try readRaw(&r, count), arrivals: try readRaw(&r, count),
                 batches: table, maxDuration: maxDuration, sources: sources, userEnteredSources: userEntered,
                 priorityOrder: order, recentBatches: batches, syncHolders: holders, changeLog: changeLog)
+            if version.hasMetadata { image.metadata = try readMetadataTable(&r) }
+            return image
         }
         let starts: ContiguousArray<Timestamp> = try readRaw(&r, count)
         let ends: ContiguousArray<Timestamp> = try readRaw(&r, count)
@@ -285,6 +300,12 @@ public enum SnapshotCodec {
         } catch let error as HealthError {
             throw CodecError(.malformedPayload, error.message)
         }
+    }
+
+    /// A version 6 series' metadata table: a blob holding a ``MetadataTable`` (rows within the batch limits they
+    /// were accepted with).
+    static func readMetadataTable(_ r: inout ByteReader) throws -> [UInt64: [String: MetadataValue]] {
+        try MetadataTable.decode(try r.readBlob(limit: r.remaining))
     }
 
     /// The batch table of a version 4 series (each entry at least 14 bytes).

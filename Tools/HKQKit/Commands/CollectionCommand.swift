@@ -31,8 +31,9 @@ public struct CollectionCommand: Command {
             options: [
                 .option(
                     "options", value: "list",
-                    help: "Comma-separated: sum, average, min, max, recent, duration, by-source (or HealthKit's "
-                        + "names; default: sum for cumulative types, average otherwise)."),
+                    help: "Comma-separated: sum, average, min, max, recent, duration, by-source, by-value (or "
+                        + "HealthKit's names; default: sum for cumulative types, duration,by-value for category "
+                        + "types, average otherwise)."),
                 .option(
                     "interval", value: "interval", help: "Bucket length: 15m, 1h, 1d, 1w, 1mo, 1y, … (default: 1d)."),
                 .option(
@@ -77,10 +78,10 @@ public struct CollectionCommand: Command {
             throw context.usageError("--strict-start and --strict-end need --from and --to")
         }
         // The bounds filter only with a strict option: the buckets listed already end at --from and --to.
-        let unit = try context.arguments.value("unit").map(HealthUnit.init(parsing:)) ?? type.canonicalUnit
+        let unit = try context.arguments.value("unit").map(type.unit(parsing:)) ?? type.canonicalUnit
         let filter = try QueryScope.filter(
-            context, from: strictStart ? from : nil, to: strictEnd ? to : nil, timeZone: zone
-        ).inQueryUnit(unit)
+            QueryScope.filter(context, from: strictStart ? from : nil, to: strictEnd ? to : nil, timeZone: zone)
+                .inQueryUnit(unit), values: context, for: type)
 
         let query = CollectionQuery(
             subject: context.globals.subject, type: type.identifier, filter: filter, options: options, anchor: anchor,
@@ -90,13 +91,16 @@ public struct CollectionCommand: Command {
         let result = try await ServerSession.run(context) { client in try await client.collection(query) }
         let report = CollectionReport(
             result: result, options: options, times: context.times(in: zone), format: context.globals.format,
-            subDay: interval.isShorterThanADay)
+            subDay: interval.isShorterThanADay, values: type.categoryValues)
         context.console.printBlock(report.rendered())
     }
 
     /// The options named in `text`, or the type's default; a usage error names an unknown one.
     static func parseOptions(_ text: String?, type: QuantityType, context: CommandContext) throws -> StatisticsOptions {
-        guard let text else { return type.style == .cumulative ? .cumulativeSum : .discreteAverage }
+        guard let text else {
+            if type.isCategory { return StatisticsOptionNames.defaults(for: type) }
+            return type.style == .cumulative ? .cumulativeSum : .discreteAverage
+        }
         do {
             return try StatisticsOptionNames.parse([text])
         } catch {
@@ -122,12 +126,15 @@ struct CollectionReport {
     let showsTime: Bool
     /// Whether labels show seconds (an edge off the whole minute).
     let showsSeconds: Bool
+    /// A category type's enumeration: its values get a duration column each with by-value.
+    let values: CategoryValueSet?
 
     /// A report of `result` for `format`; `subDay` says that the buckets are shorter than a day.
     init(
         result: CollectionResult, options: StatisticsOptions, times: TimestampFormatter, format: OutputFormat,
-        subDay: Bool
+        subDay: Bool, values: CategoryValueSet? = nil
     ) {
+        self.values = values
         self.result = result
         self.options = options
         self.times = times
@@ -137,8 +144,13 @@ struct CollectionReport {
         showsSeconds = edges.contains { $0.second != 0 || $0.microsecond != 0 }
     }
 
+    /// The unit figures are in; empty for a category type, which has none.
+    var unitText: String { values == nil ? result.unit : "" }
+
     /// The figures requested, in display order.
-    var figureColumns: [FigureColumn] { FigureColumn.columns(for: options, times: times, format: format) }
+    var figureColumns: [FigureColumn] {
+        FigureColumn.columns(for: options, times: times, format: format, values: values)
+    }
 
     /// The edge of a bucket as a cell: an instant in JSON and CSV, a ``label(_:)`` in tables.
     func edge(_ instant: Timestamp) -> JSONValue {
@@ -158,10 +170,10 @@ struct CollectionReport {
         for bucket in result.buckets {
             let edges = [edge(bucket.start), edge(bucket.end)]
             records.append(
-                edges + (bySource ? [.null] : []) + figures.map { $0.cell(bucket.figures) } + [.string(result.unit)])
+                edges + (bySource ? [.null] : []) + figures.map { $0.cell(bucket.figures) } + [.string(unitText)])
             for own in bucket.bySource where bySource {
                 records.append(
-                    edges + [.string(own.source.name)] + figures.map { $0.cell(own.figures) } + [.string(result.unit)])
+                    edges + [.string(own.source.name)] + figures.map { $0.cell(own.figures) } + [.string(unitText)])
             }
         }
         return records
@@ -173,7 +185,7 @@ struct CollectionReport {
         let figures = figureColumns
         var pairs: [(String, JSONValue)] = [("start", edge(bucket.start)), ("end", edge(bucket.end))]
         pairs += figures.map { ($0.column.key, $0.cell(bucket.figures)) }
-        pairs.append(("unit", .string(result.unit)))
+        pairs.append(("unit", .string(unitText)))
         if options.contains(.separateBySource) {
             let sources = bucket.bySource.map { own in
                 JSONValue.object(

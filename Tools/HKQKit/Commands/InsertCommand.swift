@@ -20,8 +20,11 @@ public struct InsertCommand: Command {
                 metadata (an object of string or number values). A column or key not listed is an error naming \
                 it, unless --ignore-unknown. start and end are ISO 8601 with an \
                 offset (2024-03-10T08:00:00-05:00, Z, fractional seconds); an empty end means a point sample; \
-                an empty unit means the type's canonical unit. The format follows the extension (.csv, .jsonl, \
-                .json), else the first character ({ means JSON lines).
+                an empty unit means the type's canonical unit. For a category type (sleepAnalysis, \
+                appleStandHour, mindfulSession, …) value is the name of a value of its enumeration (asleepCore, \
+                HKCategoryValueSleepAnalysisAsleepCore, stood) or its raw value, and unit stays empty; 'hkq types \
+                --format csv' lists the values. The format follows the extension (.csv, .jsonl, .json), else the \
+                first character ({ means JSON lines).
 
                 Rows are checked and sent in batches of \(InsertCommand.batchRows); the first bad row stops the \
                 import with its line number (earlier batches stay stored). Rows without a uuid get one derived \

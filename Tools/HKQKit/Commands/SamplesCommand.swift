@@ -13,14 +13,17 @@ public struct SamplesCommand: Command {
             discussion: QueryScope.discussion + """
 
 
-                Columns: type, start, end, value, unit, source and uuid (uuid in JSON and CSV only). Times print \
+                Columns: type, start, end, value, unit, source and uuid (uuid in JSON and CSV only), and in \
+                JSON a metadata object on the samples stored with metadata; a category \
+                type's value prints as its name (inBed, asleepCore, stood, …) and its unit is empty. Times print \
                 in --tz. With several types the rows are merged in --sort order and --limit counts rows in all. \
                 --join interval puts the samples of different types that share start, end and source on one \
                 row, one field per type (e.g. steps and distance per interval); a second sample of a type with the \
                 same interval and source goes on a second row for that interval and source.
                 """,
             arguments: [
-                ArgumentSpec("types", help: "Quantity types, comma-separated: stepCount,distanceWalkingRunning.")
+                ArgumentSpec(
+                    "types", help: "Types, comma-separated: stepCount,distanceWalkingRunning or sleepAnalysis.")
             ],
             options: QueryScope.specs + [
                 .option("limit", value: "n", help: "At most n rows; 0 means no limit (default: 0)."),
@@ -50,7 +53,9 @@ public struct SamplesCommand: Command {
             for (type, unit) in zip(types, units) {
                 lists.append(
                     try await client.samples(
-                        type.identifier, subject: subject, filter: scope.filter.inQueryUnit(unit), sort: order.sort,
+                        type.identifier, subject: subject,
+                        filter: QueryScope.filter(scope.filter.inQueryUnit(unit), values: context, for: type),
+                        sort: order.sort,
                         limit: limit,
                         unit: unit.symbol))
             }
@@ -64,12 +69,45 @@ public struct SamplesCommand: Command {
             context.print(join.records)
             return
         }
-        context.print(
-            SamplesCommand.records(
-                limit > 0 ? Array(samples.prefix(limit)) : samples, times: scope.times, format: format))
+        let shown = limit > 0 ? Array(samples.prefix(limit)) : samples
+        let records = SamplesCommand.records(shown, times: scope.times, format: format)
+        guard format == .json, shown.contains(where: { !$0.metadata.isEmpty }) else {
+            context.print(records)
+            return
+        }
+        context.console.printBlock(Self.jsonWithMetadata(records, shown, times: scope.times))
     }
 
-    /// One record per sample: type, start, end, value, unit, source, uuid (uuid not in tables).
+    /// The JSON array of `records` with a `metadata` object on each sample that has any (the key is absent
+    /// otherwise): strings and numbers as they are, a date as `{"date": instant}`, a quantity as
+    /// `{"value": number, "unit": string}`.
+    static func jsonWithMetadata(_ records: RecordSet, _ samples: [Sample], times: TimestampFormatter) -> String {
+        let objects = samples.indices.map { row -> String in
+            guard case .object(var pairs) = records.jsonObject(row: row) else { return "" }
+            let metadata = samples[row].metadata
+            if !metadata.isEmpty {
+                pairs.append(
+                    (
+                        "metadata",
+                        .object(
+                            metadata.keys.sorted().map { key in
+                                switch metadata[key]! {
+                                case .string(let text): (key, .string(text))
+                                case .number(let number): (key, .number(number))
+                                case .date(let date): (key, .object([("date", times.machineCell(date))]))
+                                case .quantity(let number, let unit):
+                                    (key, .object([("value", .number(number)), ("unit", .string(unit))]))
+                                }
+                            })
+                    ))
+            }
+            return "  " + JSONValue.object(pairs).rendered
+        }
+        return "[\n" + objects.joined(separator: ",\n") + "\n]\n"
+    }
+
+    /// One record per sample: type, start, end, value, unit, source, uuid (uuid not in tables). A category
+    /// sample's value is its value's name (`asleepCore`) and its unit is empty.
     public static func records(_ samples: [Sample], times: TimestampFormatter, format: OutputFormat) -> RecordSet {
         var records = RecordSet(columns: [
             .init("type", title: "TYPE"), .init("start", title: "START"), .init("end", title: "END"),
@@ -80,10 +118,19 @@ public struct SamplesCommand: Command {
         for sample in samples {
             records.append([
                 .string(sample.type.identifier), times.cell(sample.start, format: format),
-                times.cell(sample.end, format: format), .number(sample.value), .string(sample.unit.symbol),
+                times.cell(sample.end, format: format), valueCell(sample),
+                .string(sample.type.isCategory ? "" : sample.unit.symbol),
                 .string(sample.source.name), .string(sample.uuid.uuidString),
             ])
         }
         return records
+    }
+
+    /// A quantity sample's number, or a category sample's value name (its raw value when the enumeration lacks it).
+    static func valueCell(_ sample: Sample) -> JSONValue {
+        guard let values = sample.type.categoryValues, let raw = Int(exactly: sample.value) else {
+            return .number(sample.value)
+        }
+        return .string(values.name(of: raw))
     }
 }

@@ -16,8 +16,9 @@ public struct StatsCommand: Command {
 
                 --options takes \(StatisticsOptionNames.shortNames) or HealthKit's names (cumulativeSum, \
                 discreteAverage, discreteMin, discreteMax, mostRecent, duration, separateBySource), comma-separated \
-                or repeated. Default: sum for cumulative types, avg,min,max for discrete ones. Sources are merged \
-                by priority; by-source adds each source's own figures. Durations print as 2h 05m in tables and as \
+                or repeated. Default: sum for cumulative types, avg,min,max for discrete ones, duration,by-value \
+                for category types (sleepAnalysis, appleStandHour, …): the time covered per value, merged across \
+                sources by priority. Sources are merged by priority; by-source adds each source's own figures. Durations print as 2h 05m in tables and as \
                 seconds in JSON and CSV. When no sample matches, hkq prints "no TYPE data for subject ..." on \
                 standard error and exits 1.
 
@@ -49,11 +50,12 @@ public struct StatsCommand: Command {
         try options.validate(for: type)
         let unit = try scope.unit(for: type)
         let subject = context.globals.subject
+        let filter = try QueryScope.filter(scope.filter.inQueryUnit(unit), values: context, for: type)
         let result: StatisticsResult
         do {
             result = try await ServerSession.run(context) { client in
                 try await client.statistics(
-                    type.identifier, subject: subject, options: options, filter: scope.filter.inQueryUnit(unit),
+                    type.identifier, subject: subject, options: options, filter: filter,
                     unit: unit.symbol)
             }
         } catch let error as HealthError where error.code == .noData {

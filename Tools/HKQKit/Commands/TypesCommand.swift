@@ -1,6 +1,7 @@
 import HealthModel
 
-/// `hkq types`: the quantity-type catalog with canonical units and aggregation styles.
+/// `hkq types`: the type catalog, quantity types with canonical units and aggregation styles, then category
+/// types with their value enumerations.
 public struct TypesCommand: Command {
     /// A types command.
     public init() {}
@@ -8,11 +9,15 @@ public struct TypesCommand: Command {
     /// `types`, no arguments.
     public var spec: CommandSpec {
         CommandSpec(
-            name: "types", abstract: "List the quantity types with their canonical units and aggregation styles.",
-            discussion: "JSON and CSV add the full identifier (HKQuantityTypeIdentifier...).")
+            name: "types",
+            abstract: "List the quantity types (canonical units, aggregation styles) and the category types.",
+            discussion:
+                "JSON and CSV add the full identifier (HKQuantityTypeIdentifier..., HKCategoryTypeIdentifier...) and, "
+                + "for category types, the values (name and raw value).")
     }
 
-    /// Prints one record per type: identifier, fullIdentifier (JSON and CSV only), unit, style.
+    /// Prints one record per type: identifier, fullIdentifier (JSON and CSV only), unit, style, kind, values (JSON
+    /// and CSV only).
     public func run(_ context: CommandContext) async throws {
         context.print(TypesCommand.records())
     }
@@ -21,12 +26,13 @@ public struct TypesCommand: Command {
     public static func records() -> RecordSet {
         var records = RecordSet(columns: [
             .init("identifier", title: "IDENTIFIER"), .init("fullIdentifier", title: "FULL IDENTIFIER", inTable: false),
-            .init("unit", title: "UNIT"), .init("style", title: "STYLE"),
+            .init("unit", title: "UNIT"), .init("style", title: "STYLE"), .init("kind", title: "KIND"),
+            .init("values", title: "VALUES", inTable: false),
         ])
         for type in QuantityType.all {
             records.append([
-                .string(type.identifier), .string(type.fullIdentifier), .string(type.canonicalUnit.symbol),
-                .string(type.style.description),
+                .string(type.identifier), .string(type.fullIdentifier), .string(type.batchUnit),
+                .string(type.style.description), .string(type.kindName), .string(type.categoryValues?.listing ?? ""),
             ])
         }
         return records

@@ -64,7 +64,8 @@ struct ImportReport: Sendable {
         return records
     }
 
-    /// The closing line: `imported 25963 samples from export.zip in 1.2s (25963 new, 0 already stored); …`.
+    /// The closing line: `imported 26070 samples from export.zip in 1.2s (26070 new, 0 already stored); 107 of them
+    /// category samples; …`.
     var closingLine: String {
         let seconds = String(format: "%.1fs", self.seconds)
         var line: String
@@ -76,6 +77,7 @@ struct ImportReport: Sendable {
         } else {
             line = "dry run: read \(summary.importedCount) samples from \(file) in \(seconds) (nothing sent)"
         }
+        if summary.importedCategoryCount > 0 { line += "; \(summary.importedCategoryCount) of them category samples" }
         if summary.identicalRows > 0 { line += "; \(summary.identicalRows) identical rows counted once" }
         line += "; skipped \(summary.skippedCount) elements; rejected \(summary.rejectedCount) records"
         return line
@@ -105,6 +107,7 @@ struct ImportReport: Sendable {
             ("seconds", .number((seconds * 1000).rounded() / 1000)),
             ("recordsSeen", .integer(Int64(summary.recordsSeen))),
             ("samples", .integer(Int64(summary.importedCount))),
+            ("categorySamples", .integer(Int64(summary.importedCategoryCount))),
             ("identicalRows", .integer(Int64(summary.identicalRows))),
         ]
         if let stored {

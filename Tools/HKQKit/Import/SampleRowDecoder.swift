@@ -9,9 +9,9 @@ public struct SampleRow: Sendable, Equatable {
     public var start: String
     /// ISO 8601 with an offset; empty means the same as ``start`` (a point sample).
     public var end: String
-    /// The number as written.
+    /// The number as written; for a category type the value's name (`asleepCore`) or raw value.
     public var value: String
-    /// An HKUnit string; empty means the type's canonical unit.
+    /// An HKUnit string; empty means the type's canonical unit (and a category type takes no other).
     public var unit: String
     /// The source name.
     public var source: String
@@ -58,9 +58,7 @@ public struct SampleRowDecoder {
         let unit = try lookUp(unit: row.unit, for: type)
         let start = try Self.instant(row.start, field: "start")
         let end = row.end.isEmpty ? start : try Self.instant(row.end, field: "end")
-        guard let value = Double(row.value.trimmingWhitespace) else {
-            throw HealthError(.invalidSample, "value \"\(row.value)\" is not a number")
-        }
+        let value = try Self.value(row.value, type: type)
         let sourceName = row.source.trimmingWhitespace
         if sourceName.isEmpty { throw HealthError(.invalidSample, "the source is empty") }
         if start > end {
@@ -97,8 +95,28 @@ public struct SampleRowDecoder {
         return type
     }
 
+    /// A quantity value's number; a category value's name (`asleepCore`, `HKCategoryValueSleepAnalysisAsleepCore`)
+    /// or raw value as that raw value.
+    static func value(_ text: String, type: QuantityType) throws -> Double {
+        let trimmed = text.trimmingWhitespace
+        if let values = type.categoryValues {
+            guard let raw = values.rawValue(named: trimmed) else {
+                throw HealthError(
+                    .invalidSample,
+                    "value \"\(text)\" is not a value of category type \(type) (\(values.enumeration): \(values.listing))"
+                )
+            }
+            return Double(raw)
+        }
+        guard let value = Double(trimmed) else {
+            throw HealthError(.invalidSample, "value \"\(text)\" is not a number")
+        }
+        return value
+    }
+
     private mutating func lookUp(unit symbol: String, for type: QuantityType) throws -> HealthUnit {
         if symbol.isEmpty { return type.canonicalUnit }
+        if type.isCategory { return try type.unit(parsing: symbol) }
         if let unit = units[symbol] { return unit }
         let unit = try HealthUnit(parsing: symbol)
         units[symbol] = unit

@@ -27,6 +27,9 @@ public struct QueryScope: Sendable {
         .option(
             "where", value: "predicate",
             help: "A value comparison: 'value > 100 count/min' (>, >=, <, <=, ==); repeatable, all must hold."),
+        .option(
+            "value", value: "values",
+            help: "Category types: only these values, comma-separated names or raw values (asleepCore,asleepDeep)."),
     ]
 
     /// The help paragraph explaining the date bounds.
@@ -37,7 +40,9 @@ public struct QueryScope: Sendable {
         included (HealthKit's quantity predicate), in the unit values print in unless they name one \
         (--min '100 count/min', --max 1.5km). --where states one comparison, strict ones too \
         (--where 'value > 100 count/min' --where 'value < 180'): HealthKit's predicateForQuantitySamples with \
-        greaterThan, lessThan and equalTo; every --min, --max and --where must hold.
+        greaterThan, lessThan and equalTo; every --min, --max and --where must hold. For category types (sleepAnalysis, appleStandHour, …) --value keeps \
+        the samples with one of the values listed (HealthKit's category predicate), by name (inBed, asleepCore, \
+        HKCategoryValueSleepAnalysisAsleepCore) or raw value; 'hkq types --format csv' lists every type's values.
         """
 
     /// The date, source and UUID predicate.
@@ -145,11 +150,10 @@ public struct QueryScope: Sendable {
     ///
     /// Throws ``HealthError`` when the unit does not parse or does not fit the type.
     public func unit(for type: QuantityType) throws -> HealthUnit {
-        let text = units[type.identifier] ?? units[type.fullIdentifier] ?? units[nil]
-        guard let text else { return type.canonicalUnit }
-        let unit = try HealthUnit(parsing: text)
-        try SampleRules.validate(unit: unit, for: type)
-        return unit
+        let own = units[type.identifier] ?? units[type.fullIdentifier]
+        // A plain --unit is for the quantity types queried; a category type has none.
+        guard let text = own ?? (type.isCategory ? nil : units[nil]) else { return type.canonicalUnit }
+        return try type.unit(parsing: text)
     }
 
     /// `TYPE=UNIT` keys that name no type in `types` (a typo the command should report).
@@ -175,13 +179,42 @@ public struct QueryScope: Sendable {
     /// unknown one (with a suggestion) and a usage error for an empty list.
     static func types(_ text: String, context: CommandContext) throws -> [QuantityType] {
         let names = text.split(separator: ",").map { $0.trimmingWhitespace }.filter { !$0.isEmpty }
-        if names.isEmpty { throw context.usageError("no quantity type given") }
+        if names.isEmpty { throw context.usageError("no type given") }
         var types: [QuantityType] = []
         for name in names {
             let type = try QuantityType.named(name)
             if !types.contains(type) { types.append(type) }
         }
         return types
+    }
+}
+
+extension QueryScope {
+    /// `filter` for a query of `type`: `--value` (category types) resolved to raw values of its enumeration. A
+    /// `--value` on a quantity type, or a name the type's enumeration lacks, is a usage error.
+    static func filter(_ filter: SampleFilter, values context: CommandContext, for type: QuantityType) throws
+        -> SampleFilter
+    {
+        let names = context.arguments.values("value").flatMap { $0.split(separator: ",") }.map { $0.trimmingWhitespace }
+            .filter { !$0.isEmpty }
+        if names.isEmpty { return filter }
+        guard let values = type.categoryValues else {
+            throw context.usageError("--value is for category types; \(type) is a quantity type (use --min and --max)")
+        }
+        var raw = Set<Int>()
+        for name in names {
+            guard let value = values.rawValue(named: name) else {
+                throw context.usageError(
+                    "'\(name)' is not a value of \(type); expected one of \(values.values.map(\.name).joined(separator: ", "))"
+                )
+            }
+            raw.insert(value)
+        }
+        var result = filter
+        var bounds = result.values ?? ValueBounds()
+        bounds.categoryValues = raw
+        result.values = bounds
+        return result
     }
 }
 

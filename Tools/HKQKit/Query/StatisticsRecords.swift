@@ -2,16 +2,18 @@ import HealthModel
 
 /// The figure columns of statistics output, shared by `stats`, `collection` and `watch --collection` so that a
 /// figure has one key everywhere: `sum`, `average`, `minimum`, `maximum`, `mostRecent`, `mostRecentStart`,
-/// `mostRecentEnd`, `duration` (seconds in JSON and CSV, `1h 02m` in tables).
+/// `mostRecentEnd`, `duration` (seconds in JSON and CSV, `1h 02m` in tables), and with `separateByValue` one
+/// duration per value of a category type, keyed by the value's name (`inBed`, `asleepCore`, …).
 struct FigureColumn {
     var column: RecordSet.Column
     var cell: (StatisticsFigures) -> JSONValue
 
     /// The columns of the figures `options` asks for, in a fixed order, with times and durations as `format`
-    /// prints them.
-    static func columns(for options: StatisticsOptions, times: TimestampFormatter, format: OutputFormat)
-        -> [FigureColumn]
-    {
+    /// prints them; `values` is the category type's enumeration (its values get a duration column each).
+    static func columns(
+        for options: StatisticsOptions, times: TimestampFormatter, format: OutputFormat,
+        values: CategoryValueSet? = nil
+    ) -> [FigureColumn] {
         var figures: [FigureColumn] = []
         func number(_ value: Double?) -> JSONValue { value.map(JSONValue.number) ?? .null }
         func figure(_ key: String, _ title: String, _ cell: @escaping (StatisticsFigures) -> JSONValue) {
@@ -30,14 +32,30 @@ struct FigureColumn {
                 $0.mostRecent.map { times.cell($0.end, format: format) } ?? .null
             }
         }
-        if options.contains(.duration) {
-            figure("duration", "DURATION") { figures in
-                guard let micros = figures.duration else { return .null }
-                return format == .table || format == .chart
-                    ? .string(HumanFormat.duration(micros: micros)) : .number(Double(micros) / 1e6)
+        func duration(_ micros: Int64?) -> JSONValue {
+            guard let micros else { return .null }
+            return format == .table || format == .chart
+                ? .string(HumanFormat.duration(micros: micros)) : .number(Double(micros) / 1e6)
+        }
+        if options.contains(.duration) { figure("duration", "DURATION") { duration($0.duration) } }
+        if options.contains(.separateByValue), let values {
+            for value in values.values {
+                figure(value.name, Self.title(value.name)) { figures in
+                    figures.durationByValue == nil ? .null : duration(figures.duration(ofValue: value.rawValue))
+                }
             }
         }
         return figures
+    }
+
+    /// `ASLEEP CORE` for `asleepCore`: a camel-case name as a table title.
+    static func title(_ name: String) -> String {
+        var title = ""
+        for character in name {
+            if character.isUppercase, let last = title.last, last.isLowercase { title.append(" ") }
+            title.append(character)
+        }
+        return title.uppercased()
     }
 
     /// The first plain number among the figures (sum, average, minimum, maximum, most recent): what a chart or
@@ -59,7 +77,9 @@ struct StatisticsRecords {
     let format: OutputFormat
 
     /// The columns of the figures requested, in a fixed order.
-    var figures: [FigureColumn] { FigureColumn.columns(for: options, times: times, format: format) }
+    var figures: [FigureColumn] {
+        FigureColumn.columns(for: options, times: times, format: format, values: type.categoryValues)
+    }
 
     /// The merged answer as one record: type, unit, start, end, then the figures.
     var merged: RecordSet {
@@ -71,7 +91,8 @@ struct StatisticsRecords {
             ] + figures.map(\.column),
             rows: [
                 [
-                    .string(type.identifier), .string(unit), times.cell(statistics.start, format: format),
+                    .string(type.identifier), .string(type.isCategory ? "" : unit),
+                    times.cell(statistics.start, format: format),
                     times.cell(statistics.end, format: format),
                 ] + figures.map { $0.cell(statistics.figures) }
             ])
