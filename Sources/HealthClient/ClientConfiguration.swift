@@ -26,15 +26,21 @@ public struct ClientConfiguration: Hashable, Sendable {
     /// server's certificate (against ``TLSClientOptions/caFile`` or the system's authorities and the host name,
     /// or against a pinned fingerprint) and failing with the TLS codes of Protocol/PROTOCOL.md.
     public var tls: TLSClientOptions?
+    /// While a connection holds live subscriptions and the server has sent nothing for this long, the client
+    /// pings it; with nothing for twice as long the connection counts as lost and the subscriptions reconnect
+    /// (a half-open TCP connection after a network change, a frozen server). `nil`: never. Checked once a
+    /// second, so values under a second act as one second.
+    public var heartbeat: Duration?
 
     /// A configuration; every parameter has the default of a local hkd without authentication.
     public init(
         host: String = "127.0.0.1", port: Int = 7420, token: String = "", clientName: String = "HealthClient",
         connectTimeout: Duration = .seconds(10), requestTimeout: Duration = .seconds(60),
         retry: RetryPolicy = .standard,
-        reconnect: ReconnectPolicy = .standard, tls: TLSClientOptions? = nil
+        reconnect: ReconnectPolicy = .standard, tls: TLSClientOptions? = nil, heartbeat: Duration? = .seconds(15)
     ) {
         self.tls = tls
+        self.heartbeat = heartbeat
         self.host = host
         self.port = port
         self.token = token

@@ -283,16 +283,26 @@ package final class HealthConnection: Sendable {
         }
     }
 
-    /// The reader thread: decodes frames until the connection ends, checking request deadlines once a second.
+    /// The reader thread: decodes frames until the connection ends, checking request deadlines and the
+    /// heartbeat once a second.
     private func readLoop() {
         var decoder = FrameDecoder(limits: welcome.limits.frameLimits)
         let tick = Duration.seconds(1)
+        var heartbeat = Heartbeat(interval: configuration.heartbeat)
         while true {
             let bytes: [UInt8]
             do {
                 bytes = try socket.read(maxBytes: 256 << 10, timeout: tick)
             } catch let error as SystemError where error.isTimeout {
                 expireOverdueRequests()
+                let subscribed = state.withLock { !$0.endHandlers.isEmpty }
+                switch heartbeat.check(now: .now, subscribed: subscribed) {
+                case .quiet: break
+                case .ping: sendKeepAlive()
+                case .lost(let silence):
+                    fail(.local(.connectionLost, "the server sent nothing for \(silence), not even a pong"))
+                    return
+                }
                 continue
             } catch let error as TLSError {
                 fail(HealthClientError(tlsError: error, configuration))
@@ -305,6 +315,7 @@ package final class HealthConnection: Sendable {
                 fail(.local(.connectionLost, "the server closed the connection"))
                 return
             }
+            heartbeat.heard(at: .now)
             decoder.append(bytes)
             do {
                 while let frame = try decoder.next() {
@@ -355,6 +366,18 @@ package final class HealthConnection: Sendable {
                 state.pending[frame.requestID] = nil
                 pending.continuation.resume(returning: pending.replies)
             }
+        }
+    }
+
+    /// Sends a ping under request id 0, which nothing waits for: its pong only shows the server is there.
+    private func sendKeepAlive() {
+        do {
+            try writeLock.withLock { encoder in
+                let ping = Message.ping(Ping(nonce: 0x6862_6561_7274_6265))  // "hbeartbe"
+                try socket.write(encoder.encode(ping.frame(requestID: 0)), timeout: .seconds(1))
+            }
+        } catch {
+            // A ping that cannot be written leaves the silence to run out: the next checks decide.
         }
     }
 
