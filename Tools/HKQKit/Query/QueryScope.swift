@@ -27,6 +27,9 @@ public struct QueryScope: Sendable {
         .option(
             "value", value: "values",
             help: "Category types: only these values, comma-separated names or raw values (asleepCore,asleepDeep)."),
+        .option(
+            "metadata", value: "key[=value]",
+            help: "Only samples with this metadata key (and value: a string, or a number); repeatable, all must hold."),
     ]
 
     /// The help paragraph explaining the date bounds.
@@ -35,7 +38,8 @@ public struct QueryScope: Sendable {
         matches --to when it starts before it (HealthKit's date predicate). Dates without an offset, and the \
         words today, yesterday and now, are read in --tz. --min and --max keep the values within them, both \
         included (HealthKit's quantity predicate), in the unit values print in unless they name one \
-        (--min '100 count/min', --max 1.5km). For category types (sleepAnalysis, appleStandHour, …) --value keeps \
+        (--min '100 count/min', --max 1.5km). --metadata HKTimeZone keeps the samples that have the key, \
+        --metadata HKTimeZone=Europe/Berlin those whose value is that string (or number). For category types (sleepAnalysis, appleStandHour, …) --value keeps \
         the samples with one of the values listed (HealthKit's category predicate), by name (inBed, asleepCore, \
         HKCategoryValueSleepAnalysisAsleepCore) or raw value; 'hkq types --format csv' lists every type's values.
         """
@@ -98,7 +102,25 @@ public struct QueryScope: Sendable {
         }
         return SampleFilter(
             date: date, sources: sources.isEmpty ? nil : Set(sources), uuids: uuids.isEmpty ? nil : Set(uuids),
-            values: try valueBounds(context))
+            values: try valueBounds(context), metadata: try metadataPredicates(context))
+    }
+
+    /// `--metadata KEY` (the key is present) and `--metadata KEY=VALUE` (its value is the string VALUE, or the
+    /// number it reads as): HealthKit's metadata predicates, all of which must hold. An empty key is a usage error.
+    static func metadataPredicates(_ context: CommandContext) throws -> [MetadataPredicate]? {
+        let texts = context.arguments.values("metadata")
+        if texts.isEmpty { return nil }
+        return try texts.map { text in
+            let key = String(text.prefix { $0 != "=" })
+            if key.trimmingWhitespace.isEmpty {
+                throw context.usageError("invalid value '\(text)' for '--metadata'; expected KEY or KEY=VALUE")
+            }
+            guard key.count < text.count else { return MetadataPredicate(key: key) }
+            let value = String(text.dropFirst(key.count + 1))
+            var allowed: [MetadataValue] = [.string(value)]
+            if let number = Double(value.trimmingWhitespace), number.isFinite { allowed.append(.number(number)) }
+            return MetadataPredicate(key: key, allowedValues: allowed)
+        }
     }
 
     /// `--min` and `--max` as value bounds (HealthKit's quantity predicate, `>=` and `<=`): a number, optionally
