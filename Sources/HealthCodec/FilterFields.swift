@@ -23,30 +23,58 @@ extension ByteWriter {
         if filter.sources != nil { flags |= 1 << 4 }
         if filter.uuids != nil { flags |= 1 << 5 }
         if writer != nil { flags |= 1 << 6 }
-        if filter.values != nil { flags |= 1 << 7 }
+        if filter.values != nil || filter.metadata != nil { flags |= 1 << 7 }
         write(flags)
         if let start = date.start { writeSignedVarint(start) }
         if let end = date.end { writeSignedVarint(end) }
         if let sources = filter.sources { writeStrings(sources.sorted()) }
         if let uuids = filter.uuids { writeUUIDs(uuids.sorted { $0.uuidString < $1.uuidString }) }
         if let writer { writeVarint(UInt64(writer)) }
-        if let values = filter.values { writeValueBounds(values) }
+        if filter.values != nil || filter.metadata != nil {
+            writeValueBounds(filter.values ?? ValueBounds(), metadata: filter.metadata)
+        }
     }
 
-    /// Writes value bounds: which are present and exclusive, the f64 bounds, the unit.
-    mutating func writeValueBounds(_ values: ValueBounds) {
+    /// Writes value bounds: which are present and exclusive, the f64 bounds, the category values, the metadata
+    /// predicates (bit 6: `varint n`, then per predicate its key, `u8` 1 with allowed values or 0 without, and the
+    /// values as `varint m` and `m` × (`u8` 0 then a string, or `u8` 1 then an f64)), the unit.
+    mutating func writeValueBounds(_ values: ValueBounds, metadata: [MetadataPredicate]? = nil) {
         var bits: UInt8 = 0
         if values.lower != nil { bits |= 1 << 0 }
         if values.upper != nil { bits |= 1 << 1 }
         if !values.lowerInclusive { bits |= 1 << 2 }
         if !values.upperInclusive { bits |= 1 << 3 }
         if values.categoryValues != nil { bits |= 1 << 7 }
+        if metadata != nil { bits |= 1 << 6 }
         write(bits)
         if let lower = values.lower { writeDouble(lower) }
         if let upper = values.upper { writeDouble(upper) }
         if let categories = values.categoryValues {
             writeVarint(UInt64(categories.count))
             for raw in categories.sorted() { writeSignedVarint(Int64(raw)) }
+        }
+        if let metadata {
+            writeVarint(UInt64(metadata.count))
+            for predicate in metadata {
+                writeString(predicate.key)
+                write(predicate.allowedValues == nil ? 0 : 1)
+                guard let allowed = predicate.allowedValues else { continue }
+                let written = allowed.filter {
+                    if case .string = $0 { true } else if case .number = $0 { true } else { false }
+                }
+                writeVarint(UInt64(written.count))
+                for value in written {
+                    switch value {
+                    case .string(let text):
+                        write(0)
+                        writeString(text)
+                    case .number(let number):
+                        write(1)
+                        writeDouble(number)
+                    case .date, .quantity: break
+                    }
+                }
+            }
         }
         writeString(values.unit)
     }
@@ -74,15 +102,20 @@ extension ByteReader {
             }
             filter.writer = writer
         }
-        if flags & 1 << 7 != 0 { filter.values = try readValueBounds(limits) }
+        if flags & 1 << 7 != 0 {
+            let (values, metadata) = try readValueBounds(limits)
+            filter.values = values
+            filter.metadata = metadata
+        }
         return filter
     }
 
-    /// Reads what ``ByteWriter/writeValueBounds(_:)`` wrote; unknown bits and a NaN bound are malformed.
-    mutating func readValueBounds(_ limits: some FieldLimits) throws -> ValueBounds {
+    /// Reads what ``ByteWriter/writeValueBounds(_:metadata:)`` wrote; unknown bits and a NaN bound are
+    /// malformed. Bounds that carry only metadata predicates (bit 6, nothing else) come back as `nil` bounds.
+    mutating func readValueBounds(_ limits: some FieldLimits) throws -> (ValueBounds?, [MetadataPredicate]?) {
         let bits = try readByte()
-        guard bits & 0b0111_0000 == 0 else {
-            throw CodecError(.malformedPayload, "unknown value bound bits 0x\(hex(bits & 0b0111_0000))")
+        guard bits & 0b0011_0000 == 0 else {
+            throw CodecError(.malformedPayload, "unknown value bound bits 0x\(hex(bits & 0b0011_0000))")
         }
         var values = ValueBounds(lowerInclusive: bits & 1 << 2 == 0, upperInclusive: bits & 1 << 3 == 0)
         if bits & 1 << 0 != 0 { values.lower = try readDouble() }
@@ -102,7 +135,38 @@ extension ByteReader {
             }
             values.categoryValues = categories
         }
+        var metadata: [MetadataPredicate]?
+        if bits & 1 << 6 != 0 {
+            let count = try readListCount("metadata predicate", limits: limits, minBytes: 2)
+            var predicates: [MetadataPredicate] = []
+            predicates.reserveCapacity(count)
+            for _ in 0..<count {
+                let key = try readString(limits)
+                let offset = self.offset
+                switch try readByte() {
+                case 0: predicates.append(MetadataPredicate(key: key))
+                case 1:
+                    let valueCount = try readListCount("allowed value", limits: limits, minBytes: 2)
+                    var allowed: [MetadataValue] = []
+                    allowed.reserveCapacity(valueCount)
+                    for _ in 0..<valueCount {
+                        let at = self.offset
+                        switch try readByte() {
+                        case 0: allowed.append(.string(try readString(limits)))
+                        case 1: allowed.append(.number(try readDouble()))
+                        case let tag:
+                            throw CodecError(.malformedPayload, "unknown allowed value tag \(tag) at byte \(at)")
+                        }
+                    }
+                    predicates.append(MetadataPredicate(key: key, allowedValues: allowed))
+                case let mode:
+                    throw CodecError(.malformedPayload, "unknown metadata predicate mode \(mode) at byte \(offset)")
+                }
+            }
+            metadata = predicates
+        }
         values.unit = try readString(limits)
-        return values
+        if metadata != nil, bits & 0b1011_1111 == 0, values.unit.isEmpty { return (nil, metadata) }
+        return (values, metadata)
     }
 }

@@ -36,7 +36,7 @@ struct Selection: Sendable {
 
 extension Series {
     /// The rows matching `filter` (date predicate as in HEALTHKIT.md §4, sources by name or bundle id, UUIDs,
-    /// values within the value bounds, the writer identity).
+    /// values within the value bounds, metadata predicates, the writer identity).
     ///
     /// The value bounds are compared with the stored canonical values: the store's entry points pass filters
     /// through ``SampleFilter/validated(for:)``, which converts them.
@@ -66,7 +66,9 @@ extension Series {
         let wantedUUIDs = filter.uuids
         let writer = filter.writer
         let values = filter.values
-        let filtersRows = allowedSources != nil || wantedUUIDs != nil || writer != nil || values != nil
+        let metadataPredicates = filter.metadata.flatMap { $0.isEmpty ? nil : $0 }
+        let filtersRows =
+            allowedSources != nil || wantedUUIDs != nil || writer != nil || values != nil || metadataPredicates != nil
         var hint = 0
         withColumns { c in
             func passes(_ row: Int) -> Bool {
@@ -74,6 +76,10 @@ extension Series {
                 if let values, !values.matches(c.values[row]) { return false }
                 if let wantedUUIDs, !wantedUUIDs.contains(uuid(ofRow: row, hint: &hint)) { return false }
                 if let writer, self.writer(ofRow: row, hint: &hint) != writer { return false }
+                if let metadataPredicates {
+                    let row = metadata(ofRow: row)
+                    if !metadataPredicates.allSatisfy({ $0.matches(row) }) { return false }
+                }
                 return true
             }
             for row in low..<sureFrom where date.matches(start: c.starts[row], end: c.ends[row]) && passes(row) {

@@ -131,7 +131,31 @@ public struct ValueBounds: Hashable, Sendable {
     }
 }
 
-/// A full sample predicate: dates, and optionally sources, UUIDs and values (HEALTHKIT.md §4).
+/// HealthKit's metadata predicate (`HKQuery.predicateForObjects(withMetadataKey:)` and
+/// `predicateForObjects(withMetadataKey:allowedValues:)`, HEALTHKIT.md §4): a sample matches when its metadata has
+/// ``key`` and, with ``allowedValues``, when the value there is one of them (a string or a number, compared
+/// exactly).
+public struct MetadataPredicate: Hashable, Sendable {
+    /// The metadata key, e.g. `HKTimeZone`.
+    public var key: String
+    /// The values that match; `nil`: any value (the key is present).
+    public var allowedValues: [MetadataValue]?
+
+    /// A predicate on `key`, with or without allowed values.
+    public init(key: String, allowedValues: [MetadataValue]? = nil) {
+        self.key = key
+        self.allowedValues = allowedValues
+    }
+
+    /// Whether a sample's `metadata` matches.
+    public func matches(_ metadata: [String: MetadataValue]) -> Bool {
+        guard let value = metadata[key] else { return false }
+        guard let allowedValues else { return true }
+        return allowedValues.contains(value)
+    }
+}
+
+/// A full sample predicate: dates, and optionally sources, UUIDs, values and metadata (HEALTHKIT.md §4).
 public struct SampleFilter: Hashable, Sendable {
     /// The date range and its options.
     public var date: DatePredicate
@@ -142,15 +166,19 @@ public struct SampleFilter: Hashable, Sendable {
     /// Bounds on the value; `nil` matches every value. The engine compares them with canonical values, after
     /// ``validated(for:)`` converted them.
     public var values: ValueBounds?
+    /// Metadata predicates, all of which must hold; `nil` matches every sample.
+    public var metadata: [MetadataPredicate]?
     /// Only samples written by this client identity (its numeric writer id); `nil` matches every writer. Set by
     /// the server's authorization, never taken from the wire: not part of the public API.
     package var writer: UInt32?
 
     /// A predicate with optional bounds and options (none by default).
     public init(
-        date: DatePredicate = .all, sources: Set<String>? = nil, uuids: Set<UUID>? = nil, values: ValueBounds? = nil
+        date: DatePredicate = .all, sources: Set<String>? = nil, uuids: Set<UUID>? = nil, values: ValueBounds? = nil,
+        metadata: [MetadataPredicate]? = nil
     ) {
         self.init(date: date, sources: sources, uuids: uuids, values: values, writer: nil)
+        self.metadata = metadata
     }
 
     /// A predicate restricted to one writer (the server's authorization and its tests).
@@ -169,6 +197,22 @@ public struct SampleFilter: Hashable, Sendable {
     /// ``DatePredicate/validate()`` and ``ValueBounds/canonical(for:)`` do.
     public func validated(for type: QuantityType) throws -> SampleFilter {
         try date.validate()
+        for predicate in metadata ?? [] {
+            if predicate.key.isEmpty { throw HealthError(.invalidPredicate, "a metadata predicate has an empty key") }
+            for case .number(let number) in predicate.allowedValues ?? [] where !number.isFinite {
+                throw HealthError(
+                    .invalidPredicate, "the allowed value \(number) of metadata key \(predicate.key) is not finite")
+            }
+            for value in predicate.allowedValues ?? [] {
+                switch value {
+                case .string, .number: break
+                case .date, .quantity:
+                    throw HealthError(
+                        .invalidPredicate,
+                        "the allowed values of metadata key \(predicate.key) are strings and numbers only")
+                }
+            }
+        }
         var result = self
         result.values = try values?.canonical(for: type)
         return result
@@ -199,13 +243,14 @@ extension ValueBounds: CustomReflectable {
 }
 
 extension SampleFilter: CustomReflectable {
-    /// The fields, leaving out ``values`` and ``writer`` when unset (the writer is server-side only, never part
+    /// The fields, leaving out ``values``, ``metadata`` and ``writer`` when unset (the writer is server-side only, never part
     /// of a wire value), so printed wire messages (and the golden vectors in Protocol/vectors) stay as they were.
     public var customMirror: Mirror {
         var children: [(label: String?, value: Any)] = [
             ("date", date), ("sources", sources as Any), ("uuids", uuids as Any),
         ]
         if let values { children.append(("values", values)) }
+        if let metadata { children.append(("metadata", metadata)) }
         if let writer { children.append(("writer", writer)) }
         return Mirror(self, children: children, displayStyle: .struct)
     }

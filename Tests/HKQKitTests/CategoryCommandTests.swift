@@ -78,6 +78,27 @@ import Testing
         #expect(stored.status == 0, "\(stored.err)")
         let stand = try await runLive(["samples", "appleStandHour", "--format", "csv"], subject: "category-samples")
         #expect(stand.out.contains(",stood,,Watch,"), "\(stand.out)")
+
+        let tagged = try live.file(
+            "tagged.jsonl",
+            [
+                #"{"type":"sleepAnalysis","start":"2026-03-30T21:00:00Z","end":"2026-03-30T22:00:00Z","value":"inBed","source":"x","metadata":{"HKTimeZone":"Europe/Berlin","n":2}}"#,
+                #"{"type":"sleepAnalysis","start":"2026-03-31T21:00:00Z","end":"2026-03-31T22:00:00Z","value":"awake","source":"x","metadata":{"HKTimeZone":"UTC"}}"#,
+            ].joined(separator: "\n") + "\n")
+        #expect(try await runLive(["insert", tagged], subject: "category-samples").status == 0)
+        func selected(_ predicate: [String]) async throws -> [String?] {
+            let result = try await runLive(
+                ["samples", "sleepAnalysis", "--format", "json"] + predicate, subject: "category-samples")
+            #expect(result.status == 0, "\(result.err)")
+            let rows: [[String: Any]] = try json(result.out)
+            return rows.map { $0["value"] as? String }
+        }
+        #expect(try await selected(["--metadata", "HKTimeZone"]) == ["inBed", "awake"])
+        #expect(try await selected(["--metadata", "HKTimeZone=Europe/Berlin"]) == ["inBed"])
+        #expect(try await selected(["--metadata", "n=2", "--metadata", "HKTimeZone"]) == ["inBed"])
+        #expect(try await selected(["--metadata", "n=3"]) == [])
+        let empty = try await runLive(["samples", "sleepAnalysis", "--metadata", "=x"], subject: "category-samples")
+        #expect(empty.status == 64)
     }
 
     @Test("stats by value: the merged figures, checked by hand, and each source's own")

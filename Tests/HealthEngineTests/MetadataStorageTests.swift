@@ -39,6 +39,43 @@ struct MetadataStorageTests {
         #expect(changes.added.metadata?.compactMap { $0["late"] } == [.number(2)])
     }
 
+    @Test("metadata predicates select exactly the samples with the key, or with one of the allowed values")
+    func predicates() throws {
+        let store = HealthStore()
+        _ = try store.insert(
+            Self.batch(
+                id: 1,
+                rows: [
+                    (0, ["HKTimeZone": .string("Europe/Berlin"), "n": .number(2)]),
+                    (60, ["HKTimeZone": .string("UTC")]),
+                    (120, [:]), (180, ["n": .number(3)]), (240, Self.every),
+                ]))
+        func starts(_ predicates: [MetadataPredicate]) throws -> [Timestamp] {
+            try store.samples(subject: "anna", type: "stepCount", filter: SampleFilter(metadata: predicates)).starts
+        }
+        #expect(try starts([MetadataPredicate(key: "HKTimeZone")]) == [0, 60, 240].map { sec($0) })
+        #expect(
+            try starts([MetadataPredicate(key: "HKTimeZone", allowedValues: [.string("Europe/Berlin")])])
+                == [0, 240].map { sec($0) })
+        #expect(try starts([MetadataPredicate(key: "n", allowedValues: [.number(3), .number(9)])]) == [sec(180)])
+        #expect(
+            try starts([MetadataPredicate(key: "HKTimeZone"), MetadataPredicate(key: "n")]) == [sec(0)])
+        #expect(try starts([MetadataPredicate(key: "absent")]) == [])
+        #expect(try starts([]) == [0, 60, 120, 180, 240].map { sec($0) })
+        let statistics = try store.statistics(
+            subject: "anna", type: "stepCount", filter: SampleFilter(metadata: [MetadataPredicate(key: "n")]),
+            options: .cumulativeSum)
+        #expect(statistics.figures.sum == 5.0)  // rows 1 and 4 (values 1 and 4) carry "n"
+        let error = healthError {
+            _ = try starts([MetadataPredicate(key: "")])
+        }
+        #expect(error?.code.rawValue == ErrorCode.invalidPredicate.rawValue)
+        let dated = healthError {
+            _ = try starts([MetadataPredicate(key: "observed", allowedValues: [.date(0)])])
+        }
+        #expect(dated?.code.rawValue == ErrorCode.invalidPredicate.rawValue)
+    }
+
     @Test("rows without metadata cost nothing and queries report none")
     func noMetadata() throws {
         let store = HealthStore()

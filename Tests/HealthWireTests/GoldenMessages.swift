@@ -169,6 +169,20 @@ enum Golden {
                     filter: SampleFilter(date: dayFilter.date, values: .category([3, 4]))))
         ),
         (
+            "sample-query-metadata",
+            "Sleep samples whose metadata has HKTimeZone Europe/Berlin and any HKMetadataKeySyncVersion (value "
+                + "bounds bit 6, no bounds).",
+            4, [],
+            .sampleQuery(
+                SampleQuery(
+                    subject: "anna", type: "sleepAnalysis",
+                    filter: SampleFilter(
+                        metadata: [
+                            MetadataPredicate(key: "HKTimeZone", allowedValues: [.string("Europe/Berlin")]),
+                            MetadataPredicate(key: "HKMetadataKeySyncVersion"),
+                        ])))
+        ),
+        (
             "statistics-query-by-value", "Sleep of one day: duration, by value (option bit 7) and by source.", 5, [],
             .statisticsQuery(
                 StatisticsQuery(
@@ -402,6 +416,17 @@ enum Golden {
             (
                 "category-values-repeated", "A sample query whose category value list names 3 twice.",
                 categoryValuesRepeated()
+            ),
+            (
+                "metadata-predicate-unknown-mode", "A sample query whose metadata predicate has mode 2.",
+                sampleQuery(type: "sleepAnalysis") { payload in
+                    payload.write(0x80)  // filter: value bounds only
+                    payload.write(0x40)  // metadata predicates, no bounds
+                    payload.writeVarint(1)
+                    payload.writeString("HKTimeZone")
+                    payload.write(2)
+                    payload.writeString("")
+                }
             ),
             (
                 "hello-short-nonce", "A hello naming token id 1 with a 16-byte nonce.",

@@ -30,6 +30,9 @@ public struct QueryScope: Sendable {
         .option(
             "value", value: "values",
             help: "Category types: only these values, comma-separated names or raw values (asleepCore,asleepDeep)."),
+        .option(
+            "metadata", value: "key[=value]",
+            help: "Only samples with this metadata key (and value: a string, or a number); repeatable, all must hold."),
     ]
 
     /// The help paragraph explaining the date bounds.
@@ -40,7 +43,9 @@ public struct QueryScope: Sendable {
         included (HealthKit's quantity predicate), in the unit values print in unless they name one \
         (--min '100 count/min', --max 1.5km). --where states one comparison, strict ones too \
         (--where 'value > 100 count/min' --where 'value < 180'): HealthKit's predicateForQuantitySamples with \
-        greaterThan, lessThan and equalTo; every --min, --max and --where must hold. For category types (sleepAnalysis, appleStandHour, …) --value keeps \
+        greaterThan, lessThan and equalTo; every --min, --max and --where must hold. --metadata HKTimeZone keeps \
+        the samples that have the key, --metadata HKTimeZone=Europe/Berlin those whose value is that string (or \
+        number). For category types (sleepAnalysis, appleStandHour, …) --value keeps \
         the samples with one of the values listed (HealthKit's category predicate), by name (inBed, asleepCore, \
         HKCategoryValueSleepAnalysisAsleepCore) or raw value; 'hkq types --format csv' lists every type's values.
         """
@@ -103,7 +108,25 @@ public struct QueryScope: Sendable {
         }
         return SampleFilter(
             date: date, sources: sources.isEmpty ? nil : Set(sources), uuids: uuids.isEmpty ? nil : Set(uuids),
-            values: try valueBounds(context))
+            values: try valueBounds(context), metadata: try metadataPredicates(context))
+    }
+
+    /// `--metadata KEY` (the key is present) and `--metadata KEY=VALUE` (its value is the string VALUE, or the
+    /// number it reads as): HealthKit's metadata predicates, all of which must hold. An empty key is a usage error.
+    static func metadataPredicates(_ context: CommandContext) throws -> [MetadataPredicate]? {
+        let texts = context.arguments.values("metadata")
+        if texts.isEmpty { return nil }
+        return try texts.map { text in
+            let key = String(text.prefix { $0 != "=" })
+            if key.trimmingWhitespace.isEmpty {
+                throw context.usageError("invalid value '\(text)' for '--metadata'; expected KEY or KEY=VALUE")
+            }
+            guard key.count < text.count else { return MetadataPredicate(key: key) }
+            let value = String(text.dropFirst(key.count + 1))
+            var allowed: [MetadataValue] = [.string(value)]
+            if let number = Double(value.trimmingWhitespace), number.isFinite { allowed.append(.number(number)) }
+            return MetadataPredicate(key: key, allowedValues: allowed)
+        }
     }
 
     /// `--min`, `--max` and `--where` as value bounds (HealthKit's quantity predicate): each a number, optionally
