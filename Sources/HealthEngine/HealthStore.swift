@@ -86,7 +86,9 @@ public final class HealthStore: Sendable {
             guard let series = state.series[subject] else { throw noData(subject: subject, type: type) }
             let selection = series.select(filter)
             if selection.isEmpty { throw noData(subject: subject, type: type) }
-            return series.statistics(of: selection, options: options, style: type.style, unit: transform)
+            return series.statistics(
+                of: selection, options: options, style: type.style, unit: transform,
+                envelope: type.categoryValues?.envelope)
         }
     }
 

@@ -7,8 +7,10 @@ extension Series {
     /// samples; with `separateBySource` each source identity also gets its own un-merged figures, listed in
     /// priority order. With `separateByValue` (category types) the time per value, merged by priority
     /// (``CategoryCoverage``), and per source that source's own.
+    /// `envelope` is the type's ``CategoryValueSet/envelope`` (category types).
     func statistics(
-        of selection: Selection, options: StatisticsOptions, style: AggregationStyle, unit: UnitTransform
+        of selection: Selection, options: StatisticsOptions, style: AggregationStyle, unit: UnitTransform,
+        envelope: Int? = nil
     ) -> Statistics {
         withColumns { c in
             let figureOptions = options.subtracting(.separateBySource)
@@ -18,7 +20,9 @@ extension Series {
             if options.contains(.cumulativeSum) {
                 figures.sum = unit.amount(mergedSum(c, selection, window: nil))
             }
-            if options.contains(.separateByValue) { figures.durationByValue = valueDurations(c, selection) }
+            if options.contains(.separateByValue) {
+                figures.durationByValue = valueDurations(c, selection, envelope: envelope)
+            }
             var bySource: [SourceStatistics] = []
             if options.contains(.separateBySource) {
                 let perIdentity = selectionsByIdentity(c, selection)
@@ -27,7 +31,7 @@ extension Series {
                     for run in perIdentity[identity].runs { reducer.add(c, run) }
                     var own = reducer.figures(c, unit: unit)
                     if options.contains(.separateByValue) {
-                        own.durationByValue = valueDurations(c, perIdentity[identity])
+                        own.durationByValue = valueDurations(c, perIdentity[identity], envelope: envelope)
                     }
                     bySource.append(SourceStatistics(source: sources.identities[identity].latest, figures: own))
                 }

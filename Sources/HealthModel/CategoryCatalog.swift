@@ -23,11 +23,15 @@ public struct CategoryValueSet: Hashable, Sendable {
     public let values: [CategoryValue]
     /// Other full names exports have written, and the raw value each stands for.
     public let aliases: [String: Int]
+    /// A value that says where the person was rather than what they did (sleep's `inBed`): across sources it
+    /// yields to any other value, so a phone's bedtime never hides a watch's stages (HEALTHKIT.md §12).
+    public let envelope: Int?
 
-    init(_ enumeration: String, _ values: [CategoryValue], aliases: [String: Int] = [:]) {
+    init(_ enumeration: String, _ values: [CategoryValue], aliases: [String: Int] = [:], envelope: Int? = nil) {
         self.enumeration = enumeration
         self.values = values.sorted { $0.rawValue < $1.rawValue }
         self.aliases = aliases
+        self.envelope = envelope
     }
 
     /// The value with raw value `rawValue`, if the enumeration has one.
@@ -73,7 +77,7 @@ enum CategoryCatalog {
             CategoryValue("inBed", 0), CategoryValue("asleepUnspecified", 1), CategoryValue("awake", 2),
             CategoryValue("asleepCore", 3), CategoryValue("asleepDeep", 4), CategoryValue("asleepREM", 5),
         ],
-        aliases: ["HKCategoryValueSleepAnalysisAsleep": 1, "asleep": 1])
+        aliases: ["HKCategoryValueSleepAnalysisAsleep": 1, "asleep": 1], envelope: 0)
     static let standHour = CategoryValueSet(
         "HKCategoryValueAppleStandHour", [CategoryValue("stood", 0), CategoryValue("idle", 1)])
     static let bleeding = CategoryValueSet(

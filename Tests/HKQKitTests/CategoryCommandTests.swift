@@ -111,8 +111,9 @@ import Testing
         let object: [String: Any] = try json(result.out)
         #expect(object["unit"] as? String == "")
         #expect(object["duration"] as? Double == 9.5 * 3600)
-        #expect(object["inBed"] as? Double == 1.5 * 3600)
-        #expect(object["asleepUnspecified"] as? Double == 0.5 * 3600)
+        // In bed yields to the app's sleep at 22:30–23:00 and 06:30–07:30 (HEALTHKIT.md §12).
+        #expect(object["inBed"] as? Double == 0.5 * 3600)
+        #expect(object["asleepUnspecified"] as? Double == 1.5 * 3600)
         #expect(object["asleepCore"] as? Double == 4.5 * 3600)
         #expect(object["asleepDeep"] as? Double == 3600)
         #expect(object["awake"] as? Double == 0.25 * 3600)
@@ -138,13 +139,13 @@ import Testing
         #expect(night["start"] as? String == "2026-03-28T18:00:00+01:00")
         #expect(night["end"] as? String == "2026-03-29T18:00:00+02:00")
         #expect(night["inBed"] as? Double == 9.5 * 3600)
-        #expect(night["asleep"] as? Double == (4.5 + 1 + 1.75 + 0.5) * 3600)
+        #expect(night["asleep"] as? Double == (4.5 + 1 + 1.75 + 1.5) * 3600)
         #expect(night["awake"] as? Double == 0.25 * 3600)
         #expect(night["asleepCore"] as? Double == 4.5 * 3600)
         #expect(night["asleepDeep"] as? Double == 3600)
         #expect(night["asleepREM"] as? Double == 1.75 * 3600)
-        #expect(night["asleepUnspecified"] as? Double == 0.5 * 3600)
-        #expect(night["inBedOnly"] as? Double == 1.5 * 3600)
+        #expect(night["asleepUnspecified"] as? Double == 1.5 * 3600)
+        #expect(night["inBedOnly"] as? Double == 0.5 * 3600)
 
         let table = try await runLive(arguments, subject: "category-sleep")
         let lines = table.out.split(separator: "\n").map(String.init)
@@ -153,17 +154,17 @@ import Testing
                 == "NIGHT IN BED ASLEEP AWAKE CORE DEEP REM UNSPECIFIED IN BED ONLY")
         let cells = lines[2].components(separatedBy: "  ").map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty }
-        #expect(cells.prefix(4) == ["2026-03-29", "9h 30m", "7h 45m", "15m"], "\(table.out)")
+        #expect(cells.prefix(4) == ["2026-03-29", "9h 30m", "8h 45m", "15m"], "\(table.out)")
 
         let csv = try await runLive(arguments + ["--format", "csv"], subject: "category-sleep")
         #expect(csv.out.hasPrefix("night,start,end,inBed,asleep,awake,asleepCore,asleepDeep,asleepREM,"))
-        #expect(csv.out.contains("2026-03-29,2026-03-28T18:00:00+01:00,2026-03-29T18:00:00+02:00,34200,27900,900,"))
+        #expect(csv.out.contains("2026-03-29,2026-03-28T18:00:00+01:00,2026-03-29T18:00:00+02:00,34200,31500,900,"))
 
         let chart = try await runLive(arguments + ["--format", "chart"], subject: "category-sleep")
         let bars = chart.out.split(separator: "\n").map(String.init)
         #expect(bars.first == "hours asleep, 3 nights")
         #expect(bars[1].hasPrefix("2026-03-28 ") && bars[1].hasSuffix(" -"), "\(chart.out)")
-        #expect(bars[2].hasPrefix("2026-03-29 █") && bars[2].hasSuffix(" 7.8"), "\(chart.out)")
+        #expect(bars[2].hasPrefix("2026-03-29 █") && bars[2].hasSuffix(" 8.8"), "\(chart.out)")
         #expect(bars.allSatisfy { $0.count <= 80 })
 
         // Noon nights: the same samples, all in the night ending 2026-03-29 at noon.

@@ -36,7 +36,7 @@ extension HealthStore {
                 }
                 buckets += series.collection(
                     of: selection, boundaries: boundaries, options: options, style: quantityType.style,
-                    unit: transform, listEmpty: true)
+                    unit: transform, listEmpty: true, envelope: quantityType.categoryValues?.envelope)
             }
             return buckets
         }

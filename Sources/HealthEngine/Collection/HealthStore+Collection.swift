@@ -73,7 +73,7 @@ extension HealthStore {
             }
             return series.collection(
                 of: selection, boundaries: boundaries, options: options, style: quantityType.style, unit: transform,
-                listEmpty: enumerated != nil)
+                listEmpty: enumerated != nil, envelope: quantityType.categoryValues?.envelope)
         }
     }
 }

@@ -12,9 +12,10 @@ extension Series {
     /// every bucket is listed (empty ones with no figures), otherwise only buckets with data; a bucket of zero
     /// length (a local day a zone skipped) is never listed.
     /// `separateBySource` adds, per bucket, each source identity's own un-merged figures in priority order.
+    /// `envelope` is the type's ``CategoryValueSet/envelope`` (category types).
     func collection(
         of selection: Selection, boundaries: BucketBoundaries, options: StatisticsOptions, style: AggregationStyle,
-        unit: UnitTransform, listEmpty: Bool
+        unit: UnitTransform, listEmpty: Bool, envelope: Int? = nil
     ) -> [Statistics] {
         let bounds = boundaries.starts
         let span = boundaries.span
@@ -26,11 +27,11 @@ extension Series {
             to: firstIndex(startAtLeast: reach)..<firstIndex(startAtLeast: span.upperBound))
         return withColumns { c in
             var merged = mergedBucketGroup(
-                c, selection, bounds: bounds, options: options, style: style, unit: unit)
+                c, selection, bounds: bounds, options: options, style: style, unit: unit, envelope: envelope)
             var bySource: [(info: SourceInfo, group: BucketGroup)] = []
             if options.contains(.separateBySource) {
                 bySource = bucketGroupsBySource(
-                    c, selection, bounds: bounds, options: options, style: style, unit: unit)
+                    c, selection, bounds: bounds, options: options, style: style, unit: unit, envelope: envelope)
             }
             var result: [Statistics] = []
             for bucket in 0..<boundaries.count where bounds[bucket] < bounds[bucket + 1] {
@@ -58,7 +59,7 @@ extension Series {
     /// figures reduce each identity's selection.
     private func bucketGroupsBySource(
         _ c: Columns, _ selection: Selection, bounds: [Timestamp], options: StatisticsOptions,
-        style: AggregationStyle, unit: UnitTransform
+        style: AggregationStyle, unit: UnitTransform, envelope: Int?
     ) -> [(info: SourceInfo, group: BucketGroup)] {
         let identityCount = sources.identities.count
         var groups = [BucketGroup](repeating: BucketGroup(), count: identityCount)
@@ -77,7 +78,8 @@ extension Series {
         if options.contains(.separateByValue) {
             for identity in 0..<identityCount where !perIdentity[identity].isEmpty {
                 present[identity] = true
-                groups[identity].valueSums = bucketValueDurations(c, perIdentity[identity], bounds: bounds)
+                groups[identity].valueSums = bucketValueDurations(
+                    c, perIdentity[identity], bounds: bounds, envelope: envelope)
             }
         }
         let figureOptions = options.subtracting([.cumulativeSum, .separateBySource, .separateByValue])
@@ -96,7 +98,7 @@ extension Series {
     /// The per-bucket figures of the selected rows, sums merged across sources.
     private func mergedBucketGroup(
         _ c: Columns, _ selection: Selection, bounds: [Timestamp], options: StatisticsOptions,
-        style: AggregationStyle, unit: UnitTransform
+        style: AggregationStyle, unit: UnitTransform, envelope: Int?
     ) -> BucketGroup {
         var group = BucketGroup()
         if options.contains(.cumulativeSum) {
@@ -110,7 +112,9 @@ extension Series {
             }
             group.sums = sums
         }
-        if options.contains(.separateByValue) { group.valueSums = bucketValueDurations(c, selection, bounds: bounds) }
+        if options.contains(.separateByValue) {
+            group.valueSums = bucketValueDurations(c, selection, bounds: bounds, envelope: envelope)
+        }
         let figureOptions = options.subtracting([.cumulativeSum, .separateBySource, .separateByValue])
         if !figureOptions.isEmpty {
             group.figures = bucketFigures(

@@ -39,7 +39,9 @@ struct CategoryStatisticsTests {
         return store
     }
 
-    @Test("per value, by hand: the Watch's stages win where it has data, the iPhone's in bed elsewhere, the app last")
+    @Test(
+        "per value, by hand: the Watch's stages where it has data, the app's sleep elsewhere, in bed only where nobody sleeps"
+    )
     func handCheckedNight() throws {
         let store = try Self.sleepStore()
         let first = SampleFilter(date: DatePredicate(end: Self.night + 12 * Self.hour))
@@ -48,9 +50,10 @@ struct CategoryStatisticsTests {
             options: [.duration, .separateByValue, .separateBySource])
         let h = Self.hour
         let m = Self.minute
-        // 22:00–23:00 and 06:30–07:00 iPhone in bed; 23:00–06:30 the Watch; 07:00–07:30 the app alone.
-        #expect(statistics.figures.duration(ofValue: 0) == 1 * h + 30 * m)
-        #expect(statistics.figures.duration(ofValue: 1) == 30 * m)
+        // 22:00–22:30 the iPhone's in bed alone; 22:30–23:00 and 06:30–07:30 the app's sleep (in bed yields to any
+        // other value, whatever the order); 23:00–06:30 the Watch.
+        #expect(statistics.figures.duration(ofValue: 0) == 30 * m)
+        #expect(statistics.figures.duration(ofValue: 1) == 1 * h + 30 * m)
         #expect(statistics.figures.duration(ofValue: 2) == 15 * m)
         #expect(statistics.figures.duration(ofValue: 3) == 4 * h + 30 * m)
         #expect(statistics.figures.duration(ofValue: 4) == 1 * h)
@@ -86,6 +89,25 @@ struct CategoryStatisticsTests {
         #expect(figures.duration == nil)
     }
 
+    @Test("with the iPhone ranked first its in-bed interval still yields to the Watch's stages and the app's sleep")
+    func envelopeYields() throws {
+        let store = try Self.sleepStore()
+        try store.setSourcePriority(subject: "anna", type: "sleepAnalysis", order: [phone, watch, Self.sleepApp])
+        let first = SampleFilter(date: DatePredicate(end: Self.night + 12 * Self.hour))
+        let figures = try store.statistics(
+            subject: "anna", type: "sleepAnalysis", filter: first, options: [.separateByValue]
+        ).figures
+        let h = Self.hour
+        let m = Self.minute
+        // The same partition as with the Watch first: the iPhone outranks nobody with its in bed.
+        #expect(
+            figures.durationByValue == [
+                ValueDuration(value: 0, duration: 30 * m), ValueDuration(value: 1, duration: 1 * h + 30 * m),
+                ValueDuration(value: 2, duration: 15 * m), ValueDuration(value: 3, duration: 4 * h + 30 * m),
+                ValueDuration(value: 4, duration: 1 * h), ValueDuration(value: 5, duration: 1 * h + 45 * m),
+            ])
+    }
+
     @Test("nights anchored at 18:00 in Berlin: one bucket per night, 23 hours long across spring-forward")
     func nightsAcrossDST() throws {
         let store = try Self.sleepStore()
@@ -98,7 +120,7 @@ struct CategoryStatisticsTests {
         // 2026-03-28 18:00 CET to 2026-03-29 18:00 CEST: 23 hours.
         #expect(buckets[0].start == UTC.at("2026-03-28T17:00:00Z"))
         #expect(buckets[0].end == UTC.at("2026-03-29T16:00:00Z"))
-        #expect(buckets[0].figures.duration(ofValue: 0) == 1 * h + 30 * m)
+        #expect(buckets[0].figures.duration(ofValue: 0) == 30 * m)
         #expect(buckets[0].figures.duration(ofValue: 3) == 4 * h + 30 * m)
         #expect(buckets[0].figures.duration == 9 * h + 30 * m)
         #expect(buckets[1].start == UTC.at("2026-03-29T16:00:00Z"))
@@ -183,8 +205,14 @@ struct CategoryStatisticsTests {
         var result: [Int: Int64] = [:]
         for (x, y) in zip(cuts, cuts.dropFirst()) {
             let covering = samples.filter { $0.start <= x && y <= $0.end && $0.start < $0.end }
-            guard let best = covering.map(\.rank).min() else { continue }
-            let value = covering.filter { $0.rank == best }.map(\.value).max()!
+            guard !covering.isEmpty else { continue }
+            // In bed (0) competes only where no sample says anything else.
+            let asleep = covering.filter { $0.value != 0 }
+            guard let best = asleep.map(\.rank).min() else {
+                result[0, default: 0] += y - x
+                continue
+            }
+            let value = asleep.filter { $0.rank == best }.map(\.value).max()!
             result[value, default: 0] += y - x
         }
         return result
