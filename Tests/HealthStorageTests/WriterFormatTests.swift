@@ -40,7 +40,7 @@ struct WriterFormatTests {
         #expect(series.arrivals == [2, 3, 4, 5, 6, 7, 8, 9])
         #expect(series.changeLog.deletions.map(\.writer) == [9])
         #expect(image.lastAnchor == 10)
-        let bytes = SnapshotCodec.encode(image, sequence: 5)
+        let bytes = SnapshotCodec.encode(image, sequence: 5, layout: .rawColumns)
         #expect(Array(bytes.prefix(8)) == Array("HKSNAP05".utf8))
         let decoded = try SnapshotCodec.decode(bytes)
         #expect(decoded.image == image)
@@ -69,7 +69,7 @@ struct WriterFormatTests {
         var (image, _) = store.image(of: try QuantityType.named("stepCount")) { () }
         image.series[0].recentBatches = []
         // Without recent batches, version 4 and 5 bodies are the same bytes.
-        var bytes = SnapshotCodec.encode(image, sequence: 3)
+        var bytes = SnapshotCodec.encode(image, sequence: 3, layout: .rawColumns)
         bytes.replaceSubrange(0..<8, with: Array("HKSNAP04".utf8))
         bytes.removeLast(4)
         let crc = Zlib.crc32(bytes)
@@ -186,7 +186,7 @@ struct WriterFormatTests {
         tableless.series[0].batches = []
         // Recent batches have no writer before version 5; these files hold none.
         tableless.series[0].recentBatches = []
-        let current = SnapshotCodec.encode(tableless, sequence: 5)
+        let current = SnapshotCodec.encode(tableless, sequence: 5, layout: .rawColumns)
         let series = image.series[0]
         let n = series.count
         // The version 4 body ends with the batch count (one byte: 0) and 34 column bytes per sample.

@@ -1,3 +1,5 @@
+import HealthModel
+
 /// Sealed blocks to and from ``SeriesRows``: what the engine and the tests move in and out of blocks.
 extension SealedBlock {
     /// Encodes rows `range` of `rows` (see ``init(encoding:)`` for what they must be).
@@ -30,18 +32,30 @@ extension SealedBlock {
 
     /// Decodes every row of the block onto the end of `rows`.
     func appendRows(to rows: inout SeriesRows) {
+        append(
+            starts: &rows.starts, ends: &rows.ends, values: &rows.values, sourceIDs: &rows.sourceIDs,
+            arrivals: &rows.arrivals)
+    }
+
+    /// Decodes every row of the block onto the ends of these columns (of equal lengths): how a reader of
+    /// snapshots fills a series image.
+    public func append(
+        starts: inout ContiguousArray<Timestamp>, ends: inout ContiguousArray<Timestamp>,
+        values: inout ContiguousArray<Double>, sourceIDs: inout ContiguousArray<UInt16>,
+        arrivals: inout ContiguousArray<UInt64>
+    ) {
         let n = count
-        let first = rows.count
-        rows.starts.append(contentsOf: repeatElement(0, count: n))
-        rows.ends.append(contentsOf: repeatElement(0, count: n))
-        rows.values.append(contentsOf: repeatElement(0, count: n))
-        rows.sourceIDs.append(contentsOf: repeatElement(0, count: n))
-        rows.arrivals.append(contentsOf: repeatElement(0, count: n))
-        rows.starts.withUnsafeMutableBufferPointer { s in
-            rows.ends.withUnsafeMutableBufferPointer { e in
-                rows.values.withUnsafeMutableBufferPointer { v in
-                    rows.sourceIDs.withUnsafeMutableBufferPointer { ids in
-                        rows.arrivals.withUnsafeMutableBufferPointer { a in
+        let first = starts.count
+        starts.append(contentsOf: repeatElement(0, count: n))
+        ends.append(contentsOf: repeatElement(0, count: n))
+        values.append(contentsOf: repeatElement(0, count: n))
+        sourceIDs.append(contentsOf: repeatElement(0, count: n))
+        arrivals.append(contentsOf: repeatElement(0, count: n))
+        starts.withUnsafeMutableBufferPointer { s in
+            ends.withUnsafeMutableBufferPointer { e in
+                values.withUnsafeMutableBufferPointer { v in
+                    sourceIDs.withUnsafeMutableBufferPointer { ids in
+                        arrivals.withUnsafeMutableBufferPointer { a in
                             decode(
                                 into: BlockBuffers(
                                     starts: s.baseAddress! + first, ends: e.baseAddress! + first,

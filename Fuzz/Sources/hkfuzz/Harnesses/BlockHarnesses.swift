@@ -1,5 +1,7 @@
+import HealthCodec
 import HealthEngine
 import HealthModel
+import HealthStorage
 
 /// Sealed blocks of the engine (HealthEngine/Blocks), as snapshots will hold them.
 enum BlockHarnesses {
@@ -20,6 +22,14 @@ enum BlockHarnesses {
         return Rows(
             starts: Array(rows.starts), ends: Array(rows.ends), valueBits: rows.values.map(\.bitPattern),
             sourceIDs: Array(rows.sourceIDs), arrivals: Array(rows.arrivals))
+    }
+
+    /// The rows of the first series of `image`.
+    static func rows(_ image: ShardImage) -> Rows {
+        let s = image.series[0]
+        return Rows(
+            starts: Array(s.starts), ends: Array(s.ends), valueBits: s.values.map(\.bitPattern),
+            sourceIDs: Array(s.sourceIDs), arrivals: Array(s.arrivals))
     }
 
     /// A block sealed from `rows`.
@@ -72,5 +82,51 @@ enum BlockHarnesses {
             return
         }
         require(rows(read) == decoded, "decode(seal(rows)) differs from rows")
+    }
+}
+
+/// Version 6 snapshots with the fuzzer's block inside: the snapshot reader's block path past both checksums.
+enum SnapshotBlockHarness {
+    /// A snapshot of one series holding one row of a seed batch, and the range of its one block's bytes.
+    static let template: (file: [UInt8], block: Range<Int>) = {
+        let store = HealthStore()
+        _ = try? store.insert(SeedData.batch(id: 3, rows: 1, uuids: false, metadata: false))
+        let (image, sequence) = store.image(of: try! QuantityType.named("stepCount")) { UInt64(4) }
+        let file = SnapshotCodec.encode(image, sequence: sequence)
+        let block = BlockHarnesses.seal(BlockHarnesses.rows(image))
+        return (file, file.firstRange(of: block.bytes)!)
+    }()
+
+    /// The template with `block` in place of its block: the length varint and CRC before it and the file's CRC
+    /// rewritten to fit.
+    static func snapshot(holding block: [UInt8]) -> [UInt8] {
+        let (file, range) = template
+        // The template's block is under 128 bytes: one length byte, then the 4-byte CRC.
+        var out = Array(file[..<(range.lowerBound - 5)])
+        var length = UInt64(block.count)
+        while length >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: length) | 0x80)
+            length >>= 7
+        }
+        out.append(UInt8(length))
+        withUnsafeBytes(of: Zlib.crc32(block).littleEndian) { out.append(contentsOf: $0) }
+        out += block
+        out += file[range.upperBound..<(file.count - 4)]
+        return StorageHarnesses.withChecksum(out)
+    }
+
+    /// The input is a block; the snapshot around it must decode or fail cleanly, and restore must not trap.
+    static let harness = Harness(
+        "snapshot-block", "SnapshotCodec.decode of a version 6 snapshot holding the input as its block; restore",
+        seeds: {
+            BlockHarnesses.seedRows().map { BlockHarnesses.seal($0).bytes } + [Array(template.file[template.block])]
+        }
+    ) { input in
+        guard let decoded = attempt({ try SnapshotCodec.decode(snapshot(holding: input.rest())) }) else { return }
+        let again = attempt {
+            try SnapshotCodec.decode(SnapshotCodec.encode(decoded.image, sequence: decoded.sequence))
+        }
+        require(again?.image == decoded.image, "a decoded snapshot does not round-trip")
+        attempt { try HealthStore().restore(decoded.image) }
     }
 }
