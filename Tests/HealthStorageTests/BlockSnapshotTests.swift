@@ -2,6 +2,7 @@ import Foundation
 import HealthCodec
 import HealthEngine
 import HealthModel
+import HealthPosix
 import Testing
 
 @testable import HealthStorage
@@ -109,5 +110,45 @@ struct BlockSnapshotTests {
         let decoded = try SnapshotCodec.decode(SnapshotCodec.encode(image, sequence: 1))
         #expect(decoded.image == image)
         #expect(throws: (any Error).self) { try HealthStore().restore(decoded.image) }
+    }
+}
+
+/// A data directory whose snapshot an earlier version wrote (`HKSNAP05`, raw columns) starts as it did, and its
+/// next snapshot is written as `HKSNAP06`.
+struct SnapshotUpgradeTests {
+    @Test("a version 5 snapshot in a data directory loads; the next snapshot is version 6 and loads the same")
+    func upgrade() throws {
+        let directory = try makeDataDirectory()
+        defer { try? FileSystem.removeTree(directory) }
+        let (durable, _) = try openStore(directory)
+        for id in 1...3 { _ = try durable.insert(stepBatch(id: UInt64(id), from: id * 5_000, rows: 5_000)) }
+        _ = try #require(try durable.snapshot())
+        _ = try durable.insert(stepBatch(id: 4, from: 100, rows: 7))
+        let expected = try steps(durable.store)
+        durable.close(snapshot: false)
+
+        // Rewrite the snapshot as version 5 wrote it, with its manifest entry to match.
+        let files = SnapshotFiles(directory: directory + "/snapshots")
+        var manifest = try #require(try files.readManifest())
+        let index = try #require(manifest.entries.firstIndex { $0.type == "stepCount" })
+        let path = files.directory + "/" + manifest.entries[index].file
+        let decoded = try SnapshotCodec.decode(try FileSystem.readFile(path))
+        #expect(Array(try FileSystem.readFile(path).prefix(8)) == Array("HKSNAP06".utf8))
+        let old = SnapshotCodec.encode(decoded.image, sequence: decoded.sequence, layout: .rawColumns)
+        try FileSystem.writeFileAtomically(path, old)
+        manifest.entries[index].size = UInt64(old.count)
+        manifest.entries[index].crc = SnapshotFiles.trailer(old)
+        try FileSystem.writeFileAtomically(files.manifestPath, manifest.encode())
+
+        let (reopened, _) = try openStore(directory)
+        #expect(try steps(reopened.store) == expected)
+        _ = try #require(try reopened.snapshot())
+        reopened.close(snapshot: false)
+        let newest = try #require(try files.readManifest()).entries.first { $0.type == "stepCount" }
+        let bytes = try FileSystem.readFile(files.directory + "/" + (try #require(newest)).file)
+        #expect(Array(bytes.prefix(8)) == Array("HKSNAP06".utf8))
+        let (again, _) = try openStore(directory)
+        defer { again.close() }
+        #expect(try steps(again.store) == expected)
     }
 }
