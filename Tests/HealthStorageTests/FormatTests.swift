@@ -98,18 +98,21 @@ struct FormatTests {
         for id in 1...400 { _ = try store.insert(stepBatch(id: UInt64(id), from: id * 20, rows: 20)) }
         _ = try store.insert(stepBatch(id: 999, subject: "ben", rows: 30, derivedUUIDs: true))
         let (image, sequence) = store.image(of: try QuantityType.named("stepCount")) { UInt64(12) }
-        let whole = SnapshotCodec.encode(image, sequence: sequence)
-        var pieces: [[UInt8]] = []
-        let (crc, size) = SnapshotCodec.encode(image, sequence: sequence) {
-            (piece: UnsafeRawBufferPointer) throws(Never) in
-            pieces.append(Array(piece))
+        // Version 6 streams every column straight from memory; version 7 gathers its blocks into pieces.
+        for layout in [SnapshotCodec.RowLayout.rawColumns, .sealedBlocks] {
+            let whole = SnapshotCodec.encode(image, sequence: sequence, layout: layout)
+            var pieces: [[UInt8]] = []
+            let (crc, size) = SnapshotCodec.encode(image, sequence: sequence, layout: layout) {
+                (piece: UnsafeRawBufferPointer) throws(Never) in
+                pieces.append(Array(piece))
+            }
+            #expect(pieces.joined().elementsEqual(whole))
+            #expect(size == whole.count)
+            #expect(crc == SnapshotFiles.trailer(whole))
+            #expect(pieces.count > (layout == .rawColumns ? 10 : 1))
+            #expect(pieces.allSatisfy { $0.count <= 2 * SnapshotCodec.pieceSize || $0.count % 8 == 0 })
+            #expect(try SnapshotCodec.decode(whole).image == image)
         }
-        #expect(pieces.joined().elementsEqual(whole))
-        #expect(size == whole.count)
-        #expect(crc == SnapshotFiles.trailer(whole))
-        #expect(pieces.count > 10)
-        #expect(pieces.allSatisfy { $0.count <= 2 * SnapshotCodec.pieceSize || $0.count % 8 == 0 })
-        #expect(try SnapshotCodec.decode(whole).image == image)
     }
 
     @Test("the manifest round-trips and refuses damage")

@@ -40,7 +40,7 @@ struct WriterFormatTests {
         #expect(series.arrivals == [2, 3, 4, 5, 6, 7, 8, 9])
         #expect(series.changeLog.deletions.map(\.writer) == [9])
         #expect(image.lastAnchor == 10)
-        let bytes = SnapshotCodec.encode(image, sequence: 5)
+        let bytes = SnapshotCodec.encode(image, sequence: 5, layout: .rawColumns)
         #expect(Array(bytes.prefix(8)) == Array("HKSNAP06".utf8))
         let decoded = try SnapshotCodec.decode(bytes)
         #expect(decoded.image == image)
@@ -70,7 +70,7 @@ struct WriterFormatTests {
         image.series[0].recentBatches = []
         // Without recent batches, version 4 and 5 bodies are the same bytes: version 6's without its metadata
         // tables (an empty one is the blob 01 00 after the series' columns).
-        var bytes = SnapshotCodec.encode(image, sequence: 3)
+        var bytes = SnapshotCodec.encode(image, sequence: 3, layout: .rawColumns)
         bytes.replaceSubrange(0..<8, with: Array("HKSNAP04".utf8))
         bytes.removeLast(4)
         #expect(Array(bytes.suffix(2)) == [1, 0])
@@ -86,7 +86,7 @@ struct WriterFormatTests {
         #expect(try restored.samples(subject: "anna", type: "stepCount").count == 4)
     }
 
-    @Test("HKSNAP06 keeps each row's metadata (every value type); HKSNAP05, without metadata tables, still reads")
+    @Test("HKSNAP07 and HKSNAP06 keep each row's metadata (every value type); HKSNAP05, without them, still reads")
     func snapshotMetadata() throws {
         let store = HealthStore()
         var batch = stepBatch(id: 1, rows: 3)
@@ -99,15 +99,17 @@ struct WriterFormatTests {
         let (image, _) = store.image(of: type) { () }
         #expect(image.series[0].metadata.count == 2)
         let bytes = SnapshotCodec.encode(image, sequence: 4)
+        #expect(Array(bytes.prefix(8)) == Array("HKSNAP07".utf8))
         let decoded = try SnapshotCodec.decode(bytes)
         #expect(decoded.image == image)
+        #expect(try SnapshotCodec.decode(SnapshotCodec.encode(image, sequence: 4, layout: .rawColumns)).image == image)
         let restored = HealthStore()
         try restored.restore(decoded.image)
         #expect(try restored.samples(subject: "anna", type: "stepCount").metadata == batch.metadata)
 
         var plain = image
         plain.series[0].metadata = [:]
-        var version5 = SnapshotCodec.encode(plain, sequence: 4)
+        var version5 = SnapshotCodec.encode(plain, sequence: 4, layout: .rawColumns)
         version5.replaceSubrange(0..<8, with: Array("HKSNAP05".utf8))
         version5.removeLast(4)
         #expect(Array(version5.suffix(2)) == [1, 0])
@@ -220,7 +222,7 @@ struct WriterFormatTests {
         tableless.series[0].batches = []
         // Recent batches have no writer before version 5; these files hold none.
         tableless.series[0].recentBatches = []
-        let current = SnapshotCodec.encode(tableless, sequence: 5)
+        let current = SnapshotCodec.encode(tableless, sequence: 5, layout: .rawColumns)
         let series = image.series[0]
         let n = series.count
         // The version 6 body ends with the batch count (one byte: 0), 34 column bytes per sample and an empty

@@ -29,7 +29,7 @@ struct Harness: Sendable {
         StorageHarnesses.logRecord, StorageHarnesses.logSegment, StorageHarnesses.snapshot,
         StorageHarnesses.manifest,
         ImportHarnesses.exportXML, ImportHarnesses.exportZip, ImportHarnesses.exportFields,
-        ModelHarnesses.unit,
+        ModelHarnesses.unit, BlockHarnesses.block, SnapshotBlockHarness.harness,
         HKQHarnesses.csv, HKQHarnesses.jsonLines, HKQHarnesses.dates,
         TLSHarnesses.layer,
     ]

@@ -91,7 +91,7 @@ public struct SeriesImage: Hashable, Sendable {
     public var batches: [AppliedBatch]
     /// Deletion records and the newest pruned anchor.
     public var changeLog: SeriesChangeLog
-    /// The metadata of the rows that carry any, by their change anchor (snapshot version 6; empty before).
+    /// The metadata of the rows that carry any, by their change anchor (snapshot versions 6 and 7; empty before).
     public var metadata: [UInt64: [String: MetadataValue]]
 
     /// An image from its parts (snapshot decoding).

@@ -5,16 +5,22 @@ import HealthModel
 
 /// The byte layout of one shard snapshot file (Protocol/STORAGE.md): magic, type, the log sequence the image
 /// is complete up to, the type's newest change anchor, the series (tables, deletion records, the batch table,
-/// then raw little-endian columns ending with the arrival anchors), and a CRC-32 of everything before it.
-/// Writes version 6; versions 1–5 are still read (1–3: per-row UUID and writer columns instead of the batch table;
-/// 1–4: recent batches without their writer; 1–5: no metadata table).
+/// then the rows as sealed blocks, each with its own CRC-32, then the metadata table), and a CRC-32 of everything
+/// before it. Writes version 7; versions 1–6 are still read (1–6: raw little-endian columns instead of sealed
+/// blocks; 1–5: no metadata table; 1–3: per-row UUID and writer columns instead of the batch table; 1–4: recent
+/// batches without their writer).
 /// Pure functions, thread-safe.
 public enum SnapshotCodec {
-    /// First 8 bytes of every snapshot file this version writes (version 6: a metadata table after each series'
-    /// columns).
-    public static let magic: [UInt8] = Array("HKSNAP06".utf8)
+    /// First 8 bytes of every snapshot file this version writes (version 7: rows in sealed blocks).
+    public static let magic: [UInt8] = Array("HKSNAP07".utf8)
+    /// First 8 bytes of version 6 files (raw columns, then each series' metadata table).
+    public static let magicWithRawColumns: [UInt8] = Array("HKSNAP06".utf8)
     /// First 8 bytes of version 5 files (as version 6 without the metadata tables).
     public static let magicWithoutMetadata: [UInt8] = Array("HKSNAP05".utf8)
+    /// Rows per sealed block in the files this version writes.
+    static let blockRows = 4096
+    /// Fewer bytes than the smallest block takes with its length and CRC: caps a series' block count.
+    static let minimumBlockBytes = 64
     /// First 8 bytes of version 4 files (batch table, no UUID column, recent batches without writers).
     public static let magicWithoutBatchWriters: [UInt8] = Array("HKSNAP04".utf8)
     /// First 8 bytes of version 3 files (UUID, writer and anchor columns, change log).
@@ -23,15 +29,27 @@ public enum SnapshotCodec {
     public static let magicWithoutChangeLog: [UInt8] = Array("HKSNAP02".utf8)
     /// First 8 bytes of version 1 files (neither); read with writer 0 everywhere and anchors in load order.
     public static let magicWithoutWriters: [UInt8] = Array("HKSNAP01".utf8)
-    /// Column bytes per sample in version 4: start, end, value, source id, arrival anchor.
+    /// How a file lays out the rows of each series: sealed blocks (version 7, what hkd writes) or raw columns
+    /// (version 6; tests build older files from it).
+    enum RowLayout {
+        case sealedBlocks, rawColumns
+    }
+
+    /// Column bytes per sample in versions 4 and 5: start, end, value, source id, arrival anchor.
     static let columnBytes = 8 + 8 + 8 + 2 + 8
 
     /// The encoded file for `image`, complete up to log sequence `sequence`, in one array (tests, small images;
     /// hkd writes snapshots with ``encode(_:sequence:to:)``).
     public static func encode(_ image: ShardImage, sequence: UInt64) -> [UInt8] {
+        encode(image, sequence: sequence, layout: .sealedBlocks)
+    }
+
+    /// ``encode(_:sequence:)`` with the rows laid out as `layout` says.
+    static func encode(_ image: ShardImage, sequence: UInt64, layout: RowLayout) -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(64 + image.sampleCount * columnBytes + image.series.count * 256)
-        encode(image, sequence: sequence) { (piece: UnsafeRawBufferPointer) throws(Never) in
+        bytes.reserveCapacity(
+            64 + image.sampleCount * (layout == .rawColumns ? columnBytes : 1) + image.series.count * 256)
+        encode(image, sequence: sequence, layout: layout) { (piece: UnsafeRawBufferPointer) throws(Never) in
             bytes.append(contentsOf: piece)
         }
         return bytes
@@ -43,6 +61,15 @@ public enum SnapshotCodec {
     @discardableResult
     public static func encode<Failure: Error>(
         _ image: ShardImage, sequence: UInt64, to sink: (UnsafeRawBufferPointer) throws(Failure) -> Void
+    ) throws(Failure) -> (crc: UInt32, size: Int) {
+        try encode(image, sequence: sequence, layout: .sealedBlocks, to: sink)
+    }
+
+    /// ``encode(_:sequence:to:)`` with the rows laid out as `layout` says.
+    @discardableResult
+    static func encode<Failure: Error>(
+        _ image: ShardImage, sequence: UInt64, layout: RowLayout,
+        to sink: (UnsafeRawBufferPointer) throws(Failure) -> Void
     ) throws(Failure) -> (crc: UInt32, size: Int) {
         var crc: UInt32 = 0
         var size = 0
@@ -61,7 +88,7 @@ public enum SnapshotCodec {
             try flush()
             try withBytes(of: values, pass)
         }
-        w.write(bytes: magic)
+        w.write(bytes: layout == .sealedBlocks ? magic : magicWithRawColumns)
         w.writeString(image.type.identifier)
         w.writeLE(sequence)
         w.writeLE(image.lastAnchor)
@@ -74,11 +101,22 @@ public enum SnapshotCodec {
                 if let uuids = batch.uuids { try column(uuids) }
                 if w.count >= pieceSize { try flush() }
             }
-            try column(series.starts)
-            try column(series.ends)
-            try column(series.values)
-            try column(series.sourceIDs)
-            try column(series.arrivals)
+            switch layout {
+            case .sealedBlocks:
+                w.writeVarint(UInt64((series.count + blockRows - 1) / blockRows))
+                try forEachBlock(of: series) { (block) throws(Failure) in
+                    w.writeVarint(UInt64(block.bytes.count))
+                    w.writeLE(Zlib.crc32(block.bytes))
+                    w.write(bytes: block.bytes)
+                    if w.count >= pieceSize { try flush() }
+                }
+            case .rawColumns:
+                try column(series.starts)
+                try column(series.ends)
+                try column(series.values)
+                try column(series.sourceIDs)
+                try column(series.arrivals)
+            }
             var table = ByteWriter(capacity: 16)
             MetadataTable.encode(series.metadata, into: &table)
             w.writeBlob(table.bytes)
@@ -88,6 +126,83 @@ public enum SnapshotCodec {
         let fileCRC = crc
         try withBytes(of: ContiguousArray([fileCRC.littleEndian]), pass)
         return (fileCRC, size)
+    }
+
+    /// Runs `body` on a series' rows sealed in blocks of ``blockRows`` rows (the last one shorter), in order:
+    /// what a version 7 file holds after the series' batch table, each block with its length and CRC-32.
+    static func forEachBlock<Failure: Error>(
+        of series: SeriesImage, _ body: (SealedBlock) throws(Failure) -> Void
+    ) throws(Failure) {
+        let n = series.count
+        var first = 0
+        while first < n {
+            let rows = first..<min(first + blockRows, n)
+            let block = series.starts.withUnsafeBufferPointer { s in
+                series.ends.withUnsafeBufferPointer { e in
+                    series.values.withUnsafeBufferPointer { v in
+                        series.sourceIDs.withUnsafeBufferPointer { ids in
+                            series.arrivals.withUnsafeBufferPointer { a in
+                                SealedBlock(
+                                    encoding: BlockColumns(
+                                        starts: .init(rebasing: s[rows]), ends: .init(rebasing: e[rows]),
+                                        values: .init(rebasing: v[rows]), sourceIDs: .init(rebasing: ids[rows]),
+                                        arrivals: .init(rebasing: a[rows])))
+                            }
+                        }
+                    }
+                }
+            }
+            try body(block)
+            first = rows.upperBound
+        }
+    }
+
+    /// Reads the sealed blocks of a series of `count` rows into its five columns: each block's CRC-32 is
+    /// checked, then the block itself (``SealedBlock/init(validating:checkingInvariants:)``; restoring the image
+    /// checks the rows). Reserves at most 64 rows per byte left before any block is decoded.
+    static func readBlocks(_ r: inout ByteReader, count: Int, subject: String) throws -> (
+        ContiguousArray<Timestamp>, ContiguousArray<Timestamp>, ContiguousArray<Double>, ContiguousArray<UInt16>,
+        ContiguousArray<UInt64>
+    ) {
+        var starts = ContiguousArray<Timestamp>()
+        var ends = ContiguousArray<Timestamp>()
+        var values = ContiguousArray<Double>()
+        var sourceIDs = ContiguousArray<UInt16>()
+        var arrivals = ContiguousArray<UInt64>()
+        let reserved = min(count, r.remaining * 64)
+        starts.reserveCapacity(reserved)
+        ends.reserveCapacity(reserved)
+        values.reserveCapacity(reserved)
+        sourceIDs.reserveCapacity(reserved)
+        arrivals.reserveCapacity(reserved)
+        let blockCount = try r.readCount("block count", limit: r.remaining / minimumBlockBytes)
+        for index in 0..<blockCount {
+            let offset = r.offset
+            let length = try r.readCount("block length", limit: r.remaining)
+            let stored = try r.readLE(UInt32.self)
+            let bytes = Array(try r.readBytes(length))
+            guard Zlib.crc32(bytes) == stored else {
+                throw CodecError(
+                    .malformedPayload, "block \(index) of series \"\(subject)\" fails its checksum (offset \(offset))")
+            }
+            let block: SealedBlock
+            do {
+                block = try SealedBlock(validating: bytes, checkingInvariants: false)
+            } catch {
+                throw CodecError(
+                    .malformedPayload, "block \(index) of series \"\(subject)\" (offset \(offset)): \(error.reason)")
+            }
+            guard block.count <= count - starts.count else {
+                throw CodecError(
+                    .malformedPayload, "series \"\(subject)\" has more rows in blocks than its count \(count)")
+            }
+            block.append(starts: &starts, ends: &ends, values: &values, sourceIDs: &sourceIDs, arrivals: &arrivals)
+        }
+        guard starts.count == count else {
+            throw CodecError(
+                .malformedPayload, "series \"\(subject)\" has \(starts.count) rows in blocks, not its count \(count)")
+        }
+        return (starts, ends, values, sourceIDs, arrivals)
     }
 
     /// Bytes gathered before a piece goes to the sink.
@@ -176,6 +291,10 @@ public enum SnapshotCodec {
         switch fileMagic {
         case magic:
             version = Version(
+                hasWriters: true, hasChangeLog: true, hasBatchTable: true, hasBatchWriters: true, hasMetadata: true,
+                hasBlocks: true)
+        case magicWithRawColumns:
+            version = Version(
                 hasWriters: true, hasChangeLog: true, hasBatchTable: true, hasBatchWriters: true, hasMetadata: true)
         case magicWithoutMetadata:
             version = Version(hasWriters: true, hasChangeLog: true, hasBatchTable: true, hasBatchWriters: true)
@@ -222,10 +341,12 @@ public enum SnapshotCodec {
         var hasChangeLog: Bool
         /// The batch table instead of UUID and writer columns (versions 4 and 5).
         var hasBatchTable: Bool
-        /// Recent batches carry their writer (versions 5 and 6).
+        /// Recent batches carry their writer (versions 5 to 7).
         var hasBatchWriters: Bool
-        /// A metadata table follows each series' columns (version 6).
+        /// A metadata table follows each series' rows (versions 6 and 7).
         var hasMetadata = false
+        /// Rows in sealed blocks instead of raw columns (version 7).
+        var hasBlocks = false
         /// Column bytes per sample.
         var columnBytes: Int {
             hasBatchTable ? SnapshotCodec.columnBytes : 42 + (hasWriters ? 4 : 0) + (hasChangeLog ? 8 : 0)
@@ -236,7 +357,11 @@ public enum SnapshotCodec {
         let hasWriters = version.hasWriters
         let hasChangeLog = version.hasChangeLog
         let subject = try r.readString(limit: SampleRules.maxSubjectLength)
-        let count = try r.readCount("sample count", limit: r.remaining / version.columnBytes)
+        // A sealed block holds at most SealedBlock.maxRows rows in at least minimumBlockBytes bytes.
+        let countLimit =
+            version.hasBlocks
+            ? r.remaining / minimumBlockBytes * SealedBlock.maxRows : r.remaining / version.columnBytes
+        let count = try r.readCount("sample count", limit: countLimit)
         let maxDuration = try r.readSignedVarint()
         let sourceCount = try r.readCount("source count", limit: min(r.remaining / 5, Int(UInt16.max) + 1))
         var sources: [SourceInfo] = []
@@ -274,6 +399,16 @@ public enum SnapshotCodec {
         }
         var changeLog = SeriesChangeLog()
         if hasChangeLog { changeLog = try readChangeLog(&r) }
+        if version.hasBlocks {
+            let table = try readBatchTable(&r)
+            let (starts, ends, values, sourceIDs, arrivals) = try readBlocks(&r, count: count, subject: subject)
+            var image = SeriesImage(
+                subject: subject, starts: starts, ends: ends, values: values, sourceIDs: sourceIDs, arrivals: arrivals,
+                batches: table, maxDuration: maxDuration, sources: sources, userEnteredSources: userEntered,
+                priorityOrder: order, recentBatches: batches, syncHolders: holders, changeLog: changeLog)
+            if version.hasMetadata { image.metadata = try readMetadataTable(&r) }
+            return image
+        }
         if version.hasBatchTable {
             let table = try readBatchTable(&r)
             var image = SeriesImage(
@@ -302,8 +437,8 @@ public enum SnapshotCodec {
         }
     }
 
-    /// A version 6 series' metadata table: a blob holding a ``MetadataTable`` (rows within the batch limits they
-    /// were accepted with).
+    /// A version 6 or 7 series' metadata table: a blob holding a ``MetadataTable`` (rows within the batch limits
+    /// they were accepted with).
     static func readMetadataTable(_ r: inout ByteReader) throws -> [UInt64: [String: MetadataValue]] {
         try MetadataTable.decode(try r.readBlob(limit: r.remaining))
     }

@@ -1,0 +1,252 @@
+import HealthModel
+
+// The five columns of a sealed block, each encoded on its own (layouts in Protocol/STORAGE.md, "Sealed
+// blocks"). Encoders take any bits and round-trip them exactly; decoders never trap on damaged bytes.
+
+/// Start times: the first is in the block header; the rest as deltas, or deltas of deltas when that is smaller
+/// (regular sampling makes every delta of delta zero), packed.
+enum StartColumn {
+    static let deltaMode: UInt8 = 0
+    static let deltaOfDeltaMode: UInt8 = 1
+
+    static func encode(_ starts: UnsafeBufferPointer<Timestamp>, into writer: inout BlockWriter) {
+        let n = starts.count
+        var deltas = [UInt64](repeating: 0, count: n - 1)
+        var secondDeltas = [UInt64](repeating: 0, count: n - 1)
+        var previousDelta: Int64 = 0
+        for i in 1..<n {
+            let delta = starts[i] &- starts[i - 1]
+            deltas[i - 1] = UInt64(bitPattern: delta)
+            secondDeltas[i - 1] = zigZag(delta &- previousDelta)
+            previousDelta = delta
+        }
+        var plain = BlockWriter()
+        deltas.withUnsafeBufferPointer { PackedIntegers.encode($0, into: &plain) }
+        var second = BlockWriter()
+        secondDeltas.withUnsafeBufferPointer { PackedIntegers.encode($0, into: &second) }
+        if second.bytes.count < plain.bytes.count {
+            writer.byte(deltaOfDeltaMode)
+            writer.append(second.bytes)
+        } else {
+            writer.byte(deltaMode)
+            writer.append(plain.bytes)
+        }
+    }
+
+    static func decode(
+        _ reader: inout BlockReader, first: Timestamp, count: Int, into out: UnsafeMutablePointer<Timestamp>
+    ) throws(BlockDecodingError) {
+        let mode = try reader.byte()
+        guard mode <= deltaOfDeltaMode else { throw BlockDecodingError("start mode \(mode)") }
+        out[0] = first
+        try out.advanced(by: 1).withMemoryRebound(to: UInt64.self, capacity: count - 1) {
+            (packed) throws(BlockDecodingError) in
+            try PackedIntegers.decode(&reader, count: count - 1, into: packed)
+        }
+        var start = first
+        if mode == deltaMode {
+            for i in 1..<count {
+                start = start &+ out[i]
+                out[i] = start
+            }
+        } else {
+            var delta: Int64 = 0
+            for i in 1..<count {
+                delta = delta &+ unZigZag(UInt64(bitPattern: out[i]))
+                start = start &+ delta
+                out[i] = start
+            }
+        }
+    }
+}
+
+/// Durations (`end - start`), packed: a column of equal durations takes three bytes.
+enum DurationColumn {
+    static func encode(_ rows: BlockColumns, into writer: inout BlockWriter) {
+        var durations = [UInt64](repeating: 0, count: rows.count)
+        for i in 0..<rows.count { durations[i] = UInt64(bitPattern: rows.ends[i] &- rows.starts[i]) }
+        durations.withUnsafeBufferPointer { PackedIntegers.encode($0, into: &writer) }
+    }
+
+    /// Decodes the ends, given the decoded starts.
+    static func decode(
+        _ reader: inout BlockReader, starts: UnsafePointer<Timestamp>, count: Int,
+        into out: UnsafeMutablePointer<Timestamp>
+    ) throws(BlockDecodingError) {
+        try out.withMemoryRebound(to: UInt64.self, capacity: count) { (packed) throws(BlockDecodingError) in
+            try PackedIntegers.decode(&reader, count: count, into: packed)
+        }
+        for i in 0..<count { out[i] = starts[i] &+ out[i] }
+    }
+}
+
+/// Values: whole numbers, or decimals with up to six digits after the point, as integers (`value × 10^e`),
+/// directly or as deltas, whichever is smaller; any other values as the XOR of each value's bits with the
+/// previous value's, shifted right by the trailing zero bits all share.
+enum ValueColumn {
+    static let decimalMode: UInt8 = 0
+    static let decimalDeltaMode: UInt8 = 1
+    static let xorMode: UInt8 = 2
+    /// Powers of ten that ``decimalExponent(_:)`` tries, each exact in a `Double`.
+    static let powers: [Double] = [1, 10, 100, 1000, 10000, 100_000, 1_000_000]
+    /// Integers beyond ±2^53 are not all exact doubles.
+    static let exactLimit = 9_007_199_254_740_992.0
+
+    static func encode(_ values: UnsafeBufferPointer<Double>, into writer: inout BlockWriter) {
+        if let exponent = decimalExponent(values) {
+            encodeDecimal(values, exponent: exponent, into: &writer)
+        } else {
+            encodeXOR(values, into: &writer)
+        }
+    }
+
+    /// `value × 10^exponent` when that is an integer from which `value` comes back bit for bit.
+    @inline(__always) static func mantissa(_ value: Double, exponent: Int) -> Int64? {
+        let scaled = (value * powers[exponent]).rounded()
+        guard abs(scaled) < exactLimit else { return nil }
+        let mantissa = Int64(scaled)
+        let back = exponent == 0 ? Double(mantissa) : Double(mantissa) / powers[exponent]
+        return back.bitPattern == value.bitPattern ? mantissa : nil
+    }
+
+    /// The smallest exponent that makes every value a ``mantissa(_:exponent:)``, or nil.
+    static func decimalExponent(_ values: UnsafeBufferPointer<Double>) -> Int? {
+        var exponent = 0
+        for value in values {
+            while mantissa(value, exponent: exponent) == nil {
+                exponent += 1
+                if exponent == powers.count { return nil }
+            }
+        }
+        if exponent > 0 {
+            for value in values where mantissa(value, exponent: exponent) == nil { return nil }
+        }
+        return exponent
+    }
+
+    private static func encodeDecimal(
+        _ values: UnsafeBufferPointer<Double>, exponent: Int, into writer: inout BlockWriter
+    ) {
+        var direct = [UInt64](repeating: 0, count: values.count)
+        var deltas = [UInt64](repeating: 0, count: values.count)
+        var previous: Int64 = 0
+        for (i, value) in values.enumerated() {
+            let m = mantissa(value, exponent: exponent)!
+            direct[i] = zigZag(m)
+            deltas[i] = zigZag(m &- previous)
+            previous = m
+        }
+        var plain = BlockWriter()
+        direct.withUnsafeBufferPointer { PackedIntegers.encode($0, into: &plain) }
+        var delta = BlockWriter()
+        deltas.withUnsafeBufferPointer { PackedIntegers.encode($0, into: &delta) }
+        let useDeltas = delta.bytes.count < plain.bytes.count
+        writer.byte(useDeltas ? decimalDeltaMode : decimalMode)
+        writer.byte(UInt8(exponent))
+        writer.append(useDeltas ? delta.bytes : plain.bytes)
+    }
+
+    private static func encodeXOR(_ values: UnsafeBufferPointer<Double>, into writer: inout BlockWriter) {
+        var xors = [UInt64](repeating: 0, count: values.count)
+        var previous: UInt64 = 0
+        var shift = 64
+        for (i, value) in values.enumerated() {
+            xors[i] = value.bitPattern ^ previous
+            previous = value.bitPattern
+            if xors[i] != 0 { shift = min(shift, xors[i].trailingZeroBitCount) }
+        }
+        if shift == 64 { shift = 0 }
+        for i in xors.indices { xors[i] >>= UInt64(shift) }
+        writer.byte(xorMode)
+        writer.byte(UInt8(shift))
+        xors.withUnsafeBufferPointer { PackedIntegers.encode($0, into: &writer) }
+    }
+
+    static func decode(
+        _ reader: inout BlockReader, count: Int, into out: UnsafeMutablePointer<Double>
+    ) throws(BlockDecodingError) {
+        let mode = try reader.byte()
+        guard mode <= xorMode else { throw BlockDecodingError("value mode \(mode)") }
+        let parameter = Int(try reader.byte())
+        guard parameter < (mode == xorMode ? 64 : powers.count) else {
+            throw BlockDecodingError("value parameter \(parameter)")
+        }
+        // The column is decoded as bit patterns in place, each slot holding a valid Double once done.
+        try out.withMemoryRebound(to: UInt64.self, capacity: count) { (bits) throws(BlockDecodingError) in
+            try PackedIntegers.decode(&reader, count: count, into: bits)
+            switch mode {
+            case xorMode:
+                var previous: UInt64 = 0
+                let shift = UInt64(parameter)
+                for i in 0..<count {
+                    previous ^= bits[i] << shift
+                    bits[i] = previous
+                }
+            case decimalMode where parameter == 0:
+                for i in 0..<count { bits[i] = Double(unZigZag(bits[i])).bitPattern }
+            case decimalMode:
+                let power = powers[parameter]
+                for i in 0..<count { bits[i] = (Double(unZigZag(bits[i])) / power).bitPattern }
+            default:
+                let power = powers[parameter]
+                var m: Int64 = 0
+                for i in 0..<count {
+                    m = m &+ unZigZag(bits[i])
+                    bits[i] = (parameter == 0 ? Double(m) : Double(m) / power).bitPattern
+                }
+            }
+        }
+    }
+}
+
+/// Source ids as runs: varint run count, then per run the varint id and the varint length.
+enum SourceColumn {
+    static func encode(_ ids: UnsafeBufferPointer<UInt16>, into writer: inout BlockWriter) {
+        var runs: [(UInt16, Int)] = []
+        for id in ids {
+            if let last = runs.last, last.0 == id {
+                runs[runs.count - 1].1 += 1
+            } else {
+                runs.append((id, 1))
+            }
+        }
+        writer.varint(UInt64(runs.count))
+        for (id, length) in runs {
+            writer.varint(UInt64(id))
+            writer.varint(UInt64(length))
+        }
+    }
+
+    static func decode(
+        _ reader: inout BlockReader, count: Int, into out: UnsafeMutablePointer<UInt16>
+    ) throws(BlockDecodingError) {
+        let runs = try reader.count(atMost: count, "source run count")
+        var row = 0
+        for _ in 0..<runs {
+            let id = try reader.count(atMost: Int(UInt16.max), "source id")
+            let length = try reader.count(atMost: count - row, "source run length")
+            out.advanced(by: row).update(repeating: UInt16(id), count: length)
+            row += length
+        }
+        guard row == count else { throw BlockDecodingError("source runs cover \(row) of \(count) rows") }
+    }
+}
+
+/// Arrival anchors: the first as a varint, then the zig-zagged deltas packed (a batch's rows arrive with
+/// consecutive anchors, so a block from one batch packs them in zero bits).
+enum ArrivalColumn {
+    static func encode(_ arrivals: UnsafeBufferPointer<UInt64>, into writer: inout BlockWriter) {
+        writer.varint(arrivals[0])
+        var deltas = [UInt64](repeating: 0, count: arrivals.count - 1)
+        for i in 1..<arrivals.count { deltas[i - 1] = zigZag(Int64(bitPattern: arrivals[i] &- arrivals[i - 1])) }
+        deltas.withUnsafeBufferPointer { PackedIntegers.encode($0, into: &writer) }
+    }
+
+    static func decode(
+        _ reader: inout BlockReader, count: Int, into out: UnsafeMutablePointer<UInt64>
+    ) throws(BlockDecodingError) {
+        out[0] = try reader.varint()
+        try PackedIntegers.decode(&reader, count: count - 1, into: out.advanced(by: 1))
+        for i in 1..<count { out[i] = out[i - 1] &+ UInt64(bitPattern: unZigZag(out[i])) }
+    }
+}

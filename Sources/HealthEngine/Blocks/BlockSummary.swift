@@ -1,0 +1,88 @@
+import HealthModel
+
+/// What a sealed block's rows add up to, kept beside the compressed columns so a query over a range that
+/// covers the whole block needs none of them.
+public struct BlockSummary: Equatable, Sendable {
+    /// Rows in the block (at least one).
+    public var count: Int
+    /// Sum of the values, in the order of ``ValueSum`` (four accumulators over the block's rows).
+    public var sum: Double
+    /// Smallest and largest value.
+    public var minimum: Double
+    public var maximum: Double
+    /// Start of the first and of the last row (rows are in start order).
+    public var firstStart: Timestamp
+    public var lastStart: Timestamp
+    /// The latest end of any row.
+    public var latestEnd: Timestamp
+    /// The longest `end - start` of any row.
+    public var longestDuration: Int64
+    /// The source ids present, ascending and distinct.
+    public var sources: [UInt16]
+
+    /// Equal field by field, doubles bit for bit (a sum that overflowed to NaN equals itself).
+    public static func == (a: BlockSummary, b: BlockSummary) -> Bool {
+        a.count == b.count && a.sum.bitPattern == b.sum.bitPattern && a.minimum.bitPattern == b.minimum.bitPattern
+            && a.maximum.bitPattern == b.maximum.bitPattern && a.firstStart == b.firstStart
+            && a.lastStart == b.lastStart && a.latestEnd == b.latestEnd && a.longestDuration == b.longestDuration
+            && a.sources == b.sources
+    }
+
+    /// Whether every row comes from one source.
+    public var isSingleSource: Bool { sources.count == 1 }
+
+    /// The summary of `rows` (at least one row).
+    init(_ rows: BlockColumns) {
+        count = rows.count
+        var total = (0.0, 0.0, 0.0, 0.0)
+        var low = Double.infinity
+        var high = -Double.infinity
+        var latestEnd = Timestamp.min
+        var longest = Int64.min
+        var row = 0
+        let v = rows.values
+        while row + 4 <= count {
+            total = (total.0 + v[row], total.1 + v[row + 1], total.2 + v[row + 2], total.3 + v[row + 3])
+            row += 4
+        }
+        while row < count {
+            total.0 += v[row]
+            row += 1
+        }
+        var present = Set<UInt16>()
+        var previousSource: UInt16? = nil
+        for i in 0..<count {
+            low = v[i] < low ? v[i] : low
+            high = v[i] > high ? v[i] : high
+            latestEnd = max(latestEnd, rows.ends[i])
+            longest = max(longest, rows.ends[i] &- rows.starts[i])
+            let source = rows.sourceIDs[i]
+            if source != previousSource { present.insert(source) }
+            previousSource = source
+        }
+        sum = (total.0 + total.1) + (total.2 + total.3)
+        minimum = low
+        maximum = high
+        firstStart = rows.starts[0]
+        lastStart = rows.starts[count - 1]
+        self.latestEnd = latestEnd
+        longestDuration = longest
+        self.sources = present.sorted()
+    }
+
+    /// A summary as read from a block's header.
+    init(
+        count: Int, sum: Double, minimum: Double, maximum: Double, firstStart: Timestamp, lastStart: Timestamp,
+        latestEnd: Timestamp, longestDuration: Int64, sources: [UInt16]
+    ) {
+        self.count = count
+        self.sum = sum
+        self.minimum = minimum
+        self.maximum = maximum
+        self.firstStart = firstStart
+        self.lastStart = lastStart
+        self.latestEnd = latestEnd
+        self.longestDuration = longestDuration
+        self.sources = sources
+    }
+}

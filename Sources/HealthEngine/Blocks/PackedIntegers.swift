@@ -1,0 +1,136 @@
+/// A column of unsigned integers bit-packed with patches (frame of reference plus exceptions): the values less
+/// their minimum, each in `width` bits, and for the few that need more bits their high bits in a list after.
+///
+/// Layout: varint `base` (the minimum), byte `width` (0–64), varint `exceptions` (at most the count),
+/// `ceil(count × width / 8)` packed bytes (value `i` at bit `i × width`, least significant bit first), then per
+/// exception the varint gap to the previous exception's row (the first: its row) and the varint of the bits
+/// above `width`. The width minimises the bytes, so a constant column takes three bytes and an outlier costs
+/// two or three bytes instead of widening every row. The count is not stored: the block header has it.
+enum PackedIntegers {
+    /// Appends `values` packed.
+    static func encode(_ values: UnsafeBufferPointer<UInt64>, into writer: inout BlockWriter) {
+        guard let base = values.min() else {
+            writer.varint(0)
+            writer.byte(0)
+            writer.varint(0)
+            return
+        }
+        var histogram = [Int](repeating: 0, count: 65)
+        for value in values { histogram[64 - (value &- base).leadingZeroBitCount] += 1 }
+        let width = cheapestWidth(histogram, count: values.count)
+        writer.varint(base)
+        writer.byte(UInt8(width))
+        let mask: UInt64 = width == 64 ? ~0 : (1 << UInt64(width)) &- 1
+        var exceptions = 0
+        for bits in (width + 1)..<65 { exceptions += histogram[bits] }
+        writer.varint(UInt64(exceptions))
+        var packed = [UInt8](repeating: 0, count: (values.count * width + 7) / 8 + 8)
+        if width > 0 {
+            packed.withUnsafeMutableBytes { out in
+                for (i, value) in values.enumerated() {
+                    let low = (value &- base) & mask
+                    let bit = i * width
+                    let byte = bit >> 3
+                    let shift = UInt64(bit & 7)
+                    var word = UInt64(littleEndian: out.loadUnaligned(fromByteOffset: byte, as: UInt64.self))
+                    word |= low << shift
+                    out.storeBytes(of: word.littleEndian, toByteOffset: byte, as: UInt64.self)
+                    if shift + UInt64(width) > 64 { out[byte + 8] |= UInt8(truncatingIfNeeded: low >> (64 - shift)) }
+                }
+            }
+        }
+        packed.removeLast(8)
+        writer.append(packed)
+        guard exceptions > 0 else { return }
+        var previous = -1
+        for (i, value) in values.enumerated() where (value &- base) > mask {
+            writer.varint(UInt64(i - previous - 1))
+            writer.varint((value &- base) >> UInt64(width))
+            previous = i
+        }
+    }
+
+    /// The width with the fewest bytes, given how many values need each number of bits.
+    private static func cheapestWidth(_ histogram: [Int], count: Int) -> Int {
+        var best = 64
+        var bestCost = Int.max
+        for width in 0...64 {
+            var cost = (count * width + 7) / 8
+            for bits in (width + 1)..<65 where histogram[bits] > 0 {
+                cost += histogram[bits] * (1 + (bits - width + 6) / 7)
+            }
+            if cost < bestCost { (best, bestCost) = (width, cost) }
+        }
+        return best
+    }
+
+    /// Reads `count` values packed by ``encode(_:into:)`` into `out`, which must hold `count` values.
+    static func decode(
+        _ reader: inout BlockReader, count: Int, into out: UnsafeMutablePointer<UInt64>
+    ) throws(BlockDecodingError) {
+        let base = try reader.varint()
+        let width = Int(try reader.byte())
+        guard width <= 64 else { throw BlockDecodingError("bit width \(width) above 64") }
+        let exceptions = try reader.count(atMost: count, "exception count")
+        let packedBytes = (count * width + 7) / 8
+        guard packedBytes <= reader.remaining else { throw BlockDecodingError("packed column truncated") }
+        let packed = UnsafeRawBufferPointer(rebasing: reader.base[reader.offset..<reader.offset + packedBytes])
+        try reader.skip(packedBytes)
+        unpack(packed, width: width, base: base, count: count, into: out)
+        guard exceptions > 0 else { return }
+        guard width < 64 else { throw BlockDecodingError("exceptions in a 64-bit column") }
+        var row = -1
+        for _ in 0..<exceptions {
+            let gap = try reader.varint()
+            guard gap < UInt64(count - row - 1) else { throw BlockDecodingError("exception row beyond the column") }
+            row += Int(gap) + 1
+            let high = try reader.varint()
+            out[row] = out[row] &+ (high << UInt64(width))
+        }
+    }
+
+    /// Unpacks `count` values of `width` bits from `packed` (which holds exactly enough bytes), adding `base`.
+    @inline(__always)
+    private static func unpack(
+        _ packed: UnsafeRawBufferPointer, width: Int, base: UInt64, count: Int, into out: UnsafeMutablePointer<UInt64>
+    ) {
+        guard width > 0 else {
+            out.update(repeating: base, count: count)
+            return
+        }
+        let mask: UInt64 = width == 64 ? ~0 : (1 << UInt64(width)) &- 1
+        var i = 0
+        if width <= 56, packed.count >= 8 {
+            // One unaligned load per value while eight bytes remain from the value's first byte.
+            let fastEnd = min(count, ((packed.count - 8) * 8) / width + 1)
+            let pointer = packed.baseAddress!
+            var bit = 0
+            while i < fastEnd {
+                let word = UInt64(littleEndian: pointer.loadUnaligned(fromByteOffset: bit >> 3, as: UInt64.self))
+                out[i] = ((word >> UInt64(bit & 7)) & mask) &+ base
+                bit += width
+                i += 1
+            }
+        }
+        while i < count {
+            out[i] = (readBits(packed, at: i * width, width: width) & mask) &+ base
+            i += 1
+        }
+    }
+
+    /// `width` bits at bit offset `bit`, byte by byte (the tail of a column, and widths above 56).
+    private static func readBits(_ packed: UnsafeRawBufferPointer, at bit: Int, width: Int) -> UInt64 {
+        var result: UInt64 = 0
+        var taken = 0
+        var byte = bit >> 3
+        var skip = bit & 7
+        while taken < width {
+            let available = UInt64(packed[byte]) >> UInt64(skip)
+            result |= available << UInt64(taken)
+            taken += 8 - skip
+            skip = 0
+            byte += 1
+        }
+        return result
+    }
+}

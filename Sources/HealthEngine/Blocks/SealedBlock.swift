@@ -1,0 +1,245 @@
+import HealthModel
+
+/// Read-only pointers to consecutive rows of a series, the input of ``SealedBlock/init(encoding:)``.
+public struct BlockColumns {
+    public let starts: UnsafeBufferPointer<Timestamp>
+    public let ends: UnsafeBufferPointer<Timestamp>
+    public let values: UnsafeBufferPointer<Double>
+    public let sourceIDs: UnsafeBufferPointer<UInt16>
+    public let arrivals: UnsafeBufferPointer<UInt64>
+
+    /// The rows; every column must hold the same number of them.
+    public init(
+        starts: UnsafeBufferPointer<Timestamp>, ends: UnsafeBufferPointer<Timestamp>,
+        values: UnsafeBufferPointer<Double>, sourceIDs: UnsafeBufferPointer<UInt16>,
+        arrivals: UnsafeBufferPointer<UInt64>
+    ) {
+        precondition(
+            ends.count == starts.count && values.count == starts.count && sourceIDs.count == starts.count
+                && arrivals.count == starts.count, "block columns of different lengths")
+        self.starts = starts
+        self.ends = ends
+        self.values = values
+        self.sourceIDs = sourceIDs
+        self.arrivals = arrivals
+    }
+
+    public var count: Int { starts.count }
+}
+
+/// Where ``SealedBlock/decode(into:)`` writes: a pointer per column wanted, each with room for the block's
+/// ``BlockSummary/count`` rows; nil columns are skipped (ends need starts).
+public struct BlockBuffers {
+    public var starts: UnsafeMutablePointer<Timestamp>?
+    public var ends: UnsafeMutablePointer<Timestamp>?
+    public var values: UnsafeMutablePointer<Double>?
+    public var sourceIDs: UnsafeMutablePointer<UInt16>?
+    public var arrivals: UnsafeMutablePointer<UInt64>?
+
+    public init(
+        starts: UnsafeMutablePointer<Timestamp>? = nil, ends: UnsafeMutablePointer<Timestamp>? = nil,
+        values: UnsafeMutablePointer<Double>? = nil, sourceIDs: UnsafeMutablePointer<UInt16>? = nil,
+        arrivals: UnsafeMutablePointer<UInt64>? = nil
+    ) {
+        self.starts = starts
+        self.ends = ends
+        self.values = values
+        self.sourceIDs = sourceIDs
+        self.arrivals = arrivals
+    }
+}
+
+/// An immutable, compressed run of consecutive rows of a series (start order), column by column, with the
+/// summary that lets queries skip decoding it. Byte layout: Protocol/STORAGE.md, "Sealed blocks".
+///
+/// Blocks made here (``init(encoding:)``) and blocks read back (``init(validating:)``) hold rows that keep the
+/// engine's invariants: starts ascending, every end at or after its start, instants in ``SupportedInstants``,
+/// finite values, and a summary that matches the rows.
+public struct SealedBlock: Sendable {
+    /// The format version, the first byte of every block.
+    public static let version: UInt8 = 1
+    /// Most rows a block may hold (a decoder's cap before it sizes anything).
+    public static let maxRows = 65536
+
+    /// The encoded block, header and columns.
+    public let bytes: [UInt8]
+    /// The rows' summary, as the header holds it.
+    public let summary: BlockSummary
+    /// Where each of the five columns (starts, durations, values, sources, arrivals) begins and ends: ten
+    /// byte offsets.
+    private let columnOffsets: [Int32]
+
+    /// Rows in the block.
+    public var count: Int { summary.count }
+
+    /// Encodes `rows`: 1 to ``maxRows`` rows in start order that keep the engine's invariants (any bits
+    /// round-trip, but only such rows pass ``init(validating:)``).
+    public init(encoding rows: BlockColumns) {
+        precondition(rows.count >= 1 && rows.count <= Self.maxRows, "a block holds 1 to \(Self.maxRows) rows")
+        let summary = BlockSummary(rows)
+        var writer = BlockWriter(capacity: 96 + rows.count * 2)
+        writer.byte(Self.version)
+        writer.varint(UInt64(rows.count))
+        for word in [
+            UInt64(bitPattern: summary.firstStart), UInt64(bitPattern: summary.lastStart),
+            UInt64(bitPattern: summary.latestEnd), UInt64(bitPattern: summary.longestDuration),
+            summary.sum.bitPattern, summary.minimum.bitPattern, summary.maximum.bitPattern,
+        ] {
+            writer.fixed64(word)
+        }
+        writer.varint(UInt64(summary.sources.count))
+        var previous = -1
+        for source in summary.sources {
+            writer.varint(UInt64(Int(source) - previous - 1))
+            previous = Int(source)
+        }
+        var offsets: [Int32] = []
+        func column(_ encode: (inout BlockWriter) -> Void) {
+            var body = BlockWriter()
+            encode(&body)
+            writer.varint(UInt64(body.bytes.count))
+            offsets.append(Int32(writer.bytes.count))
+            writer.append(body.bytes)
+            offsets.append(Int32(writer.bytes.count))
+        }
+        column { StartColumn.encode(rows.starts, into: &$0) }
+        column { DurationColumn.encode(rows, into: &$0) }
+        column { ValueColumn.encode(rows.values, into: &$0) }
+        column { SourceColumn.encode(rows.sourceIDs, into: &$0) }
+        column { ArrivalColumn.encode(rows.arrivals, into: &$0) }
+        // An exact copy: the writer's buffer has grown with slack that would stay resident for the block's life.
+        let written = writer.bytes
+        bytes = [UInt8](unsafeUninitializedCapacity: written.count) { buffer, count in
+            count = buffer.initialize(fromContentsOf: written)
+        }
+        self.summary = summary
+        columnOffsets = offsets
+    }
+
+    /// Reads a block from bytes that may be damaged: the header and every column are decoded and checked (the
+    /// summary recomputed, no byte left over, and unless `checkingInvariants` is false the engine's invariants).
+    /// Never traps; counts are capped before anything is allocated. Snapshots read with `checkingInvariants:
+    /// false`, so a block holds whatever rows an image may hold, and restoring the image checks the rows.
+    public init(validating bytes: [UInt8], checkingInvariants: Bool = true) throws(BlockDecodingError) {
+        let (summary, offsets) = try withBlockBytes(bytes) { (raw) throws(BlockDecodingError) in
+            try Self.parseHeader(raw)
+        }
+        self.bytes = bytes
+        self.summary = summary
+        columnOffsets = offsets
+        let n = summary.count
+        let scratch = BlockScratch(capacity: n)
+        try decodeChecked(into: scratch.all)
+        let rows = scratch.rows(n)
+        if checkingInvariants { try Self.checkInvariants(rows) }
+        guard BlockSummary(rows) == summary else { throw BlockDecodingError("summary does not match the rows") }
+    }
+
+    /// The summary and column offsets of a block's header, checking that the five columns fill the rest.
+    private static func parseHeader(
+        _ raw: UnsafeRawBufferPointer
+    ) throws(BlockDecodingError) -> (BlockSummary, [Int32]) {
+        var reader = BlockReader(raw)
+        let version = try reader.byte()
+        guard version == Self.version else { throw BlockDecodingError("version \(version)") }
+        let count = try reader.count(atMost: maxRows, "row count")
+        guard count >= 1 else { throw BlockDecodingError("no rows") }
+        var words: [UInt64] = []
+        for _ in 0..<7 { words.append(try reader.fixed64()) }
+        let sourceCount = try reader.count(atMost: count, "source count")
+        guard sourceCount >= 1 else { throw BlockDecodingError("no sources") }
+        var sources: [UInt16] = []
+        sources.reserveCapacity(sourceCount)
+        var previous = -1
+        for _ in 0..<sourceCount {
+            let gap = try reader.count(atMost: Int(UInt16.max) - previous - 1, "source id gap")
+            previous += gap + 1
+            sources.append(UInt16(previous))
+        }
+        var offsets: [Int32] = []
+        for _ in 0..<5 {
+            let length = try reader.count(atMost: reader.remaining, "column length")
+            offsets.append(Int32(reader.offset))
+            try reader.skip(length)
+            offsets.append(Int32(reader.offset))
+        }
+        guard reader.remaining == 0 else { throw BlockDecodingError("\(reader.remaining) bytes after the columns") }
+        let summary = BlockSummary(
+            count: count, sum: Double(bitPattern: words[4]), minimum: Double(bitPattern: words[5]),
+            maximum: Double(bitPattern: words[6]), firstStart: Int64(bitPattern: words[0]),
+            lastStart: Int64(bitPattern: words[1]), latestEnd: Int64(bitPattern: words[2]),
+            longestDuration: Int64(bitPattern: words[3]), sources: sources)
+        return (summary, offsets)
+    }
+
+    /// Throws unless the decoded rows keep the engine's invariants.
+    private static func checkInvariants(_ rows: BlockColumns) throws(BlockDecodingError) {
+        for i in 0..<rows.count {
+            guard SupportedInstants.contains(rows.starts[i]), SupportedInstants.contains(rows.ends[i]) else {
+                throw BlockDecodingError("row \(i) lies outside \(SupportedInstants.description)")
+            }
+            guard rows.ends[i] >= rows.starts[i] else { throw BlockDecodingError("row \(i) ends before it starts") }
+            guard i == 0 || rows.starts[i] >= rows.starts[i - 1] else {
+                throw BlockDecodingError("row \(i) starts before the row above")
+            }
+            guard rows.values[i].isFinite else { throw BlockDecodingError("row \(i) has a value that is not finite") }
+        }
+    }
+
+    /// The reader of column `index` (0 starts … 4 arrivals).
+    private func column(_ index: Int, _ raw: UnsafeRawBufferPointer) -> BlockReader {
+        let range = Int(columnOffsets[2 * index])..<Int(columnOffsets[2 * index + 1])
+        return BlockReader(UnsafeRawBufferPointer(rebasing: raw[range]))
+    }
+
+    /// Decodes the columns `buffers` asks for (each pointer must have room for ``count`` rows).
+    public func decode(into buffers: BlockBuffers) {
+        do {
+            try decodeChecked(into: buffers)
+        } catch {
+            preconditionFailure("a validated block failed to decode: \(error)")
+        }
+    }
+
+    /// ``decode(into:)``, throwing on damaged bytes.
+    private func decodeChecked(into buffers: BlockBuffers) throws(BlockDecodingError) {
+        let n = count
+        try withBlockBytes(bytes) { (raw) throws(BlockDecodingError) in
+            func finish(_ reader: BlockReader) throws(BlockDecodingError) {
+                guard reader.remaining == 0 else { throw BlockDecodingError("bytes left in a column") }
+            }
+            if let starts = buffers.starts {
+                var reader = column(0, raw)
+                try StartColumn.decode(&reader, first: summary.firstStart, count: n, into: starts)
+                try finish(reader)
+                if let ends = buffers.ends {
+                    var reader = column(1, raw)
+                    try DurationColumn.decode(&reader, starts: starts, count: n, into: ends)
+                    try finish(reader)
+                }
+            } else {
+                precondition(buffers.ends == nil, "decoding ends needs the starts")
+            }
+            if let values = buffers.values {
+                var reader = column(2, raw)
+                try ValueColumn.decode(&reader, count: n, into: values)
+                try finish(reader)
+            }
+            if let ids = buffers.sourceIDs {
+                var reader = column(3, raw)
+                try SourceColumn.decode(&reader, count: n, into: ids)
+                try finish(reader)
+            }
+            if let arrivals = buffers.arrivals {
+                var reader = column(4, raw)
+                try ArrivalColumn.decode(&reader, count: n, into: arrivals)
+                try finish(reader)
+            }
+        }
+    }
+
+    /// Heap bytes the block holds (its encoding, offsets and source list).
+    public var approximateBytes: Int {
+        bytes.capacity + columnOffsets.capacity * 4 + summary.sources.capacity * 2 + 64
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import HealthCodec
+import HealthEngine
+import HealthModel
+import HealthPosix
+import Testing
+
+@testable import HealthStorage
+
+/// Version 6 snapshots: the rows of each series as sealed blocks, each with its own CRC-32.
+struct BlockSnapshotTests {
+    /// A store with two subjects, several blocks' worth of rows, a late batch, a deletion and derived UUIDs.
+    private func image() throws -> ShardImage {
+        let store = HealthStore()
+        _ = try store.insert(stepBatch(id: 1, rows: 9_000, derivedUUIDs: true), writer: 3, beforeApplying: {})
+        _ = try store.insert(stepBatch(id: 2, from: 20_000, rows: 1), writer: 3, beforeApplying: {})
+        _ = try store.insert(stepBatch(id: 3, from: 4_000, rows: 50), writer: 4, beforeApplying: {})
+        _ = try store.insert(stepBatch(id: 4, subject: "ben", rows: 3), beforeApplying: {})
+        _ = try store.delete(
+            subject: "anna", type: "stepCount",
+            filter: SampleFilter(date: DatePredicate(start: 100 * Micros.minute, end: 200 * Micros.minute)))
+        return store.image(of: try QuantityType.named("stepCount")) { () }.0
+    }
+
+    @Test("HKSNAP07 round-trips the image and restores the same samples; HKSNAP06 of it reads the same")
+    func roundTrip() throws {
+        let image = try image()
+        #expect(image.series[0].count > 2 * SnapshotCodec.blockRows)
+        let bytes = SnapshotCodec.encode(image, sequence: 8)
+        #expect(Array(bytes.prefix(8)) == Array("HKSNAP07".utf8))
+        let decoded = try SnapshotCodec.decode(bytes)
+        #expect(decoded.image == image)
+        #expect(decoded.sequence == 8)
+        let raw = try SnapshotCodec.decode(SnapshotCodec.encode(image, sequence: 8, layout: .rawColumns))
+        #expect(raw.image == decoded.image)
+        let restored = HealthStore()
+        try restored.restore(decoded.image)
+        let original = HealthStore()
+        try original.restore(image)
+        #expect(
+            try restored.samples(subject: "anna", type: "stepCount").uuids
+                == original.samples(subject: "anna", type: "stepCount").uuids)
+        #expect(try restored.samples(subject: "ben", type: "stepCount").count == 3)
+    }
+
+    @Test("per-minute steps from one batch take under 1 byte a sample on disk")
+    func compact() throws {
+        let store = HealthStore()
+        _ = try store.insert(stepBatch(id: 1, rows: 100_000, derivedUUIDs: true), beforeApplying: {})
+        let image = store.image(of: try QuantityType.named("stepCount")) { () }.0
+        let bytes = SnapshotCodec.encode(image, sequence: 1)
+        #expect(Double(bytes.count) / 100_000 < 1, "\(bytes.count) bytes")
+        #expect(try SnapshotCodec.decode(bytes).image == image)
+    }
+
+    @Test("blocks larger than a piece stream in pieces: the same file as in one array, and it decodes")
+    func streamed() throws {
+        let store = HealthStore()
+        var batch = SampleBatch(batchID: 1, subject: "anna", typeIdentifier: "bodyMass", unit: "kg")
+        for i in 0..<30_000 {
+            let start = Int64(i) * Micros.minute
+            batch.append(start: start, end: start, value: 50 + Double(i).squareRoot(), source: watch, uuid: nil)
+        }
+        _ = try store.insert(batch, beforeApplying: {})
+        let (image, _) = store.image(of: try QuantityType.named("bodyMass")) { () }
+        let whole = SnapshotCodec.encode(image, sequence: 2)
+        #expect(whole.count > 2 * SnapshotCodec.pieceSize)
+        var pieces: [[UInt8]] = []
+        SnapshotCodec.encode(image, sequence: 2) { (piece: UnsafeRawBufferPointer) throws(Never) in
+            pieces.append(Array(piece))
+        }
+        #expect(pieces.count > 2)
+        #expect(pieces.joined().elementsEqual(whole))
+        #expect(try SnapshotCodec.decode(whole).image == image)
+    }
+
+    @Test("a damaged block is refused by its own checksum even when the file's checksum is made to fit")
+    func damagedBlock() throws {
+        let image = try image()
+        var bytes = SnapshotCodec.encode(image, sequence: 8)
+        let series = image.series[0]
+        let rows = 0..<SnapshotCodec.blockRows
+        let first = series.starts.withUnsafeBufferPointer { s in
+            series.ends.withUnsafeBufferPointer { e in
+                series.values.withUnsafeBufferPointer { v in
+                    series.sourceIDs.withUnsafeBufferPointer { ids in
+                        series.arrivals.withUnsafeBufferPointer { a in
+                            SealedBlock(
+                                encoding: BlockColumns(
+                                    starts: .init(rebasing: s[rows]), ends: .init(rebasing: e[rows]),
+                                    values: .init(rebasing: v[rows]), sourceIDs: .init(rebasing: ids[rows]),
+                                    arrivals: .init(rebasing: a[rows])))
+                        }
+                    }
+                }
+            }
+        }
+        let blockRange = try #require(bytes.firstRange(of: first.bytes))
+        bytes[blockRange.lowerBound + blockRange.count / 2] ^= 0x40
+        bytes.removeLast(4)
+        withUnsafeBytes(of: Zlib.crc32(bytes).littleEndian) { bytes.append(contentsOf: $0) }
+        #expect { try SnapshotCodec.decode(bytes) } throws: { "\($0)".contains("fails its checksum") }
+    }
+
+    @Test("rows that break the engine's rules load from a block and are refused at restore, as from raw columns")
+    func rowsCheckedAtRestore() throws {
+        var image = try image()
+        image.series[1].starts.swapAt(0, 2)
+        image.series[1].ends.swapAt(0, 2)
+        let decoded = try SnapshotCodec.decode(SnapshotCodec.encode(image, sequence: 1))
+        #expect(decoded.image == image)
+        #expect(throws: (any Error).self) { try HealthStore().restore(decoded.image) }
+    }
+}
+
+/// A data directory whose snapshot an earlier version wrote (`HKSNAP06`, raw columns) starts as it did, and its
+/// next snapshot is written as `HKSNAP07`.
+struct SnapshotUpgradeTests {
+    @Test("a version 6 snapshot in a data directory loads; the next snapshot is version 7 and loads the same")
+    func upgrade() throws {
+        let directory = try makeDataDirectory()
+        defer { try? FileSystem.removeTree(directory) }
+        let (durable, _) = try openStore(directory)
+        for id in 1...3 { _ = try durable.insert(stepBatch(id: UInt64(id), from: id * 5_000, rows: 5_000)) }
+        _ = try #require(try durable.snapshot())
+        _ = try durable.insert(stepBatch(id: 4, from: 100, rows: 7))
+        let expected = try steps(durable.store)
+        durable.close(snapshot: false)
+
+        // Rewrite the snapshot as version 6 wrote it, with its manifest entry to match.
+        let files = SnapshotFiles(directory: directory + "/snapshots")
+        var manifest = try #require(try files.readManifest())
+        let index = try #require(manifest.entries.firstIndex { $0.type == "stepCount" })
+        let path = files.directory + "/" + manifest.entries[index].file
+        let decoded = try SnapshotCodec.decode(try FileSystem.readFile(path))
+        #expect(Array(try FileSystem.readFile(path).prefix(8)) == Array("HKSNAP07".utf8))
+        let old = SnapshotCodec.encode(decoded.image, sequence: decoded.sequence, layout: .rawColumns)
+        try FileSystem.writeFileAtomically(path, old)
+        manifest.entries[index].size = UInt64(old.count)
+        manifest.entries[index].crc = SnapshotFiles.trailer(old)
+        try FileSystem.writeFileAtomically(files.manifestPath, manifest.encode())
+
+        let (reopened, _) = try openStore(directory)
+        #expect(try steps(reopened.store) == expected)
+        _ = try #require(try reopened.snapshot())
+        reopened.close(snapshot: false)
+        let newest = try #require(try files.readManifest()).entries.first { $0.type == "stepCount" }
+        let bytes = try FileSystem.readFile(files.directory + "/" + (try #require(newest)).file)
+        #expect(Array(bytes.prefix(8)) == Array("HKSNAP07".utf8))
+        let (again, _) = try openStore(directory)
+        defer { again.close() }
+        #expect(try steps(again.store) == expected)
+    }
+}
