@@ -26,6 +26,7 @@ public struct SamplesCommand: Command {
                     "types", help: "Types, comma-separated: stepCount,distanceWalkingRunning or sleepAnalysis.")
             ],
             options: QueryScope.specs + [
+                WorkoutScope.spec,
                 .option("limit", value: "n", help: "At most n rows; 0 means no limit (default: 0)."),
                 .option(
                     "sort", value: "order", help: "start, -start, end or -end; - is newest first (default: start).",
@@ -51,10 +52,11 @@ public struct SamplesCommand: Command {
         let lists = try await ServerSession.run(context) { client in
             var lists: [[Sample]] = []
             for (type, unit) in zip(types, units) {
+                let filter = try QueryScope.filter(scope.filter.inQueryUnit(unit), values: context, for: type)
                 lists.append(
                     try await client.samples(
                         type.identifier, subject: subject,
-                        filter: QueryScope.filter(scope.filter.inQueryUnit(unit), values: context, for: type),
+                        filter: try await WorkoutScope.narrow(filter, type: type, context: context, client: client),
                         sort: order.sort,
                         limit: limit,
                         unit: unit.symbol))
@@ -82,28 +84,35 @@ public struct SamplesCommand: Command {
     /// otherwise): strings and numbers as they are, a date as `{"date": instant}`, a quantity as
     /// `{"value": number, "unit": string}`.
     static func jsonWithMetadata(_ records: RecordSet, _ samples: [Sample], times: TimestampFormatter) -> String {
-        let objects = samples.indices.map { row -> String in
+        jsonWithMetadata(records, samples.map(\.metadata), times: times)
+    }
+
+    /// The records as a JSON array, one object a line, each row's `metadata[row]` (when not empty) added as a
+    /// `metadata` object.
+    static func jsonWithMetadata(
+        _ records: RecordSet, _ metadata: [[String: MetadataValue]], times: TimestampFormatter
+    ) -> String {
+        let objects = metadata.indices.map { row -> String in
             guard case .object(var pairs) = records.jsonObject(row: row) else { return "" }
-            let metadata = samples[row].metadata
-            if !metadata.isEmpty {
-                pairs.append(
-                    (
-                        "metadata",
-                        .object(
-                            metadata.keys.sorted().map { key in
-                                switch metadata[key]! {
-                                case .string(let text): (key, .string(text))
-                                case .number(let number): (key, .number(number))
-                                case .date(let date): (key, .object([("date", times.machineCell(date))]))
-                                case .quantity(let number, let unit):
-                                    (key, .object([("value", .number(number)), ("unit", .string(unit))]))
-                                }
-                            })
-                    ))
-            }
+            if !metadata[row].isEmpty { pairs.append(("metadata", metadataJSON(metadata[row], times: times))) }
             return "  " + JSONValue.object(pairs).rendered
         }
         return "[\n" + objects.joined(separator: ",\n") + "\n]\n"
+    }
+
+    /// One metadata row as JSON: strings and numbers as they are, a date as `{"date": instant}`, a quantity as
+    /// `{"value": number, "unit": string}`, keys sorted.
+    static func metadataJSON(_ metadata: [String: MetadataValue], times: TimestampFormatter) -> JSONValue {
+        .object(
+            metadata.keys.sorted().map { key in
+                switch metadata[key]! {
+                case .string(let text): (key, .string(text))
+                case .number(let number): (key, .number(number))
+                case .date(let date): (key, .object([("date", times.machineCell(date))]))
+                case .quantity(let number, let unit):
+                    (key, .object([("value", .number(number)), ("unit", .string(unit))]))
+                }
+            })
     }
 
     /// One record per sample: type, start, end, value, unit, source, uuid (uuid not in tables). A category
