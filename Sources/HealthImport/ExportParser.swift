@@ -121,6 +121,11 @@ struct ExportParser {
                 startWorkout(selfClosing: selfClosing)
                 return
             }
+            if name.equals("Correlation") {
+                // Its member records appear at top level too, where they are imported (HEALTHKIT.md §13).
+                tally.correlations += 1
+                return
+            }
             guard name.equals("Record") else {
                 tally.skip(name.string)
                 return

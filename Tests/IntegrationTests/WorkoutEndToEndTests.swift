@@ -124,6 +124,56 @@ struct WorkoutEndToEndTests {
         await third.stop()
     }
 
+    @Test("blood pressure correlations: imported once, printed as pairs, the members still quantities, after a kill")
+    func bloodPressure() async throws {
+        func reading(_ time: String, _ systolic: Int, _ diastolic: Int) -> String {
+            let member = { (type: String, value: Int) in
+                #"<Record type="HKQuantityTypeIdentifierBloodPressure\#(type)" sourceName="Cuff" unit="mmHg" startDate="\#(time)" endDate="\#(time)" value="\#(value)"/>"#
+            }
+            return member("Systolic", systolic) + "\n" + member("Diastolic", diastolic) + "\n"
+                + #"<Correlation type="HKCorrelationTypeIdentifierBloodPressure" sourceName="Cuff" startDate="\#(time)" endDate="\#(time)">"#
+                + "\n " + member("Systolic", systolic) + "\n " + member("Diastolic", diastolic) + "\n</Correlation>"
+        }
+        let xml = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <HealthData locale="en_US">
+            \(reading("2024-02-01 08:00:00 +0000", 121, 79))
+            \(reading("2024-02-02 08:00:00 +0000", 134, 86))
+            </HealthData>
+
+            """
+        let directory = try TestDirectory(prefix: "hk-bp")
+        let path = directory.appending("export.xml")
+        try Data(xml.utf8).write(to: URL(fileURLWithPath: path))
+        let hkd = try await TestServer()
+        let imported = await Self.run(hkd.hkqServer + ["--subject", "anna", "--format", "json", "import", path])
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(imported.out.utf8)) as? [String: Any])
+        #expect(summary["samples"] as? Int == 4 && summary["correlations"] as? Int == 2, "\(imported.out)")
+        #expect((summary["skipped"] as? [Any])?.isEmpty == true, "\(imported.out)")
+        func expectPairs(_ server: TestServer) async throws {
+            let pairs = await Self.run(
+                server.hkqServer + ["--subject", "anna", "--format", "json", "samples", "bloodPressure", "--tz", "UTC"])
+            #expect(pairs.status == 0, "\(pairs.err)")
+            let rows = try Self.json(pairs.out)
+            #expect(rows.map { $0["bloodPressureSystolic"] as? Double } == [121, 134])
+            #expect(rows.map { $0["bloodPressureDiastolic"] as? Double } == [79, 86])
+            #expect(rows.map { $0["source"] as? String } == ["Cuff", "Cuff"])
+            // The members are quantities, each counted once.
+            let client = server.client()
+            defer { client.close() }
+            let systolic = try await client.samples(try QuantityType.named("bloodPressureSystolic"), subject: "anna")
+            #expect(systolic.map(\.value) == [121, 134])
+        }
+        try await expectPairs(hkd)
+        let table = await Self.run(hkd.hkqServer + ["--subject", "anna", "samples", "bloodPressure"])
+        #expect(
+            table.out.contains("BLOODPRESSURESYSTOLIC") || table.out.contains("bloodPressureSystolic"), "\(table.out)")
+        await hkd.kill()
+        let second = try await hkd.restart()
+        try await expectPairs(second)
+        await second.stop()
+    }
+
     @Test("grants on the workout type: share without read sees only its own; no grant is refused")
     func grants() async throws {
         let hkd = try await TestServer()

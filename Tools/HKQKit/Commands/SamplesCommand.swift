@@ -19,7 +19,10 @@ public struct SamplesCommand: Command {
                 in --tz. With several types the rows are merged in --sort order and --limit counts rows in all. \
                 --join interval puts the samples of different types that share start, end and source on one \
                 row, one field per type (e.g. steps and distance per interval); a second sample of a type with the \
-                same interval and source goes on a second row for that interval and source.
+                same interval and source goes on a second row for that interval and source. A correlation \
+                type prints its members joined that way, one row a reading: bloodPressure \
+                (bloodPressureSystolic and bloodPressureDiastolic), food (the dietary types). --workout UUID \
+                keeps the samples of one workout (hkq workouts): within its interval, from its source or device.
                 """,
             arguments: [
                 ArgumentSpec(
@@ -39,7 +42,9 @@ public struct SamplesCommand: Command {
 
     /// Queries each type, merges the results, and prints them as sample rows or joined rows.
     public func run(_ context: CommandContext) async throws {
-        let types = try QueryScope.types(context.argument(0)!, context: context)
+        // A correlation (bloodPressure, food) is its members joined by interval and source: one row a reading.
+        let correlation = CorrelationType(named: context.argument(0)!)
+        let types = try correlation?.members ?? QueryScope.types(context.argument(0)!, context: context)
         let scope = try QueryScope(context)
         if let stray = scope.unusedUnitKeys(types).first {
             throw context.usageError("--unit names '\(stray)', which is not among the types queried")
@@ -65,7 +70,7 @@ public struct SamplesCommand: Command {
         }
         let samples = order.merge(lists)
         let format = context.globals.format
-        if context.arguments.value("join") != nil {
+        if correlation != nil || context.arguments.value("join") != nil {
             var join = IntervalJoin(samples: samples, types: types, units: units, times: scope.times, format: format)
             join.truncate(to: limit)
             context.print(join.records)

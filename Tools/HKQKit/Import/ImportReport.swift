@@ -81,8 +81,12 @@ struct ImportReport: Sendable {
         }
         if summary.importedCategoryCount > 0 { line += "; \(summary.importedCategoryCount) of them category samples" }
         if summary.identicalRows > 0 { line += "; \(summary.identicalRows) identical rows counted once" }
+        if summary.correlations > 0 {
+            let plural = summary.correlations == 1 ? "" : "s"
+            line += "; \(summary.correlations) correlation\(plural) (their samples counted once)"
+        }
         if summary.workouts > 0 {
-            line += "; \(summary.workouts) workouts"
+            line += "; \(summary.workouts) workout\(summary.workouts == 1 ? "" : "s")"
             if let storedWorkouts {
                 line += " (\(storedWorkouts.inserted) new, \(storedWorkouts.duplicates) already stored)"
             }
@@ -118,6 +122,7 @@ struct ImportReport: Sendable {
             ("categorySamples", .integer(Int64(summary.importedCategoryCount))),
             ("identicalRows", .integer(Int64(summary.identicalRows))),
             ("workouts", .integer(Int64(summary.workouts))),
+            ("correlations", .integer(Int64(summary.correlations))),
         ]
         if let stored {
             pairs.append(("inserted", .integer(Int64(stored.values.reduce(0) { $0 + $1.inserted }))))
