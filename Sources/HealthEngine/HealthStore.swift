@@ -12,6 +12,8 @@ import Synchronization
 public final class HealthStore: Sendable {
     private let shards: [ReadWriteLocked<ShardState>]
     private let retentionMicros = Atomic<Int64>(7 * 86_400 * 1_000_000)
+    /// The workouts (HEALTHKIT.md §13): a store of their own, apart from the quantity shards.
+    public let workouts = WorkoutStore()
 
     /// How long deletion records are kept for changes queries, in microseconds (default 7 days). Anchors older
     /// than a deletion past it get ``ErrorCode/anchorExpired``. Any thread may read or set it.

@@ -32,13 +32,15 @@ public struct ExportImporter: Sendable {
         return reader.summary
     }
 
-    /// Reads the whole export, awaiting `sink` with each batch (the next batch is parsed only after it returns);
-    /// returns the summary.
+    /// Reads the whole export, awaiting `sink` with each batch (the next batch is parsed only after it returns),
+    /// then `workouts` once with every `<Workout>` (HEALTHKIT.md §13); returns the summary.
     public func run(
-        progress: ((ImportProgress) -> Void)? = nil, sink: (SampleBatch) async throws -> Void
+        progress: ((ImportProgress) -> Void)? = nil, sink: (SampleBatch) async throws -> Void,
+        workouts: ([Workout]) async throws -> Void = { _ in }
     ) async throws -> ImportSummary {
         let reader = try ExportReader(path: path, subject: subject, options: options, progress: progress)
         while let batch = try reader.nextBatch() { try await sink(batch) }
+        try await workouts(reader.takeWorkouts())
         return reader.summary
     }
 }

@@ -16,8 +16,12 @@ struct ExportParser {
     private(set) var recordsSeen = 0
     private var importedByType = [Int](repeating: 0, count: QuantityType.all.count)
     private(set) var samplesImported = 0
+    private var workoutsRead = 0
     private var chunk: [UInt8] = []
     private var current: PendingSample?
+    /// The `<Workout>` being read, and the workouts read so far (``takeWorkouts()`` hands them out).
+    private var currentWorkout: WorkoutMapper.Pending?
+    private var workouts: [Workout] = []
     private var nextProgressAt: Int64
     private var documentEnded = false
     private var finalProgressReported = false
@@ -34,6 +38,7 @@ struct ExportParser {
     var summary: ImportSummary {
         var result = tally
         result.recordsSeen = recordsSeen
+        result.workouts = workoutsRead
         for (index, count) in importedByType.enumerated() where count > 0 {
             result.imported[QuantityType.all[index].identifier] = count
         }
@@ -90,6 +95,7 @@ struct ExportParser {
             try startElement(selfClosing: selfClosing)
         case .endTag:
             if tokenizer.depth == 2, current != nil { finishRecord() }
+            if tokenizer.depth == 2, let pending = currentWorkout { finishWorkout(pending) }
         case .endOfDocument:
             assembler.flushAll()
             documentEnded = true
@@ -111,6 +117,15 @@ struct ExportParser {
                         + "expected <HealthData>)")
             }
         case 2:
+            if name.equals("Workout") {
+                startWorkout(selfClosing: selfClosing)
+                return
+            }
+            if name.equals("Correlation") {
+                // Its member records appear at top level too, where they are imported (HEALTHKIT.md §13).
+                tally.correlations += 1
+                return
+            }
             guard name.equals("Record") else {
                 tally.skip(name.string)
                 return
@@ -127,10 +142,40 @@ struct ExportParser {
         case 3:
             if current != nil, name.equals("MetadataEntry") {
                 mapper.addMetadata(tokenizer.attributes, to: &current!)
+            } else if currentWorkout != nil {
+                WorkoutMapper.add(child: name.string, tokenizer.attributes, to: &currentWorkout!)
+            }
+        case 4:
+            if currentWorkout != nil, name.equals("FileReference") {
+                WorkoutMapper.add(child: "FileReference", tokenizer.attributes, to: &currentWorkout!)
             }
         default:
             break
         }
+    }
+
+    /// The workouts read since the last call.
+    mutating func takeWorkouts() -> [Workout] {
+        defer { workouts.removeAll() }
+        return workouts
+    }
+
+    private mutating func startWorkout(selfClosing: Bool) {
+        let line = tokenizer.tokenLine
+        do {
+            let pending = try WorkoutMapper.workout(tokenizer.attributes)
+            if selfClosing { finishWorkout(pending) } else { currentWorkout = pending }
+        } catch let rejection as Rejection {
+            tally.reject(rejection, line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+        } catch {
+            tally.reject(Rejection("\(error)"), line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+        }
+    }
+
+    private mutating func finishWorkout(_ pending: WorkoutMapper.Pending) {
+        currentWorkout = nil
+        workouts.append(WorkoutMapper.finish(pending))
+        workoutsRead += 1
     }
 
     private mutating func finishRecord() {

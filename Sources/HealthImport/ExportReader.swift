@@ -73,4 +73,11 @@ public final class ExportReader {
     public func nextBatch() throws -> SampleBatch? {
         try parser.nextBatch(from: source, progress: progressHandler)
     }
+
+    /// The `<Workout>` elements read since the last call (HEALTHKIT.md §13), each with its metadata, events,
+    /// statistics and route references, and its content identity as UUID. All of them are read once
+    /// ``nextBatch()`` has returned `nil`.
+    public func takeWorkouts() -> [Workout] {
+        parser.takeWorkouts()
+    }
 }

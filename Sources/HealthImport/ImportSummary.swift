@@ -44,6 +44,11 @@ public struct ImportSummary: Hashable, Sendable {
     /// Records identical to one earlier in the same batch (same UUID, so the same content), counted once: not
     /// sent and not in ``imported``. Identical records further apart are sent and count as already stored.
     public var identicalRows = 0
+    /// `<Workout>` elements read (HEALTHKIT.md §13); the importer hands them out with ``ExportReader/takeWorkouts()``.
+    public var workouts = 0
+    /// `<Correlation>` elements (blood pressure, food): kept as their member records, which exports also write at
+    /// top level and which are imported from there, once (HEALTHKIT.md §13).
+    public var correlations = 0
     /// Batches handed to the sink.
     public var batches = 0
     /// Bytes of the file read (the compressed size for a zip).

@@ -173,6 +173,9 @@ public struct RequestDispatcher: Sendable {
         case .backupRequest(let m):
             return [.backupResult(try backup(into: m.directory))]
 
+        case .workoutInsert, .workoutQuery, .workoutDelete:
+            return try workoutReply(to: message, writer: writer)
+
         case .ping(let m):
             // The connection answers pings itself; a dispatcher handed one answers the same.
             return [.pong(Pong(nonce: m.nonce))]

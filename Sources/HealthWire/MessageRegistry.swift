@@ -51,6 +51,12 @@ public enum MessageKind: UInt8, Sendable, CaseIterable {
     case backupRequest = 0x72
     case backupResult = 0x73
 
+    case workoutInsert = 0x80
+    case workoutInsertAck = 0x81
+    case workoutQuery = 0x82
+    case workoutResult = 0x83
+    case workoutDelete = 0x84
+
     /// The lowerCamel name the spec uses, e.g. `insertAck` (interpolating a kind prints the same).
     public var name: String { String(describing: self) }
 }
@@ -93,6 +99,11 @@ public enum Message: Hashable, Sendable {
     case adminResult(AdminResult)
     case backupRequest(BackupRequest)
     case backupResult(BackupResult)
+    case workoutInsert(WorkoutInsert)
+    case workoutInsertAck(WorkoutInsertAck)
+    case workoutQuery(WorkoutQuery)
+    case workoutResult(WorkoutResult)
+    case workoutDelete(WorkoutDelete)
 }
 
 extension MessageKind {
@@ -135,6 +146,11 @@ extension MessageKind {
         case .adminResult: MessageRegistration(Message.adminResult)
         case .backupRequest: MessageRegistration(Message.backupRequest)
         case .backupResult: MessageRegistration(Message.backupResult)
+        case .workoutInsert: MessageRegistration(Message.workoutInsert)
+        case .workoutInsertAck: MessageRegistration(Message.workoutInsertAck)
+        case .workoutQuery: MessageRegistration(Message.workoutQuery)
+        case .workoutResult: MessageRegistration(Message.workoutResult)
+        case .workoutDelete: MessageRegistration(Message.workoutDelete)
         }
     }
 }
@@ -178,6 +194,11 @@ extension Message {
         case .adminResult(let m): m
         case .backupRequest(let m): m
         case .backupResult(let m): m
+        case .workoutInsert(let m): m
+        case .workoutInsertAck(let m): m
+        case .workoutQuery(let m): m
+        case .workoutResult(let m): m
+        case .workoutDelete(let m): m
         }
     }
 }
@@ -199,3 +220,6 @@ extension AuthorizationStatusQuery: Request { public typealias Reply = Authoriza
 extension ServerInfoQuery: Request { public typealias Reply = ServerInfo }
 extension AdminRequest: Request { public typealias Reply = AdminResult }
 extension BackupRequest: Request { public typealias Reply = BackupResult }
+extension WorkoutInsert: Request { public typealias Reply = WorkoutInsertAck }
+extension WorkoutQuery: Request { public typealias Reply = WorkoutResult }
+extension WorkoutDelete: Request { public typealias Reply = DeleteAck }

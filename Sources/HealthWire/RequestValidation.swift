@@ -51,6 +51,11 @@ extension Message {
                 }
             case .getSourcePriority(let m): try Self.validate(subject: m.subject, type: m.type)
             case .setSourcePriority(let m): try Self.validate(subject: m.subject, type: m.type)
+            case .workoutInsert(let m):
+                try SampleRules.validate(subject: m.subject)
+                for workout in m.workouts { try workout.validate() }
+            case .workoutQuery(let m): try SampleRules.validate(subject: m.subject)
+            case .workoutDelete(let m): try SampleRules.validate(subject: m.subject)
             default: break
             }
         } catch let error as HealthError {

@@ -3,6 +3,7 @@ import HKQKit
 import HealthClient
 import HealthModel
 import HealthWire
+import TestSupport
 import Testing
 
 /// Every command's JSON and CSV, from a real hkd, checked against the shapes docs/OUTPUT.md writes down; and
@@ -199,6 +200,22 @@ import Testing
         let watchCSV = try await Self.run(
             ["watch", "stepCount", "--count", "1", "--format", "csv"] + Self.newYork, subject: "shape-changes")
         #expect(try OutputShapes.expectCSV(watchCSV, section: "watch").map { $0["kind"] } == ["added"])
+    }
+
+    @Test func workoutShapes() async throws {
+        let live = try #require(LiveServer.current)
+        let path = try live.file("export.xml", WorkoutExport.document())
+        _ = try await Self.run(["import", path], subject: "shape-workouts")
+        let json = try await Self.run(["workouts", "--format", "json"] + Self.newYork, subject: "shape-workouts")
+        #expect(try OutputShapes.expectJSON(json, section: "workouts").elements.count == 60)
+        let csv = try await Self.run(["workouts", "--format", "csv", "--type", "walking"], subject: "shape-workouts")
+        #expect(try OutputShapes.expectCSV(csv, section: "workouts").count == 13)
+        let months = try await Self.run(
+            ["workouts", "--by", "month", "--format", "json"] + Self.newYork, subject: "shape-workouts")
+        let buckets = try OutputShapes.expectJSON(months, section: "workouts --by")
+        #expect(buckets.elements.count >= 6)
+        let weeks = try await Self.run(["workouts", "--by", "week", "--format", "csv"], subject: "shape-workouts")
+        #expect(try OutputShapes.expectCSV(weeks, section: "workouts --by").count >= 20)
     }
 
     @Test func sourcesTypesAdminAndDeleteShapes() async throws {

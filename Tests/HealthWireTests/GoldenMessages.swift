@@ -307,7 +307,54 @@ enum Golden {
             "backup-result", "Snapshot generation 7 with 8432 samples, in 5 files of 69120 bytes.", 18, [],
             .backupResult(BackupResult(generation: 7, samples: 8432, files: 5, bytes: 69_120))
         ),
+        (
+            "workout-insert",
+            "A 30-minute outdoor run with energy, distance, a pause, a lap and heart-rate statistics.",
+            19, [], .workoutInsert(WorkoutInsert(subject: "anna", workouts: [run]))
+        ),
+        (
+            "workout-insert-ack", "One new workout, none already stored.", 19, [],
+            .workoutInsertAck(WorkoutInsertAck(inserted: 1, duplicates: 0))
+        ),
+        (
+            "workout-query", "Running and walking workouts starting within one week, changes after anchor 3.", 20,
+            [],
+            .workoutQuery(
+                WorkoutQuery(
+                    subject: "anna",
+                    filter: WorkoutFilter(
+                        activityTypes: [.running, .walking], start: t0, end: t0 + 7 * Micros.day, afterAnchor: 3),
+                    limit: 100))
+        ),
+        (
+            "workout-result", "The run with anchor 4; the workout of anchor 5 was deleted.", 20, [],
+            .workoutResult(WorkoutResult(lastAnchor: 5, workouts: [(4, run)], deleted: [(5, uuid2)]))
+        ),
+        (
+            "workout-delete", "Delete one workout by UUID (answered by a deleteAck).", 21, [],
+            .workoutDelete(WorkoutDelete(subject: "anna", uuids: [uuid1]))
+        ),
     ]
+
+    /// A run from the Watch: what an export's `<Workout>` holds (HEALTHKIT.md §13).
+    static var run: Workout {
+        Workout(
+            uuid: uuid1, activityType: .running, start: t0, end: t0 + 30 * Micros.minute,
+            duration: 28 * Micros.minute, totalEnergyBurned: WorkoutTotal(value: 338, unit: "kcal"),
+            totalDistance: WorkoutTotal(value: 4.2, unit: "km"), source: watch,
+            metadata: ["HKIndoorWorkout": .number(0)],
+            events: [
+                WorkoutEvent(kind: .pause, date: t0 + 10 * Micros.minute),
+                WorkoutEvent(kind: .resume, date: t0 + 12 * Micros.minute),
+                WorkoutEvent(kind: .lap, date: t0, duration: 15 * Micros.minute),
+            ],
+            statistics: [
+                WorkoutStatistic(
+                    type: "HKQuantityTypeIdentifierHeartRate", start: t0, end: t0 + 30 * Micros.minute,
+                    average: 151, minimum: 98, maximum: 176, unit: "count/min")
+            ],
+            routes: ["/workout-routes/route_2023-11-14_10.13pm.gpx"])
+    }
 
     /// Frame limits the malformed vectors are decoded with.
     static let malformedLimits = FrameLimits(maxFrameBytes: 1 << 20, maxInflatedBytes: 1 << 20)
@@ -429,6 +476,18 @@ enum Golden {
                 }
             ),
             (
+                "workout-unknown-activity", "A workout insert whose activity type is 81, a raw value HealthKit skips.",
+                workoutUnknownActivity()
+            ),
+            (
+                "workout-events-over-payload", "A workout insert claiming 4096 events in a few bytes.",
+                workoutEventsOverPayload()
+            ),
+            (
+                "workout-ends-before-start", "A workout insert whose workout ends an hour before it starts.",
+                workoutEndsBeforeStart()
+            ),
+            (
                 "hello-short-nonce", "A hello naming token id 1 with a 16-byte nonce.",
                 encodedFrame(.hello(Hello(clientName: "hkq", tokenID: 1, clientNonce: Array(0..<16))))
             ),
@@ -535,5 +594,45 @@ enum Golden {
         var payload = ByteWriter()
         payload.writeBlob(batch.bytes)
         return frame(0x10, payload: payload.bytes)
+    }
+}
+
+extension Golden {
+    /// The bytes of a workout insert of `workout` up to its events, for malformed vectors.
+    static func workoutInsertPrefix(activityRaw: UInt64) -> ByteWriter {
+        var payload = ByteWriter()
+        payload.writeString("anna")
+        payload.writeVarint(1)
+        payload.writeUUID(uuid1)
+        payload.writeVarint(activityRaw)
+        payload.writeSignedVarint(t0)
+        payload.writeSignedVarint(t0 + Micros.hour)
+        payload.writeSignedVarint(Micros.hour)
+        payload.write(0)
+        payload.writeSource(watch)
+        payload.writeMetadataRow([:])
+        return payload
+    }
+
+    static func workoutUnknownActivity() -> [UInt8] {
+        var payload = workoutInsertPrefix(activityRaw: 81)
+        payload.writeVarint(0)
+        payload.writeVarint(0)
+        payload.writeVarint(0)
+        return frame(MessageKind.workoutInsert.rawValue, payload: payload.bytes)
+    }
+
+    static func workoutEventsOverPayload() -> [UInt8] {
+        var payload = workoutInsertPrefix(activityRaw: 37)
+        payload.writeVarint(4096)
+        payload.write(1)
+        return frame(MessageKind.workoutInsert.rawValue, payload: payload.bytes)
+    }
+
+    static func workoutEndsBeforeStart() -> [UInt8] {
+        var late = run
+        late.end = late.start - Micros.hour
+        late.duration = 0
+        return encodedFrame(.workoutInsert(WorkoutInsert(subject: "anna", workouts: [late])))
     }
 }

@@ -19,11 +19,12 @@ struct MessageRegistryTests {
             Set(requests) == [
                 .ping, .insert, .delete, .sampleQuery, .statisticsQuery, .collectionQuery, .changesQuery, .subscribe,
                 .unsubscribe, .getSourcePriority, .setSourcePriority, .authorizationStatusQuery, .serverInfoQuery,
-                .adminRequest, .backupRequest,
+                .adminRequest, .backupRequest, .workoutInsert, .workoutQuery, .workoutDelete,
             ])
         #expect(MessageKind.sampleQuery.replyKind == .sampleResult)
         #expect(MessageKind.setSourcePriority.replyKind == .sourcePriority)
         #expect(MessageKind.hello.replyKind == nil)
+        #expect(MessageKind.workoutDelete.replyKind == .deleteAck)
         #expect(Set(MessageKind.allCases.filter(\.streamsReplies)) == [.sampleQuery, .collectionQuery])
     }
 

@@ -50,6 +50,7 @@ public struct HKQ: Sendable {
         TypesCommand(),
         CollectionCommand(),
         SleepCommand(),
+        WorkoutsCommand(),
         ChangesCommand(),
         WatchCommand(),
         SourcesCommand(),

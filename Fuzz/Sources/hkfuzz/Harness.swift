@@ -27,7 +27,7 @@ struct Harness: Sendable {
         WireHarnesses.frame, WireHarnesses.message,
         CodecHarnesses.batch, CodecHarnesses.metadata, CodecHarnesses.metadataTable, CodecHarnesses.inflate,
         StorageHarnesses.logRecord, StorageHarnesses.logSegment, StorageHarnesses.snapshot,
-        StorageHarnesses.manifest,
+        StorageHarnesses.manifest, WorkoutHarnesses.workout, WorkoutHarnesses.snapshot,
         ImportHarnesses.exportXML, ImportHarnesses.exportZip, ImportHarnesses.exportFields,
         ModelHarnesses.unit, BlockHarnesses.block, SnapshotBlockHarness.harness,
         HKQHarnesses.csv, HKQHarnesses.jsonLines, HKQHarnesses.dates,

@@ -273,7 +273,11 @@ public final class IdentityRegistry: Sendable {
         normalized.subjects = Array(Set(spec.subjects)).sorted()
         normalized.grants = try spec.grants.map { grant in
             var grant = grant
-            if grant.type != "*" { grant.type = try QuantityType.named(grant.type).identifier }
+            if WorkoutType.matches(grant.type) {
+                grant.type = WorkoutType.identifier
+            } else if grant.type != "*" {
+                grant.type = try QuantityType.named(grant.type).identifier
+            }
             return grant
         }
         return normalized

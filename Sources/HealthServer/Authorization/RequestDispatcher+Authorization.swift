@@ -89,6 +89,9 @@ extension RequestDispatcher {
             m.request = try RequestDispatcher.narrow(m.request, access: access)
             message = .subscribe(m)
 
+        case .workoutInsert, .workoutQuery, .workoutDelete:
+            message = try access.authorizedWorkoutRequest(message)
+
         case .unsubscribe, .ping:
             // Ends only a subscription of the same connection, or echoes a nonce: nothing to check.
             break

@@ -12,6 +12,10 @@ public enum LogRecordKind: UInt8, Sendable, CaseIterable {
     case sourcePriority = 3
     /// A batch written by a client identity: its writer id, then the batch.
     case insertByIdentity = 4
+    /// Workouts added for a subject (type `workout`): the writer (0: unknown), then the workouts.
+    case workouts = 5
+    /// Workouts deleted by UUID (type `workout`), optionally only one writer's.
+    case workoutDelete = 6
 }
 
 /// One change the write-ahead log keeps: every record names its subject and quantity type (Protocol/STORAGE.md).
@@ -22,6 +26,10 @@ public enum LogChange: Hashable, Sendable {
     case delete(subject: String, type: String, filter: SampleFilter)
     /// A new source priority order for one subject and type.
     case sourcePriority(subject: String, type: String, order: [SourceInfo])
+    /// Workouts added for a subject by `writer` (0: unknown) (HEALTHKIT.md §13).
+    case workouts(subject: String, [Workout], writer: UInt32)
+    /// Deletion of a subject's workouts by UUID; `writer`: only that identity's.
+    case workoutDelete(subject: String, uuids: [UUID], writer: UInt32?)
 
     /// The record kind.
     public var kind: LogRecordKind {
@@ -29,6 +37,8 @@ public enum LogChange: Hashable, Sendable {
         case .insert(_, let writer): writer == 0 ? .insert : .insertByIdentity
         case .delete: .delete
         case .sourcePriority: .sourcePriority
+        case .workouts: .workouts
+        case .workoutDelete: .workoutDelete
         }
     }
 
@@ -37,6 +47,7 @@ public enum LogChange: Hashable, Sendable {
         switch self {
         case .insert(let batch, _): batch.subject
         case .delete(let subject, _, _), .sourcePriority(let subject, _, _): subject
+        case .workouts(let subject, _, _), .workoutDelete(let subject, _, _): subject
         }
     }
 
@@ -45,6 +56,7 @@ public enum LogChange: Hashable, Sendable {
         switch self {
         case .insert(let batch, _): batch.typeIdentifier
         case .delete(_, let type, _), .sourcePriority(_, let type, _): type
+        case .workouts, .workoutDelete: WorkoutType.identifier
         }
     }
 
@@ -73,6 +85,14 @@ public enum LogChange: Hashable, Sendable {
             w.writeFilter(filter, carryingWriter: true)
         case .sourcePriority(_, _, let order):
             w.writeSources(order)
+        case .workouts(_, let workouts, let writer):
+            w.writeVarint(UInt64(writer))
+            w.writeVarint(UInt64(workouts.count))
+            for workout in workouts { w.writeWorkout(workout) }
+        case .workoutDelete(_, let uuids, let writer):
+            w.writeBool(writer != nil)
+            if let writer { w.writeVarint(UInt64(writer)) }
+            w.writeUUIDs(uuids)
         }
         return w.bytes
     }
@@ -101,6 +121,26 @@ public enum LogChange: Hashable, Sendable {
             change = .delete(subject: subject, type: type, filter: filter)
         case .sourcePriority:
             change = .sourcePriority(subject: subject, type: type, order: try r.readSources(FieldCaps.storage))
+        case .workouts:
+            guard type == WorkoutType.identifier else {
+                throw CodecError(.malformedPayload, "workout record names type \(type)")
+            }
+            let writer = try r.readVarint()
+            guard let writer = UInt32(exactly: writer) else {
+                throw CodecError(.malformedPayload, "writer id \(writer) is out of range")
+            }
+            // A workout takes at least 30 bytes.
+            let count = try r.readListCount("workout", limits: FieldCaps.storage, minBytes: 30)
+            var workouts: [Workout] = []
+            workouts.reserveCapacity(count)
+            for _ in 0..<count { workouts.append(try r.readWorkout(FieldCaps.storage)) }
+            change = .workouts(subject: subject, workouts, writer: writer)
+        case .workoutDelete:
+            guard type == WorkoutType.identifier else {
+                throw CodecError(.malformedPayload, "workout delete record names type \(type)")
+            }
+            let writer = try r.readBool() ? try readWriter(&r) : nil
+            change = .workoutDelete(subject: subject, uuids: try r.readUUIDs(FieldCaps.storage), writer: writer)
         }
         try r.expectEnd("the \(recordKind) record")
         return change

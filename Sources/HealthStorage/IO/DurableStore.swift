@@ -178,6 +178,46 @@ public final class DurableStore: Sendable {
         try log.waitUntilDurable(sequence ?? log.lastSequence)
     }
 
+    // MARK: Workouts
+
+    /// Adds workouts for `subject` (see ``WorkoutStore/insert(subject:_:writer:beforeApplying:)``): logged
+    /// (record kind 5), applied, then durable before this returns.
+    @discardableResult
+    public func insertWorkouts(subject: String, _ workouts: [Workout], writer: UInt32 = 0) throws -> (
+        inserted: Int, duplicates: Int
+    ) {
+        try logged(.workouts(subject: subject, workouts, writer: writer)) { hook in
+            try store.workouts.insert(subject: subject, workouts, writer: writer, beforeApplying: hook)
+        }
+    }
+
+    /// Deletes `subject`'s workouts with these UUIDs (only `writer`'s when set); returns how many, once durable
+    /// (record kind 6).
+    public func deleteWorkouts(subject: String, uuids: [UUID], writer: UInt32? = nil) throws -> Int {
+        try logged(
+            .workoutDelete(subject: subject, uuids: uuids.sorted { $0.uuidString < $1.uuidString }, writer: writer)
+        ) {
+            hook in
+            try store.workouts.delete(subject: subject, uuids: Set(uuids), writer: writer, beforeApplying: hook)
+        }
+    }
+
+    /// Runs `change`, which calls the hook it is given under its lock once its checks passed: the hook appends
+    /// `record` to the log. Returns once the record (or what a no-op change duplicates) is durable.
+    private func logged<T>(_ record: LogChange, _ change: (() throws -> Void) throws -> T) throws -> T {
+        guard let log else { return try change({}) }
+        let payload: [UInt8]
+        do {
+            payload = try record.encodePayload()
+        } catch let error as CodecError {
+            throw error.healthError
+        }
+        var sequence: UInt64?
+        let result = try change { sequence = try log.append(kind: record.kind, payload: payload) }
+        try log.waitUntilDurable(sequence ?? log.lastSequence)
+        return result
+    }
+
     // MARK: Snapshots
 
     /// Writes a snapshot of every shard, then drops the log segments it makes unnecessary. Returns `nil`
@@ -193,9 +233,9 @@ public final class DurableStore: Sendable {
         return try current.withLock { manifest in
             let first = try log.rotate()
             let generation = (manifest?.generation ?? 0) + 1
-            let (written, bytes, samples) = try snapshots.write(generation: generation) { type in
-                store.image(of: type) { log.lastSequence }
-            }
+            let (written, bytes, samples) = try snapshots.write(
+                generation: generation, images: { type in store.image(of: type) { log.lastSequence } },
+                workouts: { store.workouts.image { log.lastSequence } })
             manifest = written
             try snapshots.removeUnlisted(keeping: written)
             let walDirectory = log.directory

@@ -131,6 +131,10 @@ enum Recovery {
             let entry = entries[index]
             guard !entry.file.isEmpty else { return }
             let outcome = Result { () throws -> Int in
+                if entry.type == WorkoutType.identifier {
+                    try store.workouts.restore(try snapshots.loadWorkouts(entry))
+                    return 0
+                }
                 let decoded = try snapshots.load(entry)
                 try store.restore(decoded.image)
                 return decoded.image.sampleCount
@@ -166,8 +170,9 @@ enum Recovery {
         _ record: LogFraming.Record, store: HealthStore, applied: [String: UInt64], report: inout RecoveryReport
     ) throws {
         let change = try LogChange.decode(kind: record.kind, payload: record.payload)
-        let type = try QuantityType.named(change.type)
-        if record.sequence <= applied[type.identifier] ?? 0 {
+        let type =
+            WorkoutType.matches(change.type) ? WorkoutType.identifier : try QuantityType.named(change.type).identifier
+        if record.sequence <= applied[type] ?? 0 {
             report.skippedRecords += 1
             return
         }
@@ -177,6 +182,10 @@ enum Recovery {
             _ = try store.delete(subject: subject, type: type, filter: filter)
         case .sourcePriority(let subject, let type, let order):
             try store.setSourcePriority(subject: subject, type: type, order: order)
+        case .workouts(let subject, let workouts, let writer):
+            try store.workouts.insert(subject: subject, workouts, writer: writer)
+        case .workoutDelete(let subject, let uuids, let writer):
+            try store.workouts.delete(subject: subject, uuids: Set(uuids), writer: writer)
         }
         report.replayedRecords += 1
     }

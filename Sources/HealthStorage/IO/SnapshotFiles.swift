@@ -31,6 +31,28 @@ struct SnapshotFiles: Sendable {
 
     /// Loads the snapshot `entry` names; throws naming the file and offset when it is missing or damaged.
     func load(_ entry: SnapshotManifest.Entry) throws -> SnapshotCodec.Decoded {
+        try decode(entry) { bytes in
+            let decoded = try SnapshotCodec.decode(bytes)
+            guard decoded.image.type.identifier == entry.type else {
+                throw CodecError(.malformedPayload, "the file does not match its manifest entry (offset 0)")
+            }
+            return decoded
+        }
+    }
+
+    /// Loads the workout snapshot `entry` names (Protocol/STORAGE.md, "Workout snapshot"); throws as ``load(_:)``.
+    func loadWorkouts(_ entry: SnapshotManifest.Entry) throws -> WorkoutImage {
+        try decode(entry) { bytes in
+            let decoded = try WorkoutSnapshotCodec.decode(bytes)
+            guard decoded.sequence == entry.sequence else {
+                throw CodecError(.malformedPayload, "the file does not match its manifest entry (offset 8)")
+            }
+            return decoded.image
+        }
+    }
+
+    /// Reads the file `entry` names, checks its size and trailer against the entry, and decodes it with `body`.
+    private func decode<T>(_ entry: SnapshotManifest.Entry, _ body: ([UInt8]) throws -> T) throws -> T {
         let path = directory + "/" + entry.file
         guard try FileSystem.exists(path) else {
             throw HealthError(.storageUnavailable, "\(path): snapshot listed in \(manifestPath) is missing")
@@ -43,19 +65,20 @@ struct SnapshotFiles: Sendable {
             )
         }
         do {
-            let decoded = try SnapshotCodec.decode(bytes)
-            guard decoded.image.type.identifier == entry.type, SnapshotFiles.trailer(bytes) == entry.crc else {
+            guard SnapshotFiles.trailer(bytes) == entry.crc else {
                 throw CodecError(.malformedPayload, "the file does not match its manifest entry (offset 0)")
             }
-            return decoded
+            return try body(bytes)
         } catch let error as CodecError {
             throw HealthError(.storageUnavailable, "\(path): \(error.message)")
         }
     }
 
-    /// Writes a new generation: every shard's image (taken with `image`), then the manifest; returns it.
+    /// Writes a new generation: every shard's image (taken with `image`), the workouts' (taken with `workouts`),
+    /// then the manifest; returns it.
     func write(
-        generation: UInt64, images: (QuantityType) -> (ShardImage, UInt64)
+        generation: UInt64, images: (QuantityType) -> (ShardImage, UInt64),
+        workouts: () -> (WorkoutImage, UInt64) = { (WorkoutImage(lastAnchor: 0, subjects: [:]), 0) }
     ) throws -> (SnapshotManifest, bytes: Int, samples: Int) {
         var entries: [SnapshotManifest.Entry] = []
         var total = 0
@@ -79,6 +102,17 @@ struct SnapshotFiles: Sendable {
                     crc: written.crc))
             total += written.size
             samples += image.sampleCount
+        }
+        let (workoutImage, workoutSequence) = workouts()
+        if workoutImage.lastAnchor > 0 {
+            let name = "\(WorkoutType.identifier)-\(generation).snap"
+            let bytes = WorkoutSnapshotCodec.encode(workoutImage, sequence: workoutSequence)
+            try FileSystem.writeFileAtomically(directory + "/" + name, bytes, permissions: 0o600)
+            entries.append(
+                .init(
+                    type: WorkoutType.identifier, file: name, sequence: workoutSequence, size: UInt64(bytes.count),
+                    crc: SnapshotFiles.trailer(bytes)))
+            total += bytes.count
         }
         let manifest = SnapshotManifest(generation: generation, entries: entries)
         try FileSystem.writeFileAtomically(manifestPath, manifest.encode(), permissions: 0o600)

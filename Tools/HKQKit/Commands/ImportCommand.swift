@@ -1,6 +1,8 @@
 import Foundation
 import HealthClient
 import HealthImport
+import HealthModel
+import HealthWire
 
 /// `hkq import FILE`: reads an Apple Health export (export.zip or export.xml) as a stream and stores its quantity
 /// samples, with several batches in flight, a progress bar on a terminal and a closing summary.
@@ -40,9 +42,11 @@ public struct ImportCommand: Command {
             discussion: """
                 Reads the Health app's "Export All Health Data" zip (or the export.xml inside it) as a stream, so \
                 memory stays flat whatever the file size, and sends its quantity records in batches of up to \
-                10,000 rows, \(ImportCommand.maxInFlight) batches in flight. Category records, workouts, \
-                correlations, activity summaries and other elements are counted as skipped; a malformed record is \
-                reported with its line number and skipped.
+                10,000 rows, \(ImportCommand.maxInFlight) batches in flight, category records too. Workouts are \
+                kept with their metadata, events, statistics and route references (after the samples, named by \
+                source, activity type, start and end, so a second import adds none). Correlations, activity \
+                summaries and other elements are counted as skipped; a malformed record is reported with its line \
+                number and skipped.
 
                 Sample UUIDs are derived from each record's content (source, type, start, end, and the value in \
                 the type's canonical unit to 9 digits), so importing the same file again adds nothing: the summary \
@@ -56,28 +60,49 @@ public struct ImportCommand: Command {
             options: [.flag("dry-run", help: "Read and summarise the file without sending anything.")])
     }
 
+    /// Sends `workouts` in requests of at most ``WorkoutInsert/maxWorkouts``; returns what the server acknowledged.
+    static func send(_ workouts: [Workout], client: HealthClient, subject: String) async throws
+        -> PipelinedUpload.Counts
+    {
+        var counts = PipelinedUpload.Counts()
+        var start = 0
+        while start < workouts.count {
+            let end = min(start + WorkoutInsert.maxWorkouts, workouts.count)
+            let ack = try await client.insertWorkouts(Array(workouts[start..<end]), subject: subject)
+            counts.inserted += Int(ack.inserted)
+            counts.duplicates += Int(ack.duplicates)
+            start = end
+        }
+        return counts
+    }
+
     /// Reads the export, sends its batches (unless a dry run) and prints the summary.
     public func run(_ context: CommandContext) async throws {
         let path = context.argument(0)!
+        let subject = context.globals.subject
         let importer = ExportImporter(
-            path: path, subject: context.globals.subject,
+            path: path, subject: subject,
             options: ImportOptions(progressInterval: ImportCommand.progressInterval))
         let bar = showsProgress() ? ProgressBar(sink: context.console.err, clock: clock) : nil
         let started = clock()
         let summary: ImportSummary
         var stored: [String: PipelinedUpload.Counts]?
+        var storedWorkouts: PipelinedUpload.Counts?
         defer { bar?.clear() }
         if context.arguments.flag("dry-run") {
             summary = try importer.run(progress: bar.map { bar in { bar.update($0) } }) { _ in }
         } else {
-            (summary, stored) = try await ServerSession.run(context) { client in
+            (summary, stored, storedWorkouts) = try await ServerSession.run(context) { client in
                 var upload = PipelinedUpload(client: client, maxInFlight: ImportCommand.maxInFlight)
                 do {
-                    let summary = try await importer.run(progress: bar.map { bar in { bar.update($0) } }) {
-                        try await upload.send($0)
-                    }
+                    var workoutCounts = PipelinedUpload.Counts()
+                    let summary = try await importer.run(
+                        progress: bar.map { bar in { bar.update($0) } }, sink: { try await upload.send($0) },
+                        workouts: { workouts in
+                            workoutCounts = try await ImportCommand.send(workouts, client: client, subject: subject)
+                        })
                     try await upload.finish()
-                    return (summary, upload.counts)
+                    return (summary, upload.counts, workoutCounts)
                 } catch {
                     await upload.abandon()
                     throw error
@@ -85,7 +110,8 @@ public struct ImportCommand: Command {
             }
         }
         bar?.clear()
-        let report = ImportReport(file: path, summary: summary, stored: stored, seconds: clock() - started)
+        let report = ImportReport(
+            file: path, summary: summary, stored: stored, storedWorkouts: storedWorkouts, seconds: clock() - started)
         context.console.printBlock(report.rendered(as: context.globals.format))
     }
 }

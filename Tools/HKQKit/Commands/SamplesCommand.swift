@@ -19,13 +19,17 @@ public struct SamplesCommand: Command {
                 in --tz. With several types the rows are merged in --sort order and --limit counts rows in all. \
                 --join interval puts the samples of different types that share start, end and source on one \
                 row, one field per type (e.g. steps and distance per interval); a second sample of a type with the \
-                same interval and source goes on a second row for that interval and source.
+                same interval and source goes on a second row for that interval and source. A correlation \
+                type prints its members joined that way, one row a reading: bloodPressure \
+                (bloodPressureSystolic and bloodPressureDiastolic), food (the dietary types). --workout UUID \
+                keeps the samples of one workout (hkq workouts): within its interval, from its source or device.
                 """,
             arguments: [
                 ArgumentSpec(
                     "types", help: "Types, comma-separated: stepCount,distanceWalkingRunning or sleepAnalysis.")
             ],
             options: QueryScope.specs + [
+                WorkoutScope.spec,
                 .option("limit", value: "n", help: "At most n rows; 0 means no limit (default: 0)."),
                 .option(
                     "sort", value: "order", help: "start, -start, end or -end; - is newest first (default: start).",
@@ -38,7 +42,9 @@ public struct SamplesCommand: Command {
 
     /// Queries each type, merges the results, and prints them as sample rows or joined rows.
     public func run(_ context: CommandContext) async throws {
-        let types = try QueryScope.types(context.argument(0)!, context: context)
+        // A correlation (bloodPressure, food) is its members joined by interval and source: one row a reading.
+        let correlation = CorrelationType(named: context.argument(0)!)
+        let types = try correlation?.members ?? QueryScope.types(context.argument(0)!, context: context)
         let scope = try QueryScope(context)
         if let stray = scope.unusedUnitKeys(types).first {
             throw context.usageError("--unit names '\(stray)', which is not among the types queried")
@@ -51,10 +57,11 @@ public struct SamplesCommand: Command {
         let lists = try await ServerSession.run(context) { client in
             var lists: [[Sample]] = []
             for (type, unit) in zip(types, units) {
+                let filter = try QueryScope.filter(scope.filter.inQueryUnit(unit), values: context, for: type)
                 lists.append(
                     try await client.samples(
                         type.identifier, subject: subject,
-                        filter: QueryScope.filter(scope.filter.inQueryUnit(unit), values: context, for: type),
+                        filter: try await WorkoutScope.narrow(filter, type: type, context: context, client: client),
                         sort: order.sort,
                         limit: limit,
                         unit: unit.symbol))
@@ -63,7 +70,7 @@ public struct SamplesCommand: Command {
         }
         let samples = order.merge(lists)
         let format = context.globals.format
-        if context.arguments.value("join") != nil {
+        if correlation != nil || context.arguments.value("join") != nil {
             var join = IntervalJoin(samples: samples, types: types, units: units, times: scope.times, format: format)
             join.truncate(to: limit)
             context.print(join.records)
@@ -82,28 +89,35 @@ public struct SamplesCommand: Command {
     /// otherwise): strings and numbers as they are, a date as `{"date": instant}`, a quantity as
     /// `{"value": number, "unit": string}`.
     static func jsonWithMetadata(_ records: RecordSet, _ samples: [Sample], times: TimestampFormatter) -> String {
-        let objects = samples.indices.map { row -> String in
+        jsonWithMetadata(records, samples.map(\.metadata), times: times)
+    }
+
+    /// The records as a JSON array, one object a line, each row's `metadata[row]` (when not empty) added as a
+    /// `metadata` object.
+    static func jsonWithMetadata(
+        _ records: RecordSet, _ metadata: [[String: MetadataValue]], times: TimestampFormatter
+    ) -> String {
+        let objects = metadata.indices.map { row -> String in
             guard case .object(var pairs) = records.jsonObject(row: row) else { return "" }
-            let metadata = samples[row].metadata
-            if !metadata.isEmpty {
-                pairs.append(
-                    (
-                        "metadata",
-                        .object(
-                            metadata.keys.sorted().map { key in
-                                switch metadata[key]! {
-                                case .string(let text): (key, .string(text))
-                                case .number(let number): (key, .number(number))
-                                case .date(let date): (key, .object([("date", times.machineCell(date))]))
-                                case .quantity(let number, let unit):
-                                    (key, .object([("value", .number(number)), ("unit", .string(unit))]))
-                                }
-                            })
-                    ))
-            }
+            if !metadata[row].isEmpty { pairs.append(("metadata", metadataJSON(metadata[row], times: times))) }
             return "  " + JSONValue.object(pairs).rendered
         }
         return "[\n" + objects.joined(separator: ",\n") + "\n]\n"
+    }
+
+    /// One metadata row as JSON: strings and numbers as they are, a date as `{"date": instant}`, a quantity as
+    /// `{"value": number, "unit": string}`, keys sorted.
+    static func metadataJSON(_ metadata: [String: MetadataValue], times: TimestampFormatter) -> JSONValue {
+        .object(
+            metadata.keys.sorted().map { key in
+                switch metadata[key]! {
+                case .string(let text): (key, .string(text))
+                case .number(let number): (key, .number(number))
+                case .date(let date): (key, .object([("date", times.machineCell(date))]))
+                case .quantity(let number, let unit):
+                    (key, .object([("value", .number(number)), ("unit", .string(unit))]))
+                }
+            })
     }
 
     /// One record per sample: type, start, end, value, unit, source, uuid (uuid not in tables). A category

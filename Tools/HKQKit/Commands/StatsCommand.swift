@@ -27,7 +27,7 @@ public struct StatsCommand: Command {
             arguments: [ArgumentSpec("type", help: "The quantity type, e.g. stepCount or heartRate.")],
             options: [
                 .option("options", value: "list", help: "Figures to compute: \(StatisticsOptionNames.shortNames).")
-            ] + QueryScope.specs)
+            ] + QueryScope.specs + [WorkoutScope.spec])
     }
 
     /// Runs the query and prints the figures; no data prints a line on standard error and exits 1.
@@ -55,7 +55,8 @@ public struct StatsCommand: Command {
         do {
             result = try await ServerSession.run(context) { client in
                 try await client.statistics(
-                    type.identifier, subject: subject, options: options, filter: filter,
+                    type.identifier, subject: subject, options: options,
+                    filter: try await WorkoutScope.narrow(filter, type: type, context: context, client: client),
                     unit: unit.symbol)
             }
         } catch let error as HealthError where error.code == .noData {

@@ -10,6 +10,8 @@ struct ImportReport: Sendable {
     var summary: ImportSummary
     /// What the server acknowledged per type; `nil` for a dry run (nothing was sent).
     var stored: [String: PipelinedUpload.Counts]?
+    /// What the server acknowledged of the workouts; `nil` for a dry run.
+    var storedWorkouts: PipelinedUpload.Counts? = nil
     /// Wall-clock seconds from opening the file to the last acknowledgement.
     var seconds: Double
 
@@ -79,6 +81,16 @@ struct ImportReport: Sendable {
         }
         if summary.importedCategoryCount > 0 { line += "; \(summary.importedCategoryCount) of them category samples" }
         if summary.identicalRows > 0 { line += "; \(summary.identicalRows) identical rows counted once" }
+        if summary.correlations > 0 {
+            let plural = summary.correlations == 1 ? "" : "s"
+            line += "; \(summary.correlations) correlation\(plural) (their samples counted once)"
+        }
+        if summary.workouts > 0 {
+            line += "; \(summary.workouts) workout\(summary.workouts == 1 ? "" : "s")"
+            if let storedWorkouts {
+                line += " (\(storedWorkouts.inserted) new, \(storedWorkouts.duplicates) already stored)"
+            }
+        }
         line += "; skipped \(summary.skippedCount) elements; rejected \(summary.rejectedCount) records"
         return line
     }
@@ -109,10 +121,13 @@ struct ImportReport: Sendable {
             ("samples", .integer(Int64(summary.importedCount))),
             ("categorySamples", .integer(Int64(summary.importedCategoryCount))),
             ("identicalRows", .integer(Int64(summary.identicalRows))),
+            ("workouts", .integer(Int64(summary.workouts))),
+            ("correlations", .integer(Int64(summary.correlations))),
         ]
         if let stored {
             pairs.append(("inserted", .integer(Int64(stored.values.reduce(0) { $0 + $1.inserted }))))
             pairs.append(("alreadyStored", .integer(Int64(stored.values.reduce(0) { $0 + $1.duplicates }))))
+            pairs.append(("workoutsInserted", .integer(Int64(storedWorkouts?.inserted ?? 0))))
         }
         pairs += [
             ("imported", .array(types.rows.indices.map { types.jsonObject(row: $0) })),

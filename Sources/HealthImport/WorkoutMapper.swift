@@ -1,0 +1,165 @@
+import HealthModel
+
+/// Turns an export's `<Workout>` element and its children into a ``Workout`` (HEALTHKIT.md §13): the activity
+/// type, interval, duration, totals with their units, source, `<MetadataEntry>`, `<WorkoutEvent>`,
+/// `<WorkoutStatistics>` and the paths of `<WorkoutRoute><FileReference>`. Workouts are few, so attributes are
+/// decoded to strings here rather than interned as records are. The UUID is the content identity
+/// (``Workout/contentID``), so importing an export again adds nothing. Not thread-safe.
+struct WorkoutMapper {
+    /// A workout being read: its attributes done, children still arriving.
+    struct Pending {
+        var workout: Workout
+        /// Whether the element gave the totals itself (newer exports give them only as statistics).
+        var hasEnergy: Bool
+        var hasDistance: Bool
+    }
+
+    /// The attributes of one element, their references decoded.
+    static func strings(_ attributes: [XMLAttribute]) -> [String: String] {
+        var result: [String: String] = [:]
+        var decoded: [UInt8] = []
+        for attribute in attributes {
+            let value: String
+            if attribute.hasReferences {
+                decoded.removeAll(keepingCapacity: true)
+                _ = XMLReferences.decode(attribute.value, into: &decoded)
+                value = String(decoding: decoded, as: UTF8.self)
+            } else {
+                value = attribute.value.string
+            }
+            result[attribute.name.string] = value
+        }
+        return result
+    }
+
+    /// The workout of a `<Workout>` element's attributes, or why it is rejected.
+    static func workout(_ attributes: [XMLAttribute]) throws -> Pending {
+        let fields = strings(attributes)
+        let typeName = try require(fields, "workoutActivityType")
+        guard let type = WorkoutActivityType(named: typeName) else {
+            throw Rejection("unknown workout activity type \"\(typeName)\"")
+        }
+        let start = try date(fields, "startDate")
+        let end = try date(fields, "endDate")
+        guard start <= end else { throw Rejection("workout ends before it starts") }
+        var duration: Int64?
+        if let text = fields["duration"] {
+            guard let value = Double(text), value.isFinite, value >= 0,
+                let seconds = WorkoutTotal(value: value, unit: fields["durationUnit"] ?? "min").value(
+                    in: secondUnit)
+            else { throw Rejection("workout duration is not valid", "workout duration \"\(text)\" is not valid") }
+            duration = min(Int64((seconds * 1e6).rounded()), end - start)
+        }
+        let energy = try total(fields, "totalEnergyBurned", unit: "totalEnergyBurnedUnit", default: "kcal")
+        let distance = try total(fields, "totalDistance", unit: "totalDistanceUnit", default: "km")
+        let source = SourceInfo(
+            name: try require(fields, "sourceName"), version: fields["sourceVersion"] ?? "",
+            device: fields["device"].map(deviceShortForm) ?? "")
+        let workout = Workout(
+            activityType: type, start: start, end: end, duration: duration, totalEnergyBurned: energy,
+            totalDistance: distance, source: source)
+        return Pending(workout: workout, hasEnergy: energy != nil, hasDistance: distance != nil)
+    }
+
+    /// Adds the child element `name` (at depth 3, or a route's `<FileReference>` at depth 4) to `pending`.
+    static func add(child name: String, _ attributes: [XMLAttribute], to pending: inout Pending) {
+        let fields = strings(attributes)
+        switch name {
+        case "MetadataEntry":
+            guard let key = fields["key"], let value = fields["value"],
+                pending.workout.metadata.count < RecordMapper.maxMetadataEntries
+            else { return }
+            pending.workout.metadata[key] = metadataValue(value)
+        case "WorkoutEvent":
+            guard pending.workout.events.count < Workout.Limits.maxEvents,
+                let kind = fields["type"].flatMap(WorkoutEvent.Kind.init(named:)),
+                let date = try? date(fields, "date")
+            else { return }
+            var duration: Int64 = 0
+            if let text = fields["duration"], let value = Double(text), value.isFinite, value >= 0,
+                let seconds = WorkoutTotal(value: value, unit: fields["durationUnit"] ?? "min").value(in: secondUnit)
+            {
+                duration = Int64((seconds * 1e6).rounded())
+            }
+            pending.workout.events.append(WorkoutEvent(kind: kind, date: date, duration: duration))
+        case "WorkoutStatistics":
+            guard pending.workout.statistics.count < Workout.Limits.maxStatistics, let type = fields["type"],
+                let start = try? date(fields, "startDate"), let end = try? date(fields, "endDate")
+            else { return }
+            func figure(_ key: String) -> Double? {
+                fields[key].flatMap(Double.init).flatMap { $0.isFinite ? $0 : nil }
+            }
+            let statistic = WorkoutStatistic(
+                type: type, start: start, end: end, sum: figure("sum"), average: figure("average"),
+                minimum: figure("minimum"), maximum: figure("maximum"), unit: fields["unit"] ?? "")
+            pending.workout.statistics.append(statistic)
+            takeTotal(from: statistic, into: &pending)
+        case "FileReference":
+            guard let path = fields["path"], pending.workout.routes.count < Workout.Limits.maxRoutes else { return }
+            pending.workout.routes.append(path)
+        default:
+            break
+        }
+    }
+
+    /// Newer exports give energy and distance only as `<WorkoutStatistics>` sums: those become the totals.
+    private static func takeTotal(from statistic: WorkoutStatistic, into pending: inout Pending) {
+        guard let sum = statistic.sum, sum >= 0 else { return }
+        let total = WorkoutTotal(value: sum, unit: statistic.unit)
+        if !pending.hasEnergy, statistic.type == "HKQuantityTypeIdentifierActiveEnergyBurned",
+            total.value(in: WorkoutTotal.energyUnit) != nil
+        {
+            pending.workout.totalEnergyBurned = total
+        } else if !pending.hasDistance, statistic.type.hasPrefix("HKQuantityTypeIdentifierDistance"),
+            total.value(in: WorkoutTotal.distanceUnit) != nil
+        {
+            pending.workout.totalDistance = total
+        }
+    }
+
+    /// The finished workout, with its content identity as UUID.
+    static func finish(_ pending: Pending) -> Workout {
+        var workout = pending.workout
+        workout.uuid = workout.contentID
+        return workout
+    }
+
+    // MARK: - Fields
+
+    // swift-format-ignore: NeverUseForceTry
+    private static let secondUnit = try! HealthUnit(parsing: "s")
+
+    private static func require(_ fields: [String: String], _ name: String) throws -> String {
+        guard let value = fields[name] else { throw Rejection("missing attribute \"\(name)\" of a workout") }
+        return value
+    }
+
+    private static func date(_ fields: [String: String], _ name: String) throws -> Timestamp {
+        let text = try require(fields, name)
+        let bytes = Array(text.utf8)
+        guard let instant = bytes.withUnsafeBufferPointer(ExportDateParser.parse) else {
+            throw Rejection("workout \(name) is not a date", "workout \(name) \"\(text)\" is not a date")
+        }
+        return instant
+    }
+
+    private static func total(_ fields: [String: String], _ name: String, unit: String, default symbol: String) throws
+        -> WorkoutTotal?
+    {
+        guard let text = fields[name] else { return nil }
+        guard let value = Double(text), value.isFinite, value >= 0 else {
+            throw Rejection("workout \(name) is not valid", "workout \(name) \"\(text)\" is not valid")
+        }
+        return WorkoutTotal(value: value, unit: fields[unit] ?? symbol)
+    }
+
+    private static func metadataValue(_ text: String) -> MetadataValue {
+        let bytes = Array(text.utf8)
+        if let number = bytes.withUnsafeBufferPointer(DecimalParser.parse), number.isFinite { return .number(number) }
+        return .string(text)
+    }
+
+    private static func deviceShortForm(_ raw: String) -> String {
+        Array(raw.utf8).withUnsafeBufferPointer { DeviceDescription.shortForm($0).string }
+    }
+}

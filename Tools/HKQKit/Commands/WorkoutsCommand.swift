@@ -1,0 +1,162 @@
+import Foundation
+import HealthClient
+import HealthModel
+
+/// `hkq workouts [--type running,walking] [--from] [--to] [--by week|month]`: the subject's workouts
+/// (HEALTHKIT.md §13) as rows, or their count, total duration, distance and energy per activity type and week or
+/// month.
+public struct WorkoutsCommand: Command {
+    /// A workouts command.
+    public init() {}
+
+    /// `workouts` with its options.
+    public var spec: CommandSpec {
+        CommandSpec(
+            name: "workouts", abstract: "List workouts, or their totals per week or month and activity type.",
+            discussion: """
+                Workouts starting at or after --from and before --to. Columns: start, end, type (HealthKit's \
+                activity type: running, walking, mixedCardio …), duration (minutes of activity), distance (km), \
+                energy (kcal), source, events, and uuid (JSON and CSV only); JSON adds the metadata. With --by \
+                week (weeks from Monday) or month, one row per period (by the workout's start in --tz) and \
+                activity type: count, duration, distance and energy summed. Example: hkq workouts --type running \
+                --from 2024-01-01 --by month. The samples of one workout: hkq samples heartRate --workout UUID.
+                """,
+            options: [
+                .option("type", value: "types", help: "Only these activity types, comma-separated (running,walking)."),
+                .option("from", value: "date", help: "Workouts starting at or after this date."),
+                .option("to", value: "date", help: "Workouts starting before this date."),
+                .option("tz", value: "zone", help: "IANA time zone for dates, periods and output (default: local)."),
+                .option(
+                    "by", value: "period", help: "week or month: totals per period.", allowedValues: ["week", "month"]),
+                .option("limit", value: "n", help: "At most n workouts; 0 means no limit (default: 0)."),
+            ])
+    }
+
+    /// Queries the workouts and prints them or their totals.
+    public func run(_ context: CommandContext) async throws {
+        let timeZone = try QueryScope.timeZone(context)
+        let times = TimestampFormatter(timeZone: timeZone, timeFormat: context.globals.timeFormat)
+        let dates = DateArgumentParser(timeZone: timeZone, now: context.program.clock())
+        func bound(_ name: String) throws -> Timestamp? {
+            guard let text = context.arguments.value(name) else { return nil }
+            guard let instant = dates.parse(text) else {
+                throw context.usageError(
+                    "invalid date '\(text)' for '--\(name)'; expected \(DateArgumentParser.expected)")
+            }
+            return instant
+        }
+        var filter = WorkoutFilter(start: try bound("from"), end: try bound("to"))
+        if let text = context.arguments.value("type") {
+            for name in text.split(separator: ",").map(\.trimmingWhitespace) {
+                do {
+                    filter.activityTypes.insert(try WorkoutActivityType.parse(name))
+                } catch let error as HealthError {
+                    throw context.usageError(error.message + " for '--type'")
+                }
+            }
+        }
+        let limit = try context.integer(option: "limit") ?? 0
+        if limit < 0 { throw context.usageError("invalid value '\(limit)' for '--limit'; expected 0 or more") }
+        let subject = context.globals.subject
+        let result = try await ServerSession.run(context) { client in
+            try await client.workouts(subject: subject, filter: filter, limit: UInt64(limit))
+        }
+        let workouts = result.workouts.map(\.workout)
+        let format = context.globals.format
+        if let period = context.arguments.value("by") {
+            let totals = WorkoutTotals(workouts, period: period == "week" ? .weekOfYear : .month, timeZone: timeZone)
+            context.print(totals.records(times: times, format: format))
+            return
+        }
+        let records = Self.records(workouts, times: times, format: format)
+        guard format == .json else {
+            context.print(records)
+            return
+        }
+        context.console.printBlock(SamplesCommand.jsonWithMetadata(records, workouts.map(\.metadata), times: times))
+    }
+
+    /// One record per workout.
+    static func records(_ workouts: [Workout], times: TimestampFormatter, format: OutputFormat) -> RecordSet {
+        var records = RecordSet(columns: [
+            .init("start", title: "START"), .init("end", title: "END"), .init("type", title: "TYPE"),
+            .init("duration", title: "MIN"), .init("distance", title: "KM"), .init("energy", title: "KCAL"),
+            .init("source", title: "SOURCE"), .init("events", title: "EVENTS"),
+            .init("uuid", title: "UUID", inTable: false),
+        ])
+        for workout in workouts {
+            records.append([
+                times.cell(workout.start, format: format), times.cell(workout.end, format: format),
+                .string(workout.activityType.name), .number(WorkoutTotals.minutes(workout.duration)),
+                WorkoutTotals.cell(workout.totalDistance, WorkoutTotal.distanceUnit, scale: 1e-3),
+                WorkoutTotals.cell(workout.totalEnergyBurned, WorkoutTotal.energyUnit, scale: 1),
+                .string(workout.source.name), .integer(Int64(workout.events.count)),
+                .string(workout.uuid.uuidString),
+            ])
+        }
+        return records
+    }
+}
+
+/// Workouts summed per calendar period and activity type: count, minutes, kilometres, kilocalories.
+struct WorkoutTotals {
+    struct Key: Hashable, Comparable {
+        var period: Timestamp
+        var type: WorkoutActivityType
+        static func < (a: Key, b: Key) -> Bool { (a.period, a.type.rawValue) < (b.period, b.type.rawValue) }
+    }
+
+    struct Sums {
+        var count = 0
+        var duration: Int64 = 0
+        var metres = 0.0
+        var kilocalories = 0.0
+    }
+
+    var sums: [Key: Sums] = [:]
+
+    /// The totals of `workouts` per `period` (`.weekOfYear` from Monday, or `.month`) in `timeZone`.
+    init(_ workouts: [Workout], period: Calendar.Component, timeZone: TimeZone) {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        calendar.firstWeekday = 2
+        for workout in workouts {
+            let date = Date(timeIntervalSince1970: Double(workout.start) / 1e6)
+            let start = calendar.dateInterval(of: period, for: date)?.start ?? date
+            let key = Key(period: Timestamp((start.timeIntervalSince1970 * 1e6).rounded()), type: workout.activityType)
+            sums[key, default: Sums()].count += 1
+            sums[key]!.duration += workout.duration
+            sums[key]!.metres += workout.totalDistance?.value(in: WorkoutTotal.distanceUnit) ?? 0
+            sums[key]!.kilocalories += workout.totalEnergyBurned?.value(in: WorkoutTotal.energyUnit) ?? 0
+        }
+    }
+
+    /// One record per period and type, in period order.
+    func records(times: TimestampFormatter, format: OutputFormat) -> RecordSet {
+        var records = RecordSet(columns: [
+            .init("period", title: "PERIOD"), .init("type", title: "TYPE"), .init("count", title: "COUNT"),
+            .init("duration", title: "MIN"), .init("distance", title: "KM"), .init("energy", title: "KCAL"),
+        ])
+        for key in sums.keys.sorted() {
+            let sum = sums[key]!
+            records.append([
+                times.cell(key.period, format: format), .string(key.type.name), .integer(Int64(sum.count)),
+                .number(Self.minutes(sum.duration)), .number(Self.rounded(sum.metres / 1000)),
+                .number(Self.rounded(sum.kilocalories)),
+            ])
+        }
+        return records
+    }
+
+    /// Microseconds as minutes, to 0.01.
+    static func minutes(_ micros: Int64) -> Double { rounded(Double(micros) / 6e7) }
+
+    /// A total in `unit` times `scale` (to 0.001), or null when absent.
+    static func cell(_ total: WorkoutTotal?, _ unit: HealthUnit, scale: Double) -> JSONValue {
+        guard let value = total?.value(in: unit) else { return .null }
+        return .number(rounded(value * scale))
+    }
+
+    /// `value` to three decimals (a print rounding, not stored).
+    static func rounded(_ value: Double) -> Double { (value * 1000).rounded() / 1000 }
+}
