@@ -37,7 +37,7 @@ fi
 if [ $# -gt 0 ]; then harnesses=("$@"); else mapfile -t harnesses < <(HKFUZZ_HARNESS=list "$binary" | awk '{print $1}'); fi
 
 failed=()
-printf '%-14s %8s %12s %9s %7s %7s %8s\n' harness seconds executions exec/s cov ft corpus
+printf '%-16s %8s %12s %9s %7s %7s %8s\n' harness seconds executions exec/s cov ft corpus
 for harness in "${harnesses[@]}"; do
     rm -rf "$out/crashes/$harness"
     mkdir -p "$out/corpus/$harness" "$out/crashes/$harness" "$out/logs"
@@ -52,7 +52,7 @@ for harness in "${harnesses[@]}"; do
     runs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+)/\1/p' "$log")
     rate=$(sed -nE 's/^stat::average_exec_per_sec: *([0-9]+)/\1/p' "$log")
     size=$(find "$out/corpus/$harness" -type f | wc -l)
-    printf '%-14s %8s %12s %9s %7s %7s %8s\n' "$harness" "$seconds" "${runs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "$size"
+    printf '%-16s %8s %12s %9s %7s %7s %8s\n' "$harness" "$seconds" "${runs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "$size"
     if [ $status -ne 0 ]; then
         failed+=("$harness")
         echo "run.sh: $harness failed (exit $status); log $PWD/$log:" >&2

@@ -17,8 +17,10 @@ func fuzzerInitialize(
         exit(0)
     }
     if environment["HKFUZZ_HARNESS"] == "list" {
+        // Names padded to the longest, never cut: run.sh reads the first word of each line.
+        let width = Harness.all.map(\.name.count).max() ?? 0
         for harness in Harness.all {
-            print(harness.name.padding(toLength: 14, withPad: " ", startingAt: 0), harness.summary)
+            print(harness.name.padding(toLength: width, withPad: " ", startingAt: 0), harness.summary)
         }
         exit(0)
     }
