@@ -126,7 +126,8 @@ func exportRecord(
         #expect(run.out.contains("unknown unit \"furlong\"        1  9"), "\(run.out)")
         #expect(
             run.out.contains(
-                "(3 new, 0 already stored); 1 of them category samples; skipped 2 elements; rejected 1 records"),
+                "(3 new, 0 already stored); 1 of them category samples; 1 characteristic read from <Me> (not stored yet); "
+                    + "skipped 1 elements; rejected 1 records"),
             "\(run.out)")
 
         let sum = try await runLive(["stats", "stepCount", "--format", "json"], subject: "units")

@@ -91,6 +91,10 @@ struct ImportReport: Sendable {
                 line += " (\(storedWorkouts.inserted) new, \(storedWorkouts.duplicates) already stored)"
             }
         }
+        if summary.characteristics > 0 {
+            let plural = summary.characteristics == 1 ? "" : "s"
+            line += "; \(summary.characteristics) characteristic\(plural) read from <Me> (not stored yet)"
+        }
         line += "; skipped \(summary.skippedCount) elements; rejected \(summary.rejectedCount) records"
         return line
     }
