@@ -134,7 +134,9 @@ func exportRecord(
         #expect(try json(sum.out, as: [String: Any].self)["sum"] as? Double == 1_012)
 
         let asJSON = try await runLive(["import", path, "--format", "json"], subject: "units")
-        let rejected = try #require(try json(asJSON.out, as: [String: Any].self)["rejected"] as? [[String: Any]])
+        let object = try json(asJSON.out, as: [String: Any].self)
+        #expect(object["characteristics"] as? Int == 1, "the date of birth of <Me>")
+        let rejected = try #require(object["rejected"] as? [[String: Any]])
         #expect(rejected.count == 1)
         #expect(rejected.first?["reason"] as? String == "unknown unit \"furlong\"")
         #expect(rejected.first?["firstLines"] as? [Int] == [9])

@@ -127,6 +127,7 @@ struct ImportReport: Sendable {
             ("identicalRows", .integer(Int64(summary.identicalRows))),
             ("workouts", .integer(Int64(summary.workouts))),
             ("correlations", .integer(Int64(summary.correlations))),
+            ("characteristics", .integer(Int64(summary.characteristics))),
         ]
         if let stored {
             pairs.append(("inserted", .integer(Int64(stored.values.reduce(0) { $0 + $1.inserted }))))
