@@ -22,6 +22,8 @@ struct ExportParser {
     /// The `<Workout>` being read, and the workouts read so far (``takeWorkouts()`` hands them out).
     private var currentWorkout: WorkoutMapper.Pending?
     private var workouts: [Workout] = []
+    /// The characteristics of the `<Me>` element (HEALTHKIT.md §13); empty when the export has none.
+    private(set) var characteristics = Characteristics()
     private var nextProgressAt: Int64
     private var documentEnded = false
     private var finalProgressReported = false
@@ -39,6 +41,7 @@ struct ExportParser {
         var result = tally
         result.recordsSeen = recordsSeen
         result.workouts = workoutsRead
+        result.characteristics = characteristics.values.count
         for (index, count) in importedByType.enumerated() where count > 0 {
             result.imported[QuantityType.all[index].identifier] = count
         }
@@ -121,6 +124,10 @@ struct ExportParser {
                 startWorkout(selfClosing: selfClosing)
                 return
             }
+            if name.equals("Me") {
+                readCharacteristics()
+                return
+            }
             if name.equals("Correlation") {
                 // Its member records appear at top level too, where they are imported (HEALTHKIT.md §13).
                 tally.correlations += 1
@@ -158,6 +165,24 @@ struct ExportParser {
     mutating func takeWorkouts() -> [Workout] {
         defer { workouts.removeAll() }
         return workouts
+    }
+
+    /// Reads `<Me>`: each known characteristic attribute; an invalid value is rejected with the element's line.
+    private mutating func readCharacteristics() {
+        let line = tokenizer.tokenLine
+        let fields = WorkoutMapper.strings(tokenizer.attributes)
+        tally.characteristicElements += 1
+        for key in CharacteristicKey.allCases {
+            guard let value = fields[key.exportAttribute] else { continue }
+            do {
+                try characteristics.set(key, value)
+            } catch {
+                let reason = "\(key.rawValue) is not a valid value"
+                tally.reject(
+                    Rejection(reason, "\(key.rawValue) \"\(value.prefix(40))\" is not a valid value"), line: line,
+                    maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+            }
+        }
     }
 
     private mutating func startWorkout(selfClosing: Bool) {

@@ -80,4 +80,8 @@ public final class ExportReader {
     public func takeWorkouts() -> [Workout] {
         parser.takeWorkouts()
     }
+
+    /// The characteristics of the export's `<Me>` element (HEALTHKIT.md §13), complete once the `<Me>` element
+    /// has been read (it comes before the records); empty when the export has none or sets none.
+    public var characteristics: Characteristics { parser.characteristics }
 }

@@ -35,8 +35,8 @@ public struct ImportSummary: Hashable, Sendable {
     public var recordsSeen = 0
     /// Samples imported, by short type identifier (`stepCount`, `sleepAnalysis`).
     public var imported: [String: Int] = [:]
-    /// Elements skipped by kind: the element name for top-level elements other than `<Record>` (`Workout`,
-    /// `ActivitySummary`, `Correlation`, `Me`, `ExportDate`, …), the record type for records that are neither
+    /// Elements skipped by kind: the element name for top-level elements other than `<Record>` (`ActivitySummary`,
+    /// `ExportDate`, …), the record type for records that are neither
     /// quantity nor category samples (`HKDataTypeSleepDurationGoal`).
     public var skipped: [String: Int] = [:]
     /// Rejected records grouped by reason, in the order the reasons first appeared.
@@ -49,6 +49,11 @@ public struct ImportSummary: Hashable, Sendable {
     /// `<Correlation>` elements (blood pressure, food): kept as their member records, which exports also write at
     /// top level and which are imported from there, once (HEALTHKIT.md §13).
     public var correlations = 0
+    /// `<Me>` elements read (an export has one): the characteristics (HEALTHKIT.md §13), not counted as skipped.
+    public var characteristicElements = 0
+    /// Characteristics set by the `<Me>` element (date of birth, biological sex …; not-set values not counted);
+    /// the importer hands them out with ``ExportReader/characteristics``.
+    public var characteristics = 0
     /// Batches handed to the sink.
     public var batches = 0
     /// Bytes of the file read (the compressed size for a zip).

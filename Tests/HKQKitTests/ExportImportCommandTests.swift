@@ -126,14 +126,17 @@ func exportRecord(
         #expect(run.out.contains("unknown unit \"furlong\"        1  9"), "\(run.out)")
         #expect(
             run.out.contains(
-                "(3 new, 0 already stored); 1 of them category samples; skipped 2 elements; rejected 1 records"),
+                "(3 new, 0 already stored); 1 of them category samples; 1 characteristic read from <Me> (not stored yet); "
+                    + "skipped 1 elements; rejected 1 records"),
             "\(run.out)")
 
         let sum = try await runLive(["stats", "stepCount", "--format", "json"], subject: "units")
         #expect(try json(sum.out, as: [String: Any].self)["sum"] as? Double == 1_012)
 
         let asJSON = try await runLive(["import", path, "--format", "json"], subject: "units")
-        let rejected = try #require(try json(asJSON.out, as: [String: Any].self)["rejected"] as? [[String: Any]])
+        let object = try json(asJSON.out, as: [String: Any].self)
+        #expect(object["characteristics"] as? Int == 1, "the date of birth of <Me>")
+        let rejected = try #require(object["rejected"] as? [[String: Any]])
         #expect(rejected.count == 1)
         #expect(rejected.first?["reason"] as? String == "unknown unit \"furlong\"")
         #expect(rejected.first?["firstLines"] as? [Int] == [9])

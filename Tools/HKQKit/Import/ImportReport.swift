@@ -91,6 +91,10 @@ struct ImportReport: Sendable {
                 line += " (\(storedWorkouts.inserted) new, \(storedWorkouts.duplicates) already stored)"
             }
         }
+        if summary.characteristics > 0 {
+            let plural = summary.characteristics == 1 ? "" : "s"
+            line += "; \(summary.characteristics) characteristic\(plural) read from <Me> (not stored yet)"
+        }
         line += "; skipped \(summary.skippedCount) elements; rejected \(summary.rejectedCount) records"
         return line
     }
@@ -123,6 +127,7 @@ struct ImportReport: Sendable {
             ("identicalRows", .integer(Int64(summary.identicalRows))),
             ("workouts", .integer(Int64(summary.workouts))),
             ("correlations", .integer(Int64(summary.correlations))),
+            ("characteristics", .integer(Int64(summary.characteristics))),
         ]
         if let stored {
             pairs.append(("inserted", .integer(Int64(stored.values.reduce(0) { $0 + $1.inserted }))))

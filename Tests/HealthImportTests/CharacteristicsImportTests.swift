@@ -1,0 +1,70 @@
+import Foundation
+import HealthModel
+import Testing
+
+@testable import HealthImport
+
+@Suite("Characteristics from <Me>")
+struct CharacteristicsImportTests {
+    static let me = """
+         <Me HKCharacteristicTypeIdentifierDateOfBirth="1984-05-01" HKCharacteristicTypeIdentifierBiologicalSex="HKBiologicalSexFemale" HKCharacteristicTypeIdentifierBloodType="HKBloodTypeAPositive" HKCharacteristicTypeIdentifierFitzpatrickSkinType="HKFitzpatrickSkinTypeIII" HKCharacteristicTypeIdentifierWheelchairUse="HKWheelchairUseNotSet" HKCharacteristicTypeIdentifierActivityMoveMode="HKActivityMoveModeActiveEnergy" HKCharacteristicTypeIdentifierCardioFitnessMedicationsUse=""/>
+        """
+
+    static func document(me: String) -> String {
+        Fixtures.document("").replacingOccurrences(
+            of: " <Me HKCharacteristicTypeIdentifierDateOfBirth=\"1984-05-01\"/>", with: me)
+    }
+
+    @Test("every characteristic of <Me> is read in short form; NotSet and empty values are not set")
+    func readsMe() throws {
+        let reader = try ExportReader(
+            bytes: Data(Self.document(me: Self.me).utf8), name: "export.xml", subject: "me")
+        while try reader.nextBatch() != nil {}
+        let values = reader.characteristics.values
+        #expect(
+            values == [
+                .dateOfBirth: "1984-05-01", .biologicalSex: "female", .bloodType: "aPositive",
+                .fitzpatrickSkinType: "III", .activityMoveMode: "activeEnergy",
+            ])
+        #expect(reader.summary.characteristics == 5 && reader.summary.characteristicElements == 1)
+        #expect(reader.summary.skipped["Me"] == nil)
+        #expect(reader.summary.rejected.isEmpty)
+    }
+
+    @Test("an invalid characteristic value is rejected with the line of <Me>; the others are kept")
+    func rejectsInvalid() throws {
+        let me = """
+             <Me HKCharacteristicTypeIdentifierDateOfBirth="1984-13-01" HKCharacteristicTypeIdentifierBiologicalSex="HKBiologicalSexMale"/>
+            """
+        let reader = try ExportReader(bytes: Data(Self.document(me: me).utf8), name: "export.xml", subject: "me")
+        while try reader.nextBatch() != nil {}
+        #expect(reader.characteristics.values == [.biologicalSex: "male"])
+        let rejection = try #require(reader.summary.rejected.first)
+        #expect(rejection.reason == "dateOfBirth is not a valid value")
+        #expect(rejection.count == 1)
+    }
+
+    @Test("values are normalized from the export's form or the short form; invalid ones throw invalidArgument")
+    func normalization() throws {
+        #expect(try Characteristics.normalized(.biologicalSex, "HKBiologicalSexOther") == "other")
+        #expect(try Characteristics.normalized(.biologicalSex, "female") == "female")
+        #expect(try Characteristics.normalized(.bloodType, "HKBloodTypeNotSet") == nil)
+        #expect(try Characteristics.normalized(.wheelchairUse, "") == nil)
+        #expect(try Characteristics.normalized(.fitzpatrickSkinType, "HKFitzpatrickSkinTypeVI") == "VI")
+        #expect(try Characteristics.normalized(.dateOfBirth, "2001-02-03") == "2001-02-03")
+        for (key, bad) in [(CharacteristicKey.dateOfBirth, "2001-2-3"), (.bloodType, "A+"), (.wheelchairUse, "yes no")]
+        {
+            #expect(throws: HealthError.self) { try Characteristics.normalized(key, bad) }
+            do {
+                _ = try Characteristics.normalized(key, bad)
+            } catch let error as HealthError {
+                #expect(error.code.rawValue == ErrorCode.invalidArgument.rawValue)
+            }
+        }
+        #expect(CharacteristicKey.biologicalSex.exportAttribute == "HKCharacteristicTypeIdentifierBiologicalSex")
+        var characteristics = Characteristics()
+        try characteristics.set(.bloodType, "oNegative")
+        try characteristics.set(.bloodType, "notSet")
+        #expect(characteristics.isEmpty)
+    }
+}
