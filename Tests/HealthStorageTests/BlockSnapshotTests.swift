@@ -79,22 +79,7 @@ struct BlockSnapshotTests {
         let image = try image()
         var bytes = SnapshotCodec.encode(image, sequence: 8)
         let series = image.series[0]
-        let rows = 0..<SnapshotCodec.blockRows
-        let first = series.starts.withUnsafeBufferPointer { s in
-            series.ends.withUnsafeBufferPointer { e in
-                series.values.withUnsafeBufferPointer { v in
-                    series.sourceIDs.withUnsafeBufferPointer { ids in
-                        series.arrivals.withUnsafeBufferPointer { a in
-                            SealedBlock(
-                                encoding: BlockColumns(
-                                    starts: .init(rebasing: s[rows]), ends: .init(rebasing: e[rows]),
-                                    values: .init(rebasing: v[rows]), sourceIDs: .init(rebasing: ids[rows]),
-                                    arrivals: .init(rebasing: a[rows])))
-                        }
-                    }
-                }
-            }
-        }
+        let first = SnapshotCodec.block(of: series, rows: 0..<SnapshotCodec.blockRows)
         let blockRange = try #require(bytes.firstRange(of: first.bytes))
         bytes[blockRange.lowerBound + blockRange.count / 2] ^= 0x40
         bytes.removeLast(4)

@@ -35,20 +35,7 @@ struct MetricsTests {
 
     /// `promtool check metrics` on `page`: its exit status and output.
     static func promtool(_ page: String) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["promtool", "check", "metrics"]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        input.fileHandleForWriting.write(Data(page.utf8))
-        try input.fileHandleForWriting.close()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+        try TestCertificates.run(["promtool", "check", "metrics"], input: page)
     }
 
     @Test("/metrics counts inserts exactly, passes promtool, and /healthz, /readyz and errors answer")

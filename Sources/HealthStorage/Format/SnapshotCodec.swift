@@ -133,27 +133,30 @@ public enum SnapshotCodec {
     static func forEachBlock<Failure: Error>(
         of series: SeriesImage, _ body: (SealedBlock) throws(Failure) -> Void
     ) throws(Failure) {
-        let n = series.count
         var first = 0
-        while first < n {
-            let rows = first..<min(first + blockRows, n)
-            let block = series.starts.withUnsafeBufferPointer { s in
-                series.ends.withUnsafeBufferPointer { e in
-                    series.values.withUnsafeBufferPointer { v in
-                        series.sourceIDs.withUnsafeBufferPointer { ids in
-                            series.arrivals.withUnsafeBufferPointer { a in
-                                SealedBlock(
-                                    encoding: BlockColumns(
-                                        starts: .init(rebasing: s[rows]), ends: .init(rebasing: e[rows]),
-                                        values: .init(rebasing: v[rows]), sourceIDs: .init(rebasing: ids[rows]),
-                                        arrivals: .init(rebasing: a[rows])))
-                            }
+        while first < series.count {
+            let rows = first..<min(first + blockRows, series.count)
+            try body(block(of: series, rows: rows))
+            first = rows.upperBound
+        }
+    }
+
+    /// The rows `rows` of a series sealed as one block.
+    static func block(of series: SeriesImage, rows: Range<Int>) -> SealedBlock {
+        series.starts.withUnsafeBufferPointer { s in
+            series.ends.withUnsafeBufferPointer { e in
+                series.values.withUnsafeBufferPointer { v in
+                    series.sourceIDs.withUnsafeBufferPointer { ids in
+                        series.arrivals.withUnsafeBufferPointer { a in
+                            SealedBlock(
+                                encoding: BlockColumns(
+                                    starts: .init(rebasing: s[rows]), ends: .init(rebasing: e[rows]),
+                                    values: .init(rebasing: v[rows]), sourceIDs: .init(rebasing: ids[rows]),
+                                    arrivals: .init(rebasing: a[rows])))
                         }
                     }
                 }
             }
-            try body(block)
-            first = rows.upperBound
         }
     }
 
