@@ -120,7 +120,11 @@ public struct SealedBlock: Sendable {
     /// summary recomputed, no byte left over, and unless `checkingInvariants` is false the engine's invariants).
     /// Never traps; counts are capped before anything is allocated. Snapshots read with `checkingInvariants:
     /// false`, so a block holds whatever rows an image may hold, and restoring the image checks the rows.
-    public init(validating bytes: [UInt8], checkingInvariants: Bool = true) throws(BlockDecodingError) {
+    /// `decoded` is handed the rows the check decoded (valid only during the call), so a reader that wants them
+    /// does not decode the block a second time.
+    public init(
+        validating bytes: [UInt8], checkingInvariants: Bool = true, decoded: (BlockColumns) -> Void = { _ in }
+    ) throws(BlockDecodingError) {
         let (summary, offsets) = try withBlockBytes(bytes) { (raw) throws(BlockDecodingError) in
             try Self.parseHeader(raw)
         }
@@ -133,6 +137,7 @@ public struct SealedBlock: Sendable {
         let rows = scratch.rows(n)
         if checkingInvariants { try Self.checkInvariants(rows) }
         guard BlockSummary(rows) == summary else { throw BlockDecodingError("summary does not match the rows") }
+        decoded(rows)
     }
 
     /// The summary and column offsets of a block's header, checking that the five columns fill the rest.

@@ -188,18 +188,28 @@ public enum SnapshotCodec {
                 throw CodecError(
                     .malformedPayload, "block \(index) of series \"\(subject)\" fails its checksum (offset \(offset))")
             }
-            let block: SealedBlock
+            // The check decodes the block; its rows are taken from there rather than decoded again.
+            var overflows = false
             do {
-                block = try SealedBlock(validating: bytes, checkingInvariants: false)
+                _ = try SealedBlock(validating: bytes, checkingInvariants: false) { rows in
+                    guard rows.starts.count <= count - starts.count else {
+                        overflows = true
+                        return
+                    }
+                    starts.append(contentsOf: rows.starts)
+                    ends.append(contentsOf: rows.ends)
+                    values.append(contentsOf: rows.values)
+                    sourceIDs.append(contentsOf: rows.sourceIDs)
+                    arrivals.append(contentsOf: rows.arrivals)
+                }
             } catch {
                 throw CodecError(
                     .malformedPayload, "block \(index) of series \"\(subject)\" (offset \(offset)): \(error.reason)")
             }
-            guard block.count <= count - starts.count else {
+            guard !overflows else {
                 throw CodecError(
                     .malformedPayload, "series \"\(subject)\" has more rows in blocks than its count \(count)")
             }
-            block.append(starts: &starts, ends: &ends, values: &values, sourceIDs: &sourceIDs, arrivals: &arrivals)
         }
         guard starts.count == count else {
             throw CodecError(
