@@ -54,12 +54,33 @@ public final class ConditionLock<State>: @unchecked Sendable {
     }
 
     /// Waits until `body` returns non-nil (it runs with the state locked, first at once and then after each
-    /// `update`) or until `deadline`; returns body's result, or nil on timeout.
+    /// `update`) or until `deadline`; returns body's result, or nil on timeout. Waiters are not woken: a body
+    /// that changes what others wait for belongs in ``waitThenUpdate(until:_:)``.
     public func wait<R>(until deadline: Deadline = .distantFuture, _ body: (inout State) throws -> R?) rethrows -> R? {
+        try wait(until: deadline, waking: false, body)
+    }
+
+    /// ``wait(until:_:)`` for a body that changes the state once its condition holds: when it returns a result
+    /// (or throws), every waiter is woken as after `update`.
+    public func waitThenUpdate<R>(until deadline: Deadline = .distantFuture, _ body: (inout State) throws -> R?)
+        rethrows -> R?
+    {
+        try wait(until: deadline, waking: true, body)
+    }
+
+    private func wait<R>(until deadline: Deadline, waking: Bool, _ body: (inout State) throws -> R?) rethrows -> R? {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         while true {
-            if let result = try body(&state) { return result }
+            do {
+                if let result = try body(&state) {
+                    if waking { pthread_cond_broadcast(condition) }
+                    return result
+                }
+            } catch {
+                if waking { pthread_cond_broadcast(condition) }
+                throw error
+            }
             if deadline == .distantFuture {
                 pthread_cond_wait(condition, mutex)
             } else {

@@ -36,11 +36,17 @@ struct BackupTests {
         let acknowledged = Mutex<[[UUID]]>([])
         let stop = Atomic<Bool>(false)
         let writer = hkd.client(name: "writer")
+        let writerFailure = Mutex<String?>(nil)
         let load = Task {
             var index = 0
             while !stop.load(ordering: .relaxed) {
                 let samples = Self.batch(index)
-                _ = try await writer.insert(samples)
+                do {
+                    _ = try await writer.insert(samples)
+                } catch {
+                    writerFailure.withLock { $0 = "the writer's insert failed: \(error)" }
+                    return
+                }
                 acknowledged.withLock { $0.append(samples.map(\.uuid)) }
                 index += 1
             }
@@ -53,9 +59,13 @@ struct BackupTests {
         #expect(result.samples >= UInt64(before.count))
         #expect(result.files >= 3)
         let afterBackup = acknowledged.withLock { $0.count }
-        try await waitUntil("5 more batches after the backup") { acknowledged.withLock { $0.count } >= afterBackup + 5 }
+        // A writer that failed ends the wait too, so that its error is what the test reports.
+        try await waitUntil("5 more batches after the backup") {
+            writerFailure.withLock { $0 != nil } || acknowledged.withLock { $0.count } >= afterBackup + 5
+        }
         stop.store(true, ordering: .relaxed)
-        try await load.value
+        await load.value
+        #expect(writerFailure.withLock { $0 } == nil)
         writer.close()
         admin.close()
         // A backup directory that is not empty is refused.

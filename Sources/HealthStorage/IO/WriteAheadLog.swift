@@ -191,7 +191,8 @@ public final class WriteAheadLog: Sendable {
     /// segment. Every record before it lies in older segments.
     @discardableResult
     public func rotate() throws -> UInt64 {
-        try state.wait { s -> UInt64? in
+        // The fsync here makes waiting appends durable (and may poison the log): wake their waiters.
+        try state.waitThenUpdate { s -> UInt64? in
             if s.syncing { return nil }
             if let failure = s.failure { throw failure }
             // An empty segment (or none) already starts at the next sequence: nothing to close.
