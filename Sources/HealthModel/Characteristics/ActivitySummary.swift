@@ -119,3 +119,15 @@ extension CivilCalendar {
         return dayNumber(year: year, month: month, day: day)
     }
 }
+
+extension ActivitySummary: CustomStringConvertible, CustomDebugStringConvertible {
+    /// `2023-11-14 activeEnergyBurned=512.25 … (kcal)`: the day, then the values present in field order.
+    public var description: String {
+        let values = Field.allCases.compactMap { field in self.values[field].map { "\(field.rawValue)=\($0)" } }
+        let unit = activeEnergyBurnedUnit.isEmpty ? [] : ["(\(activeEnergyBurnedUnit))"]
+        return ([dayText] + values + unit).joined(separator: " ")
+    }
+
+    /// The same as ``description``, so that reflection prints the values in a fixed order.
+    public var debugDescription: String { "ActivitySummary(\(description))" }
+}
