@@ -140,11 +140,12 @@ struct ProfileEndToEndTests {
         let imported = await Self.run(hkd.hkqServer + ["--subject", "rob", "--format", "json", "import", path])
         #expect(imported.status == 0, "\(imported.err)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(imported.out.utf8)) as? [String: Any])
-        let (status, count) = try TestCertificates.run([
+        let counted = try await runTool([
             "sh", "-c", "unzip -p '\(path)' apple_health_export/export.xml | grep -c '<ActivitySummary'",
         ])
-        #expect(status == 0 || status == 1, "\(count)")  // grep -c exits 1 when it counts none
-        let oracle = try #require(Int(count.trimmingCharacters(in: .whitespacesAndNewlines)))
+        // grep -c exits 1 when it counts none.
+        #expect(counted.status == 0 || counted.status == 1, "\(counted.printed)")
+        let oracle = try #require(Int(counted.output.trimmingCharacters(in: .whitespacesAndNewlines)))
         #expect(summary["activitySummaries"] as? Int == oracle)
         #expect(summary["characteristics"] as? Int == 2)
         let skipped = try #require(summary["skipped"] as? [[String: Any]])
