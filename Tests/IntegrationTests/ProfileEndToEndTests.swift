@@ -130,6 +130,25 @@ struct ProfileEndToEndTests {
         try await writer.setCharacteristics([CharacteristicEntry(key: "wheelchairUse", value: "yes")], subject: "anna")
         #expect(await refused { _ = try await writer.characteristics(subject: "anna") })
         #expect(try await admin.characteristics(subject: "anna")[.wheelchairUse] == "yes")
+        // HealthKit's authorization status (about sharing only) names these types too.
+        let types = ["characteristics", "HKActivitySummaryTypeIdentifier", "HKWorkoutTypeIdentifier"]
+        let statuses = [reader, writer, steps].map { client in
+            { () async throws -> [String] in
+                try await client.authorizationStatus(types, subject: "anna").map { "\($0.type) \($0.state)" }
+            }
+        }
+        #expect(
+            try await statuses[0]() == [
+                "characteristics sharingDenied", "activitySummary sharingDenied", "workout notDetermined",
+            ])
+        #expect(
+            try await statuses[1]() == [
+                "characteristics sharingAuthorized", "activitySummary notDetermined", "workout notDetermined",
+            ])
+        #expect(
+            try await statuses[2]() == [
+                "characteristics notDetermined", "activitySummary notDetermined", "workout notDetermined",
+            ])
         await hkd.stop()
     }
 

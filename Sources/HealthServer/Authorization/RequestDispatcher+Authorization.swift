@@ -58,8 +58,8 @@ extension RequestDispatcher {
                 .authorizationStatus(
                     AuthorizationStatus(
                         statuses: try m.types.map { name in
-                            let type = try QuantityType.named(name)
-                            return .init(type: type.identifier, state: access.sharingStatus(type, subject: m.subject))
+                            let type = try IdentityAccess.grantIdentifier(name)
+                            return .init(type: type, state: access.sharingStatus(identifier: type, subject: m.subject))
                         }))
             ]
 
