@@ -14,6 +14,8 @@ public final class HealthStore: Sendable {
     private let retentionMicros = Atomic<Int64>(7 * 86_400 * 1_000_000)
     /// The workouts (HEALTHKIT.md §13): a store of their own, apart from the quantity shards.
     public let workouts = WorkoutStore()
+    /// The correlations (HEALTHKIT.md §13): objects naming member samples the shards hold.
+    public let correlations = CorrelationStore()
 
     /// How long deletion records are kept for changes queries, in microseconds (default 7 days). Anchors older
     /// than a deletion past it get ``ErrorCode/anchorExpired``. Any thread may read or set it.

@@ -22,6 +22,9 @@ struct ExportParser {
     /// The `<Workout>` being read, and the workouts read so far (``takeWorkouts()`` hands them out).
     private var currentWorkout: WorkoutMapper.Pending?
     private var workouts: [Workout] = []
+    /// The `<Correlation>` being read, and the correlations read so far (``takeCorrelations()`` hands them out).
+    private var currentCorrelation: Correlation?
+    private var correlations: [Correlation] = []
     /// The characteristics of the `<Me>` element (HEALTHKIT.md §13); empty when the export has none.
     private(set) var characteristics = Characteristics()
     private var nextProgressAt: Int64
@@ -99,6 +102,7 @@ struct ExportParser {
         case .endTag:
             if tokenizer.depth == 2, current != nil { finishRecord() }
             if tokenizer.depth == 2, let pending = currentWorkout { finishWorkout(pending) }
+            if tokenizer.depth == 2, let pending = currentCorrelation { finishCorrelation(pending) }
         case .endOfDocument:
             assembler.flushAll()
             documentEnded = true
@@ -129,8 +133,10 @@ struct ExportParser {
                 return
             }
             if name.equals("Correlation") {
-                // Its member records appear at top level too, where they are imported (HEALTHKIT.md §13).
+                // Kept as an object naming its members; the member records appear at top level too, where they
+                // are imported as samples (HEALTHKIT.md §13).
                 tally.correlations += 1
+                startCorrelation(selfClosing: selfClosing)
                 return
             }
             guard name.equals("Record") else {
@@ -151,6 +157,8 @@ struct ExportParser {
                 mapper.addMetadata(tokenizer.attributes, to: &current!)
             } else if currentWorkout != nil {
                 WorkoutMapper.add(child: name.string, tokenizer.attributes, to: &currentWorkout!)
+            } else if currentCorrelation != nil {
+                addToCorrelation(name)
             }
         case 4:
             if currentWorkout != nil, name.equals("FileReference") {
@@ -201,6 +209,45 @@ struct ExportParser {
         currentWorkout = nil
         workouts.append(WorkoutMapper.finish(pending))
         workoutsRead += 1
+    }
+
+    /// The correlations read since the last call.
+    mutating func takeCorrelations() -> [Correlation] {
+        defer { correlations.removeAll() }
+        return correlations
+    }
+
+    private mutating func startCorrelation(selfClosing: Bool) {
+        let line = tokenizer.tokenLine
+        do {
+            let pending = try CorrelationMapper.correlation(tokenizer.attributes)
+            if selfClosing { finishCorrelation(pending) } else { currentCorrelation = pending }
+        } catch {
+            tally.reject(
+                error as? Rejection ?? Rejection("\(error)"), line: line, maxLines: options.maxLinesPerReason,
+                index: &rejectionIndex)
+        }
+    }
+
+    /// A child of the `<Correlation>` being read: a `<MetadataEntry>`, or a member `<Record>` mapped as a
+    /// top-level one is (only its identity is kept; the sample itself comes from the top-level copy).
+    private mutating func addToCorrelation(_ name: ByteSpan) {
+        if name.equals("MetadataEntry") {
+            CorrelationMapper.addMetadata(tokenizer.attributes, to: &currentCorrelation!)
+        } else if name.equals("Record"), case .sample(let sample) = mapper.map(tokenizer.attributes, line: 0) {
+            CorrelationMapper.add(member: sample, to: &currentCorrelation!)
+        }
+    }
+
+    private mutating func finishCorrelation(_ pending: Correlation) {
+        currentCorrelation = nil
+        do {
+            correlations.append(try CorrelationMapper.finish(pending))
+        } catch {
+            tally.reject(
+                error as? Rejection ?? Rejection("\(error)"), line: tokenizer.tokenLine,
+                maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+        }
     }
 
     private mutating func finishRecord() {

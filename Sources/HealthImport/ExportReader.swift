@@ -81,6 +81,12 @@ public final class ExportReader {
         parser.takeWorkouts()
     }
 
+    /// The `<Correlation>` elements read since the last call (HEALTHKIT.md §13), each naming its member samples
+    /// by the UUIDs their top-level records are imported with.
+    public func takeCorrelations() -> [Correlation] {
+        parser.takeCorrelations()
+    }
+
     /// The characteristics of the export's `<Me>` element (HEALTHKIT.md §13), complete once the `<Me>` element
     /// has been read (it comes before the records); empty when the export has none or sets none.
     public var characteristics: Characteristics { parser.characteristics }

@@ -129,16 +129,18 @@ struct WorkoutMapper {
     // swift-format-ignore: NeverUseForceTry
     private static let secondUnit = try! HealthUnit(parsing: "s")
 
-    private static func require(_ fields: [String: String], _ name: String) throws -> String {
-        guard let value = fields[name] else { throw Rejection("missing attribute \"\(name)\" of a workout") }
+    /// The attribute `name` of an element (`workout`, `correlation`), or a rejection naming it.
+    static func require(_ fields: [String: String], _ name: String, of element: String = "workout") throws -> String {
+        guard let value = fields[name] else { throw Rejection("missing attribute \"\(name)\" of a \(element)") }
         return value
     }
 
-    private static func date(_ fields: [String: String], _ name: String) throws -> Timestamp {
-        let text = try require(fields, name)
+    /// The instant of the attribute `name` of an element, or a rejection naming it.
+    static func date(_ fields: [String: String], _ name: String, of element: String = "workout") throws -> Timestamp {
+        let text = try require(fields, name, of: element)
         let bytes = Array(text.utf8)
         guard let instant = bytes.withUnsafeBufferPointer(ExportDateParser.parse) else {
-            throw Rejection("workout \(name) is not a date", "workout \(name) \"\(text)\" is not a date")
+            throw Rejection("\(element) \(name) is not a date", "\(element) \(name) \"\(text)\" is not a date")
         }
         return instant
     }
@@ -153,13 +155,15 @@ struct WorkoutMapper {
         return WorkoutTotal(value: value, unit: fields[unit] ?? symbol)
     }
 
-    private static func metadataValue(_ text: String) -> MetadataValue {
+    /// A `<MetadataEntry>` value: a number when it parses fully, a string otherwise.
+    static func metadataValue(_ text: String) -> MetadataValue {
         let bytes = Array(text.utf8)
         if let number = bytes.withUnsafeBufferPointer(DecimalParser.parse), number.isFinite { return .number(number) }
         return .string(text)
     }
 
-    private static func deviceShortForm(_ raw: String) -> String {
+    /// The short form of an export's `device` description (`Watch6,2`).
+    static func deviceShortForm(_ raw: String) -> String {
         Array(raw.utf8).withUnsafeBufferPointer { DeviceDescription.shortForm($0).string }
     }
 }

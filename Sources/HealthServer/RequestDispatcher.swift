@@ -176,6 +176,9 @@ public struct RequestDispatcher: Sendable {
         case .workoutInsert, .workoutQuery, .workoutDelete:
             return try workoutReply(to: message, writer: writer)
 
+        case .correlationInsert, .correlationQuery, .correlationDelete:
+            return try correlationReply(to: message, writer: writer)
+
         case .ping(let m):
             // The connection answers pings itself; a dispatcher handed one answers the same.
             return [.pong(Pong(nonce: m.nonce))]

@@ -57,6 +57,12 @@ public enum MessageKind: UInt8, Sendable, CaseIterable {
     case workoutResult = 0x83
     case workoutDelete = 0x84
 
+    case correlationInsert = 0x90
+    case correlationInsertAck = 0x91
+    case correlationQuery = 0x92
+    case correlationResult = 0x93
+    case correlationDelete = 0x94
+
     /// The lowerCamel name the spec uses, e.g. `insertAck` (interpolating a kind prints the same).
     public var name: String { String(describing: self) }
 }
@@ -104,6 +110,11 @@ public enum Message: Hashable, Sendable {
     case workoutQuery(WorkoutQuery)
     case workoutResult(WorkoutResult)
     case workoutDelete(WorkoutDelete)
+    case correlationInsert(CorrelationInsert)
+    case correlationInsertAck(CorrelationInsertAck)
+    case correlationQuery(CorrelationQuery)
+    case correlationResult(CorrelationResult)
+    case correlationDelete(CorrelationDelete)
 }
 
 extension MessageKind {
@@ -151,6 +162,11 @@ extension MessageKind {
         case .workoutQuery: MessageRegistration(Message.workoutQuery)
         case .workoutResult: MessageRegistration(Message.workoutResult)
         case .workoutDelete: MessageRegistration(Message.workoutDelete)
+        case .correlationInsert: MessageRegistration(Message.correlationInsert)
+        case .correlationInsertAck: MessageRegistration(Message.correlationInsertAck)
+        case .correlationQuery: MessageRegistration(Message.correlationQuery)
+        case .correlationResult: MessageRegistration(Message.correlationResult)
+        case .correlationDelete: MessageRegistration(Message.correlationDelete)
         }
     }
 }
@@ -199,6 +215,11 @@ extension Message {
         case .workoutQuery(let m): m
         case .workoutResult(let m): m
         case .workoutDelete(let m): m
+        case .correlationInsert(let m): m
+        case .correlationInsertAck(let m): m
+        case .correlationQuery(let m): m
+        case .correlationResult(let m): m
+        case .correlationDelete(let m): m
         }
     }
 }
@@ -223,3 +244,6 @@ extension BackupRequest: Request { public typealias Reply = BackupResult }
 extension WorkoutInsert: Request { public typealias Reply = WorkoutInsertAck }
 extension WorkoutQuery: Request { public typealias Reply = WorkoutResult }
 extension WorkoutDelete: Request { public typealias Reply = DeleteAck }
+extension CorrelationInsert: Request { public typealias Reply = CorrelationInsertAck }
+extension CorrelationQuery: Request { public typealias Reply = CorrelationResult }
+extension CorrelationDelete: Request { public typealias Reply = DeleteAck }

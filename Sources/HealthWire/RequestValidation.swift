@@ -56,6 +56,11 @@ extension Message {
                 for workout in m.workouts { try workout.validate() }
             case .workoutQuery(let m): try SampleRules.validate(subject: m.subject)
             case .workoutDelete(let m): try SampleRules.validate(subject: m.subject)
+            case .correlationInsert(let m):
+                try SampleRules.validate(subject: m.subject)
+                for correlation in m.correlations { try correlation.validate() }
+            case .correlationQuery(let m): try SampleRules.validate(subject: m.subject)
+            case .correlationDelete(let m): try SampleRules.validate(subject: m.subject)
             default: break
             }
         } catch let error as HealthError {

@@ -334,7 +334,46 @@ enum Golden {
             "workout-delete", "Delete one workout by UUID (answered by a deleteAck).", 21, [],
             .workoutDelete(WorkoutDelete(subject: "anna", uuids: [uuid1]))
         ),
+        (
+            "correlation-insert", "A blood pressure reading naming its systolic and diastolic samples.", 22, [],
+            .correlationInsert(CorrelationInsert(subject: "anna", correlations: [bloodPressure]))
+        ),
+        (
+            "correlation-insert-ack", "One new correlation, none already stored.", 22, [],
+            .correlationInsertAck(CorrelationInsertAck(inserted: 1, duplicates: 0))
+        ),
+        (
+            "correlation-query", "Blood pressure readings starting within one week, changes after anchor 1.", 23, [],
+            .correlationQuery(
+                CorrelationQuery(
+                    subject: "anna",
+                    filter: CorrelationFilter(
+                        types: [.bloodPressure], start: t0, end: t0 + 7 * Micros.day, afterAnchor: 1),
+                    limit: 50))
+        ),
+        (
+            "correlation-result", "The reading with anchor 2; the correlation of anchor 3 was deleted.", 23, [],
+            .correlationResult(
+                CorrelationResult(lastAnchor: 3, correlations: [(2, bloodPressure)], deleted: [(3, uuid1)]))
+        ),
+        (
+            "correlation-delete", "Delete one correlation by UUID (its samples stay; answered by a deleteAck).", 24,
+            [], .correlationDelete(CorrelationDelete(subject: "anna", uuids: [uuid2]))
+        ),
     ]
+
+    /// A cuff's blood pressure reading (HEALTHKIT.md §13): the correlation and the UUIDs of its two samples.
+    static var bloodPressure: Correlation {
+        let systolic = try! QuantityType.named("bloodPressureSystolic")
+        let diastolic = try! QuantityType.named("bloodPressureDiastolic")
+        return Correlation(
+            uuid: uuid2, type: .bloodPressure, start: t0, end: t0, source: SourceInfo(name: "Cuff", version: "2.1"),
+            metadata: ["HKWasUserEntered": .number(0)],
+            members: [
+                CorrelationMember(uuid: UUID(uuidString: "5A1F3C2E-0D4B-4E6A-9B7C-1D2E3F405162")!, type: systolic),
+                CorrelationMember(uuid: UUID(uuidString: "6B2A4D3F-1E5C-4F7B-8C8D-2E3F40516273")!, type: diastolic),
+            ])
+    }
 
     /// A run from the Watch: what an export's `<Workout>` holds (HEALTHKIT.md §13).
     static var run: Workout {
@@ -488,6 +527,34 @@ enum Golden {
                 workoutEndsBeforeStart()
             ),
             (
+                "correlation-unknown-type", "A correlation insert whose correlation type is 3 (only 1 and 2 exist).",
+                correlationInsert(type: 3, members: 0)
+            ),
+            (
+                "correlation-members-over-payload", "A correlation insert claiming 200 members in a few bytes.",
+                correlationInsert(type: 1, members: 200)
+            ),
+            (
+                "correlation-unknown-member-type",
+                "A blood pressure correlation with a member of type bloodPressureMean.",
+                {
+                    var payload = correlationInsertPrefix(type: 1)
+                    payload.writeVarint(1)
+                    payload.writeUUID(uuid1)
+                    payload.writeString("bloodPressureMean")
+                    return frame(MessageKind.correlationInsert.rawValue, payload: payload.bytes)
+                }()
+            ),
+            (
+                "correlation-blood-pressure-one-member",
+                "A blood pressure correlation with a systolic member and no diastolic one.",
+                {
+                    var reading = bloodPressure
+                    reading.members.removeLast()
+                    return encodedFrame(.correlationInsert(CorrelationInsert(subject: "anna", correlations: [reading])))
+                }()
+            ),
+            (
                 "hello-short-nonce", "A hello naming token id 1 with a 16-byte nonce.",
                 encodedFrame(.hello(Hello(clientName: "hkq", tokenID: 1, clientNonce: Array(0..<16))))
             ),
@@ -627,6 +694,29 @@ extension Golden {
         payload.writeVarint(4096)
         payload.write(1)
         return frame(MessageKind.workoutInsert.rawValue, payload: payload.bytes)
+    }
+
+    /// The bytes of a correlation insert of one correlation of type byte `type` up to its member count.
+    static func correlationInsertPrefix(type: UInt8) -> ByteWriter {
+        var payload = ByteWriter()
+        payload.writeString("anna")
+        payload.writeVarint(1)
+        payload.writeUUID(uuid2)
+        payload.write(type)
+        payload.writeSignedVarint(t0)
+        payload.writeSignedVarint(t0)
+        payload.writeSource(watch)
+        payload.writeMetadataRow([:])
+        return payload
+    }
+
+    /// A correlation insert of type byte `type` claiming `members` members, followed by one member's bytes.
+    static func correlationInsert(type: UInt8, members: UInt64) -> [UInt8] {
+        var payload = correlationInsertPrefix(type: type)
+        payload.writeVarint(members)
+        payload.writeUUID(uuid1)
+        payload.writeString("bloodPressureSystolic")
+        return frame(MessageKind.correlationInsert.rawValue, payload: payload.bytes)
     }
 
     static func workoutEndsBeforeStart() -> [UInt8] {

@@ -19,12 +19,15 @@ struct MessageRegistryTests {
             Set(requests) == [
                 .ping, .insert, .delete, .sampleQuery, .statisticsQuery, .collectionQuery, .changesQuery, .subscribe,
                 .unsubscribe, .getSourcePriority, .setSourcePriority, .authorizationStatusQuery, .serverInfoQuery,
-                .adminRequest, .backupRequest, .workoutInsert, .workoutQuery, .workoutDelete,
+                .adminRequest, .backupRequest, .workoutInsert, .workoutQuery, .workoutDelete, .correlationInsert,
+                .correlationQuery, .correlationDelete,
             ])
         #expect(MessageKind.sampleQuery.replyKind == .sampleResult)
         #expect(MessageKind.setSourcePriority.replyKind == .sourcePriority)
         #expect(MessageKind.hello.replyKind == nil)
         #expect(MessageKind.workoutDelete.replyKind == .deleteAck)
+        #expect(MessageKind.correlationDelete.replyKind == .deleteAck)
+        #expect(MessageKind.correlationInsert.replyKind == .correlationInsertAck)
         #expect(Set(MessageKind.allCases.filter(\.streamsReplies)) == [.sampleQuery, .collectionQuery])
     }
 

@@ -275,6 +275,8 @@ public final class IdentityRegistry: Sendable {
             var grant = grant
             if WorkoutType.matches(grant.type) {
                 grant.type = WorkoutType.identifier
+            } else if let correlation = CorrelationType(named: grant.type) {
+                grant.type = correlation.rawValue
             } else if grant.type != "*" {
                 grant.type = try QuantityType.named(grant.type).identifier
             }

@@ -92,6 +92,9 @@ extension RequestDispatcher {
         case .workoutInsert, .workoutQuery, .workoutDelete:
             message = try access.authorizedWorkoutRequest(message)
 
+        case .correlationInsert, .correlationQuery, .correlationDelete:
+            message = try access.authorizedCorrelationRequest(message)
+
         case .unsubscribe, .ping:
             // Ends only a subscription of the same connection, or echoes a nonce: nothing to check.
             break

@@ -16,6 +16,10 @@ public enum LogRecordKind: UInt8, Sendable, CaseIterable {
     case workouts = 5
     /// Workouts deleted by UUID (type `workout`), optionally only one writer's.
     case workoutDelete = 6
+    /// Correlations added for a subject (type `correlation`): the writer (0: unknown), then the correlations.
+    case correlations = 9
+    /// Correlations deleted by UUID (type `correlation`), optionally only one writer's.
+    case correlationDelete = 10
 }
 
 /// One change the write-ahead log keeps: every record names its subject and quantity type (Protocol/STORAGE.md).
@@ -30,6 +34,10 @@ public enum LogChange: Hashable, Sendable {
     case workouts(subject: String, [Workout], writer: UInt32)
     /// Deletion of a subject's workouts by UUID; `writer`: only that identity's.
     case workoutDelete(subject: String, uuids: [UUID], writer: UInt32?)
+    /// Correlations added for a subject by `writer` (0: unknown) (HEALTHKIT.md §13).
+    case correlations(subject: String, [Correlation], writer: UInt32)
+    /// Deletion of a subject's correlations by UUID; `writer`: only that identity's.
+    case correlationDelete(subject: String, uuids: [UUID], writer: UInt32?)
 
     /// The record kind.
     public var kind: LogRecordKind {
@@ -39,6 +47,8 @@ public enum LogChange: Hashable, Sendable {
         case .sourcePriority: .sourcePriority
         case .workouts: .workouts
         case .workoutDelete: .workoutDelete
+        case .correlations: .correlations
+        case .correlationDelete: .correlationDelete
         }
     }
 
@@ -48,6 +58,7 @@ public enum LogChange: Hashable, Sendable {
         case .insert(let batch, _): batch.subject
         case .delete(let subject, _, _), .sourcePriority(let subject, _, _): subject
         case .workouts(let subject, _, _), .workoutDelete(let subject, _, _): subject
+        case .correlations(let subject, _, _), .correlationDelete(let subject, _, _): subject
         }
     }
 
@@ -57,6 +68,7 @@ public enum LogChange: Hashable, Sendable {
         case .insert(let batch, _): batch.typeIdentifier
         case .delete(_, let type, _), .sourcePriority(_, let type, _): type
         case .workouts, .workoutDelete: WorkoutType.identifier
+        case .correlations, .correlationDelete: Correlation.storageType
         }
     }
 
@@ -89,7 +101,10 @@ public enum LogChange: Hashable, Sendable {
             w.writeVarint(UInt64(writer))
             w.writeVarint(UInt64(workouts.count))
             for workout in workouts { w.writeWorkout(workout) }
-        case .workoutDelete(_, let uuids, let writer):
+        case .correlations(_, let correlations, let writer):
+            w.writeVarint(UInt64(writer))
+            w.writeList(correlations) { $0.writeCorrelation($1) }
+        case .workoutDelete(_, let uuids, let writer), .correlationDelete(_, let uuids, let writer):
             w.writeBool(writer != nil)
             if let writer { w.writeVarint(UInt64(writer)) }
             w.writeUUIDs(uuids)
@@ -141,6 +156,8 @@ public enum LogChange: Hashable, Sendable {
             }
             let writer = try r.readBool() ? try readWriter(&r) : nil
             change = .workoutDelete(subject: subject, uuids: try r.readUUIDs(FieldCaps.storage), writer: writer)
+        case .correlations, .correlationDelete:
+            change = try decodeCorrelationChange(recordKind, subject: subject, type: type, &r)
         }
         try r.expectEnd("the \(recordKind) record")
         return change

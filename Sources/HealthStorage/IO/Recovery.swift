@@ -132,7 +132,11 @@ enum Recovery {
             guard !entry.file.isEmpty else { return }
             let outcome = Result { () throws -> Int in
                 if entry.type == WorkoutType.identifier {
-                    try store.workouts.restore(try snapshots.loadWorkouts(entry))
+                    try store.workouts.restore(try snapshots.loadObjects(entry))
+                    return 0
+                }
+                if entry.type == Correlation.storageType {
+                    try store.correlations.restore(try snapshots.loadObjects(entry))
                     return 0
                 }
                 let decoded = try snapshots.load(entry)
@@ -171,7 +175,8 @@ enum Recovery {
     ) throws {
         let change = try LogChange.decode(kind: record.kind, payload: record.payload)
         let type =
-            WorkoutType.matches(change.type) ? WorkoutType.identifier : try QuantityType.named(change.type).identifier
+            WorkoutType.matches(change.type) || change.type == Correlation.storageType
+            ? change.type : try QuantityType.named(change.type).identifier
         if record.sequence <= applied[type] ?? 0 {
             report.skippedRecords += 1
             return
@@ -186,6 +191,10 @@ enum Recovery {
             try store.workouts.insert(subject: subject, workouts, writer: writer)
         case .workoutDelete(let subject, let uuids, let writer):
             try store.workouts.delete(subject: subject, uuids: Set(uuids), writer: writer)
+        case .correlations(let subject, let correlations, let writer):
+            try store.correlations.insert(subject: subject, correlations, writer: writer)
+        case .correlationDelete(let subject, let uuids, let writer):
+            try store.correlations.delete(subject: subject, uuids: Set(uuids), writer: writer)
         }
         report.replayedRecords += 1
     }

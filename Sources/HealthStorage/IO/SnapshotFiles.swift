@@ -40,10 +40,11 @@ struct SnapshotFiles: Sendable {
         }
     }
 
-    /// Loads the workout snapshot `entry` names (Protocol/STORAGE.md, "Workout snapshot"); throws as ``load(_:)``.
-    func loadWorkouts(_ entry: SnapshotManifest.Entry) throws -> WorkoutImage {
+    /// Loads the object snapshot `entry` names (Protocol/STORAGE.md, "Workout snapshot", "Correlation
+    /// snapshot"); throws as ``load(_:)``.
+    func loadObjects<Object: SnapshotObject>(_ entry: SnapshotManifest.Entry) throws -> ObjectImage<Object> {
         try decode(entry) { bytes in
-            let decoded = try WorkoutSnapshotCodec.decode(bytes)
+            let decoded = try ObjectSnapshotCodec<Object>.decode(bytes)
             guard decoded.sequence == entry.sequence else {
                 throw CodecError(.malformedPayload, "the file does not match its manifest entry (offset 8)")
             }
@@ -75,10 +76,11 @@ struct SnapshotFiles: Sendable {
     }
 
     /// Writes a new generation: every shard's image (taken with `image`), the workouts' (taken with `workouts`),
-    /// then the manifest; returns it.
+    /// the correlations' (taken with `correlations`), then the manifest; returns it.
     func write(
         generation: UInt64, images: (QuantityType) -> (ShardImage, UInt64),
-        workouts: () -> (WorkoutImage, UInt64) = { (WorkoutImage(lastAnchor: 0, subjects: [:]), 0) }
+        workouts: () -> (WorkoutImage, UInt64) = { (WorkoutImage(lastAnchor: 0, subjects: [:]), 0) },
+        correlations: () -> (CorrelationImage, UInt64) = { (CorrelationImage(lastAnchor: 0, subjects: [:]), 0) }
     ) throws -> (SnapshotManifest, bytes: Int, samples: Int) {
         var entries: [SnapshotManifest.Entry] = []
         var total = 0
@@ -104,19 +106,30 @@ struct SnapshotFiles: Sendable {
             samples += image.sampleCount
         }
         let (workoutImage, workoutSequence) = workouts()
-        if workoutImage.lastAnchor > 0 {
-            let name = "\(WorkoutType.identifier)-\(generation).snap"
-            let bytes = WorkoutSnapshotCodec.encode(workoutImage, sequence: workoutSequence)
-            try FileSystem.writeFileAtomically(directory + "/" + name, bytes, permissions: 0o600)
-            entries.append(
-                .init(
-                    type: WorkoutType.identifier, file: name, sequence: workoutSequence, size: UInt64(bytes.count),
-                    crc: SnapshotFiles.trailer(bytes)))
-            total += bytes.count
-        }
+        let (correlationImage, correlationSequence) = correlations()
+        let objectEntries = [
+            try writeObjects(type: WorkoutType.identifier, generation: generation, workoutImage, workoutSequence),
+            try writeObjects(
+                type: Correlation.storageType, generation: generation, correlationImage, correlationSequence),
+        ].compactMap { $0 }
+        entries += objectEntries
+        total += objectEntries.reduce(0) { $0 + Int($1.size) }
         let manifest = SnapshotManifest(generation: generation, entries: entries)
         try FileSystem.writeFileAtomically(manifestPath, manifest.encode(), permissions: 0o600)
         return (manifest, total, samples)
+    }
+
+    /// Writes the snapshot file of an object store as type `type` and returns its manifest entry; `nil` (no file)
+    /// while the store never held an object, so data directories without any keep their manifests as they were.
+    private func writeObjects<Object: SnapshotObject>(
+        type: String, generation: UInt64, _ image: ObjectImage<Object>, _ sequence: UInt64
+    ) throws -> SnapshotManifest.Entry? {
+        guard image.lastAnchor > 0 else { return nil }
+        let name = "\(type)-\(generation).snap"
+        let bytes = ObjectSnapshotCodec<Object>.encode(image, sequence: sequence)
+        try FileSystem.writeFileAtomically(directory + "/" + name, bytes, permissions: 0o600)
+        return .init(
+            type: type, file: name, sequence: sequence, size: UInt64(bytes.count), crc: SnapshotFiles.trailer(bytes))
     }
 
     /// Removes snapshot files the manifest does not name (older generations, leftovers of a crash).

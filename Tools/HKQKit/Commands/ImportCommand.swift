@@ -64,13 +64,34 @@ public struct ImportCommand: Command {
     static func send(_ workouts: [Workout], client: HealthClient, subject: String) async throws
         -> PipelinedUpload.Counts
     {
+        try await send(workouts, per: WorkoutInsert.maxWorkouts) { chunk in
+            let ack = try await client.insertWorkouts(chunk, subject: subject)
+            return (ack.inserted, ack.duplicates)
+        }
+    }
+
+    /// Sends `correlations` in requests of at most ``CorrelationInsert/maxCorrelations``; returns what the
+    /// server acknowledged.
+    static func send(_ correlations: [Correlation], client: HealthClient, subject: String) async throws
+        -> PipelinedUpload.Counts
+    {
+        try await send(correlations, per: CorrelationInsert.maxCorrelations) { chunk in
+            let ack = try await client.insertCorrelations(chunk, subject: subject)
+            return (ack.inserted, ack.duplicates)
+        }
+    }
+
+    /// Sends `objects` with `insert`, at most `per` in one request; sums what it acknowledged.
+    private static func send<Object>(
+        _ objects: [Object], per: Int, _ insert: ([Object]) async throws -> (UInt64, UInt64)
+    ) async throws -> PipelinedUpload.Counts {
         var counts = PipelinedUpload.Counts()
         var start = 0
-        while start < workouts.count {
-            let end = min(start + WorkoutInsert.maxWorkouts, workouts.count)
-            let ack = try await client.insertWorkouts(Array(workouts[start..<end]), subject: subject)
-            counts.inserted += Int(ack.inserted)
-            counts.duplicates += Int(ack.duplicates)
+        while start < objects.count {
+            let end = min(start + per, objects.count)
+            let (inserted, duplicates) = try await insert(Array(objects[start..<end]))
+            counts.inserted += Int(inserted)
+            counts.duplicates += Int(duplicates)
             start = end
         }
         return counts
@@ -88,21 +109,27 @@ public struct ImportCommand: Command {
         let summary: ImportSummary
         var stored: [String: PipelinedUpload.Counts]?
         var storedWorkouts: PipelinedUpload.Counts?
+        var storedCorrelations: PipelinedUpload.Counts?
         defer { bar?.clear() }
         if context.arguments.flag("dry-run") {
             summary = try importer.run(progress: bar.map { bar in { bar.update($0) } }) { _ in }
         } else {
-            (summary, stored, storedWorkouts) = try await ServerSession.run(context) { client in
+            (summary, stored, storedWorkouts, storedCorrelations) = try await ServerSession.run(context) { client in
                 var upload = PipelinedUpload(client: client, maxInFlight: ImportCommand.maxInFlight)
                 do {
                     var workoutCounts = PipelinedUpload.Counts()
+                    var correlationCounts = PipelinedUpload.Counts()
                     let summary = try await importer.run(
                         progress: bar.map { bar in { bar.update($0) } }, sink: { try await upload.send($0) },
                         workouts: { workouts in
                             workoutCounts = try await ImportCommand.send(workouts, client: client, subject: subject)
+                        },
+                        correlations: { correlations in
+                            correlationCounts = try await ImportCommand.send(
+                                correlations, client: client, subject: subject)
                         })
                     try await upload.finish()
-                    return (summary, upload.counts, workoutCounts)
+                    return (summary, upload.counts, workoutCounts, correlationCounts)
                 } catch {
                     await upload.abandon()
                     throw error
@@ -111,7 +138,8 @@ public struct ImportCommand: Command {
         }
         bar?.clear()
         let report = ImportReport(
-            file: path, summary: summary, stored: stored, storedWorkouts: storedWorkouts, seconds: clock() - started)
+            file: path, summary: summary, stored: stored, storedWorkouts: storedWorkouts,
+            storedCorrelations: storedCorrelations, seconds: clock() - started)
         context.console.printBlock(report.rendered(as: context.globals.format))
     }
 }

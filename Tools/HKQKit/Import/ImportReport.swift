@@ -12,6 +12,8 @@ struct ImportReport: Sendable {
     var stored: [String: PipelinedUpload.Counts]?
     /// What the server acknowledged of the workouts; `nil` for a dry run.
     var storedWorkouts: PipelinedUpload.Counts? = nil
+    /// What the server acknowledged of the correlations; `nil` for a dry run.
+    var storedCorrelations: PipelinedUpload.Counts? = nil
     /// Wall-clock seconds from opening the file to the last acknowledgement.
     var seconds: Double
 
@@ -83,7 +85,10 @@ struct ImportReport: Sendable {
         if summary.identicalRows > 0 { line += "; \(summary.identicalRows) identical rows counted once" }
         if summary.correlations > 0 {
             let plural = summary.correlations == 1 ? "" : "s"
-            line += "; \(summary.correlations) correlation\(plural) (their samples counted once)"
+            line += "; \(summary.correlations) correlation\(plural)"
+            if let storedCorrelations {
+                line += " (\(storedCorrelations.inserted) new, \(storedCorrelations.duplicates) already stored)"
+            }
         }
         if summary.workouts > 0 {
             line += "; \(summary.workouts) workout\(summary.workouts == 1 ? "" : "s")"
@@ -133,6 +138,7 @@ struct ImportReport: Sendable {
             pairs.append(("inserted", .integer(Int64(stored.values.reduce(0) { $0 + $1.inserted }))))
             pairs.append(("alreadyStored", .integer(Int64(stored.values.reduce(0) { $0 + $1.duplicates }))))
             pairs.append(("workoutsInserted", .integer(Int64(storedWorkouts?.inserted ?? 0))))
+            pairs.append(("correlationsInserted", .integer(Int64(storedCorrelations?.inserted ?? 0))))
         }
         pairs += [
             ("imported", .array(types.rows.indices.map { types.jsonObject(row: $0) })),

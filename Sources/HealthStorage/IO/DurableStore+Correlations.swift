@@ -1,0 +1,27 @@
+import Foundation
+import HealthEngine
+import HealthModel
+
+// Correlations (HEALTHKIT.md §13): logged as record kinds 9 and 10 of type `correlation`.
+
+extension DurableStore {
+    /// Adds correlations for `subject` (see ``ObjectStore/insert(subject:_:writer:beforeApplying:)``): logged
+    /// (record kind 9), applied, then durable before this returns. Their member samples are inserted apart.
+    @discardableResult
+    public func insertCorrelations(subject: String, _ correlations: [Correlation], writer: UInt32 = 0) throws -> (
+        inserted: Int, duplicates: Int
+    ) {
+        try logged(.correlations(subject: subject, correlations, writer: writer)) { hook in
+            try store.correlations.insert(subject: subject, correlations, writer: writer, beforeApplying: hook)
+        }
+    }
+
+    /// Deletes `subject`'s correlations with these UUIDs (only `writer`'s when set; their member samples stay);
+    /// returns how many, once durable (record kind 10).
+    public func deleteCorrelations(subject: String, uuids: [UUID], writer: UInt32? = nil) throws -> Int {
+        let sorted = uuids.sorted { $0.uuidString < $1.uuidString }
+        return try logged(.correlationDelete(subject: subject, uuids: sorted, writer: writer)) { hook in
+            try store.correlations.delete(subject: subject, uuids: Set(uuids), writer: writer, beforeApplying: hook)
+        }
+    }
+}
