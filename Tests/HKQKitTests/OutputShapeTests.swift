@@ -202,6 +202,31 @@ import Testing
         #expect(try OutputShapes.expectCSV(watchCSV, section: "watch").map { $0["kind"] } == ["added"])
     }
 
+    @Test func correlationShapes() async throws {
+        let live = try #require(LiveServer.current)
+        func member(_ type: String, _ value: Int, _ time: String) -> String {
+            #"<Record type="HKQuantityTypeIdentifierBloodPressure\#(type)" sourceName="Cuff" unit="mmHg" startDate="\#(time)" endDate="\#(time)" value="\#(value)"/>"#
+        }
+        let stored = "2024-03-03 07:00:00 +0100"
+        let loose = "2024-03-04 07:05:00 +0100"
+        let pair = member("Systolic", 121, stored) + member("Diastolic", 79, stored)
+        let correlation =
+            #"<Correlation type="HKCorrelationTypeIdentifierBloodPressure" sourceName="Cuff" startDate="\#(stored)" endDate="\#(stored)">"#
+            + pair + "</Correlation>"
+        let xml =
+            #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n<HealthData>\n" + pair + correlation
+            + member("Systolic", 134, loose) + member("Diastolic", 86, loose) + "\n</HealthData>\n"
+        let path = try live.file("pressure.xml", xml)
+        let imported = try await Self.run(["import", path, "--format", "json"], subject: "shape-pressure")
+        #expect(imported.contains("\"correlationsInserted\":1"), "\(imported)")
+        let samples = ["samples", "bloodPressure"] + Self.newYork
+        let json = try await Self.run(samples + ["--format", "json"], subject: "shape-pressure")
+        #expect(try OutputShapes.expectJSON(json, section: "samples bloodPressure").elements.count == 2)
+        let csv = try await Self.run(samples + ["--format", "csv"], subject: "shape-pressure")
+        let records = try OutputShapes.expectCSV(csv, section: "samples bloodPressure")
+        #expect(records.map { $0["uuid"]?.isEmpty } == [false, true])
+    }
+
     @Test func workoutShapes() async throws {
         let live = try #require(LiveServer.current)
         let path = try live.file("export.xml", WorkoutExport.document())
