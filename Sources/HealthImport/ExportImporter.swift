@@ -29,21 +29,25 @@ public struct ExportImporter: Sendable {
     ) throws -> ImportSummary {
         let reader = try ExportReader(path: path, subject: subject, options: options, progress: progress)
         while let batch = try reader.nextBatch() { try sink(batch) }
+        _ = reader.takeRoutes()  // reads the route files, so the summary counts them
         return reader.summary
     }
 
     /// Reads the whole export, awaiting `sink` with each batch (the next batch is parsed only after it returns),
-    /// then `workouts` once with every `<Workout>` and `correlations` once with every `<Correlation>` (HEALTHKIT.md
-    /// §13; after the samples, which hold their members); returns the summary.
+    /// then `workouts` once with every `<Workout>`, `correlations` once with every `<Correlation>` (HEALTHKIT.md
+    /// §13; after the samples, which hold their members) and `routes` once with the workouts' routes; returns the
+    /// summary.
     public func run(
         progress: ((ImportProgress) -> Void)? = nil, sink: (SampleBatch) async throws -> Void,
         workouts: ([Workout]) async throws -> Void = { _ in },
-        correlations: ([Correlation]) async throws -> Void = { _ in }
+        correlations: ([Correlation]) async throws -> Void = { _ in },
+        routes: ([WorkoutRoute]) async throws -> Void = { _ in }
     ) async throws -> ImportSummary {
         let reader = try ExportReader(path: path, subject: subject, options: options, progress: progress)
         while let batch = try reader.nextBatch() { try await sink(batch) }
         try await workouts(reader.takeWorkouts())
         try await correlations(reader.takeCorrelations())
+        try await routes(reader.takeRoutes())
         return reader.summary
     }
 }

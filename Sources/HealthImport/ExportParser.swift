@@ -1,3 +1,4 @@
+import Foundation
 import HealthModel
 
 /// The state of one import: tokenizer, record mapper, batch assembler and tallies, driven by ``ExportReader``.
@@ -25,6 +26,9 @@ struct ExportParser {
     /// The `<Correlation>` being read, and the correlations read so far (``takeCorrelations()`` hands them out).
     private var currentCorrelation: Correlation?
     private var correlations: [Correlation] = []
+    /// Routes of the workouts read: inline ones whole, route files still to read (``ExportReader`` reads them).
+    private var routes: [WorkoutRoute] = []
+    private var routeFiles: [(workout: UUID, path: String, line: Int)] = []
     /// The characteristics of the `<Me>` element (HEALTHKIT.md §13); empty when the export has none.
     private(set) var characteristics = Characteristics()
     private var nextProgressAt: Int64
@@ -161,8 +165,8 @@ struct ExportParser {
                 addToCorrelation(name)
             }
         case 4:
-            if currentWorkout != nil, name.equals("FileReference") {
-                WorkoutMapper.add(child: "FileReference", tokenizer.attributes, to: &currentWorkout!)
+            if currentWorkout != nil, name.equals("FileReference") || name.equals("Location") {
+                WorkoutMapper.add(child: name.string, tokenizer.attributes, to: &currentWorkout!)
             }
         default:
             break
@@ -207,8 +211,35 @@ struct ExportParser {
 
     private mutating func finishWorkout(_ pending: WorkoutMapper.Pending) {
         currentWorkout = nil
-        workouts.append(WorkoutMapper.finish(pending))
+        let workout = WorkoutMapper.finish(pending)
+        workouts.append(workout)
         workoutsRead += 1
+        if !pending.locations.isEmpty {
+            let points = pending.locations.enumerated().sorted {
+                ($0.element.time, $0.offset) < ($1.element.time, $1.offset)
+            }
+            routes.append(WorkoutRoute(workout: workout.uuid, path: "", points: points.map(\.element)))
+            tally.routes += 1
+        }
+        for path in workout.routes { routeFiles.append((workout.uuid, path, tokenizer.tokenLine)) }
+    }
+
+    /// The inline routes read since the last call, and the route files named (to be read).
+    mutating func takeRoutes() -> (routes: [WorkoutRoute], files: [(workout: UUID, path: String, line: Int)]) {
+        defer {
+            routes.removeAll()
+            routeFiles.removeAll()
+        }
+        return (routes, routeFiles)
+    }
+
+    /// Counts a route read, or rejects a route file for `rejection` at the workout's `line`.
+    mutating func noteRoute(_ rejection: Rejection?, line: Int) {
+        guard let rejection else {
+            tally.routes += 1
+            return
+        }
+        tally.reject(rejection, line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
     }
 
     /// The correlations read since the last call.

@@ -50,6 +50,9 @@ public struct ImportSummary: Hashable, Sendable {
     /// records, which exports also write at top level and which are imported from there, once (HEALTHKIT.md §13);
     /// the importer hands them out with ``ExportReader/takeCorrelations()``.
     public var correlations = 0
+    /// Workout routes read with their points (route files and inline `<Location>`s); the importer hands them out
+    /// with ``ExportReader/takeRoutes()``.
+    public var routes = 0
     /// `<Me>` elements read (an export has one): the characteristics (HEALTHKIT.md §13), not counted as skipped.
     public var characteristicElements = 0
     /// Characteristics set by the `<Me>` element (date of birth, biological sex …; not-set values not counted);

@@ -12,6 +12,8 @@ struct WorkoutMapper {
         /// Whether the element gave the totals itself (newer exports give them only as statistics).
         var hasEnergy: Bool
         var hasDistance: Bool
+        /// The `<Location>` children of its `<WorkoutRoute>`s (older exports write the points inline).
+        var locations: [RoutePoint] = []
     }
 
     /// The attributes of one element, their references decoded.
@@ -61,7 +63,8 @@ struct WorkoutMapper {
         return Pending(workout: workout, hasEnergy: energy != nil, hasDistance: distance != nil)
     }
 
-    /// Adds the child element `name` (at depth 3, or a route's `<FileReference>` at depth 4) to `pending`.
+    /// Adds the child element `name` (at depth 3, or a route's `<FileReference>` or `<Location>` at depth 4) to
+    /// `pending`.
     static func add(child name: String, _ attributes: [XMLAttribute], to pending: inout Pending) {
         let fields = strings(attributes)
         switch name {
@@ -97,6 +100,15 @@ struct WorkoutMapper {
         case "FileReference":
             guard let path = fields["path"], pending.workout.routes.count < Workout.Limits.maxRoutes else { return }
             pending.workout.routes.append(path)
+        case "Location":
+            func value(_ key: String) -> Double? { fields[key].flatMap(Double.init).flatMap { $0.isFinite ? $0 : nil } }
+            guard pending.locations.count < WorkoutRoute.Limits.maxPoints, let time = try? date(fields, "date"),
+                let latitude = value("latitude"), let longitude = value("longitude")
+            else { return }
+            pending.locations.append(
+                RoutePoint(
+                    time: time, latitude: latitude, longitude: longitude, elevation: value("altitude"),
+                    speed: value("speed"), course: value("course")))
         default:
             break
         }

@@ -179,6 +179,9 @@ public struct RequestDispatcher: Sendable {
         case .correlationInsert, .correlationQuery, .correlationDelete:
             return try correlationReply(to: message, writer: writer)
 
+        case .routeInsert, .routeQuery:
+            return try routeReply(to: message, writer: writer)
+
         case .ping(let m):
             // The connection answers pings itself; a dispatcher handed one answers the same.
             return [.pong(Pong(nonce: m.nonce))]

@@ -35,7 +35,10 @@ public struct CorrelationInsertAck: WireMessage {
     public var inserted: UInt64
     public var duplicates: UInt64
     public init(inserted: UInt64, duplicates: UInt64) { (self.inserted, self.duplicates) = (inserted, duplicates) }
-    public func encode(into w: inout ByteWriter) { (w.writeVarint(inserted), w.writeVarint(duplicates)) }
+    public func encode(into w: inout ByteWriter) {
+        w.writeVarint(inserted)
+        w.writeVarint(duplicates)
+    }
     public init(from r: inout ByteReader, limits: MessageLimits) throws {
         (inserted, duplicates) = (try r.readVarint(), try r.readVarint())
     }
@@ -136,7 +139,10 @@ public struct CorrelationDelete: WireMessage {
     package var writer: UInt32?
 
     public init(subject: String, uuids: [UUID]) { (self.subject, self.uuids) = (subject, uuids) }
-    public func encode(into w: inout ByteWriter) { (w.writeString(subject), w.writeUUIDs(uuids)) }
+    public func encode(into w: inout ByteWriter) {
+        w.writeString(subject)
+        w.writeUUIDs(uuids)
+    }
     public init(from r: inout ByteReader, limits: MessageLimits) throws {
         (subject, uuids) = (try r.readString(limits), try r.readUUIDs(limits))
     }

@@ -62,6 +62,10 @@ public enum MessageKind: UInt8, Sendable, CaseIterable {
     case correlationQuery = 0x92
     case correlationResult = 0x93
     case correlationDelete = 0x94
+    case routeInsert = 0x95
+    case routeInsertAck = 0x96
+    case routeQuery = 0x97
+    case routeResult = 0x98
 
     /// The lowerCamel name the spec uses, e.g. `insertAck` (interpolating a kind prints the same).
     public var name: String { String(describing: self) }
@@ -115,6 +119,10 @@ public enum Message: Hashable, Sendable {
     case correlationQuery(CorrelationQuery)
     case correlationResult(CorrelationResult)
     case correlationDelete(CorrelationDelete)
+    case routeInsert(RouteInsert)
+    case routeInsertAck(RouteInsertAck)
+    case routeQuery(RouteQuery)
+    case routeResult(RouteResult)
 }
 
 extension MessageKind {
@@ -167,6 +175,10 @@ extension MessageKind {
         case .correlationQuery: MessageRegistration(Message.correlationQuery)
         case .correlationResult: MessageRegistration(Message.correlationResult)
         case .correlationDelete: MessageRegistration(Message.correlationDelete)
+        case .routeInsert: MessageRegistration(Message.routeInsert)
+        case .routeInsertAck: MessageRegistration(Message.routeInsertAck)
+        case .routeQuery: MessageRegistration(Message.routeQuery)
+        case .routeResult: MessageRegistration(Message.routeResult)
         }
     }
 }
@@ -220,6 +232,10 @@ extension Message {
         case .correlationQuery(let m): m
         case .correlationResult(let m): m
         case .correlationDelete(let m): m
+        case .routeInsert(let m): m
+        case .routeInsertAck(let m): m
+        case .routeQuery(let m): m
+        case .routeResult(let m): m
         }
     }
 }
@@ -247,3 +263,5 @@ extension WorkoutDelete: Request { public typealias Reply = DeleteAck }
 extension CorrelationInsert: Request { public typealias Reply = CorrelationInsertAck }
 extension CorrelationQuery: Request { public typealias Reply = CorrelationResult }
 extension CorrelationDelete: Request { public typealias Reply = DeleteAck }
+extension RouteInsert: Request { public typealias Reply = RouteInsertAck }
+extension RouteQuery: Request { public typealias Reply = RouteResult }

@@ -61,6 +61,10 @@ extension Message {
                 for correlation in m.correlations { try correlation.validate() }
             case .correlationQuery(let m): try SampleRules.validate(subject: m.subject)
             case .correlationDelete(let m): try SampleRules.validate(subject: m.subject)
+            case .routeInsert(let m):
+                try SampleRules.validate(subject: m.subject)
+                for route in m.routes { try route.validate() }
+            case .routeQuery(let m): try SampleRules.validate(subject: m.subject)
             default: break
             }
         } catch let error as HealthError {

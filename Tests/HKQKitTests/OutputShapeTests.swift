@@ -227,6 +227,21 @@ import Testing
         #expect(records.map { $0["uuid"]?.isEmpty } == [false, true])
     }
 
+    @Test func routeShapes() async throws {
+        let live = try #require(LiveServer.current)
+        let points = RouteExport.points(5, seed: 1, start: Date(timeIntervalSince1970: 1_704_093_120))
+        let xml = RouteExport.document(
+            path: "/workout-routes/absent.gpx", start: "2024-01-01 08:12:00 +0100", end: "2024-01-01 08:32:00 +0100",
+            inline: points)
+        _ = try await runLive(["import", try live.file("route.xml", xml)], subject: "shape-route")
+        let workouts = try await Self.run(["workouts", "--format", "csv"], subject: "shape-route")
+        let uuid = try #require(workouts.split(separator: "\n").last?.split(separator: ",").last.map(String.init))
+        let json = try await Self.run(["route", uuid, "--format", "json"] + Self.newYork, subject: "shape-route")
+        #expect(try OutputShapes.expectJSON(json, section: "route").elements.count == 5)
+        let csv = try await Self.run(["route", uuid, "--format", "csv"], subject: "shape-route")
+        #expect(try OutputShapes.expectCSV(csv, section: "route").count == 5)
+    }
+
     @Test func workoutShapes() async throws {
         let live = try #require(LiveServer.current)
         let path = try live.file("export.xml", WorkoutExport.document())

@@ -360,7 +360,36 @@ enum Golden {
             "correlation-delete", "Delete one correlation by UUID (its samples stay; answered by a deleteAck).", 24,
             [], .correlationDelete(CorrelationDelete(subject: "anna", uuids: [uuid2]))
         ),
+        (
+            "route-insert", "The run's route: three points with elevation, speed and course, one without.", 25, [],
+            .routeInsert(RouteInsert(subject: "anna", routes: [route]))
+        ),
+        (
+            "route-insert-ack", "One new route, none already stored.", 25, [],
+            .routeInsertAck(RouteInsertAck(inserted: 1, duplicates: 0))
+        ),
+        (
+            "route-query", "The routes of the run.", 26, [], .routeQuery(RouteQuery(subject: "anna", workouts: [uuid1]))
+        ),
+        (
+            "route-result", "The run's route with anchor 1, nothing more.", 26, [],
+            .routeResult(RouteResult(routes: [(1, route)], more: false))
+        ),
     ]
+
+    /// The run's route as its GPX file holds it (`/workout-routes/route_2023-11-14_10.13pm.gpx`).
+    static var route: WorkoutRoute {
+        WorkoutRoute(
+            workout: uuid1, path: "/workout-routes/route_2023-11-14_10.13pm.gpx",
+            points: [
+                RoutePoint(
+                    time: t0, latitude: 48.8583701, longitude: 2.2944813, elevation: 35.2, speed: 2.9, course: 120),
+                RoutePoint(
+                    time: t0 + Micros.second, latitude: 48.8583912, longitude: 2.2945120, elevation: 35.4, speed: 3.1,
+                    course: 118.5),
+                RoutePoint(time: t0 + 2 * Micros.second, latitude: 48.8584101, longitude: 2.2945433),
+            ])
+    }
 
     /// A cuff's blood pressure reading (HEALTHKIT.md §13): the correlation and the UUIDs of its two samples.
     static var bloodPressure: Correlation {
@@ -552,6 +581,29 @@ enum Golden {
                     var reading = bloodPressure
                     reading.members.removeLast()
                     return encodedFrame(.correlationInsert(CorrelationInsert(subject: "anna", correlations: [reading])))
+                }()
+            ),
+            (
+                "route-points-over-payload", "A route insert claiming 1000 points in a few bytes.",
+                {
+                    var payload = ByteWriter()
+                    payload.writeString("anna")
+                    payload.writeVarint(1)
+                    payload.writeUUID(uuid2)
+                    payload.writeUUID(uuid1)
+                    payload.writeString("/workout-routes/route.gpx")
+                    payload.writeVarint(1000)
+                    payload.write(0)
+                    payload.writeSignedVarint(t0)
+                    return frame(MessageKind.routeInsert.rawValue, payload: payload.bytes)
+                }()
+            ),
+            (
+                "route-latitude-out-of-range", "A route insert with a point at latitude 95 degrees.",
+                {
+                    var far = route
+                    far.points[1] = RoutePoint(time: t0 + Micros.second, latitude: 95, longitude: 2.2945120)
+                    return encodedFrame(.routeInsert(RouteInsert(subject: "anna", routes: [far])))
                 }()
             ),
             (

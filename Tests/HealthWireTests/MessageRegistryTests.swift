@@ -20,7 +20,7 @@ struct MessageRegistryTests {
                 .ping, .insert, .delete, .sampleQuery, .statisticsQuery, .collectionQuery, .changesQuery, .subscribe,
                 .unsubscribe, .getSourcePriority, .setSourcePriority, .authorizationStatusQuery, .serverInfoQuery,
                 .adminRequest, .backupRequest, .workoutInsert, .workoutQuery, .workoutDelete, .correlationInsert,
-                .correlationQuery, .correlationDelete,
+                .correlationQuery, .correlationDelete, .routeInsert, .routeQuery,
             ])
         #expect(MessageKind.sampleQuery.replyKind == .sampleResult)
         #expect(MessageKind.setSourcePriority.replyKind == .sourcePriority)

@@ -51,6 +51,7 @@ public struct HKQ: Sendable {
         CollectionCommand(),
         SleepCommand(),
         WorkoutsCommand(),
+        RouteCommand(),
         ChangesCommand(),
         WatchCommand(),
         SourcesCommand(),

@@ -20,6 +20,8 @@ public enum LogRecordKind: UInt8, Sendable, CaseIterable {
     case correlations = 9
     /// Correlations deleted by UUID (type `correlation`), optionally only one writer's.
     case correlationDelete = 10
+    /// Workout routes added for a subject (type `route`): the writer (0: unknown), then the routes.
+    case routes = 11
 }
 
 /// One change the write-ahead log keeps: every record names its subject and quantity type (Protocol/STORAGE.md).
@@ -38,6 +40,8 @@ public enum LogChange: Hashable, Sendable {
     case correlations(subject: String, [Correlation], writer: UInt32)
     /// Deletion of a subject's correlations by UUID; `writer`: only that identity's.
     case correlationDelete(subject: String, uuids: [UUID], writer: UInt32?)
+    /// Workout routes added for a subject by `writer` (0: unknown).
+    case routes(subject: String, [WorkoutRoute], writer: UInt32)
 
     /// The record kind.
     public var kind: LogRecordKind {
@@ -49,6 +53,7 @@ public enum LogChange: Hashable, Sendable {
         case .workoutDelete: .workoutDelete
         case .correlations: .correlations
         case .correlationDelete: .correlationDelete
+        case .routes: .routes
         }
     }
 
@@ -59,6 +64,7 @@ public enum LogChange: Hashable, Sendable {
         case .delete(let subject, _, _), .sourcePriority(let subject, _, _): subject
         case .workouts(let subject, _, _), .workoutDelete(let subject, _, _): subject
         case .correlations(let subject, _, _), .correlationDelete(let subject, _, _): subject
+        case .routes(let subject, _, _): subject
         }
     }
 
@@ -69,6 +75,7 @@ public enum LogChange: Hashable, Sendable {
         case .delete(_, let type, _), .sourcePriority(_, let type, _): type
         case .workouts, .workoutDelete: WorkoutType.identifier
         case .correlations, .correlationDelete: Correlation.storageType
+        case .routes: WorkoutRoute.storageType
         }
     }
 
@@ -104,6 +111,9 @@ public enum LogChange: Hashable, Sendable {
         case .correlations(_, let correlations, let writer):
             w.writeVarint(UInt64(writer))
             w.writeList(correlations) { $0.writeCorrelation($1) }
+        case .routes(_, let routes, let writer):
+            w.writeVarint(UInt64(writer))
+            w.writeList(routes) { $0.writeRoute($1) }
         case .workoutDelete(_, let uuids, let writer), .correlationDelete(_, let uuids, let writer):
             w.writeBool(writer != nil)
             if let writer { w.writeVarint(UInt64(writer)) }
@@ -158,6 +168,8 @@ public enum LogChange: Hashable, Sendable {
             change = .workoutDelete(subject: subject, uuids: try r.readUUIDs(FieldCaps.storage), writer: writer)
         case .correlations, .correlationDelete:
             change = try decodeCorrelationChange(recordKind, subject: subject, type: type, &r)
+        case .routes:
+            change = try decodeRoutes(subject: subject, type: type, &r)
         }
         try r.expectEnd("the \(recordKind) record")
         return change

@@ -139,6 +139,10 @@ enum Recovery {
                     try store.correlations.restore(try snapshots.loadObjects(entry))
                     return 0
                 }
+                if entry.type == WorkoutRoute.storageType {
+                    try store.routes.restore(try snapshots.loadObjects(entry))
+                    return 0
+                }
                 let decoded = try snapshots.load(entry)
                 try store.restore(decoded.image)
                 return decoded.image.sampleCount
@@ -175,7 +179,8 @@ enum Recovery {
     ) throws {
         let change = try LogChange.decode(kind: record.kind, payload: record.payload)
         let type =
-            WorkoutType.matches(change.type) || change.type == Correlation.storageType
+            WorkoutType.matches(change.type)
+                || [Correlation.storageType, WorkoutRoute.storageType].contains(change.type)
             ? change.type : try QuantityType.named(change.type).identifier
         if record.sequence <= applied[type] ?? 0 {
             report.skippedRecords += 1
@@ -195,6 +200,8 @@ enum Recovery {
             try store.correlations.insert(subject: subject, correlations, writer: writer)
         case .correlationDelete(let subject, let uuids, let writer):
             try store.correlations.delete(subject: subject, uuids: Set(uuids), writer: writer)
+        case .routes(let subject, let routes, let writer):
+            try store.routes.insert(subject: subject, routes, writer: writer)
         }
         report.replayedRecords += 1
     }

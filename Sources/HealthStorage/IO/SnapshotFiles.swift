@@ -76,11 +76,13 @@ struct SnapshotFiles: Sendable {
     }
 
     /// Writes a new generation: every shard's image (taken with `image`), the workouts' (taken with `workouts`),
-    /// the correlations' (taken with `correlations`), then the manifest; returns it.
+    /// the correlations' (taken with `correlations`), the routes' (taken with `routes`), then the manifest;
+    /// returns it.
     func write(
         generation: UInt64, images: (QuantityType) -> (ShardImage, UInt64),
         workouts: () -> (WorkoutImage, UInt64) = { (WorkoutImage(lastAnchor: 0, subjects: [:]), 0) },
-        correlations: () -> (CorrelationImage, UInt64) = { (CorrelationImage(lastAnchor: 0, subjects: [:]), 0) }
+        correlations: () -> (CorrelationImage, UInt64) = { (CorrelationImage(lastAnchor: 0, subjects: [:]), 0) },
+        routes: () -> (RouteImage, UInt64) = { (RouteImage(lastAnchor: 0, subjects: [:]), 0) }
     ) throws -> (SnapshotManifest, bytes: Int, samples: Int) {
         var entries: [SnapshotManifest.Entry] = []
         var total = 0
@@ -107,10 +109,12 @@ struct SnapshotFiles: Sendable {
         }
         let (workoutImage, workoutSequence) = workouts()
         let (correlationImage, correlationSequence) = correlations()
+        let (routeImage, routeSequence) = routes()
         let objectEntries = [
             try writeObjects(type: WorkoutType.identifier, generation: generation, workoutImage, workoutSequence),
             try writeObjects(
                 type: Correlation.storageType, generation: generation, correlationImage, correlationSequence),
+            try writeObjects(type: WorkoutRoute.storageType, generation: generation, routeImage, routeSequence),
         ].compactMap { $0 }
         entries += objectEntries
         total += objectEntries.reduce(0) { $0 + Int($1.size) }

@@ -43,10 +43,12 @@ public struct ImportCommand: Command {
                 Reads the Health app's "Export All Health Data" zip (or the export.xml inside it) as a stream, so \
                 memory stays flat whatever the file size, and sends its quantity records in batches of up to \
                 10,000 rows, \(ImportCommand.maxInFlight) batches in flight, category records too. Workouts are \
-                kept with their metadata, events, statistics and route references (after the samples, named by \
-                source, activity type, start and end, so a second import adds none). Correlations, activity \
-                summaries and other elements are counted as skipped; a malformed record is reported with its line \
-                number and skipped.
+                kept with their metadata, events and statistics (after the samples, named by source, activity \
+                type, start and end, so a second import adds none), and their routes with every point: the GPX \
+                files under workout-routes/ (in the zip, or beside an unpacked export.xml) and older exports' \
+                inline <Location>s; a missing or malformed route file is a rejection. Correlations (blood \
+                pressure, food) are kept naming their member samples. Activity summaries and other elements are \
+                counted as skipped; a malformed record is reported with its line number and skipped.
 
                 Sample UUIDs are derived from each record's content (source, type, start, end, and the value in \
                 the type's canonical unit to 9 digits), so importing the same file again adds nothing: the summary \
@@ -81,6 +83,15 @@ public struct ImportCommand: Command {
         }
     }
 
+    /// Sends `routes` (``HealthClient/insertRoutes(_:subject:)`` splits them into requests); returns what the
+    /// server acknowledged.
+    static func send(_ routes: [WorkoutRoute], client: HealthClient, subject: String) async throws
+        -> PipelinedUpload.Counts
+    {
+        let ack = try await client.insertRoutes(routes, subject: subject)
+        return PipelinedUpload.Counts(inserted: Int(ack.inserted), duplicates: Int(ack.duplicates))
+    }
+
     /// Sends `objects` with `insert`, at most `per` in one request; sums what it acknowledged.
     private static func send<Object>(
         _ objects: [Object], per: Int, _ insert: ([Object]) async throws -> (UInt64, UInt64)
@@ -110,15 +121,18 @@ public struct ImportCommand: Command {
         var stored: [String: PipelinedUpload.Counts]?
         var storedWorkouts: PipelinedUpload.Counts?
         var storedCorrelations: PipelinedUpload.Counts?
+        var storedRoutes: PipelinedUpload.Counts?
         defer { bar?.clear() }
         if context.arguments.flag("dry-run") {
             summary = try importer.run(progress: bar.map { bar in { bar.update($0) } }) { _ in }
         } else {
-            (summary, stored, storedWorkouts, storedCorrelations) = try await ServerSession.run(context) { client in
+            (summary, stored, storedWorkouts, storedCorrelations, storedRoutes) = try await ServerSession.run(context) {
+                client in
                 var upload = PipelinedUpload(client: client, maxInFlight: ImportCommand.maxInFlight)
                 do {
                     var workoutCounts = PipelinedUpload.Counts()
                     var correlationCounts = PipelinedUpload.Counts()
+                    var routeCounts = PipelinedUpload.Counts()
                     let summary = try await importer.run(
                         progress: bar.map { bar in { bar.update($0) } }, sink: { try await upload.send($0) },
                         workouts: { workouts in
@@ -127,9 +141,12 @@ public struct ImportCommand: Command {
                         correlations: { correlations in
                             correlationCounts = try await ImportCommand.send(
                                 correlations, client: client, subject: subject)
+                        },
+                        routes: { routes in
+                            routeCounts = try await ImportCommand.send(routes, client: client, subject: subject)
                         })
                     try await upload.finish()
-                    return (summary, upload.counts, workoutCounts, correlationCounts)
+                    return (summary, upload.counts, workoutCounts, correlationCounts, routeCounts)
                 } catch {
                     await upload.abandon()
                     throw error
@@ -139,7 +156,7 @@ public struct ImportCommand: Command {
         bar?.clear()
         let report = ImportReport(
             file: path, summary: summary, stored: stored, storedWorkouts: storedWorkouts,
-            storedCorrelations: storedCorrelations, seconds: clock() - started)
+            storedCorrelations: storedCorrelations, storedRoutes: storedRoutes, seconds: clock() - started)
         context.console.printBlock(report.rendered(as: context.globals.format))
     }
 }

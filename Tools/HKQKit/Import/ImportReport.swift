@@ -14,6 +14,8 @@ struct ImportReport: Sendable {
     var storedWorkouts: PipelinedUpload.Counts? = nil
     /// What the server acknowledged of the correlations; `nil` for a dry run.
     var storedCorrelations: PipelinedUpload.Counts? = nil
+    /// What the server acknowledged of the workout routes; `nil` for a dry run.
+    var storedRoutes: PipelinedUpload.Counts? = nil
     /// Wall-clock seconds from opening the file to the last acknowledgement.
     var seconds: Double
 
@@ -96,6 +98,10 @@ struct ImportReport: Sendable {
                 line += " (\(storedWorkouts.inserted) new, \(storedWorkouts.duplicates) already stored)"
             }
         }
+        if summary.routes > 0 {
+            line += "; \(summary.routes) route\(summary.routes == 1 ? "" : "s")"
+            if let storedRoutes { line += " (\(storedRoutes.inserted) new, \(storedRoutes.duplicates) already stored)" }
+        }
         if summary.characteristics > 0 {
             let plural = summary.characteristics == 1 ? "" : "s"
             line += "; \(summary.characteristics) characteristic\(plural) read from <Me> (not stored yet)"
@@ -132,6 +138,7 @@ struct ImportReport: Sendable {
             ("identicalRows", .integer(Int64(summary.identicalRows))),
             ("workouts", .integer(Int64(summary.workouts))),
             ("correlations", .integer(Int64(summary.correlations))),
+            ("routes", .integer(Int64(summary.routes))),
             ("characteristics", .integer(Int64(summary.characteristics))),
         ]
         if let stored {
@@ -139,6 +146,7 @@ struct ImportReport: Sendable {
             pairs.append(("alreadyStored", .integer(Int64(stored.values.reduce(0) { $0 + $1.duplicates }))))
             pairs.append(("workoutsInserted", .integer(Int64(storedWorkouts?.inserted ?? 0))))
             pairs.append(("correlationsInserted", .integer(Int64(storedCorrelations?.inserted ?? 0))))
+            pairs.append(("routesInserted", .integer(Int64(storedRoutes?.inserted ?? 0))))
         }
         pairs += [
             ("imported", .array(types.rows.indices.map { types.jsonObject(row: $0) })),

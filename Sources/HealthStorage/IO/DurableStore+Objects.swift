@@ -25,3 +25,17 @@ extension DurableStore {
         }
     }
 }
+
+// Workout routes (HEALTHKIT.md §13): logged as record kind 11 of type `route`.
+
+extension DurableStore {
+    /// Adds workout routes for `subject`: logged (record kind 11), applied, then durable before this returns.
+    @discardableResult
+    public func insertRoutes(subject: String, _ routes: [WorkoutRoute], writer: UInt32 = 0) throws -> (
+        inserted: Int, duplicates: Int
+    ) {
+        try logged(.routes(subject: subject, routes, writer: writer)) { hook in
+            try store.routes.insert(subject: subject, routes, writer: writer, beforeApplying: hook)
+        }
+    }
+}
