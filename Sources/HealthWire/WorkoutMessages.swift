@@ -17,20 +17,15 @@ public struct WorkoutInsert: WireMessage {
 
     public func encode(into w: inout ByteWriter) {
         w.writeString(subject)
-        w.writeVarint(UInt64(workouts.count))
-        for workout in workouts { w.writeWorkout(workout) }
+        w.writeList(workouts) { $0.writeWorkout($1) }
     }
 
     public init(from r: inout ByteReader, limits: MessageLimits) throws {
         subject = try r.readString(limits)
         // A workout takes at least 30 bytes.
-        let count = try r.readListCount("workout", limits: limits, minBytes: 30)
-        guard count <= Self.maxWorkouts else {
-            throw CodecError(.malformedPayload, "\(count) workouts in one request; at most \(Self.maxWorkouts)")
+        workouts = try r.readList("workout", limits: limits, minBytes: 30, max: Self.maxWorkouts) {
+            try $0.readWorkout(limits)
         }
-        workouts = []
-        workouts.reserveCapacity(count)
-        for _ in 0..<count { workouts.append(try r.readWorkout(limits)) }
     }
 }
 

@@ -31,12 +31,9 @@ public struct CorrelationFilter: Hashable, Sendable {
     /// Whether `correlation`, stored with `anchor` by `writer`, passes.
     public func matches(_ correlation: Correlation, anchor: UInt64, writer: UInt32) -> Bool {
         if !types.isEmpty, !types.contains(correlation.type) { return false }
-        if let start, correlation.start < start { return false }
-        if let end, correlation.start >= end { return false }
-        if let uuids, !uuids.contains(correlation.uuid) { return false }
-        if anchor <= afterAnchor { return false }
-        if let required = self.writer, writer != required { return false }
-        return true
+        return ObjectSelection.matches(
+            start: start, end: end, uuids: uuids, afterAnchor: afterAnchor, writer: self.writer,
+            objectStart: correlation.start, uuid: correlation.uuid, anchor: anchor, objectWriter: writer)
     }
 }
 

@@ -145,8 +145,8 @@ public struct RouteFilter: Hashable, Sendable {
     /// Whether `route`, stored with `anchor` by `writer`, passes.
     public func matches(_ route: WorkoutRoute, anchor: UInt64, writer: UInt32) -> Bool {
         if let workouts, !workouts.contains(route.workout) { return false }
-        if anchor <= afterAnchor { return false }
-        if let required = self.writer, writer != required { return false }
-        return true
+        return ObjectSelection.matches(
+            start: nil, end: nil, uuids: nil, afterAnchor: afterAnchor, writer: self.writer, objectStart: route.start,
+            uuid: route.uuid, anchor: anchor, objectWriter: writer)
     }
 }

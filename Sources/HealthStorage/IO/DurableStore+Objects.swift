@@ -11,9 +11,9 @@ extension DurableStore {
     public func insertCorrelations(subject: String, _ correlations: [Correlation], writer: UInt32 = 0) throws -> (
         inserted: Int, duplicates: Int
     ) {
-        try logged(.correlations(subject: subject, correlations, writer: writer)) { hook in
-            try store.correlations.insert(subject: subject, correlations, writer: writer, beforeApplying: hook)
-        }
+        try insert(
+            correlations, into: store.correlations, subject: subject, writer: writer,
+            logging: .correlations(subject: subject, correlations, writer: writer))
     }
 
     /// Deletes `subject`'s correlations with these UUIDs (only `writer`'s when set; their member samples stay);
@@ -34,8 +34,18 @@ extension DurableStore {
     public func insertRoutes(subject: String, _ routes: [WorkoutRoute], writer: UInt32 = 0) throws -> (
         inserted: Int, duplicates: Int
     ) {
-        try logged(.routes(subject: subject, routes, writer: writer)) { hook in
-            try store.routes.insert(subject: subject, routes, writer: writer, beforeApplying: hook)
+        try insert(
+            routes, into: store.routes, subject: subject, writer: writer,
+            logging: .routes(subject: subject, routes, writer: writer))
+    }
+
+    /// Inserts `objects` for `subject` by `writer` into `objectStore`, logging `record` once the checks passed.
+    func insert<Object: StorableObject>(
+        _ objects: [Object], into objectStore: ObjectStore<Object>, subject: String, writer: UInt32,
+        logging record: LogChange
+    ) throws -> (inserted: Int, duplicates: Int) {
+        try logged(record) { hook in
+            try objectStore.insert(subject: subject, objects, writer: writer, beforeApplying: hook)
         }
     }
 }

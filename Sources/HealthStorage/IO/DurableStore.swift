@@ -186,9 +186,9 @@ public final class DurableStore: Sendable {
     public func insertWorkouts(subject: String, _ workouts: [Workout], writer: UInt32 = 0) throws -> (
         inserted: Int, duplicates: Int
     ) {
-        try logged(.workouts(subject: subject, workouts, writer: writer)) { hook in
-            try store.workouts.insert(subject: subject, workouts, writer: writer, beforeApplying: hook)
-        }
+        try insert(
+            workouts, into: store.workouts, subject: subject, writer: writer,
+            logging: .workouts(subject: subject, workouts, writer: writer))
     }
 
     /// Deletes `subject`'s workouts with these UUIDs (only `writer`'s when set); returns how many, once durable
