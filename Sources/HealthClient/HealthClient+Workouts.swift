@@ -38,3 +38,29 @@ extension HealthClient {
         SampleFilter.objects(from: workout, among: try await sourcePriority(type, subject: subject))
     }
 }
+
+// Workout routes: their points, under the workout type's grants.
+
+extension HealthClient {
+    /// Adds workout routes for `subject` (at most ``RouteInsert/maxRoutes`` a request; this sends as many as it
+    /// takes); routes already stored are counted as duplicates.
+    public func insertRoutes(_ routes: [WorkoutRoute], subject: String) async throws(HealthClientError)
+        -> RouteInsertAck
+    {
+        var total = RouteInsertAck(inserted: 0, duplicates: 0)
+        var start = 0
+        while start < routes.count {
+            let end = min(start + RouteInsert.maxRoutes, routes.count)
+            let ack = try await send(RouteInsert(subject: subject, routes: Array(routes[start..<end])))
+            total.inserted += ack.inserted
+            total.duplicates += ack.duplicates
+            start = end
+        }
+        return total
+    }
+
+    /// The routes of `workout` (HKWorkoutRouteQuery), by their first point.
+    public func routes(of workout: UUID, subject: String) async throws(HealthClientError) -> [WorkoutRoute] {
+        try await send(RouteQuery(subject: subject, workouts: [workout])).routes.map(\.route)
+    }
+}

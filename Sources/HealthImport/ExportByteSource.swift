@@ -82,14 +82,15 @@ final class ZipEntryByteSource: ExportByteSource {
 
     init(file: ExportFile, entry: ZipEntry) throws {
         guard entry.flags & 1 == 0 else {
-            throw HealthError(.invalidArgument, "\(file.displayName): export.xml is encrypted")
+            throw HealthError(.invalidArgument, "\(file.displayName): \(entry.fileName) is encrypted")
         }
         switch entry.method {
         case 0: inflater = nil
         case 8: inflater = Inflater(format: .raw, maxOutput: Int(clamping: entry.uncompressedSize))
         default:
             throw HealthError(
-                .invalidArgument, "\(file.displayName): export.xml uses compression method \(entry.method), not deflate"
+                .invalidArgument,
+                "\(file.displayName): \(entry.fileName) uses compression method \(entry.method), not deflate"
             )
         }
         self.file = file
@@ -153,7 +154,7 @@ final class ZipEntryByteSource: ExportByteSource {
         input = try file.read(at: dataStart + bytesRead, count: count)
         inputPosition = 0
         guard input.count == count else {
-            throw HealthError(.malformedPayload, "\(file.displayName) is truncated (export.xml is cut off)")
+            throw HealthError(.malformedPayload, "\(file.displayName) is truncated (\(entry.fileName) is cut off)")
         }
     }
 
@@ -168,6 +169,6 @@ final class ZipEntryByteSource: ExportByteSource {
     }
 
     private func damaged(_ problem: String) -> HealthError {
-        HealthError(.malformedPayload, "\(file.displayName): export.xml is damaged (\(problem))")
+        HealthError(.malformedPayload, "\(file.displayName): \(entry.fileName) is damaged (\(problem))")
     }
 }

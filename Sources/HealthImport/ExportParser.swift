@@ -1,3 +1,4 @@
+import Foundation
 import HealthModel
 
 /// The state of one import: tokenizer, record mapper, batch assembler and tallies, driven by ``ExportReader``.
@@ -22,6 +23,12 @@ struct ExportParser {
     /// The `<Workout>` being read, and the workouts read so far (``takeWorkouts()`` hands them out).
     private var currentWorkout: WorkoutMapper.Pending?
     private var workouts: [Workout] = []
+    /// The `<Correlation>` being read, and the correlations read so far (``takeCorrelations()`` hands them out).
+    private var currentCorrelation: Correlation?
+    private var correlations: [Correlation] = []
+    /// Routes of the workouts read: inline ones whole, route files still to read (``ExportReader`` reads them).
+    private var routes: [WorkoutRoute] = []
+    private var routeFiles: [(workout: UUID, path: String, line: Int)] = []
     /// The characteristics of the `<Me>` element (HEALTHKIT.md §13); empty when the export has none.
     private(set) var characteristics = Characteristics()
     /// The `<ActivitySummary>` elements read (``takeActivitySummaries()`` hands them out), and the export's day
@@ -105,6 +112,7 @@ struct ExportParser {
         case .endTag:
             if tokenizer.depth == 2, current != nil { finishRecord() }
             if tokenizer.depth == 2, let pending = currentWorkout { finishWorkout(pending) }
+            if tokenizer.depth == 2, let pending = currentCorrelation { finishCorrelation(pending) }
         case .endOfDocument:
             assembler.flushAll()
             documentEnded = true
@@ -140,8 +148,10 @@ struct ExportParser {
             }
             if name.equals("ExportDate") { exportDay = ActivitySummaryMapper.exportDay(tokenizer.attributes) }
             if name.equals("Correlation") {
-                // Its member records appear at top level too, where they are imported (HEALTHKIT.md §13).
+                // Kept as an object naming its members; the member records appear at top level too, where they
+                // are imported as samples (HEALTHKIT.md §13).
                 tally.correlations += 1
+                startCorrelation(selfClosing: selfClosing)
                 return
             }
             guard name.equals("Record") else {
@@ -162,10 +172,12 @@ struct ExportParser {
                 mapper.addMetadata(tokenizer.attributes, to: &current!)
             } else if currentWorkout != nil {
                 WorkoutMapper.add(child: name.string, tokenizer.attributes, to: &currentWorkout!)
+            } else if currentCorrelation != nil {
+                addToCorrelation(name)
             }
         case 4:
-            if currentWorkout != nil, name.equals("FileReference") {
-                WorkoutMapper.add(child: "FileReference", tokenizer.attributes, to: &currentWorkout!)
+            if currentWorkout != nil, name.equals("FileReference") || name.equals("Location") {
+                WorkoutMapper.add(child: name.string, tokenizer.attributes, to: &currentWorkout!)
             }
         default:
             break
@@ -234,8 +246,74 @@ struct ExportParser {
 
     private mutating func finishWorkout(_ pending: WorkoutMapper.Pending) {
         currentWorkout = nil
-        workouts.append(WorkoutMapper.finish(pending))
+        let workout = WorkoutMapper.finish(pending)
+        workouts.append(workout)
         workoutsRead += 1
+        if !pending.locations.isEmpty {
+            let points = pending.locations.enumerated().sorted {
+                ($0.element.time, $0.offset) < ($1.element.time, $1.offset)
+            }
+            routes.append(WorkoutRoute(workout: workout.uuid, path: "", points: points.map(\.element)))
+            tally.routes += 1
+        }
+        for path in workout.routes { routeFiles.append((workout.uuid, path, tokenizer.tokenLine)) }
+    }
+
+    /// The inline routes read since the last call, and the route files named (to be read).
+    mutating func takeRoutes() -> (routes: [WorkoutRoute], files: [(workout: UUID, path: String, line: Int)]) {
+        defer {
+            routes.removeAll()
+            routeFiles.removeAll()
+        }
+        return (routes, routeFiles)
+    }
+
+    /// Counts a route read, or rejects a route file for `rejection` at the workout's `line`.
+    mutating func noteRoute(_ rejection: Rejection?, line: Int) {
+        guard let rejection else {
+            tally.routes += 1
+            return
+        }
+        tally.reject(rejection, line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+    }
+
+    /// The correlations read since the last call.
+    mutating func takeCorrelations() -> [Correlation] {
+        defer { correlations.removeAll() }
+        return correlations
+    }
+
+    private mutating func startCorrelation(selfClosing: Bool) {
+        let line = tokenizer.tokenLine
+        do {
+            let pending = try CorrelationMapper.correlation(tokenizer.attributes)
+            if selfClosing { finishCorrelation(pending) } else { currentCorrelation = pending }
+        } catch {
+            tally.reject(
+                error as? Rejection ?? Rejection("\(error)"), line: line, maxLines: options.maxLinesPerReason,
+                index: &rejectionIndex)
+        }
+    }
+
+    /// A child of the `<Correlation>` being read: a `<MetadataEntry>`, or a member `<Record>` mapped as a
+    /// top-level one is (only its identity is kept; the sample itself comes from the top-level copy).
+    private mutating func addToCorrelation(_ name: ByteSpan) {
+        if name.equals("MetadataEntry") {
+            CorrelationMapper.addMetadata(tokenizer.attributes, to: &currentCorrelation!)
+        } else if name.equals("Record"), case .sample(let sample) = mapper.map(tokenizer.attributes, line: 0) {
+            CorrelationMapper.add(member: sample, to: &currentCorrelation!)
+        }
+    }
+
+    private mutating func finishCorrelation(_ pending: Correlation) {
+        currentCorrelation = nil
+        do {
+            correlations.append(try CorrelationMapper.finish(pending))
+        } catch {
+            tally.reject(
+                error as? Rejection ?? Rejection("\(error)"), line: tokenizer.tokenLine,
+                maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+        }
     }
 
     private mutating func finishRecord() {

@@ -87,6 +87,36 @@ public final class ExportReader {
         parser.takeActivitySummaries()
     }
 
+    /// The `<Correlation>` elements read since the last call (HEALTHKIT.md §13), each naming its member samples
+    /// by the UUIDs their top-level records are imported with.
+    public func takeCorrelations() -> [Correlation] {
+        parser.takeCorrelations()
+    }
+
+    /// The routes of the workouts read since the last call (HEALTHKIT.md §13): a workout's inline `<Location>`s
+    /// as one route, and each route file it names (`workout-routes/route_….gpx` inside the zip, or beside a
+    /// plain export.xml) read with ``GPXReader``. A missing or invalid file is a rejection in ``summary`` with
+    /// the workout's line, not an error.
+    public func takeRoutes() -> [WorkoutRoute] {
+        let (inline, files) = parser.takeRoutes()
+        var routes = inline
+        let locator = RouteFileLocator(file: file)
+        for (workout, path, line) in files {
+            do {
+                let points = try GPXReader.points(try locator.bytes(of: path))
+                routes.append(WorkoutRoute(workout: workout, path: path, points: points))
+                parser.noteRoute(nil, line: line)
+            } catch let rejection as Rejection {
+                parser.noteRoute(rejection, line: line)
+            } catch let error as HealthError {
+                parser.noteRoute(Rejection("route file cannot be read", error.message), line: line)
+            } catch {
+                parser.noteRoute(Rejection("route file cannot be read", "\(error)"), line: line)
+            }
+        }
+        return routes
+    }
+
     /// The characteristics of the export's `<Me>` element (HEALTHKIT.md §13), complete once the `<Me>` element
     /// has been read (it comes before the records); empty when the export has none or sets none.
     public var characteristics: Characteristics { parser.characteristics }

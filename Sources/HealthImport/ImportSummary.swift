@@ -46,9 +46,13 @@ public struct ImportSummary: Hashable, Sendable {
     public var identicalRows = 0
     /// `<Workout>` elements read (HEALTHKIT.md §13); the importer hands them out with ``ExportReader/takeWorkouts()``.
     public var workouts = 0
-    /// `<Correlation>` elements (blood pressure, food): kept as their member records, which exports also write at
-    /// top level and which are imported from there, once (HEALTHKIT.md §13).
+    /// `<Correlation>` elements (blood pressure, food) read: each is kept as a correlation object naming its member
+    /// records, which exports also write at top level and which are imported from there, once (HEALTHKIT.md §13);
+    /// the importer hands them out with ``ExportReader/takeCorrelations()``.
     public var correlations = 0
+    /// Workout routes read with their points (route files and inline `<Location>`s); the importer hands them out
+    /// with ``ExportReader/takeRoutes()``.
+    public var routes = 0
     /// `<Me>` elements read (an export has one): the characteristics (HEALTHKIT.md §13), not counted as skipped.
     public var characteristicElements = 0
     /// Characteristics set by the `<Me>` element (date of birth, biological sex …; not-set values not counted);

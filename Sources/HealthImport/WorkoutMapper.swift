@@ -12,6 +12,8 @@ struct WorkoutMapper {
         /// Whether the element gave the totals itself (newer exports give them only as statistics).
         var hasEnergy: Bool
         var hasDistance: Bool
+        /// The `<Location>` children of its `<WorkoutRoute>`s (older exports write the points inline).
+        var locations: [RoutePoint] = []
     }
 
     /// The attributes of one element, their references decoded.
@@ -61,7 +63,8 @@ struct WorkoutMapper {
         return Pending(workout: workout, hasEnergy: energy != nil, hasDistance: distance != nil)
     }
 
-    /// Adds the child element `name` (at depth 3, or a route's `<FileReference>` at depth 4) to `pending`.
+    /// Adds the child element `name` (at depth 3, or a route's `<FileReference>` or `<Location>` at depth 4) to
+    /// `pending`.
     static func add(child name: String, _ attributes: [XMLAttribute], to pending: inout Pending) {
         let fields = strings(attributes)
         switch name {
@@ -97,6 +100,15 @@ struct WorkoutMapper {
         case "FileReference":
             guard let path = fields["path"], pending.workout.routes.count < Workout.Limits.maxRoutes else { return }
             pending.workout.routes.append(path)
+        case "Location":
+            func value(_ key: String) -> Double? { fields[key].flatMap(Double.init).flatMap { $0.isFinite ? $0 : nil } }
+            guard pending.locations.count < WorkoutRoute.Limits.maxPoints, let time = try? date(fields, "date"),
+                let latitude = value("latitude"), let longitude = value("longitude")
+            else { return }
+            pending.locations.append(
+                RoutePoint(
+                    time: time, latitude: latitude, longitude: longitude, elevation: value("altitude"),
+                    speed: value("speed"), course: value("course")))
         default:
             break
         }
@@ -129,16 +141,18 @@ struct WorkoutMapper {
     // swift-format-ignore: NeverUseForceTry
     private static let secondUnit = try! HealthUnit(parsing: "s")
 
-    private static func require(_ fields: [String: String], _ name: String) throws -> String {
-        guard let value = fields[name] else { throw Rejection("missing attribute \"\(name)\" of a workout") }
+    /// The attribute `name` of an element (`workout`, `correlation`), or a rejection naming it.
+    static func require(_ fields: [String: String], _ name: String, of element: String = "workout") throws -> String {
+        guard let value = fields[name] else { throw Rejection("missing attribute \"\(name)\" of a \(element)") }
         return value
     }
 
-    private static func date(_ fields: [String: String], _ name: String) throws -> Timestamp {
-        let text = try require(fields, name)
+    /// The instant of the attribute `name` of an element, or a rejection naming it.
+    static func date(_ fields: [String: String], _ name: String, of element: String = "workout") throws -> Timestamp {
+        let text = try require(fields, name, of: element)
         let bytes = Array(text.utf8)
         guard let instant = bytes.withUnsafeBufferPointer(ExportDateParser.parse) else {
-            throw Rejection("workout \(name) is not a date", "workout \(name) \"\(text)\" is not a date")
+            throw Rejection("\(element) \(name) is not a date", "\(element) \(name) \"\(text)\" is not a date")
         }
         return instant
     }
@@ -153,13 +167,15 @@ struct WorkoutMapper {
         return WorkoutTotal(value: value, unit: fields[unit] ?? symbol)
     }
 
-    private static func metadataValue(_ text: String) -> MetadataValue {
+    /// A `<MetadataEntry>` value: a number when it parses fully, a string otherwise.
+    static func metadataValue(_ text: String) -> MetadataValue {
         let bytes = Array(text.utf8)
         if let number = bytes.withUnsafeBufferPointer(DecimalParser.parse), number.isFinite { return .number(number) }
         return .string(text)
     }
 
-    private static func deviceShortForm(_ raw: String) -> String {
+    /// The short form of an export's `device` description (`Watch6,2`).
+    static func deviceShortForm(_ raw: String) -> String {
         Array(raw.utf8).withUnsafeBufferPointer { DeviceDescription.shortForm($0).string }
     }
 }

@@ -17,6 +17,9 @@ struct ZipEntry: Equatable {
     var uncompressedSize: Int64
     /// Where its local header starts.
     var localHeaderOffset: Int64
+
+    /// The last part of its name (`export.xml`), for messages.
+    var fileName: String { String(name.split(separator: "/").last ?? Substring(name)) }
 }
 
 /// Reads a zip's central directory from the end of the file (zip64 included) to find export.xml.
@@ -50,8 +53,26 @@ enum ZipDirectory {
     /// The export.xml entry: `apple_health_export/export.xml` if present, else the first `*/export.xml` or
     /// `export.xml`; `nil` when the archive has none.
     static func findExport(in file: ExportFile) throws -> ZipEntry? {
-        let directory = try locateDirectory(in: file)
         var best: ZipEntry?
+        var found: ZipEntry?
+        try forEachEntry(in: file) { entry in
+            if entry.name == "apple_health_export/export.xml" {
+                found = entry
+                return false
+            }
+            if best == nil, entry.name == "export.xml" || entry.name.hasSuffix("/export.xml"),
+                !entry.name.hasPrefix("__MACOSX/")
+            {
+                best = entry
+            }
+            return true
+        }
+        return found ?? best
+    }
+
+    /// Calls `body` with each entry of the central directory, in order, until it returns `false`.
+    static func forEachEntry(in file: ExportFile, _ body: (ZipEntry) throws -> Bool) throws {
+        let directory = try locateDirectory(in: file)
         var offset = directory.offset
         let end = directory.offset + directory.size
         var buffer: [UInt8] = []
@@ -71,31 +92,26 @@ enum ZipDirectory {
             let recordLength = try headerLength(&header, file: file)
             try ensure(recordLength)
             let entry = try parseEntry(buffer, at: Int(offset - bufferStart), file: file)
-            if entry.name == "apple_health_export/export.xml" { return entry }
-            if best == nil, entry.name == "export.xml" || entry.name.hasSuffix("/export.xml"),
-                !entry.name.hasPrefix("__MACOSX/")
-            {
-                best = entry
-            }
+            guard try body(entry) else { return }
             offset += Int64(recordLength)
             seen += 1
         }
-        return best
     }
 
     /// Where the entry's data starts, after its local header; checks the data lies inside the file.
     static func dataOffset(of entry: ZipEntry, in file: ExportFile) throws -> Int64 {
-        let header = try file.read(exactly: 30, at: entry.localHeaderOffset, what: "the local header of export.xml")
+        let name = entry.fileName
+        let header = try file.read(exactly: 30, at: entry.localHeaderOffset, what: "the local header of \(name)")
         var reader = ByteReader(header)
         guard try reader.readLE(UInt32.self) == localSignature else {
-            throw damaged(file, "export.xml has no local header where the directory says")
+            throw damaged(file, "\(name) has no local header where the directory says")
         }
         reader = ByteReader(header, offset: 26)
         let nameLength = Int64(try reader.readLE(UInt16.self))
         let extraLength = Int64(try reader.readLE(UInt16.self))
         let start = entry.localHeaderOffset + 30 + nameLength + extraLength
         guard start <= file.size, entry.compressedSize <= file.size - start else {
-            throw damaged(file, "export.xml runs past the end of the file")
+            throw damaged(file, "\(name) runs past the end of the file")
         }
         return start
     }

@@ -42,7 +42,7 @@ extension IdentityAccess {
             return message
         case .workoutQuery(var m):
             try checkSubject(m.subject)
-            if !grants.contains(where: { $0.read && Self.coversWorkouts($0.type) }) { m.filter.writer = id }
+            if !canReadWorkouts { m.filter.writer = id }
             return .workoutQuery(m)
         case .workoutDelete(var m):
             try checkWorkoutShare(subject: m.subject)
@@ -60,6 +60,9 @@ extension IdentityAccess {
             throw HealthError(.forbidden, "identity \"\(name)\" has no share permission for \(WorkoutType.identifier)")
         }
     }
+
+    /// Whether the identity may read every workout (not only its own).
+    var canReadWorkouts: Bool { grants.contains { $0.read && Self.coversWorkouts($0.type) } }
 
     private static func coversWorkouts(_ grantType: String) -> Bool {
         grantType == "*" || grantType == WorkoutType.identifier

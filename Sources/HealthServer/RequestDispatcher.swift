@@ -178,6 +178,11 @@ public struct RequestDispatcher: Sendable {
 
         case .characteristicsSet, .characteristicsQuery, .activitySummaryInsert, .activitySummaryQuery:
             return try profileReply(to: message)
+        case .correlationInsert, .correlationQuery, .correlationDelete:
+            return try correlationReply(to: message, writer: writer)
+
+        case .routeInsert, .routeQuery:
+            return try routeReply(to: message, writer: writer)
 
         case .ping(let m):
             // The connection answers pings itself; a dispatcher handed one answers the same.

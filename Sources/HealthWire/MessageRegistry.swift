@@ -64,6 +64,15 @@ public enum MessageKind: UInt8, Sendable, CaseIterable {
     case activitySummaryInsertAck = 0x89
     case activitySummaryQuery = 0x8A
     case activitySummaryResult = 0x8B
+    case correlationInsert = 0x90
+    case correlationInsertAck = 0x91
+    case correlationQuery = 0x92
+    case correlationResult = 0x93
+    case correlationDelete = 0x94
+    case routeInsert = 0x95
+    case routeInsertAck = 0x96
+    case routeQuery = 0x97
+    case routeResult = 0x98
 
     /// The lowerCamel name the spec uses, e.g. `insertAck` (interpolating a kind prints the same).
     public var name: String { String(describing: self) }
@@ -119,6 +128,15 @@ public enum Message: Hashable, Sendable {
     case activitySummaryInsertAck(ActivitySummaryInsertAck)
     case activitySummaryQuery(ActivitySummaryQuery)
     case activitySummaryResult(ActivitySummaryResult)
+    case correlationInsert(CorrelationInsert)
+    case correlationInsertAck(CorrelationInsertAck)
+    case correlationQuery(CorrelationQuery)
+    case correlationResult(CorrelationResult)
+    case correlationDelete(CorrelationDelete)
+    case routeInsert(RouteInsert)
+    case routeInsertAck(RouteInsertAck)
+    case routeQuery(RouteQuery)
+    case routeResult(RouteResult)
 }
 
 extension MessageKind {
@@ -173,6 +191,15 @@ extension MessageKind {
         case .activitySummaryInsertAck: MessageRegistration(Message.activitySummaryInsertAck)
         case .activitySummaryQuery: MessageRegistration(Message.activitySummaryQuery)
         case .activitySummaryResult: MessageRegistration(Message.activitySummaryResult)
+        case .correlationInsert: MessageRegistration(Message.correlationInsert)
+        case .correlationInsertAck: MessageRegistration(Message.correlationInsertAck)
+        case .correlationQuery: MessageRegistration(Message.correlationQuery)
+        case .correlationResult: MessageRegistration(Message.correlationResult)
+        case .correlationDelete: MessageRegistration(Message.correlationDelete)
+        case .routeInsert: MessageRegistration(Message.routeInsert)
+        case .routeInsertAck: MessageRegistration(Message.routeInsertAck)
+        case .routeQuery: MessageRegistration(Message.routeQuery)
+        case .routeResult: MessageRegistration(Message.routeResult)
         }
     }
 }
@@ -228,6 +255,15 @@ extension Message {
         case .activitySummaryInsertAck(let m): m
         case .activitySummaryQuery(let m): m
         case .activitySummaryResult(let m): m
+        case .correlationInsert(let m): m
+        case .correlationInsertAck(let m): m
+        case .correlationQuery(let m): m
+        case .correlationResult(let m): m
+        case .correlationDelete(let m): m
+        case .routeInsert(let m): m
+        case .routeInsertAck(let m): m
+        case .routeQuery(let m): m
+        case .routeResult(let m): m
         }
     }
 }
@@ -256,3 +292,8 @@ extension CharacteristicsSet: Request { public typealias Reply = Characteristics
 extension CharacteristicsQuery: Request { public typealias Reply = CharacteristicsResult }
 extension ActivitySummaryInsert: Request { public typealias Reply = ActivitySummaryInsertAck }
 extension ActivitySummaryQuery: Request { public typealias Reply = ActivitySummaryResult }
+extension CorrelationInsert: Request { public typealias Reply = CorrelationInsertAck }
+extension CorrelationQuery: Request { public typealias Reply = CorrelationResult }
+extension CorrelationDelete: Request { public typealias Reply = DeleteAck }
+extension RouteInsert: Request { public typealias Reply = RouteInsertAck }
+extension RouteQuery: Request { public typealias Reply = RouteResult }

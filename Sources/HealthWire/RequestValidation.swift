@@ -64,6 +64,15 @@ extension Message {
                 try SampleRules.validate(subject: m.subject)
                 for summary in m.summaries { try summary.validate() }
             case .activitySummaryQuery(let m): try SampleRules.validate(subject: m.subject)
+            case .correlationInsert(let m):
+                try SampleRules.validate(subject: m.subject)
+                for correlation in m.correlations { try correlation.validate() }
+            case .correlationQuery(let m): try SampleRules.validate(subject: m.subject)
+            case .correlationDelete(let m): try SampleRules.validate(subject: m.subject)
+            case .routeInsert(let m):
+                try SampleRules.validate(subject: m.subject)
+                for route in m.routes { try route.validate() }
+            case .routeQuery(let m): try SampleRules.validate(subject: m.subject)
             default: break
             }
         } catch let error as HealthError {

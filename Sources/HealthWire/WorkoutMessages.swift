@@ -17,20 +17,15 @@ public struct WorkoutInsert: WireMessage {
 
     public func encode(into w: inout ByteWriter) {
         w.writeString(subject)
-        w.writeVarint(UInt64(workouts.count))
-        for workout in workouts { w.writeWorkout(workout) }
+        w.writeList(workouts) { $0.writeWorkout($1) }
     }
 
     public init(from r: inout ByteReader, limits: MessageLimits) throws {
         subject = try r.readString(limits)
         // A workout takes at least 30 bytes.
-        let count = try r.readListCount("workout", limits: limits, minBytes: 30)
-        guard count <= Self.maxWorkouts else {
-            throw CodecError(.malformedPayload, "\(count) workouts in one request; at most \(Self.maxWorkouts)")
+        workouts = try r.readList("workout", limits: limits, minBytes: 30, max: Self.maxWorkouts) {
+            try $0.readWorkout(limits)
         }
-        workouts = []
-        workouts.reserveCapacity(count)
-        for _ in 0..<count { workouts.append(try r.readWorkout(limits)) }
     }
 }
 
@@ -76,14 +71,7 @@ public struct WorkoutQuery: WireMessage {
         let types = filter.activityTypes.map(\.rawValue).sorted()
         w.writeVarint(UInt64(types.count))
         for type in types { w.writeVarint(UInt64(type)) }
-        var flags: UInt8 = 0
-        if filter.start != nil { flags |= 1 }
-        if filter.end != nil { flags |= 2 }
-        if filter.uuids != nil { flags |= 4 }
-        w.write(flags)
-        if let start = filter.start { w.writeSignedVarint(start) }
-        if let end = filter.end { w.writeSignedVarint(end) }
-        if let uuids = filter.uuids { w.writeUUIDs(uuids.sorted { $0.uuidString < $1.uuidString }) }
+        w.writeObjectRange(start: filter.start, end: filter.end, uuids: filter.uuids)
         w.writeVarint(filter.afterAnchor)
         w.writeVarint(limit)
     }
@@ -99,15 +87,10 @@ public struct WorkoutQuery: WireMessage {
             }
             types.insert(type)
         }
-        let flags = try r.readByte()
-        guard flags & ~7 == 0 else {
-            throw CodecError(.malformedPayload, "unknown workout filter flags \(flags) before byte \(r.offset)")
-        }
-        let start = flags & 1 != 0 ? try r.readSignedVarint() : nil
-        let end = flags & 2 != 0 ? try r.readSignedVarint() : nil
-        let uuids = flags & 4 != 0 ? Set(try r.readUUIDs(limits)) : nil
+        let range = try r.readObjectRange(limits)
         filter = WorkoutFilter(
-            activityTypes: types, start: start, end: end, uuids: uuids, afterAnchor: try r.readVarint())
+            activityTypes: types, start: range.start, end: range.end, uuids: range.uuids,
+            afterAnchor: try r.readVarint())
         limit = try r.readVarint()
     }
 }
@@ -135,11 +118,7 @@ public struct WorkoutResult: WireMessage {
             w.writeVarint(anchor)
             w.writeWorkout(workout)
         }
-        w.writeVarint(UInt64(deleted.count))
-        for (anchor, uuid) in deleted {
-            w.writeVarint(anchor)
-            w.writeUUID(uuid)
-        }
+        w.writeDeletions(deleted)
     }
 
     public init(from r: inout ByteReader, limits: MessageLimits) throws {
@@ -151,10 +130,7 @@ public struct WorkoutResult: WireMessage {
         workouts = []
         workouts.reserveCapacity(count)
         for _ in 0..<count { workouts.append((try r.readVarint(), try r.readWorkout(limits))) }
-        let deletedCount = try r.readListCount("deleted workout", limits: limits, minBytes: 17)
-        deleted = []
-        deleted.reserveCapacity(deletedCount)
-        for _ in 0..<deletedCount { deleted.append((try r.readVarint(), try r.readUUID())) }
+        deleted = try r.readDeletions("deleted workout", limits: limits)
     }
 
     public static func == (a: WorkoutResult, b: WorkoutResult) -> Bool {

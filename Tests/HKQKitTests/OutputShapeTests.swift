@@ -202,6 +202,46 @@ import Testing
         #expect(try OutputShapes.expectCSV(watchCSV, section: "watch").map { $0["kind"] } == ["added"])
     }
 
+    @Test func correlationShapes() async throws {
+        let live = try #require(LiveServer.current)
+        func member(_ type: String, _ value: Int, _ time: String) -> String {
+            #"<Record type="HKQuantityTypeIdentifierBloodPressure\#(type)" sourceName="Cuff" unit="mmHg" startDate="\#(time)" endDate="\#(time)" value="\#(value)"/>"#
+        }
+        let stored = "2024-03-03 07:00:00 +0100"
+        let loose = "2024-03-04 07:05:00 +0100"
+        let pair = member("Systolic", 121, stored) + member("Diastolic", 79, stored)
+        let correlation =
+            #"<Correlation type="HKCorrelationTypeIdentifierBloodPressure" sourceName="Cuff" startDate="\#(stored)" endDate="\#(stored)">"#
+            + pair + "</Correlation>"
+        let xml =
+            #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n<HealthData>\n" + pair + correlation
+            + member("Systolic", 134, loose) + member("Diastolic", 86, loose) + "\n</HealthData>\n"
+        let path = try live.file("pressure.xml", xml)
+        let imported = try await Self.run(["import", path, "--format", "json"], subject: "shape-pressure")
+        #expect(imported.contains("\"correlationsInserted\":1"), "\(imported)")
+        let samples = ["samples", "bloodPressure"] + Self.newYork
+        let json = try await Self.run(samples + ["--format", "json"], subject: "shape-pressure")
+        #expect(try OutputShapes.expectJSON(json, section: "samples bloodPressure").elements.count == 2)
+        let csv = try await Self.run(samples + ["--format", "csv"], subject: "shape-pressure")
+        let records = try OutputShapes.expectCSV(csv, section: "samples bloodPressure")
+        #expect(records.map { $0["uuid"]?.isEmpty } == [false, true])
+    }
+
+    @Test func routeShapes() async throws {
+        let live = try #require(LiveServer.current)
+        let points = RouteExport.points(5, seed: 1, start: Date(timeIntervalSince1970: 1_704_093_120))
+        let xml = RouteExport.document(
+            path: "/workout-routes/absent.gpx", start: "2024-01-01 08:12:00 +0100", end: "2024-01-01 08:32:00 +0100",
+            inline: points)
+        _ = try await runLive(["import", try live.file("route.xml", xml)], subject: "shape-route")
+        let workouts = try await Self.run(["workouts", "--format", "csv"], subject: "shape-route")
+        let uuid = try #require(workouts.split(separator: "\n").last?.split(separator: ",").last.map(String.init))
+        let json = try await Self.run(["route", uuid, "--format", "json"] + Self.newYork, subject: "shape-route")
+        #expect(try OutputShapes.expectJSON(json, section: "route").elements.count == 5)
+        let csv = try await Self.run(["route", uuid, "--format", "csv"], subject: "shape-route")
+        #expect(try OutputShapes.expectCSV(csv, section: "route").count == 5)
+    }
+
     @Test func workoutShapes() async throws {
         let live = try #require(LiveServer.current)
         let path = try live.file("export.xml", WorkoutExport.document())

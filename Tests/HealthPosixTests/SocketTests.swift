@@ -73,7 +73,9 @@ struct SocketTests {
         let socket = try ClientSocket.connect(host: "127.0.0.1", port: server.port)
         let result = ConditionLock<[UInt8]?>(nil)
         let reader = try PosixThread.spawn(name: "blocked-reader") {
-            let bytes = (try? socket.read(maxBytes: 10, timeout: .seconds(30))) ?? [0xFF]
+            // Long: the test's polls below may wait for a thread of the test pool while other tests hold both;
+            // the read must still be blocked when they run. shutdown() ends it long before.
+            let bytes = (try? socket.read(maxBytes: 10, timeout: .seconds(180))) ?? [0xFF]
             result.withLock { $0 = bytes }
         }
         try await waitUntil("the reader thread to block in its read") { threadIsBlocked(named: "blocked-reader") }

@@ -375,6 +375,47 @@ enum Golden {
             "activity-summary-result", "The two days found, by day.", 25, [],
             .activitySummaryResult(ActivitySummaryResult(summaries: summaries))
         ),
+        (
+            "correlation-insert", "A blood pressure reading naming its systolic and diastolic samples.", 22, [],
+            .correlationInsert(CorrelationInsert(subject: "anna", correlations: [bloodPressure]))
+        ),
+        (
+            "correlation-insert-ack", "One new correlation, none already stored.", 22, [],
+            .correlationInsertAck(CorrelationInsertAck(inserted: 1, duplicates: 0))
+        ),
+        (
+            "correlation-query", "Blood pressure readings starting within one week, changes after anchor 1.", 23, [],
+            .correlationQuery(
+                CorrelationQuery(
+                    subject: "anna",
+                    filter: CorrelationFilter(
+                        types: [.bloodPressure], start: t0, end: t0 + 7 * Micros.day, afterAnchor: 1),
+                    limit: 50))
+        ),
+        (
+            "correlation-result", "The reading with anchor 2; the correlation of anchor 3 was deleted.", 23, [],
+            .correlationResult(
+                CorrelationResult(lastAnchor: 3, correlations: [(2, bloodPressure)], deleted: [(3, uuid1)]))
+        ),
+        (
+            "correlation-delete", "Delete one correlation by UUID (its samples stay; answered by a deleteAck).", 24,
+            [], .correlationDelete(CorrelationDelete(subject: "anna", uuids: [uuid2]))
+        ),
+        (
+            "route-insert", "The run's route: three points with elevation, speed and course, one without.", 25, [],
+            .routeInsert(RouteInsert(subject: "anna", routes: [route]))
+        ),
+        (
+            "route-insert-ack", "One new route, none already stored.", 25, [],
+            .routeInsertAck(RouteInsertAck(inserted: 1, duplicates: 0))
+        ),
+        (
+            "route-query", "The routes of the run.", 26, [], .routeQuery(RouteQuery(subject: "anna", workouts: [uuid1]))
+        ),
+        (
+            "route-result", "The run's route with anchor 1, nothing more.", 26, [],
+            .routeResult(RouteResult(routes: [(1, route)], more: false))
+        ),
     ]
 
     /// 2023-11-14 as a day number.
@@ -392,6 +433,33 @@ enum Golden {
                 ], activeEnergyBurnedUnit: "kcal"),
             ActivitySummary(day: day14 + 1, values: [.appleStandHours: 3, .appleStandHoursGoal: 12]),
         ]
+    }
+
+    /// The run's route as its GPX file holds it (`/workout-routes/route_2023-11-14_10.13pm.gpx`).
+    static var route: WorkoutRoute {
+        WorkoutRoute(
+            workout: uuid1, path: "/workout-routes/route_2023-11-14_10.13pm.gpx",
+            points: [
+                RoutePoint(
+                    time: t0, latitude: 48.8583701, longitude: 2.2944813, elevation: 35.2, speed: 2.9, course: 120),
+                RoutePoint(
+                    time: t0 + Micros.second, latitude: 48.8583912, longitude: 2.2945120, elevation: 35.4, speed: 3.1,
+                    course: 118.5),
+                RoutePoint(time: t0 + 2 * Micros.second, latitude: 48.8584101, longitude: 2.2945433),
+            ])
+    }
+
+    /// A cuff's blood pressure reading (HEALTHKIT.md §13): the correlation and the UUIDs of its two samples.
+    static var bloodPressure: Correlation {
+        let systolic = try! QuantityType.named("bloodPressureSystolic")
+        let diastolic = try! QuantityType.named("bloodPressureDiastolic")
+        return Correlation(
+            uuid: uuid2, type: .bloodPressure, start: t0, end: t0, source: SourceInfo(name: "Cuff", version: "2.1"),
+            metadata: ["HKWasUserEntered": .number(0)],
+            members: [
+                CorrelationMember(uuid: UUID(uuidString: "5A1F3C2E-0D4B-4E6A-9B7C-1D2E3F405162")!, type: systolic),
+                CorrelationMember(uuid: UUID(uuidString: "6B2A4D3F-1E5C-4F7B-8C8D-2E3F40516273")!, type: diastolic),
+            ])
     }
 
     /// A run from the Watch: what an export's `<Workout>` holds (HEALTHKIT.md §13).
@@ -576,6 +644,57 @@ enum Golden {
                 frame(MessageKind.activitySummaryQuery.rawValue, payload: [4] + Array("anna".utf8) + [4])
             ),
             (
+                "correlation-unknown-type", "A correlation insert whose correlation type is 3 (only 1 and 2 exist).",
+                correlationInsert(type: 3, members: 0)
+            ),
+            (
+                "correlation-members-over-payload", "A correlation insert claiming 200 members in a few bytes.",
+                correlationInsert(type: 1, members: 200)
+            ),
+            (
+                "correlation-unknown-member-type",
+                "A blood pressure correlation with a member of type bloodPressureMean.",
+                {
+                    var payload = correlationInsertPrefix(type: 1)
+                    payload.writeVarint(1)
+                    payload.writeUUID(uuid1)
+                    payload.writeString("bloodPressureMean")
+                    return frame(MessageKind.correlationInsert.rawValue, payload: payload.bytes)
+                }()
+            ),
+            (
+                "correlation-blood-pressure-one-member",
+                "A blood pressure correlation with a systolic member and no diastolic one.",
+                {
+                    var reading = bloodPressure
+                    reading.members.removeLast()
+                    return encodedFrame(.correlationInsert(CorrelationInsert(subject: "anna", correlations: [reading])))
+                }()
+            ),
+            (
+                "route-points-over-payload", "A route insert claiming 1000 points in a few bytes.",
+                {
+                    var payload = ByteWriter()
+                    payload.writeString("anna")
+                    payload.writeVarint(1)
+                    payload.writeUUID(uuid2)
+                    payload.writeUUID(uuid1)
+                    payload.writeString("/workout-routes/route.gpx")
+                    payload.writeVarint(1000)
+                    payload.write(0)
+                    payload.writeSignedVarint(t0)
+                    return frame(MessageKind.routeInsert.rawValue, payload: payload.bytes)
+                }()
+            ),
+            (
+                "route-latitude-out-of-range", "A route insert with a point at latitude 95 degrees.",
+                {
+                    var far = route
+                    far.points[1] = RoutePoint(time: t0 + Micros.second, latitude: 95, longitude: 2.2945120)
+                    return encodedFrame(.routeInsert(RouteInsert(subject: "anna", routes: [far])))
+                }()
+            ),
+            (
                 "hello-short-nonce", "A hello naming token id 1 with a 16-byte nonce.",
                 encodedFrame(.hello(Hello(clientName: "hkq", tokenID: 1, clientNonce: Array(0..<16))))
             ),
@@ -715,6 +834,29 @@ extension Golden {
         payload.writeVarint(4096)
         payload.write(1)
         return frame(MessageKind.workoutInsert.rawValue, payload: payload.bytes)
+    }
+
+    /// The bytes of a correlation insert of one correlation of type byte `type` up to its member count.
+    static func correlationInsertPrefix(type: UInt8) -> ByteWriter {
+        var payload = ByteWriter()
+        payload.writeString("anna")
+        payload.writeVarint(1)
+        payload.writeUUID(uuid2)
+        payload.write(type)
+        payload.writeSignedVarint(t0)
+        payload.writeSignedVarint(t0)
+        payload.writeSource(watch)
+        payload.writeMetadataRow([:])
+        return payload
+    }
+
+    /// A correlation insert of type byte `type` claiming `members` members, followed by one member's bytes.
+    static func correlationInsert(type: UInt8, members: UInt64) -> [UInt8] {
+        var payload = correlationInsertPrefix(type: type)
+        payload.writeVarint(members)
+        payload.writeUUID(uuid1)
+        payload.writeString("bloodPressureSystolic")
+        return frame(MessageKind.correlationInsert.rawValue, payload: payload.bytes)
     }
 
     static func workoutEndsBeforeStart() -> [UInt8] {

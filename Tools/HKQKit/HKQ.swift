@@ -53,6 +53,7 @@ public struct HKQ: Sendable {
         WorkoutsCommand(),
         ActivityCommand(),
         CharacteristicsCommand(),
+        RouteCommand(),
         ChangesCommand(),
         WatchCommand(),
         SourcesCommand(),

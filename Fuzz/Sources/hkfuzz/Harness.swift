@@ -29,6 +29,8 @@ struct Harness: Sendable {
         StorageHarnesses.logRecord, StorageHarnesses.logSegment, StorageHarnesses.snapshot,
         StorageHarnesses.manifest, WorkoutHarnesses.workout, WorkoutHarnesses.snapshot,
         ProfileHarnesses.fields, ProfileHarnesses.snapshot,
+        CorrelationHarnesses.correlation, CorrelationHarnesses.snapshot, RouteHarnesses.route,
+        RouteHarnesses.snapshot, RouteHarnesses.gpx,
         ImportHarnesses.exportXML, ImportHarnesses.exportZip, ImportHarnesses.exportFields,
         ModelHarnesses.unit, BlockHarnesses.block, SnapshotBlockHarness.harness,
         HKQHarnesses.csv, HKQHarnesses.jsonLines, HKQHarnesses.dates,

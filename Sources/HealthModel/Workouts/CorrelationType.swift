@@ -1,9 +1,18 @@
 /// HealthKit's correlation types (HEALTHKIT.md §13): a blood pressure reading (systolic and diastolic) or a food
-/// (its dietary quantities). hkd stores a correlation's members as the quantity samples they are, once each, as
-/// exports write them at top level too; a correlation is read back as its members joined by interval and source.
+/// (its dietary quantities). hkd stores a ``Correlation`` as an object of its own that names its members, which
+/// are stored once each as the quantity samples they are (exports write them at top level too).
 public enum CorrelationType: String, Sendable, CaseIterable {
     case bloodPressure
     case food
+
+    /// The byte the protocol, the log and the snapshot write (blood pressure 1, food 2).
+    public var code: UInt8 { self == .bloodPressure ? 1 : 2 }
+
+    /// The type of a ``code``, `nil` for any other byte.
+    public init?(code: UInt8) {
+        guard let type = Self.allCases.first(where: { $0.code == code }) else { return nil }
+        self = type
+    }
 
     /// HealthKit's identifier, e.g. `HKCorrelationTypeIdentifierBloodPressure`.
     public var fullIdentifier: String {

@@ -30,12 +30,9 @@ public struct WorkoutFilter: Hashable, Sendable {
     /// Whether `workout`, stored with `anchor` by `writer`, passes.
     public func matches(_ workout: Workout, anchor: UInt64, writer: UInt32) -> Bool {
         if !activityTypes.isEmpty, !activityTypes.contains(workout.activityType) { return false }
-        if let start, workout.start < start { return false }
-        if let end, workout.start >= end { return false }
-        if let uuids, !uuids.contains(workout.uuid) { return false }
-        if anchor <= afterAnchor { return false }
-        if let required = self.writer, writer != required { return false }
-        return true
+        return ObjectSelection.matches(
+            start: start, end: end, uuids: uuids, afterAnchor: afterAnchor, writer: self.writer,
+            objectStart: workout.start, uuid: workout.uuid, anchor: anchor, objectWriter: writer)
     }
 }
 

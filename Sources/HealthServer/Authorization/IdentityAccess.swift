@@ -55,6 +55,7 @@ public struct IdentityAccess: Hashable, Sendable {
     public static func grantIdentifier(_ name: String) throws -> String {
         if WorkoutType.matches(name) { return WorkoutType.identifier }
         if let profile = ProfileType.named(name) { return profile.identifier }
+        if let correlation = CorrelationType(named: name) { return correlation.rawValue }
         return try QuantityType.named(name).identifier
     }
 

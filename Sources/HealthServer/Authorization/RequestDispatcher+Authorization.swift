@@ -94,6 +94,11 @@ extension RequestDispatcher {
 
         case .characteristicsSet, .characteristicsQuery, .activitySummaryInsert, .activitySummaryQuery:
             try access.checkProfileRequest(message)
+        case .correlationInsert, .correlationQuery, .correlationDelete:
+            message = try access.authorizedCorrelationRequest(message)
+
+        case .routeInsert, .routeQuery:
+            message = try access.authorizedRouteRequest(message)
 
         case .unsubscribe, .ping:
             // Ends only a subscription of the same connection, or echoes a nonce: nothing to check.

@@ -20,6 +20,12 @@ public enum LogRecordKind: UInt8, Sendable, CaseIterable {
     case characteristics = 7
     /// Activity summaries stored for a subject (type `activitySummary`), each replacing its day's.
     case activitySummaries = 8
+    /// Correlations added for a subject (type `correlation`): the writer (0: unknown), then the correlations.
+    case correlations = 9
+    /// Correlations deleted by UUID (type `correlation`), optionally only one writer's.
+    case correlationDelete = 10
+    /// Workout routes added for a subject (type `route`): the writer (0: unknown), then the routes.
+    case routes = 11
 }
 
 /// One change the write-ahead log keeps: every record names its subject and quantity type (Protocol/STORAGE.md).
@@ -38,6 +44,12 @@ public enum LogChange: Hashable, Sendable {
     case characteristics(subject: String, [CharacteristicEntry])
     /// Activity summaries of a subject, each replacing the one of its day (HEALTHKIT.md §13).
     case activitySummaries(subject: String, [ActivitySummary])
+    /// Correlations added for a subject by `writer` (0: unknown) (HEALTHKIT.md §13).
+    case correlations(subject: String, [Correlation], writer: UInt32)
+    /// Deletion of a subject's correlations by UUID; `writer`: only that identity's.
+    case correlationDelete(subject: String, uuids: [UUID], writer: UInt32?)
+    /// Workout routes added for a subject by `writer` (0: unknown).
+    case routes(subject: String, [WorkoutRoute], writer: UInt32)
 
     /// The record kind.
     public var kind: LogRecordKind {
@@ -49,6 +61,9 @@ public enum LogChange: Hashable, Sendable {
         case .workoutDelete: .workoutDelete
         case .characteristics: .characteristics
         case .activitySummaries: .activitySummaries
+        case .correlations: .correlations
+        case .correlationDelete: .correlationDelete
+        case .routes: .routes
         }
     }
 
@@ -59,6 +74,8 @@ public enum LogChange: Hashable, Sendable {
         case .delete(let subject, _, _), .sourcePriority(let subject, _, _): subject
         case .workouts(let subject, _, _), .workoutDelete(let subject, _, _): subject
         case .characteristics(let subject, _), .activitySummaries(let subject, _): subject
+        case .correlations(let subject, _, _), .correlationDelete(let subject, _, _): subject
+        case .routes(let subject, _, _): subject
         }
     }
 
@@ -70,6 +87,8 @@ public enum LogChange: Hashable, Sendable {
         case .workouts, .workoutDelete: WorkoutType.identifier
         case .characteristics: ProfileType.characteristics.identifier
         case .activitySummaries: ProfileType.activitySummary.identifier
+        case .correlations, .correlationDelete: Correlation.storageType
+        case .routes: WorkoutRoute.storageType
         }
     }
 
@@ -102,7 +121,13 @@ public enum LogChange: Hashable, Sendable {
             w.writeVarint(UInt64(writer))
             w.writeVarint(UInt64(workouts.count))
             for workout in workouts { w.writeWorkout(workout) }
-        case .workoutDelete(_, let uuids, let writer):
+        case .correlations(_, let correlations, let writer):
+            w.writeVarint(UInt64(writer))
+            w.writeList(correlations) { $0.writeCorrelation($1) }
+        case .routes(_, let routes, let writer):
+            w.writeVarint(UInt64(writer))
+            w.writeList(routes) { $0.writeRoute($1) }
+        case .workoutDelete(_, let uuids, let writer), .correlationDelete(_, let uuids, let writer):
             w.writeBool(writer != nil)
             if let writer { w.writeVarint(UInt64(writer)) }
             w.writeUUIDs(uuids)
@@ -164,6 +189,10 @@ public enum LogChange: Hashable, Sendable {
         case .activitySummaries:
             try expect(type, ProfileType.activitySummary)
             change = .activitySummaries(subject: subject, try r.readActivitySummaries())
+        case .correlations, .correlationDelete:
+            change = try decodeCorrelationChange(recordKind, subject: subject, type: type, &r)
+        case .routes:
+            change = try decodeRoutes(subject: subject, type: type, &r)
         }
         try r.expectEnd("the \(recordKind) record")
         return change

@@ -186,9 +186,9 @@ public final class DurableStore: Sendable {
     public func insertWorkouts(subject: String, _ workouts: [Workout], writer: UInt32 = 0) throws -> (
         inserted: Int, duplicates: Int
     ) {
-        try logged(.workouts(subject: subject, workouts, writer: writer)) { hook in
-            try store.workouts.insert(subject: subject, workouts, writer: writer, beforeApplying: hook)
-        }
+        try insert(
+            workouts, into: store.workouts, subject: subject, writer: writer,
+            logging: .workouts(subject: subject, workouts, writer: writer))
     }
 
     /// Deletes `subject`'s workouts with these UUIDs (only `writer`'s when set); returns how many, once durable
@@ -236,6 +236,8 @@ public final class DurableStore: Sendable {
             let (written, bytes, samples) = try snapshots.write(
                 generation: generation, images: { type in store.image(of: type) { log.lastSequence } },
                 workouts: { store.workouts.image { log.lastSequence } },
+                correlations: { store.correlations.image { log.lastSequence } },
+                routes: { store.routes.image { log.lastSequence } },
                 tables: { SnapshotFiles.profileFiles(of: store) { log.lastSequence } })
             manifest = written
             try snapshots.removeUnlisted(keeping: written)

@@ -132,7 +132,15 @@ enum Recovery {
             guard !entry.file.isEmpty else { return }
             let outcome = Result { () throws -> Int in
                 if entry.type == WorkoutType.identifier {
-                    try store.workouts.restore(try snapshots.loadWorkouts(entry))
+                    try store.workouts.restore(try snapshots.loadObjects(entry))
+                    return 0
+                }
+                if entry.type == Correlation.storageType {
+                    try store.correlations.restore(try snapshots.loadObjects(entry))
+                    return 0
+                }
+                if entry.type == WorkoutRoute.storageType {
+                    try store.routes.restore(try snapshots.loadObjects(entry))
                     return 0
                 }
                 if try snapshots.loadProfile(entry, into: store) { return 0 }
@@ -174,7 +182,9 @@ enum Recovery {
         let type =
             WorkoutType.matches(change.type)
             ? WorkoutType.identifier
-            : try ProfileType.named(change.type)?.identifier ?? QuantityType.named(change.type).identifier
+            : [Correlation.storageType, WorkoutRoute.storageType].contains(change.type)
+                ? change.type
+                : try ProfileType.named(change.type)?.identifier ?? QuantityType.named(change.type).identifier
         if record.sequence <= applied[type] ?? 0 {
             report.skippedRecords += 1
             return
@@ -193,6 +203,12 @@ enum Recovery {
             try store.setCharacteristics(subject: subject, try entries.map { try $0.checked() })
         case .activitySummaries(let subject, let summaries):
             try store.insertActivitySummaries(subject: subject, summaries)
+        case .correlations(let subject, let correlations, let writer):
+            try store.correlations.insert(subject: subject, correlations, writer: writer)
+        case .correlationDelete(let subject, let uuids, let writer):
+            try store.correlations.delete(subject: subject, uuids: Set(uuids), writer: writer)
+        case .routes(let subject, let routes, let writer):
+            try store.routes.insert(subject: subject, routes, writer: writer)
         }
         report.replayedRecords += 1
     }

@@ -40,10 +40,11 @@ struct SnapshotFiles: Sendable {
         }
     }
 
-    /// Loads the workout snapshot `entry` names (Protocol/STORAGE.md, "Workout snapshot"); throws as ``load(_:)``.
-    func loadWorkouts(_ entry: SnapshotManifest.Entry) throws -> WorkoutImage {
+    /// Loads the object snapshot `entry` names (Protocol/STORAGE.md, "Workout snapshot", "Correlation
+    /// snapshot"); throws as ``load(_:)``.
+    func loadObjects<Object: SnapshotObject>(_ entry: SnapshotManifest.Entry) throws -> ObjectImage<Object> {
         try decode(entry) { bytes in
-            let decoded = try WorkoutSnapshotCodec.decode(bytes)
+            let decoded = try ObjectSnapshotCodec<Object>.decode(bytes)
             guard decoded.sequence == entry.sequence else {
                 throw CodecError(.malformedPayload, "the file does not match its manifest entry (offset 8)")
             }
@@ -75,11 +76,13 @@ struct SnapshotFiles: Sendable {
     }
 
     /// Writes a new generation: every shard's image (taken with `image`), the workouts' (taken with `workouts`),
-    /// the files of the tables kept apart (`tables`: type, bytes and sequence of each that holds anything), then
-    /// the manifest; returns it.
+    /// the correlations' (taken with `correlations`), the routes' (taken with `routes`), the files of the tables
+    /// kept apart (`tables`: type, bytes and sequence of each that holds anything), then the manifest; returns it.
     func write(
         generation: UInt64, images: (QuantityType) -> (ShardImage, UInt64),
         workouts: () -> (WorkoutImage, UInt64) = { (WorkoutImage(lastAnchor: 0, subjects: [:]), 0) },
+        correlations: () -> (CorrelationImage, UInt64) = { (CorrelationImage(lastAnchor: 0, subjects: [:]), 0) },
+        routes: () -> (RouteImage, UInt64) = { (RouteImage(lastAnchor: 0, subjects: [:]), 0) },
         tables: () -> [(type: String, bytes: [UInt8], sequence: UInt64)] = { [] }
     ) throws -> (SnapshotManifest, bytes: Int, samples: Int) {
         var entries: [SnapshotManifest.Entry] = []
@@ -105,27 +108,43 @@ struct SnapshotFiles: Sendable {
             total += written.size
             samples += image.sampleCount
         }
-        var whole: [(type: String, bytes: [UInt8], sequence: UInt64)] = []
         let (workoutImage, workoutSequence) = workouts()
-        if workoutImage.lastAnchor > 0 {
-            whole.append(
-                (
-                    WorkoutType.identifier, WorkoutSnapshotCodec.encode(workoutImage, sequence: workoutSequence),
-                    workoutSequence
-                ))
+        let (correlationImage, correlationSequence) = correlations()
+        let (routeImage, routeSequence) = routes()
+        var whole = [
+            try writeObjects(type: WorkoutType.identifier, generation: generation, workoutImage, workoutSequence),
+            try writeObjects(
+                type: Correlation.storageType, generation: generation, correlationImage, correlationSequence),
+            try writeObjects(type: WorkoutRoute.storageType, generation: generation, routeImage, routeSequence),
+        ].compactMap { $0 }
+        for (type, bytes, sequence) in tables() {
+            whole.append(try writeWhole(type: type, generation: generation, bytes, sequence))
         }
-        for (type, bytes, sequence) in whole + tables() {
-            let name = "\(type)-\(generation).snap"
-            try FileSystem.writeFileAtomically(directory + "/" + name, bytes, permissions: 0o600)
-            entries.append(
-                .init(
-                    type: type, file: name, sequence: sequence, size: UInt64(bytes.count),
-                    crc: SnapshotFiles.trailer(bytes)))
-            total += bytes.count
-        }
+        entries += whole
+        total += whole.reduce(0) { $0 + Int($1.size) }
         let manifest = SnapshotManifest(generation: generation, entries: entries)
         try FileSystem.writeFileAtomically(manifestPath, manifest.encode(), permissions: 0o600)
         return (manifest, total, samples)
+    }
+
+    /// Writes the snapshot file of an object store as type `type` and returns its manifest entry; `nil` (no file)
+    /// while the store never held an object, so data directories without any keep their manifests as they were.
+    private func writeObjects<Object: SnapshotObject>(
+        type: String, generation: UInt64, _ image: ObjectImage<Object>, _ sequence: UInt64
+    ) throws -> SnapshotManifest.Entry? {
+        guard image.lastAnchor > 0 else { return nil }
+        return try writeWhole(
+            type: type, generation: generation, ObjectSnapshotCodec<Object>.encode(image, sequence: sequence), sequence)
+    }
+
+    /// Writes `bytes`, the whole snapshot of a store kept apart from the shards, as `<type>-<generation>.snap`.
+    private func writeWhole(type: String, generation: UInt64, _ bytes: [UInt8], _ sequence: UInt64) throws
+        -> SnapshotManifest.Entry
+    {
+        let name = "\(type)-\(generation).snap"
+        try FileSystem.writeFileAtomically(directory + "/" + name, bytes, permissions: 0o600)
+        return .init(
+            type: type, file: name, sequence: sequence, size: UInt64(bytes.count), crc: SnapshotFiles.trailer(bytes))
     }
 
     /// Removes snapshot files the manifest does not name (older generations, leftovers of a crash).

@@ -43,10 +43,12 @@ public struct ImportCommand: Command {
                 Reads the Health app's "Export All Health Data" zip (or the export.xml inside it) as a stream, so \
                 memory stays flat whatever the file size, and sends its quantity records in batches of up to \
                 10,000 rows, \(ImportCommand.maxInFlight) batches in flight, category records too. Workouts are \
-                kept with their metadata, events, statistics and route references (after the samples, named by \
-                source, activity type, start and end, so a second import adds none). Correlations, activity \
-                summaries and other elements are counted as skipped; a malformed record is reported with its line \
-                number and skipped.
+                kept with their metadata, events and statistics (after the samples, named by source, activity \
+                type, start and end, so a second import adds none), and their routes with every point: the GPX \
+                files under workout-routes/ (in the zip, or beside an unpacked export.xml) and older exports' \
+                inline <Location>s; a missing or malformed route file is a rejection. Correlations (blood \
+                pressure, food) are kept naming their member samples. Activity summaries and other elements are \
+                counted as skipped; a malformed record is reported with its line number and skipped.
 
                 Sample UUIDs are derived from each record's content (source, type, start, end, and the value in \
                 the type's canonical unit to 9 digits), so importing the same file again adds nothing: the summary \
@@ -64,13 +66,43 @@ public struct ImportCommand: Command {
     static func send(_ workouts: [Workout], client: HealthClient, subject: String) async throws
         -> PipelinedUpload.Counts
     {
+        try await send(workouts, per: WorkoutInsert.maxWorkouts) { chunk in
+            let ack = try await client.insertWorkouts(chunk, subject: subject)
+            return (ack.inserted, ack.duplicates)
+        }
+    }
+
+    /// Sends `correlations` in requests of at most ``CorrelationInsert/maxCorrelations``; returns what the
+    /// server acknowledged.
+    static func send(_ correlations: [Correlation], client: HealthClient, subject: String) async throws
+        -> PipelinedUpload.Counts
+    {
+        try await send(correlations, per: CorrelationInsert.maxCorrelations) { chunk in
+            let ack = try await client.insertCorrelations(chunk, subject: subject)
+            return (ack.inserted, ack.duplicates)
+        }
+    }
+
+    /// Sends `routes` (``HealthClient/insertRoutes(_:subject:)`` splits them into requests); returns what the
+    /// server acknowledged.
+    static func send(_ routes: [WorkoutRoute], client: HealthClient, subject: String) async throws
+        -> PipelinedUpload.Counts
+    {
+        let ack = try await client.insertRoutes(routes, subject: subject)
+        return PipelinedUpload.Counts(inserted: Int(ack.inserted), duplicates: Int(ack.duplicates))
+    }
+
+    /// Sends `objects` with `insert`, at most `per` in one request; sums what it acknowledged.
+    private static func send<Object>(
+        _ objects: [Object], per: Int, _ insert: ([Object]) async throws -> (UInt64, UInt64)
+    ) async throws -> PipelinedUpload.Counts {
         var counts = PipelinedUpload.Counts()
         var start = 0
-        while start < workouts.count {
-            let end = min(start + WorkoutInsert.maxWorkouts, workouts.count)
-            let ack = try await client.insertWorkouts(Array(workouts[start..<end]), subject: subject)
-            counts.inserted += Int(ack.inserted)
-            counts.duplicates += Int(ack.duplicates)
+        while start < objects.count {
+            let end = min(start + per, objects.count)
+            let (inserted, duplicates) = try await insert(Array(objects[start..<end]))
+            counts.inserted += Int(inserted)
+            counts.duplicates += Int(duplicates)
             start = end
         }
         return counts
@@ -106,36 +138,50 @@ public struct ImportCommand: Command {
         var stored: [String: PipelinedUpload.Counts]?
         var storedWorkouts: PipelinedUpload.Counts?
         var storedSummaries: PipelinedUpload.Counts?
+        var storedCorrelations: PipelinedUpload.Counts?
+        var storedRoutes: PipelinedUpload.Counts?
         defer { bar?.clear() }
         if context.arguments.flag("dry-run") {
             summary = try importer.run(progress: bar.map { bar in { bar.update($0) } }) { _ in }
         } else {
-            (summary, stored, storedWorkouts, storedSummaries) = try await ServerSession.run(context) { client in
-                var upload = PipelinedUpload(client: client, maxInFlight: ImportCommand.maxInFlight)
-                do {
-                    var workoutCounts = PipelinedUpload.Counts()
-                    var summaryCounts = PipelinedUpload.Counts()
-                    let summary = try await importer.run(
-                        progress: bar.map { bar in { bar.update($0) } }, sink: { try await upload.send($0) },
-                        workouts: { workouts in
-                            workoutCounts = try await ImportCommand.send(workouts, client: client, subject: subject)
-                        },
-                        characteristics: { try await client.setCharacteristics($0, subject: subject) },
-                        activitySummaries: { summaries in
-                            summaryCounts = try await ImportCommand.send(summaries, client: client, subject: subject)
-                        })
-                    try await upload.finish()
-                    return (summary, upload.counts, workoutCounts, summaryCounts)
-                } catch {
-                    await upload.abandon()
-                    throw error
+            (summary, stored, storedWorkouts, storedSummaries, storedCorrelations, storedRoutes) =
+                try await ServerSession.run(context) { client in
+                    var upload = PipelinedUpload(client: client, maxInFlight: ImportCommand.maxInFlight)
+                    do {
+                        var workoutCounts = PipelinedUpload.Counts()
+                        var summaryCounts = PipelinedUpload.Counts()
+                        var correlationCounts = PipelinedUpload.Counts()
+                        var routeCounts = PipelinedUpload.Counts()
+                        let summary = try await importer.run(
+                            progress: bar.map { bar in { bar.update($0) } }, sink: { try await upload.send($0) },
+                            workouts: { workouts in
+                                workoutCounts = try await ImportCommand.send(workouts, client: client, subject: subject)
+                            },
+                            characteristics: { try await client.setCharacteristics($0, subject: subject) },
+                            activitySummaries: { summaries in
+                                summaryCounts = try await ImportCommand.send(
+                                    summaries, client: client, subject: subject)
+                            },
+                            correlations: { correlations in
+                                correlationCounts = try await ImportCommand.send(
+                                    correlations, client: client, subject: subject)
+                            },
+                            routes: { routes in
+                                routeCounts = try await ImportCommand.send(routes, client: client, subject: subject)
+                            })
+                        try await upload.finish()
+                        return (summary, upload.counts, workoutCounts, summaryCounts, correlationCounts, routeCounts)
+                    } catch {
+                        await upload.abandon()
+                        throw error
+                    }
                 }
-            }
         }
         bar?.clear()
         let report = ImportReport(
             file: path, summary: summary, stored: stored, storedWorkouts: storedWorkouts,
-            storedSummaries: storedSummaries, seconds: clock() - started)
+            storedSummaries: storedSummaries, storedCorrelations: storedCorrelations, storedRoutes: storedRoutes,
+            seconds: clock() - started)
         context.console.printBlock(report.rendered(as: context.globals.format))
     }
 }

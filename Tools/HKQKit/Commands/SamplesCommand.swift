@@ -20,8 +20,10 @@ public struct SamplesCommand: Command {
                 --join interval puts the samples of different types that share start, end and source on one \
                 row, one field per type (e.g. steps and distance per interval); a second sample of a type with the \
                 same interval and source goes on a second row for that interval and source. A correlation \
-                type prints its members joined that way, one row a reading: bloodPressure \
-                (bloodPressureSystolic and bloodPressureDiastolic), food (the dietary types). --workout UUID \
+                type prints one row a reading: bloodPressure (bloodPressureSystolic and \
+                bloodPressureDiastolic), food (the dietary types), from the stored correlations (their interval, \
+                source and uuid, with the values of their members among the samples the options select); \
+                member samples no stored correlation names are joined by interval and source. --workout UUID \
                 keeps the samples of one workout (hkq workouts): within its interval, from its source or device.
                 """,
             arguments: [
@@ -42,7 +44,7 @@ public struct SamplesCommand: Command {
 
     /// Queries each type, merges the results, and prints them as sample rows or joined rows.
     public func run(_ context: CommandContext) async throws {
-        // A correlation (bloodPressure, food) is its members joined by interval and source: one row a reading.
+        // A correlation (bloodPressure, food) prints one row a reading, from the stored correlations.
         let correlation = CorrelationType(named: context.argument(0)!)
         let types = try correlation?.members ?? QueryScope.types(context.argument(0)!, context: context)
         let scope = try QueryScope(context)
@@ -54,7 +56,7 @@ public struct SamplesCommand: Command {
         if limit < 0 { throw context.usageError("invalid value '\(limit)' for '--limit'; expected 0 or more") }
         let units = try types.map { try scope.unit(for: $0) }
         let subject = context.globals.subject
-        let lists = try await ServerSession.run(context) { client in
+        let (lists, correlations) = try await ServerSession.run(context) { client in
             var lists: [[Sample]] = []
             for (type, unit) in zip(types, units) {
                 let filter = try QueryScope.filter(scope.filter.inQueryUnit(unit), values: context, for: type)
@@ -66,11 +68,20 @@ public struct SamplesCommand: Command {
                         limit: limit,
                         unit: unit.symbol))
             }
-            return lists
+            guard let correlation else { return (lists, [Correlation]()) }
+            return (lists, try await Self.correlations(correlation, of: lists.flatMap { $0 }, subject, client))
         }
         let samples = order.merge(lists)
         let format = context.globals.format
-        if correlation != nil || context.arguments.value("join") != nil {
+        if correlation != nil {
+            var rows = CorrelationRows(
+                correlations: correlations, samples: samples, types: types, units: units, times: scope.times,
+                format: format, newestFirst: order == .startDescending || order == .endDescending)
+            rows.truncate(to: limit)
+            context.print(rows.records)
+            return
+        }
+        if context.arguments.value("join") != nil {
             var join = IntervalJoin(samples: samples, types: types, units: units, times: scope.times, format: format)
             join.truncate(to: limit)
             context.print(join.records)
@@ -83,6 +94,15 @@ public struct SamplesCommand: Command {
             return
         }
         context.console.printBlock(Self.jsonWithMetadata(records, shown, times: scope.times))
+    }
+
+    /// The stored correlations of `type` starting within a day of `members` (the member samples queried).
+    static func correlations(
+        _ type: CorrelationType, of members: [Sample], _ subject: String, _ client: HealthClient
+    ) async throws -> [Correlation] {
+        guard let first = members.map(\.start).min(), let last = members.map(\.start).max() else { return [] }
+        let filter = CorrelationFilter(types: [type], start: first - Micros.day, end: last + Micros.day)
+        return try await client.correlations(subject: subject, filter: filter).correlations.map(\.correlation)
     }
 
     /// The JSON array of `records` with a `metadata` object on each sample that has any (the key is absent

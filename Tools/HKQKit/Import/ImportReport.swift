@@ -15,6 +15,10 @@ struct ImportReport: Sendable {
     /// What the server acknowledged of the activity summaries (inserted: days new or changed; duplicates: stored
     /// already as sent); `nil` for a dry run.
     var storedSummaries: PipelinedUpload.Counts? = nil
+    /// What the server acknowledged of the correlations; `nil` for a dry run.
+    var storedCorrelations: PipelinedUpload.Counts? = nil
+    /// What the server acknowledged of the workout routes; `nil` for a dry run.
+    var storedRoutes: PipelinedUpload.Counts? = nil
     /// Wall-clock seconds from opening the file to the last acknowledgement.
     var seconds: Double
 
@@ -86,13 +90,20 @@ struct ImportReport: Sendable {
         if summary.identicalRows > 0 { line += "; \(summary.identicalRows) identical rows counted once" }
         if summary.correlations > 0 {
             let plural = summary.correlations == 1 ? "" : "s"
-            line += "; \(summary.correlations) correlation\(plural) (their samples counted once)"
+            line += "; \(summary.correlations) correlation\(plural)"
+            if let storedCorrelations {
+                line += " (\(storedCorrelations.inserted) new, \(storedCorrelations.duplicates) already stored)"
+            }
         }
         if summary.workouts > 0 {
             line += "; \(summary.workouts) workout\(summary.workouts == 1 ? "" : "s")"
             if let storedWorkouts {
                 line += " (\(storedWorkouts.inserted) new, \(storedWorkouts.duplicates) already stored)"
             }
+        }
+        if summary.routes > 0 {
+            line += "; \(summary.routes) route\(summary.routes == 1 ? "" : "s")"
+            if let storedRoutes { line += " (\(storedRoutes.inserted) new, \(storedRoutes.duplicates) already stored)" }
         }
         if summary.characteristics > 0 {
             let plural = summary.characteristics == 1 ? "" : "s"
@@ -137,6 +148,7 @@ struct ImportReport: Sendable {
             ("identicalRows", .integer(Int64(summary.identicalRows))),
             ("workouts", .integer(Int64(summary.workouts))),
             ("correlations", .integer(Int64(summary.correlations))),
+            ("routes", .integer(Int64(summary.routes))),
             ("characteristics", .integer(Int64(summary.characteristics))),
             ("activitySummaries", .integer(Int64(summary.activitySummaries))),
         ]
@@ -145,6 +157,8 @@ struct ImportReport: Sendable {
             pairs.append(("alreadyStored", .integer(Int64(stored.values.reduce(0) { $0 + $1.duplicates }))))
             pairs.append(("workoutsInserted", .integer(Int64(storedWorkouts?.inserted ?? 0))))
             pairs.append(("activitySummariesChanged", .integer(Int64(storedSummaries?.inserted ?? 0))))
+            pairs.append(("correlationsInserted", .integer(Int64(storedCorrelations?.inserted ?? 0))))
+            pairs.append(("routesInserted", .integer(Int64(storedRoutes?.inserted ?? 0))))
         }
         pairs += [
             ("imported", .array(types.rows.indices.map { types.jsonObject(row: $0) })),

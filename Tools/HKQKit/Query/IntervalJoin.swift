@@ -9,6 +9,8 @@ import HealthModel
 public struct IntervalJoin: Sendable {
     /// The joined rows.
     public private(set) var records: RecordSet
+    /// The start of each row's interval, by row.
+    public private(set) var starts: [Timestamp] = []
 
     /// Joins `samples` (already in output order) of `types`, each type's values in `units[i]`.
     public init(
@@ -38,6 +40,7 @@ public struct IntervalJoin: Sendable {
             } else {
                 row = records.rows.count
                 rowsOf[key, default: []].append(row)
+                starts.append(sample.start)
                 records.append(
                     [
                         times.cell(sample.start, format: format), times.cell(sample.end, format: format),
@@ -51,6 +54,9 @@ public struct IntervalJoin: Sendable {
 
     /// Keeps the first `limit` rows (0 keeps all).
     public mutating func truncate(to limit: Int) {
-        if limit > 0, records.rows.count > limit { records.rows.removeLast(records.rows.count - limit) }
+        if limit > 0, records.rows.count > limit {
+            records.rows.removeLast(records.rows.count - limit)
+            starts.removeLast(starts.count - limit)
+        }
     }
 }

@@ -22,6 +22,9 @@ enum StorageHarnesses {
         .workoutDelete(subject: "anna", uuids: [WorkoutHarnesses.workouts[0].uuid], writer: 4),
         .characteristics(subject: "anna", ProfileHarnesses.entries),
         .activitySummaries(subject: "anna", ProfileHarnesses.summaries),
+        .correlations(subject: "anna", CorrelationHarnesses.correlations, writer: 4),
+        .correlationDelete(subject: "anna", uuids: [CorrelationHarnesses.correlations[0].uuid], writer: nil),
+        .routes(subject: "anna", RouteHarnesses.routes, writer: 4),
     ]
 
     /// Checks a record payload: if it decodes, it is of the kind it was read as, and its encoding decodes to a

@@ -1,0 +1,127 @@
+import Foundation
+import HKQKit
+import HealthClient
+import HealthModel
+import HealthWire
+import TestSupport
+import Testing
+
+/// Workout routes through the real hkd and hkq (HEALTHKIT.md §13): an unpacked export whose workout names a GPX
+/// file beside export.xml and holds inline locations, `hkq route` as rows and as GPX, across a kill -9 after the
+/// acknowledgements; grants under the workout type; a deleted workout's routes no longer shown.
+@Suite("routes end to end", .serialized)
+struct RouteEndToEndTests {
+    static func run(_ arguments: [String]) async -> (status: Int32, out: String, err: String) {
+        let (console, out, err) = Console.capturing()
+        let status = await HKQ.standard.run(arguments: arguments, environment: [:], console: console)
+        return (status, out.text, err.text)
+    }
+
+    @Test("a route file and inline locations: imported, printed as rows and GPX, the same after kill -9")
+    func importPrintRestart() async throws {
+        let directory = try TestDirectory(prefix: "hk-routes")
+        let written = RouteExport.points(
+            40, seed: TestSeed.value(5), start: Date(timeIntervalSince1970: 1_704_093_120))
+        let path = "/workout-routes/route_2024-01-01_8.12am.gpx"
+        let xml = RouteExport.document(
+            path: path, start: "2024-01-01 08:12:00 +0100", end: "2024-01-01 08:32:00 +0100",
+            inline: Array(written.suffix(2)))
+        try FileManager.default.createDirectory(
+            atPath: directory.appending("workout-routes"), withIntermediateDirectories: true)
+        try Data(RouteExport.gpx(written).utf8).write(to: URL(fileURLWithPath: directory.appending(path)))
+        let export = directory.appending("export.xml")
+        try Data(xml.utf8).write(to: URL(fileURLWithPath: export))
+        let hkd = try await TestServer()
+        let imported = await Self.run(hkd.hkqServer + ["--subject", "anna", "--format", "json", "import", export])
+        #expect(imported.status == 0, "\(imported.err)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(imported.out.utf8)) as? [String: Any])
+        #expect(summary["routes"] as? Int == 2 && summary["routesInserted"] as? Int == 2, "\(imported.out)")
+        #expect((summary["rejected"] as? [Any])?.isEmpty == true, "\(imported.out)")
+        let client = hkd.client()
+        let workout = try #require(try await client.workouts(subject: "anna").workouts.first?.workout)
+        client.close()
+
+        func expectRoute(_ server: TestServer) async throws {
+            let rows = await Self.run(
+                server.hkqServer + [
+                    "--subject", "anna", "--format", "csv", "route", workout.uuid.uuidString, "--tz", "UTC",
+                ])
+            #expect(rows.status == 0, "\(rows.err)")
+            let lines = rows.out.split(separator: "\n")
+            #expect(lines.first == "time,latitude,longitude,elevation,speed,course,route")
+            #expect(lines.count == 1 + 40 + 2)
+            // The file's points first (they start first), each as written.
+            for (line, point) in zip(lines.dropFirst(), written) {
+                let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+                #expect(fields[0] == Substring(point.time) && Double(fields[1]) == point.latitude, "\(line)")
+                #expect(Double(fields[2]) == point.longitude)
+                #expect(
+                    abs(Double(fields[3])! - point.elevation) < 1e-4 && abs(Double(fields[4])! - point.speed) < 1e-5)
+            }
+            let gpx = await Self.run(
+                server.hkqServer + ["--subject", "anna", "route", workout.uuid.uuidString, "--gpx"])
+            #expect(gpx.out.hasPrefix("<?xml") && gpx.out.components(separatedBy: "<trkpt ").count == 43)
+            #expect(gpx.out.components(separatedBy: "<trkseg>").count == 3)
+        }
+        try await expectRoute(hkd)
+        await hkd.kill()
+        let restarted = try await hkd.restart()
+        try await expectRoute(restarted)
+
+        // A workout's routes go with it.
+        let admin = restarted.client()
+        defer { admin.close() }
+        #expect(try await admin.deleteWorkouts([workout.uuid], subject: "anna") == 1)
+        #expect(try await admin.routes(of: workout.uuid, subject: "anna").isEmpty)
+        let gone = await Self.run(restarted.hkqServer + ["--subject", "anna", "route", workout.uuid.uuidString])
+        #expect(gone.status != 0 && gone.err.contains("has no route"), "\(gone.err)")
+        await restarted.stop()
+    }
+
+    @Test("routes follow the workout grants: share without read sees its own; no workout grant is refused")
+    func grants() async throws {
+        let hkd = try await TestServer()
+        let admin = hkd.client()
+        defer { admin.close() }
+        let start: Timestamp = 1_704_093_120_000_000
+        func workoutWithRoute(_ source: String, day: Int64) -> (Workout, WorkoutRoute) {
+            let begin = start + day * Micros.day
+            let workout = Workout(
+                activityType: .running, start: begin, end: begin + Micros.hour, source: SourceInfo(name: source))
+            let route = WorkoutRoute(
+                workout: workout.uuid, path: "/workout-routes/\(source).gpx",
+                points: [RoutePoint(time: begin, latitude: 48.85, longitude: 2.29)])
+            return (workout, route)
+        }
+        let (theirs, theirRoute) = workoutWithRoute("Watch", day: 0)
+        _ = try await admin.insertWorkouts([theirs], subject: "anna")
+        #expect(try await admin.insertRoutes([theirRoute], subject: "anna").inserted == 1)
+        let created = try await admin.administer(
+            .create(
+                IdentitySpec(
+                    name: "run-sync", subjects: ["anna"], grants: [TypeGrant(type: "workout", share: true, read: false)]
+                )))
+        let agent = hkd.client(token: created.token)
+        defer { agent.close() }
+        let (own, ownRoute) = workoutWithRoute("RunSync", day: 1)
+        _ = try await agent.insertWorkouts([own], subject: "anna")
+        #expect(try await agent.insertRoutes([ownRoute], subject: "anna").inserted == 1)
+        #expect(try await agent.routes(of: own.uuid, subject: "anna") == [ownRoute])
+        #expect(try await agent.routes(of: theirs.uuid, subject: "anna").isEmpty)
+        #expect(try await admin.routes(of: theirs.uuid, subject: "anna") == [theirRoute])
+        let reader = try await admin.administer(
+            .create(
+                IdentitySpec(
+                    name: "steps", subjects: ["anna"], grants: [TypeGrant(type: "stepCount", share: true, read: true)]))
+        )
+        let other = hkd.client(token: reader.token)
+        defer { other.close() }
+        do {
+            _ = try await other.insertRoutes([ownRoute], subject: "anna")
+            Issue.record("an identity without a workout grant wrote a route")
+        } catch {
+            #expect(error.code.rawValue == ErrorCode.forbidden.rawValue)
+        }
+        await hkd.stop()
+    }
+}
