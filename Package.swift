@@ -5,7 +5,7 @@
 //   HealthModel ← HealthCodec ← HealthWire;  HealthModel ← HealthEngine;  CLinux ← HealthPosix;
 //   COpenSSL ← HealthTLS → HealthPosix (TLS over memory BIOs; the only module importing OpenSSL);
 //   HealthStorage uses Codec, Engine, Posix;  CNats ← HealthCluster → Storage (cluster mode over JetStream);
-//   HealthServer uses Wire, Engine, Posix, Storage, TLS;
+//   HealthServer uses Wire, Engine, Posix, Storage, TLS, Cluster;
 //   HealthClient uses Wire, Posix and TLS;  tools use the client.
 import PackageDescription
 
@@ -65,7 +65,10 @@ let package = Package(
             swiftSettings: swiftSettings),
         .target(
             name: "HealthServer",
-            dependencies: ["HealthModel", "HealthWire", "HealthEngine", "HealthPosix", "HealthStorage", "HealthTLS"],
+            dependencies: [
+                "HealthModel", "HealthWire", "HealthEngine", "HealthPosix", "HealthStorage", "HealthTLS",
+                "HealthCluster",
+            ],
             swiftSettings: swiftSettings),
         .target(
             name: "HealthClient", dependencies: ["HealthModel", "HealthWire", "HealthPosix", "HealthTLS"],

@@ -106,8 +106,12 @@ public final class JetStreamChangeLog: ChangeLog {
         partitions[index].withLock { $0.owned = false }
     }
 
-    /// Whether this node owns partition `index` (and may append to it).
+    /// Whether this node owns partition `index` (and may append to it once caught up).
     public func owns(_ index: Int) -> Bool { partitions[index].withLock { $0.owned } }
+
+    /// Whether this node serves partition `index` now: it owns it and has applied its stream (not rebuilding,
+    /// not catching up after an unacknowledged write).
+    public func serves(_ index: Int) -> Bool { partitions[index].withLock { $0.owned && !$0.uncertain } }
 
     /// The stream sequence of the last record of partition `index` applied in memory.
     public func lastApplied(_ index: Int) -> UInt64 { partitions[index].withLock { $0.last } }

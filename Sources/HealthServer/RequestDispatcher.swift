@@ -22,6 +22,9 @@ public struct RequestDispatcher: Sendable {
     public var identities: IdentityRegistry?
     /// Told about every durable change so live subscriptions update (see RequestDispatcher+Changes.swift).
     public var subscriptions: SubscriptionHub?
+    /// Cluster mode: throws unless this node serves the subject (``ErrorCode/notOwner`` naming the node that does);
+    /// checked before every request that names one subject (``Message/placedSubject``). `nil`: single-node.
+    public var placement: (@Sendable (_ subject: String) throws -> Void)?
     /// Facts about the running server for ``ServerInfo``.
     let status: @Sendable () -> ServerStatus
 
@@ -57,6 +60,7 @@ public struct RequestDispatcher: Sendable {
     /// Failures come back as a single ``ErrorReply``.
     public func handle(_ message: Message, identity: ClientIdentity) -> [Message] {
         do {
+            if let placement, let subject = message.placedSubject { try placement(subject) }
             guard let identities else { return try reply(to: message, writer: 0) }
             let access = try identities.access(for: identity)
             return try authorizedReply(to: message, access: access, identities: identities)

@@ -119,6 +119,11 @@ enum Golden {
             "error", "A request-level error: retrying cannot help, the connection stays open.", 9, [],
             .error(ErrorReply(HealthError(.incompatibleUnit, "unit \"kg\" is not compatible with stepCount (count)")))
         ),
+        (
+            "error-not-owner",
+            "Cluster mode: another node owns the subject's partition; the message starts with its address, retryable.",
+            12, [], .error(ErrorReply(HealthError(.notOwner, "127.0.0.1:7421 owns partition 5 (subject anna)")))
+        ),
         ("ping", "A ping.", 3, [], .ping(Ping(nonce: 0x0102_0304_0506_0708))),
         ("pong", "The answer to that ping.", 3, [], .pong(Pong(nonce: 0x0102_0304_0506_0708))),
         (
