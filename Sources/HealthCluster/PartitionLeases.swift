@@ -124,9 +124,11 @@ public final class PartitionLeases: Sendable {
             s.holders[index] = Holder(node: node, address: address)
         }
         let replayed = try log.catchUp(index, into: store)
+        let (seconds, attoseconds) = (ContinuousClock.now - started).components
+        let milliseconds = Double(seconds) * 1000 + Double(attoseconds) / 1e15
         logLine(
-            "took partition \(index) (\(replayed) records replayed to sequence \(log.lastApplied(index)) in "
-                + "\(ContinuousClock.now - started))")
+            "took partition \(index): replayed \(replayed) records to stream sequence \(log.lastApplied(index)) in "
+                + String(format: "%.1f ms", milliseconds))
         return index
     }
 

@@ -135,9 +135,11 @@ public final class HealthServer: Sendable {
             throw error
         }
         let report = durable.recovery
-        ServerLog.info(
-            "recovered \(report.snapshotSamples) samples from snapshots and replayed \(report.replayedRecords) log records"
-        )
+        if cluster == nil {
+            ServerLog.info(
+                "recovered \(report.snapshotSamples) samples from snapshots and replayed \(report.replayedRecords) log records"
+            )
+        }
         let server: HealthServer
         do {
             server = try HealthServer(

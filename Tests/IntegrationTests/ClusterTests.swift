@@ -21,6 +21,17 @@ struct ClusterTests {
         ])
     }
 
+    /// A nats-server and two nodes on it: node a, which created the cluster and holds every lease, and node b,
+    /// which holds none.
+    static func twoNodes() async throws -> (NATSServer, owner: TestServer, standby: TestServer) {
+        let nats = try await NATSServer()
+        let owner = try await node("a", on: nats)
+        try await owner.waitForLog("holds \(partitions)")
+        let standby = try await node("b", on: nats)
+        try await standby.waitForLog("holds 0")
+        return (nats, owner, standby)
+    }
+
     static func client(_ hkd: TestServer, retry: RetryPolicy = .standard) -> HealthClient {
         HealthClient(
             ClientConfiguration(
@@ -37,10 +48,15 @@ struct ClusterTests {
         return batch
     }
 
-    /// The error `message` gets on `connection`; `nil` when it succeeds.
-    static func failure(of message: Message, on connection: HealthConnection) async -> HealthClientError? {
+    /// A connection to `hkd` that neither retries nor follows redirects: what a node answers itself.
+    static func raw(_ hkd: TestServer) throws -> HealthConnection {
+        try HealthConnection.open(ClientConfiguration(host: "127.0.0.1", port: hkd.port, token: "", clientName: "raw"))
+    }
+
+    /// The error an insert of `batch` gets on `connection`; `nil` when it is stored.
+    static func failure(inserting batch: SampleBatch, on connection: HealthConnection) async -> HealthClientError? {
         do {
-            _ = try await connection.request(message)
+            _ = try await connection.request(.insert(Insert(batch: batch)))
             return nil
         } catch {
             return error
@@ -51,18 +67,13 @@ struct ClusterTests {
         "A node that does not own a subject's partition answers notOwner with the owner's address; the client follows it"
     )
     func redirectToOwner() async throws {
-        let nats = try await NATSServer()
-        let owner = try await Self.node("a", on: nats)
-        try await owner.waitForLog("holds \(Self.partitions)")
-        let other = try await Self.node("b", on: nats)
-        try await other.waitForLog("holds 0")
+        let (nats, owner, other) = try await Self.twoNodes()
+        _ = nats
 
         // The wire answer: 406, retryable, starting with the owner's address.
-        let connection = try HealthConnection.open(
-            ClientConfiguration(host: "127.0.0.1", port: other.port, token: "", clientName: "raw"))
+        let connection = try Self.raw(other)
         defer { connection.close() }
-        let refused = await Self.failure(
-            of: .insert(Insert(batch: Self.batch(id: 1, subject: "anna", rows: 3))), on: connection)
+        let refused = await Self.failure(inserting: Self.batch(id: 1, subject: "anna", rows: 3), on: connection)
         let error = try #require(refused, "node b accepted a change of a partition it does not own")
         #expect(error.code.rawValue == ErrorCode.notOwner.rawValue)
         #expect(error.isRetryable)
@@ -84,11 +95,8 @@ struct ClusterTests {
         "kill -9 of the owner: the other node takes the leases after the TTL, rebuilds from the streams and serves every acknowledged sample exactly once"
     )
     func failoverAfterKill() async throws {
-        let nats = try await NATSServer()
-        let owner = try await Self.node("a", on: nats)
-        try await owner.waitForLog("holds \(Self.partitions)")
-        let standby = try await Self.node("b", on: nats)
-        try await standby.waitForLog("holds 0")
+        let (nats, owner, standby) = try await Self.twoNodes()
+        _ = nats
 
         let subjects = (0..<12).map { "subject-\($0)" }
         var acknowledged: [String: Set<UUID>] = [:]
@@ -137,5 +145,46 @@ struct ClusterTests {
         #expect(present == total)
         // The new owner takes changes too.
         #expect(try await reader.insert(Self.batch(id: 1000, subject: subjects[0], rows: 2)).inserted == 2)
+    }
+
+    @Test(
+        "An owner paused with SIGSTOP past its lease cannot append once it runs again: refused, and then sent to the new owner"
+    )
+    func staleOwnerAfterPause() async throws {
+        let (nats, owner, standby) = try await Self.twoNodes()
+        _ = nats
+        let writer = Self.client(owner, retry: .none)
+        defer { writer.close() }
+        #expect(try await writer.insert(Self.batch(id: 1, subject: "anna", rows: 3)).inserted == 3)
+
+        let pid = try #require(owner.processIdentifier)
+        kill(pid, SIGSTOP)
+        var resumed = false
+        defer { if !resumed { kill(pid, SIGCONT) } }
+        // The standby takes the partition once the paused owner's lease expired, and takes changes.
+        let reader = Self.client(standby, retry: .none)
+        defer { reader.close() }
+        let taken = Self.batch(id: 2, subject: "anna", rows: 4)
+        try await waitUntil(timeout: .seconds(60), "node b to take anna's partition and store batch 2") {
+            (try? await reader.insert(taken)) != nil
+        }
+        kill(pid, SIGCONT)
+        resumed = true
+
+        // The former owner has not noticed yet, or has: either way it stores nothing.
+        let connection = try Self.raw(owner)
+        defer { connection.close() }
+        let stale = await Self.failure(inserting: Self.batch(id: 3, subject: "anna", rows: 5), on: connection)
+        let refusal = try #require(stale, "the paused owner appended after it lost its lease")
+        #expect(
+            [ErrorCode.notOwner.rawValue, ErrorCode.storageUnavailable.rawValue].contains(refusal.code.rawValue),
+            "\(refusal)")
+        // Soon it sends clients to the new owner.
+        try await waitUntil(timeout: .seconds(30), "node a to name node b as anna's owner") {
+            let error = await Self.failure(inserting: Self.batch(id: 4, subject: "anna", rows: 1), on: connection)
+            return error?.code == .notOwner && error?.message.hasPrefix("127.0.0.1:\(standby.port) ") == true
+        }
+        let stored = try await reader.samples("stepCount", subject: "anna")
+        #expect(stored.count == 7, "batches 1 and 2, and nothing the paused owner was sent")
     }
 }
