@@ -252,6 +252,12 @@ public final class HealthClient: Sendable {
         try await send(ServerInfoQuery())
     }
 
+    /// Cluster mode: the partitions as the node asked sees them (owners, stream sequences, lag); admins only.
+    /// A single-node server answers with no partitions.
+    package func clusterStatus() async throws(HealthClientError) -> ClusterStatus {
+        try await send(ClusterStatusQuery())
+    }
+
     /// A round trip to the server.
     public func ping() async throws(HealthClientError) {
         let nonce = UInt64.random(in: 0...UInt64.max)

@@ -102,6 +102,33 @@ public final class ClusterNode: Sendable {
         return HealthError(.notOwner, "\(holder.address) owns partition \(partition) (subject \(subject))")
     }
 
+    /// One partition as this node sees it: for ``status()``.
+    public struct PartitionStatus: Sendable {
+        public var index: Int
+        /// The lease holder as last seen (this node when it holds it); `nil` when nobody holds it.
+        public var holder: PartitionLeases.Holder?
+        /// Its stream now.
+        public var stream: JetStream.StreamState
+        /// The last stream sequence this node applied (0 unless it holds the partition).
+        public var applied: UInt64
+    }
+
+    /// Every partition: holder, stream state and what this node applied. One JetStream request per partition;
+    /// throws ``ErrorCode/storageUnavailable`` when NATS does not answer.
+    public func status() throws -> [PartitionStatus] {
+        try (0..<log.layout.count).map { index in
+            let stream: JetStream.StreamState
+            do {
+                stream = try log.jetStream.streamState(log.layout.streamName(index))
+            } catch let failure as NATSFailure {
+                throw failure.healthError
+            }
+            return PartitionStatus(
+                index: index, holder: leases.holder(of: index), stream: stream,
+                applied: log.owns(index) ? log.lastApplied(index) : 0)
+        }
+    }
+
     /// Gives the leases up (other nodes take the partitions at once) and closes the connection.
     public func stop() {
         leases.stop()

@@ -100,7 +100,9 @@ public final class PartitionLeases: Sendable {
                         logLine("lost the lease of partition \(index): another node holds it")
                     }
                 }
-                if let retaken = try takeIfFree(index, key: key) { taken.append(retaken) }
+                if state.withLock({ $0.revisions[index] }) == nil, let retaken = try takeIfFree(index, key: key) {
+                    taken.append(retaken)
+                }
                 if log.uncertainPartitions.contains(index) { try log.catchUp(index, into: store) }
             } catch {
                 logLine("partition \(index): \(error)")

@@ -241,7 +241,10 @@ public final class HealthServer: Sendable {
         var dispatcher = RequestDispatcher(durable: durable, limits: configuration.sessionLimits) { [self] in status() }
         dispatcher.identities = identities
         dispatcher.subscriptions = subscriptions
-        if let cluster { dispatcher.placement = { try cluster.checkServes($0) } }
+        if let cluster {
+            dispatcher.placement = { try cluster.checkServes($0) }
+            dispatcher.clusterStatus = { try ClusterStatus(cluster) }
+        }
         return dispatcher
     }
 

@@ -25,6 +25,8 @@ public struct RequestDispatcher: Sendable {
     /// Cluster mode: throws unless this node serves the subject (``ErrorCode/notOwner`` naming the node that does);
     /// checked before every request that names one subject (``Message/placedSubject``). `nil`: single-node.
     public var placement: (@Sendable (_ subject: String) throws -> Void)?
+    /// Cluster mode: the partitions as this node sees them, for ``ClusterStatus``; `nil`: single-node.
+    public var clusterStatus: (@Sendable () throws -> ClusterStatus)?
     /// Facts about the running server for ``ServerInfo``.
     let status: @Sendable () -> ServerStatus
 
@@ -154,6 +156,9 @@ public struct RequestDispatcher: Sendable {
                             .init(type: try QuantityType.named(name).identifier, state: .sharingAuthorized)
                         }))
             ]
+
+        case .clusterStatusQuery:
+            return [.clusterStatus(try clusterStatus?() ?? ClusterStatus(node: "", partitions: []))]
 
         case .serverInfoQuery:
             let info = store.info()

@@ -293,6 +293,25 @@ enum Golden {
                     samplesPerType: [.init(type: "stepCount", samples: 2_629_800)]))
         ),
         (
+            "cluster-status-query", "Ask a cluster node for its view of the partitions (empty payload).", 17, [],
+            .clusterStatusQuery(ClusterStatusQuery())
+        ),
+        (
+            "cluster-status",
+            "Node b's answer: partition 0 held by node a (3 records), partition 1 by b itself, caught up.", 17, [],
+            .clusterStatus(
+                ClusterStatus(
+                    node: "b",
+                    partitions: [
+                        .init(
+                            index: 0, owner: "a", ownerAddress: "127.0.0.1:7420", lastSequence: 3, appliedSequence: 0,
+                            messages: 3, bytes: 420, replicas: 1),
+                        .init(
+                            index: 1, owner: "b", ownerAddress: "127.0.0.1:7421", lastSequence: 2, appliedSequence: 2,
+                            messages: 2, bytes: 300, replicas: 1),
+                    ]))
+        ),
+        (
             "admin-request", "Create a write-only ingest identity.", 17, [],
             .adminRequest(AdminRequest(.create(identity)))
         ),

@@ -19,7 +19,7 @@ struct MessageRegistryTests {
             Set(requests) == [
                 .ping, .insert, .delete, .sampleQuery, .statisticsQuery, .collectionQuery, .changesQuery, .subscribe,
                 .unsubscribe, .getSourcePriority, .setSourcePriority, .authorizationStatusQuery, .serverInfoQuery,
-                .adminRequest, .backupRequest, .workoutInsert, .workoutQuery, .workoutDelete,
+                .adminRequest, .backupRequest, .workoutInsert, .workoutQuery, .workoutDelete, .clusterStatusQuery,
             ])
         #expect(MessageKind.sampleQuery.replyKind == .sampleResult)
         #expect(MessageKind.setSourcePriority.replyKind == .sourcePriority)

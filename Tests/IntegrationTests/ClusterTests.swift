@@ -1,6 +1,7 @@
 import Foundation
 import HealthClient
 import HealthModel
+import HKQKit
 import HealthWire
 import Synchronization
 import TestSupport
@@ -89,6 +90,24 @@ struct ClusterTests {
         let direct = Self.client(owner)
         defer { direct.close() }
         #expect(try await direct.samples("stepCount", subject: "anna").count == 4)
+
+        // hkq cluster status, asked of either node: every partition held by a, one record in all, no lag on a.
+        let seenByB = try await client.clusterStatus()
+        #expect(seenByB.node == "b")
+        #expect(seenByB.partitions.map(\.index) == (0..<UInt64(Self.partitions)).map { $0 })
+        #expect(seenByB.partitions.allSatisfy { $0.owner == "a" && $0.ownerAddress == "127.0.0.1:\(owner.port)" })
+        #expect(seenByB.partitions.reduce(0) { $0 + $1.lastSequence } == 1)
+        let seenByA = try await direct.clusterStatus()
+        #expect(seenByA.partitions.allSatisfy { $0.appliedSequence == $0.lastSequence && $0.replicas == 1 })
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(ClusterStatusCommand.rendered(seenByA, format: .json).utf8))
+                as? [String: Any])
+        #expect(json["node"] as? String == "a")
+        #expect(json["nodes"] as? [String: Int] == ["a": Self.partitions])
+        let rows = try #require(json["partitions"] as? [[String: Any]])
+        #expect(rows.count == Self.partitions)
+        #expect(rows.allSatisfy { $0["lag"] as? Int == 0 })
+        #expect(ClusterStatusCommand.rendered(seenByA, format: .table).contains("PARTITION  OWNER  ADDRESS"))
     }
 
     @Test(
