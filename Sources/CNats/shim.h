@@ -8,13 +8,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/// Connects to the comma-separated server URLs `urls`, reconnecting for ever (every `reconnectWaitMs`) after a
-/// lost connection; `timeoutMs` bounds each connection attempt.
-static inline natsStatus hk_nats_connect(natsConnection **nc, const char *urls, int64_t timeoutMs,
+/// Connects to one of the `count` server URLs `servers` (natsOptions_SetURL does not take a list in nats.c 3.4),
+/// reconnecting for ever (every `reconnectWaitMs`) after a lost connection; `timeoutMs` bounds each connection
+/// attempt.
+static inline natsStatus hk_nats_connect(natsConnection **nc, const char **servers, int count, int64_t timeoutMs,
                                          int64_t reconnectWaitMs) {
     natsOptions *opts = NULL;
     natsStatus s = natsOptions_Create(&opts);
-    if (s == NATS_OK) s = natsOptions_SetURL(opts, urls);
+    if (s == NATS_OK) s = natsOptions_SetServers(opts, servers, count);
     if (s == NATS_OK) s = natsOptions_SetTimeout(opts, timeoutMs);
     if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);
     if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, reconnectWaitMs);

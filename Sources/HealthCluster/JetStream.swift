@@ -21,8 +21,12 @@ public final class JetStream: @unchecked Sendable {
         throws(NATSFailure)
     {
         var nc: OpaquePointer?
+        let servers = urls.split(separator: ",").map { strdup($0.trimmingCharacters(in: .whitespaces)) }
+        defer { for server in servers { free(server) } }
+        var list = servers.map { UnsafePointer($0) }
         try check(
-            hk_nats_connect(&nc, urls, wait.milliseconds, reconnectWait.milliseconds), "cannot connect to \(urls)")
+            hk_nats_connect(&nc, &list, Int32(list.count), wait.milliseconds, reconnectWait.milliseconds),
+            "cannot connect to \(urls)")
         var js: OpaquePointer?
         let status = hk_nats_jetstream(&js, nc, wait.milliseconds)
         guard status == NATS_OK, let nc, let js else {

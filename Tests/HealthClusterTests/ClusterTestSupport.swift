@@ -23,9 +23,11 @@ func stepCount(_ store: HealthStore, subject: String) throws -> Int {
 
 /// A node's view of a cluster on `url`: its change log owning `owned` partitions (all by default) after
 /// rebuilding them into a fresh store, and the durable store over both.
-func openNode(url: String, partitions: Int = 4, owned: [Int]? = nil) throws -> (DurableStore, JetStreamChangeLog) {
-    let jetStream = try JetStream(urls: url)
-    let layout = try ClusterSetup.open(jetStream, partitions: partitions, replicas: 1)
+func openNode(
+    url: String, partitions: Int = 4, owned: [Int]? = nil, replicas: Int = 1, wait: Duration = .seconds(5)
+) throws -> (DurableStore, JetStreamChangeLog) {
+    let jetStream = try JetStream(urls: url, wait: wait)
+    let layout = try ClusterSetup.open(jetStream, partitions: partitions, replicas: replicas)
     let log = JetStreamChangeLog(jetStream: jetStream, layout: layout)
     let store = HealthStore()
     for index in owned ?? Array(0..<layout.count) {

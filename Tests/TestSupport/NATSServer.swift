@@ -20,15 +20,16 @@ public final class NATSServer: Sendable {
     public let storeDirectory: TestDirectory
     private let child: HKDChild
 
-    /// Starts `nats-server -js` on `127.0.0.1` and a free port (plus `arguments`), storing in a fresh directory
-    /// unless `storeDirectory` is given (a restart on the same store).
+    /// Starts `nats-server -js` on `127.0.0.1` and a free port, storing in a fresh directory unless
+    /// `storeDirectory` is given (a restart on the same store); as `member` of a cluster when given.
     public init(
-        storeDirectory: TestDirectory? = nil, arguments: [String] = [], startTimeout: Duration = .seconds(30)
+        storeDirectory: TestDirectory? = nil, member: ClusterMember? = nil, startTimeout: Duration = .seconds(30)
     ) async throws {
         let store = try storeDirectory ?? TestDirectory(prefix: "hkd-nats")
         let child = try HKDChild(
             binary: try Self.binary(),
-            arguments: ["-a", "127.0.0.1", "-p", "-1", "-js", "-sd", store.path] + arguments, name: "nats-server")
+            arguments: ["-a", "127.0.0.1", "-p", "-1", "-js", "-sd", store.path] + (member?.arguments ?? []),
+            name: "nats-server")
         var found: Int?
         do {
             try await waitUntil(timeout: startTimeout, "nats-server to listen and answer, or to exit") {
@@ -48,8 +49,55 @@ public final class NATSServer: Sendable {
                 .internalError, "nats-server did not start (exit status \(status)): \(child.output.text)")
         }
         port = found
+        self.member = member
         self.storeDirectory = store
         self.child = child
+    }
+
+    /// One server of a NATS cluster: its name, its route port and every member's route port.
+    public struct ClusterMember: Sendable {
+        public var name: String
+        public var routePort: Int
+        public var routePorts: [Int]
+
+        /// nats-server's arguments for it: the cluster `hkd-test`, routes to every other member on loopback.
+        var arguments: [String] {
+            let routes = routePorts.filter { $0 != routePort }.map { "nats-route://127.0.0.1:\($0)" }
+            return [
+                "--server_name", name, "--cluster_name", "hkd-test", "--cluster", "nats://127.0.0.1:\(routePort)",
+                "--routes", routes.joined(separator: ","),
+            ]
+        }
+    }
+
+    /// The member this server is of a cluster started by ``cluster(size:)``; `nil` for a lone server.
+    public let member: ClusterMember?
+
+    /// `size` servers forming one JetStream cluster on loopback (route ports picked free, each with its own
+    /// store). They are listening when this returns; JetStream elects its leader a moment later, so wait on a
+    /// first successful request.
+    public static func cluster(size: Int) async throws -> [NATSServer] {
+        let routePorts = try (0..<size).map { _ in try freePort() }
+        var servers: [NATSServer] = []
+        for (index, port) in routePorts.enumerated() {
+            servers.append(
+                try await NATSServer(
+                    member: ClusterMember(name: "n\(index + 1)", routePort: port, routePorts: routePorts)))
+        }
+        return servers
+    }
+
+    /// This server again on its store (and, in a cluster, its route port) after ``kill()`` or ``stop()``; its
+    /// client port is a new one.
+    public func restart() async throws -> NATSServer {
+        try await NATSServer(storeDirectory: storeDirectory, member: member)
+    }
+
+    /// A loopback port nothing listens on right now.
+    static func freePort() throws -> Int {
+        let socket = try ListeningSocket.bind(host: "127.0.0.1", port: 0)
+        defer { socket.close() }
+        return socket.address.port
     }
 
     /// `nats://127.0.0.1:PORT`.
