@@ -4,7 +4,8 @@
 // Dependencies point one way (see ARCHITECTURE.md):
 //   HealthModel ← HealthCodec ← HealthWire;  HealthModel ← HealthEngine;  CLinux ← HealthPosix;
 //   COpenSSL ← HealthTLS → HealthPosix (TLS over memory BIOs; the only module importing OpenSSL);
-//   HealthStorage uses Codec, Engine, Posix;  HealthServer uses Wire, Engine, Posix, Storage, TLS;
+//   HealthStorage uses Codec, Engine, Posix;  CNats ← HealthCluster → Storage (cluster mode over JetStream);
+//   HealthServer uses Wire, Engine, Posix, Storage, TLS, Cluster;
 //   HealthClient uses Wire, Posix and TLS;  tools use the client.
 import PackageDescription
 
@@ -37,6 +38,9 @@ let package = Package(
         // OpenSSL 3 (libssl, libcrypto): a module map and static inline wrappers of its macros.
         .systemLibrary(
             name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // nats.c 3.4 (libnats): a module map and static inline builders of its configuration structs.
+        .systemLibrary(
+            name: "CNats", path: "Sources/CNats", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
 
         // MARK: Pure core (no I/O)
         .target(name: "HealthModel", swiftSettings: swiftSettings),
@@ -53,9 +57,18 @@ let package = Package(
         .target(
             name: "HealthStorage", dependencies: ["HealthModel", "HealthCodec", "HealthEngine", "HealthPosix"],
             swiftSettings: swiftSettings),
+        // Cluster mode: partition logs in NATS JetStream streams, leases in its key-value buckets (the only module
+        // importing CNats).
+        .target(
+            name: "HealthCluster",
+            dependencies: ["CNats", "HealthModel", "HealthEngine", "HealthPosix", "HealthStorage"],
+            swiftSettings: swiftSettings),
         .target(
             name: "HealthServer",
-            dependencies: ["HealthModel", "HealthWire", "HealthEngine", "HealthPosix", "HealthStorage", "HealthTLS"],
+            dependencies: [
+                "HealthModel", "HealthWire", "HealthEngine", "HealthPosix", "HealthStorage", "HealthTLS",
+                "HealthCluster",
+            ],
             swiftSettings: swiftSettings),
         .target(
             name: "HealthClient", dependencies: ["HealthModel", "HealthWire", "HealthPosix", "HealthTLS"],
@@ -100,6 +113,10 @@ let package = Package(
         .testTarget(
             name: "HealthStorageTests",
             dependencies: ["HealthStorage", "HealthEngine", "HealthCodec", "HealthPosix", "TestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HealthClusterTests",
+            dependencies: ["HealthCluster", "HealthStorage", "HealthEngine", "TestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthImportTests", dependencies: ["HealthImport", "TestSupport"], swiftSettings: swiftSettings),

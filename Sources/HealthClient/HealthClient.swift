@@ -21,6 +21,12 @@ public final class HealthClient: Sendable {
     /// Where it connects and how it retries.
     public let configuration: ClientConfiguration
     private let current = Mutex<HealthConnection?>(nil)
+    /// Cluster mode: the node that last said it owns a subject (`host:port`), by subject.
+    private let routes = Mutex<[String: String]>([:])
+    /// Connections to the cluster nodes requests were sent on to, by address.
+    private let owners = Mutex<[String: HealthConnection]>([:])
+    /// Redirects one request follows before it fails with the last ``ErrorCode/notOwner``.
+    static let maxRedirects = 3
 
     /// A client for `configuration`; it connects on its first request (or ``connect()``), not here.
     public init(_ configuration: ClientConfiguration) {
@@ -33,27 +39,69 @@ public final class HealthClient: Sendable {
         try await connection().welcome
     }
 
-    /// Closes the connection; a later request reconnects.
+    /// Closes the connection (and those to other cluster nodes); a later request reconnects.
     public func close() {
         let connection = current.withLock { connection in
             defer { connection = nil }
             return connection
         }
         connection?.close()
+        let others = owners.withLock { owners in
+            defer { owners = [:] }
+            return owners.values
+        }
+        for other in others { other.close() }
     }
 
-    /// The open connection, or a new one (package-internal: the wire-level connection is not public API).
-    package func connection() async throws(HealthClientError) -> HealthConnection {
-        if let connection = current.withLock({ $0 }), !connection.isClosed { return connection }
-        let configuration = configuration
+    /// The connection to `address` (a cluster node that owns a subject), or the configured one when `nil`.
+    private func connection(to address: String?) async throws(HealthClientError) -> HealthConnection {
+        guard let address, let (host, port) = Self.split(address) else { return try await connection() }
+        if address == "\(configuration.host):\(configuration.port)" { return try await connection() }
+        if let open = owners.withLock({ $0[address] }), !open.isClosed { return open }
+        var target = configuration
+        (target.host, target.port) = (host, port)
+        let fresh = try await Self.open(target)
+        return owners.withLock { owners in
+            if let existing = owners[address], !existing.isClosed {
+                fresh.close()
+                return existing
+            }
+            owners[address] = fresh
+            return fresh
+        }
+    }
+
+    /// The address a ``ErrorCode/notOwner`` message starts with (up to its first space), if it is `HOST:PORT`.
+    static func ownerAddress(in message: String) -> String? {
+        let address = String(message.prefix { $0 != " " })
+        return split(address) == nil ? nil : address
+    }
+
+    /// `HOST:PORT` (`[IPv6]:PORT`) split; `nil` for anything else.
+    static func split(_ address: String) -> (host: String, port: Int)? {
+        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
+            (1...65535).contains(port)
+        else { return nil }
+        var host = String(address[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return host.isEmpty ? nil : (host, port)
+    }
+
+    /// Opens a connection off the cooperative pool (connecting blocks).
+    private static func open(_ configuration: ClientConfiguration) async throws(HealthClientError) -> HealthConnection {
         let result: Result<HealthConnection, HealthClientError> = await withCheckedContinuation { continuation in
-            // Connecting blocks; keep it off the cooperative pool.
             DispatchQueue.global().async {
                 continuation.resume(
                     returning: Result { () throws(HealthClientError) in try HealthConnection.open(configuration) })
             }
         }
-        let fresh = try result.get()
+        return try result.get()
+    }
+
+    /// The open connection, or a new one (package-internal: the wire-level connection is not public API).
+    package func connection() async throws(HealthClientError) -> HealthConnection {
+        if let connection = current.withLock({ $0 }), !connection.isClosed { return connection }
+        let fresh = try await Self.open(configuration)
         return current.withLock { connection in
             if let existing = connection, !existing.isClosed {
                 fresh.close()
@@ -64,13 +112,28 @@ public final class HealthClient: Sendable {
         }
     }
 
-    /// Sends a request, reconnecting and retrying retryable failures per the retry policy.
+    /// Sends a request, reconnecting and retrying retryable failures per the retry policy. A cluster node's
+    /// ``ErrorCode/notOwner`` sends the request to the owner it names at once; the client remembers the owner of
+    /// the subject for its next requests (and forgets it when that node cannot be reached).
     package func request(_ message: Message) async throws(HealthClientError) -> [Message] {
         var attempt = 1
+        var redirects = 0
+        let subject = message.placedSubject
         while true {
+            let owner = subject.flatMap { subject in routes.withLock { $0[subject] } }
             do {
-                return try await connection().request(message)
+                return try await connection(to: owner).request(message)
             } catch {
+                if error.code == .notOwner, let subject, let address = Self.ownerAddress(in: error.message),
+                    redirects < Self.maxRedirects
+                {
+                    redirects += 1
+                    routes.withLock { $0[subject] = address }
+                    continue
+                }
+                if let subject, owner != nil, error.code == .connectionLost || error.code == .timedOut {
+                    routes.withLock { $0[subject] = nil }
+                }
                 guard error.isRetryable, attempt < configuration.retry.maxAttempts else { throw error }
                 attempt += 1
                 try? await Task.sleep(for: configuration.retry.backoff(beforeAttempt: attempt))
@@ -187,6 +250,12 @@ public final class HealthClient: Sendable {
     /// The server's version, uptime and contents.
     public func serverInfo() async throws(HealthClientError) -> ServerInfo {
         try await send(ServerInfoQuery())
+    }
+
+    /// Cluster mode: the partitions as the node asked sees them (owners, stream sequences, lag); admins only.
+    /// A single-node server answers with no partitions.
+    package func clusterStatus() async throws(HealthClientError) -> ClusterStatus {
+        try await send(ClusterStatusQuery())
     }
 
     /// A round trip to the server.

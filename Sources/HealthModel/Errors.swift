@@ -65,6 +65,9 @@ public enum ErrorCode: UInt16, Sendable, CaseIterable, CustomStringConvertible {
     case tooManyConnections = 403
     case connectionLost = 404
     case timedOut = 405
+    /// Cluster mode: another node owns the subject's partition; the message starts with that node's address
+    /// (`HOST:PORT`), where the client sends the request again.
+    case notOwner = 406
 
     // 5xx: server fault.
     case internalError = 500
@@ -124,6 +127,7 @@ public enum ErrorCode: UInt16, Sendable, CaseIterable, CustomStringConvertible {
         case .tooManyConnections: "tooManyConnections"
         case .connectionLost: "connectionLost"
         case .timedOut: "timedOut"
+        case .notOwner: "notOwner"
         case .internalError: "internalError"
         }
     }

@@ -43,7 +43,7 @@ public enum HKDMain {
             return 1
         }
         ServerLog.info(
-            "\(HealthServer.version) listening on \(configuration.host):\(server.port) (data directory \(configuration.dataDirectory); fsync \(configuration.fsync.rawValue); \(server.usesTLS ? configuration.tlsClientCA == nil ? "TLS" : "mutual TLS" : "plaintext"))"
+            "\(HealthServer.version) listening on \(configuration.host):\(server.port) (data directory \(configuration.dataDirectory); \(server.cluster.map { "cluster node \($0.options.nodeID)" } ?? "fsync \(configuration.fsync.rawValue)"); \(server.usesTLS ? configuration.tlsClientCA == nil ? "TLS" : "mutual TLS" : "plaintext"))"
         )
         let signal = (try? SignalSet.termination.wait()) ?? SIGTERM
         ServerLog.info("received \(signal == SIGINT ? "SIGINT" : "SIGTERM"), stopping")

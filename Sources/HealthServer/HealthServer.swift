@@ -1,4 +1,5 @@
 import Foundation
+import HealthCluster
 import HealthEngine
 import HealthModel
 import HealthPosix
@@ -16,8 +17,10 @@ public final class HealthServer: Sendable {
 
     public let configuration: ServerConfiguration
     public let store: HealthStore
-    /// The store with its write-ahead log and snapshots.
+    /// The store with its write-ahead log and snapshots (or, in cluster mode, its partition streams).
     public let durable: DurableStore
+    /// This node of a cluster (`--cluster`); `nil` in single-node mode.
+    public let cluster: ClusterNode?
     let workers: WorkerPool
     /// Live subscriptions of every connection; changes wake the ones they touch.
     public let subscriptions = SubscriptionHub()
@@ -116,21 +119,34 @@ public final class HealthServer: Sendable {
             ServerLog.warning("authorization is off: anyone who reaches the port may read and change all data")
         }
         let durable: DurableStore
+        let cluster: ClusterNode?
         do {
-            durable = try DurableStore(configuration.storage) { line in ServerLog.info(line) }
+            if let options = try configuration.clusterOptions() {
+                let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+                let address = "\(host):\(socket.address.port)"
+                cluster = try ClusterNode(options, address: address) { line in ServerLog.info(line) }
+                durable = cluster!.durable
+            } else {
+                cluster = nil
+                durable = try DurableStore(configuration.storage) { line in ServerLog.info(line) }
+            }
         } catch {
             lock.release()
             throw error
         }
         let report = durable.recovery
-        ServerLog.info(
-            "recovered \(report.snapshotSamples) samples from snapshots and replayed \(report.replayedRecords) log records"
-        )
+        if cluster == nil {
+            ServerLog.info(
+                "recovered \(report.snapshotSamples) samples from snapshots and replayed \(report.replayedRecords) log records"
+            )
+        }
         let server: HealthServer
         do {
             server = try HealthServer(
-                configuration: configuration, durable: durable, identities: identities, dataLock: lock, tls: tls)
+                configuration: configuration, durable: durable, cluster: cluster, identities: identities,
+                dataLock: lock, tls: tls)
         } catch {
+            cluster?.stop()
             durable.close(snapshot: false)
             lock.release()
             throw error
@@ -199,10 +215,11 @@ public final class HealthServer: Sendable {
     }
 
     private init(
-        configuration: ServerConfiguration, durable: DurableStore, identities: IdentityRegistry?,
-        dataLock: DirectoryLock, tls: TLSContext?
+        configuration: ServerConfiguration, durable: DurableStore, cluster: ClusterNode?,
+        identities: IdentityRegistry?, dataLock: DirectoryLock, tls: TLSContext?
     ) throws {
         self.configuration = configuration
+        self.cluster = cluster
         self.tls = tls
         self.identities = identities
         authenticator = identities.map { TokenAuthenticator(registry: $0) } ?? OpenAuthenticator()
@@ -224,6 +241,10 @@ public final class HealthServer: Sendable {
         var dispatcher = RequestDispatcher(durable: durable, limits: configuration.sessionLimits) { [self] in status() }
         dispatcher.identities = identities
         dispatcher.subscriptions = subscriptions
+        if let cluster {
+            dispatcher.placement = { try cluster.checkServes($0) }
+            dispatcher.clusterStatus = { try ClusterStatus(cluster) }
+        }
         return dispatcher
     }
 
@@ -330,6 +351,7 @@ public final class HealthServer: Sendable {
         }
         workers.shutdown()
         group.shutdown()
+        cluster?.stop()
         durable.close()
         dataLock.release()
     }

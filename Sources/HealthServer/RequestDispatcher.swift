@@ -22,6 +22,11 @@ public struct RequestDispatcher: Sendable {
     public var identities: IdentityRegistry?
     /// Told about every durable change so live subscriptions update (see RequestDispatcher+Changes.swift).
     public var subscriptions: SubscriptionHub?
+    /// Cluster mode: throws unless this node serves the subject (``ErrorCode/notOwner`` naming the node that does);
+    /// checked before every request that names one subject (``Message/placedSubject``). `nil`: single-node.
+    public var placement: (@Sendable (_ subject: String) throws -> Void)?
+    /// Cluster mode: the partitions as this node sees them, for ``ClusterStatus``; `nil`: single-node.
+    public var clusterStatus: (@Sendable () throws -> ClusterStatus)?
     /// Facts about the running server for ``ServerInfo``.
     let status: @Sendable () -> ServerStatus
 
@@ -57,6 +62,7 @@ public struct RequestDispatcher: Sendable {
     /// Failures come back as a single ``ErrorReply``.
     public func handle(_ message: Message, identity: ClientIdentity) -> [Message] {
         do {
+            if let placement, let subject = message.placedSubject { try placement(subject) }
             guard let identities else { return try reply(to: message, writer: 0) }
             let access = try identities.access(for: identity)
             return try authorizedReply(to: message, access: access, identities: identities)
@@ -150,6 +156,9 @@ public struct RequestDispatcher: Sendable {
                             .init(type: try QuantityType.named(name).identifier, state: .sharingAuthorized)
                         }))
             ]
+
+        case .clusterStatusQuery:
+            return [.clusterStatus(try clusterStatus?() ?? ClusterStatus(node: "", partitions: []))]
 
         case .serverInfoQuery:
             let info = store.info()

@@ -1,3 +1,4 @@
+import HealthCluster
 import HealthModel
 import HealthStorage
 import HealthWire
@@ -44,6 +45,31 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// A backup (`hkq admin backup`) to copy into the data directory before starting (`--restore-from`); the
     /// data directory must not exist or be empty.
     public var restoreFrom: String?
+    /// Cluster mode: the NATS JetStream servers (`--cluster nats://host:port,...`); `nil`: single-node mode.
+    public var cluster: String?
+    /// This node's id in the cluster (`--node-id`); required with ``cluster``.
+    public var nodeID: String?
+    /// P, when this node creates the cluster (`--partitions`).
+    public var partitions = 64
+    /// Copies of each stream and bucket this node creates (`--replicas`).
+    public var replicas = 1
+    /// Seconds a partition's lease outlives its owner's last renewal (`--lease-ttl`).
+    public var leaseTTLSeconds: UInt64 = 10
+
+    /// The cluster this node joins; `nil` in single-node mode. Throws ``ErrorCode/invalidArgument`` for
+    /// `--cluster` without `--node-id` (or the other way round) and for a bad node id.
+    public func clusterOptions() throws -> ClusterOptions? {
+        switch (cluster, nodeID) {
+        case (nil, nil): return nil
+        case (let urls?, let node?):
+            try ClusterOptions.checkNodeID(node)
+            return ClusterOptions(
+                urls: urls, nodeID: node, partitions: partitions, replicas: replicas,
+                leaseTTL: .seconds(Int64(clamping: leaseTTLSeconds)))
+        default: throw HealthError(.invalidArgument, "--cluster and --node-id go together: give both or neither")
+        }
+    }
+
     /// Where the metrics and health endpoint listens (`--metrics-listen`); `nil`: not served.
     public var metricsListen: MetricsAddress?
 
@@ -210,6 +236,17 @@ public struct ServerConfiguration: Hashable, Sendable {
           --metrics-listen HOST:PORT
                                   Serve /metrics (Prometheus text format), /healthz and /readyz over HTTP on
                                   this address, without tokens (default: not served; e.g. 127.0.0.1:9420).
+          --cluster URLS          Cluster mode: keep the data in NATS JetStream at URLS (comma-separated
+                                  nats://host:port) instead of DIR's log and snapshots; this node serves the
+                                  partitions of the subjects whose leases it holds and sends clients to the
+                                  owner of the others (default: single-node; see ARCHITECTURE.md).
+          --node-id ID            This node's id in the cluster (1-64 of A-Z a-z 0-9 . _ -); with --cluster.
+          --partitions N          Partitions of the subjects when this node creates the cluster (1-4096;
+                                  fixed afterwards, the recorded count wins) (default: 64).
+          --replicas N            Copies of each partition stream this node creates: 3 on a 3-server NATS
+                                  cluster (default: 1).
+          --lease-ttl SECONDS     How long a partition stays with a node that stopped renewing its lease,
+                                  before another node takes it over (default: 10).
           --log-format text|json  Log records as text lines or one JSON object per line (default: text).
           --log-level debug|info|warning|error
                                   The least severe records written (default: info).

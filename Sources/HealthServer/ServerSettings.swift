@@ -1,4 +1,5 @@
 import Foundation
+import HealthCluster
 import HealthModel
 import HealthPosix
 import HealthStorage
@@ -107,6 +108,22 @@ struct ServerSetting: Sendable {
             let (host, port) = try ServerConfiguration.parseAddress(text, origin: origin)
             config.metricsListen = .init(host: host, port: port)
         },
+        ServerSetting("cluster") { config, text, origin in
+            guard text.hasPrefix("nats://") || text.hasPrefix("tls://") else {
+                throw HealthError(.invalidArgument, "\(origin) takes nats://host:port[,...], not \"\(text)\"")
+            }
+            config.cluster = text
+        },
+        .path("node-id", \.nodeID),
+        ServerSetting("partitions") { config, text, origin in
+            guard let count = Int(text), (1...PartitionLayout.maxPartitions).contains(count) else {
+                throw HealthError(
+                    .invalidArgument, "\(origin) takes 1 to \(PartitionLayout.maxPartitions), not \"\(text)\"")
+            }
+            config.partitions = count
+        },
+        .number("replicas", minimum: 1, \.replicas),
+        .number("lease-ttl", minimum: 1, \.leaseTTLSeconds),
         .choice("log-format", \.logFormat),
         .choice("log-level", \.logLevel),
         ServerSetting("tls") { config, text, origin in

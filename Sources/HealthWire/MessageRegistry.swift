@@ -73,6 +73,9 @@ public enum MessageKind: UInt8, Sendable, CaseIterable {
     case routeInsertAck = 0x96
     case routeQuery = 0x97
     case routeResult = 0x98
+    // Declared last, so that the kinds above keep their places in `allCases` (the fuzz seeds index it).
+    case clusterStatusQuery = 0x64
+    case clusterStatus = 0x65
 
     /// The lowerCamel name the spec uses, e.g. `insertAck` (interpolating a kind prints the same).
     public var name: String { String(describing: self) }
@@ -112,6 +115,8 @@ public enum Message: Hashable, Sendable {
     case authorizationStatus(AuthorizationStatus)
     case serverInfoQuery(ServerInfoQuery)
     case serverInfo(ServerInfo)
+    case clusterStatusQuery(ClusterStatusQuery)
+    case clusterStatus(ClusterStatus)
     case adminRequest(AdminRequest)
     case adminResult(AdminResult)
     case backupRequest(BackupRequest)
@@ -175,6 +180,8 @@ extension MessageKind {
         case .authorizationStatus: MessageRegistration(Message.authorizationStatus)
         case .serverInfoQuery: MessageRegistration(Message.serverInfoQuery)
         case .serverInfo: MessageRegistration(Message.serverInfo)
+        case .clusterStatusQuery: MessageRegistration(Message.clusterStatusQuery)
+        case .clusterStatus: MessageRegistration(Message.clusterStatus)
         case .adminRequest: MessageRegistration(Message.adminRequest)
         case .adminResult: MessageRegistration(Message.adminResult)
         case .backupRequest: MessageRegistration(Message.backupRequest)
@@ -239,6 +246,8 @@ extension Message {
         case .authorizationStatus(let m): m
         case .serverInfoQuery(let m): m
         case .serverInfo(let m): m
+        case .clusterStatusQuery(let m): m
+        case .clusterStatus(let m): m
         case .adminRequest(let m): m
         case .adminResult(let m): m
         case .backupRequest(let m): m
@@ -283,6 +292,7 @@ extension GetSourcePriority: Request { public typealias Reply = SourcePriority }
 extension SetSourcePriority: Request { public typealias Reply = SourcePriority }
 extension AuthorizationStatusQuery: Request { public typealias Reply = AuthorizationStatus }
 extension ServerInfoQuery: Request { public typealias Reply = ServerInfo }
+extension ClusterStatusQuery: Request { public typealias Reply = ClusterStatus }
 extension AdminRequest: Request { public typealias Reply = AdminResult }
 extension BackupRequest: Request { public typealias Reply = BackupResult }
 extension WorkoutInsert: Request { public typealias Reply = WorkoutInsertAck }

@@ -307,6 +307,31 @@ import Testing
         #expect(try OutputShapes.expectJSON(deleted, section: "delete")["deleted"].map { "\($0)" } == "integer(2)")
     }
 
+    /// A single-node server has no partitions; a cluster node's rows (rendered here from a made-up answer, the
+    /// live cluster being IntegrationTests' ClusterTests) hold owners, sequences and lag, or nulls.
+    @Test func clusterStatusShapes() async throws {
+        let json = try await Self.run(["cluster", "status", "--format", "json"], subject: "shape-cluster")
+        let single = try OutputShapes.expectJSON(json, section: "cluster status")
+        #expect(single["partitions"]?.elements.isEmpty == true, "\(json)")
+        try OutputShapes.expectCSV(
+            try await Self.run(["cluster", "status", "--format", "csv"], subject: "shape-cluster"),
+            section: "cluster status")
+        // Partition 0 held by another node, 1 by the node asked (lagging by one), 2 by nobody.
+        let owners = ["a", "b", ""]
+        let status = ClusterStatus(
+            node: "b",
+            partitions: owners.enumerated().map { index, owner in
+                ClusterStatus.Partition(
+                    index: UInt64(index), owner: owner, ownerAddress: owner.isEmpty ? "" : "127.0.0.1:742\(index)",
+                    lastSequence: UInt64(3 - index), appliedSequence: owner == "b" ? 1 : 0,
+                    messages: UInt64(3 - index), bytes: UInt64(100 * (3 - index)), replicas: 1)
+            })
+        let rows = try OutputShapes.expectJSON(
+            ClusterStatusCommand.rendered(status, format: .json), section: "cluster status")["partitions"]?.elements
+        #expect(rows?.count == 3)
+        try OutputShapes.expectCSV(ClusterStatusCommand.rendered(status, format: .csv), section: "cluster status")
+    }
+
     @Test func serverInfoAuthUnitsAndBackupShapes() async throws {
         try await Self.seed("shape-server")
         for format in ["json", "csv"] {

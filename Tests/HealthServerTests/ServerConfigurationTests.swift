@@ -37,6 +37,37 @@ struct ServerConfigurationTests {
         #expect(config.sessionLimits.idleTimeoutSeconds == 0)
     }
 
+    @Test("cluster mode: --cluster with --node-id, the cluster's settings, and what is refused")
+    func clusterFlags() throws {
+        guard case .run(let single) = try ServerConfiguration.parse([]) else { throw HealthError(.internalError, "") }
+        #expect(try single.clusterOptions() == nil)
+        guard
+            case .run(let node) = try ServerConfiguration.parse([
+                "--cluster", "nats://127.0.0.1:4222,nats://127.0.0.1:4223", "--node-id", "hkd-1.a_b", "--partitions",
+                "16", "--replicas", "3", "--lease-ttl", "4",
+            ])
+        else { throw HealthError(.internalError, "") }
+        let options = try #require(try node.clusterOptions())
+        #expect(options.urls == "nats://127.0.0.1:4222,nats://127.0.0.1:4223")
+        #expect(options.nodeID == "hkd-1.a_b")
+        #expect(options.partitions == 16)
+        #expect(options.replicas == 3)
+        #expect(options.leaseTTL == .seconds(4))
+        for arguments in [
+            ["--cluster", "127.0.0.1:4222"], ["--partitions", "0"], ["--partitions", "4097"], ["--replicas", "0"],
+            ["--lease-ttl", "0"],
+        ] {
+            #expect(throws: HealthError.self, "\(arguments)") { try ServerConfiguration.parse(arguments) }
+        }
+        for (cluster, nodeID) in [("nats://127.0.0.1:4222", nil), (nil, "a"), ("nats://127.0.0.1:4222", "a b")] {
+            var config = single
+            (config.cluster, config.nodeID) = (cluster, nodeID)
+            #expect(throws: HealthError.self, "\(String(describing: cluster)) \(String(describing: nodeID))") {
+                try config.clusterOptions()
+            }
+        }
+    }
+
     @Test("help and version")
     func helpAndVersion() throws {
         #expect(try ServerConfiguration.parse(["--help"]) == .help)

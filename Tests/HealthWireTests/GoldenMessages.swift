@@ -119,6 +119,11 @@ enum Golden {
             "error", "A request-level error: retrying cannot help, the connection stays open.", 9, [],
             .error(ErrorReply(HealthError(.incompatibleUnit, "unit \"kg\" is not compatible with stepCount (count)")))
         ),
+        (
+            "error-not-owner",
+            "Cluster mode: another node owns the subject's partition; the message starts with its address, retryable.",
+            12, [], .error(ErrorReply(HealthError(.notOwner, "127.0.0.1:7421 owns partition 5 (subject anna)")))
+        ),
         ("ping", "A ping.", 3, [], .ping(Ping(nonce: 0x0102_0304_0506_0708))),
         ("pong", "The answer to that ping.", 3, [], .pong(Pong(nonce: 0x0102_0304_0506_0708))),
         (
@@ -286,6 +291,25 @@ enum Golden {
                     serverVersion: "hkd 0.1.0", uptimeMicros: 90 * Micros.second.magnitude, connections: 2,
                     residentBytes: 50 << 20, subjects: 1,
                     samplesPerType: [.init(type: "stepCount", samples: 2_629_800)]))
+        ),
+        (
+            "cluster-status-query", "Ask a cluster node for its view of the partitions (empty payload).", 17, [],
+            .clusterStatusQuery(ClusterStatusQuery())
+        ),
+        (
+            "cluster-status",
+            "Node b's answer: partition 0 held by node a (3 records), partition 1 by b itself, caught up.", 17, [],
+            .clusterStatus(
+                ClusterStatus(
+                    node: "b",
+                    partitions: [
+                        .init(
+                            index: 0, owner: "a", ownerAddress: "127.0.0.1:7420", lastSequence: 3, appliedSequence: 0,
+                            messages: 3, bytes: 420, replicas: 1),
+                        .init(
+                            index: 1, owner: "b", ownerAddress: "127.0.0.1:7421", lastSequence: 2, appliedSequence: 2,
+                            messages: 2, bytes: 300, replicas: 1),
+                    ]))
         ),
         (
             "admin-request", "Create a write-only ingest identity.", 17, [],

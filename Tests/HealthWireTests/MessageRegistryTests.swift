@@ -21,7 +21,7 @@ struct MessageRegistryTests {
                 .unsubscribe, .getSourcePriority, .setSourcePriority, .authorizationStatusQuery, .serverInfoQuery,
                 .adminRequest, .backupRequest, .workoutInsert, .workoutQuery, .workoutDelete, .characteristicsSet,
                 .characteristicsQuery, .activitySummaryInsert, .activitySummaryQuery, .correlationInsert,
-                .correlationQuery, .correlationDelete, .routeInsert, .routeQuery,
+                .correlationQuery, .correlationDelete, .routeInsert, .routeQuery, .clusterStatusQuery,
             ])
         #expect(MessageKind.sampleQuery.replyKind == .sampleResult)
         #expect(MessageKind.setSourcePriority.replyKind == .sourcePriority)

@@ -165,14 +165,17 @@ public final class TestServer: Sendable {
     }
 }
 
-/// One hkd process: its exit status (set by Foundation's termination handler) and its standard error, read to
-/// end of file by a thread of its own.
-private final class HKDChild: Sendable {
+/// One child process (hkd, or the tests' nats-server): its exit status (set by Foundation's termination handler)
+/// and its standard error, read to end of file by a thread of its own.
+final class HKDChild: Sendable {
     let output = OutputCollector()
+    /// The program's name in failure messages.
+    let name: String
     private let status = ConditionLock<Int32?>(nil)
     private let process: Process
 
-    init(binary: URL, arguments: [String]) throws {
+    init(binary: URL, arguments: [String], name: String = "hkd") throws {
+        self.name = name
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
@@ -199,13 +202,13 @@ private final class HKDChild: Sendable {
     func end(_ signal: Int32?) async -> Int32 {
         if let signal, exitStatus == nil { Glibc.kill(process.processIdentifier, signal) }
         do {
-            try await waitUntil(timeout: .seconds(60), "hkd (pid \(process.processIdentifier)) to exit") {
+            try await waitUntil(timeout: .seconds(60), "\(name) (pid \(process.processIdentifier)) to exit") {
                 exitStatus != nil
             }
-            try await waitUntil(timeout: .seconds(30), "hkd's standard error to reach end of file") { output.ended }
+            try await waitUntil(timeout: .seconds(30), "\(name)'s standard error to reach end of file") { output.ended }
         } catch {
             // A stop that hangs is a failure of the test (of hkd), not something to wait out.
-            Issue.record("\(error); killing hkd. Its log ends: \(output.text.suffix(1000))")
+            Issue.record("\(error); killing \(name). Its log ends: \(output.text.suffix(1000))")
             killNow()
         }
         return exitStatus ?? -1

@@ -47,6 +47,7 @@ public struct HKQ: Sendable {
         SamplesCommand(),
         StatsCommand(),
         ServerInfoCommand(),
+        ClusterCommand.group,
         TypesCommand(),
         CollectionCommand(),
         SleepCommand(),

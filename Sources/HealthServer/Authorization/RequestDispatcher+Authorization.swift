@@ -75,6 +75,10 @@ extension RequestDispatcher {
             try access.checkAdmin("administer identities")
             return [.adminResult(try identities.perform(m.operation))]
 
+        case .clusterStatusQuery:
+            // Which node holds which partition, and how far each stream goes: for operators.
+            try access.checkAdmin("read the cluster's status")
+
         case .backupRequest:
             try access.checkAdmin("take backups")
 

@@ -66,7 +66,10 @@ public final class DurableStore: Sendable {
     public let store: HealthStore
     /// What start-up found.
     public let recovery: RecoveryReport
+    /// The local log (single-node mode); `nil` in memory and in cluster mode.
     private let log: WriteAheadLog?
+    /// Where changes are logged: ``log``, or a cluster's log; `nil` in memory.
+    private let changes: (any ChangeLog)?
     private let snapshots: SnapshotFiles?
     private let configuration: StorageConfiguration?
     /// The current manifest; its lock also serialises snapshots.
@@ -79,6 +82,7 @@ public final class DurableStore: Sendable {
         self.store = store
         recovery = RecoveryReport()
         log = nil
+        changes = nil
         snapshots = nil
         configuration = nil
         current = ConditionLock(nil)
@@ -110,10 +114,12 @@ public final class DurableStore: Sendable {
         self.logLine = logLine
         snapshots = SnapshotFiles(directory: directory + "/snapshots")
         current = ConditionLock(report.manifest)
-        log = try WriteAheadLog(
+        let log = try WriteAheadLog(
             directory: directory + "/wal", nextSequence: report.nextSequence, policy: configuration.fsync,
             opener: configuration.opener)
-        if log?.isWaitingForSpace == true {
+        self.log = log
+        changes = log
+        if log.isWaitingForSpace {
             logLine(
                 "the disk holding \(directory) is full: serving reads; changes fail with the retryable "
                     + "storageUnavailable until space is freed")
@@ -122,6 +128,19 @@ public final class DurableStore: Sendable {
             let thread = try PosixThread.spawn(name: "hkd-snapshots") { [self] in snapshotLoop() }
             snapshotter.withLock { $0.thread = thread }
         }
+    }
+
+    /// A store that logs its changes to `changeLog` (cluster mode) and keeps no files: no snapshots, no
+    /// backups. `store` holds what the log held when it was opened (the caller replayed it).
+    public init(store: HealthStore, changeLog: any ChangeLog, log logLine: @escaping @Sendable (String) -> Void) {
+        self.store = store
+        recovery = RecoveryReport()
+        log = nil
+        changes = changeLog
+        snapshots = nil
+        configuration = nil
+        current = ConditionLock(nil)
+        self.logLine = logLine
     }
 
     // MARK: Changes
@@ -133,7 +152,7 @@ public final class DurableStore: Sendable {
     public func insert(
         _ batch: SampleBatch, writer: UInt32 = 0, encodedBatch: ArraySlice<UInt8>? = nil
     ) throws -> InsertResult {
-        guard let log else { return try store.insert(batch, writer: writer, beforeApplying: {}) }
+        guard let log = changes else { return try store.insert(batch, writer: writer, beforeApplying: {}) }
         let change = LogChange.insert(batch, writer: writer)
         let payload: [UInt8]
         if let encodedBatch {
@@ -148,7 +167,7 @@ public final class DurableStore: Sendable {
         }
         var sequence: UInt64?
         let result = try store.insert(batch, writer: writer) {
-            sequence = try log.append(kind: change.kind, payload: payload)
+            sequence = try log.append(kind: change.kind, payload: payload, subject: batch.subject)
         }
         try log.waitUntilDurable(sequence ?? log.lastSequence)
         return result
@@ -157,11 +176,11 @@ public final class DurableStore: Sendable {
     /// Deletes a subject's samples of a type matching `filter` (its ``SampleFilter/writer`` included); returns
     /// how many, once the deletion is durable.
     public func delete(subject: String, type: String, filter: SampleFilter) throws -> Int {
-        guard let log else { return try store.delete(subject: subject, type: type, filter: filter) }
+        guard let log = changes else { return try store.delete(subject: subject, type: type, filter: filter) }
         let payload = try LogChange.delete(subject: subject, type: type, filter: filter).encodePayload()
         var sequence: UInt64?
         let deleted = try store.delete(subject: subject, type: type, filter: filter) {
-            sequence = try log.append(kind: .delete, payload: payload)
+            sequence = try log.append(kind: .delete, payload: payload, subject: subject)
         }
         try log.waitUntilDurable(sequence ?? log.lastSequence)
         return deleted
@@ -169,11 +188,11 @@ public final class DurableStore: Sendable {
 
     /// Sets a source priority order, durably.
     public func setSourcePriority(subject: String, type: String, order: [SourceInfo]) throws {
-        guard let log else { return try store.setSourcePriority(subject: subject, type: type, order: order) }
+        guard let log = changes else { return try store.setSourcePriority(subject: subject, type: type, order: order) }
         let payload = try LogChange.sourcePriority(subject: subject, type: type, order: order).encodePayload()
         var sequence: UInt64?
         try store.setSourcePriority(subject: subject, type: type, order: order) {
-            sequence = try log.append(kind: .sourcePriority, payload: payload)
+            sequence = try log.append(kind: .sourcePriority, payload: payload, subject: subject)
         }
         try log.waitUntilDurable(sequence ?? log.lastSequence)
     }
@@ -205,7 +224,7 @@ public final class DurableStore: Sendable {
     /// Runs `change`, which calls the hook it is given under its lock once its checks passed: the hook appends
     /// `record` to the log. Returns once the record (or what a no-op change duplicates) is durable.
     func logged<T>(_ record: LogChange, _ change: (() throws -> Void) throws -> T) throws -> T {
-        guard let log else { return try change({}) }
+        guard let log = changes else { return try change({}) }
         let payload: [UInt8]
         do {
             payload = try record.encodePayload()
@@ -213,7 +232,9 @@ public final class DurableStore: Sendable {
             throw error.healthError
         }
         var sequence: UInt64?
-        let result = try change { sequence = try log.append(kind: record.kind, payload: payload) }
+        let result = try change {
+            sequence = try log.append(kind: record.kind, payload: payload, subject: record.subject)
+        }
         try log.waitUntilDurable(sequence ?? log.lastSequence)
         return result
     }

@@ -1,0 +1,121 @@
+#ifndef HKD_CNATS_SHIM_H
+#define HKD_CNATS_SHIM_H
+// nats.c 3.4 (Debian libnats-dev) for Swift. Its configuration structs hold C string arrays and must be
+// initialised by *_Init calls before their fields are set; the few configurations hkd uses are built here in
+// static inline functions, so the Swift side passes plain values.
+#include <nats/nats.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/// Connects to one of the `count` server URLs `servers` (natsOptions_SetURL does not take a list in nats.c 3.4),
+/// reconnecting for ever (every `reconnectWaitMs`) after a lost connection; `timeoutMs` bounds each connection
+/// attempt.
+static inline natsStatus hk_nats_connect(natsConnection **nc, const char **servers, int count, int64_t timeoutMs,
+                                         int64_t reconnectWaitMs) {
+    natsOptions *opts = NULL;
+    natsStatus s = natsOptions_Create(&opts);
+    if (s == NATS_OK) s = natsOptions_SetServers(opts, servers, count);
+    if (s == NATS_OK) s = natsOptions_SetTimeout(opts, timeoutMs);
+    if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);
+    if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, reconnectWaitMs);
+    if (s == NATS_OK) s = natsConnection_Connect(nc, opts);
+    natsOptions_Destroy(opts);
+    return s;
+}
+
+/// The JetStream context of `nc`, whose requests wait `waitMs` for their reply.
+static inline natsStatus hk_nats_jetstream(jsCtx **js, natsConnection *nc, int64_t waitMs) {
+    jsOptions opts;
+    natsStatus s = jsOptions_Init(&opts);
+    if (s != NATS_OK) return s;
+    opts.Wait = waitMs;
+    return natsConnection_JetStream(js, nc, &opts);
+}
+
+/// Creates the file-stored stream `name` holding the one subject `subject` with `replicas` copies, keeping every
+/// message (limits policy, no limits). A stream of that name that exists already is left as it is.
+static inline natsStatus hk_js_add_stream(jsCtx *js, const char *name, const char *subject, int64_t replicas,
+                                          jsErrCode *errCode) {
+    jsStreamConfig cfg;
+    natsStatus s = jsStreamConfig_Init(&cfg);
+    if (s != NATS_OK) return s;
+    const char *subjects[1] = {subject};
+    cfg.Name = name;
+    cfg.Subjects = subjects;
+    cfg.SubjectsLen = 1;
+    cfg.Storage = js_FileStorage;
+    cfg.Replicas = replicas;
+    jsStreamInfo *si = NULL;
+    s = js_AddStream(&si, js, &cfg, NULL, errCode);
+    if (s == NATS_OK) jsStreamInfo_Destroy(si);
+    if (s != NATS_OK && errCode != NULL && *errCode == JSStreamNameExistErr) {
+        *errCode = 0;
+        s = NATS_OK;
+    }
+    return s;
+}
+
+/// The last sequence of stream `name` (0 when it is empty), and how many messages it holds.
+static inline natsStatus hk_js_stream_state(jsCtx *js, const char *name, uint64_t *lastSeq, uint64_t *messages,
+                                            uint64_t *bytes, int64_t *replicas, jsErrCode *errCode) {
+    jsStreamInfo *si = NULL;
+    natsStatus s = js_GetStreamInfo(&si, js, name, NULL, errCode);
+    if (s != NATS_OK) return s;
+    *lastSeq = si->State.LastSeq;
+    *messages = si->State.Msgs;
+    *bytes = si->State.Bytes;
+    *replicas = si->Config != NULL ? si->Config->Replicas : 0;
+    jsStreamInfo_Destroy(si);
+    return NATS_OK;
+}
+
+/// Opens the key-value bucket `bucket`; creates it when it does not exist (file storage, `replicas` copies,
+/// `history` revisions per key, entries expiring `ttlNanoseconds` after their last write, at least 100 ms;
+/// 0: never). An existing bucket is opened as it is.
+static inline natsStatus hk_kv_bucket(kvStore **kv, jsCtx *js, const char *bucket, int64_t ttlNanoseconds,
+                                      int replicas, uint8_t history) {
+    natsStatus s = js_KeyValue(kv, js, bucket);
+    if (s != NATS_NOT_FOUND) return s;
+    kvConfig cfg;
+    s = kvConfig_Init(&cfg);
+    if (s != NATS_OK) return s;
+    cfg.Bucket = bucket;
+    cfg.History = history;
+    cfg.TTL = ttlNanoseconds;
+    cfg.Replicas = replicas;
+    cfg.StorageType = js_FileStorage;
+    s = js_CreateKeyValue(kv, js, &cfg);
+    // Another node may have created it meanwhile.
+    if (s != NATS_OK) s = js_KeyValue(kv, js, bucket);
+    return s;
+}
+
+/// Publishes `data` to `subject` with the header `Nats-Expected-Last-Sequence: expectedLast` (also when it is 0,
+/// which nats.c's jsPubOptions cannot express) and waits up to `waitMs` for JetStream's acknowledgement; sets
+/// `sequence` to the stream sequence the message got.
+static inline natsStatus hk_js_publish_after(jsCtx *js, const char *subject, const void *data, int length,
+                                             uint64_t expectedLast, int64_t waitMs, uint64_t *sequence,
+                                             jsErrCode *errCode) {
+    natsMsg *msg = NULL;
+    natsStatus s = natsMsg_Create(&msg, subject, NULL, (const char *)data, length);
+    if (s != NATS_OK) return s;
+    char expected[24];
+    snprintf(expected, sizeof expected, "%llu", (unsigned long long)expectedLast);
+    s = natsMsgHeader_Set(msg, "Nats-Expected-Last-Sequence", expected);
+    jsPubOptions opts;
+    if (s == NATS_OK) s = jsPubOptions_Init(&opts);
+    jsPubAck *ack = NULL;
+    if (s == NATS_OK) {
+        opts.MaxWait = waitMs;
+        s = js_PublishMsg(&ack, js, msg, &opts, errCode);
+    }
+    if (s == NATS_OK) {
+        *sequence = ack->Sequence;
+        jsPubAck_Destroy(ack);
+    }
+    natsMsg_Destroy(msg);
+    return s;
+}
+
+#endif

@@ -1,0 +1,143 @@
+import HealthEngine
+import HealthModel
+import HealthStorage
+import Synchronization
+
+/// What `hkd --cluster` needs to run as one node of a cluster (ARCHITECTURE.md, *Cluster mode*).
+public struct ClusterOptions: Hashable, Sendable {
+    /// The NATS servers, comma-separated `nats://host:port`.
+    public var urls: String
+    /// This node's id: 1 to 64 of `A-Z a-z 0-9 . _ -`.
+    public var nodeID: String
+    /// P when this node creates the cluster (ignored otherwise: P is the recorded one).
+    public var partitions: Int
+    /// Copies of every stream and bucket this node creates (3 on a 3-server NATS cluster).
+    public var replicas: Int
+    /// How long a lease outlives its last renewal.
+    public var leaseTTL: Duration
+
+    public init(
+        urls: String, nodeID: String, partitions: Int = 64, replicas: Int = 1, leaseTTL: Duration = .seconds(10)
+    ) {
+        self.urls = urls
+        self.nodeID = nodeID
+        self.partitions = partitions
+        self.replicas = replicas
+        self.leaseTTL = leaseTTL
+    }
+
+    /// Throws ``ErrorCode/invalidArgument`` for a node id that is not 1 to 64 of `A-Z a-z 0-9 . _ -`.
+    public static func checkNodeID(_ id: String) throws {
+        let allowed = id.utf8.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                || byte == 0x2E || byte == 0x5F || byte == 0x2D
+        }
+        guard (1...64).contains(id.utf8.count), allowed else {
+            throw HealthError(.invalidArgument, "--node-id takes 1 to 64 of A-Z a-z 0-9 . _ -, not \"\(id)\"")
+        }
+    }
+}
+
+/// One hkd node of a cluster: its connection to JetStream, the partition streams as its change log, its leases,
+/// and the store holding the partitions it took (rebuilt from their streams).
+public final class ClusterNode: Sendable {
+    public let options: ClusterOptions
+    /// The store, whose changes go to the partition streams.
+    public let durable: DurableStore
+    public let log: JetStreamChangeLog
+    public let leases: PartitionLeases
+
+    /// Connects, opens (or creates) the cluster, takes the partitions whose leases are free, rebuilding each
+    /// from its stream, and starts renewing. `address` is where clients reach this node (`host:port`), which
+    /// other nodes send them to. Throws ``ErrorCode/storageUnavailable`` when NATS cannot be reached.
+    public init(_ options: ClusterOptions, address: String, log logLine: @escaping @Sendable (String) -> Void) throws {
+        try ClusterOptions.checkNodeID(options.nodeID)
+        let jetStream: JetStream
+        do {
+            jetStream = try JetStream(urls: options.urls)
+        } catch {
+            throw error.healthError
+        }
+        let layout = try ClusterSetup.open(jetStream, partitions: options.partitions, replicas: options.replicas)
+        let holders = HolderBox()
+        let log = JetStreamChangeLog(jetStream: jetStream, layout: layout) { partition, subject in
+            Self.refusal(partition: partition, subject: subject, holder: holders.leases?.holder(of: partition))
+        }
+        let store = HealthStore()
+        let leases = try PartitionLeases(
+            log: log, store: store, node: options.nodeID, address: address, ttl: options.leaseTTL,
+            replicas: options.replicas, logLine: logLine)
+        holders.set(leases)
+        let taken = leases.acquireFree()
+        logLine(
+            "cluster node \(options.nodeID) at \(address): \(layout.count) partitions on \(options.urls), "
+                + "holds \(taken.count)")
+        try leases.start()
+        self.options = options
+        self.log = log
+        self.leases = leases
+        durable = DurableStore(store: store, changeLog: log, log: logLine)
+    }
+
+    /// Throws unless this node serves `subject` now: ``ErrorCode/notOwner`` naming the owner when another node
+    /// holds its partition, the retryable ``ErrorCode/storageUnavailable`` when nobody does yet or this node is
+    /// still rebuilding it.
+    public func checkServes(_ subject: String) throws {
+        let partition = log.layout.partition(of: subject)
+        if log.serves(partition) { return }
+        if log.owns(partition) {
+            throw HealthError(
+                .storageUnavailable,
+                "partition \(partition) (subject \(subject)) is being rebuilt from its stream; retry")
+        }
+        throw Self.refusal(partition: partition, subject: subject, holder: leases.holder(of: partition))
+    }
+
+    /// The error for a change or query of `subject`, whose partition this node does not hold.
+    static func refusal(partition: Int, subject: String, holder: PartitionLeases.Holder?) -> HealthError {
+        guard let holder else {
+            return HealthError(
+                .storageUnavailable, "no node holds partition \(partition) (subject \(subject)) yet; retry")
+        }
+        return HealthError(.notOwner, "\(holder.address) owns partition \(partition) (subject \(subject))")
+    }
+
+    /// One partition as this node sees it: for ``status()``.
+    public struct PartitionStatus: Sendable {
+        public var index: Int
+        /// The lease holder as last seen (this node when it holds it); `nil` when nobody holds it.
+        public var holder: PartitionLeases.Holder?
+        /// Its stream now.
+        public var stream: JetStream.StreamState
+        /// The last stream sequence this node applied (0 unless it holds the partition).
+        public var applied: UInt64
+    }
+
+    /// Every partition: holder, stream state and what this node applied. One JetStream request per partition;
+    /// throws ``ErrorCode/storageUnavailable`` when NATS does not answer.
+    public func status() throws -> [PartitionStatus] {
+        try (0..<log.layout.count).map { index in
+            let stream: JetStream.StreamState
+            do {
+                stream = try log.jetStream.streamState(log.layout.streamName(index))
+            } catch let failure as NATSFailure {
+                throw failure.healthError
+            }
+            return PartitionStatus(
+                index: index, holder: leases.holder(of: index), stream: stream,
+                applied: log.owns(index) ? log.lastApplied(index) : 0)
+        }
+    }
+
+    /// Gives the leases up (other nodes take the partitions at once) and closes the connection.
+    public func stop() {
+        leases.stop()
+    }
+}
+
+/// The leases, set once they exist, for the change log's refusal made before them.
+private final class HolderBox: Sendable {
+    private let box = Mutex<PartitionLeases?>(nil)
+    var leases: PartitionLeases? { box.withLock { $0 } }
+    func set(_ leases: PartitionLeases) { box.withLock { $0 = leases } }
+}

@@ -1,0 +1,141 @@
+import CNats
+import Foundation
+
+/// One connection to a NATS server (or cluster) with JetStream: streams, publishing with a fenced sequence,
+/// reading messages by sequence, and key-value buckets.
+///
+/// Thread-safe: nats.c's connection and JetStream context may be used from any number of threads at once (its
+/// documentation: only destroying the context must not race other calls, which ``close()`` ensures by being
+/// the last call). That is why this wrapper of their pointers is `@unchecked Sendable`. Every call blocks on a
+/// request to the server, bounded by the wait given at connection: call it on worker threads.
+public final class JetStream: @unchecked Sendable {
+    private let connection: OpaquePointer
+    private let context: OpaquePointer
+    /// The servers, as given.
+    public let urls: String
+
+    /// Connects to `urls` (comma-separated `nats://host:port`) and opens its JetStream context. `wait` bounds
+    /// each JetStream request (a publish waits that long for its acknowledgement); a lost connection is
+    /// re-established in the background every `reconnectWait`.
+    public init(urls: String, wait: Duration = .seconds(5), reconnectWait: Duration = .milliseconds(250))
+        throws(NATSFailure)
+    {
+        var nc: OpaquePointer?
+        let servers = urls.split(separator: ",").map { strdup($0.trimmingCharacters(in: .whitespaces)) }
+        defer { for server in servers { free(server) } }
+        var list = servers.map { UnsafePointer($0) }
+        try check(
+            hk_nats_connect(&nc, &list, Int32(list.count), wait.milliseconds, reconnectWait.milliseconds),
+            "cannot connect to \(urls)")
+        var js: OpaquePointer?
+        let status = hk_nats_jetstream(&js, nc, wait.milliseconds)
+        guard status == NATS_OK, let nc, let js else {
+            natsConnection_Destroy(nc)
+            throw NATSFailure("cannot open JetStream on \(urls)", status)
+        }
+        connection = nc
+        context = js
+        self.urls = urls
+    }
+
+    /// Creates the stream `name` holding `subject` with `replicas` copies; an existing stream is kept.
+    public func addStream(_ name: String, subject: String, replicas: Int) throws(NATSFailure) {
+        var code = jsErrCode(rawValue: 0)
+        try check(
+            hk_js_add_stream(context, name, subject, Int64(replicas), &code), "cannot create stream \(name)", code)
+    }
+
+    /// What a stream holds.
+    public struct StreamState: Sendable, Equatable {
+        /// The sequence of its last message (0: none yet).
+        public var lastSequence: UInt64
+        public var messages: UInt64
+        public var bytes: UInt64
+        public var replicas: Int
+    }
+
+    /// The state of stream `name`.
+    public func streamState(_ name: String) throws(NATSFailure) -> StreamState {
+        var (last, messages, bytes, replicas): (UInt64, UInt64, UInt64, Int64) = (0, 0, 0, 0)
+        var code = jsErrCode(rawValue: 0)
+        try check(
+            hk_js_stream_state(context, name, &last, &messages, &bytes, &replicas, &code),
+            "cannot read the state of stream \(name)", code)
+        return StreamState(lastSequence: last, messages: messages, bytes: bytes, replicas: Int(replicas))
+    }
+
+    /// Publishes `data` to `subject` provided the stream's last sequence is `expectedLast` (the
+    /// `Nats-Expected-Last-Sequence` header), and returns the sequence JetStream stored it at once it
+    /// acknowledged it (on a quorum of the stream's replicas). A stream that moved on throws a failure whose
+    /// ``NATSFailure/isWrongLastSequence`` holds: nothing was stored.
+    public func publish(_ data: [UInt8], to subject: String, expectedLast: UInt64) throws(NATSFailure) -> UInt64 {
+        var sequence: UInt64 = 0
+        var code = jsErrCode(rawValue: 0)
+        let status = data.withUnsafeBytes { bytes in
+            hk_js_publish_after(
+                context, subject, bytes.baseAddress, Int32(bytes.count), expectedLast, 0, &sequence, &code)
+        }
+        try check(status, "cannot publish to \(subject) after sequence \(expectedLast)", code)
+        return sequence
+    }
+
+    /// The data of message `sequence` of stream `stream`; `nil` when there is none (deleted, or past the end).
+    public func message(_ stream: String, sequence: UInt64) throws(NATSFailure) -> [UInt8]? {
+        var msg: OpaquePointer?
+        var code = jsErrCode(rawValue: 0)
+        let status = js_GetMsg(&msg, context, stream, sequence, nil, &code)
+        defer { natsMsg_Destroy(msg) }
+        if status != NATS_OK {
+            let failure = NATSFailure("cannot read message \(sequence) of stream \(stream)", status, code)
+            if failure.isNotFound { return nil }
+            throw failure
+        }
+        return Self.data(of: msg)
+    }
+
+    /// Opens the key-value bucket `bucket`, creating it when it does not exist with `replicas` copies, `history`
+    /// revisions per key, and entries that expire `ttl` (at least 100 ms) after their last write (`nil`: never).
+    public func keyValue(_ bucket: String, ttl: Duration? = nil, replicas: Int = 1, history: UInt8 = 1)
+        throws(NATSFailure) -> KeyValueBucket
+    {
+        var kv: OpaquePointer?
+        try check(
+            hk_kv_bucket(&kv, context, bucket, ttl?.nanoseconds ?? 0, Int32(replicas), history),
+            "cannot open key-value bucket \(bucket)")
+        guard let kv else { throw NATSFailure("cannot open key-value bucket \(bucket)", NATS_ERR) }
+        return KeyValueBucket(kv, name: bucket, owner: self)
+    }
+
+    /// Closes the connection. Call it last: no other call may run or follow.
+    public func close() {
+        jsCtx_Destroy(context)
+        natsConnection_Close(connection)
+    }
+
+    deinit {
+        natsConnection_Destroy(connection)
+    }
+
+    /// A message's data, copied.
+    static func data(of msg: OpaquePointer?) -> [UInt8] {
+        guard let msg, let base = natsMsg_GetData(msg) else { return [] }
+        let count = Int(natsMsg_GetDataLength(msg))
+        return base.withMemoryRebound(to: UInt8.self, capacity: count) {
+            Array(UnsafeBufferPointer(start: $0, count: count))
+        }
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds (rounded down), as nats.c takes its times.
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    /// Whole nanoseconds (rounded down), as JetStream's configurations take durations.
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,137 @@
+import HealthEngine
+import HealthModel
+import HealthStorage
+import HealthPosix
+
+/// The change log of cluster mode: each record goes to its subject's partition stream, framed exactly as in a
+/// local log segment (`length | crc | kind | sequence | payload`, the sequence being the stream sequence it is
+/// stored at), published with `Nats-Expected-Last-Sequence` set to the last sequence this node applied, and
+/// acknowledged only after JetStream's acknowledgement (stored on a quorum of the stream's replicas):
+/// acknowledged = replicated.
+///
+/// `append` publishes and waits under the partition's own lock (inside the shard's write lock, as every log
+/// append runs), so one partition's records are stored in the order they are applied; ``waitUntilDurable(_:)``
+/// has nothing left to wait for. A node appends only to partitions it owns (``own(_:after:)``). When the stream
+/// has moved on (another node appended: this one lost its lease), JetStream refuses the publish and nothing is
+/// stored or applied; the partition is disowned. When the acknowledgement does not come (a lost connection, no
+/// quorum) the record may or may not be stored: the partition is refused until ``catchUp(_:into:)`` has
+/// replayed what the stream holds after the last sequence applied.
+public final class JetStreamChangeLog: ChangeLog {
+    /// One partition as this node sees it.
+    struct Partition {
+        /// The stream sequence of the last record applied in memory.
+        var last: UInt64 = 0
+        /// Whether this node may append.
+        var owned = false
+        /// A publish whose outcome is unknown: refuse appends until caught up.
+        var uncertain = false
+    }
+
+    public let jetStream: JetStream
+    public let layout: PartitionLayout
+    private let partitions: [ConditionLock<Partition>]
+    /// Says why a partition is refused: names its owner when another node has it (``ErrorCode/notOwner``).
+    private let refusal: @Sendable (_ partition: Int, _ subject: String) -> HealthError
+
+    /// A log over `jetStream`'s partition streams, owning none yet. `refusal` makes the error for a change to a
+    /// partition this node does not own.
+    public init(
+        jetStream: JetStream, layout: PartitionLayout,
+        refusal: @escaping @Sendable (_ partition: Int, _ subject: String) -> HealthError = { partition, subject in
+            HealthError(.storageUnavailable, "partition \(partition) of subject \(subject) is not owned by this node")
+        }
+    ) {
+        self.jetStream = jetStream
+        self.layout = layout
+        partitions = (0..<layout.count).map { _ in ConditionLock(Partition()) }
+        self.refusal = refusal
+    }
+
+    public func append(kind: LogRecordKind, payload: [UInt8], subject: String) throws -> UInt64 {
+        let index = layout.partition(of: subject)
+        return try partitions[index].withLock { p in
+            guard p.owned else { throw refusal(index, subject) }
+            guard !p.uncertain else {
+                throw HealthError(
+                    .storageUnavailable,
+                    "partition \(index) is catching up with its stream after an unacknowledged write; retry")
+            }
+            let record = LogFraming.record(kind: kind.rawValue, sequence: p.last + 1, payload: payload)
+            do {
+                let stored = try jetStream.publish(record, to: layout.streamSubject(index), expectedLast: p.last)
+                guard stored == p.last + 1 else {
+                    p.uncertain = true
+                    throw HealthError(
+                        .internalError, "partition \(index): JetStream stored record \(p.last + 1) at \(stored)")
+                }
+                p.last = stored
+                return stored
+            } catch let failure as NATSFailure {
+                if failure.isWrongLastSequence {
+                    p.owned = false
+                    throw HealthError(
+                        .storageUnavailable,
+                        "partition \(index) moved to another node (its stream is past sequence \(p.last)); retry")
+                }
+                p.uncertain = true
+                throw failure.healthError
+            }
+        }
+    }
+
+    /// Nothing to wait for: ``append(kind:payload:subject:)`` returned after JetStream's acknowledgement.
+    public func waitUntilDurable(_ ticket: UInt64) throws {}
+
+    /// 0: every append is acknowledged before it returns, so a no-op change duplicates only acknowledged ones.
+    public var lastSequence: UInt64 { 0 }
+
+    // MARK: Ownership
+
+    /// This node owns partition `index`, whose records through stream sequence `last` are applied in memory.
+    public func own(_ index: Int, after last: UInt64) {
+        partitions[index].withLock { $0 = Partition(last: last, owned: true) }
+    }
+
+    /// This node took partition `index` over: it refuses changes until ``catchUp(_:into:)`` has applied what the
+    /// stream holds after the last record this node applied (none, unless it owned the partition before).
+    public func takeOver(_ index: Int) {
+        partitions[index].withLock { p in
+            p.owned = true
+            p.uncertain = true
+        }
+    }
+
+    /// This node no longer appends to partition `index`.
+    public func disown(_ index: Int) {
+        partitions[index].withLock { $0.owned = false }
+    }
+
+    /// Whether this node owns partition `index` (and may append to it once caught up).
+    public func owns(_ index: Int) -> Bool { partitions[index].withLock { $0.owned } }
+
+    /// Whether this node serves partition `index` now: it owns it and has applied its stream (not rebuilding,
+    /// not catching up after an unacknowledged write).
+    public func serves(_ index: Int) -> Bool { partitions[index].withLock { $0.owned && !$0.uncertain } }
+
+    /// The stream sequence of the last record of partition `index` applied in memory.
+    public func lastApplied(_ index: Int) -> UInt64 { partitions[index].withLock { $0.last } }
+
+    /// Partitions whose last publish went unacknowledged (to catch up before they take changes again).
+    public var uncertainPartitions: [Int] {
+        (0..<layout.count).filter { i in partitions[i].withLock { $0.owned && $0.uncertain } }
+    }
+
+    /// Replays into `store` the records of partition `index`'s stream after the last one applied, then takes
+    /// changes again; returns how many it replayed. Call it with no shard lock held (replaying takes them).
+    @discardableResult
+    public func catchUp(_ index: Int, into store: HealthStore) throws -> Int {
+        let from = lastApplied(index)
+        let (last, replayed) = try PartitionReplay(jetStream: jetStream, layout: layout).run(
+            index, after: from, into: store)
+        partitions[index].withLock { p in
+            p.last = last
+            p.uncertain = false
+        }
+        return replayed
+    }
+}

@@ -1,0 +1,43 @@
+import HealthEngine
+import HealthModel
+import HealthStorage
+
+/// Reads a partition's stream from a sequence on and applies its records to a store: a node rebuilding the
+/// partitions it takes over, or catching up after a publish whose acknowledgement it did not get.
+struct PartitionReplay {
+    let jetStream: JetStream
+    let layout: PartitionLayout
+
+    /// Applies the records of partition `index` after stream sequence `after` through the stream's current end;
+    /// returns that end and how many records were applied. A message that is not one framed record of its own
+    /// sequence is damage: it throws ``ErrorCode/storageUnavailable`` naming the stream and sequence. A record
+    /// that frames well but does not apply (it was published, then its change failed) is skipped, as start-up
+    /// quarantines one.
+    func run(_ index: Int, after: UInt64, into store: HealthStore) throws -> (last: UInt64, applied: Int) {
+        let stream = layout.streamName(index)
+        let end: UInt64
+        do {
+            end = try jetStream.streamState(stream).lastSequence
+        } catch {
+            throw error.healthError
+        }
+        var applied = 0
+        var sequence = after
+        while sequence < end {
+            sequence += 1
+            let bytes: [UInt8]?
+            do {
+                bytes = try jetStream.message(stream, sequence: sequence)
+            } catch {
+                throw error.healthError
+            }
+            guard let bytes else { continue }
+            guard let record = LogReplay.record(bytes), record.sequence == sequence else {
+                throw HealthError(
+                    .storageUnavailable, "stream \(stream): message \(sequence) is not a log record of that sequence")
+            }
+            if (try? LogReplay.apply(record, to: store)) != nil { applied += 1 }
+        }
+        return (end, applied)
+    }
+}

@@ -1,0 +1,112 @@
+import HealthCluster
+import HealthEngine
+import HealthModel
+import HealthStorage
+import Testing
+import TestSupport
+
+/// The JetStream change log under a real DurableStore: records land in their subject's partition stream framed as
+/// in a local segment, a store rebuilt from the streams equals the one that wrote them, a stale writer cannot
+/// append, and P is the one recorded at creation.
+@Suite("JetStream change log")
+struct JetStreamChangeLogTests {
+    @Test("Each change is one framed record in its subject's partition stream, at its own sequence")
+    func recordsInPartitionStreams() async throws {
+        let server = try await NATSServer()
+        let (durable, log) = try openNode(url: server.url)
+        let subjects = ["anna", "ben", "carla", "dmitri", "eve", "farid"]
+        var expected = [Int](repeating: 0, count: log.layout.count)
+        for (i, subject) in subjects.enumerated() {
+            _ = try durable.insert(stepBatch(id: UInt64(i + 1), subject: subject))
+            expected[log.layout.partition(of: subject)] += 1
+        }
+        _ = try durable.delete(subject: "anna", type: "stepCount", filter: SampleFilter())
+        expected[log.layout.partition(of: "anna")] += 1
+        for index in 0..<log.layout.count {
+            let state = try log.jetStream.streamState(log.layout.streamName(index))
+            #expect(state.lastSequence == UInt64(expected[index]), "partition \(index)")
+            #expect(log.lastApplied(index) == state.lastSequence)
+            for sequence in 1...max(1, state.lastSequence) where state.lastSequence > 0 {
+                let bytes = try #require(try log.jetStream.message(log.layout.streamName(index), sequence: sequence))
+                let record = try #require(LogReplay.record(bytes), "message \(sequence) of partition \(index)")
+                #expect(record.sequence == sequence)
+                let change = try LogChange.decode(kind: record.kind, payload: record.payload)
+                #expect(log.layout.partition(of: change.subject) == index)
+            }
+        }
+        // At least two partitions hold records: the subjects are spread, not all in one.
+        #expect(expected.filter { $0 > 0 }.count >= 2)
+    }
+
+    @Test("A store rebuilt from the partition streams holds exactly what the writer acknowledged")
+    func rebuildEqualsWriter() async throws {
+        let server = try await NATSServer()
+        let (writer, writerLog) = try openNode(url: server.url)
+        var random = SplitMix64(seed: 21)
+        let subjects = (0..<8).map { "subject-\($0)" }
+        var last: SampleBatch?
+        for id in 1...40 {
+            let subject = subjects[Int(random.next() % UInt64(subjects.count))]
+            last = stepBatch(id: UInt64(id), subject: subject, from: id * 10, rows: 3)
+            _ = try writer.insert(last!)
+        }
+        // A retried batch repeats its first acknowledgement and logs no second record.
+        let retried = try writer.insert(try #require(last))
+        #expect(retried.inserted == 3)
+        let records = try (0..<writerLog.layout.count).reduce(UInt64(0)) {
+            $0 + (try writerLog.jetStream.streamState(writerLog.layout.streamName($1)).lastSequence)
+        }
+        #expect(records == 40)
+        let (reader, _) = try openNode(url: server.url)
+        for subject in subjects {
+            #expect(
+                try reader.store.samples(subject: subject, type: "stepCount")
+                    == writer.store.samples(subject: subject, type: "stepCount"), "\(subject)")
+        }
+        let total = try subjects.reduce(0) { $0 + (try stepCount(reader.store, subject: $1)) }
+        #expect(total == 40 * 3)
+    }
+
+    @Test("A writer whose stream moved on is refused, stores nothing and applies nothing; its partition is disowned")
+    func staleWriterFenced() async throws {
+        let server = try await NATSServer()
+        let (first, firstLog) = try openNode(url: server.url)
+        let (second, _) = try openNode(url: server.url)
+        _ = try first.insert(stepBatch(id: 1, subject: "anna"))
+        let index = firstLog.layout.partition(of: "anna")
+        do {
+            _ = try second.insert(stepBatch(id: 2, subject: "anna", from: 100))
+            Issue.record("a writer behind the stream appended")
+        } catch let error as HealthError {
+            #expect(error.code.rawValue == ErrorCode.storageUnavailable.rawValue)
+        }
+        #expect(try stepCount(second.store, subject: "anna") == 0)
+        #expect(try firstLog.jetStream.streamState(firstLog.layout.streamName(index)).lastSequence == 1)
+        // The first writer still owns its partition and goes on.
+        _ = try first.insert(stepBatch(id: 3, subject: "anna", from: 200))
+        #expect(try stepCount(first.store, subject: "anna") == 10)
+    }
+
+    @Test("The partition count is the one recorded when the cluster was created")
+    func partitionCountRecorded() async throws {
+        let server = try await NATSServer()
+        let jetStream = try JetStream(urls: server.url)
+        defer { jetStream.close() }
+        #expect(try ClusterSetup.open(jetStream, partitions: 8, replicas: 1).count == 8)
+        #expect(try ClusterSetup.open(jetStream, partitions: 64, replicas: 1).count == 8)
+        let settings = try jetStream.keyValue(ClusterSetup.settingsBucket)
+        #expect(try settings.get(ClusterSetup.partitionsKey)?.value == Array("8".utf8))
+        for index in 0..<8 { #expect(try jetStream.streamState("HK_P\(index)").lastSequence == 0) }
+    }
+
+    @Test("Partitions are a stable hash of the subject")
+    func stablePartitions() {
+        let layout = PartitionLayout(count: 64)
+        // FNV-1a-64: fixed values, so that every node and every version agrees.
+        #expect(layout.partition(of: "") == Int(UInt64(0xcbf2_9ce4_8422_2325) % 64))
+        #expect(layout.partition(of: "a") == Int(UInt64(0xaf63_dc4c_8601_ec8c) % 64))
+        #expect(layout.streamName(7) == "HK_P7")
+        #expect(layout.streamSubject(7) == "hk.p.7")
+        #expect(layout.leaseKey(7) == "p.7")
+    }
+}

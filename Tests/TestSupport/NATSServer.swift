@@ -1,0 +1,143 @@
+import Foundation
+import HealthModel
+import HealthPosix
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A real `nats-server` with JetStream for the cluster tests: on a free loopback port, storing in a temporary
+/// directory of its own, the way ``TestServer`` runs hkd.
+///
+/// `try await NATSServer()` returns once the server logged its client port and answered a connection there with
+/// its `INFO` line (JetStream starts before the client listener). ``kill()`` (SIGKILL) and ``stop()`` (SIGTERM)
+/// wait for the exit; a server released while it still runs is killed, and its store directory removed, so
+/// none outlives a test.
+public final class NATSServer: Sendable {
+    /// The client port.
+    public let port: Int
+    /// JetStream's store directory.
+    public let storeDirectory: TestDirectory
+    private let child: HKDChild
+
+    /// Starts `nats-server -js` on `127.0.0.1` and a free port, storing in a fresh directory unless
+    /// `storeDirectory` is given (a restart on the same store); as `member` of a cluster when given.
+    public init(
+        storeDirectory: TestDirectory? = nil, member: ClusterMember? = nil, startTimeout: Duration = .seconds(30)
+    ) async throws {
+        let store = try storeDirectory ?? TestDirectory(prefix: "hkd-nats")
+        let child = try HKDChild(
+            binary: try Self.binary(),
+            arguments: ["-a", "127.0.0.1", "-p", "-1", "-js", "-sd", store.path] + (member?.arguments ?? []),
+            name: "nats-server")
+        var found: Int?
+        do {
+            try await waitUntil(timeout: startTimeout, "nats-server to listen and answer, or to exit") {
+                if child.exitStatus != nil { return true }
+                guard let port = Self.port(in: child.output.text) else { return false }
+                guard Self.answers(port) else { return false }
+                found = port
+                return true
+            }
+        } catch {
+            await child.end(SIGKILL)
+            throw HealthError(.internalError, "nats-server did not start within \(startTimeout): \(child.output.text)")
+        }
+        guard let found else {
+            let status = await child.end(nil)
+            throw HealthError(
+                .internalError, "nats-server did not start (exit status \(status)): \(child.output.text)")
+        }
+        port = found
+        self.member = member
+        self.storeDirectory = store
+        self.child = child
+    }
+
+    /// One server of a NATS cluster: its name, its route port and every member's route port.
+    public struct ClusterMember: Sendable {
+        public var name: String
+        public var routePort: Int
+        public var routePorts: [Int]
+
+        /// nats-server's arguments for it: the cluster `hkd-test`, routes to every other member on loopback.
+        var arguments: [String] {
+            let routes = routePorts.filter { $0 != routePort }.map { "nats-route://127.0.0.1:\($0)" }
+            return [
+                "--server_name", name, "--cluster_name", "hkd-test", "--cluster", "nats://127.0.0.1:\(routePort)",
+                "--routes", routes.joined(separator: ","),
+            ]
+        }
+    }
+
+    /// The member this server is of a cluster started by ``cluster(size:)``; `nil` for a lone server.
+    public let member: ClusterMember?
+
+    /// `size` servers forming one JetStream cluster on loopback (route ports picked free, each with its own
+    /// store). They are listening when this returns; JetStream elects its leader a moment later, so wait on a
+    /// first successful request.
+    public static func cluster(size: Int) async throws -> [NATSServer] {
+        let routePorts = try (0..<size).map { _ in try freePort() }
+        var servers: [NATSServer] = []
+        for (index, port) in routePorts.enumerated() {
+            servers.append(
+                try await NATSServer(
+                    member: ClusterMember(name: "n\(index + 1)", routePort: port, routePorts: routePorts)))
+        }
+        return servers
+    }
+
+    /// This server again on its store (and, in a cluster, its route port) after ``kill()`` or ``stop()``; its
+    /// client port is a new one.
+    public func restart() async throws -> NATSServer {
+        try await NATSServer(storeDirectory: storeDirectory, member: member)
+    }
+
+    /// A loopback port nothing listens on right now.
+    static func freePort() throws -> Int {
+        let socket = try ListeningSocket.bind(host: "127.0.0.1", port: 0)
+        defer { socket.close() }
+        return socket.address.port
+    }
+
+    /// `nats://127.0.0.1:PORT`.
+    public var url: String { "nats://127.0.0.1:\(port)" }
+
+    /// What the server logged so far; all of it once ``stop()`` or ``kill()`` returned.
+    public var logText: String { child.output.text }
+
+    /// SIGKILL; returns once the server is gone.
+    public func kill() async { await child.end(SIGKILL) }
+
+    /// SIGTERM (a clean shutdown); returns the exit status.
+    @discardableResult
+    public func stop() async -> Int32 { await child.end(SIGTERM) }
+
+    deinit { child.killNow() }
+
+    /// `nats-server` on the PATH, or Debian's `/usr/sbin/nats-server`.
+    static func binary() throws -> URL {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        let candidates = path.split(separator: ":").map { "\($0)/nats-server" } + ["/usr/sbin/nats-server"]
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw HealthError(.internalError, "nats-server is not installed (apt-get install nats-server)")
+        }
+        return URL(fileURLWithPath: found)
+    }
+
+    /// The port of the "Listening for client connections on 127.0.0.1:PORT" line.
+    static func port(in log: String) -> Int? {
+        guard let range = log.range(of: "Listening for client connections on 127.0.0.1:") else { return nil }
+        return Int(log[range.upperBound...].prefix { $0.isNumber })
+    }
+
+    /// Whether a connection to `port` gets the server's `INFO` line.
+    static func answers(_ port: Int) -> Bool {
+        guard let socket = try? ClientSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(1)) else {
+            return false
+        }
+        defer { socket.close() }
+        guard let bytes = try? socket.read(maxBytes: 4096, timeout: .seconds(1)) else { return false }
+        return bytes.starts(with: Array("INFO ".utf8))
+    }
+}
