@@ -12,7 +12,7 @@ extension Series {
         of selection: Selection, options: StatisticsOptions, style: AggregationStyle, unit: UnitTransform,
         envelope: Int? = nil
     ) -> Statistics {
-        withColumns { c in
+        withColumns(of: selection) { c, selection in
             let figureOptions = options.subtracting(.separateBySource)
             var all = FigureReducer(options: figureOptions, style: style, maxDuration: maxDuration)
             for run in selection.runs { all.add(c, run) }

@@ -28,9 +28,7 @@ extension HealthStore {
                         sourceIndices: [], uuids: []),
                     deleted: [], anchor: max(anchor, state.clock.lastAnchor), hasMore: false)
             }
-            var hint = 0
-            let arrived = series.changeLog.rowsArrived(after: anchor, arrivals: series.arrivals)
-                .filter { series.row($0.row, matches: filter, hint: &hint) }
+            let arrived = series.rowsArrived(after: anchor, matching: filter)
             let log = series.changeLog
             let deletions = log.deletions[log.firstDeletion(after: anchor)...].lazy
                 .filter { $0.deletedAt >= cutoff && $0.matches(filter) }
@@ -77,10 +75,7 @@ extension HealthStore {
             try HealthStore.checkAnchor(anchor, series: state.series[subject], last: state.clock.lastAnchor, cutoff)
             let newest = max(anchor, state.clock.lastAnchor)
             guard let series = state.series[subject] else { return ChangedSpans(spans: [], anchor: newest) }
-            var hint = 0
-            var spans = series.changeLog.rowsArrived(after: anchor, arrivals: series.arrivals)
-                .filter { writer == nil || series.writer(ofRow: $0.row, hint: &hint) == writer }
-                .map { series.starts[$0.row]...series.ends[$0.row] }
+            var spans = series.rowsArrived(after: anchor, matching: SampleFilter(writer: writer)).map { $0.span }
             let log = series.changeLog
             for deletion in log.deletions[log.firstDeletion(after: anchor)...]
             where writer == nil || deletion.writer == writer {
@@ -145,14 +140,24 @@ extension HealthStore {
 }
 
 extension Series {
-    /// Whether row `row` matches `filter` (dates as in HEALTHKIT.md §4, sources, UUIDs, writer); `hint` as in
-    /// ``entryIndex(ofRow:hint:)``.
-    func row(_ row: Int, matches filter: SampleFilter, hint: inout Int) -> Bool {
-        guard filter.date.matches(start: starts[row], end: ends[row]) else { return false }
-        if filter.sources != nil, !filter.matches(source: sources.infos[Int(sourceIDs[row])]) { return false }
-        if let wanted = filter.uuids, !wanted.contains(uuid(ofRow: row, hint: &hint)) { return false }
-        if let writer = filter.writer, self.writer(ofRow: row, hint: &hint) != writer { return false }
-        return true
+    /// The rows whose arrival anchor is greater than `anchor` and that match `filter` (dates as in HEALTHKIT.md
+    /// §4, sources, UUIDs, writer), in anchor order, with their spans; only blocks holding newer anchors are
+    /// decoded.
+    func rowsArrived(after anchor: UInt64, matching filter: SampleFilter)
+        -> [(anchor: UInt64, row: Int, span: ClosedRange<Timestamp>)]
+    {
+        let arrived = rows.rowsArrived(after: anchor)
+        let decoded = decodedRows(arrived.map(\.row))
+        var hint = 0
+        var result: [(anchor: UInt64, row: Int, span: ClosedRange<Timestamp>)] = []
+        for (i, row) in arrived.enumerated() {
+            guard filter.date.matches(start: decoded.starts[i], end: decoded.ends[i]) else { continue }
+            if filter.sources != nil, !filter.matches(source: sources.infos[Int(decoded.sourceIDs[i])]) { continue }
+            if let wanted = filter.uuids, !wanted.contains(uuid(anchor: row.anchor, hint: &hint)) { continue }
+            if let writer = filter.writer, self.writer(anchor: row.anchor, hint: &hint) != writer { continue }
+            result.append((row.anchor, row.row, decoded.starts[i]...decoded.ends[i]))
+        }
+        return result
     }
 }
 

@@ -25,7 +25,7 @@ extension Series {
             Self.followsOverlaps(options) ? span.lowerBound.subtractingSaturating(maxDuration) : span.lowerBound
         let selection = selection.clamped(
             to: firstIndex(startAtLeast: reach)..<firstIndex(startAtLeast: span.upperBound))
-        return withColumns { c in
+        return withColumns(of: selection) { c, selection in
             var merged = mergedBucketGroup(
                 c, selection, bounds: bounds, options: options, style: style, unit: unit, envelope: envelope)
             var bySource: [(info: SourceInfo, group: BucketGroup)] = []
@@ -226,7 +226,7 @@ extension Series {
     /// first start to the last instant a row covers (its end minus one microsecond, or a point's instant). For
     /// figures other than sums only starts matter, so then it ends at the last start.
     func collectionSpan(of selection: Selection, cumulative: Bool) -> ClosedRange<Timestamp> {
-        withColumns { c in
+        withColumns(of: selection) { c, selection in
             let first = c.starts[selection.runs[0].lowerBound]
             let lastStart = c.starts[selection.runs[selection.runs.count - 1].upperBound - 1]
             guard cumulative else { return first...lastStart }

@@ -221,8 +221,6 @@ extension Series {
                 arrivals: image.arrivals),
             batches: batches, maxDuration: image.maxDuration, sources: sources, ledger: ledger,
             metadata: image.metadata)
-        let blocks = changeLog
         changeLog = image.changeLog
-        changeLog.adoptBlocks(of: blocks)
     }
 }
