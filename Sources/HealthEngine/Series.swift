@@ -58,8 +58,8 @@ struct Series: Sendable {
 
     var count: Int { rows.count }
 
-    /// An empty series.
-    init() {}
+    /// An empty series sealing blocks of `blockRows` rows.
+    init(blockRows: Int = 4096) { rows = BlockedRows(blockRows: blockRows) }
 
     /// A series from stored rows and their batch table (a snapshot), already sorted by start; the ledger's
     /// fingerprints are rebuilt from the UUIDs sent with batches.

@@ -35,6 +35,22 @@ struct BlockedRows: Sendable {
         self.blockRows = blockRows
     }
 
+    /// Rows already sealed (a snapshot's blocks, in start order, each block's last start at or before the next
+    /// one's first), `newestArrivals` the largest anchor of each; a last block shorter than `blockRows` is decoded
+    /// into the head, so the next rows extend it.
+    init(sealed: [SealedBlock], newestArrivals: [UInt64], blockRows: Int = 4096) {
+        precondition(sealed.count == newestArrivals.count, "one newest anchor per block")
+        self.init(blockRows: blockRows)
+        blocks = sealed
+        self.newestArrivals = newestArrivals
+        if let last = blocks.last, last.count < blockRows {
+            head = last.rows()
+            blocks.removeLast()
+            self.newestArrivals.removeLast()
+        }
+        renumber()
+    }
+
     /// Merges `rows` in: each lands after the stored rows starting at or before it (and after the earlier of
     /// `rows` with the same start), as ``Series/merge(_:)`` places them.
     mutating func merge(_ rows: SeriesRows) {

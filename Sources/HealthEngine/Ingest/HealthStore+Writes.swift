@@ -35,7 +35,7 @@ extension HealthStore {
         guard rows > 0, let type = try? QuantityType.named(type), (try? SampleRules.validate(subject: subject)) != nil
         else { return }
         shard(type).write { state in
-            if state.series[subject] == nil { state.series[subject] = Series() }
+            if state.series[subject] == nil { state.series[subject] = Series(blockRows: state.blockRows) }
         }
     }
 
@@ -69,7 +69,7 @@ extension HealthStore {
         }
         try shard(type).write { state in
             try hook()
-            state.series[subject, default: Series()].sources.setPriority(order)
+            state.series[subject, default: Series(blockRows: state.blockRows)].sources.setPriority(order)
         }
     }
 }
