@@ -28,7 +28,11 @@ extension Series {
 
     /// The columns of `rows`, values converted by `unit`, with a source dictionary of the sources they use.
     func queryResult(rows list: [Int], type: QuantityType, unit: UnitTransform) -> SampleQueryResult {
-        let rows = decodedRows(list)
+        queryResult(decoded: decodedRows(list), type: type, unit: unit)
+    }
+
+    /// ``queryResult(rows:type:unit:)`` of rows already decoded.
+    func queryResult(decoded rows: SeriesRows, type: QuantityType, unit: UnitTransform) -> SampleQueryResult {
         var resultIndexOfSource = [UInt32?](repeating: nil, count: sources.count)
         var resultSources: [SourceInfo] = []
         var sourceIndices: [UInt32] = []

@@ -139,7 +139,64 @@ extension BlockedRows {
     }
 }
 
+extension BlockedRows {
+    /// The rows whose arrival anchor is greater than `anchor`, decoded, in anchor order, with their row numbers:
+    /// each block whose newest anchor is greater is decoded once, and the head is read.
+    func arrivedRows(after anchor: UInt64) -> (numbers: [Int], rows: SeriesRows) {
+        var numbers: [Int] = []
+        var found = SeriesRows()
+        var scratch: BlockScratch? = nil
+        func collect(_ c: BlockColumns, firstRow: Int) {
+            for local in 0..<c.count where c.arrivals[local] > anchor {
+                numbers.append(firstRow + local)
+                found.starts.append(c.starts[local])
+                found.ends.append(c.ends[local])
+                found.values.append(c.values[local])
+                found.sourceIDs.append(c.sourceIDs[local])
+                found.arrivals.append(c.arrivals[local])
+            }
+        }
+        for index in blocks.indices where newestArrivals[index] > anchor {
+            let block = blocks[index]
+            if (scratch?.capacity ?? 0) < block.count { scratch = BlockScratch(capacity: block.count) }
+            block.decode(into: scratch!.all)
+            collect(scratch!.rows(block.count), firstRow: firstRows[index])
+        }
+        head.starts.withUnsafeBufferPointer { s in
+            head.ends.withUnsafeBufferPointer { e in
+                head.values.withUnsafeBufferPointer { v in
+                    head.sourceIDs.withUnsafeBufferPointer { ids in
+                        head.arrivals.withUnsafeBufferPointer { a in
+                            collect(
+                                BlockColumns(starts: s, ends: e, values: v, sourceIDs: ids, arrivals: a),
+                                firstRow: sealedCount)
+                        }
+                    }
+                }
+            }
+        }
+        // Live rows arrive in start order, so the anchors are mostly sorted already.
+        var sorted = true
+        for i in found.arrivals.indices.dropFirst() where found.arrivals[i] < found.arrivals[i - 1] {
+            sorted = false
+            break
+        }
+        guard !sorted else { return (numbers, found) }
+        let order = found.arrivals.indices.sorted { found.arrivals[$0] < found.arrivals[$1] }
+        return (order.map { numbers[$0] }, found.permuted(order))
+    }
+}
+
 extension SeriesRows {
+    /// The rows in the order `order` lists them.
+    func permuted(_ order: [Int]) -> SeriesRows {
+        SeriesRows(
+            starts: ContiguousArray(order.lazy.map { starts[$0] }), ends: ContiguousArray(order.lazy.map { ends[$0] }),
+            values: ContiguousArray(order.lazy.map { values[$0] }),
+            sourceIDs: ContiguousArray(order.lazy.map { sourceIDs[$0] }),
+            arrivals: ContiguousArray(order.lazy.map { arrivals[$0] }))
+    }
+
     /// Appends rows `range` of `other`.
     mutating func append(_ other: SeriesRows, rows range: Range<Int>) {
         starts.append(contentsOf: other.starts[range])

@@ -32,17 +32,17 @@ extension HealthStore {
             let log = series.changeLog
             let deletions = log.deletions[log.firstDeletion(after: anchor)...].lazy
                 .filter { $0.deletedAt >= cutoff && $0.matches(filter) }
-            var rows: [Int] = []
+            var rows = 0
             var deleted: [DeletedObject] = []
             var nextArrival = 0
             var deletionIterator = deletions.makeIterator()
             var nextDeletion = deletionIterator.next()
             var last = anchor
-            while limit == 0 || rows.count + deleted.count < limit {
-                let arrival = nextArrival < arrived.count ? arrived[nextArrival] : nil
-                if let arrival, nextDeletion.map({ arrival.anchor < $0.anchor }) ?? true {
-                    rows.append(arrival.row)
-                    last = arrival.anchor
+            while limit == 0 || rows + deleted.count < limit {
+                let arrival = nextArrival < arrived.count ? arrived.arrivals[nextArrival] : nil
+                if let arrival, nextDeletion.map({ arrival < $0.anchor }) ?? true {
+                    rows += 1
+                    last = arrival
                     nextArrival += 1
                 } else if let deletion = nextDeletion {
                     deleted.append(
@@ -57,7 +57,8 @@ extension HealthStore {
             }
             let hasMore = nextArrival < arrived.count || nextDeletion != nil
             return ChangeSet(
-                added: series.queryResult(rows: rows, type: type, unit: transform), deleted: deleted,
+                added: series.queryResult(decoded: arrived.copy(0..<rows), type: type, unit: transform),
+                deleted: deleted,
                 anchor: hasMore ? last : max(anchor, state.clock.lastAnchor), hasMore: hasMore)
         }
     }
@@ -75,7 +76,8 @@ extension HealthStore {
             try HealthStore.checkAnchor(anchor, series: state.series[subject], last: state.clock.lastAnchor, cutoff)
             let newest = max(anchor, state.clock.lastAnchor)
             guard let series = state.series[subject] else { return ChangedSpans(spans: [], anchor: newest) }
-            var spans = series.rowsArrived(after: anchor, matching: SampleFilter(writer: writer)).map { $0.span }
+            let arrived = series.rowsArrived(after: anchor, matching: SampleFilter(writer: writer))
+            var spans = arrived.starts.indices.map { arrived.starts[$0]...arrived.ends[$0] }
             let log = series.changeLog
             for deletion in log.deletions[log.firstDeletion(after: anchor)...]
             where writer == nil || deletion.writer == writer {
@@ -141,23 +143,19 @@ extension HealthStore {
 
 extension Series {
     /// The rows whose arrival anchor is greater than `anchor` and that match `filter` (dates as in HEALTHKIT.md
-    /// §4, sources, UUIDs, writer), in anchor order, with their spans; only blocks holding newer anchors are
-    /// decoded.
-    func rowsArrived(after anchor: UInt64, matching filter: SampleFilter)
-        -> [(anchor: UInt64, row: Int, span: ClosedRange<Timestamp>)]
-    {
-        let arrived = rows.rowsArrived(after: anchor)
-        let decoded = decodedRows(arrived.map(\.row))
+    /// §4, sources, UUIDs, writer), decoded, in anchor order; only blocks holding newer anchors are decoded.
+    func rowsArrived(after anchor: UInt64, matching filter: SampleFilter) -> SeriesRows {
+        let arrived = rows.arrivedRows(after: anchor).rows
         var hint = 0
-        var result: [(anchor: UInt64, row: Int, span: ClosedRange<Timestamp>)] = []
-        for (i, row) in arrived.enumerated() {
-            guard filter.date.matches(start: decoded.starts[i], end: decoded.ends[i]) else { continue }
-            if filter.sources != nil, !filter.matches(source: sources.infos[Int(decoded.sourceIDs[i])]) { continue }
-            if let wanted = filter.uuids, !wanted.contains(uuid(anchor: row.anchor, hint: &hint)) { continue }
-            if let writer = filter.writer, self.writer(anchor: row.anchor, hint: &hint) != writer { continue }
-            result.append((row.anchor, row.row, decoded.starts[i]...decoded.ends[i]))
+        var kept: [Int] = []
+        for i in 0..<arrived.count {
+            guard filter.date.matches(start: arrived.starts[i], end: arrived.ends[i]) else { continue }
+            if filter.sources != nil, !filter.matches(source: sources.infos[Int(arrived.sourceIDs[i])]) { continue }
+            if let wanted = filter.uuids, !wanted.contains(uuid(anchor: arrived.arrivals[i], hint: &hint)) { continue }
+            if let writer = filter.writer, self.writer(anchor: arrived.arrivals[i], hint: &hint) != writer { continue }
+            kept.append(i)
         }
-        return result
+        return kept.count == arrived.count ? arrived : arrived.permuted(kept)
     }
 }
 
