@@ -28,7 +28,7 @@ extension HealthStore {
                         sourceIndices: [], uuids: []),
                     deleted: [], anchor: max(anchor, state.clock.lastAnchor), hasMore: false)
             }
-            let arrived = series.rowsArrived(after: anchor, matching: filter)
+            let (arrived, moreArrived) = series.rowsArrived(after: anchor, matching: filter, limit: limit)
             let log = series.changeLog
             let deletions = log.deletions[log.firstDeletion(after: anchor)...].lazy
                 .filter { $0.deletedAt >= cutoff && $0.matches(filter) }
@@ -55,7 +55,7 @@ extension HealthStore {
                     break
                 }
             }
-            let hasMore = nextArrival < arrived.count || nextDeletion != nil
+            let hasMore = nextArrival < arrived.count || moreArrived || nextDeletion != nil
             return ChangeSet(
                 added: series.queryResult(decoded: arrived.copy(0..<rows), type: type, unit: transform),
                 deleted: deleted,
@@ -76,7 +76,7 @@ extension HealthStore {
             try HealthStore.checkAnchor(anchor, series: state.series[subject], last: state.clock.lastAnchor, cutoff)
             let newest = max(anchor, state.clock.lastAnchor)
             guard let series = state.series[subject] else { return ChangedSpans(spans: [], anchor: newest) }
-            let arrived = series.rowsArrived(after: anchor, matching: SampleFilter(writer: writer))
+            let arrived = series.rowsArrived(after: anchor, matching: SampleFilter(writer: writer)).rows
             var spans = arrived.starts.indices.map { arrived.starts[$0]...arrived.ends[$0] }
             let log = series.changeLog
             for deletion in log.deletions[log.firstDeletion(after: anchor)...]
@@ -143,19 +143,38 @@ extension HealthStore {
 
 extension Series {
     /// The rows whose arrival anchor is greater than `anchor` and that match `filter` (dates as in HEALTHKIT.md
-    /// §4, sources, UUIDs, writer), decoded, in anchor order; only blocks holding newer anchors are decoded.
-    func rowsArrived(after anchor: UInt64, matching filter: SampleFilter) -> SeriesRows {
-        let arrived = rows.arrivedRows(after: anchor).rows
+    /// §4, sources, UUIDs, writer), decoded, in anchor order: at most `limit` of them (0: all), and whether more
+    /// match. The anchors come from the blocks holding newer ones (their anchor column alone); the rows are then
+    /// decoded a page at a time, so a query with a limit decodes only the blocks its page reaches.
+    func rowsArrived(after anchor: UInt64, matching filter: SampleFilter, limit: Int = 0) -> (
+        rows: SeriesRows, more: Bool
+    ) {
+        let arrived = rows.rowsArrived(after: anchor)
+        // A page of candidates holds one more than the rows wanted: the extra one tells whether more match.
+        let pageSize = limit == 0 ? max(arrived.count, 1) : limit + 1
         var hint = 0
-        var kept: [Int] = []
-        for i in 0..<arrived.count {
-            guard filter.date.matches(start: arrived.starts[i], end: arrived.ends[i]) else { continue }
-            if filter.sources != nil, !filter.matches(source: sources.infos[Int(arrived.sourceIDs[i])]) { continue }
-            if let wanted = filter.uuids, !wanted.contains(uuid(anchor: arrived.arrivals[i], hint: &hint)) { continue }
-            if let writer = filter.writer, self.writer(anchor: arrived.arrivals[i], hint: &hint) != writer { continue }
-            kept.append(i)
+        var result = SeriesRows()
+        var next = 0
+        while next < arrived.count {
+            let page = arrived[next..<min(arrived.count, next + pageSize)]
+            next += page.count
+            let decoded = decodedRows(page.map(\.row))
+            for i in 0..<decoded.count {
+                guard filter.date.matches(start: decoded.starts[i], end: decoded.ends[i]) else { continue }
+                if filter.sources != nil, !filter.matches(source: sources.infos[Int(decoded.sourceIDs[i])]) {
+                    continue
+                }
+                if let wanted = filter.uuids, !wanted.contains(uuid(anchor: decoded.arrivals[i], hint: &hint)) {
+                    continue
+                }
+                if let writer = filter.writer, self.writer(anchor: decoded.arrivals[i], hint: &hint) != writer {
+                    continue
+                }
+                if limit > 0, result.count == limit { return (result, true) }
+                result.append(decoded, rows: i..<(i + 1))
+            }
         }
-        return kept.count == arrived.count ? arrived : arrived.permuted(kept)
+        return (result, false)
     }
 }
 
