@@ -4,7 +4,7 @@ import HealthModel
 ///
 /// Feed it runs in start order with ``add(_:_:)``; each requested figure runs its own tight loop over the run.
 /// The most recent row is always tracked (it costs a few rows per run) since its end is the latest end.
-/// ``figures(_:unit:)`` gives the sum as a plain sum of values: merging sources (§8) is ``SourceMerge``'s job.
+/// ``figures(unit:)`` gives the sum as a plain sum of values: merging sources (§8) is ``SourceMerge``'s job.
 struct FigureReducer {
     let options: StatisticsOptions
     let style: AggregationStyle
@@ -29,11 +29,13 @@ struct FigureReducer {
         options.contains(.cumulativeSum) || (options.contains(.discreteAverage) && style == .discreteArithmetic)
     }
 
-    mutating func add(_ c: Columns, _ rows: Range<Int>) {
+    /// Feeds rows `rows` of `c`; `offset` numbers them in the series (chunks of a series each have their own
+    /// columns: ``Series/forEachChunk(of:_:)``).
+    mutating func add(_ c: Columns, _ rows: Range<Int>, offset: Int = 0) {
         guard let first = rows.first else { return }
         count += rows.count
         earliestStart = min(earliestStart, c.starts[first])
-        latest.add(c, rows)
+        latest.add(c, rows, offset: offset)
         if wantsValueSum { sum.add(c, rows) }
         if options.contains(.discreteMin) || options.contains(.discreteMax) { extremes.add(c, rows) }
         if options.contains(.duration) { covered.add(c, rows) }
@@ -46,11 +48,29 @@ struct FigureReducer {
         }
     }
 
+    /// Whether whole blocks may be fed by their summaries (``add(_:)``): every figure asked for is a count, sum,
+    /// extreme or arithmetic mean; the most recent sample, the covered time and the weighted means need rows.
+    var takesSummaries: Bool {
+        !options.contains(.mostRecent) && !options.contains(.duration)
+            && (!options.contains(.discreteAverage) || style == .discreteArithmetic)
+    }
+
+    /// Feeds a whole block by its summary (only when ``takesSummaries``): the figures are those of its rows
+    /// fed as one run.
+    mutating func add(_ summary: BlockSummary) {
+        precondition(takesSummaries, "these figures need the rows")
+        count += summary.count
+        earliestStart = min(earliestStart, summary.firstStart)
+        latest.add(summary)
+        if wantsValueSum { sum.add(summary) }
+        if options.contains(.discreteMin) || options.contains(.discreteMax) { extremes.add(summary) }
+    }
+
     /// End of the most recent row: the latest end of the rows fed.
     var latestEnd: Timestamp { latest.end }
 
     /// The requested figures in `unit`; `nil` for figures not requested. Call only after rows were fed.
-    func figures(_ c: Columns, unit: UnitTransform) -> StatisticsFigures {
+    func figures(unit: UnitTransform) -> StatisticsFigures {
         var figures = StatisticsFigures()
         if options.contains(.cumulativeSum) { figures.sum = unit.amount(sum.total) }
         if options.contains(.discreteAverage) {
@@ -67,7 +87,7 @@ struct FigureReducer {
         if options.contains(.discreteMax), count > 0 { figures.maximum = unit.level(extremes.maximum) }
         if options.contains(.mostRecent), latest.row >= 0 {
             figures.mostRecent = MostRecent(
-                value: unit.level(c.values[latest.row]), start: latest.start, end: latest.end)
+                value: unit.level(latest.value), start: latest.start, end: latest.end)
         }
         if options.contains(.duration) { figures.duration = covered.microseconds }
         return figures

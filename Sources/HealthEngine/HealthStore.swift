@@ -35,6 +35,12 @@ public final class HealthStore: Sendable {
         shards = QuantityType.all.map { _ in ReadWriteLocked(ShardState()) }
     }
 
+    /// A store whose new series seal blocks of `blockRows` rows (tests: small blocks put every code path that
+    /// crosses blocks to work on little data; a size above the data keeps every row in the plain head).
+    init(blockRows: Int) {
+        shards = QuantityType.all.map { _ in ReadWriteLocked(ShardState(blockRows: blockRows)) }
+    }
+
     func shard(_ type: QuantityType) -> ReadWriteLocked<ShardState> { shards[type.index] }
 
     /// Runs `body` on a type's shard under its read lock (for queries defined in other files).
@@ -150,6 +156,8 @@ public final class HealthStore: Sendable {
 /// The samples of one quantity type: a series per subject.
 struct ShardState: Sendable {
     var series: [String: Series] = [:]
+    /// Rows per sealed block of the series this shard creates.
+    var blockRows = 4096
     /// Change anchors of this type (see ``ChangeClock``).
     var clock = ChangeClock()
 
@@ -171,6 +179,6 @@ struct ShardState: Sendable {
     /// Applies a plan made by ``plan(_:)`` with no change in between.
     mutating func apply(_ plan: InsertPlan, of batch: PreparedBatch) {
         guard !plan.changesNothing else { return }
-        series[batch.subject, default: Series()].apply(plan, of: batch, clock: &clock)
+        series[batch.subject, default: Series(blockRows: blockRows)].apply(plan, of: batch, clock: &clock)
     }
 }

@@ -27,6 +27,9 @@ struct ValueSum {
         }
         total += (a0 + a1) + (a2 + a3)
     }
+
+    /// Adds a whole block by its summary's sum, which is what ``add(_:_:)`` adds for the block's rows as one run.
+    mutating func add(_ summary: BlockSummary) { total += summary.sum }
 }
 
 /// Sum of the values pro-rated to a window: a sample with a duration gives the share of its value that its
@@ -84,23 +87,35 @@ struct ValueExtremes {
         minimum = min(min(low.0, low.1), min(low.2, low.3))
         maximum = max(max(high.0, high.1), max(high.2, high.3))
     }
+
+    /// Adds a whole block by its summary.
+    mutating func add(_ summary: BlockSummary) {
+        minimum = min(minimum, summary.minimum)
+        maximum = max(maximum, summary.maximum)
+    }
 }
 
 /// The most recent sample: latest end, ties broken by latest start, then by the row stored last.
 ///
 /// Each run is scanned backwards and the scan stops once `start + maxDuration` falls before the best end found
 /// (no earlier row can end later), so on typical data only the last few rows of a run are read.
+/// Rows are numbered `offset` plus their index in `c`, so chunks of a series (each its own columns) compare by
+/// their row numbers in the series; the value is kept with the row.
 struct LatestSample {
     let maxDuration: Int64
     private(set) var row = -1
     private(set) var start = Timestamp.min
     private(set) var end = Timestamp.min
+    private(set) var value = 0.0
 
     init(maxDuration: Int64) { self.maxDuration = maxDuration }
 
-    mutating func add(_ c: Columns, _ rows: Range<Int>) {
-        var (row, start, end) = (row, start, end)
-        defer { (self.row, self.start, self.end) = (row, start, end) }
+    /// Takes a whole block's latest end from its summary: enough for ``end``, not for the most recent row.
+    mutating func add(_ summary: BlockSummary) { end = max(end, summary.latestEnd) }
+
+    mutating func add(_ c: Columns, _ rows: Range<Int>, offset: Int = 0) {
+        var (row, start, end, value) = (row, start, end, value)
+        defer { (self.row, self.start, self.end, self.value) = (row, start, end, value) }
         var candidate = rows.upperBound
         while candidate > rows.lowerBound {
             candidate -= 1
@@ -108,10 +123,11 @@ struct LatestSample {
             let (latestPossibleEnd, overflow) = candidateStart.addingReportingOverflow(maxDuration)
             if !overflow, latestPossibleEnd < end { break }
             let candidateEnd = c.ends[candidate]
-            if (candidateEnd, candidateStart, candidate) > (end, start, row) {
-                row = candidate
+            if (candidateEnd, candidateStart, candidate + offset) > (end, start, row) {
+                row = candidate + offset
                 start = candidateStart
                 end = candidateEnd
+                value = c.values[candidate]
             }
         }
     }

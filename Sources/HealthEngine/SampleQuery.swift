@@ -12,11 +12,14 @@ extension Series {
         case .startDescending:
             return Array(selection.runs.reversed().lazy.flatMap { $0.reversed() }.prefix(wanted))
         case .endAscending, .endDescending:
+            let span = selection.span
+            let window = decodedRows(in: span)
             var rows = Array(selection.rows)
             let descending = sort == .endDescending
             rows.sort { a, b in
-                let keyA = (ends[a], starts[a], a)
-                let keyB = (ends[b], starts[b], b)
+                let (i, j) = (a - span.lowerBound, b - span.lowerBound)
+                let keyA = (window.ends[i], window.starts[i], a)
+                let keyB = (window.ends[j], window.starts[j], b)
                 return descending ? keyA > keyB : keyA < keyB
             }
             return Array(rows.prefix(wanted))
@@ -24,13 +27,17 @@ extension Series {
     }
 
     /// The columns of `rows`, values converted by `unit`, with a source dictionary of the sources they use.
-    func queryResult(rows: [Int], type: QuantityType, unit: UnitTransform) -> SampleQueryResult {
+    func queryResult(rows list: [Int], type: QuantityType, unit: UnitTransform) -> SampleQueryResult {
+        queryResult(decoded: decodedRows(list), type: type, unit: unit)
+    }
+
+    /// ``queryResult(rows:type:unit:)`` of rows already decoded.
+    func queryResult(decoded rows: SeriesRows, type: QuantityType, unit: UnitTransform) -> SampleQueryResult {
         var resultIndexOfSource = [UInt32?](repeating: nil, count: sources.count)
         var resultSources: [SourceInfo] = []
         var sourceIndices: [UInt32] = []
         sourceIndices.reserveCapacity(rows.count)
-        for row in rows {
-            let id = Int(sourceIDs[row])
+        for id in rows.sourceIDs.lazy.map(Int.init) {
             if resultIndexOfSource[id] == nil {
                 resultIndexOfSource[id] = UInt32(resultSources.count)
                 resultSources.append(sources.infos[id])
@@ -40,12 +47,12 @@ extension Series {
         var hint = 0
         var rowMetadata: [[String: MetadataValue]]?
         if !metadata.isEmpty {
-            let found = rows.map { metadata(ofRow: $0) }
+            let found = rows.arrivals.map { metadata(anchor: $0) }
             if found.contains(where: { !$0.isEmpty }) { rowMetadata = found }
         }
         return SampleQueryResult(
-            type: type, unit: unit.unit, sources: resultSources, starts: rows.map { starts[$0] },
-            ends: rows.map { ends[$0] }, values: rows.map { unit.level(values[$0]) }, sourceIndices: sourceIndices,
-            uuids: rows.map { uuid(ofRow: $0, hint: &hint) }, metadata: rowMetadata)
+            type: type, unit: unit.unit, sources: resultSources, starts: Array(rows.starts), ends: Array(rows.ends),
+            values: rows.values.map { unit.level($0) }, sourceIndices: sourceIndices,
+            uuids: rows.arrivals.map { uuid(anchor: $0, hint: &hint) }, metadata: rowMetadata)
     }
 }

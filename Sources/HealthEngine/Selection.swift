@@ -32,6 +32,20 @@ struct Selection: Sendable {
 
     /// Every selected row, ascending.
     var rows: FlattenSequence<[Range<Int>]> { runs.joined() }
+
+    /// From the first selected row to the last (empty when nothing is selected).
+    var span: Range<Int> {
+        guard let first = runs.first, let last = runs.last else { return 0..<0 }
+        return first.lowerBound..<last.upperBound
+    }
+
+    /// The same rows numbered `offset` higher.
+    func shifted(by offset: Int) -> Selection {
+        guard offset != 0 else { return self }
+        var shifted = self
+        shifted.runs = runs.map { ($0.lowerBound + offset)..<($0.upperBound + offset) }
+        return shifted
+    }
 }
 
 extension Series {
@@ -43,7 +57,7 @@ extension Series {
     ///
     /// Binary search bounds the scan: with an end bound E only starts before E can match; with a start bound S
     /// and no strict start, a match may start up to ``maxDuration`` before S. Rows that must match are added as
-    /// one run without a per-row test; only the edges are tested row by row.
+    /// one run without a per-row test (nor a decode); only the edges are decoded and tested row by row.
     func select(_ filter: SampleFilter) -> Selection {
         let date = filter.date
         var low = 0
@@ -70,30 +84,30 @@ extension Series {
         let filtersRows =
             allowedSources != nil || wantedUUIDs != nil || writer != nil || values != nil || metadataPredicates != nil
         var hint = 0
-        withColumns { c in
-            func passes(_ row: Int) -> Bool {
-                if let allowedSources, !allowedSources[Int(c.sourceIDs[row])] { return false }
-                if let values, !values.matches(c.values[row]) { return false }
-                if let wantedUUIDs, !wantedUUIDs.contains(uuid(ofRow: row, hint: &hint)) { return false }
-                if let writer, self.writer(ofRow: row, hint: &hint) != writer { return false }
+        /// Adds the rows of `range` that pass the filter, testing the date predicate too when `testsDate`.
+        func scan(_ range: Range<Int>, testsDate: Bool) {
+            guard !range.isEmpty else { return }
+            let w = decodedRows(in: range)
+            for local in 0..<w.count {
+                if testsDate, !date.matches(start: w.starts[local], end: w.ends[local]) { continue }
+                if let allowedSources, !allowedSources[Int(w.sourceIDs[local])] { continue }
+                if let values, !values.matches(w.values[local]) { continue }
+                if let wantedUUIDs, !wantedUUIDs.contains(uuid(anchor: w.arrivals[local], hint: &hint)) { continue }
+                if let writer, self.writer(anchor: w.arrivals[local], hint: &hint) != writer { continue }
                 if let metadataPredicates {
-                    let row = metadata(ofRow: row)
-                    if !metadataPredicates.allSatisfy({ $0.matches(row) }) { return false }
+                    let row = metadata(anchor: w.arrivals[local])
+                    if !metadataPredicates.allSatisfy({ $0.matches(row) }) { continue }
                 }
-                return true
-            }
-            for row in low..<sureFrom where date.matches(start: c.starts[row], end: c.ends[row]) && passes(row) {
-                selection.add(row)
-            }
-            if filtersRows {
-                for row in sureFrom..<sureTo where passes(row) { selection.add(row) }
-            } else {
-                selection.add(sureFrom..<sureTo)
-            }
-            for row in sureTo..<high where date.matches(start: c.starts[row], end: c.ends[row]) && passes(row) {
-                selection.add(row)
+                selection.add(range.lowerBound + local)
             }
         }
+        scan(low..<sureFrom, testsDate: true)
+        if filtersRows {
+            scan(sureFrom..<sureTo, testsDate: false)
+        } else {
+            selection.add(sureFrom..<sureTo)
+        }
+        scan(sureTo..<high, testsDate: true)
         return selection
     }
 }

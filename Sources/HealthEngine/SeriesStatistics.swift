@@ -12,11 +12,41 @@ extension Series {
         of selection: Selection, options: StatisticsOptions, style: AggregationStyle, unit: UnitTransform,
         envelope: Int? = nil
     ) -> Statistics {
-        withColumns { c in
+        if options == .mostRecent {
+            // The most recent sample alone (all sources): only the last chunks are read, and the first row's start.
+            let latest = latestSample(of: selection)
+            var figures = StatisticsFigures()
+            figures.mostRecent = MostRecent(value: unit.level(latest.value), start: latest.start, end: latest.end)
+            let first = decodedRows([selection.span.lowerBound]).starts[0]
+            return Statistics(start: first, end: latest.end, figures: figures, bySource: [])
+        }
+        if !options.contains(.separateBySource), !options.contains(.separateByValue), isSingleIdentity(selection) {
+            // One source identity: the merged sum is the plain sum, and every figure is read chunk by chunk.
+            var all = FigureReducer(options: options, style: style, maxDuration: maxDuration)
+            var plain = ValueSum()
+            let sums = options.contains(.cumulativeSum)
+            // Blocks lying wholly in the selection count by their summaries when the figures allow it.
+            let summarise: ((BlockSummary) -> Void)? =
+                all.takesSummaries
+                ? { summary in
+                    all.add(summary)
+                    if sums { plain.add(summary) }
+                } : nil
+            forEachChunk(of: selection, summarise: summarise) { c, local, firstRow in
+                for run in local.runs {
+                    all.add(c, run, offset: firstRow)
+                    if sums { plain.add(c, run) }
+                }
+            }
+            var figures = all.figures(unit: unit)
+            if sums { figures.sum = unit.amount(plain.total) }
+            return Statistics(start: all.earliestStart, end: all.latestEnd, figures: figures, bySource: [])
+        }
+        return withColumns(of: selection) { c, selection in
             let figureOptions = options.subtracting(.separateBySource)
             var all = FigureReducer(options: figureOptions, style: style, maxDuration: maxDuration)
             for run in selection.runs { all.add(c, run) }
-            var figures = all.figures(c, unit: unit)
+            var figures = all.figures(unit: unit)
             if options.contains(.cumulativeSum) {
                 figures.sum = unit.amount(mergedSum(c, selection, window: nil))
             }
@@ -29,7 +59,7 @@ extension Series {
                 for identity in sources.identitiesByPriority() where !perIdentity[identity].isEmpty {
                     var reducer = FigureReducer(options: figureOptions, style: style, maxDuration: maxDuration)
                     for run in perIdentity[identity].runs { reducer.add(c, run) }
-                    var own = reducer.figures(c, unit: unit)
+                    var own = reducer.figures(unit: unit)
                     if options.contains(.separateByValue) {
                         own.durationByValue = valueDurations(c, perIdentity[identity], envelope: envelope)
                     }

@@ -271,7 +271,9 @@ struct IdempotencyTests {
         let store = HealthStore()
         _ = try store.insert(makeBatch(type: "stepCount", rows: [Row(0, 10, 5), Row(10, 20, 6)]))
         var (image, _) = store.image(of: try QuantityType.named("stepCount")) { 0 }
-        image.series[0].starts.swapAt(0, 1)
+        var starts = image.series[0].starts
+        starts.swapAt(0, 1)
+        image.series[0] = image.series[0].replacingRows(starts: starts)
         #expect { try HealthStore().restore(image) } throws: {
             ($0 as? HealthError)?.code.rawValue == ErrorCode.internalError.rawValue
         }

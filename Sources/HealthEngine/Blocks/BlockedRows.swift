@@ -16,6 +16,9 @@ struct BlockedRows: Sendable {
     let blockRows: Int
     /// The sealed blocks, in start order.
     private(set) var blocks: [SealedBlock] = []
+    /// The largest arrival anchor of each block (parallel to ``blocks``): a changes query decodes only the
+    /// blocks holding anchors newer than the one it asks for.
+    private(set) var newestArrivals: [UInt64] = []
     /// The row number of each block's first row (the rows of all blocks before it).
     private(set) var firstRows: [Int] = []
     /// Rows in sealed blocks.
@@ -32,11 +35,42 @@ struct BlockedRows: Sendable {
         self.blockRows = blockRows
     }
 
+    /// Rows already sealed (a snapshot's blocks, in start order, each block's last start at or before the next
+    /// one's first), `newestArrivals` the largest anchor of each; a last block shorter than `blockRows` is decoded
+    /// into the head, so the next rows extend it.
+    init(sealed: [SealedBlock], newestArrivals: [UInt64], blockRows: Int = 4096) {
+        precondition(sealed.count == newestArrivals.count, "one newest anchor per block")
+        self.init(blockRows: blockRows)
+        blocks = sealed
+        self.newestArrivals = newestArrivals
+        if let last = blocks.last, last.count < blockRows {
+            head = last.rows()
+            blocks.removeLast()
+            self.newestArrivals.removeLast()
+        }
+        renumber()
+    }
+
     /// Merges `rows` in: each lands after the stored rows starting at or before it (and after the earlier of
     /// `rows` with the same start), as ``Series/merge(_:)`` places them.
     mutating func merge(_ rows: SeriesRows) {
         guard rows.count > 0 else { return }
-        let order = rows.isSortedByStart ? Array(0..<rows.count) : rows.startOrder()
+        let sorted = rows.isSortedByStart
+        if sorted, lastStart.map({ $0 <= rows.starts[0] }) ?? true {
+            // Live data: the rows follow every stored one, so they join the head as they are. The head grows by an
+            // eighth at a time (not by doubling), so its slack stays small in series that never fill a block.
+            let needed = head.count + rows.count
+            if head.starts.capacity < needed {
+                head.reserve(max(needed, min(blockRows, head.count + head.count / 8 + 64)))
+            }
+            head.append(contentsOf: rows)
+            if head.count >= blockRows {
+                sealFullHead()
+                renumber()
+            }
+            return
+        }
+        let order = sorted ? Array(0..<rows.count) : rows.startOrder()
         var toHead = SeriesRows()
         var toBlock: [Int: SeriesRows] = [:]
         let lastSealedStart = blocks.last?.summary.lastStart
@@ -49,8 +83,7 @@ struct BlockedRows: Sendable {
             }
         }
         for (index, late) in toBlock.sorted(by: { $0.key > $1.key }) {
-            let merged = SeriesRows.merging(blocks[index].rows(), late)
-            blocks.replaceSubrange(index...index, with: Self.seal(merged, maxRows: 2 * blockRows, pieces: blockRows))
+            replaceBlock(index, with: SeriesRows.merging(blocks[index].rows(), late))
         }
         if toHead.count > 0 { head = SeriesRows.merging(head, toHead) }
         sealFullHead()
@@ -76,24 +109,27 @@ struct BlockedRows: Sendable {
         var first = 0
         while first < sealedRows {
             blocks.append(SealedBlock(encoding: head, range: first..<(first + blockRows)))
+            newestArrivals.append(head.arrivals[first..<(first + blockRows)].max()!)
             first += blockRows
         }
         // A copy, not removeFirst: the head's buffers would keep the capacity of every row it ever held.
         head = head.copy(sealedRows..<head.count)
     }
 
-    /// `rows` as blocks: one when it has at most `maxRows` rows, else pieces of `pieces` rows (the last longer).
-    private static func seal(_ rows: SeriesRows, maxRows: Int, pieces: Int) -> [SealedBlock] {
-        guard rows.count > 0 else { return [] }
-        guard rows.count > maxRows else { return [SealedBlock(encoding: rows, range: 0..<rows.count)] }
-        var result: [SealedBlock] = []
+    /// Replaces block `index` by `rows` sealed again: one block when they are at most twice ``blockRows``,
+    /// else pieces of ``blockRows`` rows (the last longer); none when `rows` is empty.
+    private mutating func replaceBlock(_ index: Int, with rows: SeriesRows) {
+        var sealed: [SealedBlock] = []
+        var newest: [UInt64] = []
         var first = 0
         while first < rows.count {
-            let last = rows.count - first < 2 * pieces ? rows.count : first + pieces
-            result.append(SealedBlock(encoding: rows, range: first..<last))
+            let last = rows.count - first <= 2 * blockRows ? rows.count : first + blockRows
+            sealed.append(SealedBlock(encoding: rows, range: first..<last))
+            newest.append(rows.arrivals[first..<last].max()!)
             first = last
         }
-        return result
+        blocks.replaceSubrange(index...index, with: sealed)
+        newestArrivals.replaceSubrange(index...index, with: newest)
     }
 
     /// Recomputes ``firstRows`` and ``sealedCount`` after blocks changed.
@@ -135,7 +171,7 @@ struct BlockedRows: Sendable {
         for (index, local) in byBlock.sorted(by: { $0.key > $1.key }) {
             var decoded = blocks[index].rows()
             decoded.remove(rows: local)
-            blocks.replaceSubrange(index...index, with: Self.seal(decoded, maxRows: 2 * blockRows, pieces: blockRows))
+            replaceBlock(index, with: decoded)
         }
         head.remove(rows: headRows)
         renumber()
@@ -153,7 +189,7 @@ struct BlockedRows: Sendable {
     /// Heap bytes held: the blocks and the head's columns.
     var approximateBytes: Int {
         blocks.reduce(0) { $0 + $1.approximateBytes } + blocks.capacity * MemoryLayout<SealedBlock>.stride
-            + firstRows.capacity * 8 + head.approximateBytes
+            + firstRows.capacity * 8 + newestArrivals.capacity * 8 + head.approximateBytes
     }
 }
 

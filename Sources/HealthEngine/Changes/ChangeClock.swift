@@ -34,16 +34,17 @@ extension Series {
         guard !rows.isEmpty else { return }
         let now = ChangeClock.wallClock()
         var hint = 0
-        for row in rows {
-            let entry = batches.entries[entryIndex(ofRow: row, hint: &hint)]
-            let uuid = entry.uuid(anchor: arrivals[row])
+        let removed = decodedRows(rows)
+        for row in 0..<removed.count {
+            let entry = batches.entries[entryIndex(ofAnchor: removed.arrivals[row], hint: &hint)]
+            let uuid = entry.uuid(anchor: removed.arrivals[row])
             let sync = ledger.syncTag(of: uuid)
             changeLog.record(
                 DeletionRecord(
                     anchor: clock.next(), uuid: uuid, syncIdentifier: sync?.identifier ?? "",
-                    syncVersion: sync?.version ?? 0, start: starts[row], end: ends[row], deletedAt: now,
+                    syncVersion: sync?.version ?? 0, start: removed.starts[row], end: removed.ends[row], deletedAt: now,
                     writer: entry.writer))
         }
-        removeRows(rows)
+        removeRows(rows, decoded: removed)
     }
 }

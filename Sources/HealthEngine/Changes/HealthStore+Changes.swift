@@ -28,23 +28,21 @@ extension HealthStore {
                         sourceIndices: [], uuids: []),
                     deleted: [], anchor: max(anchor, state.clock.lastAnchor), hasMore: false)
             }
-            var hint = 0
-            let arrived = series.changeLog.rowsArrived(after: anchor, arrivals: series.arrivals)
-                .filter { series.row($0.row, matches: filter, hint: &hint) }
+            let (arrived, moreArrived) = series.rowsArrived(after: anchor, matching: filter, limit: limit)
             let log = series.changeLog
             let deletions = log.deletions[log.firstDeletion(after: anchor)...].lazy
                 .filter { $0.deletedAt >= cutoff && $0.matches(filter) }
-            var rows: [Int] = []
+            var rows = 0
             var deleted: [DeletedObject] = []
             var nextArrival = 0
             var deletionIterator = deletions.makeIterator()
             var nextDeletion = deletionIterator.next()
             var last = anchor
-            while limit == 0 || rows.count + deleted.count < limit {
-                let arrival = nextArrival < arrived.count ? arrived[nextArrival] : nil
-                if let arrival, nextDeletion.map({ arrival.anchor < $0.anchor }) ?? true {
-                    rows.append(arrival.row)
-                    last = arrival.anchor
+            while limit == 0 || rows + deleted.count < limit {
+                let arrival = nextArrival < arrived.count ? arrived.arrivals[nextArrival] : nil
+                if let arrival, nextDeletion.map({ arrival < $0.anchor }) ?? true {
+                    rows += 1
+                    last = arrival
                     nextArrival += 1
                 } else if let deletion = nextDeletion {
                     deleted.append(
@@ -57,9 +55,10 @@ extension HealthStore {
                     break
                 }
             }
-            let hasMore = nextArrival < arrived.count || nextDeletion != nil
+            let hasMore = nextArrival < arrived.count || moreArrived || nextDeletion != nil
             return ChangeSet(
-                added: series.queryResult(rows: rows, type: type, unit: transform), deleted: deleted,
+                added: series.queryResult(decoded: arrived.copy(0..<rows), type: type, unit: transform),
+                deleted: deleted,
                 anchor: hasMore ? last : max(anchor, state.clock.lastAnchor), hasMore: hasMore)
         }
     }
@@ -77,10 +76,8 @@ extension HealthStore {
             try HealthStore.checkAnchor(anchor, series: state.series[subject], last: state.clock.lastAnchor, cutoff)
             let newest = max(anchor, state.clock.lastAnchor)
             guard let series = state.series[subject] else { return ChangedSpans(spans: [], anchor: newest) }
-            var hint = 0
-            var spans = series.changeLog.rowsArrived(after: anchor, arrivals: series.arrivals)
-                .filter { writer == nil || series.writer(ofRow: $0.row, hint: &hint) == writer }
-                .map { series.starts[$0.row]...series.ends[$0.row] }
+            let arrived = series.rowsArrived(after: anchor, matching: SampleFilter(writer: writer)).rows
+            var spans = arrived.starts.indices.map { arrived.starts[$0]...arrived.ends[$0] }
             let log = series.changeLog
             for deletion in log.deletions[log.firstDeletion(after: anchor)...]
             where writer == nil || deletion.writer == writer {
@@ -145,14 +142,39 @@ extension HealthStore {
 }
 
 extension Series {
-    /// Whether row `row` matches `filter` (dates as in HEALTHKIT.md §4, sources, UUIDs, writer); `hint` as in
-    /// ``entryIndex(ofRow:hint:)``.
-    func row(_ row: Int, matches filter: SampleFilter, hint: inout Int) -> Bool {
-        guard filter.date.matches(start: starts[row], end: ends[row]) else { return false }
-        if filter.sources != nil, !filter.matches(source: sources.infos[Int(sourceIDs[row])]) { return false }
-        if let wanted = filter.uuids, !wanted.contains(uuid(ofRow: row, hint: &hint)) { return false }
-        if let writer = filter.writer, self.writer(ofRow: row, hint: &hint) != writer { return false }
-        return true
+    /// The rows whose arrival anchor is greater than `anchor` and that match `filter` (dates as in HEALTHKIT.md
+    /// §4, sources, UUIDs, writer), decoded, in anchor order: at most `limit` of them (0: all), and whether more
+    /// match. The anchors come from the blocks holding newer ones (their anchor column alone); the rows are then
+    /// decoded a page at a time, so a query with a limit decodes only the blocks its page reaches.
+    func rowsArrived(after anchor: UInt64, matching filter: SampleFilter, limit: Int = 0) -> (
+        rows: SeriesRows, more: Bool
+    ) {
+        let arrived = rows.rowsArrived(after: anchor)
+        // A page of candidates holds one more than the rows wanted: the extra one tells whether more match.
+        let pageSize = limit == 0 ? max(arrived.count, 1) : limit + 1
+        var hint = 0
+        var result = SeriesRows()
+        var next = 0
+        while next < arrived.count {
+            let page = arrived[next..<min(arrived.count, next + pageSize)]
+            next += page.count
+            let decoded = decodedRows(page.map(\.row))
+            for i in 0..<decoded.count {
+                guard filter.date.matches(start: decoded.starts[i], end: decoded.ends[i]) else { continue }
+                if filter.sources != nil, !filter.matches(source: sources.infos[Int(decoded.sourceIDs[i])]) {
+                    continue
+                }
+                if let wanted = filter.uuids, !wanted.contains(uuid(anchor: decoded.arrivals[i], hint: &hint)) {
+                    continue
+                }
+                if let writer = filter.writer, self.writer(anchor: decoded.arrivals[i], hint: &hint) != writer {
+                    continue
+                }
+                if limit > 0, result.count == limit { return (result, true) }
+                result.append(decoded, rows: i..<(i + 1))
+            }
+        }
+        return (result, false)
     }
 }
 

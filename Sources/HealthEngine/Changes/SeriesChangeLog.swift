@@ -35,24 +35,19 @@ public struct DeletionRecord: Hashable, Sendable {
     }
 }
 
-/// The change log of one series besides its ``Series/arrivals`` column: deletion records in anchor order, the
-/// newest anchor pruned from them, and the largest arrival anchor per block of rows.
+/// The change log of one series besides its rows' arrival anchors: deletion records in anchor order and the
+/// newest anchor pruned from them.
 ///
-/// Why a column and block maxima instead of a list of changes: the samples are stored once (sorted by start);
-/// each row carries the anchor it arrived with (8 bytes), and a changes query skips every block of
-/// ``blockSize`` rows whose largest anchor is not newer than the one asked for. Live data arrives roughly in
-/// start order, so new anchors sit in the last blocks and an incremental query reads only those.
+/// Why anchors on the rows instead of a list of changes: the samples are stored once (sorted by start); each row
+/// carries the anchor it arrived with (a column of its sealed block), and a changes query skips every block
+/// whose newest anchor is not newer than the one asked for (``BlockedRows/rowsArrived(after:)``). Live data
+/// arrives roughly in start order, so new anchors sit in the head and the last blocks and an incremental query
+/// reads only those.
 public struct SeriesChangeLog: Hashable, Sendable {
-    // Equality and hashing cover the deletions and the pruned anchor; the block maxima derive from the rows.
-    /// Rows per block of ``blockMaxima``.
-    public static let blockSize = 512
-
     /// Deletions, oldest anchor first.
     public private(set) var deletions: [DeletionRecord] = []
     /// Deletion records with anchors up to this one were pruned: older anchors cannot be answered.
     public private(set) var prunedThrough: UInt64 = 0
-    /// Per block of rows, the largest arrival anchor in it.
-    private(set) var blockMaxima: ContiguousArray<UInt64> = []
 
     /// An empty log.
     public init() {}
@@ -61,39 +56,6 @@ public struct SeriesChangeLog: Hashable, Sendable {
     public init(deletions: [DeletionRecord], prunedThrough: UInt64) {
         self.deletions = deletions
         self.prunedThrough = prunedThrough
-    }
-
-    /// Recomputes the block maxima from the block holding row `row` on (the rows before it did not move).
-    mutating func rebuildBlocks(from row: Int, arrivals: ContiguousArray<UInt64>) {
-        let size = SeriesChangeLog.blockSize
-        let firstBlock = min(row / size, blockMaxima.count)
-        let blocks = (arrivals.count + size - 1) / size
-        blockMaxima.removeSubrange(min(firstBlock, blockMaxima.count)...)
-        blockMaxima.reserveCapacity(blocks)
-        arrivals.withUnsafeBufferPointer { a in
-            var block = firstBlock
-            while block < blocks {
-                var largest: UInt64 = 0
-                for i in (block * size)..<min(a.count, (block + 1) * size) where a[i] > largest { largest = a[i] }
-                blockMaxima.append(largest)
-                block += 1
-            }
-        }
-    }
-
-    /// Rows whose arrival anchor is greater than `anchor`, as (anchor, row) pairs in anchor order.
-    func rowsArrived(after anchor: UInt64, arrivals: ContiguousArray<UInt64>) -> [(anchor: UInt64, row: Int)] {
-        var found: [(anchor: UInt64, row: Int)] = []
-        let size = SeriesChangeLog.blockSize
-        arrivals.withUnsafeBufferPointer { a in
-            for block in blockMaxima.indices where blockMaxima[block] > anchor {
-                for row in (block * size)..<min(a.count, (block + 1) * size) where a[row] > anchor {
-                    found.append((a[row], row))
-                }
-            }
-        }
-        found.sort { $0.anchor < $1.anchor }
-        return found
     }
 
     /// Index of the first deletion record with an anchor greater than `anchor`.
@@ -132,17 +94,12 @@ public struct SeriesChangeLog: Hashable, Sendable {
 
     /// Approximate heap bytes.
     var approximateBytes: Int {
-        blockMaxima.capacity * 8 + deletions.capacity * MemoryLayout<DeletionRecord>.stride
+        deletions.capacity * MemoryLayout<DeletionRecord>.stride
     }
 }
 
 extension SeriesChangeLog {
-    /// Takes the block maxima computed by another log for the same rows (snapshot restore).
-    mutating func adoptBlocks(of other: SeriesChangeLog) { blockMaxima = other.blockMaxima }
-}
-
-extension SeriesChangeLog {
-    /// Equal deletions and pruned anchor (block maxima are derived data).
+    /// Equal deletions and pruned anchor.
     public static func == (a: SeriesChangeLog, b: SeriesChangeLog) -> Bool {
         a.deletions == b.deletions && a.prunedThrough == b.prunedThrough
     }

@@ -25,7 +25,18 @@ extension Series {
             Self.followsOverlaps(options) ? span.lowerBound.subtractingSaturating(maxDuration) : span.lowerBound
         let selection = selection.clamped(
             to: firstIndex(startAtLeast: reach)..<firstIndex(startAtLeast: span.upperBound))
-        return withColumns { c in
+        if options == .cumulativeSum, isSingleIdentity(selection) {
+            // One source and sums only: the blocks are read one at a time, none decoded twice, nothing copied.
+            var sums = BucketSums(bounds: bounds)
+            forEachChunk(of: selection) { c, local, _ in
+                for run in local.runs { sums.addRun(c, run, maxDuration: maxDuration) }
+            }
+            var merged = BucketGroup()
+            merged.sums = sums
+            var bySource: [(info: SourceInfo, group: BucketGroup)] = []
+            return Self.buckets(boundaries, merged: &merged, bySource: &bySource, unit: unit, listEmpty: listEmpty)
+        }
+        return withColumns(of: selection) { c, selection in
             var merged = mergedBucketGroup(
                 c, selection, bounds: bounds, options: options, style: style, unit: unit, envelope: envelope)
             var bySource: [(info: SourceInfo, group: BucketGroup)] = []
@@ -33,23 +44,33 @@ extension Series {
                 bySource = bucketGroupsBySource(
                     c, selection, bounds: bounds, options: options, style: style, unit: unit, envelope: envelope)
             }
-            var result: [Statistics] = []
-            for bucket in 0..<boundaries.count where bounds[bucket] < bounds[bucket + 1] {
-                let figures = merged.take(bucket, unit: unit)
-                guard figures != nil || listEmpty else { continue }
-                var perSource: [SourceStatistics] = []
-                for index in bySource.indices {
-                    if let own = bySource[index].group.take(bucket, unit: unit) {
-                        perSource.append(SourceStatistics(source: bySource[index].info, figures: own))
-                    }
-                }
-                result.append(
-                    Statistics(
-                        start: bounds[bucket], end: bounds[bucket + 1], figures: figures ?? StatisticsFigures(),
-                        bySource: perSource))
-            }
-            return result
+            return Self.buckets(boundaries, merged: &merged, bySource: &bySource, unit: unit, listEmpty: listEmpty)
         }
+    }
+
+    /// The buckets' statistics from the merged group and the per-source groups, in time order (empty ones only
+    /// with `listEmpty`, zero-length ones never).
+    private static func buckets(
+        _ boundaries: BucketBoundaries, merged: inout BucketGroup,
+        bySource: inout [(info: SourceInfo, group: BucketGroup)], unit: UnitTransform, listEmpty: Bool
+    ) -> [Statistics] {
+        let bounds = boundaries.starts
+        var result: [Statistics] = []
+        for bucket in 0..<boundaries.count where bounds[bucket] < bounds[bucket + 1] {
+            let figures = merged.take(bucket, unit: unit)
+            guard figures != nil || listEmpty else { continue }
+            var perSource: [SourceStatistics] = []
+            for index in bySource.indices {
+                if let own = bySource[index].group.take(bucket, unit: unit) {
+                    perSource.append(SourceStatistics(source: bySource[index].info, figures: own))
+                }
+            }
+            result.append(
+                Statistics(
+                    start: bounds[bucket], end: bounds[bucket + 1], figures: figures ?? StatisticsFigures(),
+                    bySource: perSource))
+        }
+        return result
     }
 
     /// Each source identity's own figures per bucket, in priority order, for the identities with selected rows.
@@ -141,7 +162,7 @@ extension Series {
                 while bounds[bucket + 1] <= c.starts[row] { bucket += 1 }
                 let next = c.firstRow(in: row..<run.upperBound, startingAtLeast: bounds[bucket + 1])
                 if bucket != reducerBucket {
-                    if reducerBucket >= 0 { result.append((reducerBucket, reducer.figures(c, unit: unit))) }
+                    if reducerBucket >= 0 { result.append((reducerBucket, reducer.figures(unit: unit))) }
                     reducer = FigureReducer(options: options, style: style, maxDuration: maxDuration)
                     reducerBucket = bucket
                 }
@@ -149,7 +170,7 @@ extension Series {
                 row = next
             }
         }
-        if reducerBucket >= 0 { result.append((reducerBucket, reducer.figures(c, unit: unit))) }
+        if reducerBucket >= 0 { result.append((reducerBucket, reducer.figures(unit: unit))) }
         guard BucketOverlaps.isNeeded(for: options) else { return result }
         var overlaps = BucketOverlaps(bounds: bounds, options: options)
         for run in selection.runs {
@@ -226,12 +247,16 @@ extension Series {
     /// first start to the last instant a row covers (its end minus one microsecond, or a point's instant). For
     /// figures other than sums only starts matter, so then it ends at the last start.
     func collectionSpan(of selection: Selection, cumulative: Bool) -> ClosedRange<Timestamp> {
-        withColumns { c in
-            let first = c.starts[selection.runs[0].lowerBound]
-            let lastStart = c.starts[selection.runs[selection.runs.count - 1].upperBound - 1]
-            guard cumulative else { return first...lastStart }
+        let span = selection.span
+        let edges = decodedRows([span.lowerBound, span.upperBound - 1]).starts
+        let (first, lastStart) = (edges[0], edges[1])
+        guard cumulative else { return first...lastStart }
+        // Only rows starting within maxDuration of the last start can end after it: decode those alone.
+        let reach = firstIndex(startAtLeast: lastStart.subtractingSaturating(maxDuration))
+        let tail = selection.clamped(to: max(reach, span.lowerBound)..<span.upperBound)
+        return withColumns(of: tail) { c, tail in
             var latest = LatestSample(maxDuration: maxDuration)
-            for run in selection.runs.reversed() {
+            for run in tail.runs.reversed() {
                 latest.add(c, run)
                 // Earlier runs start earlier; once one cannot end later than what was found, none can.
                 if c.starts[run.upperBound - 1].addingReportingOverflow(maxDuration).partialValue < latest.end {

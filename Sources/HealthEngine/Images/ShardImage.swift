@@ -1,7 +1,7 @@
 import Foundation
 import HealthModel
 
-// Images of shards and series as plain columns and tables: what a snapshot writes and start-up restores
+// Images of shards and series as sealed blocks and tables: what a snapshot writes and start-up restores
 // (Sources/HealthStorage/Format/SnapshotCodec.swift encodes them byte for byte).
 
 extension HealthStore {
@@ -33,7 +33,7 @@ extension HealthStore {
     }
 }
 
-/// One subject's series of one type as plain columns and tables, for snapshots.
+/// One subject's series of one type as sealed blocks and tables, for snapshots.
 public struct SeriesImage: Hashable, Sendable {
     /// A batch id the series remembers, with the result it reported.
     public struct RecentBatch: Hashable, Sendable {
@@ -69,11 +69,10 @@ public struct SeriesImage: Hashable, Sendable {
     }
 
     public var subject: String
-    /// Columns sorted by start; values in the canonical unit; source ids index ``sources``.
-    public var starts: ContiguousArray<Timestamp>
-    public var ends: ContiguousArray<Timestamp>
-    public var values: ContiguousArray<Double>
-    public var sourceIDs: ContiguousArray<UInt16>
+    /// The rows in start order as sealed blocks (each block's last start at or before the next one's first;
+    /// any sizes): taken from the series as they are, and written to and read from version 7 files as they are.
+    /// Source ids index ``sources``; values are in the canonical unit.
+    public var blocks: [SealedBlock]
     /// Longest `end - start` ever stored (at least the longest stored now).
     public var maxDuration: Int64
     /// The source table in id order, and per entry whether its app or device entered samples by hand.
@@ -85,8 +84,6 @@ public struct SeriesImage: Hashable, Sendable {
     public var recentBatches: [RecentBatch]
     /// Sync identifiers, sorted by source key then identifier.
     public var syncHolders: [SyncHolder]
-    /// The change anchor of each row (parallel to ``starts``); it names the row's entry in ``batches``.
-    public var arrivals: ContiguousArray<UInt64>
     /// The batches the rows came from, by ascending anchors: each row's UUID and writer.
     public var batches: [AppliedBatch]
     /// Deletion records and the newest pruned anchor.
@@ -94,7 +91,9 @@ public struct SeriesImage: Hashable, Sendable {
     /// The metadata of the rows that carry any, by their change anchor (snapshot versions 6 and 7; empty before).
     public var metadata: [UInt64: [String: MetadataValue]]
 
-    /// An image from its parts (snapshot decoding).
+    /// An image from its parts, the rows as columns of equal lengths sorted by start (older snapshot versions,
+    /// tests): they are sealed in blocks of ``blockRows`` rows. The change anchor of each row (`arrivals`) names
+    /// its entry in `batches`.
     public init(
         subject: String, starts: ContiguousArray<Timestamp>, ends: ContiguousArray<Timestamp>,
         values: ContiguousArray<Double>, sourceIDs: ContiguousArray<UInt16>, arrivals: ContiguousArray<UInt64>,
@@ -102,13 +101,30 @@ public struct SeriesImage: Hashable, Sendable {
         priorityOrder: [SourceInfo]?, recentBatches: [RecentBatch], syncHolders: [SyncHolder],
         changeLog: SeriesChangeLog = SeriesChangeLog(), metadata: [UInt64: [String: MetadataValue]] = [:]
     ) {
+        let rows = SeriesRows(starts: starts, ends: ends, values: values, sourceIDs: sourceIDs, arrivals: arrivals)
+        var blocks: [SealedBlock] = []
+        var first = 0
+        while first < rows.count {
+            let last = min(first + Self.blockRows, rows.count)
+            blocks.append(SealedBlock(encoding: rows, range: first..<last))
+            first = last
+        }
+        self.init(
+            subject: subject, blocks: blocks, batches: batches, maxDuration: maxDuration, sources: sources,
+            userEnteredSources: userEnteredSources, priorityOrder: priorityOrder, recentBatches: recentBatches,
+            syncHolders: syncHolders, changeLog: changeLog, metadata: metadata)
+    }
+
+    /// An image from its parts, the rows in sealed blocks (snapshot decoding).
+    public init(
+        subject: String, blocks: [SealedBlock], batches: [AppliedBatch], maxDuration: Int64, sources: [SourceInfo],
+        userEnteredSources: [Bool], priorityOrder: [SourceInfo]?, recentBatches: [RecentBatch],
+        syncHolders: [SyncHolder], changeLog: SeriesChangeLog = SeriesChangeLog(),
+        metadata: [UInt64: [String: MetadataValue]] = [:]
+    ) {
         self.metadata = metadata
         self.subject = subject
-        self.starts = starts
-        self.ends = ends
-        self.values = values
-        self.sourceIDs = sourceIDs
-        self.arrivals = arrivals
+        self.blocks = blocks
         self.batches = batches
         self.maxDuration = maxDuration
         self.sources = sources
@@ -119,14 +135,74 @@ public struct SeriesImage: Hashable, Sendable {
         self.changeLog = changeLog
     }
 
-    /// Number of samples.
-    public var count: Int { starts.count }
+    /// The same tables with other rows, given as columns (nil: this image's column), sealed as
+    /// ``init(subject:starts:ends:values:sourceIDs:arrivals:batches:maxDuration:sources:userEnteredSources:priorityOrder:recentBatches:syncHolders:changeLog:metadata:)``
+    /// seals them (tests build images that break the rules from it).
+    public func replacingRows(
+        starts: ContiguousArray<Timestamp>? = nil, ends: ContiguousArray<Timestamp>? = nil,
+        values: ContiguousArray<Double>? = nil, sourceIDs: ContiguousArray<UInt16>? = nil,
+        arrivals: ContiguousArray<UInt64>? = nil
+    ) -> SeriesImage {
+        let rows = decodedRows
+        return SeriesImage(
+            subject: subject, starts: starts ?? rows.starts, ends: ends ?? rows.ends, values: values ?? rows.values,
+            sourceIDs: sourceIDs ?? rows.sourceIDs, arrivals: arrivals ?? rows.arrivals, batches: batches,
+            maxDuration: maxDuration, sources: sources, userEnteredSources: userEnteredSources,
+            priorityOrder: priorityOrder, recentBatches: recentBatches, syncHolders: syncHolders,
+            changeLog: changeLog, metadata: metadata)
+    }
 
+    /// Rows per block when an image is made from columns.
+    public static let blockRows = 4096
+
+    /// Number of samples.
+    public var count: Int { blocks.reduce(0) { $0 + $1.count } }
+
+    /// Every row, decoded.
+    private var decodedRows: SeriesRows {
+        var rows = SeriesRows()
+        rows.reserve(count)
+        for block in blocks { block.appendRows(to: &rows) }
+        return rows
+    }
+
+    /// The rows' starts, decoded (as are the other columns below: tests and tools, not the snapshot path).
+    public var starts: ContiguousArray<Timestamp> { decodedRows.starts }
+    public var ends: ContiguousArray<Timestamp> { decodedRows.ends }
+    public var values: ContiguousArray<Double> { decodedRows.values }
+    public var sourceIDs: ContiguousArray<UInt16> { decodedRows.sourceIDs }
+    /// The change anchor of each row; it names the row's entry in ``batches``.
+    public var arrivals: ContiguousArray<UInt64> { decodedRows.arrivals }
+
+    /// Equal rows (however they are cut into blocks, values bit for bit) and equal tables.
+    public static func == (a: SeriesImage, b: SeriesImage) -> Bool {
+        guard a.subject == b.subject, a.maxDuration == b.maxDuration, a.sources == b.sources,
+            a.userEnteredSources == b.userEnteredSources, a.priorityOrder == b.priorityOrder,
+            a.recentBatches == b.recentBatches, a.syncHolders == b.syncHolders, a.batches == b.batches,
+            a.changeLog == b.changeLog, a.metadata == b.metadata, a.count == b.count
+        else { return false }
+        let (x, y) = (a.decodedRows, b.decodedRows)
+        return x.starts == y.starts && x.ends == y.ends && x.values.map(\.bitPattern) == y.values.map(\.bitPattern)
+            && x.sourceIDs == y.sourceIDs && x.arrivals == y.arrivals
+    }
+
+    /// Hashes the tables and the row count (equal images hash alike).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(subject)
+        hasher.combine(count)
+        hasher.combine(maxDuration)
+        hasher.combine(sources)
+        hasher.combine(batches)
+        hasher.combine(changeLog)
+    }
+
+    /// The image of `series`: its sealed blocks as they are, and its head sealed as one more block.
     init(_ series: Series, subject: String) {
-        let rows = series.allRows
+        var blocks = series.rows.blocks
+        let head = series.rows.head
+        if head.count > 0 { blocks.append(SealedBlock(encoding: head, range: 0..<head.count)) }
         self.init(
-            subject: subject, starts: rows.starts, ends: rows.ends, values: rows.values, sourceIDs: rows.sourceIDs,
-            arrivals: rows.arrivals, batches: Array(series.batches.entries), maxDuration: series.maxDuration,
+            subject: subject, blocks: blocks, batches: Array(series.batches.entries), maxDuration: series.maxDuration,
             sources: series.sources.infos,
             userEnteredSources: series.sources.infos.indices.map { series.sources.isUserEntered(id: $0) },
             priorityOrder: series.sources.explicitOrder,
@@ -169,9 +245,6 @@ extension Series {
         func broken(_ what: String) -> HealthError {
             HealthError(.internalError, "series of subject \"\(image.subject)\" in the snapshot: \(what)")
         }
-        let n = image.starts.count
-        guard image.ends.count == n, image.values.count == n, image.sourceIDs.count == n, image.arrivals.count == n
-        else { throw broken("columns have different lengths") }
         guard let batches = BatchTable(checking: image.batches) else {
             throw broken("batch anchors overlap, go back or do not match their UUIDs")
         }
@@ -183,26 +256,42 @@ extension Series {
             _ = sources.intern(info, userEntered: userEntered)
         }
         if let order = image.priorityOrder { sources.restorePriority(order) }
+        // Every block is decoded once and its rows checked; the blocks themselves are kept as they are.
         var maxDuration: Int64 = 0
-        for row in 0..<n {
-            if row > 0, image.starts[row] < image.starts[row - 1] { throw broken("starts not sorted at row \(row)") }
-            if image.ends[row] < image.starts[row] { throw broken("row \(row) ends before it starts") }
-            if !SupportedInstants.contains(image.starts[row]) || !SupportedInstants.contains(image.ends[row]) {
-                throw broken("row \(row) lies outside \(SupportedInstants.description)")
+        var newestArrivals: [UInt64] = []
+        var anchors = Set<UInt64>()
+        var firstRow = 0
+        var previousStart = Timestamp.min
+        var hint = 0
+        let scratch = BlockScratch(capacity: image.blocks.reduce(0) { max($0, $1.count) })
+        for block in image.blocks {
+            block.decode(into: scratch.all)
+            let c = scratch.rows(block.count)
+            var newest: UInt64 = 0
+            for i in 0..<block.count {
+                let row = firstRow + i
+                if c.starts[i] < previousStart { throw broken("starts not sorted at row \(row)") }
+                previousStart = c.starts[i]
+                if c.ends[i] < c.starts[i] { throw broken("row \(row) ends before it starts") }
+                if !SupportedInstants.contains(c.starts[i]) || !SupportedInstants.contains(c.ends[i]) {
+                    throw broken("row \(row) lies outside \(SupportedInstants.description)")
+                }
+                if Int(c.sourceIDs[i]) >= image.sources.count { throw broken("row \(row) has no source") }
+                guard let entry = batches.entryIndex(holding: c.arrivals[i], hint: hint) else {
+                    throw broken("row \(row) has anchor \(c.arrivals[i]) of no batch")
+                }
+                hint = entry
+                // Both instants lie within SupportedInstants (checked above), so the difference cannot overflow.
+                maxDuration = max(maxDuration, c.ends[i] - c.starts[i])
+                newest = max(newest, c.arrivals[i])
+                if !image.metadata.isEmpty { anchors.insert(c.arrivals[i]) }
             }
-            if Int(image.sourceIDs[row]) >= image.sources.count { throw broken("row \(row) has no source") }
-            if batches.entryIndex(holding: image.arrivals[row]) == nil {
-                throw broken("row \(row) has anchor \(image.arrivals[row]) of no batch")
-            }
-            // Both instants lie within SupportedInstants (checked above), so the difference cannot overflow.
-            maxDuration = max(maxDuration, image.ends[row] - image.starts[row])
+            newestArrivals.append(newest)
+            firstRow += block.count
         }
         guard image.maxDuration >= maxDuration else { throw broken("maxDuration below a stored duration") }
-        if !image.metadata.isEmpty {
-            let anchors = Set(image.arrivals)
-            if let stray = image.metadata.keys.first(where: { !anchors.contains($0) }) {
-                throw broken("metadata of anchor \(stray), which no row has")
-            }
+        if let stray = image.metadata.keys.first(where: { !anchors.contains($0) }) {
+            throw broken("metadata of anchor \(stray), which no row has")
         }
         var ledger = SeriesLedger()
         for batch in image.recentBatches {
@@ -216,13 +305,8 @@ extension Series {
                 .init(version: holder.version, uuid: holder.uuid, start: holder.start))
         }
         self.init(
-            sortedRows: SeriesRows(
-                starts: image.starts, ends: image.ends, values: image.values, sourceIDs: image.sourceIDs,
-                arrivals: image.arrivals),
-            batches: batches, maxDuration: image.maxDuration, sources: sources, ledger: ledger,
-            metadata: image.metadata)
-        let blocks = changeLog
+            blockedRows: BlockedRows(sealed: image.blocks, newestArrivals: newestArrivals), batches: batches,
+            maxDuration: image.maxDuration, sources: sources, ledger: ledger, metadata: image.metadata)
         changeLog = image.changeLog
-        changeLog.adoptBlocks(of: blocks)
     }
 }

@@ -28,13 +28,15 @@ extension HealthStore {
         return InsertResult(inserted: outcome.inserted, duplicates: outcome.duplicates)
     }
 
-    /// Makes room for `rows` more samples in one subject's series of a type, so that inserting them copies no column
-    /// again (recovery calls it with the rows each log segment holds). Only an existing series, or one that
-    /// `rows > 0` will create, is touched; an unknown type or invalid subject is ignored (replay reports those).
+    /// Announces `rows` more samples for one subject's series of a type (recovery calls it with the rows each log
+    /// segment holds): the series is created when `rows > 0`. Rows are sealed into blocks as they arrive, so there
+    /// is no column to size in advance; an unknown type or invalid subject is ignored (replay reports those).
     public func reserve(subject: String, type: String, rows: Int) {
         guard rows > 0, let type = try? QuantityType.named(type), (try? SampleRules.validate(subject: subject)) != nil
         else { return }
-        shard(type).write { state in state.series[subject, default: Series()].reserve(rows) }
+        shard(type).write { state in
+            if state.series[subject] == nil { state.series[subject] = Series(blockRows: state.blockRows) }
+        }
     }
 
     /// Deletes one subject's samples of a type matching `filter` (dates, sources, UUIDs); returns how many.
@@ -67,7 +69,7 @@ extension HealthStore {
         }
         try shard(type).write { state in
             try hook()
-            state.series[subject, default: Series()].sources.setPriority(order)
+            state.series[subject, default: Series(blockRows: state.blockRows)].sources.setPriority(order)
         }
     }
 }

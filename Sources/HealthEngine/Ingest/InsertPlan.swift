@@ -52,6 +52,8 @@ struct InsertPlan: Sendable {
             return
         }
         var pendingSync: [SeriesLedger.SyncKey: (version: Int64, row: Int)] = [:]
+        // The batch's rows mostly lie near each other: their lookups share the block decoded last.
+        var cache = DecodedBlockCache()
         var dropped = Set<Int>()
         added.reserveCapacity(rows.count)
         for row in 0..<rows.count {
@@ -67,11 +69,12 @@ struct InsertPlan: Sendable {
                 }
                 if sent != nil { seen.insert(fingerprint) }
                 if let series, series.mayHold(uuid, checkingDerived: checkDerived),
-                    let stored = series.row(of: uuid, startingAt: rows.starts[row])
+                    let stored = series.row(of: uuid, startingAt: rows.starts[row], cache: &cache)?.content
                 {
                     // Batch ids are each client's own: another identity's batch with the same id derives the same
                     // UUIDs, which then cannot name this identity's samples too.
-                    if sent == nil, series.writer(ofRow: stored) != batch.writer {
+                    var hint = 0
+                    if sent == nil, series.writer(anchor: stored.arrivals[0], hint: &hint) != batch.writer {
                         throw InsertPlan.batchIDTaken(batch, row, uuid)
                     }
                     guard series.hasContent(of: batch, row: row, at: stored) else {
@@ -81,7 +84,9 @@ struct InsertPlan: Sendable {
                     continue
                 }
             }
-            if let digits = batch.valueDigits, let series, series.holdsRounded(batch, row: row, digits: digits) {
+            if let digits = batch.valueDigits, let series,
+                series.holdsRounded(batch, row: row, digits: digits, cache: &cache)
+            {
                 duplicates += 1
                 continue
             }
@@ -100,7 +105,9 @@ struct InsertPlan: Sendable {
                         duplicates += 1
                         continue
                     }
-                    if let stored = series?.row(of: held.uuid, startingAt: held.start) { replacedRows.append(stored) }
+                    if let stored = series?.row(of: held.uuid, startingAt: held.start, cache: &cache)?.row {
+                        replacedRows.append(stored)
+                    }
                 }
                 pendingSync[key] = (tag.version, row)
             }
@@ -147,43 +154,47 @@ extension Series {
         ledger.mayContain(uuid) || (checkingDerived && !batches.anchors(ofDerived: uuid).isEmpty)
     }
 
-    /// The row holding `uuid`: first among the rows starting at `start`, then (for a UUID stored with another
-    /// start) by its anchor when it is derived, or by a scan of every row when it was sent with its batch.
-    func row(of uuid: UUID, startingAt start: Timestamp) -> Int? {
+    /// The row holding `uuid` and its content (one row, decoded): first among the rows starting at `start`, then
+    /// (for a UUID stored with another start) by its anchor when it is derived, or by a scan of every row's anchor
+    /// when it was sent with its batch. `cache` keeps the block decoded last.
+    func row(of uuid: UUID, startingAt start: Timestamp, cache: inout DecodedBlockCache) -> (
+        row: Int, content: SeriesRows
+    )? {
         var hint = 0
-        var row = firstIndex(startAtLeast: start)
-        while row < count, starts[row] == start {
-            if self.uuid(ofRow: row, hint: &hint) == uuid { return row }
-            row += 1
+        let (first, same) = rows.rows(startingAt: start, cache: &cache)
+        for local in 0..<same.count where self.uuid(anchor: same.arrivals[local], hint: &hint) == uuid {
+            return (first + local, same.copy(local..<(local + 1)))
         }
+        let found: Int?
         let derivedAnchors = batches.anchors(ofDerived: uuid)
-        if !derivedAnchors.isEmpty { return arrivals.firstIndex(where: derivedAnchors.contains) }
-        guard ledger.mayContain(uuid) else { return nil }
-        for row in 0..<count where self.uuid(ofRow: row, hint: &hint) == uuid { return row }
-        return nil
+        if let oldest = derivedAnchors.min() {
+            found = rows.rowsArrived(after: oldest - 1).first { derivedAnchors.contains($0.anchor) }?.row
+        } else if ledger.mayContain(uuid) {
+            found = rows.rowsArrived(after: 0).first { self.uuid(anchor: $0.anchor, hint: &hint) == uuid }?.row
+        } else {
+            found = nil
+        }
+        return found.map { ($0, decodedRows([$0])) }
     }
 
-    /// Whether stored row `stored` holds the same content as `row` of `batch`.
-    func hasContent(of batch: PreparedBatch, row: Int, at stored: Int) -> Bool {
-        starts[stored] == batch.rows.starts[row] && ends[stored] == batch.rows.ends[row]
-            && values[stored].bitPattern == batch.rows.values[row].bitPattern
-            && sources.infos[Int(sourceIDs[stored])] == batch.sources[Int(batch.sourceIndices[row])]
+    /// Whether `stored` (one stored row, decoded) holds the same content as `row` of `batch`.
+    func hasContent(of batch: PreparedBatch, row: Int, at stored: SeriesRows) -> Bool {
+        stored.starts[0] == batch.rows.starts[row] && stored.ends[0] == batch.rows.ends[row]
+            && stored.values[0].bitPattern == batch.rows.values[row].bitPattern
+            && sources.infos[Int(stored.sourceIDs[0])] == batch.sources[Int(batch.sourceIndices[row])]
     }
 
     /// Whether a stored sample has the source, start and end of `row` of `batch` and a value that agrees with its
     /// value rounded to `digits` digits (``RoundedValues``).
-    func holdsRounded(_ batch: PreparedBatch, row: Int, digits: Int) -> Bool {
-        let start = batch.rows.starts[row]
+    func holdsRounded(_ batch: PreparedBatch, row: Int, digits: Int, cache: inout DecodedBlockCache) -> Bool {
         let source = batch.sources[Int(batch.sourceIndices[row])]
-        var stored = firstIndex(startAtLeast: start)
-        while stored < count, starts[stored] == start {
-            if ends[stored] == batch.rows.ends[row],
-                RoundedValues.agree(values[stored], batch.rows.values[row], digits: digits),
-                sources.infos[Int(sourceIDs[stored])] == source
-            {
-                return true
-            }
-            stored += 1
+        let same = rows.rows(startingAt: batch.rows.starts[row], cache: &cache).rows
+        for stored in 0..<same.count
+        where same.ends[stored] == batch.rows.ends[row]
+            && RoundedValues.agree(same.values[stored], batch.rows.values[row], digits: digits)
+            && sources.infos[Int(same.sourceIDs[stored])] == source
+        {
+            return true
         }
         return false
     }

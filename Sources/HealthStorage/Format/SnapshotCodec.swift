@@ -17,8 +17,8 @@ public enum SnapshotCodec {
     public static let magicWithRawColumns: [UInt8] = Array("HKSNAP06".utf8)
     /// First 8 bytes of version 5 files (as version 6 without the metadata tables).
     public static let magicWithoutMetadata: [UInt8] = Array("HKSNAP05".utf8)
-    /// Rows per sealed block in the files this version writes.
-    static let blockRows = 4096
+    /// Rows per sealed block of an image made from columns (a series' own blocks are written as they are).
+    static let blockRows = SeriesImage.blockRows
     /// Fewer bytes than the smallest block takes with its length and CRC: caps a series' block count.
     static let minimumBlockBytes = 64
     /// First 8 bytes of version 4 files (batch table, no UUID column, recent batches without writers).
@@ -103,8 +103,9 @@ public enum SnapshotCodec {
             }
             switch layout {
             case .sealedBlocks:
-                w.writeVarint(UInt64((series.count + blockRows - 1) / blockRows))
-                try forEachBlock(of: series) { (block) throws(Failure) in
+                // The series' own blocks, as they are: no row is decoded or encoded again.
+                w.writeVarint(UInt64(series.blocks.count))
+                for block in series.blocks {
                     w.writeVarint(UInt64(block.bytes.count))
                     w.writeLE(Zlib.crc32(block.bytes))
                     w.write(bytes: block.bytes)
@@ -128,57 +129,14 @@ public enum SnapshotCodec {
         return (fileCRC, size)
     }
 
-    /// Runs `body` on a series' rows sealed in blocks of ``blockRows`` rows (the last one shorter), in order:
-    /// what a version 7 file holds after the series' batch table, each block with its length and CRC-32.
-    static func forEachBlock<Failure: Error>(
-        of series: SeriesImage, _ body: (SealedBlock) throws(Failure) -> Void
-    ) throws(Failure) {
-        var first = 0
-        while first < series.count {
-            let rows = first..<min(first + blockRows, series.count)
-            try body(block(of: series, rows: rows))
-            first = rows.upperBound
-        }
-    }
-
-    /// The rows `rows` of a series sealed as one block.
-    static func block(of series: SeriesImage, rows: Range<Int>) -> SealedBlock {
-        series.starts.withUnsafeBufferPointer { s in
-            series.ends.withUnsafeBufferPointer { e in
-                series.values.withUnsafeBufferPointer { v in
-                    series.sourceIDs.withUnsafeBufferPointer { ids in
-                        series.arrivals.withUnsafeBufferPointer { a in
-                            SealedBlock(
-                                encoding: BlockColumns(
-                                    starts: .init(rebasing: s[rows]), ends: .init(rebasing: e[rows]),
-                                    values: .init(rebasing: v[rows]), sourceIDs: .init(rebasing: ids[rows]),
-                                    arrivals: .init(rebasing: a[rows])))
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// Reads the sealed blocks of a series of `count` rows into its five columns: each block's CRC-32 is
-    /// checked, then the block itself (``SealedBlock/init(validating:checkingInvariants:)``; restoring the image
-    /// checks the rows). Reserves at most 64 rows per byte left before any block is decoded.
-    static func readBlocks(_ r: inout ByteReader, count: Int, subject: String) throws -> (
-        ContiguousArray<Timestamp>, ContiguousArray<Timestamp>, ContiguousArray<Double>, ContiguousArray<UInt16>,
-        ContiguousArray<UInt64>
-    ) {
-        var starts = ContiguousArray<Timestamp>()
-        var ends = ContiguousArray<Timestamp>()
-        var values = ContiguousArray<Double>()
-        var sourceIDs = ContiguousArray<UInt16>()
-        var arrivals = ContiguousArray<UInt64>()
-        let reserved = min(count, r.remaining * 64)
-        starts.reserveCapacity(reserved)
-        ends.reserveCapacity(reserved)
-        values.reserveCapacity(reserved)
-        sourceIDs.reserveCapacity(reserved)
-        arrivals.reserveCapacity(reserved)
+    /// Reads the sealed blocks of a series of `count` rows as they are: each block's CRC-32 is checked, then
+    /// the block itself (``SealedBlock/init(validating:checkingInvariants:decoded:)``: header, columns and
+    /// summary; restoring the image checks the rows against the engine's invariants).
+    static func readBlocks(_ r: inout ByteReader, count: Int, subject: String) throws -> [SealedBlock] {
         let blockCount = try r.readCount("block count", limit: r.remaining / minimumBlockBytes)
+        var blocks: [SealedBlock] = []
+        blocks.reserveCapacity(blockCount)
+        var rows = 0
         for index in 0..<blockCount {
             let offset = r.offset
             let length = try r.readCount("block length", limit: r.remaining)
@@ -188,34 +146,25 @@ public enum SnapshotCodec {
                 throw CodecError(
                     .malformedPayload, "block \(index) of series \"\(subject)\" fails its checksum (offset \(offset))")
             }
-            // The check decodes the block; its rows are taken from there rather than decoded again.
-            var overflows = false
+            let block: SealedBlock
             do {
-                _ = try SealedBlock(validating: bytes, checkingInvariants: false) { rows in
-                    guard rows.starts.count <= count - starts.count else {
-                        overflows = true
-                        return
-                    }
-                    starts.append(contentsOf: rows.starts)
-                    ends.append(contentsOf: rows.ends)
-                    values.append(contentsOf: rows.values)
-                    sourceIDs.append(contentsOf: rows.sourceIDs)
-                    arrivals.append(contentsOf: rows.arrivals)
-                }
+                block = try SealedBlock(validating: bytes, checkingInvariants: false)
             } catch {
                 throw CodecError(
                     .malformedPayload, "block \(index) of series \"\(subject)\" (offset \(offset)): \(error.reason)")
             }
-            guard !overflows else {
+            guard block.count <= count - rows else {
                 throw CodecError(
                     .malformedPayload, "series \"\(subject)\" has more rows in blocks than its count \(count)")
             }
+            rows += block.count
+            blocks.append(block)
         }
-        guard starts.count == count else {
+        guard rows == count else {
             throw CodecError(
-                .malformedPayload, "series \"\(subject)\" has \(starts.count) rows in blocks, not its count \(count)")
+                .malformedPayload, "series \"\(subject)\" has \(rows) rows in blocks, not its count \(count)")
         }
-        return (starts, ends, values, sourceIDs, arrivals)
+        return blocks
     }
 
     /// Bytes gathered before a piece goes to the sink.
@@ -414,10 +363,10 @@ public enum SnapshotCodec {
         if hasChangeLog { changeLog = try readChangeLog(&r) }
         if version.hasBlocks {
             let table = try readBatchTable(&r)
-            let (starts, ends, values, sourceIDs, arrivals) = try readBlocks(&r, count: count, subject: subject)
+            let blocks = try readBlocks(&r, count: count, subject: subject)
             var image = SeriesImage(
-                subject: subject, starts: starts, ends: ends, values: values, sourceIDs: sourceIDs, arrivals: arrivals,
-                batches: table, maxDuration: maxDuration, sources: sources, userEnteredSources: userEntered,
+                subject: subject, blocks: blocks, batches: table, maxDuration: maxDuration, sources: sources,
+                userEnteredSources: userEntered,
                 priorityOrder: order, recentBatches: batches, syncHolders: holders, changeLog: changeLog)
             if version.hasMetadata { image.metadata = try readMetadataTable(&r) }
             return image

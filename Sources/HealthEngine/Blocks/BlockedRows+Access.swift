@@ -1,0 +1,277 @@
+import HealthModel
+
+/// Finding and decoding rows by row number: what the series' searches, filters and reducers read.
+extension BlockedRows {
+    /// First row whose start is `>= time` (``count`` when none): the blocks' summaries narrow the search to one
+    /// block, whose starts alone are decoded.
+    func firstIndex(startAtLeast time: Timestamp) -> Int {
+        var low = 0
+        var high = blocks.count
+        while low < high {
+            let middle = (low + high) / 2
+            if blocks[middle].summary.lastStart < time { low = middle + 1 } else { high = middle }
+        }
+        if low < blocks.count {
+            let block = blocks[low]
+            if block.summary.firstStart >= time { return firstRows[low] }
+            let starts = UnsafeMutablePointer<Timestamp>.allocate(capacity: block.count)
+            defer { starts.deallocate() }
+            block.decode(into: BlockBuffers(starts: starts))
+            return firstRows[low] + Self.firstIndex(UnsafeBufferPointer(start: starts, count: block.count), time)
+        }
+        return sealedCount + head.starts.withUnsafeBufferPointer { Self.firstIndex($0, time) }
+    }
+
+    /// First index of `starts` (ascending) whose start is `>= time`.
+    fileprivate static func firstIndex(_ starts: UnsafeBufferPointer<Timestamp>, _ time: Timestamp) -> Int {
+        var low = 0
+        var high = starts.count
+        while low < high {
+            let middle = (low + high) / 2
+            if starts[middle] < time { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// The last row's start, if any.
+    var lastStart: Timestamp? { head.starts.last ?? blocks.last?.summary.lastStart }
+
+    /// Rows `range` (within ``count``) decoded into columns of their own: only the blocks they lie in are read.
+    func rows(in range: Range<Int>) -> SeriesRows {
+        var result = SeriesRows()
+        guard !range.isEmpty else { return result }
+        result.reserve(range.count)
+        var index = range.lowerBound < sealedCount ? blockIndex(ofRow: range.lowerBound) : blocks.count
+        var scratch: SeriesRows? = nil
+        while index < blocks.count, firstRows[index] < range.upperBound {
+            let block = blocks[index]
+            let blockRange = firstRows[index]..<(firstRows[index] + block.count)
+            if range.lowerBound <= blockRange.lowerBound, blockRange.upperBound <= range.upperBound {
+                block.appendRows(to: &result)
+            } else {
+                var decoded = scratch ?? SeriesRows()
+                decoded.removeAll()
+                block.appendRows(to: &decoded)
+                let wanted = max(range.lowerBound, blockRange.lowerBound)..<min(range.upperBound, blockRange.upperBound)
+                result.append(
+                    decoded,
+                    rows: (wanted.lowerBound - blockRange.lowerBound)..<(wanted.upperBound - blockRange.lowerBound))
+                scratch = decoded
+            }
+            index += 1
+        }
+        if range.upperBound > sealedCount {
+            result.append(
+                head, rows: (max(range.lowerBound, sealedCount) - sealedCount)..<(range.upperBound - sealedCount))
+        }
+        return result
+    }
+
+    /// The rows numbered `rows` (any order, repeats allowed), decoded, in the order given: each block holding
+    /// one of them is decoded once.
+    func rows(_ rows: [Int]) -> SeriesRows {
+        var result = SeriesRows()
+        guard !rows.isEmpty else { return result }
+        let n = rows.count
+        result.starts = ContiguousArray(repeating: 0, count: n)
+        result.ends = ContiguousArray(repeating: 0, count: n)
+        result.values = ContiguousArray(repeating: 0, count: n)
+        result.sourceIDs = ContiguousArray(repeating: 0, count: n)
+        result.arrivals = ContiguousArray(repeating: 0, count: n)
+        var isSorted = true
+        for i in 1..<max(n, 1) where rows[i] < rows[i - 1] {
+            isSorted = false
+            break
+        }
+        let order = isSorted ? Array(0..<n) : rows.indices.sorted { rows[$0] < rows[$1] }
+        var decodedIndex = -1
+        var decoded = SeriesRows()
+        for position in order {
+            let row = rows[position]
+            let source: SeriesRows
+            let local: Int
+            if row >= sealedCount {
+                source = head
+                local = row - sealedCount
+            } else {
+                let index = blockIndex(ofRow: row)
+                if index != decodedIndex {
+                    decoded.removeAll()
+                    blocks[index].appendRows(to: &decoded)
+                    decodedIndex = index
+                }
+                source = decoded
+                local = row - firstRows[index]
+            }
+            result.starts[position] = source.starts[local]
+            result.ends[position] = source.ends[local]
+            result.values[position] = source.values[local]
+            result.sourceIDs[position] = source.sourceIDs[local]
+            result.arrivals[position] = source.arrivals[local]
+        }
+        return result
+    }
+
+    /// Rows whose arrival anchor is greater than `anchor`, as (anchor, row) pairs in anchor order: only the
+    /// blocks whose newest anchor is greater are decoded (their anchors alone), and the head.
+    func rowsArrived(after anchor: UInt64) -> [(anchor: UInt64, row: Int)] {
+        var found: [(anchor: UInt64, row: Int)] = []
+        var scratch: UnsafeMutablePointer<UInt64>? = nil
+        var scratchCapacity = 0
+        defer { scratch?.deallocate() }
+        for index in blocks.indices where newestArrivals[index] > anchor {
+            let block = blocks[index]
+            if scratchCapacity < block.count {
+                scratch?.deallocate()
+                scratch = .allocate(capacity: block.count)
+                scratchCapacity = block.count
+            }
+            block.decode(into: BlockBuffers(arrivals: scratch))
+            for local in 0..<block.count where scratch![local] > anchor {
+                found.append((scratch![local], firstRows[index] + local))
+            }
+        }
+        for local in 0..<head.count where head.arrivals[local] > anchor {
+            found.append((head.arrivals[local], sealedCount + local))
+        }
+        found.sort { $0.anchor < $1.anchor }
+        return found
+    }
+}
+
+extension BlockedRows {
+    /// The rows whose arrival anchor is greater than `anchor`, decoded, in anchor order, with their row numbers:
+    /// each block whose newest anchor is greater is decoded once, and the head is read.
+    func arrivedRows(after anchor: UInt64) -> (numbers: [Int], rows: SeriesRows) {
+        var numbers: [Int] = []
+        var found = SeriesRows()
+        var scratch: BlockScratch? = nil
+        func collect(_ c: BlockColumns, firstRow: Int) {
+            for local in 0..<c.count where c.arrivals[local] > anchor {
+                numbers.append(firstRow + local)
+                found.starts.append(c.starts[local])
+                found.ends.append(c.ends[local])
+                found.values.append(c.values[local])
+                found.sourceIDs.append(c.sourceIDs[local])
+                found.arrivals.append(c.arrivals[local])
+            }
+        }
+        for index in blocks.indices where newestArrivals[index] > anchor {
+            let block = blocks[index]
+            if (scratch?.capacity ?? 0) < block.count { scratch = BlockScratch(capacity: block.count) }
+            block.decode(into: scratch!.all)
+            collect(scratch!.rows(block.count), firstRow: firstRows[index])
+        }
+        head.starts.withUnsafeBufferPointer { s in
+            head.ends.withUnsafeBufferPointer { e in
+                head.values.withUnsafeBufferPointer { v in
+                    head.sourceIDs.withUnsafeBufferPointer { ids in
+                        head.arrivals.withUnsafeBufferPointer { a in
+                            collect(
+                                BlockColumns(starts: s, ends: e, values: v, sourceIDs: ids, arrivals: a),
+                                firstRow: sealedCount)
+                        }
+                    }
+                }
+            }
+        }
+        // Live rows arrive in start order, so the anchors are mostly sorted already.
+        var sorted = true
+        for i in found.arrivals.indices.dropFirst() where found.arrivals[i] < found.arrivals[i - 1] {
+            sorted = false
+            break
+        }
+        guard !sorted else { return (numbers, found) }
+        let order = found.arrivals.indices.sorted { found.arrivals[$0] < found.arrivals[$1] }
+        return (order.map { numbers[$0] }, found.permuted(order))
+    }
+}
+
+extension SeriesRows {
+    /// The rows in the order `order` lists them.
+    func permuted(_ order: [Int]) -> SeriesRows {
+        SeriesRows(
+            starts: ContiguousArray(order.lazy.map { starts[$0] }), ends: ContiguousArray(order.lazy.map { ends[$0] }),
+            values: ContiguousArray(order.lazy.map { values[$0] }),
+            sourceIDs: ContiguousArray(order.lazy.map { sourceIDs[$0] }),
+            arrivals: ContiguousArray(order.lazy.map { arrivals[$0] }))
+    }
+
+    /// Appends rows `range` of `other`.
+    mutating func append(_ other: SeriesRows, rows range: Range<Int>) {
+        starts.append(contentsOf: other.starts[range])
+        ends.append(contentsOf: other.ends[range])
+        values.append(contentsOf: other.values[range])
+        sourceIDs.append(contentsOf: other.sourceIDs[range])
+        arrivals.append(contentsOf: other.arrivals[range])
+    }
+
+    /// Drops every row, keeping the capacity.
+    mutating func removeAll() {
+        starts.removeAll(keepingCapacity: true)
+        ends.removeAll(keepingCapacity: true)
+        values.removeAll(keepingCapacity: true)
+        sourceIDs.removeAll(keepingCapacity: true)
+        arrivals.removeAll(keepingCapacity: true)
+    }
+
+    /// Runs `body` with read-only pointers to the columns (valid only inside `body`).
+    func withColumns<Result>(_ body: (Columns) throws -> Result) rethrows -> Result {
+        try starts.withUnsafeBufferPointer { s in
+            try ends.withUnsafeBufferPointer { e in
+                try values.withUnsafeBufferPointer { v in
+                    try sourceIDs.withUnsafeBufferPointer { ids in
+                        try body(Columns(starts: s, ends: e, values: v, sourceIDs: ids))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The block decoded last, kept by a caller that looks up many rows near each other (an insert checking each of
+/// its rows against the stored ones), so neighbouring lookups decode a block once.
+struct DecodedBlockCache {
+    fileprivate var index = -1
+    fileprivate var rows = SeriesRows()
+
+    /// An empty cache.
+    init() {}
+}
+
+extension BlockedRows {
+    /// The rows starting at `start`, with the number of the first (where such a row would go when there is
+    /// none), decoded; `cache` keeps the last block decoded.
+    func rows(startingAt start: Timestamp, cache: inout DecodedBlockCache) -> (first: Int, rows: SeriesRows) {
+        var low = 0
+        var high = blocks.count
+        while low < high {
+            let middle = (low + high) / 2
+            if blocks[middle].summary.lastStart < start { low = middle + 1 } else { high = middle }
+        }
+        var found = SeriesRows()
+        var first: Int? = nil
+        var index = low
+        while index < blocks.count, blocks[index].summary.firstStart <= start {
+            if cache.index != index {
+                cache.rows.removeAll()
+                blocks[index].appendRows(to: &cache.rows)
+                cache.index = index
+            }
+            let decoded = cache.rows
+            let from = decoded.starts.withUnsafeBufferPointer { Self.firstIndex($0, start) }
+            var to = from
+            while to < decoded.count, decoded.starts[to] == start { to += 1 }
+            if first == nil { first = firstRows[index] + from }
+            found.append(decoded, rows: from..<to)
+            if to < decoded.count { return (first!, found) }
+            index += 1
+        }
+        guard index == blocks.count else { return (first ?? firstRows[index], found) }
+        let from = head.starts.withUnsafeBufferPointer { Self.firstIndex($0, start) }
+        var to = from
+        while to < head.count, head.starts[to] == start { to += 1 }
+        found.append(head, rows: from..<to)
+        return (first ?? sealedCount + from, found)
+    }
+}
