@@ -50,8 +50,9 @@ public struct IdentityAccess: Hashable, Sendable {
         return named.isEmpty ? .notDetermined : .sharingDenied
     }
 
-    /// The grant identifier of a type name: `workout`, `characteristics` or `activitySummary` (any of their
-    /// names), else the quantity or category type's; throws ``ErrorCode/unknownQuantityType`` for another name.
+    /// The grant identifier of a type name: `workout`, `characteristics`, `activitySummary`, `bloodPressure` or
+    /// `food` (any of their names), else the quantity or category type's; throws
+    /// ``ErrorCode/unknownQuantityType`` for another name.
     public static func grantIdentifier(_ name: String) throws -> String {
         if WorkoutType.matches(name) { return WorkoutType.identifier }
         if let profile = ProfileType.named(name) { return profile.identifier }
