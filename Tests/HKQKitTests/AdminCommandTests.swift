@@ -5,6 +5,22 @@ import Testing
 /// `hkq admin` and `hkq auth` against a live hkd.
 @Suite("hkq admin and auth", .serialized, .liveServer)
 struct AdminCommandTests {
+    @Test("admin create takes the workout and correlation types as grant types; a misspelt type is refused")
+    func objectGrantTypes() async throws {
+        let created = try await runLive(
+            [
+                "admin", "create", "bp-sync", "--share", "workout,bloodPressure", "--read",
+                "HKCorrelationTypeIdentifierFood",
+            ],
+            subject: "anna")
+        #expect(created.status == 0, "\(created.err)")
+        let list = try await runLive(["admin", "list", "--format", "csv"], subject: "anna")
+        #expect(list.out.contains("bp-sync,false,"), "\(list.out)")
+        #expect(list.out.contains("\"workout,bloodPressure\",food"), "\(list.out)")
+        let wrong = try await runLive(["admin", "create", "typo", "--share", "bloodPresure"], subject: "anna")
+        #expect(wrong.status != 0 && wrong.err.contains("bloodPresure"), "\(wrong.err)")
+    }
+
     @Test("admin create prints a token once; auth status with it; list; update; revoke ends it")
     func lifecycle() async throws {
         let live = try #require(LiveServer.current)
