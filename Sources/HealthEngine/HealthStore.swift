@@ -18,6 +18,10 @@ public final class HealthStore: Sendable {
     public let correlations = CorrelationStore()
     /// The workouts' routes (HEALTHKIT.md §13): their points, tied to workouts by UUID.
     public let routes = RouteStore()
+    /// The characteristics of each subject (HEALTHKIT.md §13), by key in short form.
+    public let characteristicTable = SubjectTable<CharacteristicKey, String>()
+    /// Apple's activity summaries of each subject (HEALTHKIT.md §13), by day number.
+    public let activitySummaryTable = SubjectTable<Int, ActivitySummary>()
 
     /// How long deletion records are kept for changes queries, in microseconds (default 7 days). Anchors older
     /// than a deletion past it get ``ErrorCode/anchorExpired``. Any thread may read or set it.

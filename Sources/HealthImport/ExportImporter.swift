@@ -34,18 +34,24 @@ public struct ExportImporter: Sendable {
     }
 
     /// Reads the whole export, awaiting `sink` with each batch (the next batch is parsed only after it returns),
-    /// then `workouts` once with every `<Workout>`, `correlations` once with every `<Correlation>` (HEALTHKIT.md
-    /// §13; after the samples, which hold their members) and `routes` once with the workouts' routes; returns the
-    /// summary.
+    /// then `workouts` once with every `<Workout>`, `characteristics` once with the `<Me>` values (when it sets
+    /// any), `activitySummaries` once with every `<ActivitySummary>` but the export day's (when there are any),
+    /// `correlations` once with every `<Correlation>` (after the samples, which hold their members) and `routes`
+    /// once with the workouts' routes (HEALTHKIT.md §13); returns the summary.
     public func run(
         progress: ((ImportProgress) -> Void)? = nil, sink: (SampleBatch) async throws -> Void,
         workouts: ([Workout]) async throws -> Void = { _ in },
+        characteristics: (Characteristics) async throws -> Void = { _ in },
+        activitySummaries: ([ActivitySummary]) async throws -> Void = { _ in },
         correlations: ([Correlation]) async throws -> Void = { _ in },
         routes: ([WorkoutRoute]) async throws -> Void = { _ in }
     ) async throws -> ImportSummary {
         let reader = try ExportReader(path: path, subject: subject, options: options, progress: progress)
         while let batch = try reader.nextBatch() { try await sink(batch) }
         try await workouts(reader.takeWorkouts())
+        if !reader.characteristics.isEmpty { try await characteristics(reader.characteristics) }
+        let summaries = reader.takeActivitySummaries()
+        if !summaries.isEmpty { try await activitySummaries(summaries) }
         try await correlations(reader.takeCorrelations())
         try await routes(reader.takeRoutes())
         return reader.summary

@@ -181,6 +181,8 @@ public struct RequestDispatcher: Sendable {
 
         case .routeInsert, .routeQuery:
             return try routeReply(to: message, writer: writer)
+        case .characteristicsSet, .characteristicsQuery, .activitySummaryInsert, .activitySummaryQuery:
+            return try profileReply(to: message)
 
         case .ping(let m):
             // The connection answers pings itself; a dispatcher handed one answers the same.

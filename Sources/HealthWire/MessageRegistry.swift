@@ -57,6 +57,13 @@ public enum MessageKind: UInt8, Sendable, CaseIterable {
     case workoutResult = 0x83
     case workoutDelete = 0x84
 
+    case characteristicsSet = 0x85
+    case characteristicsQuery = 0x86
+    case characteristicsResult = 0x87
+    case activitySummaryInsert = 0x88
+    case activitySummaryInsertAck = 0x89
+    case activitySummaryQuery = 0x8A
+    case activitySummaryResult = 0x8B
     case correlationInsert = 0x90
     case correlationInsertAck = 0x91
     case correlationQuery = 0x92
@@ -114,6 +121,13 @@ public enum Message: Hashable, Sendable {
     case workoutQuery(WorkoutQuery)
     case workoutResult(WorkoutResult)
     case workoutDelete(WorkoutDelete)
+    case characteristicsSet(CharacteristicsSet)
+    case characteristicsQuery(CharacteristicsQuery)
+    case characteristicsResult(CharacteristicsResult)
+    case activitySummaryInsert(ActivitySummaryInsert)
+    case activitySummaryInsertAck(ActivitySummaryInsertAck)
+    case activitySummaryQuery(ActivitySummaryQuery)
+    case activitySummaryResult(ActivitySummaryResult)
     case correlationInsert(CorrelationInsert)
     case correlationInsertAck(CorrelationInsertAck)
     case correlationQuery(CorrelationQuery)
@@ -170,6 +184,13 @@ extension MessageKind {
         case .workoutQuery: MessageRegistration(Message.workoutQuery)
         case .workoutResult: MessageRegistration(Message.workoutResult)
         case .workoutDelete: MessageRegistration(Message.workoutDelete)
+        case .characteristicsSet: MessageRegistration(Message.characteristicsSet)
+        case .characteristicsQuery: MessageRegistration(Message.characteristicsQuery)
+        case .characteristicsResult: MessageRegistration(Message.characteristicsResult)
+        case .activitySummaryInsert: MessageRegistration(Message.activitySummaryInsert)
+        case .activitySummaryInsertAck: MessageRegistration(Message.activitySummaryInsertAck)
+        case .activitySummaryQuery: MessageRegistration(Message.activitySummaryQuery)
+        case .activitySummaryResult: MessageRegistration(Message.activitySummaryResult)
         case .correlationInsert: MessageRegistration(Message.correlationInsert)
         case .correlationInsertAck: MessageRegistration(Message.correlationInsertAck)
         case .correlationQuery: MessageRegistration(Message.correlationQuery)
@@ -227,6 +248,13 @@ extension Message {
         case .workoutQuery(let m): m
         case .workoutResult(let m): m
         case .workoutDelete(let m): m
+        case .characteristicsSet(let m): m
+        case .characteristicsQuery(let m): m
+        case .characteristicsResult(let m): m
+        case .activitySummaryInsert(let m): m
+        case .activitySummaryInsertAck(let m): m
+        case .activitySummaryQuery(let m): m
+        case .activitySummaryResult(let m): m
         case .correlationInsert(let m): m
         case .correlationInsertAck(let m): m
         case .correlationQuery(let m): m
@@ -260,6 +288,10 @@ extension BackupRequest: Request { public typealias Reply = BackupResult }
 extension WorkoutInsert: Request { public typealias Reply = WorkoutInsertAck }
 extension WorkoutQuery: Request { public typealias Reply = WorkoutResult }
 extension WorkoutDelete: Request { public typealias Reply = DeleteAck }
+extension CharacteristicsSet: Request { public typealias Reply = CharacteristicsResult }
+extension CharacteristicsQuery: Request { public typealias Reply = CharacteristicsResult }
+extension ActivitySummaryInsert: Request { public typealias Reply = ActivitySummaryInsertAck }
+extension ActivitySummaryQuery: Request { public typealias Reply = ActivitySummaryResult }
 extension CorrelationInsert: Request { public typealias Reply = CorrelationInsertAck }
 extension CorrelationQuery: Request { public typealias Reply = CorrelationResult }
 extension CorrelationDelete: Request { public typealias Reply = DeleteAck }

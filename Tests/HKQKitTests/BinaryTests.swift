@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Runs the built `hkq` executable as a separate process.
@@ -29,45 +30,13 @@ import Testing
         var description: String { "hkq not built; looked in \(searched.joined(separator: ", "))" }
     }
 
-    /// Runs hkq with `arguments` (and `input` on standard input, else none), output to temporary files, waiting
-    /// without blocking a test thread.
+    /// Runs hkq with `arguments` (and `input` on standard input, else none) in an empty directory with exactly
+    /// `environment`, without blocking a test thread.
     static func run(
         _ arguments: [String], environment: [String: String] = [:], input: String? = nil
     ) async throws -> (Int32, String, String) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hkq-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let outURL = directory.appendingPathComponent("out")
-        let errURL = directory.appendingPathComponent("err")
-        #expect(FileManager.default.createFile(atPath: outURL.path, contents: nil))
-        #expect(FileManager.default.createFile(atPath: errURL.path, contents: nil))
-        let out = try FileHandle(forWritingTo: outURL)
-        let err = try FileHandle(forWritingTo: errURL)
-        let process = Process()
-        if let input {
-            let inURL = directory.appendingPathComponent("in")
-            try Data(input.utf8).write(to: inURL)
-            process.standardInput = try FileHandle(forReadingFrom: inURL)
-        }
-        process.executableURL = try hkqURL()
-        process.arguments = arguments
-        // Not the package root, whose ./hkd-data (README's quick start) hkq would read for a token.
-        process.currentDirectoryURL = directory
-        process.environment = environment
-        process.standardOutput = out
-        process.standardError = err
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        try out.close()
-        try err.close()
-        return (
-            status, try String(contentsOf: outURL, encoding: .utf8), try String(contentsOf: errURL, encoding: .utf8)
-        )
+        let outcome = try await runChild(try hkqURL().path, arguments, environment: environment, input: input)
+        return (outcome.status, outcome.output, outcome.errors)
     }
 
     @Test func helpConvertAndErrorsThroughTheRealBinary() async throws {

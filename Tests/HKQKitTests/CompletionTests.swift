@@ -1,27 +1,8 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import HKQKit
-
-/// Runs `executable` with `arguments`, `input` on standard input; returns status, standard output and error.
-private func runProcess(_ executable: String, _ arguments: [String], input: String = "") throws -> (
-    status: Int32, out: String, err: String
-) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = stderr
-    try process.run()
-    stdin.fileHandleForWriting.write(Data(input.utf8))
-    try stdin.fileHandleForWriting.close()
-    let out = stdout.fileHandleForReading.readDataToEndOfFile()
-    let err = stderr.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
-}
 
 /// The first of `names` found in the usual binary directories.
 private func tool(_ name: String) -> String? {
@@ -55,15 +36,15 @@ private let table = CommandTable(commands: HKQ.commands)
         #expect(script.contains(shell.quote("stepCount")) && script.contains(shell.quote("types")))
     }
 
-    @Test func bashAcceptsTheBashScript() throws {
+    @Test func bashAcceptsTheBashScript() async throws {
         let bash = try #require(tool("bash"))
         let script = CompletionScript(program: .standard).script(for: .bash)
-        let check = try runProcess(bash, ["-n"], input: script)
-        #expect(check.status == 0, "\(check.err)")
+        let check = try await runChild(bash, ["-n"], input: script)
+        #expect(check.status == 0, "\(check.errors)")
     }
 
     /// Sources the bash script and completes a few command lines the way bash would call it.
-    @Test func bashCompletesCommandsOptionsAndValues() throws {
+    @Test func bashCompletesCommandsOptionsAndValues() async throws {
         let bash = try #require(tool("bash"))
         let script = CompletionScript(program: .standard).script(for: .bash)
         let driver = #"""
@@ -75,12 +56,13 @@ private let table = CommandTable(commands: HKQ.commands)
             }
             t "hkq un"; t "hkq units "; t "hkq stats --format "; t "hkq --server h:1 watch --tz z stepC"
             t "hkq samples --sor"; t "hkq completion "; t "hkq units convert 1 --"; t "hkq auth status stepCount hear"
+            t "hkq characteristics "; t "hkq characteristics set dateOfBirth=1984-05-01 wheel"
             """#
-        let run = try runProcess(bash, ["--norc", "-c", script + "\n" + driver])
-        #expect(run.status == 0, "\(run.err)")
-        let lines = run.out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        #expect(lines.count >= 8, "\(run.out)")
-        guard lines.count >= 8 else { return }
+        let run = try await runChild(bash, ["--norc", "-c", script + "\n" + driver], input: "")
+        #expect(run.status == 0, "\(run.errors)")
+        let lines = run.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.count >= 10, "\(run.output)")
+        guard lines.count >= 10 else { return }
         #expect(lines[0] == "units")
         #expect(lines[1] == "convert show")
         #expect(lines[2] == "table json csv chart")
@@ -92,14 +74,16 @@ private let table = CommandTable(commands: HKQ.commands)
                 == "--help --server --subject --token --token-file --format --time-format --tls --tls-ca --tls-fingerprint "
                 + "--tls-cert --tls-key")
         #expect(lines[7].split(separator: " ").contains("heartRate"))
+        #expect(lines[8] == "set")
+        #expect(lines[9] == "wheelchairUse=no wheelchairUse=yes")
     }
 
     /// zsh and fish check the syntax themselves when installed; otherwise the structure is checked here.
-    @Test(arguments: [Shell.zsh, .fish]) func zshAndFishScriptsAreWellFormed(shell: Shell) throws {
+    @Test(arguments: [Shell.zsh, .fish]) func zshAndFishScriptsAreWellFormed(shell: Shell) async throws {
         let script = CompletionScript(program: .standard).script(for: shell)
         if let binary = tool(shell.rawValue) {
-            let check = try runProcess(binary, shell == .zsh ? ["-n"] : ["--no-execute"], input: script)
-            #expect(check.status == 0, "\(check.err)")
+            let check = try await runChild(binary, shell == .zsh ? ["-n"] : ["--no-execute"], input: script)
+            #expect(check.status == 0, "\(check.errors)")
         }
         let lines = script.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         func count(_ predicate: (String) -> Bool) -> Int { lines.filter(predicate).count }
@@ -147,17 +131,17 @@ private let table = CommandTable(commands: HKQ.commands)
         }
     }
 
-    @Test func manPageRendersWithGroff() throws {
+    @Test func manPageRendersWithGroff() async throws {
         guard let groff = tool("groff") else {
             Issue.record("groff is not installed (apt-get install groff-base)")
             return
         }
         let roff = ManPage(program: .standard).roff
-        let render = try runProcess(groff, ["-man", "-Tutf8", "-ww"], input: roff)
+        let render = try await runChild(groff, ["-man", "-Tutf8", "-ww"], input: roff)
         #expect(render.status == 0)
-        #expect(render.err.isEmpty, "\(render.err)")
+        #expect(render.errors.isEmpty, "\(render.errors)")
         // grotty overstrikes bold text (X backspace X); keep the visible characters.
-        let text = render.out.replacingOccurrences(of: ".\u{8}", with: "", options: .regularExpression)
+        let text = render.output.replacingOccurrences(of: ".\u{8}", with: "", options: .regularExpression)
         for section in [
             "NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "GLOBAL OPTIONS", "ENVIRONMENT", "EXIT STATUS", "SEE ALSO",
         ] {

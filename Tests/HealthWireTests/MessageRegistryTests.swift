@@ -19,13 +19,16 @@ struct MessageRegistryTests {
             Set(requests) == [
                 .ping, .insert, .delete, .sampleQuery, .statisticsQuery, .collectionQuery, .changesQuery, .subscribe,
                 .unsubscribe, .getSourcePriority, .setSourcePriority, .authorizationStatusQuery, .serverInfoQuery,
-                .adminRequest, .backupRequest, .workoutInsert, .workoutQuery, .workoutDelete, .correlationInsert,
+                .adminRequest, .backupRequest, .workoutInsert, .workoutQuery, .workoutDelete, .characteristicsSet,
+                .characteristicsQuery, .activitySummaryInsert, .activitySummaryQuery, .correlationInsert,
                 .correlationQuery, .correlationDelete, .routeInsert, .routeQuery,
             ])
         #expect(MessageKind.sampleQuery.replyKind == .sampleResult)
         #expect(MessageKind.setSourcePriority.replyKind == .sourcePriority)
         #expect(MessageKind.hello.replyKind == nil)
         #expect(MessageKind.workoutDelete.replyKind == .deleteAck)
+        #expect(MessageKind.characteristicsSet.replyKind == .characteristicsResult)
+        #expect(MessageKind.activitySummaryInsert.replyKind == .activitySummaryInsertAck)
         #expect(MessageKind.correlationDelete.replyKind == .deleteAck)
         #expect(MessageKind.correlationInsert.replyKind == .correlationInsertAck)
         #expect(Set(MessageKind.allCases.filter(\.streamsReplies)) == [.sampleQuery, .collectionQuery])

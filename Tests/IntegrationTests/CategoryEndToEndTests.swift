@@ -164,10 +164,10 @@ struct CategoryEndToEndTests {
             #expect(samples.map(\.metadata) == [[:], metadata, [:], [:]])
         }
         try await check(client)
-        let imported = try HKQBinaryTests.hkq(
+        let imported = try await HKQBinaryTests.hkq(
             hkd.hkqServer + ["--subject", "rob", "import", TestFixtures.realExportPath])
         #expect(imported.status == 0, "\(imported.err)")
-        let json = try HKQBinaryTests.hkq(
+        let json = try await HKQBinaryTests.hkq(
             hkd.hkqServer + ["--subject", "anna", "samples", "sleepAnalysis", "--format", "json", "--tz", "UTC"])
         #expect(
             json.out.contains(

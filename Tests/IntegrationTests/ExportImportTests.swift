@@ -25,7 +25,7 @@ struct ExportImportTests {
         let hkd = try await TestServer()
         let server = hkd.hkqServer + ["--subject", "rob"]
 
-        let first = try HKQBinaryTests.hkq(server + ["import", path, "--format", "json"])
+        let first = try await HKQBinaryTests.hkq(server + ["import", path, "--format", "json"])
         #expect(first.status == 0, "\(first.err)")
         #expect(first.err.isEmpty, "no progress bar on a pipe: \(first.err)")
         let summary = try Self.object(first.out)
@@ -41,12 +41,12 @@ struct ExportImportTests {
             ])
 
         let day = ["--from", "2017-07-13T00:00:00-04:00", "--to", "2017-07-14T00:00:00-04:00"]
-        let stats = try HKQBinaryTests.hkq(server + ["stats", "stepCount", "--format", "json"] + day)
+        let stats = try await HKQBinaryTests.hkq(server + ["stats", "stepCount", "--format", "json"] + day)
         #expect(try Self.object(stats.out)["sum"] as? Double == 16_393, "\(stats.out)\(stats.err)")
 
         #expect(await hkd.stop() == 0)
         let restarted = try await hkd.restart()
-        let again = try HKQBinaryTests.hkq(
+        let again = try await HKQBinaryTests.hkq(
             restarted.hkqServer + ["--subject", "rob", "import", path])
         #expect(again.status == 0, "\(again.err)")
         #expect(again.out.contains("(0 new, 26070 already stored)"), "\(again.out)")
@@ -123,10 +123,10 @@ struct ExportImportTests {
         let hkd = try await HKDProcess()
         defer { try? FileManager.default.removeItem(atPath: hkd.dataDirectory) }
         let server = hkd.hkqServer + ["--subject", "phil"]
-        let before = try HKQBinaryTests.hkq(server + ["import", first.path, "--format", "json"])
+        let before = try await HKQBinaryTests.hkq(server + ["import", first.path, "--format", "json"])
         #expect(before.status == 0, "\(before.err)")
         #expect(try Self.object(before.out)["inserted"] as? Int == records.count, "\(before.out)")
-        let after = try HKQBinaryTests.hkq(server + ["import", second.path, "--format", "json"])
+        let after = try await HKQBinaryTests.hkq(server + ["import", second.path, "--format", "json"])
         #expect(after.status == 0, "\(after.err)")
         let summary = try Self.object(after.out)
         #expect(summary["inserted"] as? Int == 0, "\(after.out)")
@@ -168,16 +168,16 @@ struct ExportImportTests {
         let hkd = try await TestServer()
         defer { try? FileManager.default.removeItem(atPath: hkd.dataDirectory) }
         let server = hkd.hkqServer + ["--subject", "rob"]
-        let first = try HKQBinaryTests.hkq(server + ["import", try Self.realExport(), "--format", "json"])
+        let first = try await HKQBinaryTests.hkq(server + ["import", try Self.realExport(), "--format", "json"])
         #expect(first.status == 0, "\(first.err)")
         let total = ["stats", "distanceWalkingRunning", "--unit", "km", "--format", "json"]
-        let before = try Self.object(try HKQBinaryTests.hkq(server + total).out)["sum"] as? Double
-        let second = try HKQBinaryTests.hkq(server + ["import", kilometres.path, "--format", "json"])
+        let before = try Self.object(try await HKQBinaryTests.hkq(server + total).out)["sum"] as? Double
+        let second = try await HKQBinaryTests.hkq(server + ["import", kilometres.path, "--format", "json"])
         #expect(second.status == 0, "\(second.err)")
         let summary = try Self.object(second.out)
         #expect(summary["inserted"] as? Int == 0, "\(second.out)")
         #expect(summary["alreadyStored"] as? Int == 26_070, "every record, its 107 sleep records too: \(second.out)")
-        let after = try Self.object(try HKQBinaryTests.hkq(server + total).out)["sum"] as? Double
+        let after = try Self.object(try await HKQBinaryTests.hkq(server + total).out)["sum"] as? Double
         #expect(before != nil && after == before)
         await hkd.stop()
     }

@@ -5,26 +5,12 @@ import Testing
 /// The hkq binary against the hkd binary: what a person at a terminal does.
 @Suite("hkq against hkd", .serialized)
 struct HKQBinaryTests {
-    /// Runs hkq with arguments and standard input; returns exit status, stdout and stderr.
-    static func hkq(_ arguments: [String], input: String = "") throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = try TestServer.binary("hkq")
-        process.arguments = arguments
-        // Not the package root, whose ./hkd-data (README's quick start) hkq would read for a token.
-        let workingDirectory = try TestDirectory(prefix: "hkq-cwd")
-        process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory.path)
-        let (stdin, stdout, stderr) = (Pipe(), Pipe(), Pipe())
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        let err = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        withExtendedLifetime(workingDirectory) {}
-        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    /// Runs hkq with arguments and standard input in an empty directory (not the package root, whose
+    /// ./hkd-data of README's quick start hkq would read for a token); returns exit status, stdout and stderr.
+    static func hkq(_ arguments: [String], input: String = "") async throws -> (status: Int32, out: String, err: String)
+    {
+        let outcome = try await runChild(try TestServer.binary("hkq").path, arguments, input: input)
+        return (outcome.status, outcome.output, outcome.errors)
     }
 
     @Test("insert from stdin, then samples and stats, in JSON")
@@ -37,26 +23,27 @@ struct HKQBinaryTests {
             stepCount,2024-03-10T06:05:00-05:00,2024-03-10T06:15:00-05:00,1100,count,Apple Watch
             heartRate,2024-03-10T06:00:00-05:00,2024-03-10T06:00:00-05:00,1.25,count/s,Apple Watch
             """
-        let insert = try Self.hkq(server + ["insert", "-"], input: csv)
+        let insert = try await Self.hkq(server + ["insert", "-"], input: csv)
         #expect(insert.status == 0, "\(insert.err)")
         #expect(insert.out.contains("inserted 3 new samples"))
 
-        let samples = try Self.hkq(server + ["samples", "heartRate", "--format", "json"])
+        let samples = try await Self.hkq(server + ["samples", "heartRate", "--format", "json"])
         #expect(samples.status == 0, "\(samples.err)")
         let rows = try JSONSerialization.jsonObject(with: Data(samples.out.utf8)) as? [[String: Any]]
         #expect(rows?.count == 1)
         #expect((rows?.first?["value"] as? Double).map { abs($0 - 75) < 1e-9 } == true)
 
-        let stats = try Self.hkq(server + ["stats", "stepCount", "--options", "sum,by-source", "--format", "json"])
+        let stats = try await Self.hkq(
+            server + ["stats", "stepCount", "--options", "sum,by-source", "--format", "json"])
         #expect(stats.status == 0, "\(stats.err)")
         #expect(stats.out.contains("1200") && stats.out.contains("1100"))
 
-        let none = try Self.hkq(
+        let none = try await Self.hkq(
             server + ["stats", "stepCount", "--from", "2020-01-01T00:00:00Z", "--to", "2020-01-02T00:00:00Z"])
         #expect(none.status == 1)
         #expect(none.err.contains("no stepCount data"))
 
-        let bad = try Self.hkq(
+        let bad = try await Self.hkq(
             server + ["insert", "-"],
             input: "type,start,end,value,unit,source\nstepCount,2024-03-10T06:00:00Z,2024-03-10T06:10:00Z,5,kg,iPhone\n"
         )
@@ -64,7 +51,7 @@ struct HKQBinaryTests {
         #expect(bad.err.contains("kg"))
         await hkd.stop()
 
-        let down = try Self.hkq(server + ["samples", "stepCount"])
+        let down = try await Self.hkq(server + ["samples", "stepCount"])
         #expect(down.status == 1)
         #expect(down.err.contains("cannot connect"))
     }

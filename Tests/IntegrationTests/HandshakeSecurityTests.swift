@@ -147,17 +147,11 @@ struct HandshakeSecurityTests {
             // Not atomically: on Linux that leaves a /tmp/TemporaryDirectory.* behind.
             try (hkd.token + "\n").write(toFile: tokenPath, atomically: false, encoding: .utf8)
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: tokenPath)
-            let process = Process()
-            process.executableURL = try TestServer.binary("hkq")
-            process.arguments = ["--server", "127.0.0.1:\(fake.port)", "server-info"]
-            process.currentDirectoryURL = work
-            let stderr = Pipe()
-            process.standardError = stderr
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            let err = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus != 0)
+            let hkq = try await runChild(
+                try TestServer.binary("hkq").path, ["--server", "127.0.0.1:\(fake.port)", "server-info"],
+                currentDirectory: work.path)
+            let err = hkq.errors
+            #expect(hkq.status != 0)
             #expect(err.contains("(303)") || err.contains("serverUnverified"), "\(err)")
             #expect(
                 err.contains("the server's signature is wrong")

@@ -34,8 +34,9 @@ struct MetricsTests {
     }
 
     /// `promtool check metrics` on `page`: its exit status and output.
-    static func promtool(_ page: String) throws -> (Int32, String) {
-        try TestCertificates.run(["promtool", "check", "metrics"], input: page)
+    static func promtool(_ page: String) async throws -> (Int32, String) {
+        let outcome = try await runTool(["promtool", "check", "metrics"], input: page)
+        return (outcome.status, outcome.printed)
     }
 
     @Test("/metrics counts inserts exactly, passes promtool, and /healthz, /readyz and errors answer")
@@ -64,7 +65,7 @@ struct MetricsTests {
         #expect(Self.value("hkd_wal_fsync_duration_seconds_count", in: after) >= 2)
         #expect(Self.value("hkd_connections_open", in: after) >= 1)
         #expect(!after.contains("anna") && !after.contains("ben"), "subjects must not appear in labels")
-        let (status, output) = try Self.promtool(after)
+        let (status, output) = try await Self.promtool(after)
         #expect(status == 0, "promtool: \(output)")
 
         #expect(try Self.get("/healthz", port: port) == ("HTTP/1.1 200 OK", "ok\n"))

@@ -107,21 +107,22 @@ struct SleepOracleTests {
         #expect(records.count == 107)
         let hkd = try await TestServer()
         let server = hkd.hkqServer + ["--subject", "rob"]
-        let imported = try HKQBinaryTests.hkq(server + ["import", TestFixtures.realExportPath, "--format", "json"])
+        let imported = try await HKQBinaryTests.hkq(
+            server + ["import", TestFixtures.realExportPath, "--format", "json"])
         #expect(imported.status == 0, "\(imported.err)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(imported.out.utf8)) as? [String: Any])
         #expect(summary["categorySamples"] as? Int == 107)
-        let again = try HKQBinaryTests.hkq(server + ["import", TestFixtures.realExportPath, "--format", "json"])
+        let again = try await HKQBinaryTests.hkq(server + ["import", TestFixtures.realExportPath, "--format", "json"])
         let second = try #require(try JSONSerialization.jsonObject(with: Data(again.out.utf8)) as? [String: Any])
         #expect(second["inserted"] as? Int == 0)
-        let stored = try HKQBinaryTests.hkq(server + ["samples", "sleepAnalysis", "--format", "csv"])
+        let stored = try await HKQBinaryTests.hkq(server + ["samples", "sleepAnalysis", "--format", "csv"])
         #expect(stored.out.split(separator: "\n").count == 108)
 
         let zone = try #require(TimeZone(identifier: "America/New_York"))
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         let first = try #require(calendar.date(from: DateComponents(year: 2018, month: 1, day: 20)))
-        let nights = try HKQBinaryTests.hkq(
+        let nights = try await HKQBinaryTests.hkq(
             server + [
                 "sleep", "--tz", "America/New_York", "--from", "2018-01-20", "--to", "2018-04-20", "--format", "json",
             ])

@@ -49,30 +49,31 @@ struct TLSTests {
     func opensslClient() async throws {
         let hkd = try await TestServer(arguments: ["--tls", "auto"])
         let certificate = hkd.dataDirectory + "/tls-certificate.pem"
-        let (status, output) = try TestCertificates.run(
+        let handshake = try await runTool(
             [
                 "openssl", "s_client", "-connect", "127.0.0.1:\(hkd.port)", "-CAfile", certificate,
                 "-verify_return_error", "-verify_ip", "127.0.0.1",
             ], input: "")
-        #expect(status == 0, "\(output)")
+        let output = handshake.printed
+        #expect(handshake.status == 0, "\(output)")
         #expect(output.contains("Verify return code: 0 (ok)"), "\(output)")
         #expect(output.contains("TLSv1.3"), "\(output)")
         // The certificate s_client received, fingerprinted by openssl itself.
-        let (_, printed) = try TestCertificates.run(
-            ["openssl", "x509", "-noout", "-fingerprint", "-sha256"], input: output)
+        let printed = try await runTool(["openssl", "x509", "-noout", "-fingerprint", "-sha256"], input: output).printed
         let logged = try Self.loggedFingerprint(hkd)
         #expect(printed.contains("sha256 Fingerprint=\(logged)"), "\(printed) vs \(logged)")
         #expect(CertificateFingerprint(printed) == logged)
         // TLS 1.2 is the minimum: accepted; TLS 1.1 (allowed on the client's side) gets a protocol_version alert.
-        let (_, tls12) = try TestCertificates.run(
-            ["openssl", "s_client", "-connect", "127.0.0.1:\(hkd.port)", "-tls1_2"], input: "")
+        let tls12 = try await runTool(
+            ["openssl", "s_client", "-connect", "127.0.0.1:\(hkd.port)", "-tls1_2"], input: ""
+        ).printed
         #expect(tls12.contains("Protocol  : TLSv1.2"), "\(tls12)")
-        let (tls11Status, tls11) = try TestCertificates.run(
+        let tls11 = try await runTool(
             [
                 "openssl", "s_client", "-connect", "127.0.0.1:\(hkd.port)", "-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0",
             ], input: "")
-        #expect(tls11Status != 0)
-        #expect(tls11.contains("alert protocol version"), "\(tls11)")
+        #expect(tls11.status != 0)
+        #expect(tls11.printed.contains("alert protocol version"), "\(tls11.printed)")
         await hkd.stop()
     }
 
@@ -80,11 +81,12 @@ struct TLSTests {
     func pythonClient() async throws {
         let hkd = try await TestServer(arguments: ["--tls", "auto"])
         let script = TestServer.packageRoot.appendingPathComponent("Tests/TLS/tls_ping.py").path
-        let (status, output) = try TestCertificates.run([
+        let ping = try await runTool([
             "python3", script, "127.0.0.1", "\(hkd.port)", hkd.dataDirectory + "/tls-certificate.pem", "localhost",
             hkd.token,
         ])
-        #expect(status == 0, "\(output)")
+        let output = ping.printed
+        #expect(ping.status == 0, "\(output)")
         #expect(output.hasPrefix("pong ") && output.contains(" over TLSv1.3"), "\(output)")
         await hkd.stop()
     }
@@ -137,7 +139,7 @@ struct TLSTests {
 
     @Test("a CA-signed certificate: trusted CA and host connect; another CA, another name, expiry are refused")
     func certificateChecks() async throws {
-        let certificates = try TestCertificates()
+        let certificates = try await TestCertificates()
         let hkd = try await TestServer(arguments: [
             "--tls-cert", certificates.server.certificate, "--tls-key", certificates.server.key,
         ])
@@ -207,7 +209,7 @@ struct TLSTests {
 
     @Test("mutual TLS: no client certificate or one of another CA is refused, one of the client CA is served")
     func mutualTLS() async throws {
-        let certificates = try TestCertificates()
+        let certificates = try await TestCertificates()
         let hkd = try await TestServer(arguments: [
             "--tls-cert", certificates.server.certificate, "--tls-key", certificates.server.key, "--tls-client-ca",
             certificates.ca,
@@ -273,16 +275,16 @@ struct TLSTests {
     func hkqBinary() async throws {
         let hkd = try await TestServer(arguments: ["--tls", "auto"])
         let fingerprint = try Self.loggedFingerprint(hkd)
-        let ok = try HKQBinaryTests.hkq(hkd.hkqServer + ["--tls-fingerprint", "\(fingerprint)", "server-info"])
+        let ok = try await HKQBinaryTests.hkq(hkd.hkqServer + ["--tls-fingerprint", "\(fingerprint)", "server-info"])
         #expect(ok.status == 0, "\(ok.err)")
         #expect(ok.out.contains("VERSION"), "\(ok.out)")
         var wrong = fingerprint.bytes
         wrong[5] ^= 0x10
-        let refused = try HKQBinaryTests.hkq(
+        let refused = try await HKQBinaryTests.hkq(
             hkd.hkqServer + ["--tls-fingerprint", "\(CertificateFingerprint(bytes: wrong)!)", "server-info"])
         #expect(refused.status == 1)
         #expect(refused.err.contains("(fingerprintMismatch (307))"), "\(refused.err)")
-        let plaintext = try HKQBinaryTests.hkq(hkd.hkqServer + ["server-info"])
+        let plaintext = try await HKQBinaryTests.hkq(hkd.hkqServer + ["server-info"])
         #expect(plaintext.status == 1)
         #expect(plaintext.err.contains("(tlsRequired (108))"), "\(plaintext.err)")
         await hkd.stop()

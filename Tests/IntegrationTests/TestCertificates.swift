@@ -20,38 +20,39 @@ final class TestCertificates: Sendable {
     /// A client certificate and key signed by ``otherCA``.
     var strangerClient: (certificate: String, key: String) { pair("stranger") }
 
-    init() throws {
+    init() async throws {
         directory = try TestDirectory(prefix: "hkd-tls")
-        try makeCA("ca", name: "hkd test CA")
-        try makeCA("other-ca", name: "someone else's CA")
-        try sign("server", by: "ca", name: "localhost", extensions: "subjectAltName=DNS:localhost,IP:127.0.0.1")
-        try sign("elsewhere", by: "ca", name: "elsewhere.example", extensions: "subjectAltName=DNS:elsewhere.example")
-        try sign("client", by: "ca", name: "agent", extensions: "extendedKeyUsage=clientAuth")
-        try sign("stranger", by: "other-ca", name: "stranger", extensions: "extendedKeyUsage=clientAuth")
+        try await makeCA("ca", name: "hkd test CA")
+        try await makeCA("other-ca", name: "someone else's CA")
+        try await sign("server", by: "ca", name: "localhost", extensions: "subjectAltName=DNS:localhost,IP:127.0.0.1")
+        try await sign(
+            "elsewhere", by: "ca", name: "elsewhere.example", extensions: "subjectAltName=DNS:elsewhere.example")
+        try await sign("client", by: "ca", name: "agent", extensions: "extendedKeyUsage=clientAuth")
+        try await sign("stranger", by: "other-ca", name: "stranger", extensions: "extendedKeyUsage=clientAuth")
     }
 
     private func pair(_ name: String) -> (certificate: String, key: String) {
         (directory.appending("\(name).pem"), directory.appending("\(name).key"))
     }
 
-    private func makeCA(_ file: String, name: String) throws {
-        try Self.openssl([
+    private func makeCA(_ file: String, name: String) async throws {
+        try await Self.openssl([
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
             directory.appending("\(file).key"), "-out", directory.appending("\(file).pem"), "-subj", "/CN=\(name)",
             "-days", "2",
         ])
     }
 
-    private func sign(_ file: String, by ca: String, name: String, extensions: String) throws {
+    private func sign(_ file: String, by ca: String, name: String, extensions: String) async throws {
         let (certificate, key) = pair(file)
         let request = directory.appending("\(file).csr")
         let extensionFile = directory.appending("\(file).ext")
         try extensions.write(toFile: extensionFile, atomically: true, encoding: .utf8)
-        try Self.openssl([
+        try await Self.openssl([
             "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", request,
             "-subj", "/CN=\(name)",
         ])
-        try Self.openssl([
+        try await Self.openssl([
             "x509", "-req", "-in", request, "-CA", directory.appending("\(ca).pem"), "-CAkey",
             directory.appending("\(ca).key"), "-CAcreateserial", "-out", certificate, "-days", "2", "-extfile",
             extensionFile,
@@ -59,27 +60,11 @@ final class TestCertificates: Sendable {
     }
 
     /// Runs `openssl` with `arguments`; throws with its output when it fails.
-    static func openssl(_ arguments: [String]) throws {
-        let (status, output) = try run(["openssl"] + arguments)
-        if status != 0 { throw TestToolFailure(command: arguments.joined(separator: " "), output: output) }
-    }
-
-    /// Runs a program found on PATH with `arguments` and standard input `input`; returns its exit status and its
-    /// standard output and error together.
-    static func run(_ arguments: [String], input: String = "") throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let (stdin, output) = (Pipe(), Pipe())
-        process.standardInput = stdin
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+    static func openssl(_ arguments: [String]) async throws {
+        let outcome = try await runTool(["openssl"] + arguments)
+        if outcome.status != 0 {
+            throw TestToolFailure(command: arguments.joined(separator: " "), output: outcome.printed)
+        }
     }
 }
 

@@ -52,6 +52,8 @@ public struct HKQ: Sendable {
         SleepCommand(),
         WorkoutsCommand(),
         RouteCommand(),
+        ActivityCommand(),
+        CharacteristicsCommand(),
         ChangesCommand(),
         WatchCommand(),
         SourcesCommand(),

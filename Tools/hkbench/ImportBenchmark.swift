@@ -15,8 +15,8 @@ enum ImportBenchmark: BenchCommand {
         ("--records <n>", "Records in the export, 1 in 100 a sleep record (default 1000000).")
     ]
 
-    /// End to end records per second the import should reach.
-    static let rateGoal = 200_000.0
+    /// End to end records per second the import should reach (BENCHMARKS.md's goal table, for a 2 M-record export).
+    static let rateGoal = 600_000.0
     /// Most memory the hkq process should need, whatever the file size.
     static let memoryGoal = 64 << 20
 
@@ -29,10 +29,10 @@ enum ImportBenchmark: BenchCommand {
 
         let path = directory.appendingPathComponent("export.zip").path
         let (xmlBytes, zipBytes) = try write(records: records, to: path)
-        let expected = SyntheticExport.quantityCounts(records: records)
+        let expected = SyntheticExport.sampleCounts(records: records)
         let samples = expected.values.reduce(0, +)
         print(
-            "hkbench import: \(records) records (\(samples) quantity samples, \(expected.count) types), export.xml "
+            "hkbench import: \(records) records (\(samples) samples, \(expected.count) types), export.xml "
                 + "\(megabytes(xmlBytes)), export.zip \(megabytes(zipBytes)); hkq as a child process, "
                 + "hkd in-process (fsync always, --auth off).\n")
 

@@ -4,7 +4,7 @@ import HealthModel
 
 /// A large Apple Health export for `hkbench import`, shaped like a real one: the same
 /// DOCTYPE and header, quantity `<Record>` lines with the same attributes (source, version, device description,
-/// `-0400` dates) over five quantity types, and one sleep category record in a hundred (skipped by the import).
+/// `-0400` dates) over five quantity types, and one sleep category record in a hundred.
 ///
 /// Records follow each other a minute apart from 2016-01-01, so every one has distinct content (and UUID).
 enum SyntheticExport {
@@ -16,13 +16,18 @@ enum SyntheticExport {
         ("HKQuantityTypeIdentifierHeartRate", "count/min", { String(55 + $0 % 90) }),
         ("HKQuantityTypeIdentifierActiveEnergyBurned", "kcal", { String(Double($0 % 4_999) / 100) }),
     ]
-    /// Quantity records per type, for `records` records in all (one in a hundred is a sleep record).
-    static func quantityCounts(records: Int) -> [String: Int] {
+    /// Samples per type the import stores, for `records` records in all: the quantity types', and one in a
+    /// hundred records a `sleepAnalysis` category sample.
+    static func sampleCounts(records: Int) -> [String: Int] {
         var counts: [String: Int] = [:]
         var quantity = 0
-        for index in 0..<records where index % 100 != 99 {
-            counts[short(kinds[quantity % kinds.count].type), default: 0] += 1
-            quantity += 1
+        for index in 0..<records {
+            if index % 100 == 99 {
+                counts["sleepAnalysis", default: 0] += 1
+            } else {
+                counts[short(kinds[quantity % kinds.count].type), default: 0] += 1
+                quantity += 1
+            }
         }
         return counts
     }

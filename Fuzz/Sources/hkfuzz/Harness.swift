@@ -28,6 +28,7 @@ struct Harness: Sendable {
         CodecHarnesses.batch, CodecHarnesses.metadata, CodecHarnesses.metadataTable, CodecHarnesses.inflate,
         StorageHarnesses.logRecord, StorageHarnesses.logSegment, StorageHarnesses.snapshot,
         StorageHarnesses.manifest, WorkoutHarnesses.workout, WorkoutHarnesses.snapshot,
+        ProfileHarnesses.fields, ProfileHarnesses.snapshot,
         CorrelationHarnesses.correlation, CorrelationHarnesses.snapshot, RouteHarnesses.route,
         RouteHarnesses.snapshot, RouteHarnesses.gpx,
         ImportHarnesses.exportXML, ImportHarnesses.exportZip, ImportHarnesses.exportFields,

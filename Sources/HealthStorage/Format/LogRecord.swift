@@ -22,6 +22,10 @@ public enum LogRecordKind: UInt8, Sendable, CaseIterable {
     case correlationDelete = 10
     /// Workout routes added for a subject (type `route`): the writer (0: unknown), then the routes.
     case routes = 11
+    /// Characteristics set or cleared for a subject (type `characteristics`): the entries, normalized.
+    case characteristics = 7
+    /// Activity summaries stored for a subject (type `activitySummary`), each replacing its day's.
+    case activitySummaries = 8
 }
 
 /// One change the write-ahead log keeps: every record names its subject and quantity type (Protocol/STORAGE.md).
@@ -42,6 +46,10 @@ public enum LogChange: Hashable, Sendable {
     case correlationDelete(subject: String, uuids: [UUID], writer: UInt32?)
     /// Workout routes added for a subject by `writer` (0: unknown).
     case routes(subject: String, [WorkoutRoute], writer: UInt32)
+    /// Characteristics of a subject set (short-form value) or cleared (empty value), in order (HEALTHKIT.md §13).
+    case characteristics(subject: String, [CharacteristicEntry])
+    /// Activity summaries of a subject, each replacing the one of its day (HEALTHKIT.md §13).
+    case activitySummaries(subject: String, [ActivitySummary])
 
     /// The record kind.
     public var kind: LogRecordKind {
@@ -54,6 +62,8 @@ public enum LogChange: Hashable, Sendable {
         case .correlations: .correlations
         case .correlationDelete: .correlationDelete
         case .routes: .routes
+        case .characteristics: .characteristics
+        case .activitySummaries: .activitySummaries
         }
     }
 
@@ -65,6 +75,7 @@ public enum LogChange: Hashable, Sendable {
         case .workouts(let subject, _, _), .workoutDelete(let subject, _, _): subject
         case .correlations(let subject, _, _), .correlationDelete(let subject, _, _): subject
         case .routes(let subject, _, _): subject
+        case .characteristics(let subject, _), .activitySummaries(let subject, _): subject
         }
     }
 
@@ -76,6 +87,8 @@ public enum LogChange: Hashable, Sendable {
         case .workouts, .workoutDelete: WorkoutType.identifier
         case .correlations, .correlationDelete: Correlation.storageType
         case .routes: WorkoutRoute.storageType
+        case .characteristics: ProfileType.characteristics.identifier
+        case .activitySummaries: ProfileType.activitySummary.identifier
         }
     }
 
@@ -118,6 +131,10 @@ public enum LogChange: Hashable, Sendable {
             w.writeBool(writer != nil)
             if let writer { w.writeVarint(UInt64(writer)) }
             w.writeUUIDs(uuids)
+        case .characteristics(_, let entries):
+            w.writeCharacteristics(entries)
+        case .activitySummaries(_, let summaries):
+            w.writeActivitySummaries(summaries)
         }
         return w.bytes
     }
@@ -170,9 +187,22 @@ public enum LogChange: Hashable, Sendable {
             change = try decodeCorrelationChange(recordKind, subject: subject, type: type, &r)
         case .routes:
             change = try decodeRoutes(subject: subject, type: type, &r)
+        case .characteristics:
+            try expect(type, ProfileType.characteristics)
+            change = .characteristics(subject: subject, try r.readCharacteristics())
+        case .activitySummaries:
+            try expect(type, ProfileType.activitySummary)
+            change = .activitySummaries(subject: subject, try r.readActivitySummaries())
         }
         try r.expectEnd("the \(recordKind) record")
         return change
+    }
+
+    /// Throws unless a record of a profile type names `expected` as its type.
+    private static func expect(_ type: String, _ expected: ProfileType) throws {
+        guard type == expected.identifier else {
+            throw CodecError(.malformedPayload, "\(expected.identifier) record names type \(type)")
+        }
     }
 
     /// The subject, type and row count of an insert record, read from the headers alone (`nil` for other kinds or

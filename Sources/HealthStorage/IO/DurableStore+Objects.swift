@@ -49,3 +49,23 @@ extension DurableStore {
         }
     }
 }
+
+extension SnapshotFiles {
+    /// The snapshot files of the correlation and route stores that ever held anything (type, bytes, sequence),
+    /// each image taken with `sequence` under its store's read lock (Protocol/STORAGE.md, "Correlation snapshot",
+    /// "Route snapshot"); the workout store's file is written apart.
+    static func objectFiles(of store: HealthStore, sequence: () -> UInt64) -> [(
+        type: String, bytes: [UInt8], sequence: UInt64
+    )] {
+        func file<Object: SnapshotObject>(_ type: String, _ objects: ObjectStore<Object>) -> (
+            type: String, bytes: [UInt8], sequence: UInt64
+        )? {
+            let (image, at) = objects.image(sequence: sequence)
+            guard image.lastAnchor > 0 else { return nil }
+            return (type, ObjectSnapshotCodec<Object>.encode(image, sequence: at), at)
+        }
+        return [
+            file(Correlation.storageType, store.correlations), file(WorkoutRoute.storageType, store.routes),
+        ].compactMap { $0 }
+    }
+}

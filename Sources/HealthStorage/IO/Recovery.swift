@@ -143,6 +143,7 @@ enum Recovery {
                     try store.routes.restore(try snapshots.loadObjects(entry))
                     return 0
                 }
+                if try snapshots.loadProfile(entry, into: store) { return 0 }
                 let decoded = try snapshots.load(entry)
                 try store.restore(decoded.image)
                 return decoded.image.sampleCount
@@ -178,10 +179,10 @@ enum Recovery {
         _ record: LogFraming.Record, store: HealthStore, applied: [String: UInt64], report: inout RecoveryReport
     ) throws {
         let change = try LogChange.decode(kind: record.kind, payload: record.payload)
+        let objectTypes = [WorkoutType.identifier, Correlation.storageType, WorkoutRoute.storageType]
         let type =
-            WorkoutType.matches(change.type)
-                || [Correlation.storageType, WorkoutRoute.storageType].contains(change.type)
-            ? change.type : try QuantityType.named(change.type).identifier
+            objectTypes.contains(change.type)
+            ? change.type : try ProfileType.named(change.type)?.identifier ?? QuantityType.named(change.type).identifier
         if record.sequence <= applied[type] ?? 0 {
             report.skippedRecords += 1
             return
@@ -202,6 +203,10 @@ enum Recovery {
             try store.correlations.delete(subject: subject, uuids: Set(uuids), writer: writer)
         case .routes(let subject, let routes, let writer):
             try store.routes.insert(subject: subject, routes, writer: writer)
+        case .characteristics(let subject, let entries):
+            try store.setCharacteristics(subject: subject, try entries.map { try $0.checked() })
+        case .activitySummaries(let subject, let summaries):
+            try store.insertActivitySummaries(subject: subject, summaries)
         }
         report.replayedRecords += 1
     }

@@ -53,7 +53,7 @@ struct SnapshotFiles: Sendable {
     }
 
     /// Reads the file `entry` names, checks its size and trailer against the entry, and decodes it with `body`.
-    private func decode<T>(_ entry: SnapshotManifest.Entry, _ body: ([UInt8]) throws -> T) throws -> T {
+    func decode<T>(_ entry: SnapshotManifest.Entry, _ body: ([UInt8]) throws -> T) throws -> T {
         let path = directory + "/" + entry.file
         guard try FileSystem.exists(path) else {
             throw HealthError(.storageUnavailable, "\(path): snapshot listed in \(manifestPath) is missing")
@@ -76,13 +76,12 @@ struct SnapshotFiles: Sendable {
     }
 
     /// Writes a new generation: every shard's image (taken with `image`), the workouts' (taken with `workouts`),
-    /// the correlations' (taken with `correlations`), the routes' (taken with `routes`), then the manifest;
-    /// returns it.
+    /// the files of the tables kept apart (`tables`: type, bytes and sequence of each that holds anything), then
+    /// the manifest; returns it.
     func write(
         generation: UInt64, images: (QuantityType) -> (ShardImage, UInt64),
         workouts: () -> (WorkoutImage, UInt64) = { (WorkoutImage(lastAnchor: 0, subjects: [:]), 0) },
-        correlations: () -> (CorrelationImage, UInt64) = { (CorrelationImage(lastAnchor: 0, subjects: [:]), 0) },
-        routes: () -> (RouteImage, UInt64) = { (RouteImage(lastAnchor: 0, subjects: [:]), 0) }
+        tables: () -> [(type: String, bytes: [UInt8], sequence: UInt64)] = { [] }
     ) throws -> (SnapshotManifest, bytes: Int, samples: Int) {
         var entries: [SnapshotManifest.Entry] = []
         var total = 0
@@ -107,33 +106,27 @@ struct SnapshotFiles: Sendable {
             total += written.size
             samples += image.sampleCount
         }
+        var whole: [(type: String, bytes: [UInt8], sequence: UInt64)] = []
         let (workoutImage, workoutSequence) = workouts()
-        let (correlationImage, correlationSequence) = correlations()
-        let (routeImage, routeSequence) = routes()
-        let objectEntries = [
-            try writeObjects(type: WorkoutType.identifier, generation: generation, workoutImage, workoutSequence),
-            try writeObjects(
-                type: Correlation.storageType, generation: generation, correlationImage, correlationSequence),
-            try writeObjects(type: WorkoutRoute.storageType, generation: generation, routeImage, routeSequence),
-        ].compactMap { $0 }
-        entries += objectEntries
-        total += objectEntries.reduce(0) { $0 + Int($1.size) }
+        if workoutImage.lastAnchor > 0 {
+            whole.append(
+                (
+                    WorkoutType.identifier, WorkoutSnapshotCodec.encode(workoutImage, sequence: workoutSequence),
+                    workoutSequence
+                ))
+        }
+        for (type, bytes, sequence) in whole + tables() {
+            let name = "\(type)-\(generation).snap"
+            try FileSystem.writeFileAtomically(directory + "/" + name, bytes, permissions: 0o600)
+            entries.append(
+                .init(
+                    type: type, file: name, sequence: sequence, size: UInt64(bytes.count),
+                    crc: SnapshotFiles.trailer(bytes)))
+            total += bytes.count
+        }
         let manifest = SnapshotManifest(generation: generation, entries: entries)
         try FileSystem.writeFileAtomically(manifestPath, manifest.encode(), permissions: 0o600)
         return (manifest, total, samples)
-    }
-
-    /// Writes the snapshot file of an object store as type `type` and returns its manifest entry; `nil` (no file)
-    /// while the store never held an object, so data directories without any keep their manifests as they were.
-    private func writeObjects<Object: SnapshotObject>(
-        type: String, generation: UInt64, _ image: ObjectImage<Object>, _ sequence: UInt64
-    ) throws -> SnapshotManifest.Entry? {
-        guard image.lastAnchor > 0 else { return nil }
-        let name = "\(type)-\(generation).snap"
-        let bytes = ObjectSnapshotCodec<Object>.encode(image, sequence: sequence)
-        try FileSystem.writeFileAtomically(directory + "/" + name, bytes, permissions: 0o600)
-        return .init(
-            type: type, file: name, sequence: sequence, size: UInt64(bytes.count), crc: SnapshotFiles.trailer(bytes))
     }
 
     /// Removes snapshot files the manifest does not name (older generations, leftovers of a crash).

@@ -259,7 +259,11 @@ public final class WriteAheadLog: Sendable {
             else { continue }
             stop = job.stop
             let previouslySynced = state.withLock { $0.synced }
-            guard let file = job.file, job.target > previouslySynced else { continue }
+            guard let file = job.file, job.target > previouslySynced else {
+                // Nothing to sync after all: a rotation waiting for this commit must not wait for ever.
+                state.update { $0.syncing = false }
+                continue
+            }
             var failure: HealthError?
             let started = Deadline.now()
             do { try file.syncData() } catch { failure = storageError("cannot sync the write-ahead log", error) }

@@ -32,8 +32,11 @@ public enum AdminCommand {
         let read = list("read")
         var grants: [TypeGrant] = []
         for type in share + read where !grants.contains(where: { $0.type == type }) {
-            // `workout` and the correlation types (`bloodPressure`, `food`) are grant types too (HEALTHKIT.md §13).
-            if type != "*", !WorkoutType.matches(type), CorrelationType(named: type) == nil {
+            // Quantity and category types, and the types kept apart from them (HEALTHKIT.md §13): workouts,
+            // characteristics, activity summaries and the correlation types (`bloodPressure`, `food`).
+            if type != "*", !WorkoutType.matches(type), ProfileType.named(type) == nil,
+                CorrelationType(named: type) == nil
+            {
                 _ = try QuantityType.named(type)
             }
             grants.append(TypeGrant(type: type, share: share.contains(type), read: read.contains(type)))

@@ -20,6 +20,8 @@ enum StorageHarnesses {
             subject: "ben", type: "stepCount", order: [SourceInfo(name: "Watch"), SourceInfo(name: "Phone")]),
         .workouts(subject: "anna", WorkoutHarnesses.workouts, writer: 4),
         .workoutDelete(subject: "anna", uuids: [WorkoutHarnesses.workouts[0].uuid], writer: 4),
+        .characteristics(subject: "anna", ProfileHarnesses.entries),
+        .activitySummaries(subject: "anna", ProfileHarnesses.summaries),
         .correlations(subject: "anna", CorrelationHarnesses.correlations, writer: 4),
         .correlationDelete(subject: "anna", uuids: [CorrelationHarnesses.correlations[0].uuid], writer: nil),
         .routes(subject: "anna", RouteHarnesses.routes, writer: 4),
