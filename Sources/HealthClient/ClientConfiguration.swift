@@ -31,6 +31,19 @@ public struct ClientConfiguration: Hashable, Sendable {
     /// (a half-open TCP connection after a network change, a frozen server). `nil`: never. Checked once a
     /// second, so values under a second act as one second.
     public var heartbeat: Duration?
+    /// Whether request payloads of 512 bytes or more are deflated (Protocol/PROTOCOL.md, "Compression"). `nil`,
+    /// the default: yes, unless ``host`` is a loopback address, where carrying the bytes costs nothing and
+    /// deflating them would cost both ends CPU time (a 10,000-row insert with its UUIDs barely shrinks). A
+    /// payload too large for the server's frame limit uncompressed is deflated whatever this says.
+    public var compressesRequests: Bool?
+
+    /// Whether request payloads are deflated: ``compressesRequests``, or by default unless the host is loopback.
+    public var deflatesRequests: Bool { compressesRequests ?? !ClientConfiguration.isLoopback(host) }
+
+    /// Whether `host` names this machine's loopback interface (`localhost`, `::1`, `127.x.x.x`).
+    public static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
 
     /// A configuration; every parameter has the default of a local hkd without authentication.
     public init(

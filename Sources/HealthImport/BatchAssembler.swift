@@ -40,7 +40,7 @@ struct BatchAssembler {
             if groups.count >= BatchAssembler.maxGroups { flushAll() }
             position = groups.count
             groupKeys.append(key)
-            groups.append(GroupBuilder(type: sample.type, unit: sample.type.batchUnit))
+            groups.append(GroupBuilder(type: sample.type, unit: sample.type.batchUnit, capacity: 0))
         }
         guard groups[position].append(sample) else { return false }
         pendingRows += 1
@@ -85,19 +85,27 @@ private struct GroupBuilder {
     private var sourceIndices: [UInt32] = []
     private var uuids: [UUID] = []
     /// The UUIDs of ``uuids``, to find identical records.
-    private var held: Set<UUID> = []
+    private var held: UUIDSet
     private var metadata: [[String: MetadataValue]]?
 
-    init(type: QuantityType, unit: String) {
+    /// A builder whose columns and UUID set are sized for `capacity` rows up front (as many as the previous batch
+    /// of its group held, so a full group's next batch never regrows or rehashes).
+    init(type: QuantityType, unit: String, capacity: Int) {
         self.type = type
         self.unit = unit
+        held = UUIDSet(expected: capacity)
+        starts.reserveCapacity(capacity)
+        ends.reserveCapacity(capacity)
+        values.reserveCapacity(capacity)
+        sourceIndices.reserveCapacity(capacity)
+        uuids.reserveCapacity(capacity)
     }
 
     var count: Int { starts.count }
 
     /// Adds `sample`; `false` when the batch holds its UUID (the same content) already.
     mutating func append(_ sample: PendingSample) -> Bool {
-        guard held.insert(sample.uuid).inserted else { return false }
+        guard held.insert(sample.uuid) else { return false }
         let sourcePosition: UInt32
         if sample.source.id == lastSource.id {
             sourcePosition = lastSource.position
@@ -135,7 +143,7 @@ private struct GroupBuilder {
             batchID: identity.folded, subject: subject, typeIdentifier: type.identifier, unit: unit, sources: sources,
             starts: starts, ends: ends, values: values, sourceIndices: sourceIndices, uuids: uuids, metadata: metadata,
             valueDigits: SampleBatch.exportDigits)
-        self = GroupBuilder(type: type, unit: unit)
+        self = GroupBuilder(type: type, unit: unit, capacity: uuids.count)
         return batch
     }
 }

@@ -6,8 +6,9 @@ import HealthModel
 /// (a re-sent batch is recognised by its deterministic id and UUIDs). Returns the ``ImportSummary``. An error
 /// thrown by the sink stops the import and is rethrown.
 ///
-/// Threading: a value; each `run` reads the file on the calling thread (blocking file I/O) and calls the sink
-/// and the progress callback there.
+/// Threading: a value. The synchronous `run` reads the file on the calling thread (blocking file I/O) and calls
+/// the sink and the progress callback there; the async `run` reads it on a thread of its own and calls them on
+/// the calling task.
 public struct ExportImporter: Sendable {
     /// The export file: export.zip or export.xml.
     public var path: String
@@ -32,15 +33,30 @@ public struct ExportImporter: Sendable {
         return reader.summary
     }
 
-    /// Reads the whole export, awaiting `sink` with each batch (the next batch is parsed only after it returns),
-    /// then `workouts` once with every `<Workout>` (HEALTHKIT.md §13); returns the summary.
+    /// Reads the whole export, awaiting `sink` with each batch, then `workouts` once with every `<Workout>`
+    /// (HEALTHKIT.md §13); returns the summary.
+    ///
+    /// The export is parsed on a thread of its own up to `parseAhead` batches ahead of `sink` (``ParseAhead``),
+    /// so parsing and sending use two cores; `sink` and `progress` are called in order on the calling task. An
+    /// error of `sink` stops the parse thread at its next batch.
     public func run(
-        progress: ((ImportProgress) -> Void)? = nil, sink: (SampleBatch) async throws -> Void,
+        progress: ((ImportProgress) -> Void)? = nil, parseAhead: Int = 4, sink: (SampleBatch) async throws -> Void,
         workouts: ([Workout]) async throws -> Void = { _ in }
     ) async throws -> ImportSummary {
-        let reader = try ExportReader(path: path, subject: subject, options: options, progress: progress)
-        while let batch = try reader.nextBatch() { try await sink(batch) }
-        try await workouts(reader.takeWorkouts())
-        return reader.summary
+        let (pieces, room) = ParseAhead.start(path: path, subject: subject, options: options, depth: parseAhead)
+        defer { room.stop() }
+        var end: (summary: ImportSummary, workouts: [Workout])?
+        for try await piece in pieces {
+            switch piece {
+            case .progress(let report): progress?(report)
+            case .batch(let batch):
+                try await sink(batch)
+                room.give()
+            case .end(let summary, let read): end = (summary, read)
+            }
+        }
+        guard let end else { throw HealthError(.internalError, "the import of \(path) ended before its summary") }
+        try await workouts(end.workouts)
+        return end.summary
     }
 }

@@ -1,0 +1,74 @@
+import Foundation
+import HealthModel
+import Synchronization
+
+/// Runs an ``ExportReader`` on a thread of its own, so the export is parsed while the batches before are sent:
+/// the parse thread fills a queue of at most `depth` batches that the async side drains (``ExportImporter``).
+///
+/// The reader is created and used on the parse thread only; its progress reports, batches and end reach the
+/// async side in order through ``pieces``. Once the async side stops (``Room/stop()``: an error in the sink, or
+/// the stream's end), the parse thread stops at its next batch.
+enum ParseAhead {
+    /// What the parse thread hands over, in order.
+    enum Piece: Sendable {
+        case progress(ImportProgress)
+        case batch(SampleBatch)
+        /// After the last batch: the summary and every workout read.
+        case end(ImportSummary, [Workout])
+    }
+
+    /// The queue's free places, shared by both sides. Thread-safe.
+    final class Room: Sendable {
+        private let free: DispatchSemaphore
+        private let stopped = Atomic<Bool>(false)
+
+        init(depth: Int) {
+            // Created at 0 and raised: libdispatch traps when a semaphore is freed below its initial value, which a
+            // stopped import's would be.
+            free = DispatchSemaphore(value: 0)
+            for _ in 0..<max(1, depth) { free.signal() }
+        }
+
+        /// Parse thread: waits for a free place for one batch; `false` once the async side stopped.
+        func take() -> Bool {
+            free.wait()
+            return !stopped.load(ordering: .acquiring)
+        }
+
+        /// Async side: a batch left the queue.
+        func give() { free.signal() }
+
+        /// Async side: no more batches are wanted (a parse thread waiting for a place wakes up and ends).
+        func stop() {
+            stopped.store(true, ordering: .releasing)
+            free.signal()
+        }
+    }
+
+    /// Starts parsing the export at `path` on a new thread; returns what it hands over and the queue's room.
+    static func start(path: String, subject: String, options: ImportOptions, depth: Int)
+        -> (pieces: AsyncThrowingStream<Piece, any Error>, room: Room)
+    {
+        let (pieces, continuation) = AsyncThrowingStream.makeStream(of: Piece.self)
+        let room = Room(depth: depth)
+        continuation.onTermination = { _ in room.stop() }
+        let thread = Thread {
+            do {
+                let reader = try ExportReader(
+                    path: path, subject: subject, options: options,
+                    progress: { continuation.yield(.progress($0)) })
+                while let batch = try reader.nextBatch() {
+                    guard room.take() else { break }
+                    continuation.yield(.batch(batch))
+                }
+                continuation.yield(.end(reader.summary, reader.takeWorkouts()))
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        thread.name = "hk-import-parse"
+        thread.start()
+        return (pieces, room)
+    }
+}

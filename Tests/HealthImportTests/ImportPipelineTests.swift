@@ -1,0 +1,88 @@
+import Foundation
+import HealthModel
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import HealthImport
+
+@Suite("Import pipeline: parse thread, UUID set, line counting")
+struct ImportPipelineTests {
+    @Test("the UUID set agrees with Set<UUID> through growth, duplicates and the nil UUID")
+    func uuidSet() {
+        var random = SplitMix64(seed: 20)
+        var set = UUIDSet(expected: 4)
+        var reference = Set<UUID>()
+        var pool: [UUID] = [UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))]
+        for _ in 0..<5_000 {
+            let (a, b) = (random.next(), random.next())
+            // Some UUIDs share a half, so slots collide and probing is exercised.
+            let high = random.next() % 4 == 0 ? 7 : a
+            pool.append(withUnsafeBytes(of: (high, b)) { UUID(uuid: $0.load(as: uuid_t.self)) })
+        }
+        for _ in 0..<20_000 {
+            let uuid = pool[Int(random.next() % UInt64(pool.count))]
+            #expect(set.insert(uuid) == reference.insert(uuid).inserted)
+        }
+        #expect(set.count == reference.count)
+        for uuid in pool { #expect(set.contains(uuid) == reference.contains(uuid)) }
+    }
+
+    @Test("newlines are counted as a byte-by-byte count does, at every offset and length")
+    func newlineCount() {
+        var random = SplitMix64(seed: 7)
+        let bytes = (0..<4_096).map { _ in random.next() % 5 == 0 ? ASCII.newline : UInt8(random.next() % 256) }
+        bytes.withUnsafeBufferPointer { all in
+            for _ in 0..<500 {
+                let start = Int(random.next() % UInt64(all.count))
+                let end = start + Int(random.next() % UInt64(all.count - start + 1))
+                let span = all.slice(start..<end)
+                #expect(XMLTokenizer.newlines(in: span) == span.filter { $0 == ASCII.newline }.count)
+            }
+        }
+        #expect(XMLTokenizer.newlines(in: ByteSpan(start: nil, count: 0)) == 0)
+    }
+
+    @Test("the parse thread takes at most depth places, and a stop wakes it with no place given")
+    func room() async throws {
+        let room = ParseAhead.Room(depth: 2)
+        #expect(room.take() && room.take())
+        let outcome = Mutex<Bool?>(nil)
+        let thread = Thread {
+            let took = room.take()
+            outcome.withLock { $0 = took }
+        }
+        thread.start()
+        room.give()
+        try await waitUntil("the waiting parse thread got the place given back") { outcome.withLock { $0 } == true }
+        outcome.withLock { $0 = nil }
+        let second = Thread {
+            let took = room.take()
+            outcome.withLock { $0 = took }
+        }
+        second.start()
+        room.stop()
+        try await waitUntil("the stopped parse thread gave up") { outcome.withLock { $0 } == false }
+    }
+
+    @Test("the async import reports a missing file and a damaged export as the synchronous one does")
+    func asyncErrors() async throws {
+        let directory = try Fixtures.TemporaryDirectory()
+        let missing = ExportImporter(path: directory.url.appendingPathComponent("none.zip").path, subject: "anna")
+        let synchronous = #expect(throws: HealthError.self) { _ = try missing.run { _ in } }
+        let asynchronous = await #expect(throws: HealthError.self) { _ = try await missing.run { _ in } }
+        #expect(asynchronous?.code.rawValue == synchronous?.code.rawValue)
+        #expect(asynchronous?.message == synchronous?.message)
+
+        let body = BatchingTests.steps(30).joined(separator: "\n") + "\n<Record type=\"x\""
+        let path = try directory.write(Array(Fixtures.document(body).utf8), name: "bad.xml")
+        let damaged = ExportImporter(path: path, subject: "anna", options: ImportOptions(batchSize: 7))
+        var received = 0
+        let error = await #expect(throws: HealthError.self) {
+            _ = try await damaged.run { received += $0.count }
+        }
+        #expect(error?.code.rawValue == ErrorCode.malformedPayload.rawValue)
+        #expect(error?.message == #expect(throws: HealthError.self) { _ = try damaged.run { _ in } }?.message)
+        #expect(received == 28)
+    }
+}
