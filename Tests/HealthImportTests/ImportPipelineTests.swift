@@ -28,6 +28,27 @@ struct ImportPipelineTests {
         for uuid in pool { #expect(set.contains(uuid) == reference.contains(uuid)) }
     }
 
+    @Test("identical records are counted once, in start order, sharing a start, and out of order")
+    func identicalRecords() throws {
+        func step(_ minute: Int, _ source: String, _ value: Int) -> String {
+            Fixtures.record(
+                value: "\(value)", start: "2017-01-21 15:\(10 + minute):00 -0400",
+                end: "2017-01-21 15:\(10 + minute):30 -0400", source: source)
+        }
+        let mixed = [
+            step(0, "phone", 1), step(0, "phone", 1), step(0, "watch", 1), step(1, "phone", 2), step(0, "watch", 1),
+            step(2, "phone", 3), step(2, "phone", 3),
+        ]
+        let (batches, summary) = try Fixtures.importing(body: mixed.joined(separator: "\n"))
+        #expect(summary.identicalRows == 3)
+        #expect(Fixtures.rows(batches).map(\.value) == [1, 1, 2, 3])
+        // More rows share one start than are compared one by one; the repeat comes last.
+        let shared = (0..<20).map { step(5, "phone", $0) } + [step(5, "phone", 3)]
+        let (sharedBatches, sharedSummary) = try Fixtures.importing(body: shared.joined(separator: "\n"))
+        #expect(sharedSummary.identicalRows == 1)
+        #expect(Fixtures.rows(sharedBatches).count == 20)
+    }
+
     @Test("newlines are counted as a byte-by-byte count does, at every offset and length")
     func newlineCount() {
         var random = SplitMix64(seed: 7)
@@ -70,7 +91,9 @@ struct ImportPipelineTests {
         let directory = try Fixtures.TemporaryDirectory()
         let missing = ExportImporter(path: directory.url.appendingPathComponent("none.zip").path, subject: "anna")
         let synchronous = #expect(throws: HealthError.self) { _ = try missing.run { _ in } }
-        let asynchronous = await #expect(throws: HealthError.self) { _ = try await missing.run { _ in } }
+        let asynchronous = await #expect(throws: HealthError.self) {
+            _ = try await missing.run { _ in await Task.yield() }
+        }
         #expect(asynchronous?.code.rawValue == synchronous?.code.rawValue)
         #expect(asynchronous?.message == synchronous?.message)
 
@@ -79,7 +102,10 @@ struct ImportPipelineTests {
         let damaged = ExportImporter(path: path, subject: "anna", options: ImportOptions(batchSize: 7))
         var received = 0
         let error = await #expect(throws: HealthError.self) {
-            _ = try await damaged.run { received += $0.count }
+            _ = try await damaged.run { batch in
+                await Task.yield()
+                received += batch.count
+            }
         }
         #expect(error?.code.rawValue == ErrorCode.malformedPayload.rawValue)
         #expect(error?.message == #expect(throws: HealthError.self) { _ = try damaged.run { _ in } }?.message)
