@@ -55,8 +55,8 @@ enum ParseAhead {
         let thread = Thread {
             do {
                 let reader = try ExportReader(
-                    path: path, subject: subject, options: options,
-                    progress: { continuation.yield(.progress($0)) })
+                    path: path, subject: subject, options: options, progress: { continuation.yield(.progress($0)) },
+                    readAhead: true)
                 while let batch = try reader.nextBatch() {
                     guard room.take() else { break }
                     continuation.yield(.batch(batch))

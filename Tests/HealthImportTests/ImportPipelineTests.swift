@@ -49,6 +49,42 @@ struct ImportPipelineTests {
         #expect(Fixtures.rows(sharedBatches).count == 20)
     }
 
+    @Test("a zip inflated ahead gives the batches and the damage errors of a zip read in turn")
+    func zipReadAhead() async throws {
+        let directory = try Fixtures.TemporaryDirectory()
+        let xml = Fixtures.document(BatchingTests.steps(3_000).joined(separator: "\n"))
+        let path = try directory.write(Fixtures.zip(xml), name: "export.zip")
+        let importer = ExportImporter(path: path, subject: "anna", options: ImportOptions(batchSize: 500))
+        var synchronous: [SampleBatch] = []
+        let summary = try importer.run { synchronous.append($0) }
+        var received: [SampleBatch] = []
+        let asyncSummary = try await importer.run { batch in
+            await Task.yield()
+            received.append(batch)
+        }
+        #expect(received == synchronous && received.count == 6)
+        #expect(asyncSummary == summary)
+
+        // The CRC-32 in both headers no longer matches the content.
+        var damaged = Fixtures.zip(xml)
+        for offset in damaged.indices.dropLast(4)
+        where damaged[offset..<offset + 4].elementsEqual([0x50, 0x4B, 0x03, 0x04] as [UInt8]) {
+            damaged[offset + 14] ^= 0xFF
+        }
+        var central = damaged.startIndex
+        while central + 4 <= damaged.count {
+            if damaged[central..<central + 4].elementsEqual([0x50, 0x4B, 0x01, 0x02] as [UInt8]) {
+                damaged[central + 16] ^= 0xFF
+            }
+            central += 1
+        }
+        let bad = ExportImporter(path: try directory.write(damaged, name: "bad.zip"), subject: "anna")
+        let expected = #expect(throws: HealthError.self) { _ = try bad.run { _ in } }
+        let error = await #expect(throws: HealthError.self) { _ = try await bad.run { _ in await Task.yield() } }
+        #expect(expected?.message.contains("CRC-32") == true)
+        #expect(error?.message == expected?.message)
+    }
+
     @Test("newlines are counted as a byte-by-byte count does, at every offset and length")
     func newlineCount() {
         var random = SplitMix64(seed: 7)
