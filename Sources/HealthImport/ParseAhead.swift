@@ -53,6 +53,8 @@ enum ParseAhead {
         let room = Room(depth: depth)
         continuation.onTermination = { _ in room.stop() }
         let thread = Thread {
+            // Named from inside: Foundation names only the current thread on Linux.
+            Thread.current.name = "hk-import-parse"
             do {
                 let reader = try ExportReader(
                     path: path, subject: subject, options: options, progress: { continuation.yield(.progress($0)) },
@@ -67,7 +69,6 @@ enum ParseAhead {
                 continuation.finish(throwing: error)
             }
         }
-        thread.name = "hk-import-parse"
         thread.start()
         return (pieces, room)
     }

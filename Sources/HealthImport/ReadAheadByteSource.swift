@@ -54,8 +54,11 @@ final class ReadAheadByteSource: ExportByteSource {
         totalBytes = source.totalBytes
         let channel = channel
         let handoff = Handoff(source)
-        let thread = Thread { ReadAheadByteSource.produce(handoff.source, into: channel) }
-        thread.name = "hk-import-inflate"
+        let thread = Thread {
+            // Named from inside: Foundation names only the current thread on Linux.
+            Thread.current.name = "hk-import-inflate"
+            ReadAheadByteSource.produce(handoff.source, into: channel)
+        }
         thread.start()
     }
 
