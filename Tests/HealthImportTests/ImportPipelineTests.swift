@@ -105,19 +105,18 @@ struct ImportPipelineTests {
         let room = ParseAhead.Room(depth: 2)
         #expect(room.take() && room.take())
         let outcome = Mutex<Bool?>(nil)
-        let thread = Thread {
-            let took = room.take()
-            outcome.withLock { $0 = took }
+        /// Starts a thread that waits for a place and notes whether it got one.
+        func waitForPlace() {
+            Thread {
+                let took = room.take()
+                outcome.withLock { $0 = took }
+            }.start()
         }
-        thread.start()
+        waitForPlace()
         room.give()
         try await waitUntil("the waiting parse thread got the place given back") { outcome.withLock { $0 } == true }
         outcome.withLock { $0 = nil }
-        let second = Thread {
-            let took = room.take()
-            outcome.withLock { $0 = took }
-        }
-        second.start()
+        waitForPlace()
         room.stop()
         try await waitUntil("the stopped parse thread gave up") { outcome.withLock { $0 } == false }
     }
