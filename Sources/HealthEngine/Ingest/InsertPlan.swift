@@ -51,6 +51,9 @@ struct InsertPlan: Sendable {
             added = Array(0..<rows.count)
             return
         }
+        // One non-optional series for the per-row checks (an empty one, which holds nothing, when the subject has
+        // none): unwrapping the optional in the loop copied the series, retaining each of its columns, per row.
+        let current = series ?? Series()
         var pendingSync: [SeriesLedger.SyncKey: (version: Int64, row: Int)] = [:]
         var dropped = Set<Int>()
         added.reserveCapacity(rows.count)
@@ -66,22 +69,22 @@ struct InsertPlan: Sendable {
                     continue
                 }
                 if sent != nil { seen.insert(fingerprint) }
-                if let series, series.mayHold(uuid, checkingDerived: checkDerived),
-                    let stored = series.row(of: uuid, startingAt: rows.starts[row])
+                if current.mayHold(uuid, checkingDerived: checkDerived),
+                    let stored = current.row(of: uuid, startingAt: rows.starts[row])
                 {
                     // Batch ids are each client's own: another identity's batch with the same id derives the same
                     // UUIDs, which then cannot name this identity's samples too.
-                    if sent == nil, series.writer(ofRow: stored) != batch.writer {
+                    if sent == nil, current.writer(ofRow: stored) != batch.writer {
                         throw InsertPlan.batchIDTaken(batch, row, uuid)
                     }
-                    guard series.hasContent(of: batch, row: row, at: stored) else {
+                    guard current.hasContent(of: batch, row: row, at: stored) else {
                         throw InsertPlan.conflict(batch, row, uuid, "a stored sample")
                     }
                     duplicates += 1
                     continue
                 }
             }
-            if let digits = batch.valueDigits, let series, series.holdsRounded(batch, row: row, digits: digits) {
+            if let digits = batch.valueDigits, current.holdsRounded(batch, row: row, digits: digits) {
                 duplicates += 1
                 continue
             }
@@ -95,12 +98,12 @@ struct InsertPlan: Sendable {
                     }
                     dropped.insert(pending.row)
                     duplicates += 1
-                } else if let held = series?.ledger.syncEntry(key) {
+                } else if let held = current.ledger.syncEntry(key) {
                     if held.version >= tag.version {
                         duplicates += 1
                         continue
                     }
-                    if let stored = series?.row(of: held.uuid, startingAt: held.start) { replacedRows.append(stored) }
+                    if let stored = current.row(of: held.uuid, startingAt: held.start) { replacedRows.append(stored) }
                 }
                 pendingSync[key] = (tag.version, row)
             }
