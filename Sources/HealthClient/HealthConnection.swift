@@ -59,9 +59,9 @@ package final class HealthConnection: Sendable {
     }
 
     /// The encoder of request frames: deflating payloads of 512 bytes or more, or when the configuration says not
-    /// to (loopback by default), only those too large to fit the server's frame limit otherwise.
+    /// to, only those too large to fit the server's frame limit otherwise.
     static func requestEncoder(_ configuration: ClientConfiguration, limits: FrameLimits) -> FrameEncoder {
-        if configuration.deflatesRequests { return FrameEncoder() }
+        if configuration.compressesRequests { return FrameEncoder() }
         return FrameEncoder(compressionThreshold: limits.maxFrameBytes &+ 1)
     }
 

@@ -14,6 +14,10 @@ public final class HealthStore: Sendable {
     private let retentionMicros = Atomic<Int64>(7 * 86_400 * 1_000_000)
     /// The workouts (HEALTHKIT.md §13): a store of their own, apart from the quantity shards.
     public let workouts = WorkoutStore()
+    /// The characteristics of each subject (HEALTHKIT.md §13), by key in short form.
+    public let characteristicTable = SubjectTable<CharacteristicKey, String>()
+    /// Apple's activity summaries of each subject (HEALTHKIT.md §13), by day number.
+    public let activitySummaryTable = SubjectTable<Int, ActivitySummary>()
 
     /// How long deletion records are kept for changes queries, in microseconds (default 7 days). Anchors older
     /// than a deletion past it get ``ErrorCode/anchorExpired``. Any thread may read or set it.

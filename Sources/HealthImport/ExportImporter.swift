@@ -33,30 +33,35 @@ public struct ExportImporter: Sendable {
         return reader.summary
     }
 
-    /// Reads the whole export, awaiting `sink` with each batch, then `workouts` once with every `<Workout>`
-    /// (HEALTHKIT.md §13); returns the summary.
+    /// Reads the whole export, awaiting `sink` with each batch, then `workouts` once with every `<Workout>`,
+    /// `characteristics` once with the `<Me>` values (when it sets any) and `activitySummaries` once with every
+    /// `<ActivitySummary>` but the export day's (when there are any) (HEALTHKIT.md §13); returns the summary.
     ///
     /// The export is parsed on a thread of its own up to `parseAhead` batches ahead of `sink` (``ParseAhead``),
     /// so parsing and sending use two cores; `sink` and `progress` are called in order on the calling task. An
     /// error of `sink` stops the parse thread at its next batch.
     public func run(
         progress: ((ImportProgress) -> Void)? = nil, parseAhead: Int = 4, sink: (SampleBatch) async throws -> Void,
-        workouts: ([Workout]) async throws -> Void = { _ in }
+        workouts: ([Workout]) async throws -> Void = { _ in },
+        characteristics: (Characteristics) async throws -> Void = { _ in },
+        activitySummaries: ([ActivitySummary]) async throws -> Void = { _ in }
     ) async throws -> ImportSummary {
         let (pieces, room) = ParseAhead.start(path: path, subject: subject, options: options, depth: parseAhead)
         defer { room.stop() }
-        var end: (summary: ImportSummary, workouts: [Workout])?
+        var end: ParseAhead.Ending?
         for try await piece in pieces {
             switch piece {
             case .progress(let report): progress?(report)
             case .batch(let batch):
                 try await sink(batch)
                 room.give()
-            case .end(let summary, let read): end = (summary, read)
+            case .end(let ending): end = ending
             }
         }
         guard let end else { throw HealthError(.internalError, "the import of \(path) ended before its summary") }
         try await workouts(end.workouts)
+        if !end.characteristics.isEmpty { try await characteristics(end.characteristics) }
+        if !end.activitySummaries.isEmpty { try await activitySummaries(end.activitySummaries) }
         return end.summary
     }
 }

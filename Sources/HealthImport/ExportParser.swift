@@ -24,6 +24,11 @@ struct ExportParser {
     private var workouts: [Workout] = []
     /// The characteristics of the `<Me>` element (HEALTHKIT.md §13); empty when the export has none.
     private(set) var characteristics = Characteristics()
+    /// The `<ActivitySummary>` elements read (``takeActivitySummaries()`` hands them out), and the export's day
+    /// (from `<ExportDate>`), whose summary is incomplete and skipped.
+    private var activitySummaries: [ActivitySummary] = []
+    private var activitySummariesRead = 0
+    private var exportDay: Int?
     private var nextProgressAt: Int64
     private var documentEnded = false
     private var finalProgressReported = false
@@ -42,6 +47,7 @@ struct ExportParser {
         result.recordsSeen = recordsSeen
         result.workouts = workoutsRead
         result.characteristics = characteristics.values.count
+        result.activitySummaries = activitySummariesRead
         for (index, count) in importedByType.enumerated() where count > 0 {
             result.imported[QuantityType.all[index].identifier] = count
         }
@@ -128,6 +134,11 @@ struct ExportParser {
                 readCharacteristics()
                 return
             }
+            if name.equals("ActivitySummary") {
+                readActivitySummary()
+                return
+            }
+            if name.equals("ExportDate") { exportDay = ActivitySummaryMapper.exportDay(tokenizer.attributes) }
             if name.equals("Correlation") {
                 // Its member records appear at top level too, where they are imported (HEALTHKIT.md §13).
                 tally.correlations += 1
@@ -165,6 +176,30 @@ struct ExportParser {
     mutating func takeWorkouts() -> [Workout] {
         defer { workouts.removeAll() }
         return workouts
+    }
+
+    /// The activity summaries read since the last call.
+    mutating func takeActivitySummaries() -> [ActivitySummary] {
+        defer { activitySummaries.removeAll() }
+        return activitySummaries
+    }
+
+    /// Reads `<ActivitySummary>`: the export day's (incomplete) is skipped, an invalid one rejected with its line.
+    private mutating func readActivitySummary() {
+        let line = tokenizer.tokenLine
+        do {
+            let summary = try ActivitySummaryMapper.summary(tokenizer.attributes)
+            if let exportDay, summary.day >= exportDay {
+                tally.skip(ImportSummary.incompleteActivitySummary)
+                return
+            }
+            activitySummaries.append(summary)
+            activitySummariesRead += 1
+        } catch let rejection as Rejection {
+            tally.reject(rejection, line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+        } catch {
+            tally.reject(Rejection("\(error)"), line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+        }
     }
 
     /// Reads `<Me>`: each known characteristic attribute; an invalid value is rejected with the element's line.

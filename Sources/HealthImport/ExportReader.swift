@@ -95,6 +95,12 @@ public final class ExportReader {
         parser.takeWorkouts()
     }
 
+    /// The `<ActivitySummary>` elements read since the last call (HEALTHKIT.md §13), by their order in the file,
+    /// without the export day's (incomplete). All of them are read once ``nextBatch()`` has returned `nil`.
+    public func takeActivitySummaries() -> [ActivitySummary] {
+        parser.takeActivitySummaries()
+    }
+
     /// The characteristics of the export's `<Me>` element (HEALTHKIT.md §13), complete once the `<Me>` element
     /// has been read (it comes before the records); empty when the export has none or sets none.
     public var characteristics: Characteristics { parser.characteristics }

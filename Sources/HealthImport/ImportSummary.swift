@@ -54,6 +54,11 @@ public struct ImportSummary: Hashable, Sendable {
     /// Characteristics set by the `<Me>` element (date of birth, biological sex …; not-set values not counted);
     /// the importer hands them out with ``ExportReader/characteristics``.
     public var characteristics = 0
+    /// `<ActivitySummary>` elements read (HEALTHKIT.md §13), the export day's excluded; the importer hands them
+    /// out with ``ExportReader/takeActivitySummaries()``.
+    public var activitySummaries = 0
+    /// The skip kind of the export day's activity summary: Apple writes it while the day is still running.
+    public static let incompleteActivitySummary = "ActivitySummary of the export day (incomplete)"
     /// Batches handed to the sink.
     public var batches = 0
     /// Bytes of the file read (the compressed size for a zip).

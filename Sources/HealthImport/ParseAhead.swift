@@ -13,8 +13,16 @@ enum ParseAhead {
     enum Piece: Sendable {
         case progress(ImportProgress)
         case batch(SampleBatch)
-        /// After the last batch: the summary and every workout read.
-        case end(ImportSummary, [Workout])
+        /// After the last batch.
+        case end(Ending)
+    }
+
+    /// What the reader holds once the last batch is out.
+    struct Ending: Sendable {
+        var summary: ImportSummary
+        var workouts: [Workout]
+        var characteristics: Characteristics
+        var activitySummaries: [ActivitySummary]
     }
 
     /// The queue's free places, shared by both sides. Thread-safe.
@@ -63,7 +71,12 @@ enum ParseAhead {
                     guard room.take() else { break }
                     continuation.yield(.batch(batch))
                 }
-                continuation.yield(.end(reader.summary, reader.takeWorkouts()))
+                continuation.yield(
+                    .end(
+                        Ending(
+                            summary: reader.summary, workouts: reader.takeWorkouts(),
+                            characteristics: reader.characteristics,
+                            activitySummaries: reader.takeActivitySummaries())))
                 continuation.finish()
             } catch {
                 continuation.finish(throwing: error)

@@ -176,6 +176,9 @@ public struct RequestDispatcher: Sendable {
         case .workoutInsert, .workoutQuery, .workoutDelete:
             return try workoutReply(to: message, writer: writer)
 
+        case .characteristicsSet, .characteristicsQuery, .activitySummaryInsert, .activitySummaryQuery:
+            return try profileReply(to: message)
+
         case .ping(let m):
             // The connection answers pings itself; a dispatcher handed one answers the same.
             return [.pong(Pong(nonce: m.nonce))]

@@ -57,6 +57,14 @@ public enum MessageKind: UInt8, Sendable, CaseIterable {
     case workoutResult = 0x83
     case workoutDelete = 0x84
 
+    case characteristicsSet = 0x85
+    case characteristicsQuery = 0x86
+    case characteristicsResult = 0x87
+    case activitySummaryInsert = 0x88
+    case activitySummaryInsertAck = 0x89
+    case activitySummaryQuery = 0x8A
+    case activitySummaryResult = 0x8B
+
     /// The lowerCamel name the spec uses, e.g. `insertAck` (interpolating a kind prints the same).
     public var name: String { String(describing: self) }
 }
@@ -104,6 +112,13 @@ public enum Message: Hashable, Sendable {
     case workoutQuery(WorkoutQuery)
     case workoutResult(WorkoutResult)
     case workoutDelete(WorkoutDelete)
+    case characteristicsSet(CharacteristicsSet)
+    case characteristicsQuery(CharacteristicsQuery)
+    case characteristicsResult(CharacteristicsResult)
+    case activitySummaryInsert(ActivitySummaryInsert)
+    case activitySummaryInsertAck(ActivitySummaryInsertAck)
+    case activitySummaryQuery(ActivitySummaryQuery)
+    case activitySummaryResult(ActivitySummaryResult)
 }
 
 extension MessageKind {
@@ -151,6 +166,13 @@ extension MessageKind {
         case .workoutQuery: MessageRegistration(Message.workoutQuery)
         case .workoutResult: MessageRegistration(Message.workoutResult)
         case .workoutDelete: MessageRegistration(Message.workoutDelete)
+        case .characteristicsSet: MessageRegistration(Message.characteristicsSet)
+        case .characteristicsQuery: MessageRegistration(Message.characteristicsQuery)
+        case .characteristicsResult: MessageRegistration(Message.characteristicsResult)
+        case .activitySummaryInsert: MessageRegistration(Message.activitySummaryInsert)
+        case .activitySummaryInsertAck: MessageRegistration(Message.activitySummaryInsertAck)
+        case .activitySummaryQuery: MessageRegistration(Message.activitySummaryQuery)
+        case .activitySummaryResult: MessageRegistration(Message.activitySummaryResult)
         }
     }
 }
@@ -199,6 +221,13 @@ extension Message {
         case .workoutQuery(let m): m
         case .workoutResult(let m): m
         case .workoutDelete(let m): m
+        case .characteristicsSet(let m): m
+        case .characteristicsQuery(let m): m
+        case .characteristicsResult(let m): m
+        case .activitySummaryInsert(let m): m
+        case .activitySummaryInsertAck(let m): m
+        case .activitySummaryQuery(let m): m
+        case .activitySummaryResult(let m): m
         }
     }
 }
@@ -223,3 +252,7 @@ extension BackupRequest: Request { public typealias Reply = BackupResult }
 extension WorkoutInsert: Request { public typealias Reply = WorkoutInsertAck }
 extension WorkoutQuery: Request { public typealias Reply = WorkoutResult }
 extension WorkoutDelete: Request { public typealias Reply = DeleteAck }
+extension CharacteristicsSet: Request { public typealias Reply = CharacteristicsResult }
+extension CharacteristicsQuery: Request { public typealias Reply = CharacteristicsResult }
+extension ActivitySummaryInsert: Request { public typealias Reply = ActivitySummaryInsertAck }
+extension ActivitySummaryQuery: Request { public typealias Reply = ActivitySummaryResult }

@@ -56,6 +56,14 @@ extension Message {
                 for workout in m.workouts { try workout.validate() }
             case .workoutQuery(let m): try SampleRules.validate(subject: m.subject)
             case .workoutDelete(let m): try SampleRules.validate(subject: m.subject)
+            case .characteristicsSet(let m):
+                try SampleRules.validate(subject: m.subject)
+                for entry in m.entries { _ = try entry.checked() }
+            case .characteristicsQuery(let m): try SampleRules.validate(subject: m.subject)
+            case .activitySummaryInsert(let m):
+                try SampleRules.validate(subject: m.subject)
+                for summary in m.summaries { try summary.validate() }
+            case .activitySummaryQuery(let m): try SampleRules.validate(subject: m.subject)
             default: break
             }
         } catch let error as HealthError {

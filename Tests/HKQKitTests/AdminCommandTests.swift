@@ -54,6 +54,40 @@ struct AdminCommandTests {
         #expect(revoked.err == "error: the identity \"sync\" was revoked\n")
     }
 
+    @Test("admin create takes the workout, characteristics and activitySummary types; their grants then apply")
+    func profileGrants() async throws {
+        let live = try #require(LiveServer.current)
+        let created = try await runLive(
+            [
+                "admin", "create", "profile-reader", "--subjects", "grants-anna", "--read",
+                "characteristics,HKActivitySummaryTypeIdentifier,workout",
+            ],
+            subject: "grants-anna")
+        #expect(created.status == 0, "\(created.err)")
+        let token = created.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        let list = try await runLive(["admin", "list", "--format", "csv"], subject: "grants-anna")
+        #expect(
+            list.out.contains("profile-reader,false,grants-anna,,\"characteristics,activitySummary,workout\","),
+            "\(list.out)")
+        let set = try await runLive(["characteristics", "set", "wheelchairUse=no"], subject: "grants-anna")
+        #expect(set.status == 0, "\(set.err)")
+        let read = await runHKQ(
+            [
+                "characteristics", "--server", live.address, "--token", token, "--subject", "grants-anna", "--format",
+                "csv",
+            ])
+        #expect(read.status == 0 && read.out.contains("wheelchairUse,no"), "\(read.err)\(read.out)")
+        let write = await runHKQ(
+            [
+                "characteristics", "set", "wheelchairUse=yes", "--server", live.address, "--token", token,
+                "--subject", "grants-anna",
+            ])
+        #expect(write.status == 1 && write.err.contains("no share permission for characteristics"), "\(write.err)")
+        let unknown = try await runLive(
+            ["admin", "create", "typo", "--read", "charactristics"], subject: "grants-anna")
+        #expect(unknown.status == 1 && unknown.err.contains("charactristics"), "\(unknown.err)")
+    }
+
     @Test("without a token hkq is refused with a hint, and reads ./hkd-data/admin.token only for a local server")
     func tokenDiscovery() async throws {
         let live = try #require(LiveServer.current)

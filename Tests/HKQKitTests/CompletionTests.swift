@@ -56,12 +56,13 @@ private let table = CommandTable(commands: HKQ.commands)
             }
             t "hkq un"; t "hkq units "; t "hkq stats --format "; t "hkq --server h:1 watch --tz z stepC"
             t "hkq samples --sor"; t "hkq completion "; t "hkq units convert 1 --"; t "hkq auth status stepCount hear"
+            t "hkq characteristics "; t "hkq characteristics set dateOfBirth=1984-05-01 wheel"
             """#
         let run = try await runChild(bash, ["--norc", "-c", script + "\n" + driver], input: "")
         #expect(run.status == 0, "\(run.errors)")
         let lines = run.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        #expect(lines.count >= 8, "\(run.output)")
-        guard lines.count >= 8 else { return }
+        #expect(lines.count >= 10, "\(run.output)")
+        guard lines.count >= 10 else { return }
         #expect(lines[0] == "units")
         #expect(lines[1] == "convert show")
         #expect(lines[2] == "table json csv chart")
@@ -73,6 +74,8 @@ private let table = CommandTable(commands: HKQ.commands)
                 == "--help --server --subject --token --token-file --format --time-format --tls --tls-ca --tls-fingerprint "
                 + "--tls-cert --tls-key")
         #expect(lines[7].split(separator: " ").contains("heartRate"))
+        #expect(lines[8] == "set")
+        #expect(lines[9] == "wheelchairUse=no wheelchairUse=yes")
     }
 
     /// zsh and fish check the syntax themselves when installed; otherwise the structure is checked here.

@@ -126,7 +126,7 @@ func exportRecord(
         #expect(run.out.contains("unknown unit \"furlong\"        1  9"), "\(run.out)")
         #expect(
             run.out.contains(
-                "(3 new, 0 already stored); 1 of them category samples; 1 characteristic read from <Me> (not stored yet); "
+                "(3 new, 0 already stored); 1 of them category samples; 1 characteristic from <Me> (stored); "
                     + "skipped 1 elements; rejected 1 records"),
             "\(run.out)")
 

@@ -218,6 +218,31 @@ import Testing
         #expect(try OutputShapes.expectCSV(weeks, section: "workouts --by").count >= 20)
     }
 
+    @Test func characteristicsAndActivityShapes() async throws {
+        let live = try #require(LiveServer.current)
+        let path = try live.file("export.xml", ActivityExport.document(days: 10))
+        _ = try await Self.run(["import", path], subject: "shape-activity")
+        let json = try await Self.run(["characteristics", "--format", "json"], subject: "shape-activity")
+        let keys = try OutputShapes.expectJSON(json, section: "characteristics").elements
+        #expect(keys.count == CharacteristicKey.allCases.count)
+        let set = try await Self.run(
+            ["characteristics", "set", "bloodType=abNegative", "--format", "csv"], subject: "shape-activity")
+        let rows = try OutputShapes.expectCSV(set, section: "characteristics")
+        #expect(rows.first { $0["key"] == "bloodType" }?["value"] == "abNegative")
+        #expect(rows.first { $0["key"] == "activityMoveMode" }?["value"] == "")
+        let days = try await Self.run(["activity", "--format", "json", "--tz", "UTC"], subject: "shape-activity")
+        #expect(try OutputShapes.expectJSON(days, section: "activity").elements.count == 10)
+        let compared = try await Self.run(
+            ["activity", "--compare", "--format", "json", "--tz", "UTC"], subject: "shape-activity")
+        #expect(try OutputShapes.expectJSON(compared, section: "activity").elements.count == 10)
+        #expect(compared.contains("\"ourAppleStandHours\""))
+        let csv = try await Self.run(
+            ["activity", "--compare", "--format", "csv", "--from", "2024-01-03", "--to", "2024-01-04", "--tz", "UTC"],
+            subject: "shape-activity")
+        #expect(
+            try OutputShapes.expectCSV(csv, section: "activity").map { $0["date"] } == ["2024-01-03", "2024-01-04"])
+    }
+
     @Test func sourcesTypesAdminAndDeleteShapes() async throws {
         try await Self.seed("shape-misc")
         let sources = try await Self.run(["sources", "stepCount", "--format", "json"], subject: "shape-misc")

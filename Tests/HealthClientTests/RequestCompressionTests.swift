@@ -3,7 +3,8 @@ import Testing
 
 @testable import HealthClient
 
-/// Request payloads are deflated except over loopback, where only a payload too large for the frame limit is.
+/// Request payloads are deflated unless the configuration says not to (hkq over loopback); then only a payload
+/// too large for the frame limit is.
 @Suite struct RequestCompressionTests {
     /// A payload that deflates well: 64 KiB of a repeating pattern.
     let payload = (0..<(64 << 10)).map { UInt8(truncatingIfNeeded: $0 % 7) }
@@ -14,19 +15,14 @@ import Testing
         return FrameFlags(rawValue: bytes[4]).contains(.compressed)
     }
 
-    @Test func loopbackHostsSendUncompressedByDefault() {
+    @Test func requestsAreDeflatedByDefaultAndLoopbackHostsAreKnown() {
         for host in ["127.0.0.1", "127.1.2.3", "localhost", "::1"] {
-            #expect(!ClientConfiguration(host: host).deflatesRequests, "\(host)")
+            #expect(ClientConfiguration.isLoopback(host), "\(host)")
+            #expect(ClientConfiguration(host: host).compressesRequests, "\(host)")
         }
         for host in ["10.0.0.7", "db.example.org", "::2", "128.0.0.1"] {
-            #expect(ClientConfiguration(host: host).deflatesRequests, "\(host)")
+            #expect(!ClientConfiguration.isLoopback(host), "\(host)")
         }
-        var forced = ClientConfiguration(host: "127.0.0.1")
-        forced.compressesRequests = true
-        #expect(forced.deflatesRequests)
-        var plain = ClientConfiguration(host: "db.example.org")
-        plain.compressesRequests = false
-        #expect(!plain.deflatesRequests)
     }
 
     @Test func remoteRequestsAreDeflated() {
@@ -36,7 +32,9 @@ import Testing
 
     @Test func loopbackRequestsAreDeflatedOnlyWhenTooLargeOtherwise() {
         let limits = FrameLimits(maxFrameBytes: 32 << 10, maxInflatedBytes: 1 << 20)
-        let encoder = HealthConnection.requestEncoder(ClientConfiguration(host: "127.0.0.1"), limits: limits)
+        var configuration = ClientConfiguration(host: "127.0.0.1")
+        configuration.compressesRequests = false
+        let encoder = HealthConnection.requestEncoder(configuration, limits: limits)
         #expect(!isCompressed(encoder, Array(payload[0..<(32 << 10)])))
         #expect(isCompressed(encoder, payload))
     }

@@ -52,6 +52,22 @@ struct CharacteristicsImportTests {
         #expect(try Characteristics.normalized(.wheelchairUse, "") == nil)
         #expect(try Characteristics.normalized(.fitzpatrickSkinType, "HKFitzpatrickSkinTypeVI") == "VI")
         #expect(try Characteristics.normalized(.dateOfBirth, "2001-02-03") == "2001-02-03")
+        // Every HealthKit value, in the export's form, normalizes to the short form hkq offers.
+        let exportForms: [CharacteristicKey: [String]] = [
+            .biologicalSex: ["Female", "Male", "Other"],
+            .bloodType: [
+                "APositive", "ANegative", "BPositive", "BNegative", "ABPositive", "ABNegative", "OPositive",
+                "ONegative",
+            ],
+            .fitzpatrickSkinType: ["I", "II", "III", "IV", "V", "VI"], .wheelchairUse: ["No", "Yes"],
+            .activityMoveMode: ["ActiveEnergy", "AppleMoveTime"],
+            .cardioFitnessMedicationsUse: ["None", "CalciumChannelBlocker", "BetaBlocker"],
+        ]
+        for (key, forms) in exportForms {
+            let normalized = try forms.map { try Characteristics.normalized(key, key.valuePrefix! + $0) ?? "" }
+            #expect(normalized == key.knownValues, "\(key)")
+            #expect(try key.knownValues!.map { try Characteristics.normalized(key, $0) ?? "" } == key.knownValues)
+        }
         for (key, bad) in [(CharacteristicKey.dateOfBirth, "2001-2-3"), (.bloodType, "A+"), (.wheelchairUse, "yes no")]
         {
             #expect(throws: HealthError.self) { try Characteristics.normalized(key, bad) }

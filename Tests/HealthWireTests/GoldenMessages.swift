@@ -334,7 +334,65 @@ enum Golden {
             "workout-delete", "Delete one workout by UUID (answered by a deleteAck).", 21, [],
             .workoutDelete(WorkoutDelete(subject: "anna", uuids: [uuid1]))
         ),
+        (
+            "characteristics-set", "Set the date of birth and biological sex (export form), clear the blood type.",
+            22, [],
+            .characteristicsSet(
+                CharacteristicsSet(
+                    subject: "anna",
+                    entries: [
+                        CharacteristicEntry(key: "dateOfBirth", value: "1984-05-01"),
+                        CharacteristicEntry(key: "biologicalSex", value: "HKBiologicalSexFemale"),
+                        CharacteristicEntry(key: "bloodType", value: ""),
+                    ]))
+        ),
+        (
+            "characteristics-query", "HealthKit's characteristic query for one subject.", 23, [],
+            .characteristicsQuery(CharacteristicsQuery(subject: "anna"))
+        ),
+        (
+            "characteristics-result", "The characteristics set, in key order, in short form.", 23, [],
+            .characteristicsResult(
+                CharacteristicsResult(entries: [
+                    CharacteristicEntry(key: "dateOfBirth", value: "1984-05-01"),
+                    CharacteristicEntry(key: "biologicalSex", value: "female"),
+                    CharacteristicEntry(key: "fitzpatrickSkinType", value: "III"),
+                ]))
+        ),
+        (
+            "activity-summary-insert", "Two days of Apple's summaries: a full one, and one with only the stand hours.",
+            24, [], .activitySummaryInsert(ActivitySummaryInsert(subject: "anna", summaries: summaries))
+        ),
+        (
+            "activity-summary-insert-ack", "One day new or changed, one stored already as sent.", 24, [],
+            .activitySummaryInsertAck(ActivitySummaryInsertAck(changed: 1, unchanged: 1))
+        ),
+        (
+            "activity-summary-query", "The summaries from 2023-11-14 through 2023-11-20.", 25, [],
+            .activitySummaryQuery(ActivitySummaryQuery(subject: "anna", first: day14, last: day14 + 6))
+        ),
+        (
+            "activity-summary-result", "The two days found, by day.", 25, [],
+            .activitySummaryResult(ActivitySummaryResult(summaries: summaries))
+        ),
     ]
+
+    /// 2023-11-14 as a day number.
+    static let day14 = CivilCalendar.dayNumber(year: 2023, month: 11, day: 14)
+
+    /// Two activity summaries as an export's `<ActivitySummary>` elements hold them (HEALTHKIT.md §13).
+    static var summaries: [ActivitySummary] {
+        [
+            ActivitySummary(
+                day: day14,
+                values: [
+                    .activeEnergyBurned: 512.25, .activeEnergyBurnedGoal: 600, .appleMoveTime: 0,
+                    .appleMoveTimeGoal: 0, .appleExerciseTime: 34, .appleExerciseTimeGoal: 30, .appleStandHours: 11,
+                    .appleStandHoursGoal: 12,
+                ], activeEnergyBurnedUnit: "kcal"),
+            ActivitySummary(day: day14 + 1, values: [.appleStandHours: 3, .appleStandHoursGoal: 12]),
+        ]
+    }
 
     /// A run from the Watch: what an export's `<Workout>` holds (HEALTHKIT.md §13).
     static var run: Workout {
@@ -486,6 +544,36 @@ enum Golden {
             (
                 "workout-ends-before-start", "A workout insert whose workout ends an hour before it starts.",
                 workoutEndsBeforeStart()
+            ),
+            (
+                "characteristics-unknown-key", "A characteristics set naming the key eyeColor.",
+                encodedFrame(
+                    .characteristicsSet(
+                        CharacteristicsSet(
+                            subject: "anna", entries: [CharacteristicEntry(key: "eyeColor", value: "blue")])))
+            ),
+            (
+                "characteristics-invalid-date", "A characteristics set whose date of birth is 1984-13-01.",
+                encodedFrame(
+                    .characteristicsSet(
+                        CharacteristicsSet(
+                            subject: "anna", entries: [CharacteristicEntry(key: "dateOfBirth", value: "1984-13-01")])))
+            ),
+            (
+                "activity-summaries-over-payload", "An activity summary insert claiming 1000 summaries in 3 bytes.",
+                frame(MessageKind.activitySummaryInsert.rawValue, payload: [4] + Array("anna".utf8) + [0xE8, 0x07, 0])
+            ),
+            (
+                "activity-summary-negative", "An activity summary insert whose exercise time is -5 minutes.",
+                encodedFrame(
+                    .activitySummaryInsert(
+                        ActivitySummaryInsert(
+                            subject: "anna", summaries: [ActivitySummary(day: day14, values: [.appleExerciseTime: -5])])
+                    ))
+            ),
+            (
+                "activity-summary-query-flags", "An activity summary query with flag bit 2 set.",
+                frame(MessageKind.activitySummaryQuery.rawValue, payload: [4] + Array("anna".utf8) + [4])
             ),
             (
                 "hello-short-nonce", "A hello naming token id 1 with a 16-byte nonce.",

@@ -19,12 +19,15 @@ struct MessageRegistryTests {
             Set(requests) == [
                 .ping, .insert, .delete, .sampleQuery, .statisticsQuery, .collectionQuery, .changesQuery, .subscribe,
                 .unsubscribe, .getSourcePriority, .setSourcePriority, .authorizationStatusQuery, .serverInfoQuery,
-                .adminRequest, .backupRequest, .workoutInsert, .workoutQuery, .workoutDelete,
+                .adminRequest, .backupRequest, .workoutInsert, .workoutQuery, .workoutDelete, .characteristicsSet,
+                .characteristicsQuery, .activitySummaryInsert, .activitySummaryQuery,
             ])
         #expect(MessageKind.sampleQuery.replyKind == .sampleResult)
         #expect(MessageKind.setSourcePriority.replyKind == .sourcePriority)
         #expect(MessageKind.hello.replyKind == nil)
         #expect(MessageKind.workoutDelete.replyKind == .deleteAck)
+        #expect(MessageKind.characteristicsSet.replyKind == .characteristicsResult)
+        #expect(MessageKind.activitySummaryInsert.replyKind == .activitySummaryInsertAck)
         #expect(Set(MessageKind.allCases.filter(\.streamsReplies)) == [.sampleQuery, .collectionQuery])
     }
 

@@ -51,6 +51,8 @@ public struct HKQ: Sendable {
         CollectionCommand(),
         SleepCommand(),
         WorkoutsCommand(),
+        ActivityCommand(),
+        CharacteristicsCommand(),
         ChangesCommand(),
         WatchCommand(),
         SourcesCommand(),

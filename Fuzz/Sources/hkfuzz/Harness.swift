@@ -28,6 +28,7 @@ struct Harness: Sendable {
         CodecHarnesses.batch, CodecHarnesses.metadata, CodecHarnesses.metadataTable, CodecHarnesses.inflate,
         StorageHarnesses.logRecord, StorageHarnesses.logSegment, StorageHarnesses.snapshot,
         StorageHarnesses.manifest, WorkoutHarnesses.workout, WorkoutHarnesses.snapshot,
+        ProfileHarnesses.fields, ProfileHarnesses.snapshot,
         ImportHarnesses.exportXML, ImportHarnesses.exportZip, ImportHarnesses.exportFields,
         ModelHarnesses.unit, BlockHarnesses.block, SnapshotBlockHarness.harness,
         HKQHarnesses.csv, HKQHarnesses.jsonLines, HKQHarnesses.dates,

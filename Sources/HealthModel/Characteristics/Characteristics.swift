@@ -32,7 +32,8 @@ public enum CharacteristicKey: String, CaseIterable, Hashable, Sendable, Compara
 ///
 /// Values are kept in a short form: the export's value without its prefix, first letter lowered unless the rest
 /// is a Roman numeral (`HKBiologicalSexFemale` → `female`, `HKBloodTypeAPositive` → `aPositive`,
-/// `HKFitzpatrickSkinTypeIII` → `III`), and the date of birth as `YYYY-MM-DD`.
+/// `HKFitzpatrickSkinTypeIII` → `III`; a leading run of capitals is lowered but for the one that starts the next
+/// word, `HKBloodTypeABNegative` → `abNegative`), and the date of birth as `YYYY-MM-DD`.
 public struct Characteristics: Hashable, Sendable {
     /// The values set, by key.
     public private(set) var values: [CharacteristicKey: String] = [:]
@@ -69,7 +70,10 @@ public struct Characteristics: Hashable, Sendable {
             throw HealthError(.invalidArgument, "\(key.rawValue) \"\(text.prefix(40))\" is not a valid value")
         }
         if rest.allSatisfy({ "IVX".contains($0) }) { return String(rest) }
-        return rest.prefix(1).lowercased() + rest.dropFirst()
+        // Lower the leading capitals, all but the one starting the next word: `ABPositive` → `abPositive`.
+        let capitals = rest.prefix { $0.isUppercase }.count
+        let lowered = capitals > 1 && capitals < rest.count ? capitals - 1 : max(capitals, 1)
+        return rest.prefix(lowered).lowercased() + rest.dropFirst(lowered)
     }
 
     private static func isCivilDate(_ text: String) -> Bool {

@@ -37,10 +37,25 @@ public struct IdentityAccess: Hashable, Sendable {
     /// HealthKit's authorization status: about sharing only. Authorized with a share grant; denied when a grant
     /// names the type (or `*`) without share; not determined when no grant mentions it.
     public func sharingStatus(_ type: QuantityType, subject: String = "") -> AuthorizationState {
+        sharingStatus(identifier: type.identifier, subject: subject)
+    }
+
+    /// ``sharingStatus(_:subject:)`` for a type named by its grant identifier: a quantity or category type's, or
+    /// `workout`, `characteristics`, `activitySummary` (HEALTHKIT.md §13).
+    public func sharingStatus(identifier: String, subject: String = "") -> AuthorizationState {
         // A subject outside the identity's: it may write nothing there.
         if !subject.isEmpty, let subjects, !subjects.contains(subject) { return .sharingDenied }
-        if canShare(type) { return .sharingAuthorized }
-        return grants.contains { $0.type == "*" || $0.type == type.identifier } ? .sharingDenied : .notDetermined
+        let named = grants.filter { $0.type == "*" || $0.type == identifier }
+        if named.contains(where: \.share) { return .sharingAuthorized }
+        return named.isEmpty ? .notDetermined : .sharingDenied
+    }
+
+    /// The grant identifier of a type name: `workout`, `characteristics` or `activitySummary` (any of their
+    /// names), else the quantity or category type's; throws ``ErrorCode/unknownQuantityType`` for another name.
+    public static func grantIdentifier(_ name: String) throws -> String {
+        if WorkoutType.matches(name) { return WorkoutType.identifier }
+        if let profile = ProfileType.named(name) { return profile.identifier }
+        return try QuantityType.named(name).identifier
     }
 
     /// Throws ``ErrorCode/forbidden`` unless the identity may touch `subject`.

@@ -273,11 +273,7 @@ public final class IdentityRegistry: Sendable {
         normalized.subjects = Array(Set(spec.subjects)).sorted()
         normalized.grants = try spec.grants.map { grant in
             var grant = grant
-            if WorkoutType.matches(grant.type) {
-                grant.type = WorkoutType.identifier
-            } else if grant.type != "*" {
-                grant.type = try QuantityType.named(grant.type).identifier
-            }
+            if grant.type != "*" { grant.type = try IdentityAccess.grantIdentifier(grant.type) }
             return grant
         }
         return normalized

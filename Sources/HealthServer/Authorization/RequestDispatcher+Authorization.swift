@@ -58,8 +58,8 @@ extension RequestDispatcher {
                 .authorizationStatus(
                     AuthorizationStatus(
                         statuses: try m.types.map { name in
-                            let type = try QuantityType.named(name)
-                            return .init(type: type.identifier, state: access.sharingStatus(type, subject: m.subject))
+                            let type = try IdentityAccess.grantIdentifier(name)
+                            return .init(type: type, state: access.sharingStatus(identifier: type, subject: m.subject))
                         }))
             ]
 
@@ -91,6 +91,9 @@ extension RequestDispatcher {
 
         case .workoutInsert, .workoutQuery, .workoutDelete:
             message = try access.authorizedWorkoutRequest(message)
+
+        case .characteristicsSet, .characteristicsQuery, .activitySummaryInsert, .activitySummaryQuery:
+            try access.checkProfileRequest(message)
 
         case .unsubscribe, .ping:
             // Ends only a subscription of the same connection, or echoes a nonce: nothing to check.

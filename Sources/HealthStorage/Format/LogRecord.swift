@@ -16,6 +16,10 @@ public enum LogRecordKind: UInt8, Sendable, CaseIterable {
     case workouts = 5
     /// Workouts deleted by UUID (type `workout`), optionally only one writer's.
     case workoutDelete = 6
+    /// Characteristics set or cleared for a subject (type `characteristics`): the entries, normalized.
+    case characteristics = 7
+    /// Activity summaries stored for a subject (type `activitySummary`), each replacing its day's.
+    case activitySummaries = 8
 }
 
 /// One change the write-ahead log keeps: every record names its subject and quantity type (Protocol/STORAGE.md).
@@ -30,6 +34,10 @@ public enum LogChange: Hashable, Sendable {
     case workouts(subject: String, [Workout], writer: UInt32)
     /// Deletion of a subject's workouts by UUID; `writer`: only that identity's.
     case workoutDelete(subject: String, uuids: [UUID], writer: UInt32?)
+    /// Characteristics of a subject set (short-form value) or cleared (empty value), in order (HEALTHKIT.md §13).
+    case characteristics(subject: String, [CharacteristicEntry])
+    /// Activity summaries of a subject, each replacing the one of its day (HEALTHKIT.md §13).
+    case activitySummaries(subject: String, [ActivitySummary])
 
     /// The record kind.
     public var kind: LogRecordKind {
@@ -39,6 +47,8 @@ public enum LogChange: Hashable, Sendable {
         case .sourcePriority: .sourcePriority
         case .workouts: .workouts
         case .workoutDelete: .workoutDelete
+        case .characteristics: .characteristics
+        case .activitySummaries: .activitySummaries
         }
     }
 
@@ -48,6 +58,7 @@ public enum LogChange: Hashable, Sendable {
         case .insert(let batch, _): batch.subject
         case .delete(let subject, _, _), .sourcePriority(let subject, _, _): subject
         case .workouts(let subject, _, _), .workoutDelete(let subject, _, _): subject
+        case .characteristics(let subject, _), .activitySummaries(let subject, _): subject
         }
     }
 
@@ -57,6 +68,8 @@ public enum LogChange: Hashable, Sendable {
         case .insert(let batch, _): batch.typeIdentifier
         case .delete(_, let type, _), .sourcePriority(_, let type, _): type
         case .workouts, .workoutDelete: WorkoutType.identifier
+        case .characteristics: ProfileType.characteristics.identifier
+        case .activitySummaries: ProfileType.activitySummary.identifier
         }
     }
 
@@ -93,6 +106,10 @@ public enum LogChange: Hashable, Sendable {
             w.writeBool(writer != nil)
             if let writer { w.writeVarint(UInt64(writer)) }
             w.writeUUIDs(uuids)
+        case .characteristics(_, let entries):
+            w.writeCharacteristics(entries)
+        case .activitySummaries(_, let summaries):
+            w.writeActivitySummaries(summaries)
         }
         return w.bytes
     }
@@ -141,9 +158,22 @@ public enum LogChange: Hashable, Sendable {
             }
             let writer = try r.readBool() ? try readWriter(&r) : nil
             change = .workoutDelete(subject: subject, uuids: try r.readUUIDs(FieldCaps.storage), writer: writer)
+        case .characteristics:
+            try expect(type, ProfileType.characteristics)
+            change = .characteristics(subject: subject, try r.readCharacteristics())
+        case .activitySummaries:
+            try expect(type, ProfileType.activitySummary)
+            change = .activitySummaries(subject: subject, try r.readActivitySummaries())
         }
         try r.expectEnd("the \(recordKind) record")
         return change
+    }
+
+    /// Throws unless a record of a profile type names `expected` as its type.
+    private static func expect(_ type: String, _ expected: ProfileType) throws {
+        guard type == expected.identifier else {
+            throw CodecError(.malformedPayload, "\(expected.identifier) record names type \(type)")
+        }
     }
 
     /// The subject, type and row count of an insert record, read from the headers alone (`nil` for other kinds or

@@ -34,24 +34,13 @@ public enum WorkoutSnapshotCodec {
                 w.writeVarint(UInt64(deletion.writer))
             }
         }
-        var bytes = w.bytes
-        withUnsafeBytes(of: Zlib.crc32(bytes).littleEndian) { bytes.append(contentsOf: $0) }
-        return bytes
+        return SnapshotTrailer.sealed(w.bytes)
     }
 
     /// Decodes a file; throws ``CodecError`` naming the offset of the problem (bad magic or checksum, counts past
     /// the bytes left, an anchor above the last one, bytes left over).
     public static func decode(_ bytes: [UInt8]) throws -> (image: WorkoutImage, sequence: UInt64) {
-        guard bytes.count >= magic.count + 20, Array(bytes[0..<magic.count]) == magic else {
-            throw CodecError(.malformedPayload, "bad workout snapshot magic at offset 0")
-        }
-        let body = bytes.count - 4
-        var trailer = ByteReader(bytes, offset: body)
-        guard
-            try trailer.readLE(UInt32.self)
-                == bytes.withUnsafeBytes({ Zlib.crc32(UnsafeRawBufferPointer(rebasing: $0[..<body])) })
-        else { throw CodecError(.malformedPayload, "workout snapshot checksum mismatch (stored at offset \(body))") }
-        var r = ByteReader(bytes, offset: magic.count, endIndex: body)
+        var r = try SnapshotTrailer.opened(bytes, magic: magic, what: "workout snapshot")
         let sequence = try r.readLE(UInt64.self)
         let lastAnchor = try r.readLE(UInt64.self)
         let subjectCount = try r.readListCount("subject", limits: FieldCaps.storage, minBytes: 3)

@@ -204,7 +204,7 @@ public final class DurableStore: Sendable {
 
     /// Runs `change`, which calls the hook it is given under its lock once its checks passed: the hook appends
     /// `record` to the log. Returns once the record (or what a no-op change duplicates) is durable.
-    private func logged<T>(_ record: LogChange, _ change: (() throws -> Void) throws -> T) throws -> T {
+    func logged<T>(_ record: LogChange, _ change: (() throws -> Void) throws -> T) throws -> T {
         guard let log else { return try change({}) }
         let payload: [UInt8]
         do {
@@ -235,7 +235,8 @@ public final class DurableStore: Sendable {
             let generation = (manifest?.generation ?? 0) + 1
             let (written, bytes, samples) = try snapshots.write(
                 generation: generation, images: { type in store.image(of: type) { log.lastSequence } },
-                workouts: { store.workouts.image { log.lastSequence } })
+                workouts: { store.workouts.image { log.lastSequence } },
+                tables: { SnapshotFiles.profileFiles(of: store) { log.lastSequence } })
             manifest = written
             try snapshots.removeUnlisted(keeping: written)
             let walDirectory = log.directory

@@ -135,6 +135,7 @@ enum Recovery {
                     try store.workouts.restore(try snapshots.loadWorkouts(entry))
                     return 0
                 }
+                if try snapshots.loadProfile(entry, into: store) { return 0 }
                 let decoded = try snapshots.load(entry)
                 try store.restore(decoded.image)
                 return decoded.image.sampleCount
@@ -171,7 +172,9 @@ enum Recovery {
     ) throws {
         let change = try LogChange.decode(kind: record.kind, payload: record.payload)
         let type =
-            WorkoutType.matches(change.type) ? WorkoutType.identifier : try QuantityType.named(change.type).identifier
+            WorkoutType.matches(change.type)
+            ? WorkoutType.identifier
+            : try ProfileType.named(change.type)?.identifier ?? QuantityType.named(change.type).identifier
         if record.sequence <= applied[type] ?? 0 {
             report.skippedRecords += 1
             return
@@ -186,6 +189,10 @@ enum Recovery {
             try store.workouts.insert(subject: subject, workouts, writer: writer)
         case .workoutDelete(let subject, let uuids, let writer):
             try store.workouts.delete(subject: subject, uuids: Set(uuids), writer: writer)
+        case .characteristics(let subject, let entries):
+            try store.setCharacteristics(subject: subject, try entries.map { try $0.checked() })
+        case .activitySummaries(let subject, let summaries):
+            try store.insertActivitySummaries(subject: subject, summaries)
         }
         report.replayedRecords += 1
     }

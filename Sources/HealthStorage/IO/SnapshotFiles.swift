@@ -52,7 +52,7 @@ struct SnapshotFiles: Sendable {
     }
 
     /// Reads the file `entry` names, checks its size and trailer against the entry, and decodes it with `body`.
-    private func decode<T>(_ entry: SnapshotManifest.Entry, _ body: ([UInt8]) throws -> T) throws -> T {
+    func decode<T>(_ entry: SnapshotManifest.Entry, _ body: ([UInt8]) throws -> T) throws -> T {
         let path = directory + "/" + entry.file
         guard try FileSystem.exists(path) else {
             throw HealthError(.storageUnavailable, "\(path): snapshot listed in \(manifestPath) is missing")
@@ -75,10 +75,12 @@ struct SnapshotFiles: Sendable {
     }
 
     /// Writes a new generation: every shard's image (taken with `image`), the workouts' (taken with `workouts`),
-    /// then the manifest; returns it.
+    /// the files of the tables kept apart (`tables`: type, bytes and sequence of each that holds anything), then
+    /// the manifest; returns it.
     func write(
         generation: UInt64, images: (QuantityType) -> (ShardImage, UInt64),
-        workouts: () -> (WorkoutImage, UInt64) = { (WorkoutImage(lastAnchor: 0, subjects: [:]), 0) }
+        workouts: () -> (WorkoutImage, UInt64) = { (WorkoutImage(lastAnchor: 0, subjects: [:]), 0) },
+        tables: () -> [(type: String, bytes: [UInt8], sequence: UInt64)] = { [] }
     ) throws -> (SnapshotManifest, bytes: Int, samples: Int) {
         var entries: [SnapshotManifest.Entry] = []
         var total = 0
@@ -103,14 +105,21 @@ struct SnapshotFiles: Sendable {
             total += written.size
             samples += image.sampleCount
         }
+        var whole: [(type: String, bytes: [UInt8], sequence: UInt64)] = []
         let (workoutImage, workoutSequence) = workouts()
         if workoutImage.lastAnchor > 0 {
-            let name = "\(WorkoutType.identifier)-\(generation).snap"
-            let bytes = WorkoutSnapshotCodec.encode(workoutImage, sequence: workoutSequence)
+            whole.append(
+                (
+                    WorkoutType.identifier, WorkoutSnapshotCodec.encode(workoutImage, sequence: workoutSequence),
+                    workoutSequence
+                ))
+        }
+        for (type, bytes, sequence) in whole + tables() {
+            let name = "\(type)-\(generation).snap"
             try FileSystem.writeFileAtomically(directory + "/" + name, bytes, permissions: 0o600)
             entries.append(
                 .init(
-                    type: WorkoutType.identifier, file: name, sequence: workoutSequence, size: UInt64(bytes.count),
+                    type: type, file: name, sequence: sequence, size: UInt64(bytes.count),
                     crc: SnapshotFiles.trailer(bytes)))
             total += bytes.count
         }

@@ -32,7 +32,10 @@ public enum AdminCommand {
         let read = list("read")
         var grants: [TypeGrant] = []
         for type in share + read where !grants.contains(where: { $0.type == type }) {
-            if type != "*" { _ = try QuantityType.named(type) }
+            // Quantity and category types, and the types kept apart from them (HEALTHKIT.md §13).
+            if type != "*", !WorkoutType.matches(type), ProfileType.named(type) == nil {
+                _ = try QuantityType.named(type)
+            }
             grants.append(TypeGrant(type: type, share: share.contains(type), read: read.contains(type)))
         }
         return IdentitySpec(

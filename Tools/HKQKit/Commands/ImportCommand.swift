@@ -76,6 +76,23 @@ public struct ImportCommand: Command {
         return counts
     }
 
+    /// Sends `summaries` in requests of at most ``ActivitySummaryInsert/maxSummaries``; returns how many days
+    /// changed (inserted) and how many were stored already (duplicates).
+    static func send(_ summaries: [ActivitySummary], client: HealthClient, subject: String) async throws
+        -> PipelinedUpload.Counts
+    {
+        var counts = PipelinedUpload.Counts()
+        var start = 0
+        while start < summaries.count {
+            let end = min(start + ActivitySummaryInsert.maxSummaries, summaries.count)
+            let ack = try await client.insertActivitySummaries(Array(summaries[start..<end]), subject: subject)
+            counts.inserted += Int(ack.changed)
+            counts.duplicates += Int(ack.unchanged)
+            start = end
+        }
+        return counts
+    }
+
     /// Reads the export, sends its batches (unless a dry run) and prints the summary.
     public func run(_ context: CommandContext) async throws {
         let path = context.argument(0)!
@@ -88,21 +105,27 @@ public struct ImportCommand: Command {
         let summary: ImportSummary
         var stored: [String: PipelinedUpload.Counts]?
         var storedWorkouts: PipelinedUpload.Counts?
+        var storedSummaries: PipelinedUpload.Counts?
         defer { bar?.clear() }
         if context.arguments.flag("dry-run") {
             summary = try importer.run(progress: bar.map { bar in { bar.update($0) } }) { _ in }
         } else {
-            (summary, stored, storedWorkouts) = try await ServerSession.run(context) { client in
+            (summary, stored, storedWorkouts, storedSummaries) = try await ServerSession.run(context) { client in
                 var upload = PipelinedUpload(client: client, maxInFlight: ImportCommand.maxInFlight)
                 do {
                     var workoutCounts = PipelinedUpload.Counts()
+                    var summaryCounts = PipelinedUpload.Counts()
                     let summary = try await importer.run(
                         progress: bar.map { bar in { bar.update($0) } }, sink: { try await upload.send($0) },
                         workouts: { workouts in
                             workoutCounts = try await ImportCommand.send(workouts, client: client, subject: subject)
+                        },
+                        characteristics: { try await client.setCharacteristics($0, subject: subject) },
+                        activitySummaries: { summaries in
+                            summaryCounts = try await ImportCommand.send(summaries, client: client, subject: subject)
                         })
                     try await upload.finish()
-                    return (summary, upload.counts, workoutCounts)
+                    return (summary, upload.counts, workoutCounts, summaryCounts)
                 } catch {
                     await upload.abandon()
                     throw error
@@ -111,7 +134,8 @@ public struct ImportCommand: Command {
         }
         bar?.clear()
         let report = ImportReport(
-            file: path, summary: summary, stored: stored, storedWorkouts: storedWorkouts, seconds: clock() - started)
+            file: path, summary: summary, stored: stored, storedWorkouts: storedWorkouts,
+            storedSummaries: storedSummaries, seconds: clock() - started)
         context.console.printBlock(report.rendered(as: context.globals.format))
     }
 }

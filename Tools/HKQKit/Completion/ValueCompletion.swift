@@ -23,10 +23,17 @@ public enum ValueCompletion: Equatable, Sendable {
     }
 
     /// What a positional argument completes to: allowed values when the spec lists them, quantity types for
-    /// `<type>`/`<types>`, file or directory names for `<file>`, `<path>` or `<directory>`, else nothing.
+    /// `<type>`/`<types>`, every characteristic with each of its values for `<key=value>` (`biologicalSex=female`,
+    /// `dateOfBirth=`), file or directory names for `<file>`, `<path>` or `<directory>`, else nothing.
     public static func of(_ argument: ArgumentSpec) -> ValueCompletion {
         if let allowed = argument.allowedValues { return .words(allowed) }
         if argument.name == "type" || argument.name == "types" { return .quantityTypes }
+        if argument.name == "key=value" {
+            return .words(
+                CharacteristicKey.allCases.flatMap { key in
+                    (key.knownValues ?? [""]).map { "\(key.rawValue)=\($0)" }
+                })
+        }
         return placeholder(argument.name) ?? ValueCompletion.none
     }
 

@@ -12,6 +12,9 @@ struct ImportReport: Sendable {
     var stored: [String: PipelinedUpload.Counts]?
     /// What the server acknowledged of the workouts; `nil` for a dry run.
     var storedWorkouts: PipelinedUpload.Counts? = nil
+    /// What the server acknowledged of the activity summaries (inserted: days new or changed; duplicates: stored
+    /// already as sent); `nil` for a dry run.
+    var storedSummaries: PipelinedUpload.Counts? = nil
     /// Wall-clock seconds from opening the file to the last acknowledgement.
     var seconds: Double
 
@@ -93,7 +96,14 @@ struct ImportReport: Sendable {
         }
         if summary.characteristics > 0 {
             let plural = summary.characteristics == 1 ? "" : "s"
-            line += "; \(summary.characteristics) characteristic\(plural) read from <Me> (not stored yet)"
+            line += "; \(summary.characteristics) characteristic\(plural) from <Me>"
+            line += stored == nil ? " (not sent)" : " (stored)"
+        }
+        if summary.activitySummaries > 0 {
+            line += "; \(summary.activitySummaries) activity summar\(summary.activitySummaries == 1 ? "y" : "ies")"
+            if let storedSummaries {
+                line += " (\(storedSummaries.inserted) new or changed, \(storedSummaries.duplicates) already stored)"
+            }
         }
         line += "; skipped \(summary.skippedCount) elements; rejected \(summary.rejectedCount) records"
         return line
@@ -128,11 +138,13 @@ struct ImportReport: Sendable {
             ("workouts", .integer(Int64(summary.workouts))),
             ("correlations", .integer(Int64(summary.correlations))),
             ("characteristics", .integer(Int64(summary.characteristics))),
+            ("activitySummaries", .integer(Int64(summary.activitySummaries))),
         ]
         if let stored {
             pairs.append(("inserted", .integer(Int64(stored.values.reduce(0) { $0 + $1.inserted }))))
             pairs.append(("alreadyStored", .integer(Int64(stored.values.reduce(0) { $0 + $1.duplicates }))))
             pairs.append(("workoutsInserted", .integer(Int64(storedWorkouts?.inserted ?? 0))))
+            pairs.append(("activitySummariesChanged", .integer(Int64(storedSummaries?.inserted ?? 0))))
         }
         pairs += [
             ("imported", .array(types.rows.indices.map { types.jsonObject(row: $0) })),

@@ -132,7 +132,9 @@ public struct ArgumentParser: Sendable {
     func checkArity(_ parse: CommandLineParse) throws {
         guard let command = parse.commands.last else { throw UsageError("missing command") }
         let spec = command.spec
-        if !spec.subcommands.isEmpty { throw UsageError("missing subcommand", commandPath: parse.path) }
+        if !spec.subcommands.isEmpty, !spec.runsWithoutSubcommand {
+            throw UsageError("missing subcommand", commandPath: parse.path)
+        }
         let given = parse.arguments.positionals
         let required = spec.arguments.filter { !$0.isOptional }.count
         if given.count < required {

@@ -10,16 +10,22 @@ public struct CommandSpec: Sendable {
     public var arguments: [ArgumentSpec]
     /// The command's own options (the global ones are added by hkq).
     public var options: [OptionSpec]
-    /// Nested commands; a command with subcommands is a group and selecting one is required.
+    /// Nested commands; a command with subcommands is a group and selecting one is required, unless
+    /// ``runsWithoutSubcommand`` is set.
     public var subcommands: [any Command]
+    /// Whether a command with subcommands also runs by itself (`hkq characteristics` shows, `hkq
+    /// characteristics set …` sets).
+    public var runsWithoutSubcommand: Bool
     /// Whether the command draws `--format chart`; for the others that format is a usage error.
     public var drawsChart: Bool
 
     /// Describes a command.
     public init(
         name: String, abstract: String, discussion: String? = nil, arguments: [ArgumentSpec] = [],
-        options: [OptionSpec] = [], subcommands: [any Command] = [], drawsChart: Bool = false
+        options: [OptionSpec] = [], subcommands: [any Command] = [], drawsChart: Bool = false,
+        runsWithoutSubcommand: Bool = false
     ) {
+        self.runsWithoutSubcommand = runsWithoutSubcommand
         self.name = name
         self.abstract = abstract
         self.discussion = discussion

@@ -36,10 +36,11 @@ public struct HelpFormatter: Sendable {
     public func usage(for chain: [any Command]) -> String {
         let words = ([program] + chain.map(\.spec.name)).joined(separator: " ")
         guard let spec = chain.last?.spec else { return "\(words) [<options>] <command>" }
-        if !spec.subcommands.isEmpty { return "\(words) <subcommand>" }
+        if !spec.subcommands.isEmpty, !spec.runsWithoutSubcommand { return "\(words) <subcommand>" }
         let options = spec.options.map { "[\($0.synopsis)]" }
         let arguments = spec.arguments.map(\.synopsis)
-        return ([words] + options + ["[<global-options>]"] + arguments).joined(separator: " ")
+        let subcommand = spec.subcommands.isEmpty ? [] : ["[<subcommand>]"]
+        return ([words] + subcommand + options + ["[<global-options>]"] + arguments).joined(separator: " ")
     }
 
     /// The full help screen of the command at the end of `chain` (the top-level help for an empty chain).

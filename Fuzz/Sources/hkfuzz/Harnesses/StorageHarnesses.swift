@@ -20,6 +20,8 @@ enum StorageHarnesses {
             subject: "ben", type: "stepCount", order: [SourceInfo(name: "Watch"), SourceInfo(name: "Phone")]),
         .workouts(subject: "anna", WorkoutHarnesses.workouts, writer: 4),
         .workoutDelete(subject: "anna", uuids: [WorkoutHarnesses.workouts[0].uuid], writer: 4),
+        .characteristics(subject: "anna", ProfileHarnesses.entries),
+        .activitySummaries(subject: "anna", ProfileHarnesses.summaries),
     ]
 
     /// Checks a record payload: if it decodes, it is of the kind it was read as, and its encoding decodes to a
