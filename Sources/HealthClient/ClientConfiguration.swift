@@ -31,6 +31,16 @@ public struct ClientConfiguration: Hashable, Sendable {
     /// (a half-open TCP connection after a network change, a frozen server). `nil`: never. Checked once a
     /// second, so values under a second act as one second.
     public var heartbeat: Duration?
+    /// Whether request payloads of 512 bytes or more are deflated (Protocol/PROTOCOL.md, "Compression"), as by
+    /// default. `false` suits a loopback connection, where carrying the bytes costs nothing and deflating them
+    /// costs both ends CPU time (a 10,000-row insert with its UUIDs barely shrinks); hkq sets it so for a loopback
+    /// host. A payload too large for the server's frame limit uncompressed is deflated anyway.
+    public var compressesRequests = true
+
+    /// Whether `host` names this machine's loopback interface (`localhost`, `::1`, `127.x.x.x`).
+    public static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
 
     /// A configuration; every parameter has the default of a local hkd without authentication.
     public init(

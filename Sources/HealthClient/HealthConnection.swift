@@ -17,7 +17,7 @@ package final class HealthConnection: Sendable {
     private let socket: any ByteStream
     private let configuration: ClientConfiguration
     private let state: Mutex<State>
-    private let writeLock = Mutex(FrameEncoder())
+    private let writeLock: Mutex<FrameEncoder>
 
     private struct Pending {
         var replies: [Message] = []
@@ -55,6 +55,14 @@ package final class HealthConnection: Sendable {
         self.welcome = welcome
         self.configuration = configuration
         self.state = Mutex(State())
+        writeLock = Mutex(HealthConnection.requestEncoder(configuration, limits: welcome.limits.frameLimits))
+    }
+
+    /// The encoder of request frames: deflating payloads of 512 bytes or more, or when the configuration says not
+    /// to, only those too large to fit the server's frame limit otherwise.
+    static func requestEncoder(_ configuration: ClientConfiguration, limits: FrameLimits) -> FrameEncoder {
+        if configuration.compressesRequests { return FrameEncoder() }
+        return FrameEncoder(compressionThreshold: limits.maxFrameBytes &+ 1)
     }
 
     /// Connects and performs the handshake. Blocks the calling thread for at most the connect timeout plus one

@@ -40,7 +40,7 @@ struct BatchAssembler {
             if groups.count >= BatchAssembler.maxGroups { flushAll() }
             position = groups.count
             groupKeys.append(key)
-            groups.append(GroupBuilder(type: sample.type, unit: sample.type.batchUnit))
+            groups.append(GroupBuilder(type: sample.type, unit: sample.type.batchUnit, capacity: 0))
         }
         guard groups[position].append(sample) else { return false }
         pendingRows += 1
@@ -84,20 +84,33 @@ private struct GroupBuilder {
     private var values: [Double] = []
     private var sourceIndices: [UInt32] = []
     private var uuids: [UUID] = []
-    /// The UUIDs of ``uuids``, to find identical records.
-    private var held: Set<UUID> = []
+    /// Finds identical records without a set while rows arrive in start order (as exports list them): a UUID
+    /// names the content, start included, so a row can only repeat a held row with its start.
+    private var order = StartOrder()
+    /// Every held UUID, built once a row starts before the latest start held (or many rows share one start).
+    private var held: UUIDSet?
     private var metadata: [[String: MetadataValue]]?
+    /// Rows this batch is sized for.
+    private let capacity: Int
 
-    init(type: QuantityType, unit: String) {
+    /// A builder whose columns and UUID set are sized for `capacity` rows up front (as many as the previous batch
+    /// of its group held, so a full group's next batch never regrows or rehashes).
+    init(type: QuantityType, unit: String, capacity: Int) {
         self.type = type
         self.unit = unit
+        self.capacity = capacity
+        starts.reserveCapacity(capacity)
+        ends.reserveCapacity(capacity)
+        values.reserveCapacity(capacity)
+        sourceIndices.reserveCapacity(capacity)
+        uuids.reserveCapacity(capacity)
     }
 
     var count: Int { starts.count }
 
     /// Adds `sample`; `false` when the batch holds its UUID (the same content) already.
     mutating func append(_ sample: PendingSample) -> Bool {
-        guard held.insert(sample.uuid).inserted else { return false }
+        guard isNew(sample) else { return false }
         let sourcePosition: UInt32
         if sample.source.id == lastSource.id {
             sourcePosition = lastSource.position
@@ -119,6 +132,21 @@ private struct GroupBuilder {
         return true
     }
 
+    /// Whether no held row has `sample`'s UUID; if so, it counts as held from now on.
+    private mutating func isNew(_ sample: PendingSample) -> Bool {
+        if held == nil {
+            switch order.admit(sample.uuid, start: sample.start) {
+            case .new: return true
+            case .repeated: return false
+            case .unordered:
+                var set = UUIDSet(expected: max(capacity, 2 * uuids.count))
+                for uuid in uuids { _ = set.insert(uuid) }
+                held = set
+            }
+        }
+        return held!.insert(sample.uuid)
+    }
+
     /// The batch of the rows so far, with an id hashed from its type, unit and UUIDs; the builder is emptied. Its
     /// values are marked as printed with the export's 6 digits, so a re-export printed in other display units
     /// (miles for kilometres) matches the samples already stored (``SampleBatch/valueDigits``).
@@ -135,7 +163,39 @@ private struct GroupBuilder {
             batchID: identity.folded, subject: subject, typeIdentifier: type.identifier, unit: unit, sources: sources,
             starts: starts, ends: ends, values: values, sourceIndices: sourceIndices, uuids: uuids, metadata: metadata,
             valueDigits: SampleBatch.exportDigits)
-        self = GroupBuilder(type: type, unit: unit)
+        self = GroupBuilder(type: type, unit: unit, capacity: uuids.count)
         return batch
+    }
+}
+
+/// The latest start among a batch's rows and the UUIDs of the rows starting then: enough to find a repeated
+/// record while rows arrive in start order.
+private struct StartOrder {
+    /// Most rows sharing the latest start that are compared one by one.
+    static let maxAtLatest = 16
+
+    enum Verdict {
+        /// No held row has the UUID (it is held now).
+        case new
+        /// A held row has it.
+        case repeated
+        /// The row starts before the latest start, or too many rows share it: ask a set.
+        case unordered
+    }
+
+    private var latest = Int64.min
+    private var atLatest: [UUID] = []
+
+    mutating func admit(_ uuid: UUID, start: Timestamp) -> Verdict {
+        if start > latest {
+            latest = start
+            atLatest.removeAll(keepingCapacity: true)
+        } else if start < latest || atLatest.count >= StartOrder.maxAtLatest {
+            return .unordered
+        } else if atLatest.contains(uuid) {
+            return .repeated
+        }
+        atLatest.append(uuid)
+        return .new
     }
 }

@@ -6,8 +6,9 @@ import HealthModel
 /// (a re-sent batch is recognised by its deterministic id and UUIDs). Returns the ``ImportSummary``. An error
 /// thrown by the sink stops the import and is rethrown.
 ///
-/// Threading: a value; each `run` reads the file on the calling thread (blocking file I/O) and calls the sink
-/// and the progress callback there.
+/// Threading: a value. The synchronous `run` reads the file on the calling thread (blocking file I/O) and calls
+/// the sink and the progress callback there; the async `run` reads it on a thread of its own and calls them on
+/// the calling task.
 public struct ExportImporter: Sendable {
     /// The export file: export.zip or export.xml.
     public var path: String
@@ -33,27 +34,41 @@ public struct ExportImporter: Sendable {
         return reader.summary
     }
 
-    /// Reads the whole export, awaiting `sink` with each batch (the next batch is parsed only after it returns),
-    /// then `workouts` once with every `<Workout>`, `characteristics` once with the `<Me>` values (when it sets
-    /// any), `activitySummaries` once with every `<ActivitySummary>` but the export day's (when there are any),
-    /// `correlations` once with every `<Correlation>` (after the samples, which hold their members) and `routes`
-    /// once with the workouts' routes (HEALTHKIT.md §13); returns the summary.
+    /// Reads the whole export, awaiting `sink` with each batch, then `workouts` once with every `<Workout>`,
+    /// `characteristics` once with the `<Me>` values (when it sets any), `activitySummaries` once with every
+    /// `<ActivitySummary>` but the export day's (when there are any), `correlations` once with every
+    /// `<Correlation>` (after the samples, which hold their members) and `routes` once with the workouts' routes
+    /// (HEALTHKIT.md §13); returns the summary.
+    ///
+    /// The export is parsed on a thread of its own up to `parseAhead` batches ahead of `sink` (``ParseAhead``),
+    /// so parsing and sending use two cores; `sink` and `progress` are called in order on the calling task. An
+    /// error of `sink` stops the parse thread at its next batch.
     public func run(
-        progress: ((ImportProgress) -> Void)? = nil, sink: (SampleBatch) async throws -> Void,
+        progress: ((ImportProgress) -> Void)? = nil, parseAhead: Int = 4, sink: (SampleBatch) async throws -> Void,
         workouts: ([Workout]) async throws -> Void = { _ in },
         characteristics: (Characteristics) async throws -> Void = { _ in },
         activitySummaries: ([ActivitySummary]) async throws -> Void = { _ in },
         correlations: ([Correlation]) async throws -> Void = { _ in },
         routes: ([WorkoutRoute]) async throws -> Void = { _ in }
     ) async throws -> ImportSummary {
-        let reader = try ExportReader(path: path, subject: subject, options: options, progress: progress)
-        while let batch = try reader.nextBatch() { try await sink(batch) }
-        try await workouts(reader.takeWorkouts())
-        if !reader.characteristics.isEmpty { try await characteristics(reader.characteristics) }
-        let summaries = reader.takeActivitySummaries()
-        if !summaries.isEmpty { try await activitySummaries(summaries) }
-        try await correlations(reader.takeCorrelations())
-        try await routes(reader.takeRoutes())
-        return reader.summary
+        let (pieces, room) = ParseAhead.start(path: path, subject: subject, options: options, depth: parseAhead)
+        defer { room.stop() }
+        var end: ParseAhead.Ending?
+        for try await piece in pieces {
+            switch piece {
+            case .progress(let report): progress?(report)
+            case .batch(let batch):
+                try await sink(batch)
+                room.give()
+            case .end(let ending): end = ending
+            }
+        }
+        guard let end else { throw HealthError(.internalError, "the import of \(path) ended before its summary") }
+        try await workouts(end.workouts)
+        if !end.characteristics.isEmpty { try await characteristics(end.characteristics) }
+        if !end.activitySummaries.isEmpty { try await activitySummaries(end.activitySummaries) }
+        try await correlations(end.correlations)
+        try await routes(end.routes)
+        return end.summary
     }
 }

@@ -32,8 +32,19 @@ public final class ExportReader {
         path: String, subject: String, options: ImportOptions = ImportOptions(),
         progress: ((ImportProgress) -> Void)? = nil
     ) throws {
+        try self.init(path: path, subject: subject, options: options, progress: progress, readAhead: false)
+    }
+
+    /// Opens the export at `path`; with `readAhead` a zip entry is inflated on a thread of its own, a few pieces
+    /// ahead of the parse (``ReadAheadByteSource``).
+    convenience init(
+        path: String, subject: String, options: ImportOptions, progress: ((ImportProgress) -> Void)?,
+        readAhead: Bool
+    ) throws {
         try SampleRules.validate(subject: subject)
-        try self.init(file: ExportFile(path: path), subject: subject, options: options, progress: progress)
+        try self.init(
+            file: ExportFile(path: path), subject: subject, options: options, progress: progress,
+            readAhead: readAhead)
     }
 
     /// Reads the export held in `bytes` (the contents of an export.zip or export.xml), named `name` in messages,
@@ -45,17 +56,20 @@ public final class ExportReader {
     ) throws {
         try SampleRules.validate(subject: subject)
         try self.init(
-            file: ExportFile(bytes: bytes, name: name), subject: subject, options: options, progress: progress)
+            file: ExportFile(bytes: bytes, name: name), subject: subject, options: options, progress: progress,
+            readAhead: false)
     }
 
     /// Opens `file` (the subject already checked).
     private init(
-        file: ExportFile, subject: String, options: ImportOptions, progress: ((ImportProgress) -> Void)?
+        file: ExportFile, subject: String, options: ImportOptions, progress: ((ImportProgress) -> Void)?,
+        readAhead: Bool
     ) throws {
         self.subject = subject
         self.options = options
         self.file = file
-        source = try ExportSourceOpener.open(file)
+        let opened = try ExportSourceOpener.open(file)
+        source = readAhead && opened is ZipEntryByteSource ? ReadAheadByteSource(opened) : opened
         progressHandler = progress
         parser = ExportParser(subject: subject, options: options, displayName: file.displayName)
     }

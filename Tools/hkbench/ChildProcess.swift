@@ -20,6 +20,8 @@ enum ChildProcess {
         var peakResidentBytes: Int
         /// Everything the program wrote to standard output.
         var output: String
+        /// CPU seconds the program used, user and system (from `wait4`'s resource usage).
+        var cpuSeconds: Double = 0
     }
 
     /// A built product beside this executable, e.g. `hkq` next to `hkbench`.
@@ -53,8 +55,9 @@ enum ChildProcess {
         }
         var status: Int32 = 0
         var peak = 0
+        var usage = rusage()
         while true {
-            let waited = waitpid(pid, &status, WNOHANG)
+            let waited = wait4(pid, &status, WNOHANG, &usage)
             if waited == pid { break }
             guard waited == 0 || errno == EINTR else {
                 throw HealthError(.internalError, "waitpid failed: errno \(errno)")
@@ -68,8 +71,17 @@ enum ChildProcess {
         return Outcome(
             status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f),
             seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18,
-            peakResidentBytes: peak, output: output)
+            peakResidentBytes: peak, output: output, cpuSeconds: seconds(usage.ru_utime) + seconds(usage.ru_stime))
     }
+
+    /// CPU seconds this process has used so far, user and system (every thread: an in-process server's too).
+    static func ownCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
+    private static func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) * 1e-6 }
 
     /// `VmHWM` of a running process in bytes; 0 once it has exited.
     static func highWaterMark(of pid: pid_t) -> Int {

@@ -52,15 +52,16 @@ enum ImportBenchmark: BenchCommand {
             throw HealthError(.internalError, "hkd holds \(perType), the export has \(expected)")
         }
 
-        print("| run | records | seconds | records/s | hkq peak memory |")
-        print("|---|---:|---:|---:|---:|")
+        print("| run | records | seconds | records/s | hkq CPU s | hkd CPU s | hkq peak memory |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
         for (label, outcome) in [
             ("dry run (read + parse)", dry), ("import (parse + send + store + ack)", first),
             ("import again (all already stored)", again),
         ] {
             print(
                 "| \(label) | \(records) | \(String(format: "%.2f", outcome.seconds)) | "
-                    + "\(Int(Double(records) / outcome.seconds)) | \(megabytes(outcome.peakResidentBytes)) |")
+                    + "\(Int(Double(records) / outcome.seconds)) | \(String(format: "%.2f", outcome.cpuSeconds)) | "
+                    + "\(String(format: "%.2f", outcome.serverCPUSeconds)) | \(megabytes(outcome.peakResidentBytes)) |")
         }
         let rate = Double(records) / first.seconds
         let peak = [dry, first, again].map(\.peakResidentBytes).max() ?? 0
@@ -83,18 +84,27 @@ enum ImportBenchmark: BenchCommand {
         return (xml.count, zip.count)
     }
 
+    /// One run of hkq, with the CPU time this process (hkd's threads, and the polling) used meanwhile.
+    struct Run {
+        var outcome: ChildProcess.Outcome
+        var serverCPUSeconds: Double
+        var seconds: Double { outcome.seconds }
+        var cpuSeconds: Double { outcome.cpuSeconds }
+        var peakResidentBytes: Int { outcome.peakResidentBytes }
+    }
+
     /// Runs hkq, checks its exit status and summary, and returns the outcome.
-    static func importing(_ hkq: String, _ arguments: [String], samples: Int, new: Int?) throws
-        -> ChildProcess.Outcome
-    {
+    static func importing(_ hkq: String, _ arguments: [String], samples: Int, new: Int?) throws -> Run {
+        let cpuBefore = ChildProcess.ownCPUSeconds()
         let outcome = try ChildProcess.run(hkq, arguments)
+        let serverCPU = ChildProcess.ownCPUSeconds() - cpuBefore
         guard outcome.status == 0,
             let summary = try? JSONSerialization.jsonObject(with: Data(outcome.output.utf8)) as? [String: Any]
         else { throw HealthError(.internalError, "hkq \(arguments.joined(separator: " ")) failed: \(outcome.output)") }
         guard summary["samples"] as? Int == samples, summary["inserted"] as? Int == new else {
             throw HealthError(.internalError, "unexpected summary: \(outcome.output)")
         }
-        return outcome
+        return Run(outcome: outcome, serverCPUSeconds: serverCPU)
     }
 
     static func megabytes(_ bytes: Int) -> String { String(format: "%.1f MiB", Double(bytes) / Double(1 << 20)) }

@@ -51,6 +51,9 @@ struct InsertPlan: Sendable {
             added = Array(0..<rows.count)
             return
         }
+        // One non-optional series for the per-row checks (an empty one, which holds nothing, when the subject has
+        // none): unwrapping the optional in the loop copied the series, retaining each of its columns, per row.
+        let current = series ?? Series()
         var pendingSync: [SeriesLedger.SyncKey: (version: Int64, row: Int)] = [:]
         // The batch's rows mostly lie near each other: their lookups share the block decoded last.
         var cache = DecodedBlockCache()
@@ -68,25 +71,23 @@ struct InsertPlan: Sendable {
                     continue
                 }
                 if sent != nil { seen.insert(fingerprint) }
-                if let series, series.mayHold(uuid, checkingDerived: checkDerived),
-                    let stored = series.row(of: uuid, startingAt: rows.starts[row], cache: &cache)?.content
+                if current.mayHold(uuid, checkingDerived: checkDerived),
+                    let stored = current.row(of: uuid, startingAt: rows.starts[row], cache: &cache)?.content
                 {
                     // Batch ids are each client's own: another identity's batch with the same id derives the same
                     // UUIDs, which then cannot name this identity's samples too.
                     var hint = 0
-                    if sent == nil, series.writer(anchor: stored.arrivals[0], hint: &hint) != batch.writer {
+                    if sent == nil, current.writer(anchor: stored.arrivals[0], hint: &hint) != batch.writer {
                         throw InsertPlan.batchIDTaken(batch, row, uuid)
                     }
-                    guard series.hasContent(of: batch, row: row, at: stored) else {
+                    guard current.hasContent(of: batch, row: row, at: stored) else {
                         throw InsertPlan.conflict(batch, row, uuid, "a stored sample")
                     }
                     duplicates += 1
                     continue
                 }
             }
-            if let digits = batch.valueDigits, let series,
-                series.holdsRounded(batch, row: row, digits: digits, cache: &cache)
-            {
+            if let digits = batch.valueDigits, current.holdsRounded(batch, row: row, digits: digits, cache: &cache) {
                 duplicates += 1
                 continue
             }
@@ -100,12 +101,12 @@ struct InsertPlan: Sendable {
                     }
                     dropped.insert(pending.row)
                     duplicates += 1
-                } else if let held = series?.ledger.syncEntry(key) {
+                } else if let held = current.ledger.syncEntry(key) {
                     if held.version >= tag.version {
                         duplicates += 1
                         continue
                     }
-                    if let stored = series?.row(of: held.uuid, startingAt: held.start, cache: &cache)?.row {
+                    if let stored = current.row(of: held.uuid, startingAt: held.start, cache: &cache)?.row {
                         replacedRows.append(stored)
                     }
                 }

@@ -1,4 +1,5 @@
 import Foundation
+import HealthClient
 
 extension CommandContext {
     /// The token to present: `--token`, else `HKQ_TOKEN`, else — when the server is on this host — the admin
@@ -18,9 +19,7 @@ public enum LocalToken {
     public static let defaultPath = "./hkd-data/admin.token"
 
     /// Whether `host` names this machine's loopback interface.
-    public static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
-    }
+    public static func isLoopback(_ host: String) -> Bool { ClientConfiguration.isLoopback(host) }
 
     /// The first line of the file at `path`, trimmed; `nil` when it is unreadable or empty.
     public static func read(_ path: String) -> String? {

@@ -34,9 +34,12 @@ public enum ServerSession {
     static func configuration(_ context: CommandContext, connectTimeout: Duration = .seconds(10)) -> ClientConfiguration
     {
         let globals = context.globals
-        return ClientConfiguration(
+        var configuration = ClientConfiguration(
             host: globals.server.host, port: Int(globals.server.port), token: context.resolvedToken,
             clientName: "hkq", connectTimeout: connectTimeout, tls: globals.tls)
+        // Over loopback, deflating requests (an import's batches) would only cost both ends CPU time.
+        configuration.compressesRequests = !ClientConfiguration.isLoopback(globals.server.host)
+        return configuration
     }
 
     /// The one-line error for a failed connect: the reason after the last colon of the client's message.
