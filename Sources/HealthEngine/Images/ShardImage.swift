@@ -174,6 +174,17 @@ public struct SeriesImage: Hashable, Sendable {
     /// The change anchor of each row; it names the row's entry in ``batches``.
     public var arrivals: ContiguousArray<UInt64> { decodedRows.arrivals }
 
+    /// Every column, from one decode of the blocks (each property above decodes all of them).
+    public var columns:
+        (
+            starts: ContiguousArray<Timestamp>, ends: ContiguousArray<Timestamp>, values: ContiguousArray<Double>,
+            sourceIDs: ContiguousArray<UInt16>, arrivals: ContiguousArray<UInt64>
+        )
+    {
+        let rows = decodedRows
+        return (rows.starts, rows.ends, rows.values, rows.sourceIDs, rows.arrivals)
+    }
+
     /// Equal rows (however they are cut into blocks, values bit for bit) and equal tables.
     public static func == (a: SeriesImage, b: SeriesImage) -> Bool {
         guard a.subject == b.subject, a.maxDuration == b.maxDuration, a.sources == b.sources,

@@ -112,11 +112,12 @@ public enum SnapshotCodec {
                     if w.count >= pieceSize { try flush() }
                 }
             case .rawColumns:
-                try column(series.starts)
-                try column(series.ends)
-                try column(series.values)
-                try column(series.sourceIDs)
-                try column(series.arrivals)
+                let rows = series.columns
+                try column(rows.starts)
+                try column(rows.ends)
+                try column(rows.values)
+                try column(rows.sourceIDs)
+                try column(rows.arrivals)
             }
             var table = ByteWriter(capacity: 16)
             MetadataTable.encode(series.metadata, into: &table)

@@ -176,25 +176,16 @@ public final class DurableStore: Sendable {
     /// Deletes a subject's samples of a type matching `filter` (its ``SampleFilter/writer`` included); returns
     /// how many, once the deletion is durable.
     public func delete(subject: String, type: String, filter: SampleFilter) throws -> Int {
-        guard let log = changes else { return try store.delete(subject: subject, type: type, filter: filter) }
-        let payload = try LogChange.delete(subject: subject, type: type, filter: filter).encodePayload()
-        var sequence: UInt64?
-        let deleted = try store.delete(subject: subject, type: type, filter: filter) {
-            sequence = try log.append(kind: .delete, payload: payload, subject: subject)
+        try logged(.delete(subject: subject, type: type, filter: filter)) { hook in
+            try store.delete(subject: subject, type: type, filter: filter, beforeApplying: hook)
         }
-        try log.waitUntilDurable(sequence ?? log.lastSequence)
-        return deleted
     }
 
     /// Sets a source priority order, durably.
     public func setSourcePriority(subject: String, type: String, order: [SourceInfo]) throws {
-        guard let log = changes else { return try store.setSourcePriority(subject: subject, type: type, order: order) }
-        let payload = try LogChange.sourcePriority(subject: subject, type: type, order: order).encodePayload()
-        var sequence: UInt64?
-        try store.setSourcePriority(subject: subject, type: type, order: order) {
-            sequence = try log.append(kind: .sourcePriority, payload: payload, subject: subject)
+        try logged(.sourcePriority(subject: subject, type: type, order: order)) { hook in
+            try store.setSourcePriority(subject: subject, type: type, order: order, beforeApplying: hook)
         }
-        try log.waitUntilDurable(sequence ?? log.lastSequence)
     }
 
     // MARK: Workouts
