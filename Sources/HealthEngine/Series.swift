@@ -88,7 +88,7 @@ struct Series: Sendable {
         self.ledger = ledger
         if batches.entries.contains(where: { $0.uuids != nil }) {
             var hint = 0
-            for anchor in blockedRows.rowsArrived(after: 0) {
+            for anchor in blockedRows.rowsArrived(after: 0).arrived {
                 let entry = batches.entries[entryIndex(ofAnchor: anchor.anchor, hint: &hint)]
                 if entry.uuids != nil { self.ledger.add(uuids: CollectionOfOne(entry.uuid(anchor: anchor.anchor))) }
             }

@@ -112,91 +112,66 @@ extension BlockedRows {
         return result
     }
 
-    /// Rows whose arrival anchor is greater than `anchor`, as (anchor, row) pairs in anchor order: only the
-    /// blocks whose newest anchor is greater are decoded (their anchors alone), and the head.
-    func rowsArrived(after anchor: UInt64) -> [(anchor: UInt64, row: Int)] {
+    /// Rows whose arrival anchor is greater than `anchor`, as (anchor, row) pairs in anchor order: all of them,
+    /// or with `limit` > 0 the `limit` with the smallest anchors and whether more exist.
+    ///
+    /// Only blocks holding a newer anchor are read (their anchor column alone), in the order of their oldest
+    /// anchors, and a limited call stops at the first block whose oldest anchor comes after the page it has: live
+    /// data arrives in start order, so a page reads about one block whatever the lag, and paging through a long
+    /// history costs each block once rather than the whole history per page.
+    func rowsArrived(after anchor: UInt64, limit: Int = 0) -> (arrived: [(anchor: UInt64, row: Int)], more: Bool) {
+        // Candidates: the blocks with a newer anchor, then the head (index blocks.count), by oldest anchor.
+        var candidates: [(oldest: UInt64, index: Int)] = []
+        for index in blocks.indices where arrivalSpans[index].upperBound > anchor {
+            candidates.append((arrivalSpans[index].lowerBound, index))
+        }
+        if head.count > 0 {
+            let span = head.arrivalSpan(0..<head.count)
+            if span.upperBound > anchor { candidates.append((span.lowerBound, blocks.count)) }
+        }
+        candidates.sort { $0.oldest < $1.oldest }
         var found: [(anchor: UInt64, row: Int)] = []
         var scratch: UnsafeMutablePointer<UInt64>? = nil
         var scratchCapacity = 0
         defer { scratch?.deallocate() }
-        for index in blocks.indices where newestArrivals[index] > anchor {
-            let block = blocks[index]
-            if scratchCapacity < block.count {
-                scratch?.deallocate()
-                scratch = .allocate(capacity: block.count)
-                scratchCapacity = block.count
+        // With a limit, `found` keeps the `limit + 1` smallest anchors seen (sorted whenever it is trimmed).
+        var trimmed = true
+        for candidate in candidates {
+            if limit > 0, found.count > limit {
+                if !trimmed {
+                    found.sort { $0.anchor < $1.anchor }
+                    found.removeSubrange((limit + 1)...)
+                    trimmed = true
+                }
+                if candidate.oldest > found[limit].anchor { break }
             }
-            block.decode(into: BlockBuffers(arrivals: scratch))
-            for local in 0..<block.count where scratch![local] > anchor {
-                found.append((scratch![local], firstRows[index] + local))
-            }
-        }
-        for local in 0..<head.count where head.arrivals[local] > anchor {
-            found.append((head.arrivals[local], sealedCount + local))
-        }
-        found.sort { $0.anchor < $1.anchor }
-        return found
-    }
-}
-
-extension BlockedRows {
-    /// The rows whose arrival anchor is greater than `anchor`, decoded, in anchor order, with their row numbers:
-    /// each block whose newest anchor is greater is decoded once, and the head is read.
-    func arrivedRows(after anchor: UInt64) -> (numbers: [Int], rows: SeriesRows) {
-        var numbers: [Int] = []
-        var found = SeriesRows()
-        var scratch: BlockScratch? = nil
-        func collect(_ c: BlockColumns, firstRow: Int) {
-            for local in 0..<c.count where c.arrivals[local] > anchor {
-                numbers.append(firstRow + local)
-                found.starts.append(c.starts[local])
-                found.ends.append(c.ends[local])
-                found.values.append(c.values[local])
-                found.sourceIDs.append(c.sourceIDs[local])
-                found.arrivals.append(c.arrivals[local])
-            }
-        }
-        for index in blocks.indices where newestArrivals[index] > anchor {
-            let block = blocks[index]
-            if (scratch?.capacity ?? 0) < block.count { scratch = BlockScratch(capacity: block.count) }
-            block.decode(into: scratch!.all)
-            collect(scratch!.rows(block.count), firstRow: firstRows[index])
-        }
-        head.starts.withUnsafeBufferPointer { s in
-            head.ends.withUnsafeBufferPointer { e in
-                head.values.withUnsafeBufferPointer { v in
-                    head.sourceIDs.withUnsafeBufferPointer { ids in
-                        head.arrivals.withUnsafeBufferPointer { a in
-                            collect(
-                                BlockColumns(starts: s, ends: e, values: v, sourceIDs: ids, arrivals: a),
-                                firstRow: sealedCount)
-                        }
-                    }
+            if candidate.index == blocks.count {
+                for local in 0..<head.count where head.arrivals[local] > anchor {
+                    found.append((head.arrivals[local], sealedCount + local))
+                }
+            } else {
+                let block = blocks[candidate.index]
+                if scratchCapacity < block.count {
+                    scratch?.deallocate()
+                    scratch = .allocate(capacity: block.count)
+                    scratchCapacity = block.count
+                }
+                block.decode(into: BlockBuffers(arrivals: scratch))
+                let firstRow = firstRows[candidate.index]
+                for local in 0..<block.count where scratch![local] > anchor {
+                    found.append((scratch![local], firstRow + local))
                 }
             }
+            trimmed = false
         }
-        // Live rows arrive in start order, so the anchors are mostly sorted already.
-        var sorted = true
-        for i in found.arrivals.indices.dropFirst() where found.arrivals[i] < found.arrivals[i - 1] {
-            sorted = false
-            break
-        }
-        guard !sorted else { return (numbers, found) }
-        let order = found.arrivals.indices.sorted { found.arrivals[$0] < found.arrivals[$1] }
-        return (order.map { numbers[$0] }, found.permuted(order))
+        found.sort { $0.anchor < $1.anchor }
+        guard limit > 0, found.count > limit else { return (found, false) }
+        found.removeSubrange(limit...)
+        return (found, true)
     }
 }
 
 extension SeriesRows {
-    /// The rows in the order `order` lists them.
-    func permuted(_ order: [Int]) -> SeriesRows {
-        SeriesRows(
-            starts: ContiguousArray(order.lazy.map { starts[$0] }), ends: ContiguousArray(order.lazy.map { ends[$0] }),
-            values: ContiguousArray(order.lazy.map { values[$0] }),
-            sourceIDs: ContiguousArray(order.lazy.map { sourceIDs[$0] }),
-            arrivals: ContiguousArray(order.lazy.map { arrivals[$0] }))
-    }
-
     /// Appends rows `range` of `other`.
     mutating func append(_ other: SeriesRows, rows range: Range<Int>) {
         starts.append(contentsOf: other.starts[range])

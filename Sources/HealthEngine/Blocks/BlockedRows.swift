@@ -16,9 +16,10 @@ struct BlockedRows: Sendable {
     let blockRows: Int
     /// The sealed blocks, in start order.
     private(set) var blocks: [SealedBlock] = []
-    /// The largest arrival anchor of each block (parallel to ``blocks``): a changes query decodes only the
-    /// blocks holding anchors newer than the one it asks for.
-    private(set) var newestArrivals: [UInt64] = []
+    /// The smallest and largest arrival anchor of each block (parallel to ``blocks``): a changes query decodes
+    /// only the blocks holding anchors newer than the one it asks for, and a page of one stops at the blocks
+    /// whose anchors all come after the page's.
+    private(set) var arrivalSpans: [ClosedRange<UInt64>] = []
     /// The row number of each block's first row (the rows of all blocks before it).
     private(set) var firstRows: [Int] = []
     /// Rows in sealed blocks.
@@ -36,17 +37,17 @@ struct BlockedRows: Sendable {
     }
 
     /// Rows already sealed (a snapshot's blocks, in start order, each block's last start at or before the next
-    /// one's first), `newestArrivals` the largest anchor of each; a last block shorter than `blockRows` is decoded
-    /// into the head, so the next rows extend it.
-    init(sealed: [SealedBlock], newestArrivals: [UInt64], blockRows: Int = 4096) {
-        precondition(sealed.count == newestArrivals.count, "one newest anchor per block")
+    /// one's first), `arrivalSpans` the smallest and largest anchor of each; a last block shorter than
+    /// `blockRows` is decoded into the head, so the next rows extend it.
+    init(sealed: [SealedBlock], arrivalSpans: [ClosedRange<UInt64>], blockRows: Int = 4096) {
+        precondition(sealed.count == arrivalSpans.count, "one anchor span per block")
         self.init(blockRows: blockRows)
         blocks = sealed
-        self.newestArrivals = newestArrivals
+        self.arrivalSpans = arrivalSpans
         if let last = blocks.last, last.count < blockRows {
             head = last.rows()
             blocks.removeLast()
-            self.newestArrivals.removeLast()
+            self.arrivalSpans.removeLast()
         }
         renumber()
     }
@@ -109,7 +110,7 @@ struct BlockedRows: Sendable {
         var first = 0
         while first < sealedRows {
             blocks.append(SealedBlock(encoding: head, range: first..<(first + blockRows)))
-            newestArrivals.append(head.arrivals[first..<(first + blockRows)].max()!)
+            arrivalSpans.append(head.arrivalSpan(first..<(first + blockRows)))
             first += blockRows
         }
         // A copy, not removeFirst: the head's buffers would keep the capacity of every row it ever held.
@@ -120,16 +121,16 @@ struct BlockedRows: Sendable {
     /// else pieces of ``blockRows`` rows (the last longer); none when `rows` is empty.
     private mutating func replaceBlock(_ index: Int, with rows: SeriesRows) {
         var sealed: [SealedBlock] = []
-        var newest: [UInt64] = []
+        var spans: [ClosedRange<UInt64>] = []
         var first = 0
         while first < rows.count {
             let last = rows.count - first <= 2 * blockRows ? rows.count : first + blockRows
             sealed.append(SealedBlock(encoding: rows, range: first..<last))
-            newest.append(rows.arrivals[first..<last].max()!)
+            spans.append(rows.arrivalSpan(first..<last))
             first = last
         }
         blocks.replaceSubrange(index...index, with: sealed)
-        newestArrivals.replaceSubrange(index...index, with: newest)
+        arrivalSpans.replaceSubrange(index...index, with: spans)
     }
 
     /// Recomputes ``firstRows`` and ``sealedCount`` after blocks changed.
@@ -189,11 +190,22 @@ struct BlockedRows: Sendable {
     /// Heap bytes held: the blocks and the head's columns.
     var approximateBytes: Int {
         blocks.reduce(0) { $0 + $1.approximateBytes } + blocks.capacity * MemoryLayout<SealedBlock>.stride
-            + firstRows.capacity * 8 + newestArrivals.capacity * 8 + head.approximateBytes
+            + firstRows.capacity * 8 + arrivalSpans.capacity * 16 + head.approximateBytes
     }
 }
 
 extension SeriesRows {
+    /// The smallest and largest arrival anchor of rows `range` (not empty).
+    func arrivalSpan(_ range: Range<Int>) -> ClosedRange<UInt64> {
+        var oldest = arrivals[range.lowerBound]
+        var newest = oldest
+        for anchor in arrivals[range] {
+            oldest = min(oldest, anchor)
+            newest = max(newest, anchor)
+        }
+        return oldest...newest
+    }
+
     /// Appends row `row` of `other`.
     mutating func append(row: Int, of other: SeriesRows) {
         starts.append(other.starts[row])

@@ -144,20 +144,21 @@ extension HealthStore {
 extension Series {
     /// The rows whose arrival anchor is greater than `anchor` and that match `filter` (dates as in HEALTHKIT.md
     /// §4, sources, UUIDs, writer), decoded, in anchor order: at most `limit` of them (0: all), and whether more
-    /// match. The anchors come from the blocks holding newer ones (their anchor column alone); the rows are then
-    /// decoded a page at a time, so a query with a limit decodes only the blocks its page reaches.
+    /// match. The candidates come a page at a time (``BlockedRows/rowsArrived(after:limit:)``: the blocks holding
+    /// the page's anchors, their anchor column alone), and only the page's rows are decoded, so a query with a
+    /// limit costs about its page, however far behind its anchor is.
     func rowsArrived(after anchor: UInt64, matching filter: SampleFilter, limit: Int = 0) -> (
         rows: SeriesRows, more: Bool
     ) {
-        let arrived = rows.rowsArrived(after: anchor)
         // A page of candidates holds one more than the rows wanted: the extra one tells whether more match.
-        let pageSize = limit == 0 ? max(arrived.count, 1) : limit + 1
+        let pageSize = limit == 0 ? 0 : limit + 1
         var hint = 0
         var result = SeriesRows()
-        var next = 0
-        while next < arrived.count {
-            let page = arrived[next..<min(arrived.count, next + pageSize)]
-            next += page.count
+        var cursor = anchor
+        while true {
+            let (page, morePages) = rows.rowsArrived(after: cursor, limit: pageSize)
+            guard let last = page.last else { return (result, false) }
+            cursor = last.anchor
             let decoded = decodedRows(page.map(\.row))
             for i in 0..<decoded.count {
                 guard filter.date.matches(start: decoded.starts[i], end: decoded.ends[i]) else { continue }
@@ -173,8 +174,8 @@ extension Series {
                 if limit > 0, result.count == limit { return (result, true) }
                 result.append(decoded, rows: i..<(i + 1))
             }
+            if !morePages { return (result, false) }
         }
-        return (result, false)
     }
 }
 

@@ -269,7 +269,7 @@ extension Series {
         if let order = image.priorityOrder { sources.restorePriority(order) }
         // Every block is decoded once and its rows checked; the blocks themselves are kept as they are.
         var maxDuration: Int64 = 0
-        var newestArrivals: [UInt64] = []
+        var arrivalSpans: [ClosedRange<UInt64>] = []
         var anchors = Set<UInt64>()
         var firstRow = 0
         var previousStart = Timestamp.min
@@ -278,6 +278,7 @@ extension Series {
         for block in image.blocks {
             block.decode(into: scratch.all)
             let c = scratch.rows(block.count)
+            var oldest = UInt64.max
             var newest: UInt64 = 0
             for i in 0..<block.count {
                 let row = firstRow + i
@@ -294,10 +295,11 @@ extension Series {
                 hint = entry
                 // Both instants lie within SupportedInstants (checked above), so the difference cannot overflow.
                 maxDuration = max(maxDuration, c.ends[i] - c.starts[i])
+                oldest = min(oldest, c.arrivals[i])
                 newest = max(newest, c.arrivals[i])
                 if !image.metadata.isEmpty { anchors.insert(c.arrivals[i]) }
             }
-            newestArrivals.append(newest)
+            arrivalSpans.append(oldest...newest)
             firstRow += block.count
         }
         guard image.maxDuration >= maxDuration else { throw broken("maxDuration below a stored duration") }
@@ -316,7 +318,7 @@ extension Series {
                 .init(version: holder.version, uuid: holder.uuid, start: holder.start))
         }
         self.init(
-            blockedRows: BlockedRows(sealed: image.blocks, newestArrivals: newestArrivals), batches: batches,
+            blockedRows: BlockedRows(sealed: image.blocks, arrivalSpans: arrivalSpans), batches: batches,
             maxDuration: image.maxDuration, sources: sources, ledger: ledger, metadata: image.metadata)
         changeLog = image.changeLog
     }

@@ -169,9 +169,9 @@ extension Series {
         let found: Int?
         let derivedAnchors = batches.anchors(ofDerived: uuid)
         if let oldest = derivedAnchors.min() {
-            found = rows.rowsArrived(after: oldest - 1).first { derivedAnchors.contains($0.anchor) }?.row
+            found = rows.rowsArrived(after: oldest - 1).arrived.first { derivedAnchors.contains($0.anchor) }?.row
         } else if ledger.mayContain(uuid) {
-            found = rows.rowsArrived(after: 0).first { self.uuid(anchor: $0.anchor, hint: &hint) == uuid }?.row
+            found = rows.rowsArrived(after: 0).arrived.first { self.uuid(anchor: $0.anchor, hint: &hint) == uuid }?.row
         } else {
             found = nil
         }

@@ -154,6 +154,19 @@ struct BlockedRowsTests {
                 #expect(blocked.count == reference.rows.count, "\(context)")
                 #expect(sameBits(blocked.allRows(), reference.seriesRows), "\(context)")
                 #expect(checkOrder(blocked), "\(context)")
+                // Changes pages: the rows newer than an anchor, by anchor, a limited number at a time.
+                let byArrival = reference.rows.enumerated().map { (anchor: $0.element.arrival, row: $0.offset) }
+                    .sorted { $0.anchor < $1.anchor }
+                for _ in 0..<3 {
+                    let after = UInt64.random(in: 0...arrival, using: &random)
+                    let limit = [0, 1, 3, 50, 1000][Int.random(in: 0..<5, using: &random)]
+                    let newer = byArrival.filter { $0.anchor > after }
+                    let want = limit == 0 ? newer : Array(newer.prefix(limit))
+                    let (got, more) = blocked.rowsArrived(after: after, limit: limit)
+                    #expect(got.map(\.anchor) == want.map(\.anchor), "\(context) after \(after) limit \(limit)")
+                    #expect(got.map(\.row) == want.map(\.row), "\(context) after \(after) limit \(limit)")
+                    #expect(more == (want.count < newer.count), "\(context) after \(after) limit \(limit)")
+                }
                 guard let first = reference.rows.first?.start, let last = reference.rows.last?.start else { continue }
                 for _ in 0..<4 {
                     let a = Int64.random(in: (first - 7200)...(last + 7200), using: &random)

@@ -144,6 +144,19 @@ struct BlockedSeriesPropertyTests {
                 #expect(
                     try blocked.changes(subject: "anna", type: type, anchor: anchor)
                         == plain.changes(subject: "anna", type: type, anchor: anchor))
+                // Paged with a limit, the same changes in the same order.
+                var paged: [UUID] = []
+                var cursor = anchor
+                while true {
+                    let page = try blocked.changes(subject: "anna", type: type, anchor: cursor, limit: 7)
+                    paged += page.added.uuids + page.deleted.map(\.uuid)
+                    cursor = page.anchor
+                    if !page.hasMore { break }
+                }
+                let whole = try plain.changes(subject: "anna", type: type, anchor: anchor)
+                #expect(
+                    paged.map(\.uuidString).sorted()
+                        == (whole.added.uuids + whole.deleted.map(\.uuid)).map(\.uuidString).sorted())
                 #expect(
                     try blocked.changedSpans(subject: "anna", type: type, after: anchor)
                         == plain.changedSpans(subject: "anna", type: type, after: anchor))
