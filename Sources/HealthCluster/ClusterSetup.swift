@@ -43,3 +43,29 @@ public enum ClusterSetup {
         }
     }
 }
+
+extension ClusterSetup {
+    /// The key holding the certificate every node serves with `--tls auto` (its PEM, then its key's).
+    public static let certificateKey = "tls-certificate"
+
+    /// The value of `key` in the settings bucket of the cluster on `urls`: the one recorded, or `make()`'s,
+    /// recorded now when the key has none (when nodes start together, the first to record wins and every node
+    /// gets that value). Opens a connection of its own, closed on return; throws
+    /// ``ErrorCode/storageUnavailable`` when NATS cannot be reached.
+    public static func sharedSetting(
+        _ key: String, urls: String, replicas: Int, make: () throws -> [UInt8]
+    ) throws -> (value: [UInt8], created: Bool) {
+        do {
+            let settings = try JetStream(urls: urls).keyValue(settingsBucket, replicas: replicas)
+            if let entry = try settings.get(key) { return (entry.value, false) }
+            let made = try make()
+            if try settings.create(key, made) != nil { return (made, true) }
+            guard let entry = try settings.get(key) else {
+                throw HealthError(.storageUnavailable, "\(settingsBucket)/\(key) was recorded and then removed; retry")
+            }
+            return (entry.value, false)
+        } catch let failure as NATSFailure {
+            throw failure.healthError
+        }
+    }
+}

@@ -172,6 +172,23 @@ public final class HealthServer: Sendable {
         return server
     }
 
+    /// `--tls auto` in cluster mode: the certificate every node serves, kept in the cluster's settings
+    /// (``ClusterSetup/certificateKey``) and made by the first node that needs it, so that a client pinning one
+    /// node's certificate can follow redirects to the others. Copied into the data directory.
+    private static func clusterCertificate(_ options: ClusterOptions, _ configuration: ServerConfiguration) throws
+        -> AutomaticCertificate
+    {
+        let shared = try ClusterSetup.sharedSetting(
+            ClusterSetup.certificateKey, urls: options.urls, replicas: options.replicas
+        ) {
+            AutomaticCertificate.combinedPEM(
+                try AutomaticCertificate.generate(
+                    hostName: ProcessInfo.processInfo.hostName, listenHost: configuration.host))
+        }
+        return try AutomaticCertificate.install(
+            combinedPEM: shared.value, in: configuration.dataDirectory, created: shared.created)
+    }
+
     /// The TLS context for the listener's security (nil for plaintext), logging the certificate's fingerprint;
     /// `--tls auto` makes the data directory's certificate on the first start.
     private static func makeTLSContext(
@@ -184,17 +201,24 @@ public final class HealthServer: Sendable {
             return nil
         case .automaticCertificate:
             let automatic: AutomaticCertificate
+            let cluster = try configuration.clusterOptions()
             do {
-                automatic = try AutomaticCertificate.ensure(
-                    in: configuration.dataDirectory, hostName: ProcessInfo.processInfo.hostName,
-                    listenHost: configuration.host)
+                automatic =
+                    try cluster.map { try clusterCertificate($0, configuration) }
+                    ?? AutomaticCertificate.ensure(
+                        in: configuration.dataDirectory, hostName: ProcessInfo.processInfo.hostName,
+                        listenHost: configuration.host)
+            } catch let error as HealthError {
+                throw error
             } catch {
                 throw HealthError(.storageUnavailable, "cannot make or read the TLS certificate: \(error)")
             }
             (certificate, key) = (automatic.certificateFile, automatic.keyFile)
+            let whose = cluster == nil ? "the self-signed TLS certificate" : "the cluster's self-signed TLS certificate"
             ServerLog.info(
-                "\(automatic.created ? "created the self-signed TLS certificate" : "using the self-signed TLS certificate") "
-                    + "\(certificate); SHA-256 fingerprint \(automatic.fingerprint)")
+                "\(automatic.created ? "created" : "using") \(whose) \(certificate)"
+                    + (cluster == nil ? "" : " (every node serves it: a client pinning it follows redirects)")
+                    + "; SHA-256 fingerprint \(automatic.fingerprint)")
         case .certificate(let file, let keyFile):
             (certificate, key) = (file, keyFile)
         }

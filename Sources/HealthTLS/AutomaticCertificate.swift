@@ -1,6 +1,7 @@
 import HealthPosix
 
-/// The certificate `hkd --tls auto` serves: made on the first start in the data directory, reused afterwards.
+/// The certificate `hkd --tls auto` serves: made on the first start in the data directory, reused afterwards;
+/// in cluster mode one certificate for every node, kept by the cluster and copied into each data directory.
 public struct AutomaticCertificate: Sendable {
     /// The certificate's name in the data directory.
     public static let certificateFileName = "tls-certificate.pem"
@@ -28,6 +29,15 @@ public struct AutomaticCertificate: Sendable {
                 certificateFile: certificateFile, keyFile: keyFile,
                 fingerprint: try CertificateFingerprint.ofCertificateFile(certificateFile), created: false)
         }
+        let made = try generate(hostName: hostName, listenHost: listenHost)
+        try made.write(certificateTo: certificateFile, keyTo: keyFile)
+        return AutomaticCertificate(
+            certificateFile: certificateFile, keyFile: keyFile, fingerprint: made.fingerprint, created: true)
+    }
+
+    /// A new certificate naming `localhost`, `hostName`, the loopback addresses and `listenHost` when it is a
+    /// specific address or name.
+    public static func generate(hostName: String, listenHost: String) throws -> SelfSignedCertificate {
         var dnsNames = ["localhost"]
         var addresses = ["127.0.0.1", "::1"]
         if !hostName.isEmpty, hostName != "localhost" { dnsNames.append(hostName) }
@@ -37,10 +47,49 @@ public struct AutomaticCertificate: Sendable {
         } else if !isAddress, !listenHost.isEmpty, listenHost != "*", !dnsNames.contains(listenHost) {
             dnsNames.append(listenHost)
         }
-        let made = try SelfSignedCertificate.generate(
+        return try SelfSignedCertificate.generate(
             commonName: hostName.isEmpty ? "hkd" : hostName, dnsNames: dnsNames, ipAddresses: addresses)
-        try made.write(certificateTo: certificateFile, keyTo: keyFile)
+    }
+
+    /// The certificate and the key in one PEM text (the certificate first), as a cluster keeps them.
+    public static func combinedPEM(_ certificate: SelfSignedCertificate) -> [UInt8] {
+        certificate.certificatePEM + certificate.keyPEM
+    }
+
+    /// Writes `combined` (``combinedPEM(_:)``: a certificate, then its private key) into `directory` as the
+    /// certificate and key files (the key mode 0600), unless they hold it already. `created` is passed through
+    /// for the log. Throws for a text that is not a certificate followed by a private key.
+    public static func install(combinedPEM combined: [UInt8], in directory: String, created: Bool) throws
+        -> AutomaticCertificate
+    {
+        guard let split = Self.keyStart(in: combined), split > 0 else {
+            throw TLSError(.configuration, "the shared certificate is not a PEM certificate followed by its key")
+        }
+        let certificatePEM = Array(combined[..<split])
+        let keyPEM = Array(combined[split...])
+        let certificateFile = directory + "/" + certificateFileName
+        let keyFile = directory + "/" + keyFileName
+        let unchanged =
+            (try? FileSystem.readFile(certificateFile)) == certificatePEM
+            && (try? FileSystem.readFile(keyFile)) == keyPEM
+        if !unchanged {
+            try FileSystem.writeFileAtomically(keyFile, keyPEM, permissions: 0o600)
+            try FileSystem.writeFileAtomically(certificateFile, certificatePEM, permissions: 0o600)
+        }
         return AutomaticCertificate(
-            certificateFile: certificateFile, keyFile: keyFile, fingerprint: made.fingerprint, created: true)
+            certificateFile: certificateFile, keyFile: keyFile,
+            fingerprint: try CertificateFingerprint.ofCertificateFile(certificateFile), created: created)
+    }
+
+    /// Where the private key's PEM block begins in `pem`.
+    private static func keyStart(in pem: [UInt8]) -> Int? {
+        for marker in ["-----BEGIN PRIVATE KEY-----", "-----BEGIN EC PRIVATE KEY-----"] {
+            let needle = Array(marker.utf8)
+            guard pem.count >= needle.count else { continue }
+            for offset in 0...(pem.count - needle.count) where pem[offset] == needle[0] {
+                if pem[offset..<(offset + needle.count)].elementsEqual(needle) { return offset }
+            }
+        }
+        return nil
     }
 }
