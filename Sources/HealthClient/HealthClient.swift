@@ -120,25 +120,41 @@ public final class HealthClient: Sendable {
         var redirects = 0
         let subject = message.placedSubject
         while true {
-            let owner = subject.flatMap { subject in routes.withLock { $0[subject] } }
+            let (connection, routed) = try await connection(for: subject)
             do {
-                return try await connection(to: owner).request(message)
+                return try await connection.request(message)
             } catch {
-                if error.code == .notOwner, let subject, let address = Self.ownerAddress(in: error.message),
-                    redirects < Self.maxRedirects
-                {
+                if learnRoute(subject, from: error, routed: routed), redirects < Self.maxRedirects {
                     redirects += 1
-                    routes.withLock { $0[subject] = address }
                     continue
-                }
-                if let subject, owner != nil, error.code == .connectionLost || error.code == .timedOut {
-                    routes.withLock { $0[subject] = nil }
                 }
                 guard error.isRetryable, attempt < configuration.retry.maxAttempts else { throw error }
                 attempt += 1
                 try? await Task.sleep(for: configuration.retry.backoff(beforeAttempt: attempt))
             }
         }
+    }
+
+    /// The connection for a request about `subject`: to the node last known to own it (`routed`), else the
+    /// configured one.
+    func connection(for subject: String?) async throws(HealthClientError) -> (HealthConnection, routed: Bool) {
+        let owner = subject.flatMap { subject in routes.withLock { $0[subject] } }
+        return (try await connection(to: owner), owner != nil)
+    }
+
+    /// What `error`, met on a request about `subject`, says about where it lives: a ``ErrorCode/notOwner``
+    /// names the owner, remembered, and the request should go there now (true); a lost connection to the
+    /// remembered owner (`routed`) forgets it, so the next try asks the configured node again.
+    func learnRoute(_ subject: String?, from error: HealthClientError, routed: Bool) -> Bool {
+        guard let subject else { return false }
+        if error.code == .notOwner, let address = Self.ownerAddress(in: error.message) {
+            routes.withLock { $0[subject] = address }
+            return true
+        }
+        if routed, error.code == .connectionLost || error.code == .timedOut {
+            routes.withLock { $0[subject] = nil }
+        }
+        return false
     }
 
     /// Sends a request answered by one frame and returns the reply, typed by the request (retried like

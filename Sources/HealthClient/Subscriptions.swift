@@ -112,6 +112,9 @@ extension HealthClient {
             var pauses = configuration.reconnect.pauses()
             var outage: (cause: HealthClientError, since: ContinuousClock.Instant, attempts: Int)?
             var initialAttempts = 1
+            // Cluster mode: a subscription lives on the node owning its subject, found as requests find it.
+            let subject = session.request().subject
+            var redirects = 0
             while !Task.isCancelled {
                 let (ended, endSignal) = AsyncStream<HealthClientError>.makeStream()
                 if let outage {
@@ -119,8 +122,10 @@ extension HealthClient {
                         cause: outage.cause, since: outage.since, attempts: outage.attempts + 1,
                         then: session.resubscribed?())
                 }
+                var routed = false
                 do throws(HealthClientError) {
-                    let connection = try await connection()
+                    let connection: HealthConnection
+                    (connection, routed) = try await self.connection(for: subject)
                     let id = try await connection.subscribe(
                         session.request(),
                         handlers: .init(
@@ -132,6 +137,7 @@ extension HealthClient {
                             }))
                     emitter.confirm()
                     outage = nil
+                    redirects = 0
                     pauses.reset()
                     var iterator = ended.makeAsyncIterator()
                     let error = await iterator.next()
@@ -140,6 +146,7 @@ extension HealthClient {
                         break
                     }
                     guard let error else { continue }
+                    _ = learnRoute(subject, from: error, routed: routed)
                     if !error.isRetryable, error.origin == .server {
                         output.finish(throwing: error)
                         return
@@ -148,6 +155,10 @@ extension HealthClient {
                     emitter.emit(.disconnected(error))
                 } catch {
                     if Task.isCancelled { break }
+                    if learnRoute(subject, from: error, routed: routed), redirects < Self.maxRedirects {
+                        redirects += 1
+                        continue
+                    }
                     guard error.isRetryable else {
                         output.finish(throwing: error)
                         return

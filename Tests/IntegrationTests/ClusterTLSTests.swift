@@ -56,3 +56,42 @@ struct ClusterTLSTests {
         _ = await again.stop()
     }
 }
+
+/// Requests about one subject that are not sample changes or queries, and subscriptions, go to the owner of the
+/// subject's partition like the rest, wherever the client connected.
+@Suite("hkd cluster mode: every request about one subject goes to its owner", .serialized)
+struct ClusterPlacementTests {
+    @Test("through the node holding nothing: an anchored subscription gets the owner's changes, characteristics are stored")
+    func subscriptionsAndProfilesFollowTheOwner() async throws {
+        let nats = try await NATSServer()
+        let arguments = ["--auth", "off", "--cluster", nats.url, "--partitions", "4", "--lease-ttl", "2"]
+        let owner = try await TestServer(arguments: arguments + ["--node-id", "a"])
+        try await owner.waitForLog("holds 4")
+        let other = try await TestServer(arguments: arguments + ["--node-id", "b"])
+        try await other.waitForLog("holds 0")
+        let viaOther = ClusterTests.client(other)
+        defer { viaOther.close() }
+        let viaOwner = ClusterTests.client(owner)
+        defer { viaOwner.close() }
+
+        // The subscription is made through b; the changes are written through a.
+        var changes = viaOther.anchoredChanges(ChangesQuery(subject: "anna", type: "stepCount", anchor: 0))
+            .makeAsyncIterator()
+        _ = try await viaOwner.insert(ClusterTests.batch(id: 1, subject: "anna", rows: 3))
+        var seen = 0
+        while seen < 3, let result = try await changes.next() { seen += result.added.count }
+        #expect(seen == 3)
+        _ = try await viaOwner.insert(ClusterTests.batch(id: 2, subject: "anna", rows: 2))
+        while seen < 5, let result = try await changes.next() { seen += result.added.count }
+        #expect(seen == 5)
+
+        // Characteristics set through b are stored by a (and read back through either).
+        var traits = Characteristics()
+        try traits.set(.biologicalSex, "female")
+        _ = try await viaOther.setCharacteristics(traits, subject: "anna")
+        #expect(try await viaOwner.characteristics(subject: "anna")[.biologicalSex] == "female")
+        #expect(try await viaOther.characteristics(subject: "anna")[.biologicalSex] == "female")
+        _ = await other.stop()
+        _ = await owner.stop()
+    }
+}

@@ -123,8 +123,11 @@ extension RequestDispatcher {
     /// so every update is computed with the subscriber's filter); unchanged with `hkd --auth off`. Throws
     /// ``ErrorCode/forbidden`` for a subject outside the identity's, and the registry's errors for a revoked or
     /// deleted identity. Called at subscribe time and again before every update, so grant changes apply at once.
+    /// In cluster mode it first throws ``ErrorCode/notOwner`` unless this node serves the subject: a subscription
+    /// lives where its subject's changes are applied.
     func authorizedSubscription(_ request: SubscriptionRequest, identity: ClientIdentity) throws -> SubscriptionRequest
     {
+        if let placement { try placement(request.subject) }
         guard let identities else { return request }
         return try RequestDispatcher.narrow(request, access: identities.access(for: identity))
     }
