@@ -61,7 +61,7 @@ struct ClusterTLSTests {
 /// subject's partition like the rest, wherever the client connected.
 @Suite("hkd cluster mode: every request about one subject goes to its owner", .serialized)
 struct ClusterPlacementTests {
-    @Test("through the node holding nothing: an anchored subscription gets the owner's changes, characteristics are stored")
+    @Test("through the node holding nothing: a subscription gets the owner's changes, characteristics are stored")
     func subscriptionsAndProfilesFollowTheOwner() async throws {
         let nats = try await NATSServer()
         let arguments = ["--auth", "off", "--cluster", nats.url, "--partitions", "4", "--lease-ttl", "2"]
