@@ -36,6 +36,8 @@ public final class HealthServer: Sendable {
 
     /// The client identities; `nil` with `--auth off`.
     public let identities: IdentityRegistry?
+    /// Reloads shared identities (cluster mode) every second, so changes made on other nodes apply here.
+    private let identityRefresher: PeriodicThread?
     /// Slows down repeated authentication failures per address.
     let failures = FailureThrottle()
     /// Connections that have not completed their handshake (see ``ServerConfiguration/maxHandshakingConnections``).
@@ -101,12 +103,7 @@ public final class HealthServer: Sendable {
                 ServerLog.info("removed \(configuration.dataDirectory)/\(name), left by a write that did not finish")
             }
             identities =
-                configuration.auth == .required
-                ? try IdentityRegistry.open(
-                    directory: configuration.dataDirectory, resetAdmin: configuration.resetAdmin,
-                    existingData: try StoredData.evidence(in: configuration.dataDirectory)
-                ) { ServerLog.info($0) }
-                : nil
+                configuration.auth == .required ? try openIdentities(configuration) : nil
         } catch let error as SystemError {
             lock.release()
             throw HealthError(
@@ -170,6 +167,24 @@ public final class HealthServer: Sendable {
                     + " (SECURITY.md)")
         }
         return server
+    }
+
+    /// The identities: the data directory's, or in cluster mode the cluster's (a node's own `identities.json`
+    /// becomes the cluster's when the cluster has none yet).
+    private static func openIdentities(_ configuration: ServerConfiguration) throws -> IdentityRegistry {
+        let directory = configuration.dataDirectory
+        let existingData = try StoredData.evidence(in: directory)
+        let local = IdentityFileStorage(path: directory + "/" + IdentityRegistry.fileName)
+        guard let cluster = try configuration.clusterOptions() else {
+            return try IdentityRegistry.open(
+                local, directory: directory, resetAdmin: configuration.resetAdmin, existingData: existingData
+            ) { ServerLog.info($0) }
+        }
+        let shared = ClusterIdentityStorage(
+            bucket: try ClusterSetup.settings(urls: cluster.urls, replicas: cluster.replicas))
+        return try IdentityRegistry.open(
+            shared, seed: local, directory: directory, resetAdmin: configuration.resetAdmin, existingData: existingData
+        ) { ServerLog.info($0) }
     }
 
     /// `--tls auto` in cluster mode: the certificate every node serves, kept in the cluster's settings
@@ -246,6 +261,15 @@ public final class HealthServer: Sendable {
         self.cluster = cluster
         self.tls = tls
         self.identities = identities
+        identityRefresher =
+            identities?.isShared == true
+            ? try PeriodicThread(name: "hkd-identities", every: .seconds(1)) {
+                do {
+                    try identities?.refresh()
+                } catch {
+                    ServerLog.debug("cannot reload the shared identities: \(error)")
+                }
+            } : nil
         authenticator = identities.map { TokenAuthenticator(registry: $0) } ?? OpenAuthenticator()
         self.dataLock = dataLock
         let cores = PosixThread.processorCount
@@ -375,6 +399,7 @@ public final class HealthServer: Sendable {
         }
         workers.shutdown()
         group.shutdown()
+        identityRefresher?.stop()
         cluster?.stop()
         durable.close()
         dataLock.release()

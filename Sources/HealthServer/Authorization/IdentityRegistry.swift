@@ -5,24 +5,34 @@ import HealthPosix
 import HealthWire
 import Synchronization
 
-/// The client identities of one data directory (`identities.json`, mode 0600): who may connect, with which
-/// subjects and per-type grants. Tokens are never kept: per identity a salt and the handshake's verifier
-/// (StoredKey and ServerKey, ``TokenVerifier``).
+/// The client identities of one data directory (`identities.json`, mode 0600), or of a whole cluster (kept in
+/// its settings bucket): who may connect, with which subjects and per-type grants. Tokens are never kept: per
+/// identity a salt and the handshake's verifier (StoredKey and ServerKey, ``TokenVerifier``).
 ///
-/// Thread-safe: one mutex around the table; every change is written to disk (atomic replace) before it is
-/// visible, so a revocation holds across restarts and applies to the next request of every open connection.
+/// Thread-safe: one mutex around the table, another serialising this process's changes; every change is stored
+/// (``IdentityStorage``) before it is visible, so a revocation holds across restarts and applies to the next
+/// request of every open connection. A shared table (cluster mode) is reloaded by ``refresh()``: a change made
+/// on another node applies here once it is reloaded (hkd does every second), or at once for a token naming an
+/// identity this node does not know yet.
 public final class IdentityRegistry: Sendable {
     /// The identity file's name inside the data directory.
     public static let fileName = "identities.json"
     /// The first admin identity's token, written once at first start.
     public static let adminTokenFileName = "admin.token"
+    /// The shortest time between two reloads of a shared table caused by unknown token ids.
+    static let missReloadInterval: Duration = .milliseconds(250)
 
-    private let path: String
-    private let state: Mutex<IdentityFile>
+    private let storage: any IdentityStorage
+    /// The table and the stored version it came from (`nil`: not stored yet).
+    private let state: Mutex<(file: IdentityFile, version: UInt64?)>
+    /// Held while this process changes the table.
+    private let changing = Mutex(())
+    /// When a shared table was last reloaded for an unknown token id.
+    private let lastMissReload = Mutex(ContinuousClock.now - .seconds(1))
 
-    private init(path: String, file: IdentityFile) {
-        self.path = path
-        state = Mutex(file)
+    private init(storage: any IdentityStorage, file: IdentityFile, version: UInt64?) {
+        self.storage = storage
+        state = Mutex((file, version))
     }
 
     /// The first id a registry made again for a directory with data gets: far above the ids the lost file can
@@ -40,7 +50,17 @@ public final class IdentityRegistry: Sendable {
     public static func open(
         directory: String, resetAdmin: Bool = false, existingData: String? = nil, log: (String) -> Void
     ) throws -> IdentityRegistry {
-        let path = directory + "/" + fileName
+        try open(
+            IdentityFileStorage(path: directory + "/" + fileName), directory: directory, resetAdmin: resetAdmin,
+            existingData: existingData, log: log)
+    }
+
+    /// Opens the identities kept in `storage`, `admin.token` being in `directory`. When `storage` holds none
+    /// and `seed` does (cluster mode: a node's own `identities.json`), they become `storage`'s.
+    static func open(
+        _ storage: any IdentityStorage, seed: (any IdentityStorage)? = nil, directory: String, resetAdmin: Bool,
+        existingData: String?, log: (String) -> Void
+    ) throws -> IdentityRegistry {
         let tokenPath = directory + "/" + adminTokenFileName
         do {
             if try FileSystem.exists(tokenPath) {
@@ -52,59 +72,128 @@ public final class IdentityRegistry: Sendable {
                             + "run chmod 600 \(tokenPath) (and consider revoking that token)")
                 }
             }
-            if try FileSystem.exists(path) {
-                let bytes = try FileSystem.readFile(path, maxBytes: 64 << 20)
-                var file: IdentityFile
-                do {
-                    file = try JSONDecoder().decode(IdentityFile.self, from: Data(bytes))
-                } catch {
-                    throw HealthError(.storageUnavailable, "\(path) is not a valid identity file: \(error)")
-                }
-                let registry: IdentityRegistry
-                switch file.format {
-                case IdentityFile.currentFormat:
-                    try file.checkVerifiers(path)
-                    registry = IdentityRegistry(path: path, file: file)
-                case 1:
-                    registry = IdentityRegistry(path: path, file: file)
-                    let count = try registry.upgradeFromFormat1()
-                    log(
-                        "converted \(path) to format \(IdentityFile.currentFormat): \(count) token hashes became handshake verifiers"
-                    )
-                default:
-                    throw HealthError(
-                        .storageUnavailable,
-                        "\(path) has format \(file.format); this hkd reads formats 1 and \(IdentityFile.currentFormat)")
-                }
-                if resetAdmin {
-                    try registry.mintAdmin(
-                        named: "admin-\(registry.state.withLock { $0.nextID })", tokenPath: tokenPath, log: log)
-                }
-                return registry
-            }
-            if let existingData, !resetAdmin {
-                throw HealthError(
-                    .storageUnavailable,
-                    "\(path) is missing but \(directory) holds data (\(existingData)): a new admin identity would "
-                        + "take over its identities. Restore \(path) from a backup, or start hkd with --reset-admin "
-                        + "to create a new admin identity (its token replaces \(tokenPath))")
-            }
-            let firstID = existingData == nil ? 1 : firstIDAfterReset
-            let registry = IdentityRegistry(
-                path: path,
-                file: IdentityFile(nextID: firstID, identities: [], unknownSaltKey: Hex.encode(try random(32))))
-            try registry.mintAdmin(named: "admin", tokenPath: tokenPath, log: log)
-            return registry
         } catch let error as SystemError {
             throw HealthError(.storageUnavailable, "cannot open the identities in \(directory): \(error)")
         }
+        let registry: IdentityRegistry
+        if let (bytes, version) = try storage.load() {
+            registry = IdentityRegistry(storage: storage, file: try decode(bytes, from: storage), version: version)
+            if storage.isShared {
+                let count = registry.state.withLock { $0.file.identities.count }
+                log(
+                    "the \(count) identities kept in \(storage.name) apply here "
+                        + "(admin.token is with the node that made them)")
+            }
+        } else if let seed, let (bytes, _) = try seed.load() {
+            registry = try adopt(try decode(bytes, from: seed), into: storage)
+            log("the identities of \(seed.name) are now kept in \(storage.name)")
+        } else {
+            if let existingData, !resetAdmin {
+                throw HealthError(
+                    .storageUnavailable,
+                    "\(storage.name) is missing but \(directory) holds data (\(existingData)): a new admin identity "
+                        + "would take over its identities. Restore \(storage.name) from a backup, or start hkd with "
+                        + "--reset-admin to create a new admin identity (its token replaces \(tokenPath))")
+            }
+            let fresh = IdentityFile(
+                nextID: existingData == nil ? 1 : firstIDAfterReset, identities: [],
+                unknownSaltKey: Hex.encode(try random(32)))
+            registry = try adopt(fresh, into: storage)
+            if registry.state.withLock({ $0.file.identities.isEmpty }) {
+                try registry.mintAdmin(named: "admin", tokenPath: tokenPath, log: log)
+            } else {
+                log("the identities in \(storage.name) were created by another node; its admin.token is there")
+            }
+            return registry
+        }
+        if registry.state.withLock({ $0.file.format }) == 1 {
+            let count = try registry.upgradeFromFormat1()
+            log(
+                "converted \(storage.name) to format \(IdentityFile.currentFormat): \(count) token hashes became "
+                    + "handshake verifiers")
+        }
+        if resetAdmin {
+            try registry.mintAdmin(
+                named: "admin-\(registry.state.withLock { $0.file.nextID })", tokenPath: tokenPath, log: log)
+        }
+        return registry
+    }
+
+    /// A registry storing `file` in `storage`, which held nothing when read; if another writer stored a table
+    /// meanwhile, that table wins (nodes starting together agree on one).
+    private static func adopt(_ file: IdentityFile, into storage: any IdentityStorage) throws -> IdentityRegistry {
+        if let version = try storage.store(try encode(file), replacing: nil) {
+            return IdentityRegistry(storage: storage, file: file, version: version)
+        }
+        guard let (bytes, version) = try storage.load() else {
+            throw HealthError(.storageUnavailable, "\(storage.name) was written and then removed; retry")
+        }
+        return IdentityRegistry(storage: storage, file: try decode(bytes, from: storage), version: version)
+    }
+
+    /// The table in `bytes`, read from `storage`: format 2, or format 1 (converted by the caller).
+    private static func decode(_ bytes: [UInt8], from storage: any IdentityStorage) throws -> IdentityFile {
+        let file: IdentityFile
+        do {
+            file = try JSONDecoder().decode(IdentityFile.self, from: Data(bytes))
+        } catch {
+            throw HealthError(.storageUnavailable, "\(storage.name) is not a valid identity file: \(error)")
+        }
+        switch file.format {
+        case IdentityFile.currentFormat: try file.checkVerifiers(storage.name)
+        case 1: break
+        default:
+            throw HealthError(
+                .storageUnavailable,
+                "\(storage.name) has format \(file.format); this hkd reads formats 1 and \(IdentityFile.currentFormat)")
+        }
+        return file
+    }
+
+    private static func encode(_ file: IdentityFile) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return Array(try encoder.encode(file))
+    }
+
+    /// Reloads a shared table if another node changed it. Throws ``ErrorCode/storageUnavailable`` when it cannot
+    /// be read (the table in memory stays as it was).
+    public func refresh() throws {
+        guard let (bytes, version) = try storage.load() else { return }
+        if state.withLock({ $0.version == version }) { return }
+        let file = try Self.decode(bytes, from: storage)
+        state.withLock { current in
+            if version > current.version ?? 0 { current = (file, version) }
+        }
+    }
+
+    /// Whether the table is shared with other processes (cluster mode): then hkd calls ``refresh()`` now and then.
+    public var isShared: Bool { storage.isShared }
+
+    /// The stored identity with token id `id`; in a shared table not holding it, reloaded first (at most every
+    /// ``missReloadInterval``), so an identity made on another node is known at once.
+    private func stored(id: UInt32) -> StoredIdentity? {
+        if let found = state.withLock({ file in file.file.identities.first { $0.id == id } }) { return found }
+        guard storage.isShared else { return nil }
+        let now = ContinuousClock.now
+        let due = lastMissReload.withLock { last in
+            guard now - last >= Self.missReloadInterval else { return false }
+            last = now
+            return true
+        }
+        guard due, (try? refresh()) != nil else { return nil }
+        return state.withLock { file in file.file.identities.first { $0.id == id } }
     }
 
     /// Creates an admin identity with every grant and writes its token to `tokenPath` (mode 0600).
     private func mintAdmin(named name: String, tokenPath: String, log: (String) -> Void) throws {
         let spec = IdentitySpec(name: name, grants: [TypeGrant(type: "*", share: true, read: true)], isAdmin: true)
         let (_, token) = try create(spec)
-        try FileSystem.writeFileAtomically(tokenPath, Array((token + "\n").utf8), permissions: 0o600)
+        do {
+            try FileSystem.writeFileAtomically(tokenPath, Array((token + "\n").utf8), permissions: 0o600)
+        } catch {
+            throw HealthError(.storageUnavailable, "cannot write \(tokenPath): \(error)")
+        }
         log("created the admin identity \(name); its token is in \(tokenPath) (mode 0600)")
     }
 
@@ -115,7 +204,8 @@ public final class IdentityRegistry: Sendable {
     /// it, and checking one costs what checking a real one does). A revoked identity gets its real salt: the
     /// refusal comes after its proof.
     public func challengeMaterial(for id: UInt32) -> (salt: [UInt8], verifier: TokenVerifier) {
-        let (found, saltKey) = state.withLock { file in (file.identities.first { $0.id == id }, file.unknownSaltKey) }
+        let found = stored(id: id)
+        let saltKey = state.withLock { $0.file.unknownSaltKey }
         if let found, let salt = Hex.decode(found.salt), let verifier = found.verifier { return (salt, verifier) }
         let key = Hex.decode(saltKey ?? "") ?? []
         var idBytes: [UInt8] = []
@@ -127,8 +217,7 @@ public final class IdentityRegistry: Sendable {
 
     /// The identity whose token a handshake just proved: ``ErrorCode/tokenRevoked`` once it was revoked.
     public func identity(provenFor id: UInt32) throws(HealthError) -> ClientIdentity {
-        let found = state.withLock { file in file.identities.first { $0.id == id } }
-        guard let identity = found else { throw TokenAuthenticator.invalid }
+        guard let identity = stored(id: id) else { throw TokenAuthenticator.invalid }
         if identity.revoked { throw HealthError(.tokenRevoked, "the identity \"\(identity.name)\" was revoked") }
         return ClientIdentity(name: identity.name, id: identity.id)
     }
@@ -157,7 +246,7 @@ public final class IdentityRegistry: Sendable {
 
     /// What `identity` may do now: ``ErrorCode/tokenRevoked`` once it was revoked (open connections included).
     public func access(for identity: ClientIdentity) throws -> IdentityAccess {
-        let found = state.withLock { file in file.identities.first { $0.id == identity.id } }
+        let found = state.withLock { file in file.file.identities.first { $0.id == identity.id } }
         guard let found else { throw HealthError(.unauthenticated, "the identity \"\(identity.name)\" does not exist") }
         if found.revoked { throw HealthError(.tokenRevoked, "the identity \"\(found.name)\" was revoked") }
         return found.access
@@ -172,7 +261,7 @@ public final class IdentityRegistry: Sendable {
             let (info, token) = try create(spec)
             return AdminResult(identities: [info], token: token)
         case .list:
-            return AdminResult(identities: state.withLock { $0.identities.map(\.info) })
+            return AdminResult(identities: state.withLock { $0.file.identities.map(\.info) })
         case .update(let spec):
             return AdminResult(identities: [try update(spec)])
         case .revoke(let name):
@@ -228,20 +317,20 @@ public final class IdentityRegistry: Sendable {
         }
     }
 
-    /// Applies `body` to a copy, writes the copy to disk, then makes it current; a throw changes nothing.
+    /// Applies `body` to a copy of the table, stores the copy, then makes it current; a throw changes nothing.
+    /// When another node changed a shared table since it was read, `body` runs again on that node's table.
     private func change<Result>(_ body: (inout IdentityFile) throws -> Result) throws -> Result {
-        try state.withLock { current in
-            var next = current
-            let result = try body(&next)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            do {
-                try FileSystem.writeFileAtomically(path, Array(try encoder.encode(next)), permissions: 0o600)
-            } catch {
-                throw HealthError(.storageUnavailable, "cannot write \(path): \(error)")
+        try changing.withLock { _ in
+            for _ in 0..<8 {
+                var (next, version) = state.withLock { $0 }
+                let result = try body(&next)
+                if let written = try storage.store(try Self.encode(next), replacing: version) {
+                    state.withLock { $0 = (next, written) }
+                    return result
+                }
+                try refresh()
             }
-            current = next
-            return result
+            throw HealthError(.busy, "the identities in \(storage.name) kept changing under this change; retry")
         }
     }
 
