@@ -87,7 +87,7 @@ let package = Package(
                 "HealthModel", "HealthCodec", "HealthWire", "HealthEngine", "HealthClient", "HealthServer",
                 "HealthStorage",
             ],
-            path: "Tools/hkbench", swiftSettings: swiftSettings),
+            path: "Tools/hkbench", exclude: ["scripts"], swiftSettings: swiftSettings),
 
         // MARK: Tests
         // What the test targets share: the hkd launcher (TestServer), temporary directories, waitUntil, SplitMix64.

@@ -118,4 +118,31 @@ static inline natsStatus hk_js_publish_after(jsCtx *js, const char *subject, con
     return s;
 }
 
+/// Subscribes to `subject` of stream `stream` through an ordered consumer (ephemeral, no acknowledgements, in
+/// stream order with flow control) delivering from stream sequence `startSequence` on: the fast way to read a
+/// stream, a push of many messages instead of one request per message. Messages come with
+/// `natsSubscription_NextMsg`; `hk_msg_stream_sequence` gives each one's stream sequence.
+static inline natsStatus hk_js_ordered_subscribe(natsSubscription **sub, jsCtx *js, const char *stream,
+                                                 const char *subject, uint64_t startSequence, jsErrCode *errCode) {
+    jsSubOptions so;
+    natsStatus s = jsSubOptions_Init(&so);
+    if (s != NATS_OK) return s;
+    so.Stream = stream;
+    so.Ordered = true;
+    so.Config.DeliverPolicy = js_DeliverByStartSequence;
+    so.Config.OptStartSeq = startSequence;
+    return js_SubscribeSync(sub, js, subject, NULL, &so, errCode);
+}
+
+/// The stream sequence of a message delivered by a JetStream consumer.
+static inline natsStatus hk_msg_stream_sequence(natsMsg *msg, uint64_t *sequence) {
+    jsMsgMetaData *meta = NULL;
+    natsStatus s = natsMsg_GetMetaData(&meta, msg);
+    if (s == NATS_OK) {
+        *sequence = meta->Sequence.Stream;
+        jsMsgMetaData_Destroy(meta);
+    }
+    return s;
+}
+
 #endif

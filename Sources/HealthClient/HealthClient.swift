@@ -54,7 +54,7 @@ public final class HealthClient: Sendable {
     }
 
     /// The connection to `address` (a cluster node that owns a subject), or the configured one when `nil`.
-    private func connection(to address: String?) async throws(HealthClientError) -> HealthConnection {
+    func connection(to address: String?) async throws(HealthClientError) -> HealthConnection {
         guard let address, let (host, port) = Self.split(address) else { return try await connection() }
         if address == "\(configuration.host):\(configuration.port)" { return try await connection() }
         if let open = owners.withLock({ $0[address] }), !open.isClosed { return open }
@@ -120,11 +120,11 @@ public final class HealthClient: Sendable {
         var redirects = 0
         let subject = message.placedSubject
         while true {
-            let (connection, routed) = try await connection(for: subject)
+            let owner = knownOwner(of: subject)
             do {
-                return try await connection.request(message)
+                return try await connection(to: owner).request(message)
             } catch {
-                if learnRoute(subject, from: error, routed: routed), redirects < Self.maxRedirects {
+                if learnRoute(subject, from: error, routed: owner != nil), redirects < Self.maxRedirects {
                     redirects += 1
                     continue
                 }
@@ -135,16 +135,15 @@ public final class HealthClient: Sendable {
         }
     }
 
-    /// The connection for a request about `subject`: to the node last known to own it (`routed`), else the
-    /// configured one.
-    func connection(for subject: String?) async throws(HealthClientError) -> (HealthConnection, routed: Bool) {
-        let owner = subject.flatMap { subject in routes.withLock { $0[subject] } }
-        return (try await connection(to: owner), owner != nil)
+    /// The address of the node last known to own `subject`'s partition (cluster mode); `nil`: ask the configured
+    /// node.
+    func knownOwner(of subject: String?) -> String? {
+        subject.flatMap { subject in routes.withLock { $0[subject] } }
     }
 
     /// What `error`, met on a request about `subject`, says about where it lives: a ``ErrorCode/notOwner``
-    /// names the owner, remembered, and the request should go there now (true); a lost connection to the
-    /// remembered owner (`routed`) forgets it, so the next try asks the configured node again.
+    /// names the owner, remembered, and the request should go there now (true); a lost or refused connection to
+    /// the remembered owner (`routed`) forgets it, so the next try asks the configured node again.
     func learnRoute(_ subject: String?, from error: HealthClientError, routed: Bool) -> Bool {
         guard let subject else { return false }
         if error.code == .notOwner, let address = Self.ownerAddress(in: error.message) {

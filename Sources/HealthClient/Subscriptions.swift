@@ -122,10 +122,9 @@ extension HealthClient {
                         cause: outage.cause, since: outage.since, attempts: outage.attempts + 1,
                         then: session.resubscribed?())
                 }
-                var routed = false
+                let owner = knownOwner(of: subject)
                 do throws(HealthClientError) {
-                    let connection: HealthConnection
-                    (connection, routed) = try await self.connection(for: subject)
+                    let connection = try await self.connection(to: owner)
                     let id = try await connection.subscribe(
                         session.request(),
                         handlers: .init(
@@ -146,7 +145,7 @@ extension HealthClient {
                         break
                     }
                     guard let error else { continue }
-                    _ = learnRoute(subject, from: error, routed: routed)
+                    _ = learnRoute(subject, from: error, routed: owner != nil)
                     if !error.isRetryable, error.origin == .server {
                         output.finish(throwing: error)
                         return
@@ -155,7 +154,7 @@ extension HealthClient {
                     emitter.emit(.disconnected(error))
                 } catch {
                     if Task.isCancelled { break }
-                    if learnRoute(subject, from: error, routed: routed), redirects < Self.maxRedirects {
+                    if learnRoute(subject, from: error, routed: owner != nil), redirects < Self.maxRedirects {
                         redirects += 1
                         continue
                     }

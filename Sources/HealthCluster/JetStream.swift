@@ -93,6 +93,35 @@ public final class JetStream: @unchecked Sendable {
         return Self.data(of: msg)
     }
 
+    /// Reads the messages of stream `stream` (holding `subject`) after sequence `after` through sequence `end`, in
+    /// order, passing each one's sequence and data to `body`; deleted messages are skipped. One ordered consumer
+    /// pushes them (flow-controlled), instead of one request per message as ``message(_:sequence:)`` makes. A
+    /// message not arriving within `wait` throws (the stream is unreachable, or lost messages up to `end`).
+    public func read(
+        _ stream: String, subject: String, after: UInt64, through end: UInt64, wait: Duration = .seconds(10),
+        _ body: (_ sequence: UInt64, _ data: [UInt8]) throws -> Void
+    ) throws {
+        guard after < end else { return }
+        var subscription: OpaquePointer?
+        var code = jsErrCode(rawValue: 0)
+        try check(
+            hk_js_ordered_subscribe(&subscription, context, stream, subject, after + 1, &code),
+            "cannot read stream \(stream) after sequence \(after)", code)
+        defer {
+            natsSubscription_Unsubscribe(subscription)
+            natsSubscription_Destroy(subscription)
+        }
+        var sequence = after
+        while sequence < end {
+            var msg: OpaquePointer?
+            let status = natsSubscription_NextMsg(&msg, subscription, wait.milliseconds)
+            defer { natsMsg_Destroy(msg) }
+            try check(status, "stream \(stream): no message after sequence \(sequence) within \(wait) (its end: \(end))")
+            try check(hk_msg_stream_sequence(msg, &sequence), "stream \(stream): a message without its sequence")
+            try body(sequence, Self.data(of: msg))
+        }
+    }
+
     /// Opens the key-value bucket `bucket`, creating it when it does not exist with `replicas` copies, `history`
     /// revisions per key, and entries that expire `ttl` (at least 100 ms) after their last write (`nil`: never).
     public func keyValue(_ bucket: String, ttl: Duration? = nil, replicas: Int = 1, history: UInt8 = 1)

@@ -22,21 +22,17 @@ struct PartitionReplay {
             throw error.healthError
         }
         var applied = 0
-        var sequence = after
-        while sequence < end {
-            sequence += 1
-            let bytes: [UInt8]?
-            do {
-                bytes = try jetStream.message(stream, sequence: sequence)
-            } catch {
-                throw error.healthError
+        do {
+            try jetStream.read(stream, subject: layout.streamSubject(index), after: after, through: end) {
+                sequence, bytes in
+                guard let record = LogReplay.record(bytes), record.sequence == sequence else {
+                    throw HealthError(
+                        .storageUnavailable, "stream \(stream): message \(sequence) is not a log record of that sequence")
+                }
+                if (try? LogReplay.apply(record, to: store)) != nil { applied += 1 }
             }
-            guard let bytes else { continue }
-            guard let record = LogReplay.record(bytes), record.sequence == sequence else {
-                throw HealthError(
-                    .storageUnavailable, "stream \(stream): message \(sequence) is not a log record of that sequence")
-            }
-            if (try? LogReplay.apply(record, to: store)) != nil { applied += 1 }
+        } catch let failure as NATSFailure {
+            throw failure.healthError
         }
         return (end, applied)
     }
