@@ -116,7 +116,8 @@ public final class JetStream: @unchecked Sendable {
             var msg: OpaquePointer?
             let status = natsSubscription_NextMsg(&msg, subscription, wait.milliseconds)
             defer { natsMsg_Destroy(msg) }
-            try check(status, "stream \(stream): no message after sequence \(sequence) within \(wait) (its end: \(end))")
+            try check(
+                status, "stream \(stream): no message after sequence \(sequence) within \(wait) (its end: \(end))")
             try check(hk_msg_stream_sequence(msg, &sequence), "stream \(stream): a message without its sequence")
             try body(sequence, Self.data(of: msg))
         }

@@ -27,7 +27,8 @@ struct PartitionReplay {
                 sequence, bytes in
                 guard let record = LogReplay.record(bytes), record.sequence == sequence else {
                     throw HealthError(
-                        .storageUnavailable, "stream \(stream): message \(sequence) is not a log record of that sequence")
+                        .storageUnavailable,
+                        "stream \(stream): message \(sequence) is not a log record of that sequence")
                 }
                 if (try? LogReplay.apply(record, to: store)) != nil { applied += 1 }
             }
