@@ -62,6 +62,15 @@ public final class KeyValueBucket: @unchecked Sendable {
         throw failure
     }
 
+    /// Writes `value` to `key` whatever its revision (for a key only one node writes); returns the new revision.
+    @discardableResult
+    public func put(_ key: String, _ value: [UInt8]) throws(NATSFailure) -> UInt64 {
+        var revision: UInt64 = 0
+        let status = value.withUnsafeBytes { kvStore_Put(&revision, store, key, $0.baseAddress, Int32($0.count)) }
+        try check(status, "cannot write \(name)/\(key)")
+        return revision
+    }
+
     /// Deletes `key`'s value (a delete marker; ``create(_:_:)`` succeeds afterwards).
     public func delete(_ key: String) throws(NATSFailure) {
         try check(kvStore_Delete(store, key), "cannot delete \(name)/\(key)")

@@ -38,6 +38,12 @@ public final class HealthServer: Sendable {
     public let identities: IdentityRegistry?
     /// Reloads shared identities (cluster mode) every second, so changes made on other nodes apply here.
     private let identityRefresher: PeriodicThread?
+    /// Cluster mode: where this node tells the others what its partitions hold, for server info.
+    private let contents: ClusterContents?
+    /// Cluster mode: publishes ``contents`` every ``contentsInterval``.
+    private let contentsPublisher: PeriodicThread?
+    /// How often a cluster node publishes what its partitions hold.
+    static let contentsInterval: Duration = .seconds(2)
     /// Slows down repeated authentication failures per address.
     let failures = FailureThrottle()
     /// Connections that have not completed their handshake (see ``ServerConfiguration/maxHandshakingConnections``).
@@ -270,6 +276,22 @@ public final class HealthServer: Sendable {
                     ServerLog.debug("cannot reload the shared identities: \(error)")
                 }
             } : nil
+        if let cluster {
+            let contents = ClusterContents(
+                bucket: try ClusterSetup.settings(urls: cluster.options.urls, replicas: cluster.options.replicas),
+                node: cluster.options.nodeID)
+            self.contents = contents
+            contentsPublisher = try PeriodicThread(name: "hkd-contents", every: Self.contentsInterval) {
+                do {
+                    try contents.publish(cluster.servedContents())
+                } catch {
+                    ServerLog.debug("cannot publish this node's contents: \(error)")
+                }
+            }
+        } else {
+            contents = nil
+            contentsPublisher = nil
+        }
         authenticator = identities.map { TokenAuthenticator(registry: $0) } ?? OpenAuthenticator()
         self.dataLock = dataLock
         let cores = PosixThread.processorCount
@@ -292,6 +314,7 @@ public final class HealthServer: Sendable {
         if let cluster {
             dispatcher.placement = { try cluster.checkServes($0) }
             dispatcher.clusterStatus = { try ClusterStatus(cluster) }
+            if let contents { dispatcher.clusterContents = { try cluster.clusterContents(through: contents) } }
         }
         return dispatcher
     }
@@ -400,6 +423,7 @@ public final class HealthServer: Sendable {
         workers.shutdown()
         group.shutdown()
         identityRefresher?.stop()
+        contentsPublisher?.stop()
         cluster?.stop()
         durable.close()
         dataLock.release()

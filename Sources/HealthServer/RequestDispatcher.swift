@@ -27,6 +27,9 @@ public struct RequestDispatcher: Sendable {
     public var placement: (@Sendable (_ subject: String) throws -> Void)?
     /// Cluster mode: the partitions as this node sees them, for ``ClusterStatus``; `nil`: single-node.
     public var clusterStatus: (@Sendable () throws -> ClusterStatus)?
+    /// Cluster mode: what every partition holds (this node's now, the others' as last published), for
+    /// ``ServerInfo``'s subjects and samples; `nil`: the store's own.
+    public var clusterContents: (@Sendable () throws -> StoreContents)?
     /// Facts about the running server for ``ServerInfo``.
     let status: @Sendable () -> ServerStatus
 
@@ -161,7 +164,13 @@ public struct RequestDispatcher: Sendable {
             return [.clusterStatus(try clusterStatus?() ?? ClusterStatus(node: "", partitions: []))]
 
         case .serverInfoQuery:
-            let info = store.info()
+            let info: StoreContents
+            if let clusterContents {
+                info = try clusterContents()
+            } else {
+                let local = store.info()
+                info = StoreContents(subjects: local.subjects, samplesByType: local.samplesByType)
+            }
             let status = status()
             let perType = info.samplesByType.filter { $0.value > 0 }.sorted { $0.key < $1.key }
                 .map { ServerInfo.TypeCount(type: $0.key, samples: UInt64($0.value)) }

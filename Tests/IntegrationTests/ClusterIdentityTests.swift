@@ -65,3 +65,30 @@ struct ClusterIdentityTests {
         _ = await a.stop()
     }
 }
+
+/// Server info asked of any node covers every partition: the node adds up what each partition's holder last
+/// published.
+@Suite("hkd cluster mode: server info covers the whole cluster", .serialized)
+struct ClusterServerInfoTests {
+    @Test("the node holding nothing reports the subjects and samples the owner holds")
+    func serverInfoAddsUpThePartitions() async throws {
+        let (nats, owner, other) = try await ClusterTests.twoNodes()
+        _ = nats
+        let writer = ClusterTests.client(owner)
+        defer { writer.close() }
+        let subjects = (0..<6).map { "person-\($0)" }
+        for (i, subject) in subjects.enumerated() {
+            _ = try await writer.insert(ClusterTests.batch(id: UInt64(i + 1), subject: subject, rows: i + 1))
+        }
+        let direct = try await writer.serverInfo()
+        #expect(direct.subjects == 6)
+        #expect(direct.samplesPerType.map(\.samples) == [21])
+        let reader = ClusterTests.client(other)
+        defer { reader.close() }
+        // The owner publishes every 2 s: node b agrees once it has.
+        try await waitUntil(timeout: .seconds(30), "node b to report node a's 21 samples") {
+            let info = try await reader.serverInfo()
+            return info.subjects == 6 && info.samplesPerType.map(\.samples) == [21]
+        }
+    }
+}
