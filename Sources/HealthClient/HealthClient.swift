@@ -120,8 +120,10 @@ public final class HealthClient: Sendable {
         var redirects = 0
         let subject = message.placedSubject
         while true {
-            let (connection, routed) = try await connection(for: subject)
+            var routed = false
             do {
+                let connection: HealthConnection
+                (connection, routed) = try await self.connection(for: subject)
                 return try await connection.request(message)
             } catch {
                 if learnRoute(subject, from: error, routed: routed), redirects < Self.maxRedirects {
@@ -137,9 +139,15 @@ public final class HealthClient: Sendable {
 
     /// The connection for a request about `subject`: to the node last known to own it (`routed`), else the
     /// configured one.
+    /// When the remembered owner cannot be reached, it is forgotten, so the next try asks the configured node.
     func connection(for subject: String?) async throws(HealthClientError) -> (HealthConnection, routed: Bool) {
         let owner = subject.flatMap { subject in routes.withLock { $0[subject] } }
-        return (try await connection(to: owner), owner != nil)
+        do {
+            return (try await connection(to: owner), owner != nil)
+        } catch {
+            if let subject, owner != nil { routes.withLock { $0[subject] = nil } }
+            throw error
+        }
     }
 
     /// What `error`, met on a request about `subject`, says about where it lives: a ``ErrorCode/notOwner``
