@@ -15,15 +15,20 @@ public struct ClusterOptions: Hashable, Sendable {
     public var replicas: Int
     /// How long a lease outlives its last renewal.
     public var leaseTTL: Duration
+    /// A standby node takes no share of the partitions while an active node lives: only partitions nobody
+    /// took (`--standby`).
+    public var standby: Bool
 
     public init(
-        urls: String, nodeID: String, partitions: Int = 64, replicas: Int = 1, leaseTTL: Duration = .seconds(10)
+        urls: String, nodeID: String, partitions: Int = 64, replicas: Int = 1, leaseTTL: Duration = .seconds(10),
+        standby: Bool = false
     ) {
         self.urls = urls
         self.nodeID = nodeID
         self.partitions = partitions
         self.replicas = replicas
         self.leaseTTL = leaseTTL
+        self.standby = standby
     }
 
     /// Throws ``ErrorCode/invalidArgument`` for a node id that is not 1 to 64 of `A-Z a-z 0-9 . _ -`.
@@ -47,8 +52,8 @@ public final class ClusterNode: Sendable {
     public let log: JetStreamChangeLog
     public let leases: PartitionLeases
 
-    /// Connects, opens (or creates) the cluster, takes the partitions whose leases are free, rebuilding each
-    /// from its stream, and starts renewing. `address` is where clients reach this node (`host:port`), which
+    /// Connects, opens (or creates) the cluster, announces itself, takes free partitions up to its fair share
+    /// (``PartitionLeases``), rebuilding each from its stream, and starts renewing and rebalancing. `address` is where clients reach this node (`host:port`), which
     /// other nodes send them to. Throws ``ErrorCode/storageUnavailable`` when NATS cannot be reached.
     public init(_ options: ClusterOptions, address: String, log logLine: @escaping @Sendable (String) -> Void) throws {
         try ClusterOptions.checkNodeID(options.nodeID)
@@ -66,12 +71,12 @@ public final class ClusterNode: Sendable {
         let store = HealthStore()
         let leases = try PartitionLeases(
             log: log, store: store, node: options.nodeID, address: address, ttl: options.leaseTTL,
-            replicas: options.replicas, logLine: logLine)
+            replicas: options.replicas, standby: options.standby, logLine: logLine)
         holders.set(leases)
-        let taken = leases.acquireFree()
+        let taken = leases.pass()
         logLine(
-            "cluster node \(options.nodeID) at \(address): \(layout.count) partitions on \(options.urls), "
-                + "holds \(taken.count)")
+            "cluster node \(options.nodeID)\(options.standby ? " (standby)" : "") at \(address): \(layout.count) "
+                + "partitions on \(options.urls), holds \(taken.count)")
         try leases.start()
         self.options = options
         self.log = log
@@ -129,7 +134,8 @@ public final class ClusterNode: Sendable {
         }
     }
 
-    /// Gives the leases up (other nodes take the partitions at once) and closes the connection.
+    /// Drains the node: leaves the registry and gives the leases up (each partition disowned first, then its
+    /// lease deleted), so the other nodes take the partitions on their next pass.
     public func stop() {
         leases.stop()
     }

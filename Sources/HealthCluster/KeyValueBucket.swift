@@ -62,6 +62,26 @@ public final class KeyValueBucket: @unchecked Sendable {
         throw failure
     }
 
+    /// Writes `value` to `key` whatever it holds; returns the new revision.
+    @discardableResult
+    public func put(_ key: String, _ value: [UInt8]) throws(NATSFailure) -> UInt64 {
+        var revision: UInt64 = 0
+        let status = value.withUnsafeBytes { kvStore_Put(&revision, store, key, $0.baseAddress, Int32($0.count)) }
+        try check(status, "cannot write \(name)/\(key)")
+        return revision
+    }
+
+    /// Every key that has a value now (deleted and expired keys are left out), in no particular order.
+    public func keys() throws(NATSFailure) -> [String] {
+        var list = kvKeysList()
+        let status = kvStore_Keys(&list, store, nil)
+        defer { kvKeysList_Destroy(&list) }
+        if status == NATS_NOT_FOUND { return [] }
+        try check(status, "cannot list the keys of \(name)")
+        guard let keys = list.Keys else { return [] }
+        return (0..<Int(list.Count)).compactMap { keys[$0].map { String(cString: $0) } }
+    }
+
     /// Deletes `key`'s value (a delete marker; ``create(_:_:)`` succeeds afterwards).
     public func delete(_ key: String) throws(NATSFailure) {
         try check(kvStore_Delete(store, key), "cannot delete \(name)/\(key)")
