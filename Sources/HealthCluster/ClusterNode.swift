@@ -68,7 +68,7 @@ public final class ClusterNode: Sendable {
         let log = JetStreamChangeLog(jetStream: jetStream, layout: layout) { partition, subject in
             Self.refusal(partition: partition, subject: subject, holder: holders.leases?.holder(of: partition))
         }
-        let store = HealthStore()
+        let store = HealthStore(anchorsFromSequences: true)
         let leases = try PartitionLeases(
             log: log, store: store, node: options.nodeID, address: address, ttl: options.leaseTTL,
             replicas: options.replicas, standby: options.standby, logLine: logLine)

@@ -190,7 +190,11 @@ enum Recovery {
             return
         }
         switch change {
+        case .insert(let batch, let writer) where store.anchorsFromSequences:
+            _ = try store.insert(batch, writer: writer, sequencedBy: { record.sequence })
         case .insert(let batch, let writer): _ = try store.insert(batch, writer: writer, beforeApplying: {})
+        case .delete(let subject, let type, let filter) where store.anchorsFromSequences:
+            _ = try store.delete(subject: subject, type: type, filter: filter, sequencedBy: { record.sequence })
         case .delete(let subject, let type, let filter):
             _ = try store.delete(subject: subject, type: type, filter: filter)
         case .sourcePriority(let subject, let type, let order):
