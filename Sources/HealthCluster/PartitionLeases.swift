@@ -2,6 +2,7 @@ import Foundation
 import HealthEngine
 import HealthModel
 import HealthPosix
+import Synchronization
 
 /// Ownership of partitions by leases in the key-value bucket `HK_LEASES` (Protocol/STORAGE.md, "Cluster mode"):
 /// key `p.<index>`, value `<node id> <host>:<port>` (ASCII, one space), entries expiring a TTL after their last
@@ -42,6 +43,12 @@ public final class PartitionLeases: Sendable {
     private let logLine: @Sendable (String) -> Void
     /// Per partition: the revision of this node's lease (when it holds one) and the holder last seen.
     private let state: ConditionLock<State>
+    /// Called with each partition this node stops serving (handed over, released, or its lease lost).
+    private let leaving = Mutex<(@Sendable (Int) -> Void)?>(nil)
+
+    /// Calls `body` with each partition this node stops serving from now on (on the lease thread, or the thread
+    /// that stops the node), after it stopped appending to it.
+    public func onLeaving(_ body: @escaping @Sendable (Int) -> Void) { leaving.withLock { $0 = body } }
 
     struct State {
         var revisions: [UInt64?]
@@ -206,6 +213,7 @@ public final class PartitionLeases: Sendable {
                     s.holders[index] = nil
                 }
                 log.disown(index)
+                leaving.withLock { $0 }?(index)
                 logLine("lost the lease of partition \(index): another node holds it")
             }
         } catch {
@@ -285,6 +293,7 @@ public final class PartitionLeases: Sendable {
             s.freeSince[index] = .now
         }
         log.disown(index)
+        leaving.withLock { $0 }?(index)
         do {
             try bucket.delete(log.layout.leaseKey(index))
         } catch {

@@ -86,6 +86,11 @@ struct ClusterFaultTests {
         var count: Int { acknowledged.withLock { $0.values.reduce(0) { $0 + $1.count } } }
     }
 
+    /// What the subscriptions delivered, by subject.
+    final class Delivered: Sendable {
+        let uuids = Mutex<[String: [UUID]]>([:])
+    }
+
     /// Retries that ride out a takeover (a lease TTL of 2 s, then the rebuild): 12 attempts, 50 ms to 500 ms
     /// apart, about 4 s of pauses.
     static let writerRetry = RetryPolicy(
@@ -194,6 +199,28 @@ struct ClusterFaultTests {
             anchors[subject] = anchor
         }
 
+        // A subscription per subject from those anchors, made through a: each must deliver exactly the changes
+        // written from now on, also for the subjects whose partition moves (the old owner ends the
+        // subscription; the client subscribes again at the new owner from the last anchor it delivered).
+        let subscriber = Self.client(a)
+        defer { subscriber.close() }
+        let delivered = Delivered()
+        let subscriptions = Self.subjects.map { subject in
+            let stream = subscriber.anchoredChanges(
+                ChangesQuery(subject: subject, type: "stepCount", anchor: anchors[subject] ?? 0))
+            return Task {
+                do {
+                    for try await result in stream {
+                        let uuids = try result.added.samples().map(\.uuid)
+                        delivered.uuids.withLock { $0[subject, default: []] += uuids }
+                    }
+                } catch {
+                    print("subscription to \(subject) ended: \(error)")
+                }
+            }
+        }
+        defer { for task in subscriptions { task.cancel() } }
+
         // Node c joins: a and b hand partitions over until the shares are 3, 3 and 2.
         let joined = ContinuousClock.now
         let c = try await Self.node("c", urls: urls)
@@ -228,6 +255,20 @@ struct ClusterFaultTests {
             "cluster rebalance: c joined, shares 3/3/2 reached after \(rebalance) (lease TTL 2 s); "
                 + "\(moved) subjects moved to c, their anchors valid there")
         #expect(moved > 0)
+
+        // The subscriptions delivered every later change once, wherever their subject went.
+        let expected = Dictionary(
+            uniqueKeysWithValues: Self.subjects.map { ($0, Set(after[$0] ?? []).subtracting(before[$0] ?? [])) })
+        try await waitUntil(timeout: .seconds(60), "every subscription to deliver its subject's later changes") {
+            let seen = delivered.uuids.withLock { $0 }
+            return Self.subjects.allSatisfy { Set(seen[$0] ?? []) == expected[$0] }
+        }
+        let seen = delivered.uuids.withLock { $0 }
+        let twice = Self.subjects.reduce(0) { $0 + (seen[$1]?.count ?? 0) - Set(seen[$1] ?? []).count }
+        print(
+            "subscriptions across the rebalance: delivered \(seen.values.reduce(0) { $0 + $1.count }) changes, "
+                + "duplicated \(twice)")
+        #expect(twice == 0)
     }
 
     /// The node holding `subject`'s partition as `hkd` sees it.
