@@ -85,11 +85,17 @@ public final class ClusterNode: Sendable {
     }
 
     /// Throws unless this node serves `subject` now: ``ErrorCode/notOwner`` naming the owner when another node
-    /// holds its partition, the retryable ``ErrorCode/storageUnavailable`` when nobody does yet or this node is
-    /// still rebuilding it.
+    /// holds its partition, the retryable ``ErrorCode/storageUnavailable`` when nobody does yet, this node is
+    /// still rebuilding it, or its lease was not renewed recently enough to be sure it is still this node's
+    /// (``PartitionLeases/isCurrent(_:)``).
     public func checkServes(_ subject: String) throws {
         let partition = log.layout.partition(of: subject)
-        if log.serves(partition) { return }
+        if log.serves(partition) {
+            if leases.isCurrent(partition) { return }
+            throw HealthError(
+                .storageUnavailable,
+                "the lease of partition \(partition) (subject \(subject)) was not renewed in time; retry")
+        }
         if log.owns(partition) {
             throw HealthError(
                 .storageUnavailable,

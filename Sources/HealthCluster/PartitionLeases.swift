@@ -55,6 +55,9 @@ public final class PartitionLeases: Sendable {
         var holders: [Holder?]
         /// When each partition was first seen free (nil: held when last seen).
         var freeSince: [ContinuousClock.Instant?]
+        /// For each lease held: when the write that created or last renewed it was sent (its expiry, counted by
+        /// the server from when it stored the write, is at least a TTL after this instant).
+        var writtenAt: [ContinuousClock.Instant?]
         /// The active nodes as last listed, sorted.
         var active: [String] = []
         var stopping = false
@@ -87,7 +90,8 @@ public final class PartitionLeases: Sendable {
             State(
                 revisions: Array(repeating: nil, count: log.layout.count),
                 holders: Array(repeating: nil, count: log.layout.count),
-                freeSince: Array(repeating: nil, count: log.layout.count)))
+                freeSince: Array(repeating: nil, count: log.layout.count),
+                writtenAt: Array(repeating: nil, count: log.layout.count)))
     }
 
     /// The value this node writes: `<node> <address>`.
@@ -126,6 +130,16 @@ public final class PartitionLeases: Sendable {
 
     /// The holder of partition `index` as last seen (this node's own when it holds it).
     public func holder(of index: Int) -> Holder? { state.withLock { $0.holders[index] } }
+
+    /// Whether this node's lease of partition `index` is certainly still its own: it holds it, and the write
+    /// that created or last renewed it was sent less than 90 % of the TTL ago. A node that missed its renewals
+    /// (paused, cut off from NATS, its lease thread late) stops serving before its lease can expire, so it does
+    /// not answer from a partition another node may have taken; the 10 % allow for clocks running at different
+    /// rates.
+    public func isCurrent(_ index: Int) -> Bool {
+        guard let written = state.withLock({ $0.writtenAt[index] }) else { return false }
+        return ContinuousClock.now - written < ttl * 0.9
+    }
 
     /// The partitions this node holds.
     public var held: [Int] { state.withLock { s in s.revisions.indices.filter { s.revisions[$0] != nil } } }
@@ -204,13 +218,18 @@ public final class PartitionLeases: Sendable {
     /// Renews the lease of partition `index`, which this node holds; disowns it when another node has it.
     private func renew(_ index: Int) {
         guard let revision = state.withLock({ $0.revisions[index] }) else { return }
+        let sent = ContinuousClock.now
         do {
             if let renewed = try bucket.update(log.layout.leaseKey(index), value, last: revision) {
-                state.withLock { $0.revisions[index] = renewed }
+                state.withLock { s in
+                    s.revisions[index] = renewed
+                    s.writtenAt[index] = sent
+                }
             } else {
                 state.withLock { s in
                     s.revisions[index] = nil
                     s.holders[index] = nil
+                    s.writtenAt[index] = nil
                 }
                 log.disown(index)
                 leaving.withLock { $0 }?(index)
@@ -240,6 +259,7 @@ public final class PartitionLeases: Sendable {
 
     /// Takes partition `index` if its lease is still free, and rebuilds it; returns whether it was taken.
     private func take(_ index: Int) throws -> Bool {
+        let sent = ContinuousClock.now
         guard let revision = try bucket.create(log.layout.leaseKey(index), value) else {
             refresh(index)
             return false
@@ -250,6 +270,7 @@ public final class PartitionLeases: Sendable {
             s.revisions[index] = revision
             s.holders[index] = Holder(node: node, address: address)
             s.freeSince[index] = nil
+            s.writtenAt[index] = sent
         }
         let replayed = try log.catchUp(index, into: store)
         let (seconds, attoseconds) = (ContinuousClock.now - started).components
@@ -291,6 +312,7 @@ public final class PartitionLeases: Sendable {
             s.revisions[index] = nil
             s.holders[index] = nil
             s.freeSince[index] = .now
+            s.writtenAt[index] = nil
         }
         log.disown(index)
         leaving.withLock { $0 }?(index)
