@@ -13,15 +13,15 @@ public final class HealthStore: Sendable {
     private let shards: [ReadWriteLocked<ShardState>]
     private let retentionMicros = Atomic<Int64>(7 * 86_400 * 1_000_000)
     /// The workouts (HEALTHKIT.md §13): a store of their own, apart from the quantity shards.
-    public let workouts = WorkoutStore()
+    public let workouts: WorkoutStore
     /// The characteristics of each subject (HEALTHKIT.md §13), by key in short form.
     public let characteristicTable = SubjectTable<CharacteristicKey, String>()
     /// Apple's activity summaries of each subject (HEALTHKIT.md §13), by day number.
     public let activitySummaryTable = SubjectTable<Int, ActivitySummary>()
     /// The correlations (HEALTHKIT.md §13): objects naming member samples the shards hold.
-    public let correlations = CorrelationStore()
+    public let correlations: CorrelationStore
     /// The workouts' routes (HEALTHKIT.md §13): their points, tied to workouts by UUID.
-    public let routes = RouteStore()
+    public let routes: RouteStore
 
     /// How long deletion records are kept for changes queries, in microseconds (default 7 days). Anchors older
     /// than a deletion past it get ``ErrorCode/anchorExpired``. Any thread may read or set it.
@@ -37,10 +37,14 @@ public final class HealthStore: Sendable {
     /// a change's anchors derive from its record's sequence instead of a counter per type, so that every node
     /// replaying a partition's log hands out the same anchors whatever else it holds: the change logged at
     /// sequence `s` takes anchors `s << 32 + 1`, `s << 32 + 2`, …, and the newest anchor a changes query answers
-    /// is its subject's own (Protocol/STORAGE.md, *Cluster mode*). Changes then go through the `sequencedBy`
-    /// entry points (``insert(_:writer:sequencedBy:)``, ``delete(subject:type:filter:sequencedBy:)``).
+    /// is its subject's own (Protocol/STORAGE.md, *Cluster mode*); the same for workouts, correlations and
+    /// routes. Changes then go through the `sequencedBy` entry points (``insert(_:writer:sequencedBy:)``,
+    /// ``delete(subject:type:filter:sequencedBy:)`` and the object stores').
     public init(anchorsFromSequences: Bool = false) {
         self.anchorsFromSequences = anchorsFromSequences
+        workouts = WorkoutStore(anchorsFromSequences: anchorsFromSequences)
+        correlations = CorrelationStore(anchorsFromSequences: anchorsFromSequences)
+        routes = RouteStore(anchorsFromSequences: anchorsFromSequences)
         shards = QuantityType.all.map { _ in
             var state = ShardState()
             if anchorsFromSequences { state.subjectAnchors = [:] }
@@ -52,6 +56,7 @@ public final class HealthStore: Sendable {
     /// crosses blocks to work on little data; a size above the data keeps every row in the plain head).
     init(blockRows: Int) {
         anchorsFromSequences = false
+        (workouts, correlations, routes) = (WorkoutStore(), CorrelationStore(), RouteStore())
         shards = QuantityType.all.map { _ in ReadWriteLocked(ShardState(blockRows: blockRows)) }
     }
 

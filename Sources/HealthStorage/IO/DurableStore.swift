@@ -215,11 +215,9 @@ public final class DurableStore: Sendable {
     /// (record kind 6).
     public func deleteWorkouts(subject: String, uuids: [UUID], writer: UInt32? = nil) throws -> Int {
         try logged(
-            .workoutDelete(subject: subject, uuids: uuids.sorted { $0.uuidString < $1.uuidString }, writer: writer)
-        ) {
-            hook in
-            try store.workouts.delete(subject: subject, uuids: Set(uuids), writer: writer, beforeApplying: hook)
-        }
+            .workoutDelete(subject: subject, uuids: uuids.sorted { $0.uuidString < $1.uuidString }, writer: writer),
+            sequenced: { hook in try delete(uuids, from: store.workouts, subject: subject, writer: writer, hook: hook) }
+        )
     }
 
     /// Runs `change`, which calls the hook it is given under its lock once its checks passed: the hook appends

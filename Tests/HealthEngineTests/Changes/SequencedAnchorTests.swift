@@ -45,4 +45,25 @@ struct SequencedAnchorTests {
             try new.changes(subject: "anna", type: "stepCount", anchor: 900 << 32 + 1)
         }
     }
+
+    @Test("Workouts: the same anchors and the subject's own newest anchor, whatever else the store holds")
+    func workoutAnchorsDependOnSequencesOnly() throws {
+        let old = WorkoutStore(anchorsFromSequences: true)
+        let new = WorkoutStore(anchorsFromSequences: true)
+        try new.insert(subject: "bert", [WorkoutStoreTests.workout(.walking, day: 0)], sequencedBy: { 900 })
+        let first = [WorkoutStoreTests.workout(.running, day: 1), WorkoutStoreTests.workout(.running, day: 2)]
+        let second = WorkoutStoreTests.workout(.cycling, day: 3)
+        for store in [old, new] { try store.insert(subject: "anna", first, sequencedBy: { 5 }) }
+        let anchor = try old.workouts(subject: "anna").lastAnchor
+        #expect(anchor == 5 << 32 + 2)
+        #expect(try new.workouts(subject: "anna").lastAnchor == anchor)
+        for store in [old, new] {
+            try store.insert(subject: "anna", [second], sequencedBy: { 6 })
+            try store.delete(subject: "anna", uuids: [first[0].uuid], sequencedBy: { 7 })
+            let since = try store.workouts(subject: "anna", filter: WorkoutFilter(afterAnchor: anchor))
+            #expect(since.workouts.map(\.workout.uuid) == [second.uuid])
+            #expect(since.deletions.map(\.uuid) == [first[0].uuid])
+            #expect(since.lastAnchor == 7 << 32 + 1)
+        }
+    }
 }
