@@ -125,7 +125,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "HealthServer", "HealthClient", "HealthWire", "HealthPosix", "HealthTLS", "HealthImport", "HKQKit",
-                "TestSupport",
+                "HealthCluster", "TestSupport",
             ],
             swiftSettings: swiftSettings),
     ]

@@ -15,15 +15,20 @@ public struct ClusterOptions: Hashable, Sendable {
     public var replicas: Int
     /// How long a lease outlives its last renewal.
     public var leaseTTL: Duration
+    /// A standby node takes no share of the partitions while an active node lives: only partitions nobody
+    /// took (`--standby`).
+    public var standby: Bool
 
     public init(
-        urls: String, nodeID: String, partitions: Int = 64, replicas: Int = 1, leaseTTL: Duration = .seconds(10)
+        urls: String, nodeID: String, partitions: Int = 64, replicas: Int = 1, leaseTTL: Duration = .seconds(10),
+        standby: Bool = false
     ) {
         self.urls = urls
         self.nodeID = nodeID
         self.partitions = partitions
         self.replicas = replicas
         self.leaseTTL = leaseTTL
+        self.standby = standby
     }
 
     /// Throws ``ErrorCode/invalidArgument`` for a node id that is not 1 to 64 of `A-Z a-z 0-9 . _ -`.
@@ -47,8 +52,8 @@ public final class ClusterNode: Sendable {
     public let log: JetStreamChangeLog
     public let leases: PartitionLeases
 
-    /// Connects, opens (or creates) the cluster, takes the partitions whose leases are free, rebuilding each
-    /// from its stream, and starts renewing. `address` is where clients reach this node (`host:port`), which
+    /// Connects, opens (or creates) the cluster, announces itself, takes free partitions up to its fair share
+    /// (``PartitionLeases``), rebuilding each from its stream, and starts renewing and rebalancing. `address` is where clients reach this node (`host:port`), which
     /// other nodes send them to. Throws ``ErrorCode/storageUnavailable`` when NATS cannot be reached.
     public init(_ options: ClusterOptions, address: String, log logLine: @escaping @Sendable (String) -> Void) throws {
         try ClusterOptions.checkNodeID(options.nodeID)
@@ -63,15 +68,15 @@ public final class ClusterNode: Sendable {
         let log = JetStreamChangeLog(jetStream: jetStream, layout: layout) { partition, subject in
             Self.refusal(partition: partition, subject: subject, holder: holders.leases?.holder(of: partition))
         }
-        let store = HealthStore()
+        let store = HealthStore(anchorsFromSequences: true)
         let leases = try PartitionLeases(
             log: log, store: store, node: options.nodeID, address: address, ttl: options.leaseTTL,
-            replicas: options.replicas, logLine: logLine)
+            replicas: options.replicas, standby: options.standby, logLine: logLine)
         holders.set(leases)
-        let taken = leases.acquireFree()
+        let taken = leases.pass()
         logLine(
-            "cluster node \(options.nodeID) at \(address): \(layout.count) partitions on \(options.urls), "
-                + "holds \(taken.count)")
+            "cluster node \(options.nodeID)\(options.standby ? " (standby)" : "") at \(address): \(layout.count) "
+                + "partitions on \(options.urls), holds \(taken.count)")
         try leases.start()
         self.options = options
         self.log = log
@@ -80,11 +85,17 @@ public final class ClusterNode: Sendable {
     }
 
     /// Throws unless this node serves `subject` now: ``ErrorCode/notOwner`` naming the owner when another node
-    /// holds its partition, the retryable ``ErrorCode/storageUnavailable`` when nobody does yet or this node is
-    /// still rebuilding it.
+    /// holds its partition, the retryable ``ErrorCode/storageUnavailable`` when nobody does yet, this node is
+    /// still rebuilding it, or its lease was not renewed recently enough to be sure it is still this node's
+    /// (``PartitionLeases/isCurrent(_:)``).
     public func checkServes(_ subject: String) throws {
         let partition = log.layout.partition(of: subject)
-        if log.serves(partition) { return }
+        if log.serves(partition) {
+            if leases.isCurrent(partition) { return }
+            throw HealthError(
+                .storageUnavailable,
+                "the lease of partition \(partition) (subject \(subject)) was not renewed in time; retry")
+        }
         if log.owns(partition) {
             throw HealthError(
                 .storageUnavailable,
@@ -129,7 +140,8 @@ public final class ClusterNode: Sendable {
         }
     }
 
-    /// Gives the leases up (other nodes take the partitions at once) and closes the connection.
+    /// Drains the node: leaves the registry and gives the leases up (each partition disowned first, then its
+    /// lease deleted), so the other nodes take the partitions on their next pass.
     public func stop() {
         leases.stop()
     }

@@ -71,6 +71,17 @@ public final class KeyValueBucket: @unchecked Sendable {
         return revision
     }
 
+    /// Every key that has a value now (deleted and expired keys are left out), in no particular order.
+    public func keys() throws(NATSFailure) -> [String] {
+        var list = kvKeysList()
+        let status = kvStore_Keys(&list, store, nil)
+        defer { kvKeysList_Destroy(&list) }
+        if status == NATS_NOT_FOUND { return [] }
+        try check(status, "cannot list the keys of \(name)")
+        guard let keys = list.Keys else { return [] }
+        return (0..<Int(list.Count)).compactMap { keys[$0].map { String(cString: $0) } }
+    }
+
     /// Deletes `key`'s value (a delete marker; ``create(_:_:)`` succeeds afterwards).
     public func delete(_ key: String) throws(NATSFailure) {
         try check(kvStore_Delete(store, key), "cannot delete \(name)/\(key)")

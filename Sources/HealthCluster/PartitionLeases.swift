@@ -2,6 +2,7 @@ import Foundation
 import HealthEngine
 import HealthModel
 import HealthPosix
+import Synchronization
 
 /// Ownership of partitions by leases in the key-value bucket `HK_LEASES` (Protocol/STORAGE.md, "Cluster mode"):
 /// key `p.<index>`, value `<node id> <host>:<port>` (ASCII, one space), entries expiring a TTL after their last
@@ -11,6 +12,16 @@ import HealthPosix
 /// creates the key next catches up with the partition's stream and serves it. Its former owner, should it come
 /// back, is fenced twice: its renewal finds another revision (it disowns the partition), and an append it
 /// started meanwhile expects a stream sequence that has moved on (JetStream refuses it).
+///
+/// **Rebalancing.** Every node announces itself in the same bucket on every pass, before it renews its leases:
+/// key `n.<node id>` (a standby node: `s.<node id>`), value its address, expiring like a lease. The live nodes
+/// are the announced ones; the *active* nodes are the live nodes that are not standby (all live nodes when
+/// every one is standby). Sorted by id, active node `k` of `N` has the fair share `P / N`, plus one when
+/// `k < P mod N`; every other node has 0. A node takes a free partition at once while it holds fewer than its
+/// share, and any free partition that stayed free for a whole TTL (so that nothing stays unserved when the views
+/// differ). A node holding more than its share hands the surplus over, as many as the other active nodes lack:
+/// it stops serving each (no append is in flight once it is disowned), then deletes its lease, and the node
+/// short of its share takes it on its next pass and rebuilds it from the stream.
 public final class PartitionLeases: Sendable {
     /// Who holds one partition's lease, as last read.
     public struct Holder: Sendable, Equatable {
@@ -22,6 +33,8 @@ public final class PartitionLeases: Sendable {
     /// This node's id and address.
     public let node: String
     public let address: String
+    /// Whether this node is a standby: it takes no share while an active node lives.
+    public let standby: Bool
     /// The lease TTL; renewals run every third of it.
     public let ttl: Duration
     private let bucket: KeyValueBucket
@@ -30,10 +43,23 @@ public final class PartitionLeases: Sendable {
     private let logLine: @Sendable (String) -> Void
     /// Per partition: the revision of this node's lease (when it holds one) and the holder last seen.
     private let state: ConditionLock<State>
+    /// Called with each partition this node stops serving (handed over, released, or its lease lost).
+    private let leaving = Mutex<(@Sendable (Int) -> Void)?>(nil)
+
+    /// Calls `body` with each partition this node stops serving from now on (on the lease thread, or the thread
+    /// that stops the node), after it stopped appending to it.
+    public func onLeaving(_ body: @escaping @Sendable (Int) -> Void) { leaving.withLock { $0 = body } }
 
     struct State {
         var revisions: [UInt64?]
         var holders: [Holder?]
+        /// When each partition was first seen free (nil: held when last seen).
+        var freeSince: [ContinuousClock.Instant?]
+        /// For each lease held: when the write that created or last renewed it was sent (its expiry, counted by
+        /// the server from when it stored the write, is at least a TTL after this instant).
+        var writtenAt: [ContinuousClock.Instant?]
+        /// The active nodes as last listed, sorted.
+        var active: [String] = []
         var stopping = false
         var thread: PosixThread?
     }
@@ -43,10 +69,10 @@ public final class PartitionLeases: Sendable {
 
     /// Opens the leases bucket (created with `replicas` copies and `ttl` when it does not exist) for node `node`,
     /// reachable at `address`, owning partitions through `log` and rebuilding them into `store`. Nothing is
-    /// taken until ``acquireFree()`` or ``start()``.
+    /// taken until ``pass()`` or ``start()``.
     public init(
         log: JetStreamChangeLog, store: HealthStore, node: String, address: String, ttl: Duration, replicas: Int,
-        logLine: @escaping @Sendable (String) -> Void
+        standby: Bool = false, logLine: @escaping @Sendable (String) -> Void
     ) throws {
         do {
             bucket = try log.jetStream.keyValue(Self.bucketName, ttl: ttl, replicas: replicas)
@@ -57,16 +83,26 @@ public final class PartitionLeases: Sendable {
         self.store = store
         self.node = node
         self.address = address
+        self.standby = standby
         self.ttl = ttl
         self.logLine = logLine
         state = ConditionLock(
             State(
                 revisions: Array(repeating: nil, count: log.layout.count),
-                holders: Array(repeating: nil, count: log.layout.count)))
+                holders: Array(repeating: nil, count: log.layout.count),
+                freeSince: Array(repeating: nil, count: log.layout.count),
+                writtenAt: Array(repeating: nil, count: log.layout.count)))
     }
 
     /// The value this node writes: `<node> <address>`.
     var value: [UInt8] { Array("\(node) \(address)".utf8) }
+
+    /// This node's key in the registry of live nodes: `n.<node>`, or `s.<node>` for a standby.
+    var registryKey: String { (standby ? Self.standbyPrefix : Self.activePrefix) + node }
+
+    /// The prefixes of the registry keys of active and standby nodes.
+    static let activePrefix = "n."
+    static let standbyPrefix = "s."
 
     /// Parses a lease value; `nil` for anything but `<node> <address>`.
     static func holder(_ value: [UInt8]) -> Holder? {
@@ -76,54 +112,165 @@ public final class PartitionLeases: Sendable {
         return Holder(node: String(parts[0]), address: String(parts[1]))
     }
 
+    /// The active nodes among the registry's `keys` (every key of the bucket), sorted by id: the nodes announced
+    /// as active, or, when there is none, the standby nodes.
+    static func activeNodes(_ keys: [String]) -> [String] {
+        let active = keys.filter { $0.hasPrefix(activePrefix) }.map { String($0.dropFirst(activePrefix.count)) }
+        if !active.isEmpty { return Set(active).sorted() }
+        return Set(keys.filter { $0.hasPrefix(standbyPrefix) }.map { String($0.dropFirst(standbyPrefix.count)) })
+            .sorted()
+    }
+
+    /// The fair share of `node` among the sorted `active` nodes for `partitions` partitions: `P / N`, plus one
+    /// for the first `P mod N` nodes by id; 0 for a node that is not active.
+    public static func fairShare(of node: String, among active: [String], partitions: Int) -> Int {
+        guard let position = active.firstIndex(of: node) else { return 0 }
+        return partitions / active.count + (position < partitions % active.count ? 1 : 0)
+    }
+
     /// The holder of partition `index` as last seen (this node's own when it holds it).
     public func holder(of index: Int) -> Holder? { state.withLock { $0.holders[index] } }
+
+    /// Whether this node's lease of partition `index` is certainly still its own: it holds it, and the write
+    /// that created or last renewed it was sent less than 90 % of the TTL ago. A node that missed its renewals
+    /// (paused, cut off from NATS, its lease thread late) stops serving before its lease can expire, so it does
+    /// not answer from a partition another node may have taken; the 10 % allow for clocks running at different
+    /// rates.
+    public func isCurrent(_ index: Int) -> Bool {
+        guard let written = state.withLock({ $0.writtenAt[index] }) else { return false }
+        return ContinuousClock.now - written < ttl * 0.9
+    }
 
     /// The partitions this node holds.
     public var held: [Int] { state.withLock { s in s.revisions.indices.filter { s.revisions[$0] != nil } } }
 
-    /// One pass over every partition: renews the leases held (disowning a partition whose renewal is refused),
-    /// takes the free ones, catching each up with its stream before it takes changes, and refreshes the other
-    /// holders. Returns the partitions taken. Failures to reach NATS are logged and retried on the next pass.
+    /// The active nodes as last listed (sorted by id) and this node's fair share among them.
+    public var share: (active: [String], share: Int) {
+        let active = state.withLock { $0.active }
+        return (active, Self.fairShare(of: node, among: active, partitions: log.layout.count))
+    }
+
+    /// One pass: announces this node, renews the leases held (disowning a partition whose renewal is refused),
+    /// refreshes the other holders, takes free partitions up to this node's fair share (and any free for a whole
+    /// TTL), catching each up with its stream before it takes changes, and hands over a surplus. Returns the
+    /// partitions taken. Failures to reach NATS are logged and retried on the next pass.
     @discardableResult
-    public func acquireFree() -> [Int] {
+    public func pass() -> [Int] {
+        let active = announce()
+        for index in held { renew(index) }
+        for index in 0..<log.layout.count where state.withLock({ $0.revisions[index] }) == nil {
+            refresh(index)
+        }
+        let share = Self.fairShare(of: node, among: active, partitions: log.layout.count)
         var taken: [Int] = []
         for index in 0..<log.layout.count {
-            let key = log.layout.leaseKey(index)
+            let (free, since, count) = state.withLock { s in
+                (
+                    s.revisions[index] == nil && s.holders[index] == nil, s.freeSince[index],
+                    s.revisions.count(where: { $0 != nil })
+                )
+            }
+            guard free else { continue }
+            let abandoned = since.map { ContinuousClock.now - $0 >= ttl } ?? false
+            guard count < share || abandoned else { continue }
             do {
-                if let revision = state.withLock({ $0.revisions[index] }) {
-                    if let renewed = try bucket.update(key, value, last: revision) {
-                        state.withLock { $0.revisions[index] = renewed }
-                    } else {
-                        log.disown(index)
-                        state.withLock { $0.revisions[index] = nil }
-                        logLine("lost the lease of partition \(index): another node holds it")
-                    }
-                }
-                if state.withLock({ $0.revisions[index] }) == nil, let retaken = try takeIfFree(index, key: key) {
-                    taken.append(retaken)
-                }
-                if log.uncertainPartitions.contains(index) { try log.catchUp(index, into: store) }
+                if try take(index) { taken.append(index) }
             } catch {
                 logLine("partition \(index): \(error)")
             }
         }
+        for index in log.uncertainPartitions {
+            do {
+                try log.catchUp(index, into: store)
+            } catch {
+                logLine("partition \(index): \(error)")
+            }
+        }
+        handOver(share: share, active: active)
         return taken
     }
 
-    /// Takes partition `index` if its lease is free; returns it when taken. Records the holder seen otherwise.
-    private func takeIfFree(_ index: Int, key: String) throws -> Int? {
-        if let entry = try bucket.get(key) {
-            let holder = Self.holder(entry.value)
-            state.withLock { $0.holders[index] = holder }
-            return nil
+    /// Writes this node's registry key and lists the active nodes; on a failure to reach NATS keeps the nodes
+    /// last listed. Returns them (this node among them when it is active).
+    private func announce() -> [String] {
+        do {
+            try bucket.put(registryKey, Array(address.utf8))
+            var active = Self.activeNodes(try bucket.keys())
+            if !standby && !active.contains(node) { active = (active + [node]).sorted() }
+            let listed = active
+            let changed = state.withLock { s in
+                defer { s.active = listed }
+                return s.active != listed
+            }
+            if changed {
+                logLine(
+                    "cluster nodes: \(active.joined(separator: ", ")) active; fair share of \(node): "
+                        + "\(Self.fairShare(of: node, among: active, partitions: log.layout.count)) of "
+                        + "\(log.layout.count) partitions")
+            }
+            return active
+        } catch {
+            logLine("cannot announce node \(node): \(error)")
+            return state.withLock { $0.active }
         }
-        guard let revision = try bucket.create(key, value) else { return nil }
+    }
+
+    /// Renews the lease of partition `index`, which this node holds; disowns it when another node has it.
+    private func renew(_ index: Int) {
+        guard let revision = state.withLock({ $0.revisions[index] }) else { return }
+        let sent = ContinuousClock.now
+        do {
+            if let renewed = try bucket.update(log.layout.leaseKey(index), value, last: revision) {
+                state.withLock { s in
+                    s.revisions[index] = renewed
+                    s.writtenAt[index] = sent
+                }
+            } else {
+                state.withLock { s in
+                    s.revisions[index] = nil
+                    s.holders[index] = nil
+                    s.writtenAt[index] = nil
+                }
+                log.disown(index)
+                leaving.withLock { $0 }?(index)
+                logLine("lost the lease of partition \(index): another node holds it")
+            }
+        } catch {
+            logLine("partition \(index): \(error)")
+        }
+    }
+
+    /// Reads the holder of partition `index`, which this node does not hold.
+    private func refresh(_ index: Int) {
+        do {
+            let holder = try bucket.get(log.layout.leaseKey(index)).flatMap { Self.holder($0.value) }
+            state.withLock { s in
+                s.holders[index] = holder
+                if holder != nil {
+                    s.freeSince[index] = nil
+                } else if s.freeSince[index] == nil {
+                    s.freeSince[index] = .now
+                }
+            }
+        } catch {
+            logLine("partition \(index): \(error)")
+        }
+    }
+
+    /// Takes partition `index` if its lease is still free, and rebuilds it; returns whether it was taken.
+    private func take(_ index: Int) throws -> Bool {
+        let sent = ContinuousClock.now
+        guard let revision = try bucket.create(log.layout.leaseKey(index), value) else {
+            refresh(index)
+            return false
+        }
         let started = ContinuousClock.now
         log.takeOver(index)
         state.withLock { s in
             s.revisions[index] = revision
             s.holders[index] = Holder(node: node, address: address)
+            s.freeSince[index] = nil
+            s.writtenAt[index] = sent
         }
         let replayed = try log.catchUp(index, into: store)
         let (seconds, attoseconds) = (ContinuousClock.now - started).components
@@ -131,22 +278,64 @@ public final class PartitionLeases: Sendable {
         logLine(
             "took partition \(index): replayed \(replayed) records to stream sequence \(log.lastApplied(index)) in "
                 + String(format: "%.1f ms", milliseconds))
-        return index
+        return true
     }
 
-    /// Starts the thread that renews and takes leases every third of the TTL.
+    /// Hands over what this node holds beyond `share`, as many partitions as the other active nodes lack (as
+    /// last seen), the highest indexes first.
+    private func handOver(share: Int, active: [String]) {
+        let (mine, counts) = state.withLock { s in
+            var counts: [String: Int] = [:]
+            for (index, holder) in s.holders.enumerated() where s.revisions[index] == nil {
+                if let holder { counts[holder.node, default: 0] += 1 }
+            }
+            return (s.revisions.indices.filter { s.revisions[$0] != nil }, counts)
+        }
+        guard mine.count > share else { return }
+        let partitions = log.layout.count
+        let lacking = active.filter { $0 != node }.map { other in
+            max(0, Self.fairShare(of: other, among: active, partitions: partitions) - counts[other, default: 0])
+        }.reduce(0, +)
+        let surplus = min(mine.count - share, lacking)
+        for index in mine.suffix(surplus).reversed() {
+            release(index)
+            logLine(
+                "handed partition \(index) over: held \(mine.count), fair share \(share) of \(log.layout.count) on "
+                    + "\(active.count) active nodes")
+        }
+    }
+
+    /// Stops serving partition `index` (waiting for an append in flight), then deletes its lease so that
+    /// another node may take it at once.
+    private func release(_ index: Int) {
+        state.withLock { s in
+            s.revisions[index] = nil
+            s.holders[index] = nil
+            s.freeSince[index] = .now
+            s.writtenAt[index] = nil
+        }
+        log.disown(index)
+        leaving.withLock { $0 }?(index)
+        do {
+            try bucket.delete(log.layout.leaseKey(index))
+        } catch {
+            logLine("partition \(index): \(error) (its lease expires within \(ttl))")
+        }
+    }
+
+    /// Starts the thread that runs a ``pass()`` every third of the TTL.
     public func start() throws {
         let thread = try PosixThread.spawn(name: "hkd-leases") { [self] in
             while true {
                 let stopping = state.wait(until: .after(ttl / 3)) { $0.stopping ? true : nil } ?? false
                 if stopping { return }
-                acquireFree()
+                pass()
             }
         }
         state.withLock { $0.thread = thread }
     }
 
-    /// Stops renewing and gives the leases up (deleted, so another node may take them at once).
+    /// Stops renewing, leaves the registry and gives the leases up (deleted, so other nodes take them at once).
     public func stop() {
         let thread = state.update { s in
             s.stopping = true
@@ -154,10 +343,11 @@ public final class PartitionLeases: Sendable {
             return s.thread
         }
         thread?.join()
-        for index in held {
-            log.disown(index)
-            try? bucket.delete(log.layout.leaseKey(index))
+        try? bucket.delete(registryKey)
+        let released = held
+        for index in released { release(index) }
+        if !released.isEmpty {
+            logLine("released partitions \(released.map(String.init).joined(separator: ",")) (stopping)")
         }
-        state.withLock { s in s.revisions = s.revisions.map { _ in nil } }
     }
 }

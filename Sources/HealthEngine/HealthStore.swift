@@ -13,15 +13,15 @@ public final class HealthStore: Sendable {
     private let shards: [ReadWriteLocked<ShardState>]
     private let retentionMicros = Atomic<Int64>(7 * 86_400 * 1_000_000)
     /// The workouts (HEALTHKIT.md §13): a store of their own, apart from the quantity shards.
-    public let workouts = WorkoutStore()
+    public let workouts: WorkoutStore
     /// The characteristics of each subject (HEALTHKIT.md §13), by key in short form.
     public let characteristicTable = SubjectTable<CharacteristicKey, String>()
     /// Apple's activity summaries of each subject (HEALTHKIT.md §13), by day number.
     public let activitySummaryTable = SubjectTable<Int, ActivitySummary>()
     /// The correlations (HEALTHKIT.md §13): objects naming member samples the shards hold.
-    public let correlations = CorrelationStore()
+    public let correlations: CorrelationStore
     /// The workouts' routes (HEALTHKIT.md §13): their points, tied to workouts by UUID.
-    public let routes = RouteStore()
+    public let routes: RouteStore
 
     /// How long deletion records are kept for changes queries, in microseconds (default 7 days). Anchors older
     /// than a deletion past it get ``ErrorCode/anchorExpired``. Any thread may read or set it.
@@ -30,14 +30,33 @@ public final class HealthStore: Sendable {
         set { retentionMicros.store(max(0, newValue), ordering: .relaxed) }
     }
 
-    /// An empty store.
-    public init() {
-        shards = QuantityType.all.map { _ in ReadWriteLocked(ShardState()) }
+    /// Whether change anchors derive from log sequences (``init(anchorsFromSequences:)``).
+    public let anchorsFromSequences: Bool
+
+    /// An empty store. With `anchorsFromSequences` (cluster mode, where each partition has a log of its own)
+    /// a change's anchors derive from its record's sequence instead of a counter per type, so that every node
+    /// replaying a partition's log hands out the same anchors whatever else it holds: the change logged at
+    /// sequence `s` takes anchors `s << 32 + 1`, `s << 32 + 2`, …, and the newest anchor a changes query answers
+    /// is its subject's own (Protocol/STORAGE.md, *Cluster mode*); the same for workouts, correlations and
+    /// routes. Changes then go through the `sequencedBy` entry points (``insert(_:writer:sequencedBy:)``,
+    /// ``delete(subject:type:filter:sequencedBy:)`` and the object stores').
+    public init(anchorsFromSequences: Bool = false) {
+        self.anchorsFromSequences = anchorsFromSequences
+        workouts = WorkoutStore(anchorsFromSequences: anchorsFromSequences)
+        correlations = CorrelationStore(anchorsFromSequences: anchorsFromSequences)
+        routes = RouteStore(anchorsFromSequences: anchorsFromSequences)
+        shards = QuantityType.all.map { _ in
+            var state = ShardState()
+            if anchorsFromSequences { state.subjectAnchors = [:] }
+            return ReadWriteLocked(state)
+        }
     }
 
     /// A store whose new series seal blocks of `blockRows` rows (tests: small blocks put every code path that
     /// crosses blocks to work on little data; a size above the data keeps every row in the plain head).
     init(blockRows: Int) {
+        anchorsFromSequences = false
+        (workouts, correlations, routes) = (WorkoutStore(), CorrelationStore(), RouteStore())
         shards = QuantityType.all.map { _ in ReadWriteLocked(ShardState(blockRows: blockRows)) }
     }
 
@@ -160,6 +179,31 @@ struct ShardState: Sendable {
     var blockRows = 4096
     /// Change anchors of this type (see ``ChangeClock``).
     var clock = ChangeClock()
+    /// With anchors derived from log sequences (``HealthStore/init(anchorsFromSequences:)``): the newest anchor
+    /// of each subject; `nil` when anchors come from the clock alone.
+    var subjectAnchors: [String: UInt64]?
+
+    /// The newest anchor a changes query about `subject` may answer: the type's (the clock's), or with anchors
+    /// derived from sequences the subject's own.
+    func lastAnchor(of subject: String) -> UInt64 {
+        guard let subjectAnchors else { return clock.lastAnchor }
+        return subjectAnchors[subject] ?? 0
+    }
+
+    /// Runs a change of `subject` logged at `sequence`: with anchors derived from sequences the clock starts at
+    /// `sequence << 32` (without a sequence, after the subject's newest anchor), and the subject's newest anchor
+    /// is updated afterwards. With the type's clock alone, just runs it.
+    mutating func change<R>(of subject: String, sequence: UInt64?, _ body: (inout ShardState) throws -> R) rethrows
+        -> R
+    {
+        guard subjectAnchors != nil else { return try body(&self) }
+        let known = subjectAnchors?[subject] ?? 0
+        let base = sequence.map { $0 << 32 } ?? known
+        clock.lastAnchor = base
+        let result = try body(&self)
+        if clock.lastAnchor > base { subjectAnchors?[subject] = max(known, clock.lastAnchor) }
+        return result
+    }
 
     /// Plans a prepared batch against its subject's series (see ``InsertPlan``), checking first that the source
     /// table has room; changes nothing.

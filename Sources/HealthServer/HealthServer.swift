@@ -297,6 +297,12 @@ public final class HealthServer: Sendable {
         let cores = PosixThread.processorCount
         self.durable = durable
         store = durable.store
+        if let cluster {
+            // A partition this node stops serving: its subscriptions end (their next update finds it elsewhere).
+            let subscriptions = subscriptions
+            let layout = cluster.log.layout
+            cluster.leases.onLeaving { index in subscriptions.wake { layout.partition(of: $0) == index } }
+        }
         store.deletionRetention = Int64(clamping: configuration.deletedRetentionSeconds) * 1_000_000
         group = try EventLoopGroup(threads: configuration.threads > 0 ? configuration.threads : cores, name: "hkd-loop")
         workers = try WorkerPool(

@@ -55,6 +55,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var replicas = 1
     /// Seconds a partition's lease outlives its owner's last renewal (`--lease-ttl`).
     public var leaseTTLSeconds: UInt64 = 10
+    /// A standby node takes no share of the partitions while an active node lives (`--standby`).
+    public var standby = false
 
     /// The cluster this node joins; `nil` in single-node mode. Throws ``ErrorCode/invalidArgument`` for
     /// `--cluster` without `--node-id` (or the other way round) and for a bad node id.
@@ -65,7 +67,7 @@ public struct ServerConfiguration: Hashable, Sendable {
             try ClusterOptions.checkNodeID(node)
             return ClusterOptions(
                 urls: urls, nodeID: node, partitions: partitions, replicas: replicas,
-                leaseTTL: .seconds(Int64(clamping: leaseTTLSeconds)))
+                leaseTTL: .seconds(Int64(clamping: leaseTTLSeconds)), standby: standby)
         default: throw HealthError(.invalidArgument, "--cluster and --node-id go together: give both or neither")
         }
     }
@@ -247,6 +249,9 @@ public struct ServerConfiguration: Hashable, Sendable {
                                   cluster (default: 1).
           --lease-ttl SECONDS     How long a partition stays with a node that stopped renewing its lease,
                                   before another node takes it over (default: 10).
+          --standby               A hot spare: take no share of the partitions while another node that is not
+                                  a standby lives, only partitions nobody holds (default: take a fair share;
+                                  nodes hand partitions over until each holds its share).
           --log-format text|json  Log records as text lines or one JSON object per line (default: text).
           --log-level debug|info|warning|error
                                   The least severe records written (default: info).

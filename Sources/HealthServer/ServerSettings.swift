@@ -124,6 +124,7 @@ struct ServerSetting: Sendable {
         },
         .number("replicas", minimum: 1, \.replicas),
         .number("lease-ttl", minimum: 1, \.leaseTTLSeconds),
+        .flag("standby", \.standby),
         .choice("log-format", \.logFormat),
         .choice("log-level", \.logLevel),
         ServerSetting("tls") { config, text, origin in

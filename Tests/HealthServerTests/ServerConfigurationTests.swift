@@ -44,7 +44,7 @@ struct ServerConfigurationTests {
         guard
             case .run(let node) = try ServerConfiguration.parse([
                 "--cluster", "nats://127.0.0.1:4222,nats://127.0.0.1:4223", "--node-id", "hkd-1.a_b", "--partitions",
-                "16", "--replicas", "3", "--lease-ttl", "4",
+                "16", "--replicas", "3", "--lease-ttl", "4", "--standby",
             ])
         else { throw HealthError(.internalError, "") }
         let options = try #require(try node.clusterOptions())
@@ -53,6 +53,7 @@ struct ServerConfigurationTests {
         #expect(options.partitions == 16)
         #expect(options.replicas == 3)
         #expect(options.leaseTTL == .seconds(4))
+        #expect(options.standby)
         for arguments in [
             ["--cluster", "127.0.0.1:4222"], ["--partitions", "0"], ["--partitions", "4097"], ["--replicas", "0"],
             ["--lease-ttl", "0"],

@@ -13,7 +13,8 @@ struct ClusterIdentityTests {
         let arguments = ["--cluster", nats.url, "--partitions", "4", "--lease-ttl", "2", "--snapshot-interval", "0"]
         let a = try await TestServer(arguments: arguments + ["--node-id", "a"])
         try await a.waitForLog("holds 4")
-        let b = try await TestServer(arguments: arguments + ["--node-id", "b"])
+        // b is a standby: it holds nothing while a lives, so requests through b are redirected to a.
+        let b = try await TestServer(arguments: arguments + ["--node-id", "b", "--standby"])
         try await b.waitForLog("holds 0")
         #expect(!a.token.isEmpty)
         #expect(b.token.isEmpty, "only the node that made the cluster's identities writes admin.token")

@@ -11,11 +11,12 @@ import Testing
 struct ClusterTLSTests {
     static let partitions = 4
 
-    static func node(_ node: String, on nats: NATSServer) async throws -> TestServer {
-        try await TestServer(arguments: [
-            "--auth", "off", "--cluster", nats.url, "--node-id", node, "--partitions", "\(partitions)",
-            "--lease-ttl", "2", "--snapshot-interval", "0", "--tls", "auto",
-        ])
+    static func node(_ node: String, on nats: NATSServer, standby: Bool = false) async throws -> TestServer {
+        try await TestServer(
+            arguments: [
+                "--auth", "off", "--cluster", nats.url, "--node-id", node, "--partitions", "\(partitions)",
+                "--lease-ttl", "2", "--snapshot-interval", "0", "--tls", "auto",
+            ] + (standby ? ["--standby"] : []))
     }
 
     @Test("both nodes serve the cluster's certificate; a pinned client is redirected from one to the other over TLS")
@@ -23,7 +24,7 @@ struct ClusterTLSTests {
         let nats = try await NATSServer()
         let owner = try await Self.node("a", on: nats)
         try await owner.waitForLog("holds \(Self.partitions)")
-        let other = try await Self.node("b", on: nats)
+        let other = try await Self.node("b", on: nats, standby: true)
         try await other.waitForLog("holds 0")
         let fingerprint = try TLSTests.loggedFingerprint(owner)
         #expect(try TLSTests.loggedFingerprint(other) == fingerprint)
@@ -67,7 +68,7 @@ struct ClusterPlacementTests {
         let arguments = ["--auth", "off", "--cluster", nats.url, "--partitions", "4", "--lease-ttl", "2"]
         let owner = try await TestServer(arguments: arguments + ["--node-id", "a"])
         try await owner.waitForLog("holds 4")
-        let other = try await TestServer(arguments: arguments + ["--node-id", "b"])
+        let other = try await TestServer(arguments: arguments + ["--node-id", "b", "--standby"])
         try await other.waitForLog("holds 0")
         let viaOther = ClusterTests.client(other)
         defer { viaOther.close() }

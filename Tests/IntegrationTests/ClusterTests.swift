@@ -15,20 +15,23 @@ struct ClusterTests {
     static let partitions = 8
 
     /// hkd joining the cluster on `nats` as node `node` (authorization off: identities are per node so far).
-    static func node(_ node: String, on nats: NATSServer, leaseTTL: Int = 2) async throws -> TestServer {
-        try await TestServer(arguments: [
-            "--auth", "off", "--cluster", nats.url, "--node-id", node, "--partitions", "\(partitions)",
-            "--lease-ttl", "\(leaseTTL)", "--snapshot-interval", "0",
-        ])
+    static func node(_ node: String, on nats: NATSServer, leaseTTL: Int = 2, standby: Bool = false) async throws
+        -> TestServer
+    {
+        try await TestServer(
+            arguments: [
+                "--auth", "off", "--cluster", nats.url, "--node-id", node, "--partitions", "\(partitions)",
+                "--lease-ttl", "\(leaseTTL)", "--snapshot-interval", "0",
+            ] + (standby ? ["--standby"] : []))
     }
 
-    /// A nats-server and two nodes on it: node a, which created the cluster and holds every lease, and node b,
-    /// which holds none.
+    /// A nats-server and two nodes on it: node a, which created the cluster and holds every lease, and node b, a
+    /// standby (`--standby`), which holds none while a lives.
     static func twoNodes() async throws -> (NATSServer, owner: TestServer, standby: TestServer) {
         let nats = try await NATSServer()
         let owner = try await node("a", on: nats)
         try await owner.waitForLog("holds \(partitions)")
-        let standby = try await node("b", on: nats)
+        let standby = try await node("b", on: nats, standby: true)
         try await standby.waitForLog("holds 0")
         return (nats, owner, standby)
     }
@@ -193,17 +196,28 @@ struct ClusterTests {
         // The former owner has not noticed yet, or has: either way it stores nothing.
         let connection = try Self.raw(owner)
         defer { connection.close() }
-        let stale = await Self.failure(inserting: Self.batch(id: 3, subject: "anna", rows: 5), on: connection)
+        let staleBatch = Self.batch(id: 3, subject: "anna", rows: 5)
+        let stale = await Self.failure(inserting: staleBatch, on: connection)
         let refusal = try #require(stale, "the paused owner appended after it lost its lease")
         #expect(
             [ErrorCode.notOwner.rawValue, ErrorCode.storageUnavailable.rawValue].contains(refusal.code.rawValue),
             "\(refusal)")
-        // Soon it sends clients to the new owner.
-        try await waitUntil(timeout: .seconds(30), "node a to name node b as anna's owner") {
+        // Soon it sends clients to the new owner; or, as node a is active again and b a standby, b hands the
+        // partition back and a serves it, rebuilt from the stream (then a stores batch 4, once: its id repeats).
+        var servedAgain = false
+        try await waitUntil(timeout: .seconds(30), "node a to name node b as anna's owner, or to serve anna again") {
             let error = await Self.failure(inserting: Self.batch(id: 4, subject: "anna", rows: 1), on: connection)
-            return error?.code == .notOwner && error?.message.hasPrefix("127.0.0.1:\(standby.port) ") == true
+            servedAgain = error == nil
+            return servedAgain
+                || (error?.code == .notOwner && error?.message.hasPrefix("127.0.0.1:\(standby.port) ") == true)
         }
-        let stored = try await reader.samples("stepCount", subject: "anna")
-        #expect(stored.count == 7, "batches 1 and 2, and nothing the paused owner was sent")
+        // Read with retries, through whichever node holds anna's partition by then.
+        let afterwards = Self.client(standby)
+        defer { afterwards.close() }
+        let stored = try await afterwards.samples("stepCount", subject: "anna")
+        #expect(Set(stored.map(\.uuid)).isDisjoint(with: try staleBatch.samples().map(\.uuid)))
+        #expect(
+            stored.count == (servedAgain ? 8 : 7),
+            "batches 1 and 2 (and 4 if a served anna again), and nothing the paused owner was sent")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import HealthPosix
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -77,14 +78,23 @@ public final class NATSServer: Sendable {
     /// store). They are listening when this returns; JetStream elects its leader a moment later, so wait on a
     /// first successful request.
     public static func cluster(size: Int) async throws -> [NATSServer] {
-        let routePorts = try (0..<size).map { _ in try freePort() }
-        var servers: [NATSServer] = []
-        for (index, port) in routePorts.enumerated() {
-            servers.append(
-                try await NATSServer(
-                    member: ClusterMember(name: "n\(index + 1)", routePort: port, routePorts: routePorts)))
+        var attempt = 1
+        while true {
+            let routePorts = try (0..<size).map { _ in try freeRoutePort() }
+            var servers: [NATSServer] = []
+            do {
+                for (index, port) in routePorts.enumerated() {
+                    servers.append(
+                        try await NATSServer(
+                            member: ClusterMember(name: "n\(index + 1)", routePort: port, routePorts: routePorts)))
+                }
+                return servers
+            } catch  where attempt < 3 {
+                // A route port taken between the check and the start (another test's server): new ports.
+                for server in servers { await server.kill() }
+                attempt += 1
+            }
         }
-        return servers
     }
 
     /// This server again on its store (and, in a cluster, its route port) after ``kill()`` or ``stop()``; its
@@ -93,11 +103,20 @@ public final class NATSServer: Sendable {
         try await NATSServer(storeDirectory: storeDirectory, member: member)
     }
 
-    /// A loopback port nothing listens on right now.
-    static func freePort() throws -> Int {
-        let socket = try ListeningSocket.bind(host: "127.0.0.1", port: 0)
-        defer { socket.close() }
-        return socket.address.port
+    /// The next route port to try: below Linux's ephemeral range (32768-60999), where no port-0 listener and no
+    /// outgoing connection of a test running beside this one takes it before its member starts; spread by
+    /// process so two test processes seldom try the same ones.
+    private static let nextRoutePort = Atomic(20_000 + Int(getpid()) % 10_000)
+
+    /// A loopback port below the ephemeral range that nothing listens on right now.
+    static func freeRoutePort() throws -> Int {
+        for _ in 0..<2_000 {
+            let port = 20_000 + (nextRoutePort.add(1, ordering: .relaxed).oldValue - 20_000) % 12_000
+            guard let socket = try? ListeningSocket.bind(host: "127.0.0.1", port: port) else { continue }
+            socket.close()
+            return port
+        }
+        throw HealthError(.internalError, "no free loopback port between 20000 and 32000 for a NATS route")
     }
 
     /// `nats://127.0.0.1:PORT`.

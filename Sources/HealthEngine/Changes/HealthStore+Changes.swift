@@ -20,13 +20,14 @@ extension HealthStore {
         if limit < 0 { throw HealthError(.invalidArgument, "the limit \(limit) is negative") }
         let cutoff = deletionCutoff()
         return try shard(type).read { state in
-            try HealthStore.checkAnchor(anchor, series: state.series[subject], last: state.clock.lastAnchor, cutoff)
+            try HealthStore.checkAnchor(
+                anchor, series: state.series[subject], last: state.lastAnchor(of: subject), cutoff)
             guard let series = state.series[subject] else {
                 return ChangeSet(
                     added: SampleQueryResult(
                         type: type, unit: transform.unit, sources: [], starts: [], ends: [], values: [],
                         sourceIndices: [], uuids: []),
-                    deleted: [], anchor: max(anchor, state.clock.lastAnchor), hasMore: false)
+                    deleted: [], anchor: max(anchor, state.lastAnchor(of: subject)), hasMore: false)
             }
             let (arrived, moreArrived) = series.rowsArrived(after: anchor, matching: filter, limit: limit)
             let log = series.changeLog
@@ -59,7 +60,7 @@ extension HealthStore {
             return ChangeSet(
                 added: series.queryResult(decoded: arrived.copy(0..<rows), type: type, unit: transform),
                 deleted: deleted,
-                anchor: hasMore ? last : max(anchor, state.clock.lastAnchor), hasMore: hasMore)
+                anchor: hasMore ? last : max(anchor, state.lastAnchor(of: subject)), hasMore: hasMore)
         }
     }
 
@@ -73,8 +74,9 @@ extension HealthStore {
         try SampleRules.validate(subject: subject)
         let cutoff = deletionCutoff()
         return try shard(type).read { state in
-            try HealthStore.checkAnchor(anchor, series: state.series[subject], last: state.clock.lastAnchor, cutoff)
-            let newest = max(anchor, state.clock.lastAnchor)
+            try HealthStore.checkAnchor(
+                anchor, series: state.series[subject], last: state.lastAnchor(of: subject), cutoff)
+            let newest = max(anchor, state.lastAnchor(of: subject))
             guard let series = state.series[subject] else { return ChangedSpans(spans: [], anchor: newest) }
             let arrived = series.rowsArrived(after: anchor, matching: SampleFilter(writer: writer)).rows
             var spans = arrived.starts.indices.map { arrived.starts[$0]...arrived.ends[$0] }
@@ -87,10 +89,15 @@ extension HealthStore {
         }
     }
 
-    /// The newest change anchor handed out for a type (0 before any change).
-    public func lastAnchor(type: String) throws -> UInt64 {
+    /// The newest change anchor handed out for a type (0 before any change); with anchors derived from log
+    /// sequences (``init(anchorsFromSequences:)``), the newest of `subject`'s changes of that type (without a
+    /// subject: the newest of any subject's, which orders nothing across subjects).
+    public func lastAnchor(type: String, subject: String? = nil) throws -> UInt64 {
         let type = try QuantityType.named(type)
-        return shard(type).read { $0.clock.lastAnchor }
+        return shard(type).read { state in
+            if let subject { return state.lastAnchor(of: subject) }
+            return state.subjectAnchors?.values.max() ?? state.clock.lastAnchor
+        }
     }
 
     /// Drops deletion records older than ``deletionRetention`` from every series; returns how many. Anchors

@@ -6,6 +6,9 @@ extension HealthStore {
     /// throw cancels the change, leaving the store as it was. The write-ahead log appends its record here, so
     /// records of one type are logged in exactly the order they are applied. Must not call back into the store.
     public typealias ChangeHook = () throws -> Void
+    /// A ``ChangeHook`` that returns the sequence its log gave the change's record, from which a store whose
+    /// anchors derive from sequences (``init(anchorsFromSequences:)``) derives the change's anchors.
+    public typealias SequencedChangeHook = () throws -> UInt64
 
     /// Validates a batch (see ``insert(_:)``) and adds the rows that are new, all or none.
     ///
@@ -18,11 +21,26 @@ extension HealthStore {
     /// ``SampleFilter/writer`` selects on.
     public func insert(_ batch: SampleBatch, writer: UInt32 = 0, beforeApplying hook: ChangeHook) throws -> InsertResult
     {
+        try insert(batch, writer: writer) { () throws -> UInt64? in
+            try hook()
+            return nil
+        }
+    }
+
+    /// ``insert(_:writer:beforeApplying:)`` whose hook returns the sequence of the change's log record (see
+    /// ``init(anchorsFromSequences:)``).
+    public func insert(_ batch: SampleBatch, writer: UInt32 = 0, sequencedBy hook: SequencedChangeHook) throws
+        -> InsertResult
+    {
+        try insert(batch, writer: writer) { () throws -> UInt64? in try hook() }
+    }
+
+    private func insert(_ batch: SampleBatch, writer: UInt32, hook: () throws -> UInt64?) throws -> InsertResult {
         let prepared = try PreparedBatch(batch, writer: writer)
         let outcome = try shard(prepared.type).write { state in
             let plan = try state.plan(prepared)
-            if !plan.changesNothing { try hook() }
-            state.apply(plan, of: prepared)
+            let sequence = plan.changesNothing ? nil : try hook()
+            state.change(of: prepared.subject, sequence: sequence) { $0.apply(plan, of: prepared) }
             return plan.outcome
         }
         return InsertResult(inserted: outcome.inserted, duplicates: outcome.duplicates)
@@ -44,6 +62,23 @@ extension HealthStore {
     public func delete(
         subject: String, type: String, filter: SampleFilter, beforeApplying hook: ChangeHook = {}
     ) throws -> Int {
+        try delete(subject: subject, type: type, filter: filter) { () throws -> UInt64? in
+            try hook()
+            return nil
+        }
+    }
+
+    /// ``delete(subject:type:filter:beforeApplying:)`` whose hook returns the sequence of the change's log
+    /// record (see ``init(anchorsFromSequences:)``).
+    public func delete(
+        subject: String, type: String, filter: SampleFilter, sequencedBy hook: SequencedChangeHook
+    ) throws -> Int {
+        try delete(subject: subject, type: type, filter: filter) { () throws -> UInt64? in try hook() }
+    }
+
+    private func delete(
+        subject: String, type: String, filter: SampleFilter, hook: () throws -> UInt64?
+    ) throws -> Int {
         let type = try QuantityType.named(type)
         try SampleRules.validate(subject: subject)
         let filter = try filter.validated(for: type)
@@ -51,8 +86,8 @@ extension HealthStore {
             guard let series = state.series[subject] else { return 0 }
             let rows = Array(series.select(filter).rows)
             if rows.isEmpty { return 0 }
-            try hook()
-            state.series[subject]!.removeRows(rows, clock: &state.clock)
+            let sequence = try hook()
+            state.change(of: subject, sequence: sequence) { $0.series[subject]!.removeRows(rows, clock: &$0.clock) }
             return rows.count
         }
     }

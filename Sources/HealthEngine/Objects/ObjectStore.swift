@@ -127,12 +127,38 @@ public final class ObjectStore<Object: StorableObject>: Sendable {
     private struct State: Sendable {
         var lastAnchor: UInt64 = 0
         var books: [String: Book] = [:]
+        /// With anchors derived from log sequences: the newest anchor of each subject; `nil` otherwise.
+        var subjectAnchors: [String: UInt64]?
+
+        /// The newest anchor a query about `subject` answers: the store's, or with anchors derived from
+        /// sequences the subject's own.
+        func lastAnchor(of subject: String) -> UInt64 {
+            guard let subjectAnchors else { return lastAnchor }
+            return subjectAnchors[subject] ?? 0
+        }
+
+        /// Runs a change of `subject` logged at `sequence`, as ``HealthStore``'s shards do: with anchors derived
+        /// from sequences the counter starts at `sequence << 32` (without one, after the subject's newest).
+        mutating func change<R>(of subject: String, sequence: UInt64?, _ body: (inout State) throws -> R) rethrows
+            -> R
+        {
+            guard subjectAnchors != nil else { return try body(&self) }
+            let known = subjectAnchors?[subject] ?? 0
+            let base = sequence.map { $0 << 32 } ?? known
+            lastAnchor = base
+            let result = try body(&self)
+            if lastAnchor > base { subjectAnchors?[subject] = max(known, lastAnchor) }
+            return result
+        }
     }
 
-    private let state = ReadWriteLocked(State())
+    private let state: ReadWriteLocked<State>
 
-    /// An empty store.
-    public init() {}
+    /// An empty store; with `anchorsFromSequences`, anchors derive from the sequences of the changes' log
+    /// records (see ``HealthStore/init(anchorsFromSequences:)``; the `sequencedBy` entry points).
+    public init(anchorsFromSequences: Bool = false) {
+        state = ReadWriteLocked(State(subjectAnchors: anchorsFromSequences ? [:] : nil))
+    }
 
     /// Adds `objects` for `subject`, written by `writer`: all or none. A UUID already stored with the same
     /// content is a duplicate; with other content the whole call is refused (``ErrorCode/uuidConflict``).
@@ -141,6 +167,23 @@ public final class ObjectStore<Object: StorableObject>: Sendable {
     @discardableResult
     public func insert(
         subject: String, _ objects: [Object], writer: UInt32 = 0, beforeApplying: () throws -> Void = {}
+    ) throws -> (inserted: Int, duplicates: Int) {
+        try insert(subject: subject, objects, writer: writer) { () throws -> UInt64? in
+            try beforeApplying()
+            return nil
+        }
+    }
+
+    /// ``insert(subject:_:writer:beforeApplying:)`` whose hook returns the sequence of the change's log record.
+    @discardableResult
+    public func insert(
+        subject: String, _ objects: [Object], writer: UInt32 = 0, sequencedBy hook: () throws -> UInt64
+    ) throws -> (inserted: Int, duplicates: Int) {
+        try insert(subject: subject, objects, writer: writer) { () throws -> UInt64? in try hook() }
+    }
+
+    private func insert(
+        subject: String, _ objects: [Object], writer: UInt32, hook: () throws -> UInt64?
     ) throws -> (inserted: Int, duplicates: Int) {
         try SampleRules.validate(subject: subject)
         for object in objects { try object.validate() }
@@ -162,13 +205,16 @@ public final class ObjectStore<Object: StorableObject>: Sendable {
                 fresh.append(object)
             }
             guard !fresh.isEmpty else { return (0, objects.count) }
-            try beforeApplying()
-            var changed = book
-            for object in fresh {
-                state.lastAnchor += 1
-                changed.byUUID[object.uuid] = StoredObject(object: object, anchor: state.lastAnchor, writer: writer)
+            let sequence = try hook()
+            state.change(of: subject, sequence: sequence) { state in
+                var changed = book
+                for object in fresh {
+                    state.lastAnchor += 1
+                    changed.byUUID[object.uuid] = StoredObject(
+                        object: object, anchor: state.lastAnchor, writer: writer)
+                }
+                state.books[subject] = changed
             }
-            state.books[subject] = changed
             return (fresh.count, objects.count - fresh.count)
         }
     }
@@ -179,6 +225,24 @@ public final class ObjectStore<Object: StorableObject>: Sendable {
     public func delete(
         subject: String, uuids: Set<UUID>, writer: UInt32? = nil, beforeApplying: () throws -> Void = {}
     ) throws -> Int {
+        try delete(subject: subject, uuids: uuids, writer: writer) { () throws -> UInt64? in
+            try beforeApplying()
+            return nil
+        }
+    }
+
+    /// ``delete(subject:uuids:writer:beforeApplying:)`` whose hook returns the sequence of the change's log
+    /// record.
+    @discardableResult
+    public func delete(
+        subject: String, uuids: Set<UUID>, writer: UInt32? = nil, sequencedBy hook: () throws -> UInt64
+    ) throws -> Int {
+        try delete(subject: subject, uuids: uuids, writer: writer) { () throws -> UInt64? in try hook() }
+    }
+
+    private func delete(
+        subject: String, uuids: Set<UUID>, writer: UInt32?, hook: () throws -> UInt64?
+    ) throws -> Int {
         try SampleRules.validate(subject: subject)
         return try state.write { state in
             guard var book = state.books[subject] else { return 0 }
@@ -187,13 +251,15 @@ public final class ObjectStore<Object: StorableObject>: Sendable {
                 return writer.map { $0 == stored.writer } ?? true
             }
             guard !doomed.isEmpty else { return 0 }
-            try beforeApplying()
-            for uuid in doomed {
-                let stored = book.byUUID.removeValue(forKey: uuid)!
-                state.lastAnchor += 1
-                book.deletions.append(ObjectDeletion(uuid: uuid, anchor: state.lastAnchor, writer: stored.writer))
+            let sequence = try hook()
+            state.change(of: subject, sequence: sequence) { state in
+                for uuid in doomed {
+                    let stored = book.byUUID.removeValue(forKey: uuid)!
+                    state.lastAnchor += 1
+                    book.deletions.append(ObjectDeletion(uuid: uuid, anchor: state.lastAnchor, writer: stored.writer))
+                }
+                state.books[subject] = book
             }
-            state.books[subject] = book
             return doomed.count
         }
     }
@@ -205,7 +271,7 @@ public final class ObjectStore<Object: StorableObject>: Sendable {
         if limit < 0 { throw HealthError(.invalidArgument, "the limit \(limit) is negative") }
         return state.read { state in
             guard let book = state.books[subject] else {
-                return ObjectQueryResult(objects: [], deletions: [], lastAnchor: state.lastAnchor)
+                return ObjectQueryResult(objects: [], deletions: [], lastAnchor: state.lastAnchor(of: subject))
             }
             var found = book.byUUID.values.filter { filter.matches($0.object, anchor: $0.anchor, writer: $0.writer) }
             found.sort { ($0.object.start, $0.object.uuid.uuidString) < ($1.object.start, $1.object.uuid.uuidString) }
@@ -216,7 +282,7 @@ public final class ObjectStore<Object: StorableObject>: Sendable {
                 : book.deletions.filter { deletion in
                     deletion.anchor > filter.afterAnchor && (filter.writer.map { $0 == deletion.writer } ?? true)
                 }
-            return ObjectQueryResult(objects: found, deletions: deletions, lastAnchor: state.lastAnchor)
+            return ObjectQueryResult(objects: found, deletions: deletions, lastAnchor: state.lastAnchor(of: subject))
         }
     }
 

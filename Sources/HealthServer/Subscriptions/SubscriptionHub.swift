@@ -61,6 +61,17 @@ public final class SubscriptionHub: Sendable {
         if removed { total.subtract(1, ordering: .relaxed) }
     }
 
+    /// Marks every subscription whose subject `matches` dirty, whatever its type: each computes its next update,
+    /// which checks again that this node may serve it (cluster mode: a node that no longer holds the subject's
+    /// partition ends the subscription, and the client subscribes again at the new owner from its last anchor).
+    public func wake(subjects matches: (String) -> Bool) {
+        guard count > 0 else { return }
+        let matching = entries.withLock { entries in
+            entries.filter { matches($0.key.subject) }.values.flatMap { Array($0.values) }
+        }
+        for subscription in matching { subscription.markDirty() }
+    }
+
     /// A subject's samples of a type changed (durably): marks the subscriptions watching them dirty.
     public func changed(subject: String, type: String) {
         guard count > 0, let quantityType = try? QuantityType.named(type) else { return }

@@ -33,13 +33,13 @@ public enum SubscriptionUpdater {
         switch request {
         case .observer(let subject, let type, let filter):
             _ = try store.changes(subject: subject, type: type, filter: filter, anchor: 0, limit: 1)
-            return Step(updates: [], anchor: try store.lastAnchor(type: type), more: false)
+            return Step(updates: [], anchor: try store.lastAnchor(type: type, subject: subject), more: false)
         case .anchored(let query):
             let result = try changes(query, after: query.anchor, store: store)
             return Step(updates: [.changes(result)], anchor: result.anchor, more: result.hasMore)
         case .collection(let query):
             // The anchor first: a change racing the query is recomputed by the next step, never lost.
-            let anchor = try store.lastAnchor(type: query.type)
+            let anchor = try store.lastAnchor(type: query.type, subject: query.subject)
             let buckets = try collection(query, from: query.enumerateFrom, to: query.enumerateTo, store: store)
             let unit = try unitSymbol(query)
             var updates: [UpdateContent] = []
@@ -68,7 +68,7 @@ public enum SubscriptionUpdater {
         case .observer(let subject, let type, let filter):
             let probe = try store.changes(subject: subject, type: type, filter: filter, anchor: anchor, limit: 1)
             if probe.isEmpty { return Step(updates: [], anchor: probe.anchor, more: false) }
-            let newest = try store.lastAnchor(type: type)
+            let newest = try store.lastAnchor(type: type, subject: subject)
             return Step(updates: [.changed(anchor: newest)], anchor: newest, more: false)
         case .anchored(let query):
             let result = try changes(query, after: anchor, store: store)
@@ -80,7 +80,7 @@ public enum SubscriptionUpdater {
                 // Another subscriber computed this step. Changes after its end anchor may have arrived before this
                 // subscription was marked clean, so any newer change (of any subject: the clock is per type)
                 // calls for a further step.
-                let newest = try store.lastAnchor(type: query.type)
+                let newest = try store.lastAnchor(type: query.type, subject: query.subject)
                 return Step(updates: shared.updates, anchor: shared.anchor, more: newest > shared.anchor)
             }
             let changed = try store.changedSpans(

@@ -20,9 +20,11 @@ extension DurableStore {
     /// returns how many, once durable (record kind 10).
     public func deleteCorrelations(subject: String, uuids: [UUID], writer: UInt32? = nil) throws -> Int {
         let sorted = uuids.sorted { $0.uuidString < $1.uuidString }
-        return try logged(.correlationDelete(subject: subject, uuids: sorted, writer: writer)) { hook in
-            try store.correlations.delete(subject: subject, uuids: Set(uuids), writer: writer, beforeApplying: hook)
-        }
+        return try logged(
+            .correlationDelete(subject: subject, uuids: sorted, writer: writer),
+            sequenced: { hook in
+                try delete(uuids, from: store.correlations, subject: subject, writer: writer, hook: hook)
+            })
     }
 }
 
@@ -44,8 +46,23 @@ extension DurableStore {
         _ objects: [Object], into objectStore: ObjectStore<Object>, subject: String, writer: UInt32,
         logging record: LogChange
     ) throws -> (inserted: Int, duplicates: Int) {
-        try logged(record) { hook in
-            try objectStore.insert(subject: subject, objects, writer: writer, beforeApplying: hook)
-        }
+        try logged(
+            record,
+            sequenced: { hook in
+                store.anchorsFromSequences
+                    ? try objectStore.insert(subject: subject, objects, writer: writer, sequencedBy: hook)
+                    : try objectStore.insert(subject: subject, objects, writer: writer) { _ = try hook() }
+            })
+    }
+
+    /// Deletes `uuids` of `subject` (only `writer`'s when set) from `objectStore`, with `hook` appending the
+    /// record; anchors from its sequence when the store derives them so.
+    func delete<Object: StorableObject>(
+        _ uuids: [UUID], from objectStore: ObjectStore<Object>, subject: String, writer: UInt32?,
+        hook: () throws -> UInt64
+    ) throws -> Int {
+        store.anchorsFromSequences
+            ? try objectStore.delete(subject: subject, uuids: Set(uuids), writer: writer, sequencedBy: hook)
+            : try objectStore.delete(subject: subject, uuids: Set(uuids), writer: writer) { _ = try hook() }
     }
 }

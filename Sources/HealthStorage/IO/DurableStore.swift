@@ -166,9 +166,15 @@ public final class DurableStore: Sendable {
             }
         }
         var sequence: UInt64?
-        let result = try store.insert(batch, writer: writer) {
-            sequence = try log.append(kind: change.kind, payload: payload, subject: batch.subject)
+        let append = {
+            let appended = try log.append(kind: change.kind, payload: payload, subject: batch.subject)
+            sequence = appended
+            return appended
         }
+        let result =
+            store.anchorsFromSequences
+            ? try store.insert(batch, writer: writer, sequencedBy: append)
+            : try store.insert(batch, writer: writer) { _ = try append() }
         try log.waitUntilDurable(sequence ?? log.lastSequence)
         return result
     }
@@ -176,9 +182,13 @@ public final class DurableStore: Sendable {
     /// Deletes a subject's samples of a type matching `filter` (its ``SampleFilter/writer`` included); returns
     /// how many, once the deletion is durable.
     public func delete(subject: String, type: String, filter: SampleFilter) throws -> Int {
-        try logged(.delete(subject: subject, type: type, filter: filter)) { hook in
-            try store.delete(subject: subject, type: type, filter: filter, beforeApplying: hook)
-        }
+        try logged(
+            .delete(subject: subject, type: type, filter: filter),
+            sequenced: { hook in
+                store.anchorsFromSequences
+                    ? try store.delete(subject: subject, type: type, filter: filter, sequencedBy: hook)
+                    : try store.delete(subject: subject, type: type, filter: filter) { _ = try hook() }
+            })
     }
 
     /// Sets a source priority order, durably.
@@ -205,17 +215,24 @@ public final class DurableStore: Sendable {
     /// (record kind 6).
     public func deleteWorkouts(subject: String, uuids: [UUID], writer: UInt32? = nil) throws -> Int {
         try logged(
-            .workoutDelete(subject: subject, uuids: uuids.sorted { $0.uuidString < $1.uuidString }, writer: writer)
-        ) {
-            hook in
-            try store.workouts.delete(subject: subject, uuids: Set(uuids), writer: writer, beforeApplying: hook)
-        }
+            .workoutDelete(subject: subject, uuids: uuids.sorted { $0.uuidString < $1.uuidString }, writer: writer),
+            sequenced: { hook in try delete(uuids, from: store.workouts, subject: subject, writer: writer, hook: hook) }
+        )
     }
 
     /// Runs `change`, which calls the hook it is given under its lock once its checks passed: the hook appends
     /// `record` to the log. Returns once the record (or what a no-op change duplicates) is durable.
     func logged<T>(_ record: LogChange, _ change: (() throws -> Void) throws -> T) throws -> T {
-        guard let log = changes else { return try change({}) }
+        try logged(
+            record,
+            sequenced: { hook in
+                try withoutActuallyEscaping(hook) { hook in try change { _ = try hook() } }
+            })
+    }
+
+    /// ``logged(_:_:)`` whose hook returns the sequence the log gave `record` (0 without a log).
+    func logged<T>(_ record: LogChange, sequenced change: (() throws -> UInt64) throws -> T) throws -> T {
+        guard let log = changes else { return try change({ 0 }) }
         let payload: [UInt8]
         do {
             payload = try record.encodePayload()
@@ -224,7 +241,9 @@ public final class DurableStore: Sendable {
         }
         var sequence: UInt64?
         let result = try change {
-            sequence = try log.append(kind: record.kind, payload: payload, subject: record.subject)
+            let appended = try log.append(kind: record.kind, payload: payload, subject: record.subject)
+            sequence = appended
+            return appended
         }
         try log.waitUntilDurable(sequence ?? log.lastSequence)
         return result

@@ -190,11 +190,28 @@ enum Recovery {
             return
         }
         switch change {
+        case .insert(let batch, let writer) where store.anchorsFromSequences:
+            _ = try store.insert(batch, writer: writer, sequencedBy: { record.sequence })
         case .insert(let batch, let writer): _ = try store.insert(batch, writer: writer, beforeApplying: {})
+        case .delete(let subject, let type, let filter) where store.anchorsFromSequences:
+            _ = try store.delete(subject: subject, type: type, filter: filter, sequencedBy: { record.sequence })
         case .delete(let subject, let type, let filter):
             _ = try store.delete(subject: subject, type: type, filter: filter)
         case .sourcePriority(let subject, let type, let order):
             try store.setSourcePriority(subject: subject, type: type, order: order)
+        case .workouts(let subject, let workouts, let writer) where store.anchorsFromSequences:
+            try store.workouts.insert(subject: subject, workouts, writer: writer, sequencedBy: { record.sequence })
+        case .workoutDelete(let subject, let uuids, let writer) where store.anchorsFromSequences:
+            try store.workouts.delete(
+                subject: subject, uuids: Set(uuids), writer: writer, sequencedBy: { record.sequence })
+        case .correlations(let subject, let correlations, let writer) where store.anchorsFromSequences:
+            try store.correlations.insert(
+                subject: subject, correlations, writer: writer, sequencedBy: { record.sequence })
+        case .correlationDelete(let subject, let uuids, let writer) where store.anchorsFromSequences:
+            try store.correlations.delete(
+                subject: subject, uuids: Set(uuids), writer: writer, sequencedBy: { record.sequence })
+        case .routes(let subject, let routes, let writer) where store.anchorsFromSequences:
+            try store.routes.insert(subject: subject, routes, writer: writer, sequencedBy: { record.sequence })
         case .workouts(let subject, let workouts, let writer):
             try store.workouts.insert(subject: subject, workouts, writer: writer)
         case .workoutDelete(let subject, let uuids, let writer):
