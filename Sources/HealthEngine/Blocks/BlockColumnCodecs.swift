@@ -69,36 +69,36 @@ extension StartColumn {
     fileprivate static func decodeRegular(
         _ reader: inout BlockReader, first: Timestamp, count: Int, into out: UnsafeMutablePointer<Timestamp>
     ) throws(BlockDecodingError) -> Bool {
-        var peek = reader
         // A non-zero base (deltas that change at every row) is not a regular column: decode it the usual way.
         var probe = reader
-        guard try probe.varint() == 0 else { return false }
-        // Rows 1... of `out` are the packed rows 0...; `filled` rows are done, the last at `start` with `delta`.
+        guard try probe.varint() == 0, let (_, exceptions) = try PackedIntegers.sparseHeader(&reader, count: count - 1)
+        else { return false }
+        // Rows 1... of `out` are the packed rows 0...; rows before `filled` are done, the last at `start`.
         var filled = 1
         var start = first
         var delta: Int64 = 0
-        /// Rows `filled..<end` with the current delta.
-        func fill(to end: Int) {
+        var packedRow = -1
+        for _ in 0..<exceptions {
+            let (row, high) = try PackedIntegers.nextException(&reader, count: count - 1, after: packedRow)
+            packedRow = row
+            // Rows up to the exception's keep the delta: start + k × delta, no chain of dependent adds.
+            let end = row + 1
             var k: Int64 = 1
-            for row in filled..<end {
-                out[row] = start &+ k &* delta
+            for i in filled..<end {
+                out[i] = start &+ k &* delta
                 k &+= 1
             }
             if end > filled { start = out[end - 1] }
-            filled = end
+            delta = delta &+ unZigZag(high)
+            start = start &+ delta
+            out[end] = start
+            filled = end + 1
         }
-        let base = try PackedIntegers.decodeSparse(
-            &peek, count: count - 1,
-            exception: { packedRow, value in
-                fill(to: packedRow + 1)
-                delta = delta &+ unZigZag(value)
-                start = start &+ delta
-                out[packedRow + 1] = start
-                filled = packedRow + 2
-            })
-        guard base != nil else { return false }
-        fill(to: count)
-        reader = peek
+        var k: Int64 = 1
+        for i in filled..<count {
+            out[i] = start &+ k &* delta
+            k &+= 1
+        }
         return true
     }
 }
@@ -117,22 +117,18 @@ enum DurationColumn {
         into out: UnsafeMutablePointer<Timestamp>
     ) throws(BlockDecodingError) {
         // Equal durations (but a few): the ends in one pass.
-        var filled = 0
-        var duration: Int64 = 0
-        func fill(to end: Int) {
-            for i in filled..<end { out[i] = starts[i] &+ duration }
-            filled = end
-        }
-        var probe = reader
-        let base = try probe.varint()
-        duration = Int64(bitPattern: base)
-        let sparse = try PackedIntegers.decodeSparse(&reader, count: count) { row, value in
-            fill(to: row)
-            out[row] = starts[row] &+ Int64(bitPattern: value)
-            filled = row + 1
-        }
-        if sparse != nil {
-            fill(to: count)
+        if let (base, exceptions) = try PackedIntegers.sparseHeader(&reader, count: count) {
+            let duration = Int64(bitPattern: base)
+            var filled = 0
+            var row = -1
+            for _ in 0..<exceptions {
+                let (next, high) = try PackedIntegers.nextException(&reader, count: count, after: row)
+                row = next
+                for i in filled..<row { out[i] = starts[i] &+ duration }
+                out[row] = starts[row] &+ Int64(bitPattern: base &+ high)
+                filled = row + 1
+            }
+            for i in filled..<count { out[i] = starts[i] &+ duration }
             return
         }
         try out.withMemoryRebound(to: UInt64.self, capacity: count) { (packed) throws(BlockDecodingError) in
@@ -233,29 +229,31 @@ enum ValueColumn {
         guard parameter < (mode == xorMode ? 64 : powers.count) else {
             throw BlockDecodingError("value parameter \(parameter)")
         }
-        if mode == decimalMode {
-            // Mostly one value (steps: mostly zero): the doubles in one pass.
+        if mode == decimalMode, let (base, exceptions) = try PackedIntegers.sparseHeader(&reader, count: count) {
+            // Mostly one value (steps: mostly zero): the doubles in one pass, whole numbers without a division.
             let power = powers[parameter]
-            func value(_ bits: UInt64) -> Double {
-                parameter == 0 ? Double(unZigZag(bits)) : Double(unZigZag(bits)) / power
-            }
+            let common = parameter == 0 ? Double(unZigZag(base)) : Double(unZigZag(base)) / power
             var filled = 0
-            var common = 0.0
-            func fill(to end: Int) {
-                for i in filled..<end { out[i] = common }
-                filled = end
+            var row = -1
+            if parameter == 0 {
+                for _ in 0..<exceptions {
+                    let (next, high) = try PackedIntegers.nextException(&reader, count: count, after: row)
+                    row = next
+                    for i in filled..<row { out[i] = common }
+                    out[row] = Double(unZigZag(base &+ high))
+                    filled = row + 1
+                }
+            } else {
+                for _ in 0..<exceptions {
+                    let (next, high) = try PackedIntegers.nextException(&reader, count: count, after: row)
+                    row = next
+                    for i in filled..<row { out[i] = common }
+                    out[row] = Double(unZigZag(base &+ high)) / power
+                    filled = row + 1
+                }
             }
-            var probe = reader
-            common = value(try probe.varint())
-            let sparse = try PackedIntegers.decodeSparse(&reader, count: count) { row, bits in
-                fill(to: row)
-                out[row] = value(bits)
-                filled = row + 1
-            }
-            if sparse != nil {
-                fill(to: count)
-                return
-            }
+            for i in filled..<count { out[i] = common }
+            return
         }
         // The column is decoded as bit patterns in place, each slot holding a valid Double once done.
         try out.withMemoryRebound(to: UInt64.self, capacity: count) { (bits) throws(BlockDecodingError) in
