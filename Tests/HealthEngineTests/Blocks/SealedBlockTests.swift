@@ -86,8 +86,11 @@ struct SealedBlockTests {
             let exponent = Int.random(in: 0...3, using: &random)
             var rows = SeriesRows()
             var start = Timestamp.random(in: 0...Micros.day * 365 * 60, using: &random)
-            for _ in 0..<count {
-                start += odd() ? Timestamp.random(in: 0...Micros.hour, using: &random) : step
+            // Two sources sampling the same instants: the deltas alternate between zero and the step.
+            let interleaved = Bool.random(using: &random)
+            for row in 0..<count {
+                let regular = interleaved && row % 2 == 1 ? 0 : step
+                start += odd() ? Timestamp.random(in: 0...Micros.hour, using: &random) : regular
                 let length = odd() ? Timestamp.random(in: 0...Micros.day, using: &random) : duration
                 let value =
                     odd() ? Double(Int.random(in: -300...100_000, using: &random)) / pow(10, Double(exponent)) : common
