@@ -76,32 +76,9 @@ struct BlockReader {
         return try longVarint()
     }
 
-    /// ``varint()`` past its first byte: without a check per byte while ten bytes remain (the longest varint),
-    /// otherwise byte by byte with its checks.
+    /// ``varint()`` byte by byte, with its checks.
     @inline(never)
     private mutating func longVarint() throws(BlockDecodingError) -> UInt64 {
-        if remaining >= 10 {
-            var result: UInt64 = 0
-            var shift: UInt64 = 0
-            var index = offset
-            while shift < 63 {
-                let b = base[index]
-                index += 1
-                result |= UInt64(b & 0x7F) << shift
-                if b < 0x80 {
-                    offset = index
-                    return result
-                }
-                shift += 7
-            }
-            // The tenth byte: only its lowest bit fits.
-            let b = base[index]
-            guard b <= 1 else {
-                throw BlockDecodingError("varint overflows 64 bits")
-            }
-            offset = index + 1
-            return result | UInt64(b) << 63
-        }
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {

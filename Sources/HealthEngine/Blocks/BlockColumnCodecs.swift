@@ -40,7 +40,6 @@ enum StartColumn {
         guard mode <= deltaOfDeltaMode else { throw BlockDecodingError("start mode \(mode)") }
         out[0] = first
         if mode == deltaOfDeltaMode, try decodeRegular(&reader, first: first, count: count, into: out) { return }
-        if mode == deltaMode, try decodeSparseDeltas(&reader, first: first, count: count, into: out) { return }
         try out.advanced(by: 1).withMemoryRebound(to: UInt64.self, capacity: count - 1) {
             (packed) throws(BlockDecodingError) in
             try PackedIntegers.decode(&reader, count: count - 1, into: packed)
@@ -94,42 +93,6 @@ extension StartColumn {
             start = start &+ delta
             out[end] = start
             filled = end + 1
-        }
-        var k: Int64 = 1
-        for i in filled..<count {
-            out[i] = start &+ k &* delta
-            k &+= 1
-        }
-        return true
-    }
-}
-
-extension StartColumn {
-    /// Deltas packed in zero bits (one delta, the base, but at the exceptions: rows of several sources at the
-    /// same instants alternate a zero delta with the sampling interval) decoded in one pass. Returns false,
-    /// having read nothing, for any other column.
-    @inline(__always)
-    fileprivate static func decodeSparseDeltas(
-        _ reader: inout BlockReader, first: Timestamp, count: Int, into out: UnsafeMutablePointer<Timestamp>
-    ) throws(BlockDecodingError) -> Bool {
-        guard let (base, exceptions) = try PackedIntegers.sparseHeader(&reader, count: count - 1) else {
-            return false
-        }
-        let delta = Int64(bitPattern: base)
-        var start = first
-        var filled = 1
-        var packedRow = -1
-        for _ in 0..<exceptions {
-            let (row, high) = try PackedIntegers.nextException(&reader, count: count - 1, after: packedRow)
-            packedRow = row
-            var k: Int64 = 1
-            for i in filled..<(row + 1) {
-                out[i] = start &+ k &* delta
-                k &+= 1
-            }
-            start = out[row] &+ Int64(bitPattern: base &+ high)
-            out[row + 1] = start
-            filled = row + 2
         }
         var k: Int64 = 1
         for i in filled..<count {
