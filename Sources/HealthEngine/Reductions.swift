@@ -270,7 +270,9 @@ struct TimeWeightedPartial: Sendable {
     private(set) var lastTime: Timestamp = 0
     private(set) var lastValue = 0.0
 
-    /// The partial of rows in start order (columns of equal lengths).
+    /// The partial of rows in start order (columns of equal lengths). Blocks seal any bits (a snapshot's rows are
+    /// checked after), so the differences wrap instead of trapping; rows that keep the engine's invariants never
+    /// wrap.
     init(
         _ starts: UnsafeBufferPointer<Timestamp>, _ ends: UnsafeBufferPointer<Timestamp>,
         _ values: UnsafeBufferPointer<Double>
@@ -281,14 +283,14 @@ struct TimeWeightedPartial: Sendable {
             let end = ends[row]
             let value = values[row]
             if end > start {
-                area += Double(end - start) * value
-                weight += Double(end - start)
+                area += Double(end &- start) * value
+                weight += Double(end &- start)
             } else if !hasPoint {
                 hasPoint = true
                 (firstTime, firstValue) = (start, value)
                 (lastTime, lastValue) = (start, value)
             } else {
-                let gap = start - lastTime
+                let gap = start &- lastTime
                 let span = gap <= TimeWeightedMean.joinGap ? gap : 2 * TimeWeightedMean.halfWindow
                 area += Double(span) * 0.5 * (lastValue + value)
                 weight += Double(span)
