@@ -229,32 +229,9 @@ enum ValueColumn {
         guard parameter < (mode == xorMode ? 64 : powers.count) else {
             throw BlockDecodingError("value parameter \(parameter)")
         }
-        if mode == decimalMode, let (base, exceptions) = try PackedIntegers.sparseHeader(&reader, count: count) {
-            // Mostly one value (steps: mostly zero): the doubles in one pass, whole numbers without a division.
-            let power = powers[parameter]
-            let common = parameter == 0 ? Double(unZigZag(base)) : Double(unZigZag(base)) / power
-            var filled = 0
-            var row = -1
-            if parameter == 0 {
-                for _ in 0..<exceptions {
-                    let (next, high) = try PackedIntegers.nextException(&reader, count: count, after: row)
-                    row = next
-                    for i in filled..<row { out[i] = common }
-                    out[row] = Double(unZigZag(base &+ high))
-                    filled = row + 1
-                }
-            } else {
-                for _ in 0..<exceptions {
-                    let (next, high) = try PackedIntegers.nextException(&reader, count: count, after: row)
-                    row = next
-                    for i in filled..<row { out[i] = common }
-                    out[row] = Double(unZigZag(base &+ high)) / power
-                    filled = row + 1
-                }
-            }
-            for i in filled..<count { out[i] = common }
-            return
-        }
+        // A mostly-one-value column (W1 steps: zeros, walking minutes as exceptions) is decoded like the others:
+        // written in one pass between its exceptions it ran slower on W1 (fewer instructions, but a short fill
+        // of unpredictable length per exception).
         // The column is decoded as bit patterns in place, each slot holding a valid Double once done.
         try out.withMemoryRebound(to: UInt64.self, capacity: count) { (bits) throws(BlockDecodingError) in
             try PackedIntegers.decode(&reader, count: count, into: bits)
