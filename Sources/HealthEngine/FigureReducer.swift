@@ -49,21 +49,34 @@ struct FigureReducer {
     }
 
     /// Whether whole blocks may be fed by their summaries (``add(_:)``): every figure asked for is a count, sum,
-    /// extreme or arithmetic mean; the most recent sample, the covered time and the weighted means need rows.
+    /// extreme, arithmetic or time-weighted mean (the latter by ``BlockSummary/timeWeighted``); the most recent
+    /// sample, the covered time and the energy average need rows.
     var takesSummaries: Bool {
         !options.contains(.mostRecent) && !options.contains(.duration)
-            && (!options.contains(.discreteAverage) || style == .discreteArithmetic)
+            && (!options.contains(.discreteAverage) || style == .discreteArithmetic
+                || style == .discreteTemporallyWeighted)
+    }
+
+    /// Whether `summary` can stand for its block's rows (``takesSummaries``, and a time-weighted mean needs the
+    /// block's partial, which summaries read from a header alone lack).
+    func takes(_ summary: BlockSummary) -> Bool {
+        takesSummaries && (!wantsTimeWeighted || summary.timeWeighted != nil)
+    }
+
+    private var wantsTimeWeighted: Bool {
+        options.contains(.discreteAverage) && style == .discreteTemporallyWeighted
     }
 
     /// Feeds a whole block by its summary (only when ``takesSummaries``): the figures are those of its rows
     /// fed as one run.
     mutating func add(_ summary: BlockSummary) {
-        precondition(takesSummaries, "these figures need the rows")
+        precondition(takes(summary), "these figures need the rows")
         count += summary.count
         earliestStart = min(earliestStart, summary.firstStart)
         latest.add(summary)
         if wantsValueSum { sum.add(summary) }
         if options.contains(.discreteMin) || options.contains(.discreteMax) { extremes.add(summary) }
+        if wantsTimeWeighted, let partial = summary.timeWeighted { timeWeighted.add(partial) }
     }
 
     /// End of the most recent row: the latest end of the rows fed.

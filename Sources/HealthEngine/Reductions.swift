@@ -224,11 +224,80 @@ struct TimeWeightedMean {
         (self.area, self.weight, self.lastTime, self.lastValue) = (area, weight, lastTime, lastValue)
     }
 
+    /// Feeds a whole block's rows by their ``TimeWeightedPartial``: the link from the chain so far to the
+    /// block's first point reading (or the chain's opening half window), then the block's own area and weight.
+    /// Equal to feeding the rows one by one up to the order of the floating-point additions of the area (the
+    /// weights are whole microseconds, exact in any order).
+    mutating func add(_ partial: TimeWeightedPartial) {
+        if partial.hasPoint {
+            if hasPoint {
+                let gap = partial.firstTime - lastTime
+                let span = gap <= Self.joinGap ? gap : 2 * Self.halfWindow
+                area += Double(span) * 0.5 * (lastValue + partial.firstValue)
+                weight += Double(span)
+            } else {
+                area += Double(Self.halfWindow) * partial.firstValue
+                weight += Double(Self.halfWindow)
+                hasPoint = true
+            }
+            (lastTime, lastValue) = (partial.lastTime, partial.lastValue)
+        }
+        area += partial.area
+        weight += partial.weight
+    }
+
     /// The mean, closing the chain with the last reading's trailing half window; `nil` when nothing was fed.
     var mean: Double? {
         let closedArea = area + (hasPoint ? Double(Self.halfWindow) * lastValue : 0)
         let closedWeight = weight + (hasPoint ? Double(Self.halfWindow) : 0)
         return closedWeight > 0 ? closedArea / closedWeight : nil
+    }
+}
+
+/// What one block's rows add to a ``TimeWeightedMean``, apart from the link to the chain before them: the
+/// area and weight of its samples with a duration and of the joins between its consecutive point readings,
+/// and its first and last point reading. Kept in memory with each block's summary
+/// (``BlockSummary/timeWeighted``), so a statistics query counts whole blocks without decoding them.
+struct TimeWeightedPartial: Sendable {
+    /// Σ value × microseconds of the block's own terms (durations, and joins between its points).
+    private(set) var area = 0.0
+    /// Σ microseconds of the same terms.
+    private(set) var weight = 0.0
+    /// Whether the block holds a point reading (start = end); the first and last one's instant and value.
+    private(set) var hasPoint = false
+    private(set) var firstTime: Timestamp = 0
+    private(set) var firstValue = 0.0
+    private(set) var lastTime: Timestamp = 0
+    private(set) var lastValue = 0.0
+
+    /// The partial of rows in start order (columns of equal lengths). Blocks seal any bits (a snapshot's rows are
+    /// checked after), so the differences wrap instead of trapping; rows that keep the engine's invariants never
+    /// wrap.
+    init(
+        _ starts: UnsafeBufferPointer<Timestamp>, _ ends: UnsafeBufferPointer<Timestamp>,
+        _ values: UnsafeBufferPointer<Double>
+    ) {
+        var (area, weight, lastTime, lastValue) = (0.0, 0.0, Timestamp(0), 0.0)
+        for row in 0..<starts.count {
+            let start = starts[row]
+            let end = ends[row]
+            let value = values[row]
+            if end > start {
+                area += Double(end &- start) * value
+                weight += Double(end &- start)
+            } else if !hasPoint {
+                hasPoint = true
+                (firstTime, firstValue) = (start, value)
+                (lastTime, lastValue) = (start, value)
+            } else {
+                let gap = start &- lastTime
+                let span = gap <= TimeWeightedMean.joinGap ? gap : 2 * TimeWeightedMean.halfWindow
+                area += Double(span) * 0.5 * (lastValue + value)
+                weight += Double(span)
+                (lastTime, lastValue) = (start, value)
+            }
+        }
+        (self.area, self.weight, self.lastTime, self.lastValue) = (area, weight, lastTime, lastValue)
     }
 }
 

@@ -5,9 +5,11 @@ extension Series {
     /// or the head), in start order: the chunk's columns, the selected rows inside it numbered for those columns,
     /// and the row number of its first row. Reductions that keep their state across calls (``FigureReducer``,
     /// ``BucketSums/addRun(_:_:maxDuration:)``) read a selection this way without decoding it all at once.
-    /// With `summarise`, a sealed block whose rows are all selected is not decoded: its summary goes there.
+    /// With `summarise`, a sealed block whose rows are all selected is offered there by its summary, and not
+    /// decoded when `summarise` takes it (returns true). Without `sourceIDs` the chunks' ``Columns`` hold no
+    /// source ids (sealed blocks' are not decoded).
     func forEachChunk(
-        of selection: Selection, summarise: ((BlockSummary) -> Void)? = nil,
+        of selection: Selection, sourceIDs: Bool = true, summarise: ((BlockSummary) -> Bool)? = nil,
         _ body: (Columns, Selection, _ firstRow: Int) -> Void
     ) {
         let runs = selection.runs
@@ -25,13 +27,10 @@ extension Series {
         }
         var pending: Selection? = nil
         rows.forEachChunk(
-            overlapping: selection.span,
+            overlapping: selection.span, sourceIDs: sourceIDs,
             decodes: { firstRow, summary in
                 let selected = local(firstRow..<(firstRow + summary.count))
-                if let summarise, selected.count == summary.count {
-                    summarise(summary)
-                    return false
-                }
+                if let summarise, selected.count == summary.count, summarise(summary) { return false }
                 pending = selected
                 return true
             }

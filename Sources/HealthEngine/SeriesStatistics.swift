@@ -26,11 +26,13 @@ extension Series {
             var plain = ValueSum()
             let sums = options.contains(.cumulativeSum)
             // Blocks lying wholly in the selection count by their summaries when the figures allow it.
-            let summarise: ((BlockSummary) -> Void)? =
+            let summarise: ((BlockSummary) -> Bool)? =
                 all.takesSummaries
                 ? { summary in
+                    guard all.takes(summary) else { return false }
                     all.add(summary)
                     if sums { plain.add(summary) }
+                    return true
                 } : nil
             forEachChunk(of: selection, summarise: summarise) { c, local, firstRow in
                 for run in local.runs {

@@ -24,15 +24,20 @@ extension SourceMerge {
     /// sink may see an instant earlier than the last one it saw) and with rows counted whole where nothing above
     /// them covers them. `maxDuration`, when known, bounds the selected rows' durations. Returns false, having called nothing on `sink`, when the selection is empty or holds
     /// more than ``layerLimit`` ranks.
+    /// With `feeding`, only those rows (a part of `selection`) are handed to `sink`, the others of `selection`
+    /// serving as the context that covers them: a chunk of a longer selection, given every selected row that
+    /// overlaps one of the fed rows in time (``Series/chunkedMergedSums(_:into:)``), contributes what the whole
+    /// merge gives for its rows.
     static func layered<Sink: MergeSink>(
-        _ c: Columns, _ selection: Selection, sourceRanks: [Int], maxDuration: Int64?, into sink: inout Sink
+        _ c: Columns, _ selection: Selection, feeding: Selection? = nil, sourceRanks: [Int], maxDuration: Int64?,
+        into sink: inout Sink
     ) -> Bool {
         guard let layers = MergeLayers(c, selection, sourceRanks: sourceRanks, maxDuration: maxDuration) else {
             return false
         }
         layers.layerOfSource.withUnsafeBufferPointer { layerOfSource in
             var pass = LayeredPass(layers: layers, layerOfSource: layerOfSource)
-            for run in selection.runs { pass.feed(c, run, into: &sink) }
+            for run in (feeding ?? selection).runs { pass.feed(c, run, into: &sink) }
         }
         return true
     }

@@ -62,7 +62,23 @@ struct BlockReader {
         return UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 
+    /// A LEB128 varint; one-byte varints (the common case in packed columns' exception lists) take the inlined
+    /// fast path.
+    @inline(__always)
     mutating func varint() throws(BlockDecodingError) -> UInt64 {
+        if offset < base.count {
+            let first = base[offset]
+            if first < 0x80 {
+                offset += 1
+                return UInt64(first)
+            }
+        }
+        return try longVarint()
+    }
+
+    /// ``varint()`` byte by byte, with its checks.
+    @inline(never)
+    private mutating func longVarint() throws(BlockDecodingError) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {

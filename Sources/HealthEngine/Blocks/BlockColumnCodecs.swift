@@ -39,6 +39,7 @@ enum StartColumn {
         let mode = try reader.byte()
         guard mode <= deltaOfDeltaMode else { throw BlockDecodingError("start mode \(mode)") }
         out[0] = first
+        if mode == deltaOfDeltaMode, try decodeRegular(&reader, first: first, count: count, into: out) { return }
         try out.advanced(by: 1).withMemoryRebound(to: UInt64.self, capacity: count - 1) {
             (packed) throws(BlockDecodingError) in
             try PackedIntegers.decode(&reader, count: count - 1, into: packed)
@@ -60,6 +61,48 @@ enum StartColumn {
     }
 }
 
+extension StartColumn {
+    /// Deltas of deltas packed in zero bits with a zero base (regular sampling: the delta changes only at the
+    /// exceptions) decoded in one pass, each stretch of equal deltas as `start + k × delta` with no chain of
+    /// dependent adds. Returns false, having read nothing, for any other column.
+    @inline(__always)
+    fileprivate static func decodeRegular(
+        _ reader: inout BlockReader, first: Timestamp, count: Int, into out: UnsafeMutablePointer<Timestamp>
+    ) throws(BlockDecodingError) -> Bool {
+        // A non-zero base (deltas that change at every row) is not a regular column: decode it the usual way.
+        var probe = reader
+        guard try probe.varint() == 0, let (_, exceptions) = try PackedIntegers.sparseHeader(&reader, count: count - 1)
+        else { return false }
+        // Rows 1... of `out` are the packed rows 0...; rows before `filled` are done, the last at `start`.
+        var filled = 1
+        var start = first
+        var delta: Int64 = 0
+        var packedRow = -1
+        for _ in 0..<exceptions {
+            let (row, high) = try PackedIntegers.nextException(&reader, count: count - 1, after: packedRow)
+            packedRow = row
+            // Rows up to the exception's keep the delta: start + k × delta, no chain of dependent adds.
+            let end = row + 1
+            var k: Int64 = 1
+            for i in filled..<end {
+                out[i] = start &+ k &* delta
+                k &+= 1
+            }
+            if end > filled { start = out[end - 1] }
+            delta = delta &+ unZigZag(high)
+            start = start &+ delta
+            out[end] = start
+            filled = end + 1
+        }
+        var k: Int64 = 1
+        for i in filled..<count {
+            out[i] = start &+ k &* delta
+            k &+= 1
+        }
+        return true
+    }
+}
+
 /// Durations (`end - start`), packed: a column of equal durations takes three bytes.
 enum DurationColumn {
     static func encode(_ rows: BlockColumns, into writer: inout BlockWriter) {
@@ -73,6 +116,21 @@ enum DurationColumn {
         _ reader: inout BlockReader, starts: UnsafePointer<Timestamp>, count: Int,
         into out: UnsafeMutablePointer<Timestamp>
     ) throws(BlockDecodingError) {
+        // Equal durations (but a few): the ends in one pass.
+        if let (base, exceptions) = try PackedIntegers.sparseHeader(&reader, count: count) {
+            let duration = Int64(bitPattern: base)
+            var filled = 0
+            var row = -1
+            for _ in 0..<exceptions {
+                let (next, high) = try PackedIntegers.nextException(&reader, count: count, after: row)
+                row = next
+                for i in filled..<row { out[i] = starts[i] &+ duration }
+                out[row] = starts[row] &+ Int64(bitPattern: base &+ high)
+                filled = row + 1
+            }
+            for i in filled..<count { out[i] = starts[i] &+ duration }
+            return
+        }
         try out.withMemoryRebound(to: UInt64.self, capacity: count) { (packed) throws(BlockDecodingError) in
             try PackedIntegers.decode(&reader, count: count, into: packed)
         }
@@ -171,6 +229,9 @@ enum ValueColumn {
         guard parameter < (mode == xorMode ? 64 : powers.count) else {
             throw BlockDecodingError("value parameter \(parameter)")
         }
+        // A mostly-one-value column (W1 steps: zeros, walking minutes as exceptions) is decoded like the others:
+        // written in one pass between its exceptions it ran slower on W1 (fewer instructions, but a short fill
+        // of unpredictable length per exception).
         // The column is decoded as bit patterns in place, each slot holding a valid Double once done.
         try out.withMemoryRebound(to: UInt64.self, capacity: count) { (bits) throws(BlockDecodingError) in
             try PackedIntegers.decode(&reader, count: count, into: bits)
@@ -223,10 +284,18 @@ enum SourceColumn {
         let runs = try reader.count(atMost: count, "source run count")
         var row = 0
         for _ in 0..<runs {
-            let id = try reader.count(atMost: Int(UInt16.max), "source id")
-            let length = try reader.count(atMost: count - row, "source run length")
-            out.advanced(by: row).update(repeating: UInt16(id), count: length)
-            row += length
+            let id = try reader.varint()
+            guard id <= UInt64(UInt16.max) else { throw BlockDecodingError("source id \(id) exceeds \(UInt16.max)") }
+            let length = try reader.varint()
+            guard length <= UInt64(count - row) else {
+                throw BlockDecodingError("source run length \(length) exceeds \(count - row)")
+            }
+            // Sources that interleave row by row make runs of one or two rows: stored directly, not by a call.
+            let end = row + Int(length)
+            while row < end {
+                out[row] = UInt16(truncatingIfNeeded: id)
+                row += 1
+            }
         }
         guard row == count else { throw BlockDecodingError("source runs cover \(row) of \(count) rows") }
     }

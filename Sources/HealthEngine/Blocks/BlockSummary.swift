@@ -19,6 +19,10 @@ public struct BlockSummary: Equatable, Sendable {
     public var longestDuration: Int64
     /// The source ids present, ascending and distinct.
     public var sources: [UInt16]
+    /// The block's share of the time-weighted mean (``TimeWeightedMean``), when the rows were at hand: computed
+    /// when a block is sealed or read back (its rows are decoded then anyway), never stored in the block's bytes,
+    /// and not compared by `==` (it follows from the rows).
+    var timeWeighted: TimeWeightedPartial?
 
     /// Equal field by field, doubles bit for bit (a sum that overflowed to NaN equals itself).
     public static func == (a: BlockSummary, b: BlockSummary) -> Bool {
@@ -68,6 +72,7 @@ public struct BlockSummary: Equatable, Sendable {
         self.latestEnd = latestEnd
         longestDuration = longest
         self.sources = present.sorted()
+        timeWeighted = TimeWeightedPartial(rows.starts, rows.ends, rows.values)
     }
 
     /// A summary as read from a block's header.

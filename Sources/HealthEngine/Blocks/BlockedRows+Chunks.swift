@@ -34,9 +34,11 @@ extension BlockedRows {
     /// Runs `body` on each block holding a row of `span` (decoded into one reused buffer) and then on the head
     /// when it holds one, in start order, as ``Columns`` of that whole chunk with the row number of its first row.
     /// `decodes` is asked first for each block (its first row and summary): false skips it (a caller that used
-    /// the summary instead).
+    /// the summary instead). Without `sourceIDs`, blocks' source ids are not decoded and the chunks' ``Columns``
+    /// hold none (a reader of one source's values: sums).
     func forEachChunk(
-        overlapping span: Range<Int>, decodes: (_ firstRow: Int, BlockSummary) -> Bool = { _, _ in true },
+        overlapping span: Range<Int>, sourceIDs: Bool = true,
+        decodes: (_ firstRow: Int, BlockSummary) -> Bool = { _, _ in true },
         _ body: (Columns, _ firstRow: Int) -> Void
     ) {
         guard !span.isEmpty else { return }
@@ -46,7 +48,8 @@ extension BlockedRows {
             while last + 1 < blocks.count, firstRows[last + 1] < span.upperBound { last += 1 }
             let scratch = BlockScratch(capacity: blocks[index...last].reduce(0) { max($0, $1.count) })
             let wanted = BlockBuffers(
-                starts: scratch.starts, ends: scratch.ends, values: scratch.values, sourceIDs: scratch.sourceIDs)
+                starts: scratch.starts, ends: scratch.ends, values: scratch.values,
+                sourceIDs: sourceIDs ? scratch.sourceIDs : nil)
             while index <= last {
                 let block = blocks[index]
                 guard decodes(firstRows[index], block.summary) else {
@@ -56,7 +59,9 @@ extension BlockedRows {
                 block.decode(into: wanted)
                 let rows = scratch.rows(block.count)
                 body(
-                    Columns(starts: rows.starts, ends: rows.ends, values: rows.values, sourceIDs: rows.sourceIDs),
+                    Columns(
+                        starts: rows.starts, ends: rows.ends, values: rows.values,
+                        sourceIDs: sourceIDs ? rows.sourceIDs : UnsafeBufferPointer(start: scratch.sourceIDs, count: 0)),
                     firstRows[index])
                 index += 1
             }

@@ -89,6 +89,33 @@ enum PackedIntegers {
         }
     }
 
+    /// The header of a column packed in zero bits (every value `base` but `exceptions` of them), read past it; for
+    /// any other width nil, and `reader` stays where it was (for ``decode(_:count:into:)``). The exceptions follow
+    /// as pairs read by ``nextException(_:count:after:)``. Column decoders use it to build their output in one
+    /// pass (regular starts, equal durations, mostly-zero values).
+    @inline(__always)
+    static func sparseHeader(
+        _ reader: inout BlockReader, count: Int
+    ) throws(BlockDecodingError) -> (base: UInt64, exceptions: Int)? {
+        var peek = reader
+        let base = try peek.varint()
+        guard try peek.byte() == 0 else { return nil }
+        let exceptions = try peek.count(atMost: count, "exception count")
+        reader = peek
+        return (base, exceptions)
+    }
+
+    /// The next exception of a zero-bit column after row `row` (-1 for the first): its row and the bits to add to
+    /// the base.
+    @inline(__always)
+    static func nextException(
+        _ reader: inout BlockReader, count: Int, after row: Int
+    ) throws(BlockDecodingError) -> (row: Int, high: UInt64) {
+        let gap = try reader.varint()
+        guard gap < UInt64(count - row - 1) else { throw BlockDecodingError("exception row beyond the column") }
+        return (row + Int(gap) + 1, try reader.varint())
+    }
+
     /// Unpacks `count` values of `width` bits from `packed` (which holds exactly enough bytes), adding `base`.
     @inline(__always)
     private static func unpack(

@@ -63,8 +63,8 @@ public struct SealedBlock: Sendable {
 
     /// The encoded block, header and columns.
     public let bytes: [UInt8]
-    /// The rows' summary, as the header holds it.
-    public let summary: BlockSummary
+    /// The rows' summary, as the header holds it (with ``BlockSummary/timeWeighted`` worked out from the rows).
+    public private(set) var summary: BlockSummary
     /// Where each of the five columns (starts, durations, values, sources, arrivals) begins and ends: ten
     /// byte offsets.
     private let columnOffsets: [Int32]
@@ -136,7 +136,9 @@ public struct SealedBlock: Sendable {
         try decodeChecked(into: scratch.all)
         let rows = scratch.rows(n)
         if checkingInvariants { try Self.checkInvariants(rows) }
-        guard BlockSummary(rows) == summary else { throw BlockDecodingError("summary does not match the rows") }
+        let computed = BlockSummary(rows)
+        guard computed == summary else { throw BlockDecodingError("summary does not match the rows") }
+        self.summary = computed
         decoded(rows)
     }
 

@@ -28,13 +28,24 @@ extension Series {
         if options == .cumulativeSum, isSingleIdentity(selection) {
             // One source and sums only: the blocks are read one at a time, none decoded twice, nothing copied.
             var sums = BucketSums(bounds: bounds)
-            forEachChunk(of: selection) { c, local, _ in
+            forEachChunk(of: selection, sourceIDs: false) { c, local, _ in
                 for run in local.runs { sums.addRun(c, run, maxDuration: maxDuration) }
             }
             var merged = BucketGroup()
             merged.sums = sums
             var bySource: [(info: SourceInfo, group: BucketGroup)] = []
             return Self.buckets(boundaries, merged: &merged, bySource: &bySource, unit: unit, listEmpty: listEmpty)
+        }
+        if options == .cumulativeSum {
+            // Several sources, sums only: merged group by group of blocks, each decoded once into a sliding buffer.
+            var sums = BucketSums(bounds: bounds)
+            if chunkedMergedSums(selection, into: &sums) {
+                var merged = BucketGroup()
+                merged.sums = sums
+                var bySource: [(info: SourceInfo, group: BucketGroup)] = []
+                return Self.buckets(
+                    boundaries, merged: &merged, bySource: &bySource, unit: unit, listEmpty: listEmpty)
+            }
         }
         return withColumns(of: selection) { c, selection in
             var merged = mergedBucketGroup(

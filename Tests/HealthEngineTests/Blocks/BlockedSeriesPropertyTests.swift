@@ -23,8 +23,10 @@ struct BlockedSeriesPropertyTests {
         var t = around
         for _ in 0..<count {
             t += Timestamp(Int.random(in: 0...600, using: &random)) * 1_000_000
+            // Heart rate: mostly point readings (chained by the time-weighted mean), some with a duration.
             let duration: Timestamp =
-                cumulative ? Timestamp(Int.random(in: 0...900, using: &random)) * 1_000_000 : 0
+                cumulative || Int.random(in: 0..<8, using: &random) == 0
+                ? Timestamp(Int.random(in: 0...900, using: &random)) * 1_000_000 : 0
             let value =
                 cumulative
                 ? Double(Int.random(in: 0...200, using: &random)) : 50 + Double.random(in: 0..<90, using: &random)
@@ -100,6 +102,8 @@ struct BlockedSeriesPropertyTests {
                 : [.discreteAverage, .discreteMin, .discreteMax, .mostRecent, .separateBySource]
             // Figures whole blocks give by their summaries (the sums are of whole numbers, so exact in any order).
             let summarised: StatisticsOptions = type == "stepCount" ? .cumulativeSum : [.discreteMin, .discreteMax]
+            // The time-weighted average counts whole blocks by their partial areas: equal up to rounding.
+            let averaged: StatisticsOptions = [.discreteAverage, .discreteMin, .discreteMax]
             for _ in 0..<12 {
                 let from = Self.start + Timestamp(Int.random(in: -3_600...4 * 86_400, using: &random)) * 1_000_000
                 let to = from + Timestamp(Int.random(in: 1...2 * 86_400, using: &random)) * 1_000_000
@@ -110,6 +114,15 @@ struct BlockedSeriesPropertyTests {
                 #expect(
                     try blocked.samples(subject: "anna", type: type, filter: filter)
                         == plain.samples(subject: "anna", type: type, filter: filter))
+                if type == "heartRate" {
+                    let read = outcome {
+                        try blocked.statistics(subject: "anna", type: type, filter: filter, options: averaged)
+                    }
+                    let expected = outcome {
+                        try plain.statistics(subject: "anna", type: type, filter: filter, options: averaged)
+                    }
+                    #expect(Self.agreeUpToRounding(read, expected), "\(read) \(expected)")
+                }
                 for options in [options, summarised, options.subtracting(.separateBySource)] {
                     #expect(
                         outcome {
@@ -177,6 +190,18 @@ extension BlockedSeriesPropertyTests {
             guard fx == fy, x.bySource == y.bySource else { return false }
         }
         return true
+    }
+}
+
+extension BlockedSeriesPropertyTests {
+    /// The same statistics (or the same error), averages equal to 1e-12 relative.
+    fileprivate static func agreeUpToRounding(_ a: Outcome<Statistics>, _ b: Outcome<Statistics>) -> Bool {
+        guard case .value(let x) = a, case .value(let y) = b else { return a == b }
+        var (fx, fy) = (x.figures, y.figures)
+        guard (fx.average == nil) == (fy.average == nil) else { return false }
+        if let ax = fx.average, let ay = fy.average, abs(ax - ay) > 1e-12 * max(1, abs(ay)) { return false }
+        (fx.average, fy.average) = (nil, nil)
+        return x.start == y.start && x.end == y.end && fx == fy && x.bySource == y.bySource
     }
 }
 

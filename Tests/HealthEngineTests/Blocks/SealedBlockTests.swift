@@ -70,6 +70,43 @@ struct SealedBlockTests {
         }
     }
 
+    @Test("zero-bit columns with exceptions (regular starts, equal durations, one value) decode bit for bit")
+    func sparseColumns() throws {
+        let seed = TestSeed.value(21)
+        var random = SplitMix64(seed: seed)
+        for round in 0..<200 {
+            let count = Int.random(in: 1...3000, using: &random)
+            // Each column regular but for a few rows (none, one, or several exceptions), so the packed columns
+            // take zero bits and the decoders' one-pass paths run.
+            let irregular = [0, 1, Int.random(in: 2...40, using: &random)][Int.random(in: 0..<3, using: &random)]
+            func odd() -> Bool { Int.random(in: 0..<max(count, 1), using: &random) < irregular }
+            let step = [Micros.minute, Micros.second, 0, 7][Int.random(in: 0..<4, using: &random)]
+            let duration = [0, Micros.minute, 5][Int.random(in: 0..<3, using: &random)]
+            let common = [0.0, 72, 1.5, -0.25][Int.random(in: 0..<4, using: &random)]
+            let exponent = Int.random(in: 0...3, using: &random)
+            var rows = SeriesRows()
+            var start = Timestamp.random(in: 0...Micros.day * 365 * 60, using: &random)
+            // Two sources sampling the same instants: the deltas alternate between zero and the step.
+            let interleaved = Bool.random(using: &random)
+            for row in 0..<count {
+                let regular = interleaved && row % 2 == 1 ? 0 : step
+                start += odd() ? Timestamp.random(in: 0...Micros.hour, using: &random) : regular
+                let length = odd() ? Timestamp.random(in: 0...Micros.day, using: &random) : duration
+                let value =
+                    odd() ? Double(Int.random(in: -300...100_000, using: &random)) / pow(10, Double(exponent)) : common
+                rows.starts.append(start)
+                rows.ends.append(start + length)
+                rows.values.append(value)
+                rows.sourceIDs.append(odd() ? 3 : 1)
+                rows.arrivals.append(UInt64(rows.count))
+            }
+            let sealed = block(rows)
+            #expect(sameBits(sealed.rows(), rows), "seed \(seed) round \(round)")
+            let read = try SealedBlock(validating: sealed.bytes)
+            #expect(sameBits(read.rows(), rows), "seed \(seed) round \(round)")
+        }
+    }
+
     @Test("the summary: count, sum, extremes, first and last start, latest end, longest duration, sources")
     func summary() {
         let rows = blockRows([(0, 60, 10.0, 3, 0), (30, 300, 20, 1, 30), (30, 40, -5, 3, 31), (100, 100, 7.5, 9, 5)])
