@@ -60,8 +60,8 @@ public final class PartitionLeases: Sendable {
         var writtenAt: [ContinuousClock.Instant?]
         /// The active nodes as last listed, sorted.
         var active: [String] = []
-        var stopping = false
-        var thread: PosixThread?
+        /// Runs the passes while the node serves.
+        var passes: PeriodicThread?
     }
 
     /// The leases bucket's name.
@@ -325,24 +325,17 @@ public final class PartitionLeases: Sendable {
 
     /// Starts the thread that runs a ``pass()`` every third of the TTL.
     public func start() throws {
-        let thread = try PosixThread.spawn(name: "hkd-leases") { [self] in
-            while true {
-                let stopping = state.wait(until: .after(ttl / 3)) { $0.stopping ? true : nil } ?? false
-                if stopping { return }
-                pass()
-            }
-        }
-        state.withLock { $0.thread = thread }
+        let passes = try PeriodicThread(name: "hkd-leases", every: ttl / 3) { [self] in pass() }
+        state.withLock { $0.passes = passes }
     }
 
     /// Stops renewing, leaves the registry and gives the leases up (deleted, so other nodes take them at once).
     public func stop() {
-        let thread = state.update { s in
-            s.stopping = true
-            defer { s.thread = nil }
-            return s.thread
+        let passes = state.update { s in
+            defer { s.passes = nil }
+            return s.passes
         }
-        thread?.join()
+        passes?.stop()
         try? bucket.delete(registryKey)
         let released = held
         for index in released { release(index) }
