@@ -47,7 +47,7 @@ public final class HealthStore: Sendable {
         routes = RouteStore(anchorsFromSequences: anchorsFromSequences)
         shards = QuantityType.all.map { _ in
             var state = ShardState()
-            if anchorsFromSequences { state.subjectAnchors = [:] }
+            if anchorsFromSequences { state.subjectAnchors = SubjectAnchors() }
             return ReadWriteLocked(state)
         }
     }
@@ -181,28 +181,20 @@ struct ShardState: Sendable {
     var clock = ChangeClock()
     /// With anchors derived from log sequences (``HealthStore/init(anchorsFromSequences:)``): the newest anchor
     /// of each subject; `nil` when anchors come from the clock alone.
-    var subjectAnchors: [String: UInt64]?
+    var subjectAnchors: SubjectAnchors?
 
     /// The newest anchor a changes query about `subject` may answer: the type's (the clock's), or with anchors
     /// derived from sequences the subject's own.
     func lastAnchor(of subject: String) -> UInt64 {
-        guard let subjectAnchors else { return clock.lastAnchor }
-        return subjectAnchors[subject] ?? 0
+        subjectAnchors?.last(of: subject) ?? clock.lastAnchor
     }
 
-    /// Runs a change of `subject` logged at `sequence`: with anchors derived from sequences the clock starts at
-    /// `sequence << 32` (without a sequence, after the subject's newest anchor), and the subject's newest anchor
-    /// is updated afterwards. With the type's clock alone, just runs it.
+    /// Runs a change of `subject` logged at `sequence` (see ``SubjectAnchors/change(of:sequence:in:anchors:counter:_:)``).
     mutating func change<R>(of subject: String, sequence: UInt64?, _ body: (inout ShardState) throws -> R) rethrows
         -> R
     {
-        guard subjectAnchors != nil else { return try body(&self) }
-        let known = subjectAnchors?[subject] ?? 0
-        let base = sequence.map { $0 << 32 } ?? known
-        clock.lastAnchor = base
-        let result = try body(&self)
-        if clock.lastAnchor > base { subjectAnchors?[subject] = max(known, clock.lastAnchor) }
-        return result
+        try SubjectAnchors.change(
+            of: subject, sequence: sequence, in: &self, anchors: \.subjectAnchors, counter: \.clock.lastAnchor, body)
     }
 
     /// Plans a prepared batch against its subject's series (see ``InsertPlan``), checking first that the source

@@ -96,7 +96,7 @@ extension HealthStore {
         let type = try QuantityType.named(type)
         return shard(type).read { state in
             if let subject { return state.lastAnchor(of: subject) }
-            return state.subjectAnchors?.values.max() ?? state.clock.lastAnchor
+            return state.subjectAnchors?.newestOfAll ?? state.clock.lastAnchor
         }
     }
 

@@ -128,27 +128,18 @@ public final class ObjectStore<Object: StorableObject>: Sendable {
         var lastAnchor: UInt64 = 0
         var books: [String: Book] = [:]
         /// With anchors derived from log sequences: the newest anchor of each subject; `nil` otherwise.
-        var subjectAnchors: [String: UInt64]?
+        var subjectAnchors: SubjectAnchors?
 
         /// The newest anchor a query about `subject` answers: the store's, or with anchors derived from
         /// sequences the subject's own.
-        func lastAnchor(of subject: String) -> UInt64 {
-            guard let subjectAnchors else { return lastAnchor }
-            return subjectAnchors[subject] ?? 0
-        }
+        func lastAnchor(of subject: String) -> UInt64 { subjectAnchors?.last(of: subject) ?? lastAnchor }
 
-        /// Runs a change of `subject` logged at `sequence`, as ``HealthStore``'s shards do: with anchors derived
-        /// from sequences the counter starts at `sequence << 32` (without one, after the subject's newest).
+        /// Runs a change of `subject` logged at `sequence`, as ``HealthStore``'s shards do.
         mutating func change<R>(of subject: String, sequence: UInt64?, _ body: (inout State) throws -> R) rethrows
             -> R
         {
-            guard subjectAnchors != nil else { return try body(&self) }
-            let known = subjectAnchors?[subject] ?? 0
-            let base = sequence.map { $0 << 32 } ?? known
-            lastAnchor = base
-            let result = try body(&self)
-            if lastAnchor > base { subjectAnchors?[subject] = max(known, lastAnchor) }
-            return result
+            try SubjectAnchors.change(
+                of: subject, sequence: sequence, in: &self, anchors: \.subjectAnchors, counter: \.lastAnchor, body)
         }
     }
 
@@ -157,7 +148,7 @@ public final class ObjectStore<Object: StorableObject>: Sendable {
     /// An empty store; with `anchorsFromSequences`, anchors derive from the sequences of the changes' log
     /// records (see ``HealthStore/init(anchorsFromSequences:)``; the `sequencedBy` entry points).
     public init(anchorsFromSequences: Bool = false) {
-        state = ReadWriteLocked(State(subjectAnchors: anchorsFromSequences ? [:] : nil))
+        state = ReadWriteLocked(State(subjectAnchors: anchorsFromSequences ? SubjectAnchors() : nil))
     }
 
     /// Adds `objects` for `subject`, written by `writer`: all or none. A UUID already stored with the same
