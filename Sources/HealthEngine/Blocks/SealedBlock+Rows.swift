@@ -44,24 +44,36 @@ extension SealedBlock {
         values: inout ContiguousArray<Double>, sourceIDs: inout ContiguousArray<UInt16>,
         arrivals: inout ContiguousArray<UInt64>
     ) {
+        let first = arrivals.count
+        arrivals.append(contentsOf: repeatElement(0, count: count))
+        arrivals.withUnsafeMutableBufferPointer { a in
+            append(
+                starts: &starts, ends: &ends, values: &values, sourceIDs: &sourceIDs, arrivals: a.baseAddress! + first)
+        }
+    }
+
+    /// Decodes the starts, ends, values and source ids of every row onto the ends of these columns (of equal
+    /// lengths), and the arrivals to `arrivals` when given (room for ``count`` of them).
+    func append(
+        starts: inout ContiguousArray<Timestamp>, ends: inout ContiguousArray<Timestamp>,
+        values: inout ContiguousArray<Double>, sourceIDs: inout ContiguousArray<UInt16>,
+        arrivals: UnsafeMutablePointer<UInt64>? = nil
+    ) {
         let n = count
         let first = starts.count
         starts.append(contentsOf: repeatElement(0, count: n))
         ends.append(contentsOf: repeatElement(0, count: n))
         values.append(contentsOf: repeatElement(0, count: n))
         sourceIDs.append(contentsOf: repeatElement(0, count: n))
-        arrivals.append(contentsOf: repeatElement(0, count: n))
         starts.withUnsafeMutableBufferPointer { s in
             ends.withUnsafeMutableBufferPointer { e in
                 values.withUnsafeMutableBufferPointer { v in
                     sourceIDs.withUnsafeMutableBufferPointer { ids in
-                        arrivals.withUnsafeMutableBufferPointer { a in
-                            decode(
-                                into: BlockBuffers(
-                                    starts: s.baseAddress! + first, ends: e.baseAddress! + first,
-                                    values: v.baseAddress! + first, sourceIDs: ids.baseAddress! + first,
-                                    arrivals: a.baseAddress! + first))
-                        }
+                        decode(
+                            into: BlockBuffers(
+                                starts: s.baseAddress! + first, ends: e.baseAddress! + first,
+                                values: v.baseAddress! + first, sourceIDs: ids.baseAddress! + first,
+                                arrivals: arrivals))
                     }
                 }
             }

@@ -153,25 +153,7 @@ private struct MergeWindow {
             sourceIDs.append(contentsOf: rows.head.sourceIDs)
             return
         }
-        let block = rows.blocks[index]
-        let n = block.count
-        let first = starts.count
-        starts.append(contentsOf: repeatElement(0, count: n))
-        ends.append(contentsOf: repeatElement(0, count: n))
-        values.append(contentsOf: repeatElement(0, count: n))
-        sourceIDs.append(contentsOf: repeatElement(0, count: n))
-        starts.withUnsafeMutableBufferPointer { s in
-            ends.withUnsafeMutableBufferPointer { e in
-                values.withUnsafeMutableBufferPointer { v in
-                    sourceIDs.withUnsafeMutableBufferPointer { ids in
-                        block.decode(
-                            into: BlockBuffers(
-                                starts: s.baseAddress! + first, ends: e.baseAddress! + first,
-                                values: v.baseAddress! + first, sourceIDs: ids.baseAddress! + first))
-                    }
-                }
-            }
-        }
+        rows.blocks[index].append(starts: &starts, ends: &ends, values: &values, sourceIDs: &sourceIDs)
     }
 
     /// Runs `body` on the rows held (row 0 is series row ``firstRow``).
