@@ -30,18 +30,15 @@ public final class HealthStore: Sendable {
         set { retentionMicros.store(max(0, newValue), ordering: .relaxed) }
     }
 
-    /// Whether change anchors derive from log sequences (``init(anchorsFromSequences:)``).
-    public let anchorsFromSequences: Bool
-
     /// An empty store. With `anchorsFromSequences` (cluster mode, where each partition has a log of its own)
     /// a change's anchors derive from its record's sequence instead of a counter per type, so that every node
     /// replaying a partition's log hands out the same anchors whatever else it holds: the change logged at
     /// sequence `s` takes anchors `s << 32 + 1`, `s << 32 + 2`, …, and the newest anchor a changes query answers
     /// is its subject's own (Protocol/STORAGE.md, *Cluster mode*); the same for workouts, correlations and
-    /// routes. Changes then go through the `sequencedBy` entry points (``insert(_:writer:sequencedBy:)``,
-    /// ``delete(subject:type:filter:sequencedBy:)`` and the object stores').
+    /// routes. The sequence comes from the hooks of the `sequencedBy` entry points (``insert(_:writer:sequencedBy:)``,
+    /// ``delete(subject:type:filter:sequencedBy:)`` and the object stores'), which a store counting anchors per
+    /// type takes too and ignores.
     public init(anchorsFromSequences: Bool = false) {
-        self.anchorsFromSequences = anchorsFromSequences
         workouts = WorkoutStore(anchorsFromSequences: anchorsFromSequences)
         correlations = CorrelationStore(anchorsFromSequences: anchorsFromSequences)
         routes = RouteStore(anchorsFromSequences: anchorsFromSequences)
@@ -55,7 +52,6 @@ public final class HealthStore: Sendable {
     /// A store whose new series seal blocks of `blockRows` rows (tests: small blocks put every code path that
     /// crosses blocks to work on little data; a size above the data keeps every row in the plain head).
     init(blockRows: Int) {
-        anchorsFromSequences = false
         (workouts, correlations, routes) = (WorkoutStore(), CorrelationStore(), RouteStore())
         shards = QuantityType.all.map { _ in ReadWriteLocked(ShardState(blockRows: blockRows)) }
     }

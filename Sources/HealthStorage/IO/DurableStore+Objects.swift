@@ -23,7 +23,7 @@ extension DurableStore {
         return try logged(
             .correlationDelete(subject: subject, uuids: sorted, writer: writer),
             sequenced: { hook in
-                try delete(uuids, from: store.correlations, subject: subject, writer: writer, hook: hook)
+                try store.correlations.delete(subject: subject, uuids: Set(uuids), writer: writer, sequencedBy: hook)
             })
     }
 }
@@ -48,21 +48,6 @@ extension DurableStore {
     ) throws -> (inserted: Int, duplicates: Int) {
         try logged(
             record,
-            sequenced: { hook in
-                store.anchorsFromSequences
-                    ? try objectStore.insert(subject: subject, objects, writer: writer, sequencedBy: hook)
-                    : try objectStore.insert(subject: subject, objects, writer: writer) { _ = try hook() }
-            })
-    }
-
-    /// Deletes `uuids` of `subject` (only `writer`'s when set) from `objectStore`, with `hook` appending the
-    /// record; anchors from its sequence when the store derives them so.
-    func delete<Object: StorableObject>(
-        _ uuids: [UUID], from objectStore: ObjectStore<Object>, subject: String, writer: UInt32?,
-        hook: () throws -> UInt64
-    ) throws -> Int {
-        store.anchorsFromSequences
-            ? try objectStore.delete(subject: subject, uuids: Set(uuids), writer: writer, sequencedBy: hook)
-            : try objectStore.delete(subject: subject, uuids: Set(uuids), writer: writer) { _ = try hook() }
+            sequenced: { hook in try objectStore.insert(subject: subject, objects, writer: writer, sequencedBy: hook) })
     }
 }

@@ -171,10 +171,7 @@ public final class DurableStore: Sendable {
             sequence = appended
             return appended
         }
-        let result =
-            store.anchorsFromSequences
-            ? try store.insert(batch, writer: writer, sequencedBy: append)
-            : try store.insert(batch, writer: writer) { _ = try append() }
+        let result = try store.insert(batch, writer: writer, sequencedBy: append)
         try log.waitUntilDurable(sequence ?? log.lastSequence)
         return result
     }
@@ -184,11 +181,7 @@ public final class DurableStore: Sendable {
     public func delete(subject: String, type: String, filter: SampleFilter) throws -> Int {
         try logged(
             .delete(subject: subject, type: type, filter: filter),
-            sequenced: { hook in
-                store.anchorsFromSequences
-                    ? try store.delete(subject: subject, type: type, filter: filter, sequencedBy: hook)
-                    : try store.delete(subject: subject, type: type, filter: filter) { _ = try hook() }
-            })
+            sequenced: { hook in try store.delete(subject: subject, type: type, filter: filter, sequencedBy: hook) })
     }
 
     /// Sets a source priority order, durably.
@@ -216,8 +209,9 @@ public final class DurableStore: Sendable {
     public func deleteWorkouts(subject: String, uuids: [UUID], writer: UInt32? = nil) throws -> Int {
         try logged(
             .workoutDelete(subject: subject, uuids: uuids.sorted { $0.uuidString < $1.uuidString }, writer: writer),
-            sequenced: { hook in try delete(uuids, from: store.workouts, subject: subject, writer: writer, hook: hook) }
-        )
+            sequenced: { hook in
+                try store.workouts.delete(subject: subject, uuids: Set(uuids), writer: writer, sequencedBy: hook)
+            })
     }
 
     /// Runs `change`, which calls the hook it is given under its lock once its checks passed: the hook appends

@@ -189,43 +189,29 @@ enum Recovery {
             report.skippedRecords += 1
             return
         }
+        // Changes that hand out anchors take the record's sequence (a store deriving anchors from sequences uses it;
+        // others ignore it).
+        let sequence = { record.sequence }
         switch change {
-        case .insert(let batch, let writer) where store.anchorsFromSequences:
-            _ = try store.insert(batch, writer: writer, sequencedBy: { record.sequence })
-        case .insert(let batch, let writer): _ = try store.insert(batch, writer: writer, beforeApplying: {})
-        case .delete(let subject, let type, let filter) where store.anchorsFromSequences:
-            _ = try store.delete(subject: subject, type: type, filter: filter, sequencedBy: { record.sequence })
+        case .insert(let batch, let writer): _ = try store.insert(batch, writer: writer, sequencedBy: sequence)
         case .delete(let subject, let type, let filter):
-            _ = try store.delete(subject: subject, type: type, filter: filter)
+            _ = try store.delete(subject: subject, type: type, filter: filter, sequencedBy: sequence)
         case .sourcePriority(let subject, let type, let order):
             try store.setSourcePriority(subject: subject, type: type, order: order)
-        case .workouts(let subject, let workouts, let writer) where store.anchorsFromSequences:
-            try store.workouts.insert(subject: subject, workouts, writer: writer, sequencedBy: { record.sequence })
-        case .workoutDelete(let subject, let uuids, let writer) where store.anchorsFromSequences:
-            try store.workouts.delete(
-                subject: subject, uuids: Set(uuids), writer: writer, sequencedBy: { record.sequence })
-        case .correlations(let subject, let correlations, let writer) where store.anchorsFromSequences:
-            try store.correlations.insert(
-                subject: subject, correlations, writer: writer, sequencedBy: { record.sequence })
-        case .correlationDelete(let subject, let uuids, let writer) where store.anchorsFromSequences:
-            try store.correlations.delete(
-                subject: subject, uuids: Set(uuids), writer: writer, sequencedBy: { record.sequence })
-        case .routes(let subject, let routes, let writer) where store.anchorsFromSequences:
-            try store.routes.insert(subject: subject, routes, writer: writer, sequencedBy: { record.sequence })
         case .workouts(let subject, let workouts, let writer):
-            try store.workouts.insert(subject: subject, workouts, writer: writer)
+            try store.workouts.insert(subject: subject, workouts, writer: writer, sequencedBy: sequence)
         case .workoutDelete(let subject, let uuids, let writer):
-            try store.workouts.delete(subject: subject, uuids: Set(uuids), writer: writer)
+            try store.workouts.delete(subject: subject, uuids: Set(uuids), writer: writer, sequencedBy: sequence)
         case .characteristics(let subject, let entries):
             try store.setCharacteristics(subject: subject, try entries.map { try $0.checked() })
         case .activitySummaries(let subject, let summaries):
             try store.insertActivitySummaries(subject: subject, summaries)
         case .correlations(let subject, let correlations, let writer):
-            try store.correlations.insert(subject: subject, correlations, writer: writer)
+            try store.correlations.insert(subject: subject, correlations, writer: writer, sequencedBy: sequence)
         case .correlationDelete(let subject, let uuids, let writer):
-            try store.correlations.delete(subject: subject, uuids: Set(uuids), writer: writer)
+            try store.correlations.delete(subject: subject, uuids: Set(uuids), writer: writer, sequencedBy: sequence)
         case .routes(let subject, let routes, let writer):
-            try store.routes.insert(subject: subject, routes, writer: writer)
+            try store.routes.insert(subject: subject, routes, writer: writer, sequencedBy: sequence)
         }
         report.replayedRecords += 1
     }
