@@ -1,5 +1,6 @@
 import HealthEngine
 import HealthModel
+import HealthPosix
 import HealthStorage
 import Synchronization
 
@@ -51,9 +52,19 @@ public final class ClusterNode: Sendable {
     public let durable: DurableStore
     public let log: JetStreamChangeLog
     public let leases: PartitionLeases
+    /// The cluster's settings bucket (``ClusterSetup/settingsBucket``) on this node's connection: shared
+    /// settings, identities and what each node's partitions hold.
+    public let settings: KeyValueBucket
+    /// What this node's partitions hold, published for server info across the cluster.
+    let contents: ClusterContents
+    /// Publishes ``contents`` every ``contentsInterval``.
+    private let contentsPublisher: PeriodicThread
+    /// How often this node publishes what its partitions hold.
+    static let contentsInterval: Duration = .seconds(2)
 
     /// Connects, opens (or creates) the cluster, announces itself, takes free partitions up to its fair share
-    /// (``PartitionLeases``), rebuilding each from its stream, and starts renewing and rebalancing. `address` is where clients reach this node (`host:port`), which
+    /// (``PartitionLeases``), rebuilding each from its stream, and starts renewing and rebalancing, and
+    /// publishing what its partitions hold. `address` is where clients reach this node (`host:port`), which
     /// other nodes send them to. Throws ``ErrorCode/storageUnavailable`` when NATS cannot be reached.
     public init(_ options: ClusterOptions, address: String, log logLine: @escaping @Sendable (String) -> Void) throws {
         try ClusterOptions.checkNodeID(options.nodeID)
@@ -64,6 +75,11 @@ public final class ClusterNode: Sendable {
             throw error.healthError
         }
         let layout = try ClusterSetup.open(jetStream, partitions: options.partitions, replicas: options.replicas)
+        do {
+            settings = try jetStream.keyValue(ClusterSetup.settingsBucket, replicas: options.replicas)
+        } catch {
+            throw error.healthError
+        }
         let holders = HolderBox()
         let log = JetStreamChangeLog(jetStream: jetStream, layout: layout) { partition, subject in
             Self.refusal(partition: partition, subject: subject, holder: holders.leases?.holder(of: partition))
@@ -82,6 +98,29 @@ public final class ClusterNode: Sendable {
         self.log = log
         self.leases = leases
         durable = DurableStore(store: store, changeLog: log, log: logLine)
+        let contents = ClusterContents(bucket: settings, node: options.nodeID)
+        self.contents = contents
+        contentsPublisher = try PeriodicThread(name: "hkd-contents", every: Self.contentsInterval) {
+            do {
+                try contents.publish(Self.servedContents(store, log))
+            } catch {
+                logLine("cannot publish what this node's partitions hold: \(error)")
+            }
+        }
+    }
+
+    /// What the partitions `log` serves hold in `store` now, per partition.
+    static func servedContents(_ store: HealthStore, _ log: JetStreamChangeLog) -> [Int: StoreContents] {
+        let layout = log.layout
+        return store.contents { layout.partition(of: $0) }.filter { log.serves($0.key) }
+    }
+
+    /// The cluster's contents as this node sees them: its own partitions' now, the others' as their holders last
+    /// published them (every ``contentsInterval``). Throws ``ErrorCode/storageUnavailable``.
+    public func clusterContents() throws -> StoreContents {
+        try contents.merged(partitions: log.layout.count, own: Self.servedContents(durable.store, log)) {
+            leases.holder(of: $0)?.node
+        }
     }
 
     /// Throws unless this node serves `subject` now: ``ErrorCode/notOwner`` naming the owner when another node
@@ -143,6 +182,7 @@ public final class ClusterNode: Sendable {
     /// Drains the node: leaves the registry and gives the leases up (each partition disowned first, then its
     /// lease deleted), so the other nodes take the partitions on their next pass.
     public func stop() {
+        contentsPublisher.stop()
         leases.stop()
     }
 }

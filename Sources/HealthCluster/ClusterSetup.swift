@@ -73,14 +73,4 @@ extension ClusterSetup {
 extension ClusterSetup {
     /// The key holding the identities every node shares (the JSON of `identities.json`, Protocol/STORAGE.md).
     public static let identitiesKey = "identities"
-
-    /// The settings bucket of the cluster on `urls`, on a connection of its own that lives as long as the bucket.
-    /// Throws ``ErrorCode/storageUnavailable`` when NATS cannot be reached.
-    public static func settings(urls: String, replicas: Int) throws(HealthError) -> KeyValueBucket {
-        do throws(NATSFailure) {
-            return try JetStream(urls: urls).keyValue(settingsBucket, replicas: replicas)
-        } catch {
-            throw error.healthError
-        }
-    }
 }

@@ -38,12 +38,6 @@ public final class HealthServer: Sendable {
     public let identities: IdentityRegistry?
     /// Reloads shared identities (cluster mode) every second, so changes made on other nodes apply here.
     private let identityRefresher: PeriodicThread?
-    /// Cluster mode: where this node tells the others what its partitions hold, for server info.
-    private let contents: ClusterContents?
-    /// Cluster mode: publishes ``contents`` every ``contentsInterval``.
-    private let contentsPublisher: PeriodicThread?
-    /// How often a cluster node publishes what its partitions hold.
-    static let contentsInterval: Duration = .seconds(2)
     /// Slows down repeated authentication failures per address.
     let failures = FailureThrottle()
     /// Connections that have not completed their handshake (see ``ServerConfiguration/maxHandshakingConnections``).
@@ -103,13 +97,16 @@ public final class HealthServer: Sendable {
             lock.release()
             throw error
         }
-        let identities: IdentityRegistry?
+        // Cluster mode: the node first, whose settings bucket holds the identities too.
+        let cluster: ClusterNode?
         do {
             for name in try FileSystem.removeAtomicWriteLeftovers(in: configuration.dataDirectory) {
                 ServerLog.info("removed \(configuration.dataDirectory)/\(name), left by a write that did not finish")
             }
-            identities =
-                configuration.auth == .required ? try openIdentities(configuration) : nil
+            cluster = try configuration.clusterOptions().map { options in
+                let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+                return try ClusterNode(options, address: "\(host):\(socket.address.port)") { ServerLog.info($0) }
+            }
         } catch let error as SystemError {
             lock.release()
             throw HealthError(
@@ -118,24 +115,20 @@ public final class HealthServer: Sendable {
             lock.release()
             throw error
         }
+        let identities: IdentityRegistry?
+        let durable: DurableStore
+        do {
+            identities = configuration.auth == .required ? try openIdentities(configuration, cluster: cluster) : nil
+            durable = try cluster?.durable ?? DurableStore(configuration.storage) { line in ServerLog.info(line) }
+        } catch {
+            cluster?.stop()
+            lock.release()
+            guard let error = error as? SystemError else { throw error }
+            throw HealthError(
+                .storageUnavailable, "cannot read the data directory \(configuration.dataDirectory): \(error)")
+        }
         if identities == nil {
             ServerLog.warning("authorization is off: anyone who reaches the port may read and change all data")
-        }
-        let durable: DurableStore
-        let cluster: ClusterNode?
-        do {
-            if let options = try configuration.clusterOptions() {
-                let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
-                let address = "\(host):\(socket.address.port)"
-                cluster = try ClusterNode(options, address: address) { line in ServerLog.info(line) }
-                durable = cluster!.durable
-            } else {
-                cluster = nil
-                durable = try DurableStore(configuration.storage) { line in ServerLog.info(line) }
-            }
-        } catch {
-            lock.release()
-            throw error
         }
         let report = durable.recovery
         if cluster == nil {
@@ -177,19 +170,15 @@ public final class HealthServer: Sendable {
 
     /// The identities: the data directory's, or in cluster mode the cluster's (a node's own `identities.json`
     /// becomes the cluster's when the cluster has none yet).
-    private static func openIdentities(_ configuration: ServerConfiguration) throws -> IdentityRegistry {
+    private static func openIdentities(_ configuration: ServerConfiguration, cluster: ClusterNode?) throws
+        -> IdentityRegistry
+    {
         let directory = configuration.dataDirectory
-        let existingData = try StoredData.evidence(in: directory)
         let local = IdentityFileStorage(path: directory + "/" + IdentityRegistry.fileName)
-        guard let cluster = try configuration.clusterOptions() else {
-            return try IdentityRegistry.open(
-                local, directory: directory, resetAdmin: configuration.resetAdmin, existingData: existingData
-            ) { ServerLog.info($0) }
-        }
-        let shared = ClusterIdentityStorage(
-            bucket: try ClusterSetup.settings(urls: cluster.urls, replicas: cluster.replicas))
         return try IdentityRegistry.open(
-            shared, seed: local, directory: directory, resetAdmin: configuration.resetAdmin, existingData: existingData
+            cluster.map { ClusterIdentityStorage(bucket: $0.settings) } ?? local, seed: cluster == nil ? nil : local,
+            directory: directory, resetAdmin: configuration.resetAdmin,
+            existingData: try StoredData.evidence(in: directory)
         ) { ServerLog.info($0) }
     }
 
@@ -276,22 +265,6 @@ public final class HealthServer: Sendable {
                     ServerLog.debug("cannot reload the shared identities: \(error)")
                 }
             } : nil
-        if let cluster {
-            let contents = ClusterContents(
-                bucket: try ClusterSetup.settings(urls: cluster.options.urls, replicas: cluster.options.replicas),
-                node: cluster.options.nodeID)
-            self.contents = contents
-            contentsPublisher = try PeriodicThread(name: "hkd-contents", every: Self.contentsInterval) {
-                do {
-                    try contents.publish(cluster.servedContents())
-                } catch {
-                    ServerLog.debug("cannot publish this node's contents: \(error)")
-                }
-            }
-        } else {
-            contents = nil
-            contentsPublisher = nil
-        }
         authenticator = identities.map { TokenAuthenticator(registry: $0) } ?? OpenAuthenticator()
         self.dataLock = dataLock
         let cores = PosixThread.processorCount
@@ -320,7 +293,7 @@ public final class HealthServer: Sendable {
         if let cluster {
             dispatcher.placement = { try cluster.checkServes($0) }
             dispatcher.clusterStatus = { try ClusterStatus(cluster) }
-            if let contents { dispatcher.clusterContents = { try cluster.clusterContents(through: contents) } }
+            dispatcher.clusterContents = { try cluster.clusterContents() }
         }
         return dispatcher
     }
@@ -429,7 +402,6 @@ public final class HealthServer: Sendable {
         workers.shutdown()
         group.shutdown()
         identityRefresher?.stop()
-        contentsPublisher?.stop()
         cluster?.stop()
         durable.close()
         dataLock.release()

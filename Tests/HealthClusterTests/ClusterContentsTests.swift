@@ -8,7 +8,7 @@ struct ClusterContentsTests {
     @Test("Each partition counts once, from the node holding it; this node's own figures are its current ones")
     func mergedByHolder() async throws {
         let server = try await NATSServer()
-        let bucket = try ClusterSetup.settings(urls: server.url, replicas: 1)
+        let bucket = try JetStream(urls: server.url).keyValue(ClusterSetup.settingsBucket)
         let x = ClusterContents(bucket: bucket, node: "x")
         let y = ClusterContents(bucket: bucket, node: "y")
         let steps = { (subjects: Int, samples: Int) in
