@@ -212,16 +212,21 @@ struct TimeWeightedMean {
                 weight += Double(end - start)
                 continue
             }
-            let gap = start - lastTime
-            let joined = gap <= Self.joinGap
-            // Joined: the trapezoid gap × mean; apart: a half window on each side of the gap.
-            let span = joined ? gap : 2 * Self.halfWindow
-            area += Double(span) * 0.5 * (lastValue + value)
-            weight += Double(span)
+            let link = Self.link(gap: start - lastTime, lastValue, value)
+            area += link.area
+            weight += link.weight
             lastTime = start
             lastValue = value
         }
         (self.area, self.weight, self.lastTime, self.lastValue) = (area, weight, lastTime, lastValue)
+    }
+
+    /// What joins a point reading to the next one `gap` microseconds later: joined (`gap` ≤ ``joinGap``), the
+    /// trapezoid gap × mean; apart, a half window on each side of the gap.
+    @inline(__always)
+    static func link(gap: Int64, _ from: Double, _ to: Double) -> (area: Double, weight: Double) {
+        let span = Double(gap <= joinGap ? gap : 2 * halfWindow)
+        return (span * 0.5 * (from + to), span)
     }
 
     /// Feeds a whole block's rows by their ``TimeWeightedPartial``: the link from the chain so far to the
@@ -231,10 +236,9 @@ struct TimeWeightedMean {
     mutating func add(_ partial: TimeWeightedPartial) {
         if partial.hasPoint {
             if hasPoint {
-                let gap = partial.firstTime - lastTime
-                let span = gap <= Self.joinGap ? gap : 2 * Self.halfWindow
-                area += Double(span) * 0.5 * (lastValue + partial.firstValue)
-                weight += Double(span)
+                let link = Self.link(gap: partial.firstTime - lastTime, lastValue, partial.firstValue)
+                area += link.area
+                weight += link.weight
             } else {
                 area += Double(Self.halfWindow) * partial.firstValue
                 weight += Double(Self.halfWindow)
@@ -290,10 +294,9 @@ struct TimeWeightedPartial: Sendable {
                 (firstTime, firstValue) = (start, value)
                 (lastTime, lastValue) = (start, value)
             } else {
-                let gap = start &- lastTime
-                let span = gap <= TimeWeightedMean.joinGap ? gap : 2 * TimeWeightedMean.halfWindow
-                area += Double(span) * 0.5 * (lastValue + value)
-                weight += Double(span)
+                let link = TimeWeightedMean.link(gap: start &- lastTime, lastValue, value)
+                area += link.area
+                weight += link.weight
                 (lastTime, lastValue) = (start, value)
             }
         }
