@@ -250,7 +250,7 @@ final class ConnectionSubscriptions: Sendable {
             // on without losing changes, so the connection learns why and ends.
             state.value.entries[id] = entry
             let health = (error as? HealthError) ?? HealthError(.internalError, "\(error)")
-            return terminate(HealthError(health.code, "subscription \(id): \(health.message)"))
+            return terminate(HealthError(health.code, "\(health.message) (subscription \(id))"))
         }
         pump(id)
     }
