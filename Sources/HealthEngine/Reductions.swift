@@ -212,22 +212,19 @@ struct TimeWeightedMean {
                 weight += Double(end - start)
                 continue
             }
-            let link = Self.link(gap: start - lastTime, lastValue, value)
-            area += link.area
-            weight += link.weight
+            let span = Self.linkSpan(gap: start - lastTime)
+            area += span * 0.5 * (lastValue + value)
+            weight += span
             lastTime = start
             lastValue = value
         }
         (self.area, self.weight, self.lastTime, self.lastValue) = (area, weight, lastTime, lastValue)
     }
 
-    /// What joins a point reading to the next one `gap` microseconds later: joined (`gap` ≤ ``joinGap``), the
-    /// trapezoid gap × mean; apart, a half window on each side of the gap.
+    /// The weight of what joins a point reading to the next one `gap` microseconds later, at the mean of their
+    /// values: joined (`gap` ≤ ``joinGap``) the trapezoid's width, apart a half window on each side of the gap.
     @inline(__always)
-    static func link(gap: Int64, _ from: Double, _ to: Double) -> (area: Double, weight: Double) {
-        let span = Double(gap <= joinGap ? gap : 2 * halfWindow)
-        return (span * 0.5 * (from + to), span)
-    }
+    static func linkSpan(gap: Int64) -> Double { Double(gap <= joinGap ? gap : 2 * halfWindow) }
 
     /// Feeds a whole block's rows by their ``TimeWeightedPartial``: the link from the chain so far to the
     /// block's first point reading (or the chain's opening half window), then the block's own area and weight.
@@ -236,9 +233,9 @@ struct TimeWeightedMean {
     mutating func add(_ partial: TimeWeightedPartial) {
         if partial.hasPoint {
             if hasPoint {
-                let link = Self.link(gap: partial.firstTime - lastTime, lastValue, partial.firstValue)
-                area += link.area
-                weight += link.weight
+                let span = Self.linkSpan(gap: partial.firstTime - lastTime)
+                area += span * 0.5 * (lastValue + partial.firstValue)
+                weight += span
             } else {
                 area += Double(Self.halfWindow) * partial.firstValue
                 weight += Double(Self.halfWindow)
@@ -294,9 +291,9 @@ struct TimeWeightedPartial: Sendable {
                 (firstTime, firstValue) = (start, value)
                 (lastTime, lastValue) = (start, value)
             } else {
-                let link = TimeWeightedMean.link(gap: start &- lastTime, lastValue, value)
-                area += link.area
-                weight += link.weight
+                let span = TimeWeightedMean.linkSpan(gap: start &- lastTime)
+                area += span * 0.5 * (lastValue + value)
+                weight += span
                 (lastTime, lastValue) = (start, value)
             }
         }
