@@ -56,12 +56,15 @@ static inline natsStatus hk_js_add_stream(jsCtx *js, const char *name, const cha
     return s;
 }
 
-/// The last sequence of stream `name` (0 when it is empty), and how many messages it holds.
-static inline natsStatus hk_js_stream_state(jsCtx *js, const char *name, uint64_t *lastSeq, uint64_t *messages,
-                                            uint64_t *bytes, int64_t *replicas, jsErrCode *errCode) {
+/// The first and last sequences of stream `name` (last 0 when it is empty), how many messages and bytes it
+/// holds, and its replicas.
+static inline natsStatus hk_js_stream_state(jsCtx *js, const char *name, uint64_t *firstSeq, uint64_t *lastSeq,
+                                            uint64_t *messages, uint64_t *bytes, int64_t *replicas,
+                                            jsErrCode *errCode) {
     jsStreamInfo *si = NULL;
     natsStatus s = js_GetStreamInfo(&si, js, name, NULL, errCode);
     if (s != NATS_OK) return s;
+    *firstSeq = si->State.FirstSeq;
     *lastSeq = si->State.LastSeq;
     *messages = si->State.Msgs;
     *bytes = si->State.Bytes;
@@ -116,6 +119,40 @@ static inline natsStatus hk_js_publish_after(jsCtx *js, const char *subject, con
     }
     natsMsg_Destroy(msg);
     return s;
+}
+
+/// Publishes `data` to `subject` provided the last message on `subject` in its stream is at stream sequence
+/// `expectedLastSubjectSeq` (0: provided there is none), and sets `sequence` to the stream sequence it got.
+static inline natsStatus hk_js_publish_after_subject(jsCtx *js, const char *subject, const void *data, int length,
+                                                     uint64_t expectedLastSubjectSeq, uint64_t *sequence,
+                                                     jsErrCode *errCode) {
+    jsPubOptions opts;
+    natsStatus s = jsPubOptions_Init(&opts);
+    if (s != NATS_OK) return s;
+    if (expectedLastSubjectSeq == 0) {
+        opts.ExpectNoMessage = true;
+    } else {
+        opts.ExpectLastSubjectSeq = expectedLastSubjectSeq;
+    }
+    jsPubAck *ack = NULL;
+    s = js_Publish(&ack, js, subject, data, length, &opts, errCode);
+    if (s == NATS_OK) {
+        *sequence = ack->Sequence;
+        jsPubAck_Destroy(ack);
+    }
+    return s;
+}
+
+/// Removes the messages of stream `stream` on `subject` (NULL: every subject) whose sequence is below
+/// `belowSequence`.
+static inline natsStatus hk_js_purge_below(jsCtx *js, const char *stream, const char *subject, uint64_t belowSequence,
+                                           jsErrCode *errCode) {
+    jsOptions opts;
+    natsStatus s = jsOptions_Init(&opts);
+    if (s != NATS_OK) return s;
+    opts.Stream.Purge.Subject = subject;
+    opts.Stream.Purge.Sequence = belowSequence;
+    return js_PurgeStream(js, stream, &opts, errCode);
 }
 
 /// Subscribes to `subject` of stream `stream` through an ordered consumer (ephemeral, no acknowledgements, in

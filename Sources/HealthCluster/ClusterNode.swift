@@ -19,10 +19,15 @@ public struct ClusterOptions: Hashable, Sendable {
     /// A standby node takes no share of the partitions while an active node lives: only partitions nobody
     /// took (`--standby`).
     public var standby: Bool
+    /// Time between snapshots of a partition that changes (`--snapshot-interval`); `nil`: only by size and when
+    /// draining.
+    public var snapshotInterval: Duration?
+    /// Bytes of a partition's stream after its snapshot that make the next one due.
+    public var snapshotStreamBytes: UInt64
 
     public init(
         urls: String, nodeID: String, partitions: Int = 64, replicas: Int = 1, leaseTTL: Duration = .seconds(10),
-        standby: Bool = false
+        standby: Bool = false, snapshotInterval: Duration? = .seconds(600), snapshotStreamBytes: UInt64 = 64 << 20
     ) {
         self.urls = urls
         self.nodeID = nodeID
@@ -30,6 +35,8 @@ public struct ClusterOptions: Hashable, Sendable {
         self.replicas = replicas
         self.leaseTTL = leaseTTL
         self.standby = standby
+        self.snapshotInterval = snapshotInterval
+        self.snapshotStreamBytes = snapshotStreamBytes
     }
 
     /// Throws ``ErrorCode/invalidArgument`` for a node id that is not 1 to 64 of `A-Z a-z 0-9 . _ -`.
@@ -59,6 +66,8 @@ public final class ClusterNode: Sendable {
     let contents: ClusterContents
     /// Publishes ``contents`` every ``contentsInterval``.
     private let contentsPublisher: PeriodicThread
+    /// Writes the snapshots of the partitions this node serves.
+    let snapshotter: PartitionSnapshotter
     /// How often this node publishes what its partitions hold.
     static let contentsInterval: Duration = .seconds(2)
 
@@ -94,6 +103,10 @@ public final class ClusterNode: Sendable {
             "cluster node \(options.nodeID)\(options.standby ? " (standby)" : "") at \(address): \(layout.count) "
                 + "partitions on \(options.urls), holds \(taken.count)")
         try leases.start()
+        snapshotter = PartitionSnapshotter(
+            log: log, store: store, leases: leases, interval: options.snapshotInterval,
+            streamBytes: options.snapshotStreamBytes, logLine: logLine)
+        try snapshotter.start()
         self.options = options
         self.log = log
         self.leases = leases
@@ -179,10 +192,17 @@ public final class ClusterNode: Sendable {
         }
     }
 
-    /// Drains the node: leaves the registry and gives the leases up (each partition disowned first, then its
-    /// lease deleted), so the other nodes take the partitions on their next pass.
+    /// Writes a snapshot into JetStream of every partition this node serves that changed since its last one, now
+    /// (they are also written by size and time, and when the node drains).
+    public func snapshotAll() { snapshotter.snapshotAll() }
+
+    /// Drains the node: snapshots the partitions it serves (so that their next owners load them instead of
+    /// replaying their streams), leaves the registry and gives the leases up (each partition disowned first,
+    /// then its lease deleted), so the other nodes take the partitions on their next pass.
     public func stop() {
         contentsPublisher.stop()
+        snapshotter.stop()
+        snapshotter.snapshotAll()
         leases.stop()
     }
 }

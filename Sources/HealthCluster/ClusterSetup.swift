@@ -1,8 +1,8 @@
 import HealthModel
 
 /// A cluster's JetStream assets (Protocol/STORAGE.md, "Cluster mode"): the settings bucket `HK_CLUSTER`, whose
-/// key `partitions` holds P in decimal ASCII, written once by whichever node creates the cluster, and one stream
-/// per partition.
+/// key `partitions` holds P in decimal ASCII, written once by whichever node creates the cluster, one stream
+/// per partition, and the stream of partition snapshots.
 public enum ClusterSetup {
     /// The settings bucket.
     public static let settingsBucket = "HK_CLUSTER"
@@ -11,7 +11,7 @@ public enum ClusterSetup {
 
     /// Opens the cluster on `jetStream`, creating it with `partitions` partitions and `replicas` copies of each
     /// stream and bucket when it does not exist yet; returns the layout recorded at creation (which wins over
-    /// `partitions`: P never changes). Every partition stream exists afterwards.
+    /// `partitions`: P never changes). Every partition stream and the snapshot stream exist afterwards.
     public static func open(_ jetStream: JetStream, partitions: Int, replicas: Int) throws -> PartitionLayout {
         do {
             let settings = try jetStream.keyValue(settingsBucket, replicas: replicas)
@@ -37,6 +37,8 @@ public enum ClusterSetup {
                 try jetStream.addStream(
                     layout.streamName(index), subject: layout.streamSubject(index), replicas: replicas)
             }
+            try jetStream.addStream(
+                PartitionSnapshots.streamName, subject: PartitionSnapshots.streamSubjects, replicas: replicas)
             return layout
         } catch let failure as NATSFailure {
             throw failure.healthError

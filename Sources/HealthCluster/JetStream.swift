@@ -47,6 +47,8 @@ public final class JetStream: @unchecked Sendable {
 
     /// What a stream holds.
     public struct StreamState: Sendable, Equatable {
+        /// The sequence of its first message (above the last one when it is empty: the next to come).
+        public var firstSequence: UInt64
         /// The sequence of its last message (0: none yet).
         public var lastSequence: UInt64
         public var messages: UInt64
@@ -56,12 +58,13 @@ public final class JetStream: @unchecked Sendable {
 
     /// The state of stream `name`.
     public func streamState(_ name: String) throws(NATSFailure) -> StreamState {
-        var (last, messages, bytes, replicas): (UInt64, UInt64, UInt64, Int64) = (0, 0, 0, 0)
+        var (first, last, messages, bytes, replicas): (UInt64, UInt64, UInt64, UInt64, Int64) = (0, 0, 0, 0, 0)
         var code = jsErrCode(rawValue: 0)
         try check(
-            hk_js_stream_state(context, name, &last, &messages, &bytes, &replicas, &code),
+            hk_js_stream_state(context, name, &first, &last, &messages, &bytes, &replicas, &code),
             "cannot read the state of stream \(name)", code)
-        return StreamState(lastSequence: last, messages: messages, bytes: bytes, replicas: Int(replicas))
+        return StreamState(
+            firstSequence: first, lastSequence: last, messages: messages, bytes: bytes, replicas: Int(replicas))
     }
 
     /// Publishes `data` to `subject` provided the stream's last sequence is `expectedLast` (the
@@ -77,6 +80,60 @@ public final class JetStream: @unchecked Sendable {
         }
         try check(status, "cannot publish to \(subject) after sequence \(expectedLast)", code)
         return sequence
+    }
+
+    /// Publishes `data` to `subject` provided the last message on `subject` is at stream sequence
+    /// `expectedLastOnSubject` (0: provided `subject` has none), and returns the stream sequence JetStream
+    /// stored it at. Refused with ``NATSFailure/isWrongLastSequence`` otherwise: nothing was stored.
+    public func publish(_ data: [UInt8], to subject: String, expectedLastOnSubject: UInt64) throws(NATSFailure)
+        -> UInt64
+    {
+        var sequence: UInt64 = 0
+        var code = jsErrCode(rawValue: 0)
+        let status = data.withUnsafeBytes { bytes in
+            hk_js_publish_after_subject(
+                context, subject, bytes.baseAddress, Int32(bytes.count), expectedLastOnSubject, &sequence, &code)
+        }
+        try check(status, "cannot publish to \(subject) after its message \(expectedLastOnSubject)", code)
+        return sequence
+    }
+
+    /// Publishes `data` to `subject` and returns the stream sequence JetStream stored it at.
+    public func publish(_ data: [UInt8], to subject: String) throws(NATSFailure) -> UInt64 {
+        var ack: UnsafeMutablePointer<jsPubAck>?
+        var code = jsErrCode(rawValue: 0)
+        let status = data.withUnsafeBytes { bytes in
+            js_Publish(&ack, context, subject, bytes.baseAddress, Int32(bytes.count), nil, &code)
+        }
+        defer { jsPubAck_Destroy(ack) }
+        try check(status, "cannot publish to \(subject)", code)
+        return ack?.pointee.Sequence ?? 0
+    }
+
+    /// The last message on `subject` in stream `stream`, with its stream sequence; `nil` when there is none.
+    public func lastMessage(_ stream: String, subject: String) throws(NATSFailure) -> (
+        sequence: UInt64, data: [UInt8]
+    )? {
+        var msg: OpaquePointer?
+        var code = jsErrCode(rawValue: 0)
+        let status = js_GetLastMsg(&msg, context, stream, subject, nil, &code)
+        defer { natsMsg_Destroy(msg) }
+        if status != NATS_OK {
+            let failure = NATSFailure("cannot read the last message on \(subject) of stream \(stream)", status, code)
+            if failure.isNotFound { return nil }
+            throw failure
+        }
+        return (natsMsg_GetSequence(msg), Self.data(of: msg))
+    }
+
+    /// Removes the messages of stream `stream` on `subject` whose sequence is below `sequence`.
+    public func purge(_ stream: String, subject: String, below sequence: UInt64) throws(NATSFailure) {
+        // JetStream reads a purge up to sequence 0 or 1 as one without a sequence: every message of the subject.
+        guard sequence > 1 else { return }
+        var code = jsErrCode(rawValue: 0)
+        try check(
+            hk_js_purge_below(context, stream, subject, sequence, &code),
+            "cannot purge \(subject) of stream \(stream) below sequence \(sequence)", code)
     }
 
     /// The data of message `sequence` of stream `stream`; `nil` when there is none (deleted, or past the end).

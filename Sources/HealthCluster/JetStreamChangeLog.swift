@@ -12,10 +12,11 @@ import HealthPosix
 /// `append` publishes and waits under the partition's own lock (inside the shard's write lock, as every log
 /// append runs), so one partition's records are stored in the order they are applied; ``waitUntilDurable(_:)``
 /// has nothing left to wait for. A node appends only to partitions it owns (``own(_:after:)``). When the stream
-/// has moved on (another node appended: this one lost its lease), JetStream refuses the publish and nothing is
-/// stored or applied; the partition is disowned. When the acknowledgement does not come (a lost connection, no
-/// quorum) the record may or may not be stored: the partition is refused until ``catchUp(_:into:)`` has
-/// replayed what the stream holds after the last sequence applied.
+/// has moved on (another node appended: this one lost its lease, or a former owner appended late), JetStream
+/// refuses the publish and nothing is stored or applied. When the acknowledgement does not come (a lost
+/// connection, no quorum) the record may or may not be stored. Either way the partition is refused until
+/// ``catchUp(_:into:)`` has loaded what the stream holds after the last sequence applied (the leases decide
+/// whether the partition is still this node's).
 public final class JetStreamChangeLog: ChangeLog {
     /// One partition as this node sees it.
     struct Partition {
@@ -67,13 +68,15 @@ public final class JetStreamChangeLog: ChangeLog {
                 p.last = stored
                 return stored
             } catch let failure as NATSFailure {
+                // Either way the stream may hold records this node has not applied: catch up before the next
+                // append. A stream that moved on was appended to by another node: the lease says whose the
+                // partition is (the next renewal disowns it here if it is no longer this node's).
+                p.uncertain = true
                 if failure.isWrongLastSequence {
-                    p.owned = false
                     throw HealthError(
                         .storageUnavailable,
-                        "partition \(index) moved to another node (its stream is past sequence \(p.last)); retry")
+                        "partition \(index): another node appended to its stream after sequence \(p.last); retry")
                 }
-                p.uncertain = true
                 throw failure.healthError
             }
         }
@@ -121,17 +124,42 @@ public final class JetStreamChangeLog: ChangeLog {
         (0..<layout.count).filter { i in partitions[i].withLock { $0.owned && $0.uncertain } }
     }
 
-    /// Replays into `store` the records of partition `index`'s stream after the last one applied, then takes
-    /// changes again; returns how many it replayed. Call it with no shard lock held (replaying takes them).
+    /// What ``catchUp(_:into:)`` did.
+    public struct CatchUp: Sendable {
+        /// The snapshot loaded (when it covered more than the node had applied), and its samples.
+        public var snapshot: PartitionSnapshotHead?
+        public var snapshotSamples = 0
+        /// Records read from the stream after the snapshot or the last record applied.
+        public var replayed = 0
+    }
+
+    /// Brings partition `index` in `store` up to its stream's end, then takes changes again: loads its newest
+    /// snapshot (``PartitionSnapshots``) when that covers more than this node applied (replacing what the store
+    /// holds of the partition), then replays the stream after it. Call it with no shard lock held (replaying
+    /// takes them). Throws (the retryable ``ErrorCode/storageUnavailable``) leaving the partition refused, to
+    /// be caught up again.
     @discardableResult
-    public func catchUp(_ index: Int, into store: HealthStore) throws -> Int {
-        let from = lastApplied(index)
+    public func catchUp(_ index: Int, into store: HealthStore) throws -> CatchUp {
+        var report = CatchUp()
+        var after = lastApplied(index)
+        var applied: [String: UInt64] = [:]
+        let snapshots = PartitionSnapshots(jetStream: jetStream, layout: layout)
+        if let (_, head) = try snapshots.latest(index), head.sequence > after {
+            // Until the stream after it is applied too, the store holds the snapshot and part of the stream: a
+            // failure from here leaves nothing applied as far as the next try is concerned (it loads the
+            // snapshot again, replacing the partition's subjects).
+            partitions[index].withLock { $0.last = 0 }
+            (applied, report.snapshotSamples) = try snapshots.load(head, into: store)
+            report.snapshot = head
+            after = head.sequence
+        }
         let (last, replayed) = try PartitionReplay(jetStream: jetStream, layout: layout).run(
-            index, after: from, into: store)
+            index, after: after, skipping: applied, into: store)
+        report.replayed = replayed
         partitions[index].withLock { p in
             p.last = last
             p.uncertain = false
         }
-        return replayed
+        return report
     }
 }

@@ -272,12 +272,16 @@ public final class PartitionLeases: Sendable {
             s.freeSince[index] = nil
             s.writtenAt[index] = sent
         }
-        let replayed = try log.catchUp(index, into: store)
+        let caughtUp = try log.catchUp(index, into: store)
         let (seconds, attoseconds) = (ContinuousClock.now - started).components
         let milliseconds = Double(seconds) * 1000 + Double(attoseconds) / 1e15
+        let snapshot = caughtUp.snapshot.map { head in
+            "loaded its snapshot at stream sequence \(head.sequence) (\(caughtUp.snapshotSamples) samples, "
+                + "\(head.dataBytes) bytes), "
+        }
         logLine(
-            "took partition \(index): replayed \(replayed) records to stream sequence \(log.lastApplied(index)) in "
-                + String(format: "%.1f ms", milliseconds))
+            "took partition \(index): \(snapshot ?? "")replayed \(caughtUp.replayed) records to stream sequence "
+                + "\(log.lastApplied(index)) in " + String(format: "%.1f ms", milliseconds))
         return true
     }
 

@@ -8,12 +8,16 @@ struct PartitionReplay {
     let jetStream: JetStream
     let layout: PartitionLayout
 
-    /// Applies the records of partition `index` after stream sequence `after` through the stream's current end;
-    /// returns that end and how many records were applied. A message that is not one framed record of its own
-    /// sequence is damage: it throws ``ErrorCode/storageUnavailable`` naming the stream and sequence. A record
-    /// that frames well but does not apply (it was published, then its change failed) is skipped, as start-up
-    /// quarantines one.
-    func run(_ index: Int, after: UInt64, into store: HealthStore) throws -> (last: UInt64, applied: Int) {
+    /// Applies the records of partition `index` after stream sequence `after` through the stream's current end,
+    /// but those of a store a loaded snapshot holds (`skipping`: each store's type and the sequence its image is
+    /// complete up to); returns that end and how many records were applied. The records must follow one another
+    /// from `after + 1`: a gap (records dropped because a newer snapshot covers them) throws the retryable
+    /// ``ErrorCode/storageUnavailable``, and so does a message that is not one framed record of its own sequence
+    /// (naming the stream and sequence). A record that frames well but does not apply (it was published, then
+    /// its change failed) is skipped, as start-up quarantines one.
+    func run(_ index: Int, after: UInt64, skipping applied: [String: UInt64] = [:], into store: HealthStore) throws
+        -> (last: UInt64, applied: Int)
+    {
         let stream = layout.streamName(index)
         let end: UInt64
         do {
@@ -21,20 +25,27 @@ struct PartitionReplay {
         } catch {
             throw error.healthError
         }
-        var applied = 0
+        var replayed = 0
         do {
+            var expected = after + 1
             try jetStream.read(stream, subject: layout.streamSubject(index), after: after, through: end) {
                 sequence, bytes in
+                guard sequence == expected else {
+                    throw HealthError(
+                        .storageUnavailable,
+                        "stream \(stream) holds no record \(expected) any more (a newer snapshot covers it); retry")
+                }
+                expected += 1
                 guard let record = LogReplay.record(bytes), record.sequence == sequence else {
                     throw HealthError(
                         .storageUnavailable,
                         "stream \(stream): message \(sequence) is not a log record of that sequence")
                 }
-                if (try? LogReplay.apply(record, to: store)) != nil { applied += 1 }
+                if (try? LogReplay.apply(record, to: store, skippingThrough: applied)) != nil { replayed += 1 }
             }
         } catch let failure as NATSFailure {
             throw failure.healthError
         }
-        return (end, applied)
+        return (end, replayed)
     }
 }

@@ -67,7 +67,8 @@ public struct ServerConfiguration: Hashable, Sendable {
             try ClusterOptions.checkNodeID(node)
             return ClusterOptions(
                 urls: urls, nodeID: node, partitions: partitions, replicas: replicas,
-                leaseTTL: .seconds(Int64(clamping: leaseTTLSeconds)), standby: standby)
+                leaseTTL: .seconds(Int64(clamping: leaseTTLSeconds)), standby: standby,
+                snapshotInterval: snapshotIntervalSeconds > 0 ? .seconds(snapshotIntervalSeconds) : nil)
         default: throw HealthError(.invalidArgument, "--cluster and --node-id go together: give both or neither")
         }
     }
@@ -214,8 +215,9 @@ public struct ServerConfiguration: Hashable, Sendable {
                                   fsync); interval: fsync each second, a power loss may lose the last second;
                                   never: fsync only at snapshots. All three survive a crash of hkd itself.
           --snapshot-interval SECONDS
-                                  Snapshot the data this often while it changes, and after 512 MiB of log;
-                                  0: only by log size and at shutdown (default: 600).
+                                  Snapshot the data this often while it changes, and after 512 MiB of log
+                                  (in cluster mode: each partition this node serves, into JetStream, and
+                                  after 64 MiB of its stream); 0: only by size and at shutdown (default: 600).
           --deleted-retention SECONDS
                                   Keep deletion records for changes queries this long; an older anchor gets
                                   anchorExpired and must resync from 0 (default: 604800, 7 days).

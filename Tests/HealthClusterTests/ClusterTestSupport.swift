@@ -24,12 +24,13 @@ func stepCount(_ store: HealthStore, subject: String) throws -> Int {
 /// A node's view of a cluster on `url`: its change log owning `owned` partitions (all by default) after
 /// rebuilding them into a fresh store, and the durable store over both.
 func openNode(
-    url: String, partitions: Int = 4, owned: [Int]? = nil, replicas: Int = 1, wait: Duration = .seconds(5)
+    url: String, partitions: Int = 4, owned: [Int]? = nil, replicas: Int = 1, wait: Duration = .seconds(5),
+    anchorsFromSequences: Bool = false
 ) throws -> (DurableStore, JetStreamChangeLog) {
     let jetStream = try JetStream(urls: url, wait: wait)
     let layout = try ClusterSetup.open(jetStream, partitions: partitions, replicas: replicas)
     let log = JetStreamChangeLog(jetStream: jetStream, layout: layout)
-    let store = HealthStore()
+    let store = HealthStore(anchorsFromSequences: anchorsFromSequences)
     for index in owned ?? Array(0..<layout.count) {
         log.own(index, after: 0)
         try log.catchUp(index, into: store)

@@ -93,11 +93,11 @@ struct JetStreamChangeLogTests {
                 + "reading them one request each: \(ContinuousClock.now - byRequest)")
     }
 
-    @Test("A writer whose stream moved on is refused, stores nothing and applies nothing; its partition is disowned")
+    @Test("A writer whose stream moved on is refused, stores nothing and applies nothing, and catches up before it appends again")
     func staleWriterFenced() async throws {
         let server = try await NATSServer()
         let (first, firstLog) = try openNode(url: server.url)
-        let (second, _) = try openNode(url: server.url)
+        let (second, secondLog) = try openNode(url: server.url)
         _ = try first.insert(stepBatch(id: 1, subject: "anna"))
         let index = firstLog.layout.partition(of: "anna")
         do {
@@ -111,6 +111,13 @@ struct JetStreamChangeLogTests {
         // The first writer still owns its partition and goes on.
         _ = try first.insert(stepBatch(id: 3, subject: "anna", from: 200))
         #expect(try stepCount(first.store, subject: "anna") == 10)
+        // The second refuses changes of the partition until it has applied what the stream holds.
+        #expect(secondLog.uncertainPartitions == [index])
+        #expect(throws: HealthError.self) { _ = try second.insert(stepBatch(id: 4, subject: "anna", from: 300)) }
+        #expect(try secondLog.catchUp(index, into: second.store).replayed == 2)
+        #expect(try stepCount(second.store, subject: "anna") == 10)
+        _ = try second.insert(stepBatch(id: 4, subject: "anna", from: 300))
+        #expect(try stepCount(second.store, subject: "anna") == 15)
     }
 
     @Test("The partition count is the one recorded when the cluster was created")

@@ -7,6 +7,12 @@ struct SubjectAnchors: Sendable {
     /// The newest anchor of `subject`'s changes (0 before any).
     func last(of subject: String) -> UInt64 { newest[subject] ?? 0 }
 
+    /// Forgets the subjects `subjects` accepts and takes `newest` (subject: its newest anchor) instead: the
+    /// anchors of a restored image (a cluster partition's subjects, or every subject).
+    mutating func replace(_ newest: [String: UInt64], where subjects: (String) -> Bool) {
+        self.newest = self.newest.filter { !subjects($0.key) }.merging(newest.filter { $0.value > 0 }) { _, new in new }
+    }
+
     /// The newest anchor of any subject (which orders nothing across subjects).
     var newestOfAll: UInt64? { newest.values.max() }
 

@@ -5,30 +5,45 @@ import HealthModel
 // (Sources/HealthStorage/Format/SnapshotCodec.swift encodes them byte for byte).
 
 extension HealthStore {
-    /// A consistent image of one type's shard, and what `mark` returned while the shard was held: the log
-    /// position the image is complete up to. Taken under the read lock in O(series) time (columns are shared
-    /// copy-on-write, so writers that follow pay for one copy of the columns they change).
-    public func image<Mark>(of type: QuantityType, marking mark: () -> Mark) -> (ShardImage, Mark) {
+    /// A consistent image of one type's shard (only the series of the subjects `subjects` accepts: a cluster
+    /// partition's), and what `mark` returned while the shard was held: the log position the image is complete up
+    /// to. Taken under the read lock in O(series) time (columns are shared copy-on-write, so writers that follow
+    /// pay for one copy of the columns they change).
+    public func image<Mark>(
+        of type: QuantityType, subjects: (String) -> Bool = { _ in true }, marking mark: () -> Mark
+    ) -> (ShardImage, Mark) {
         shard(type).read { state in
-            let series = state.series.sorted { $0.key < $1.key }.map { SeriesImage($0.value, subject: $0.key) }
-            return (ShardImage(type: type, series: series, lastAnchor: state.clock.lastAnchor), mark())
+            let series = state.series.filter { subjects($0.key) }.sorted { $0.key < $1.key }.map {
+                SeriesImage($0.value, subject: $0.key)
+            }
+            // With anchors from sequences the clock holds the last change's anchors, not the newest of all.
+            let lastAnchor = max(state.clock.lastAnchor, state.subjectAnchors?.newestOfAll ?? 0)
+            return (ShardImage(type: type, series: series, lastAnchor: lastAnchor), mark())
         }
     }
 
-    /// Replaces one type's shard with `image` (start-up, before serving). Throws ``ErrorCode/internalError``
-    /// naming the subject when the image breaks a series invariant; the shard is then left unchanged.
-    public func restore(_ image: ShardImage) throws {
+    /// Replaces one type's shard with `image` (start-up, before serving), or with `replacing`, only the series
+    /// of the subjects it accepts (a cluster partition's: the others are kept). Throws
+    /// ``ErrorCode/internalError`` naming the subject when the image breaks a series invariant; the shard is
+    /// then left unchanged.
+    public func restore(_ image: ShardImage, replacing subjects: ((String) -> Bool)? = nil) throws {
         var restored: [String: Series] = [:]
-        var lastAnchor = image.lastAnchor
+        var newest: [String: UInt64] = [:]
         for series in image.series {
             restored[series.subject] = try Series(image: series)
-            lastAnchor = max(
-                lastAnchor, series.batches.last.map { $0.anchors.upperBound - 1 } ?? 0,
-                series.changeLog.deletions.last?.anchor ?? 0)
+            newest[series.subject] = series.newestAnchor
         }
+        let lastAnchor = max(image.lastAnchor, newest.values.max() ?? 0)
         shard(image.type).write { state in
-            state.series = restored
-            state.clock.lastAnchor = lastAnchor
+            guard let subjects else {
+                state.series = restored
+                state.clock.lastAnchor = lastAnchor
+                state.subjectAnchors?.replace(newest, where: { _ in true })
+                return
+            }
+            state.series = state.series.filter { !subjects($0.key) }.merging(restored) { _, new in new }
+            state.clock.lastAnchor = max(state.clock.lastAnchor, lastAnchor)
+            state.subjectAnchors?.replace(newest, where: subjects)
         }
     }
 }
@@ -157,6 +172,13 @@ public struct SeriesImage: Hashable, Sendable {
 
     /// Number of samples.
     public var count: Int { blocks.reduce(0) { $0 + $1.count } }
+
+    /// The newest change anchor the series holds: of its last batch, its last deletion, or the deletions pruned.
+    var newestAnchor: UInt64 {
+        max(
+            batches.last.map { $0.anchors.upperBound - 1 } ?? 0, changeLog.deletions.last?.anchor ?? 0,
+            changeLog.prunedThrough)
+    }
 
     /// Every row, decoded.
     private var decodedRows: SeriesRows {

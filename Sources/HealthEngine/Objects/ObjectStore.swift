@@ -280,20 +280,28 @@ public final class ObjectStore<Object: StorableObject>: Sendable {
     /// Objects held, over every subject.
     public var count: Int { state.read { $0.books.values.reduce(0) { $0 + $1.byUUID.count } } }
 
-    /// A copy of everything, with the value of `sequence` taken under the read lock (the log's last sequence:
-    /// every record of this store up to it is in the image, none after).
-    public func image(sequence: () -> UInt64) -> (ObjectImage<Object>, UInt64) {
+    /// A copy of everything (only the subjects `subjects` accepts: a cluster partition's), with the value of
+    /// `sequence` taken under the read lock (the log's last sequence: every record of this store up to it is in
+    /// the image, none after).
+    public func image(subjects: (String) -> Bool = { _ in true }, sequence: () -> UInt64) -> (
+        ObjectImage<Object>, UInt64
+    ) {
         state.read { state in
-            let subjects = state.books.mapValues { book in
+            let books = state.books.filter { subjects($0.key) }.mapValues { book in
                 ObjectBook(objects: Array(book.byUUID.values), deletions: book.deletions)
             }
-            return (ObjectImage(lastAnchor: state.lastAnchor, subjects: subjects), sequence())
+            // With anchors from sequences the counter holds the last change's anchors, not the newest of all.
+            let lastAnchor = max(state.lastAnchor, state.subjectAnchors?.newestOfAll ?? 0)
+            return (ObjectImage(lastAnchor: lastAnchor, subjects: books), sequence())
         }
     }
 
-    /// Replaces everything with `image` (start-up, before any change).
-    public func restore(_ image: ObjectImage<Object>) throws {
-        var restored = State(lastAnchor: image.lastAnchor)
+    /// Replaces everything with `image` (start-up, before any change), or with `replacing`, only the subjects
+    /// it accepts (a cluster partition's: the others are kept). Throws ``ErrorCode/storageUnavailable`` naming
+    /// an object that is not consistent; nothing changes then.
+    public func restore(_ image: ObjectImage<Object>, replacing subjects: ((String) -> Bool)? = nil) throws {
+        var books: [String: Book] = [:]
+        var newest: [String: UInt64] = [:]
         for (subject, entry) in image.subjects {
             try SampleRules.validate(subject: subject)
             var book = Book(deletions: entry.deletions)
@@ -307,8 +315,19 @@ public final class ObjectStore<Object: StorableObject>: Sendable {
                         "\(Object.objectName) \(stored.object.uuid) of \(subject) is not consistent")
                 }
             }
-            restored.books[subject] = book
+            books[subject] = book
+            newest[subject] = max(
+                entry.objects.map(\.anchor).max() ?? 0, entry.deletions.map(\.anchor).max() ?? 0)
         }
-        state.write { $0 = restored }
+        state.write { state in
+            guard let subjects else {
+                state = State(lastAnchor: image.lastAnchor, books: books, subjectAnchors: state.subjectAnchors)
+                state.subjectAnchors?.replace(newest, where: { _ in true })
+                return
+            }
+            state.books = state.books.filter { !subjects($0.key) }.merging(books) { _, new in new }
+            state.lastAnchor = max(state.lastAnchor, image.lastAnchor)
+            state.subjectAnchors?.replace(newest, where: subjects)
+        }
     }
 }

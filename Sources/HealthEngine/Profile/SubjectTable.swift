@@ -49,14 +49,23 @@ public final class SubjectTable<Key: Hashable & Comparable & Sendable, Value: Ha
     /// Entries held, over every subject.
     public var count: Int { state.read { $0.values.reduce(0) { $0 + $1.count } } }
 
-    /// A copy of everything, with the value of `sequence` taken under the read lock (the log's last sequence:
-    /// every record of the table up to it is in the image, none after).
-    public func image(sequence: () -> UInt64) -> (Image, UInt64) {
-        state.read { image in (image, sequence()) }
+    /// A copy of everything (only the subjects `subjects` accepts: a cluster partition's), with the value of
+    /// `sequence` taken under the read lock (the log's last sequence: every record of the table up to it is in
+    /// the image, none after).
+    public func image(subjects: (String) -> Bool = { _ in true }, sequence: () -> UInt64) -> (Image, UInt64) {
+        state.read { image in (image.filter { subjects($0.key) }, sequence()) }
     }
 
-    /// Replaces everything with `image` (start-up, before any change); subjects without entries are dropped.
-    public func restore(_ image: Image) {
-        state.write { $0 = image.filter { !$0.value.isEmpty } }
+    /// Replaces everything with `image` (start-up, before any change), or with `replacing`, only the subjects it
+    /// accepts (a cluster partition's); subjects without entries are dropped.
+    public func restore(_ image: Image, replacing subjects: ((String) -> Bool)? = nil) {
+        let kept = image.filter { !$0.value.isEmpty }
+        state.write { table in
+            guard let subjects else {
+                table = kept
+                return
+            }
+            table = table.filter { !subjects($0.key) }.merging(kept) { _, new in new }
+        }
     }
 }

@@ -36,10 +36,13 @@ public enum LogReplay {
         return record
     }
 
-    /// Applies `record` to `store`; throws what applying it throws (a record that does not decode, a type
-    /// that does not exist).
-    public static func apply(_ record: LogFraming.Record, to store: HealthStore) throws {
+    /// Applies `record` to `store` unless a snapshot loaded holds it (`applied`: each store's type and the
+    /// sequence its snapshot is complete up to); throws what applying it throws (a record that does not decode,
+    /// a type that does not exist).
+    public static func apply(
+        _ record: LogFraming.Record, to store: HealthStore, skippingThrough applied: [String: UInt64] = [:]
+    ) throws {
         var report = RecoveryReport()
-        try Recovery.replay(record, store: store, applied: [:], report: &report)
+        try Recovery.replay(record, store: store, applied: applied, report: &report)
     }
 }

@@ -25,30 +25,4 @@ extension SnapshotFiles {
         }
         return files
     }
-
-    /// Loads the snapshot `entry` names into `store` when it is a profile table's; returns whether it was one.
-    /// Throws as ``load(_:)`` does.
-    func loadProfile(_ entry: SnapshotManifest.Entry, into store: HealthStore) throws -> Bool {
-        switch entry.type {
-        case ProfileType.characteristics.identifier:
-            store.characteristicTable.restore(try decodeTable(entry, SubjectTableSnapshotCodec.characteristics))
-        case ProfileType.activitySummary.identifier:
-            store.activitySummaryTable.restore(try decodeTable(entry, SubjectTableSnapshotCodec.activitySummaries))
-        default:
-            return false
-        }
-        return true
-    }
-
-    private func decodeTable<Key, Value>(
-        _ entry: SnapshotManifest.Entry, _ codec: SubjectTableSnapshotCodec<Key, Value>
-    ) throws -> SubjectTable<Key, Value>.Image {
-        try decode(entry) { bytes in
-            let decoded = try codec.decode(bytes)
-            guard decoded.sequence == entry.sequence else {
-                throw CodecError(.malformedPayload, "the file does not match its manifest entry (offset 8)")
-            }
-            return decoded.image
-        }
-    }
 }

@@ -131,22 +131,9 @@ enum Recovery {
             let entry = entries[index]
             guard !entry.file.isEmpty else { return }
             let outcome = Result { () throws -> Int in
-                if entry.type == WorkoutType.identifier {
-                    try store.workouts.restore(try snapshots.loadObjects(entry))
-                    return 0
+                try snapshots.decode(entry) { bytes in
+                    try SnapshotPart(type: entry.type, sequence: entry.sequence, bytes: bytes).restore(into: store)
                 }
-                if entry.type == Correlation.storageType {
-                    try store.correlations.restore(try snapshots.loadObjects(entry))
-                    return 0
-                }
-                if entry.type == WorkoutRoute.storageType {
-                    try store.routes.restore(try snapshots.loadObjects(entry))
-                    return 0
-                }
-                if try snapshots.loadProfile(entry, into: store) { return 0 }
-                let decoded = try snapshots.load(entry)
-                try store.restore(decoded.image)
-                return decoded.image.sampleCount
             }
             outcomes.withLock { $0[index] = outcome }
         }

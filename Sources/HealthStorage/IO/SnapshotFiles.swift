@@ -29,29 +29,6 @@ struct SnapshotFiles: Sendable {
         try FileSystem.contentsOfDirectory(directory).filter { $0.hasSuffix(".snap") }
     }
 
-    /// Loads the snapshot `entry` names; throws naming the file and offset when it is missing or damaged.
-    func load(_ entry: SnapshotManifest.Entry) throws -> SnapshotCodec.Decoded {
-        try decode(entry) { bytes in
-            let decoded = try SnapshotCodec.decode(bytes)
-            guard decoded.image.type.identifier == entry.type else {
-                throw CodecError(.malformedPayload, "the file does not match its manifest entry (offset 0)")
-            }
-            return decoded
-        }
-    }
-
-    /// Loads the object snapshot `entry` names (Protocol/STORAGE.md, "Workout snapshot", "Correlation
-    /// snapshot"); throws as ``load(_:)``.
-    func loadObjects<Object: SnapshotObject>(_ entry: SnapshotManifest.Entry) throws -> ObjectImage<Object> {
-        try decode(entry) { bytes in
-            let decoded = try ObjectSnapshotCodec<Object>.decode(bytes)
-            guard decoded.sequence == entry.sequence else {
-                throw CodecError(.malformedPayload, "the file does not match its manifest entry (offset 8)")
-            }
-            return decoded.image
-        }
-    }
-
     /// Reads the file `entry` names, checks its size and trailer against the entry, and decodes it with `body`.
     func decode<T>(_ entry: SnapshotManifest.Entry, _ body: ([UInt8]) throws -> T) throws -> T {
         let path = directory + "/" + entry.file
