@@ -241,7 +241,8 @@ public struct PartitionSnapshots: Sendable {
         var offset = 0
         for part in head.parts {
             parts.append(
-                SnapshotPart(type: part.type, sequence: part.sequence, bytes: Array(data[offset..<offset + Int(part.size)])))
+                SnapshotPart(
+                    type: part.type, sequence: part.sequence, bytes: Array(data[offset..<offset + Int(part.size)])))
             offset += Int(part.size)
         }
         let layout = self.layout

@@ -93,7 +93,9 @@ struct JetStreamChangeLogTests {
                 + "reading them one request each: \(ContinuousClock.now - byRequest)")
     }
 
-    @Test("A writer whose stream moved on is refused, stores nothing and applies nothing, and catches up before it appends again")
+    @Test(
+        "A writer whose stream moved on is refused, stores nothing and applies nothing, and catches up before it appends again"
+    )
     func staleWriterFenced() async throws {
         let server = try await NATSServer()
         let (first, firstLog) = try openNode(url: server.url)

@@ -144,7 +144,8 @@ struct PartitionSnapshotTests {
         #expect(throws: NATSFailure.self) {
             _ = try jetStream.publish(head.encode(), to: subject, expectedLastOnSubject: 0)
         }
-        #expect(try jetStream.lastMessage(PartitionSnapshots.streamName, subject: subject)?.sequence == current.sequence)
+        #expect(
+            try jetStream.lastMessage(PartitionSnapshots.streamName, subject: subject)?.sequence == current.sequence)
     }
 
     @Test("A new owner whose stream was cut below what it applied gets a retryable error, not a silent gap")
