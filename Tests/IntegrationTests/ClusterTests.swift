@@ -1,5 +1,6 @@
 import Foundation
 import HealthClient
+import HealthCluster
 import HealthModel
 import HKQKit
 import HealthWire
@@ -15,21 +16,23 @@ struct ClusterTests {
     static let partitions = 8
 
     /// hkd joining the cluster on `nats` as node `node` (authorization off: identities are per node so far).
-    static func node(_ node: String, on nats: NATSServer, leaseTTL: Int = 2, standby: Bool = false) async throws
-        -> TestServer
-    {
+    /// (`snapshotInterval` seconds between partition snapshots; 0: only when draining and by size.)
+    static func node(
+        _ node: String, on nats: NATSServer, leaseTTL: Int = 2, standby: Bool = false, snapshotInterval: Int = 0
+    ) async throws -> TestServer {
         try await TestServer(
             arguments: [
                 "--auth", "off", "--cluster", nats.url, "--node-id", node, "--partitions", "\(partitions)",
-                "--lease-ttl", "\(leaseTTL)", "--snapshot-interval", "0",
+                "--lease-ttl", "\(leaseTTL)", "--snapshot-interval", "\(snapshotInterval)",
             ] + (standby ? ["--standby"] : []))
     }
 
     /// A nats-server and two nodes on it: node a, which created the cluster and holds every lease, and node b, a
     /// standby (`--standby`), which holds none while a lives.
-    static func twoNodes() async throws -> (NATSServer, owner: TestServer, standby: TestServer) {
+    static func twoNodes(snapshotInterval: Int = 0) async throws -> (NATSServer, owner: TestServer, standby: TestServer)
+    {
         let nats = try await NATSServer()
-        let owner = try await node("a", on: nats)
+        let owner = try await node("a", on: nats, snapshotInterval: snapshotInterval)
         try await owner.waitForLog("holds \(partitions)")
         let standby = try await node("b", on: nats, standby: true)
         try await standby.waitForLog("holds 0")
@@ -120,17 +123,11 @@ struct ClusterTests {
         let (nats, owner, standby) = try await Self.twoNodes()
         _ = nats
 
-        let subjects = (0..<12).map { "subject-\($0)" }
+        let subjects = Self.subjects
         var acknowledged: [String: Set<UUID>] = [:]
         let writer = Self.client(owner, retry: .none)
         var random = SplitMix64(seed: TestSeed.value(21))
-        for id in 1...120 {
-            let subject = subjects[Int(random.next() % UInt64(subjects.count))]
-            let batch = Self.batch(id: UInt64(id), subject: subject, rows: 1 + Int(random.next() % 20))
-            let ack = try await writer.insert(batch)
-            #expect(ack.inserted == batch.count)
-            acknowledged[subject, default: []].formUnion(try batch.samples().map(\.uuid))
-        }
+        try await Self.write(120, from: 1, through: writer, random: &random, into: &acknowledged)
         writer.close()
         let killed = ContinuousClock.now
         await owner.kill()
@@ -146,12 +143,38 @@ struct ClusterTests {
             return true
         }
         let takeover = ContinuousClock.now - killed
+        try await Self.expectExactlyOnce(
+            acknowledged, through: reader, "served by the other node \(takeover) after kill -9")
+        // The new owner takes changes too.
+        #expect(try await reader.insert(Self.batch(id: 1000, subject: subjects[0], rows: 2)).inserted == 2)
+    }
+
+    static let subjects = (0..<12).map { "subject-\($0)" }
+
+    /// Inserts `count` batches (ids from `first`) of random sizes for random ``subjects`` through `client`; adds
+    /// the UUIDs acknowledged to `acknowledged`.
+    static func write(
+        _ count: Int, from first: UInt64, through client: HealthClient, random: inout SplitMix64,
+        into acknowledged: inout [String: Set<UUID>]
+    ) async throws {
+        for id in first..<first + UInt64(count) {
+            let subject = subjects[Int(random.next() % UInt64(subjects.count))]
+            let batch = Self.batch(id: id, subject: subject, rows: 1 + Int(random.next() % 20))
+            let ack = try await client.insert(batch)
+            #expect(ack.inserted == batch.count)
+            acknowledged[subject, default: []].formUnion(try batch.samples().map(\.uuid))
+        }
+    }
+
+    /// Expects every sample `acknowledged` once through `reader`, nothing else; prints the counts with `note`.
+    static func expectExactlyOnce(
+        _ acknowledged: [String: Set<UUID>], through reader: HealthClient, _ note: String
+    ) async throws {
         var present = 0
         var duplicated = 0
         var lost = 0
         for subject in subjects {
-            let samples = try await reader.samples("stepCount", subject: subject)
-            let uuids = samples.map(\.uuid)
+            let uuids = try await reader.samples("stepCount", subject: subject).map(\.uuid)
             duplicated += uuids.count - Set(uuids).count
             let expected = acknowledged[subject] ?? []
             lost += expected.subtracting(uuids).count
@@ -159,14 +182,76 @@ struct ClusterTests {
             #expect(Set(uuids) == expected, "\(subject)")
         }
         let total = acknowledged.values.reduce(0) { $0 + $1.count }
-        print(
-            "cluster failover: acknowledged \(total), present \(present), lost \(lost), duplicated \(duplicated); "
-                + "served by the other node \(takeover) after kill -9 (lease TTL 2 s)")
+        print("cluster: acknowledged \(total), present \(present), lost \(lost), duplicated \(duplicated); \(note)")
         #expect(lost == 0)
         #expect(duplicated == 0)
         #expect(present == total)
-        // The new owner takes changes too.
-        #expect(try await reader.insert(Self.batch(id: 1000, subject: subjects[0], rows: 2)).inserted == 2)
+    }
+
+    /// The partitions holding ``subjects``.
+    static var partitionsWritten: Set<Int> {
+        Set(subjects.map { PartitionLayout(count: partitions).partition(of: $0) })
+    }
+
+    @Test(
+        "kill -9 after snapshots: the next owner loads each partition's snapshot from JetStream and replays only the stream after it; every acknowledged sample exactly once"
+    )
+    func takeoverFromSnapshots() async throws {
+        let (nats, owner, standby) = try await Self.twoNodes(snapshotInterval: 1)
+        _ = nats
+        var acknowledged: [String: Set<UUID>] = [:]
+        let writer = Self.client(owner, retry: .none)
+        var random = SplitMix64(seed: TestSeed.value(23))
+        try await Self.write(150, from: 1, through: writer, random: &random, into: &acknowledged)
+        try await waitUntil(timeout: .seconds(60), "node a to snapshot every partition it wrote to") {
+            Self.partitionsWritten.allSatisfy { owner.logText.contains("snapshot of partition \($0) (due)") }
+        }
+        // Changes after the snapshots: in the streams only.
+        try await Self.write(40, from: 1000, through: writer, random: &random, into: &acknowledged)
+        writer.close()
+        let killed = ContinuousClock.now
+        await owner.kill()
+
+        let reader = Self.client(standby, retry: .none)
+        defer { reader.close() }
+        try await waitUntil(timeout: .seconds(60), "node b to serve every subject") {
+            for subject in Self.subjects {
+                guard (try? await reader.samples("stepCount", subject: subject)) != nil else { return false }
+            }
+            return true
+        }
+        let takeover = ContinuousClock.now - killed
+        for partition in Self.partitionsWritten {
+            #expect(standby.logText.contains("took partition \(partition): loaded its snapshot"), "\(partition)")
+        }
+        try await Self.expectExactlyOnce(
+            acknowledged, through: reader, "served by the other node \(takeover) after kill -9, from snapshots")
+    }
+
+    @Test("A draining node snapshots its partitions: the node taking them over loads them and replays no record")
+    func drainSnapshots() async throws {
+        let (nats, owner, standby) = try await Self.twoNodes()
+        _ = nats
+        var acknowledged: [String: Set<UUID>] = [:]
+        let writer = Self.client(owner, retry: .none)
+        var random = SplitMix64(seed: TestSeed.value(24))
+        try await Self.write(80, from: 1, through: writer, random: &random, into: &acknowledged)
+        writer.close()
+        #expect(await owner.stop() == 0)
+        for partition in Self.partitionsWritten {
+            #expect(owner.logText.contains("snapshot of partition \(partition) (draining)"), "\(partition)")
+        }
+        try await waitUntil(timeout: .seconds(60), "node b to take every partition node a wrote to") {
+            Self.partitionsWritten.allSatisfy { standby.logText.contains("took partition \($0): ") }
+        }
+        for partition in Self.partitionsWritten {
+            let took = standby.logText.split(separator: "\n").first { $0.contains("took partition \(partition): ") }
+            #expect(took?.contains("loaded its snapshot") == true, "\(took ?? "")")
+            #expect(took?.contains("replayed 0 records") == true, "\(took ?? "")")
+        }
+        let reader = Self.client(standby)
+        defer { reader.close() }
+        try await Self.expectExactlyOnce(acknowledged, through: reader, "after node a drained")
     }
 
     @Test(
