@@ -98,6 +98,7 @@ public final class ClusterNode: Sendable {
             log: log, store: store, node: options.nodeID, address: address, ttl: options.leaseTTL,
             replicas: options.replicas, standby: options.standby, logLine: logLine)
         holders.set(leases)
+        try leases.checkNodeIDUnused()
         let taken = leases.pass()
         logLine(
             "cluster node \(options.nodeID)\(options.standby ? " (standby)" : "") at \(address): \(layout.count) "

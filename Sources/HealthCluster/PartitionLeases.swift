@@ -178,6 +178,7 @@ public final class PartitionLeases: Sendable {
             } catch {
                 logLine("partition \(index): \(error)")
             }
+            renewDue()
         }
         for index in log.uncertainPartitions {
             do {
@@ -185,6 +186,7 @@ public final class PartitionLeases: Sendable {
             } catch {
                 logLine("partition \(index): \(error)")
             }
+            renewDue()
         }
         handOver(share: share, active: active)
         return taken
@@ -237,6 +239,51 @@ public final class PartitionLeases: Sendable {
             }
         } catch {
             logLine("partition \(index): \(error)")
+        }
+    }
+
+    /// Renews the leases held whose last write is a third of the TTL old or more: a pass that rebuilds several
+    /// partitions in a row keeps the leases it already holds.
+    private func renewDue() {
+        let due = state.withLock { s in
+            s.revisions.indices.filter { index in
+                s.revisions[index] != nil && s.writtenAt[index].map { ContinuousClock.now - $0 >= ttl / 3 } ?? true
+            }
+        }
+        for index in due { renew(index) }
+    }
+
+    /// Refuses to start a second node with this node's id: when the registry announces this id at another
+    /// address, waits until that entry expires (a node restarted on another port after kill -9 left it) and
+    /// throws ``ErrorCode/invalidArgument`` if it is written again meanwhile (another live node has this id).
+    public func checkNodeIDUnused() throws {
+        let key = registryKey
+        guard let first = try read(key), first.value != Array(address.utf8) else { return }
+        let other = String(decoding: first.value, as: UTF8.self)
+        logLine(
+            "node id \(node) is announced by \(other): waiting up to \(ttl) for that announcement to expire "
+                + "(a node restarted on another address leaves one)")
+        let deadline = ContinuousClock.now + ttl + ttl / 2
+        while ContinuousClock.now < deadline {
+            guard let entry = try read(key) else { return }
+            guard entry.revision == first.revision else {
+                throw HealthError(
+                    .invalidArgument,
+                    "node id \(node) is in use by the node at \(String(decoding: entry.value, as: UTF8.self)), which "
+                        + "announced itself again while this one waited: give every node its own --node-id")
+            }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        throw HealthError(
+            .invalidArgument,
+            "node id \(node) is announced by \(other) and the announcement did not expire within \(ttl + ttl / 2)")
+    }
+
+    private func read(_ key: String) throws -> KeyValueBucket.Entry? {
+        do {
+            return try bucket.get(key)
+        } catch {
+            throw error.healthError
         }
     }
 

@@ -254,6 +254,24 @@ struct ClusterTests {
         try await Self.expectExactlyOnce(acknowledged, through: reader, "after node a drained")
     }
 
+    @Test("A second node started with the id of a live node is refused, naming that node's address")
+    func duplicateNodeID() async throws {
+        let nats = try await NATSServer()
+        let first = try await Self.node("a", on: nats)
+        try await first.waitForLog("holds \(Self.partitions)")
+        do {
+            let second = try await Self.node("a", on: nats)
+            _ = await second.stop()
+            Issue.record("a second node a started")
+        } catch let error as HealthError {
+            #expect(error.message.contains("node id a is in use by the node at 127.0.0.1:\(first.port)"), "\(error)")
+        }
+        // The first one goes on holding everything.
+        let client = Self.client(first, retry: .none)
+        defer { client.close() }
+        #expect(try await client.insert(Self.batch(id: 1, subject: "anna", rows: 2)).inserted == 2)
+    }
+
     @Test(
         "An owner paused with SIGSTOP past its lease cannot append once it runs again: refused, and then sent to the new owner"
     )
