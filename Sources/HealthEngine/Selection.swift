@@ -59,6 +59,7 @@ extension Series {
     /// and no strict start, a match may start up to ``maxDuration`` before S. Rows that must match are added as
     /// one run without a per-row test (nor a decode); only the edges are decoded and tested row by row.
     func select(_ filter: SampleFilter) -> Selection {
+        usage.touch()
         let date = filter.date
         var low = 0
         var high = count

@@ -55,8 +55,17 @@ struct Series: Sendable {
     /// The metadata of the rows that carry any, by change anchor (HEALTHKIT.md §3): a sparse table, so rows
     /// without metadata cost nothing; it follows the rows through merges (anchors do not move) and deletes.
     private(set) var metadata: [UInt64: [String: MetadataValue]] = [:]
+    /// When a query last read the series (shared by every copy of it), for moving the blocks of the least
+    /// recently used series out of memory first.
+    let usage = SeriesUsage()
 
     var count: Int { rows.count }
+
+    /// Puts `block` in place of sealed block `index` if that is still `current` (see
+    /// ``BlockedRows/replaceBlock(at:_:with:)``).
+    mutating func replaceBlock(at index: Int, _ current: SealedBlock, with block: SealedBlock) -> Bool {
+        rows.replaceBlock(at: index, current, with: block)
+    }
 
     /// An empty series sealing blocks of `blockRows` rows.
     init(blockRows: Int = 4096) { rows = BlockedRows(blockRows: blockRows) }

@@ -19,6 +19,8 @@ public final class HealthServer: Sendable {
     public let store: HealthStore
     /// The store with its write-ahead log and snapshots (or, in cluster mode, its partition streams).
     public let durable: DurableStore
+    /// Moves sealed blocks out of memory beyond `--memory-limit`; `nil` without it.
+    let coldBlocks: ColdBlocks?
     /// This node of a cluster (`--cluster`); `nil` in single-node mode.
     public let cluster: ClusterNode?
     let workers: WorkerPool
@@ -270,6 +272,13 @@ public final class HealthServer: Sendable {
         let cores = PosixThread.processorCount
         self.durable = durable
         store = durable.store
+        if let limit = configuration.memoryLimit {
+            coldBlocks = try ColdBlocks(
+                directory: configuration.dataDirectory + "/cold", limit: limit, store: durable.store
+            ) { line in ServerLog.info(line) }
+        } else {
+            coldBlocks = nil
+        }
         if let cluster {
             // A partition this node stops serving: its subscriptions end (their next update finds it elsewhere).
             let subscriptions = subscriptions
@@ -283,6 +292,7 @@ public final class HealthServer: Sendable {
         listener = Mutex(nil)
         budget = MemoryBudget(capacity: configuration.maxBufferedBytes)
         handshakes = HandshakeQuota(limit: configuration.maxHandshakingConnections)
+        try coldBlocks?.start()
     }
 
     /// Carries out requests against the store; made per request (it is a small value).
@@ -402,6 +412,7 @@ public final class HealthServer: Sendable {
         workers.shutdown()
         group.shutdown()
         identityRefresher?.stop()
+        coldBlocks?.stop()
         cluster?.stop()
         durable.close()
         dataLock.release()

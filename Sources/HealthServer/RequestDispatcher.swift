@@ -174,12 +174,14 @@ public struct RequestDispatcher: Sendable {
             let status = status()
             let perType = info.samplesByType.filter { $0.value > 0 }.sorted { $0.key < $1.key }
                 .map { ServerInfo.TypeCount(type: $0.key, samples: UInt64($0.value)) }
+            let blocks = store.blockResidency()
             return [
                 .serverInfo(
                     ServerInfo(
                         serverVersion: status.version, uptimeMicros: status.uptimeMicros,
                         connections: status.connections,
-                        residentBytes: status.residentBytes, subjects: UInt64(info.subjects), samplesPerType: perType))
+                        residentBytes: status.residentBytes, subjects: UInt64(info.subjects), samplesPerType: perType,
+                        blockBytesInMemory: UInt64(blocks.hotBytes), blockBytesOnDisk: UInt64(blocks.coldBytes)))
             ]
 
         case .adminRequest:

@@ -40,6 +40,29 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var resetAdmin = false
     /// Seconds between snapshots while the log grows (`--snapshot-interval`); 0: only at shutdown and by size.
     public var snapshotIntervalSeconds = 600
+    /// The most bytes of sealed blocks kept in memory, the rest in cold segment files (`--memory-limit`); `nil`:
+    /// every block in memory.
+    public var memoryLimit: Int?
+
+    /// A byte count: a whole number, optionally followed by K, M, G or T (or KiB, MiB, GiB, TiB: powers of
+    /// 1024). Throws ``ErrorCode/invalidArgument`` naming `origin` otherwise.
+    static func parseByteCount(_ text: String, origin: String) throws -> Int {
+        let units: [(String, Int)] = [
+            ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("TiB", 1 << 40), ("K", 1 << 10), ("M", 1 << 20),
+            ("G", 1 << 30), ("T", 1 << 40),
+        ]
+        var digits = Substring(text)
+        var scale = 1
+        if let (suffix, factor) = units.first(where: { text.hasSuffix($0.0) }) {
+            digits = digits.dropLast(suffix.count)
+            scale = factor
+        }
+        guard let number = Int(digits), number >= 0, number <= Int.max / scale else {
+            throw HealthError(
+                .invalidArgument, "\(origin) takes a byte count such as 2147483648, 512M or 4GiB, not \"\(text)\"")
+        }
+        return number * scale
+    }
     /// Whether clients need a token (`--auth`; SECURITY.md).
     public var auth = AuthMode.required
     /// A backup (`hkq admin backup`) to copy into the data directory before starting (`--restore-from`); the
@@ -218,6 +241,10 @@ public struct ServerConfiguration: Hashable, Sendable {
                                   Snapshot the data this often while it changes, and after 512 MiB of log
                                   (in cluster mode: each partition this node serves, into JetStream, and
                                   after 64 MiB of its stream); 0: only by size and at shutdown (default: 600).
+          --memory-limit BYTES    Keep at most this many bytes of sealed blocks (the compressed rows) in
+                                  memory; beyond it the blocks of the least recently read series move to
+                                  segment files in DIR/cold and are read from there through the page cache
+                                  (512M, 4GiB, ...; default: every block in memory).
           --deleted-retention SECONDS
                                   Keep deletion records for changes queries this long; an older anchor gets
                                   anchorExpired and must resync from 0 (default: 604800, 7 days).

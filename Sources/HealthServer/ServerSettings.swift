@@ -98,6 +98,9 @@ struct ServerSetting: Sendable {
         .number("max-batch-rows", minimum: 1, \.maxBatchRows),
         .choice("fsync", \.fsync),
         .number("snapshot-interval", \.snapshotIntervalSeconds),
+        ServerSetting("memory-limit") { config, text, origin in
+            config.memoryLimit = try ServerConfiguration.parseByteCount(text, origin: origin)
+        },
         .number("deleted-retention", \.deletedRetentionSeconds),
         .number("subscriber-timeout", minimum: 1, \.subscriberTimeoutSeconds),
         .choice("auth", \.auth),

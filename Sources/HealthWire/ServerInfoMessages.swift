@@ -20,6 +20,10 @@ public struct ServerInfo: WireMessage {
     public var subjects: UInt64
     /// Stored samples per type, types without samples left out.
     public var samplesPerType: [TypeCount]
+    /// Bytes of the answering process's sealed blocks (compressed rows) held in its memory, and kept in cold
+    /// segment files on disk (`hkd --memory-limit`); both 0 from a server that predates them.
+    public var blockBytesInMemory: UInt64
+    public var blockBytesOnDisk: UInt64
 
     /// The number of samples of one type.
     public struct TypeCount: Hashable, Sendable {
@@ -33,7 +37,7 @@ public struct ServerInfo: WireMessage {
 
     public init(
         serverVersion: String, uptimeMicros: UInt64, connections: UInt64, residentBytes: UInt64, subjects: UInt64,
-        samplesPerType: [TypeCount]
+        samplesPerType: [TypeCount], blockBytesInMemory: UInt64 = 0, blockBytesOnDisk: UInt64 = 0
     ) {
         self.serverVersion = serverVersion
         self.uptimeMicros = uptimeMicros
@@ -41,6 +45,8 @@ public struct ServerInfo: WireMessage {
         self.residentBytes = residentBytes
         self.subjects = subjects
         self.samplesPerType = samplesPerType
+        self.blockBytesInMemory = blockBytesInMemory
+        self.blockBytesOnDisk = blockBytesOnDisk
     }
 
     public func encode(into w: inout ByteWriter) {
@@ -53,6 +59,11 @@ public struct ServerInfo: WireMessage {
         for entry in samplesPerType {
             w.writeString(entry.type)
             w.writeVarint(entry.samples)
+        }
+        // An optional pair, written unless both are 0 (the payload of a server that predates them).
+        if blockBytesInMemory != 0 || blockBytesOnDisk != 0 {
+            w.writeVarint(blockBytesInMemory)
+            w.writeVarint(blockBytesOnDisk)
         }
     }
 
@@ -67,5 +78,12 @@ public struct ServerInfo: WireMessage {
         entries.reserveCapacity(count)
         for _ in 0..<count { entries.append(TypeCount(type: try r.readString(limits), samples: try r.readVarint())) }
         samplesPerType = entries
+        // Both or neither (absent: both 0, as from servers that predate them).
+        if r.remaining > 0 {
+            blockBytesInMemory = try r.readVarint()
+            blockBytesOnDisk = try r.readVarint()
+        } else {
+            (blockBytesInMemory, blockBytesOnDisk) = (0, 0)
+        }
     }
 }

@@ -643,11 +643,13 @@ import Testing
         #expect(after["samples"] as? Int == perType.values.reduce(0, +))
         let table = try await runLive(["server-info"], subject: "info")
         let lines = table.out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        #expect(lines.first == "VERSION      hkd 0.1.0")
-        #expect(lines.contains { $0.hasPrefix("MEMORY       ") && $0.hasSuffix("iB") })
+        #expect(lines.first == "VERSION           hkd 0.1.0")
+        #expect(lines.contains { $0.hasPrefix("MEMORY            ") && $0.hasSuffix("iB") })
+        #expect(lines.contains { $0.hasPrefix("BLOCKS IN MEMORY  ") && $0.hasSuffix("B") })
+        #expect(lines.contains { $0 == "BLOCKS ON DISK    0 B" })
         #expect(lines.contains { $0.hasPrefix("flightsClimbed ") })
         let csv = try await runLive(["server-info", "--format", "csv"], subject: "info")
-        #expect(csv.out.hasPrefix("version,uptime,connections,memory,subjects,samples,"))
+        #expect(csv.out.hasPrefix("version,uptime,connections,memory,blocksInMemory,blocksOnDisk,subjects,samples,"))
         #expect(csv.out.split(separator: "\n").count == 2)
     }
 

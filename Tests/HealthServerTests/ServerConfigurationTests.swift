@@ -35,6 +35,20 @@ struct ServerConfigurationTests {
         #expect(config.maxConnections == 5)
         #expect(config.idleTimeoutSeconds == 0)
         #expect(config.sessionLimits.idleTimeoutSeconds == 0)
+        #expect(config.memoryLimit == nil)
+    }
+
+    @Test("--memory-limit takes bytes, with K, M, G, T or KiB, MiB, GiB, TiB for powers of 1024")
+    func memoryLimit() throws {
+        for (text, bytes) in [
+            ("0", 0), ("65536", 65536), ("64K", 64 << 10), ("512M", 512 << 20), ("4GiB", 4 << 30), ("2T", 2 << 40),
+        ] {
+            guard case .run(let config) = try ServerConfiguration.parse(["--memory-limit", text]) else {
+                Issue.record("\(text) not run")
+                continue
+            }
+            #expect(config.memoryLimit == bytes, "\(text)")
+        }
     }
 
     @Test("cluster mode: --cluster with --node-id, the cluster's settings, and what is refused")
@@ -97,6 +111,14 @@ struct ServerConfigurationTests {
                 "unknown option \"--max-conections\"; did you mean \"max-connections\"? (see hkd --help)"
             ),
             (["--log-level", "loud"], "--log-level takes debug, info, warning or error, not \"loud\""),
+            (
+                ["--memory-limit", "lots"],
+                "--memory-limit takes a byte count such as 2147483648, 512M or 4GiB, not \"lots\""
+            ),
+            (
+                ["--memory-limit", "-5M"],
+                "--memory-limit takes a byte count such as 2147483648, 512M or 4GiB, not \"-5M\""
+            ),
         ])
     func badFlags(arguments: [String], message: String) {
         do {

@@ -290,7 +290,8 @@ enum Golden {
                 ServerInfo(
                     serverVersion: "hkd 0.1.0", uptimeMicros: 90 * Micros.second.magnitude, connections: 2,
                     residentBytes: 50 << 20, subjects: 1,
-                    samplesPerType: [.init(type: "stepCount", samples: 2_629_800)]))
+                    samplesPerType: [.init(type: "stepCount", samples: 2_629_800)], blockBytesInMemory: 900_000,
+                    blockBytesOnDisk: 3 << 20))
         ),
         (
             "cluster-status-query", "Ask a cluster node for its view of the partitions (empty payload).", 17, [],

@@ -1,3 +1,4 @@
+import HealthCodec
 import HealthModel
 import Testing
 
@@ -49,5 +50,33 @@ struct MessageRegistryTests {
         let reply = Message.pong(Pong(nonce: 7))
         #expect(reply.body as? Ping.Reply == Pong(nonce: 7))
         #expect(reply.body as? Insert.Reply == nil)
+    }
+}
+
+@Suite("Optional trailing fields")
+struct OptionalFieldTests {
+    @Test(
+        "serverInfo without block bytes (the payload ends after the samples per type) reads them as 0, and 0 and 0 are not written"
+    )
+    func serverInfoWithoutBlockBytes() throws {
+        let info = ServerInfo(
+            serverVersion: "hkd 0.1.0", uptimeMicros: 5, connections: 1, residentBytes: 7, subjects: 1,
+            samplesPerType: [.init(type: "stepCount", samples: 3)], blockBytesInMemory: 11, blockBytesOnDisk: 13)
+        var w = ByteWriter()
+        info.encode(into: &w)
+        // The last two bytes are the two one-byte varints 11 and 13.
+        #expect(Array(w.bytes.suffix(2)) == [11, 13])
+        var old = ByteReader(Array(w.bytes.dropLast(2)))
+        let decoded = try ServerInfo(from: &old, limits: .standard)
+        #expect(decoded.blockBytesInMemory == 0 && decoded.blockBytesOnDisk == 0)
+        #expect(decoded.samplesPerType == info.samplesPerType)
+        var current = ByteReader(w.bytes)
+        #expect(try ServerInfo(from: &current, limits: .standard).blockBytesOnDisk == 13)
+        var zeros = ByteWriter()
+        decoded.encode(into: &zeros)
+        #expect(zeros.bytes == Array(w.bytes.dropLast(2)))
+        // One of the pair alone is malformed.
+        var half = ByteReader(Array(w.bytes.dropLast(1)))
+        #expect(throws: (any Error).self) { try ServerInfo(from: &half, limits: .standard) }
     }
 }

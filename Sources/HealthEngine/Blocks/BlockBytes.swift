@@ -122,12 +122,12 @@ struct BlockReader {
 }
 
 /// Runs `body` over the bytes of `array`, keeping the typed error (`Array.withUnsafeBytes` only rethrows).
-func withBlockBytes<Result>(
-    _ array: [UInt8], _ body: (UnsafeRawBufferPointer) throws(BlockDecodingError) -> Result
-) throws(BlockDecodingError) -> Result {
+func withBlockBytes<Result, Failure: Error>(
+    _ array: [UInt8], _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
+) throws(Failure) -> Result {
     do {
         return try array.withUnsafeBytes { try body($0) }
-    } catch let error as BlockDecodingError {
+    } catch let error as Failure {
         throw error
     } catch {
         preconditionFailure("unexpected error \(error)")

@@ -30,6 +30,15 @@ struct BlockedRows: Sendable {
     /// Rows in all.
     var count: Int { sealedCount + head.count }
 
+    /// Puts `block` in place of the block at `index` if that is still `current` (the same rows in other memory:
+    /// see ``SealedBlock/moved(to:at:)``); returns whether it did.
+    mutating func replaceBlock(at index: Int, _ current: SealedBlock, with block: SealedBlock) -> Bool {
+        guard index < blocks.count, blocks[index].isSameBlock(as: current) else { return false }
+        precondition(block.summary == current.summary, "a block replaced by other rows")
+        blocks[index] = block
+        return true
+    }
+
     /// No rows, sealing blocks of `blockRows` rows (1 to ``SealedBlock/maxRows`` / 2).
     init(blockRows: Int = 4096) {
         precondition(blockRows >= 1 && blockRows <= SealedBlock.maxRows / 2, "block size out of range")

@@ -61,8 +61,14 @@ public struct SealedBlock: Sendable {
     /// Most rows a block may hold (a decoder's cap before it sizes anything).
     public static let maxRows = 65536
 
-    /// The encoded block, header and columns.
-    public let bytes: [UInt8]
+    /// The encoded block, header and columns: in the block's own memory (hot), or in read-only memory it shares
+    /// with other blocks (cold: a mapped file, see ``BlockMemory``).
+    private let storage: Storage
+
+    private enum Storage: Sendable {
+        case owned([UInt8])
+        case borrowed(any BlockMemory, offset: Int, count: Int)
+    }
     /// The rows' summary, as the header holds it (with ``BlockSummary/timeWeighted`` worked out from the rows).
     public private(set) var summary: BlockSummary
     /// Where each of the five columns (starts, durations, values, sources, arrivals) begins and ends: ten
@@ -109,9 +115,10 @@ public struct SealedBlock: Sendable {
         column { ArrivalColumn.encode(rows.arrivals, into: &$0) }
         // An exact copy: the writer's buffer has grown with slack that would stay resident for the block's life.
         let written = writer.bytes
-        bytes = [UInt8](unsafeUninitializedCapacity: written.count) { buffer, count in
-            count = buffer.initialize(fromContentsOf: written)
-        }
+        storage = .owned(
+            [UInt8](unsafeUninitializedCapacity: written.count) { buffer, count in
+                count = buffer.initialize(fromContentsOf: written)
+            })
         self.summary = summary
         columnOffsets = offsets
     }
@@ -128,7 +135,7 @@ public struct SealedBlock: Sendable {
         let (summary, offsets) = try withBlockBytes(bytes) { (raw) throws(BlockDecodingError) in
             try Self.parseHeader(raw)
         }
-        self.bytes = bytes
+        storage = .owned(bytes)
         self.summary = summary
         columnOffsets = offsets
         let n = summary.count
@@ -211,7 +218,7 @@ public struct SealedBlock: Sendable {
     /// ``decode(into:)``, throwing on damaged bytes.
     private func decodeChecked(into buffers: BlockBuffers) throws(BlockDecodingError) {
         let n = count
-        try withBlockBytes(bytes) { (raw) throws(BlockDecodingError) in
+        try withBytes { (raw) throws(BlockDecodingError) in
             func finish(_ reader: BlockReader) throws(BlockDecodingError) {
                 guard reader.remaining == 0 else { throw BlockDecodingError("bytes left in a column") }
             }
@@ -245,8 +252,85 @@ public struct SealedBlock: Sendable {
         }
     }
 
-    /// Heap bytes the block holds (its encoding, offsets and source list).
+    /// Heap bytes the block holds (its encoding when it is hot, offsets and source list).
     public var approximateBytes: Int {
-        bytes.capacity + columnOffsets.capacity * 4 + summary.sources.capacity * 2 + 64
+        let own: Int
+        switch storage {
+        case .owned(let bytes): own = bytes.capacity
+        case .borrowed: own = 0
+        }
+        return own + columnOffsets.capacity * 4 + summary.sources.capacity * 2 + 64
     }
+
+    // MARK: Hot and cold
+
+    /// Runs `body` with the block's encoded bytes (valid only during the call).
+    public func withBytes<R, Failure: Error>(_ body: (UnsafeRawBufferPointer) throws(Failure) -> R) throws(Failure)
+        -> R
+    {
+        switch storage {
+        case .owned(let bytes):
+            return try withBlockBytes(bytes, body)
+        case .borrowed(let memory, let offset, let count):
+            return try body(UnsafeRawBufferPointer(rebasing: memory.bytes[offset..<offset + count]))
+        }
+    }
+
+    /// The encoding (the block's own array when it is hot, a copy when it is cold).
+    public var bytes: [UInt8] {
+        switch storage {
+        case .owned(let bytes): bytes
+        case .borrowed: withBytes { Array($0) }
+        }
+    }
+
+    /// Bytes of the encoding.
+    public var byteCount: Int {
+        switch storage {
+        case .owned(let bytes): bytes.count
+        case .borrowed(_, _, let count): count
+        }
+    }
+
+    /// Whether the encoding lies in shared read-only memory (``moved(to:at:)``) rather than the block's own.
+    public var isCold: Bool {
+        if case .borrowed = storage { return true }
+        return false
+    }
+
+    /// The same block with its encoding read from `memory` at `offset`, where the caller copied ``withBytes(_:)``'s
+    /// bytes: the block's own copy is released once no other value of this block holds it.
+    public func moved(to memory: any BlockMemory, at offset: Int) -> SealedBlock {
+        precondition(offset >= 0 && offset + byteCount <= memory.bytes.count, "a block moved past its memory's end")
+        return SealedBlock(
+            storage: .borrowed(memory, offset: offset, count: byteCount), summary: summary,
+            columnOffsets: columnOffsets)
+    }
+
+    /// Whether `other` is this very block (the same encoding in the same memory), not merely equal rows: a mover
+    /// replacing a block checks the series still holds it.
+    public func isSameBlock(as other: SealedBlock) -> Bool {
+        switch (storage, other.storage) {
+        case (.owned(let a), .owned(let b)):
+            return a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } }
+        case (.borrowed(let a, let x, _), .borrowed(let b, let y, _)):
+            return a === b && x == y
+        default:
+            return false
+        }
+    }
+
+    private init(storage: Storage, summary: BlockSummary, columnOffsets: [Int32]) {
+        self.storage = storage
+        self.summary = summary
+        self.columnOffsets = columnOffsets
+    }
+}
+
+/// Read-only memory holding the encodings of cold sealed blocks (``SealedBlock/moved(to:at:)``), such as a file
+/// mapped into memory: it must stay valid and unchanged for as long as the object lives, which is as long as a
+/// block points into it.
+public protocol BlockMemory: AnyObject, Sendable {
+    /// The memory.
+    var bytes: UnsafeRawBufferPointer { get }
 }

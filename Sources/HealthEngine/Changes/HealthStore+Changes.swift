@@ -157,6 +157,7 @@ extension Series {
     func rowsArrived(after anchor: UInt64, matching filter: SampleFilter, limit: Int = 0) -> (
         rows: SeriesRows, more: Bool
     ) {
+        usage.touch()
         // A page of candidates holds one more than the rows wanted: the extra one tells whether more match.
         let pageSize = limit == 0 ? 0 : limit + 1
         var hint = 0

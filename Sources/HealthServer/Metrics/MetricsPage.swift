@@ -52,6 +52,11 @@ struct MetricsPage {
             .map { entry in (["type": entry.key], Double(entry.value)) }
         page.metric("hkd_stored_samples", "gauge", "Samples stored now, by type.", stored)
         page.metric("hkd_subjects", "gauge", "Subjects with stored samples.", [([:], Double(info.subjects))])
+        let blocks = server.store.blockResidency()
+        page.metric(
+            "hkd_block_bytes", "gauge",
+            "Bytes of sealed blocks (compressed rows): in memory, or in cold segment files (--memory-limit).",
+            [(["place": "memory"], Double(blocks.hotBytes)), (["place": "disk"], Double(blocks.coldBytes))])
         page.metric(
             "hkd_wal_bytes_total", "counter", "Bytes appended to the write-ahead log since start-up.",
             [([:], Double(server.durable.logBytesWritten))])

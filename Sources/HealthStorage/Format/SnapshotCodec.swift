@@ -106,9 +106,11 @@ public enum SnapshotCodec {
                 // The series' own blocks, as they are: no row is decoded or encoded again.
                 w.writeVarint(UInt64(series.blocks.count))
                 for block in series.blocks {
-                    w.writeVarint(UInt64(block.bytes.count))
-                    w.writeLE(Zlib.crc32(block.bytes))
-                    w.write(bytes: block.bytes)
+                    block.withBytes { bytes in
+                        w.writeVarint(UInt64(bytes.count))
+                        w.writeLE(Zlib.crc32(bytes))
+                        w.write(bytes: bytes)
+                    }
                     if w.count >= pieceSize { try flush() }
                 }
             case .rawColumns:

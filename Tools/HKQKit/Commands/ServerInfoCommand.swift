@@ -1,7 +1,8 @@
 import HealthClient
 import HealthWire
 
-/// `hkq server-info`: the server's version, uptime, connections, memory, subjects and samples per type.
+/// `hkq server-info`: the server's version, uptime, connections, memory (with its sealed blocks' bytes in memory
+/// and on disk), subjects and samples per type.
 public struct ServerInfoCommand: Command {
     /// A server-info command.
     public init() {}
@@ -30,17 +31,20 @@ public struct ServerInfoCommand: Command {
             table
             ? .string(HumanFormat.duration(micros: Int64(clamping: info.uptimeMicros)))
             : .number(Double(info.uptimeMicros) / 1e6)
-        let memory: JSONValue =
-            table ? .string(HumanFormat.bytes(info.residentBytes)) : .integer(Int64(clamping: info.residentBytes))
+        func bytes(_ count: UInt64) -> JSONValue {
+            table ? .string(HumanFormat.bytes(count)) : .integer(Int64(clamping: count))
+        }
         var fields = RecordSet(
             columns: [
                 .init("version", title: "VERSION"), .init("uptime", title: "UPTIME"),
                 .init("connections", title: "CONNECTIONS"), .init("memory", title: "MEMORY"),
+                .init("blocksInMemory", title: "BLOCKS IN MEMORY"), .init("blocksOnDisk", title: "BLOCKS ON DISK"),
                 .init("subjects", title: "SUBJECTS"), .init("samples", title: "SAMPLES"),
             ],
             rows: [
                 [
-                    .string(info.serverVersion), uptime, .integer(Int64(clamping: info.connections)), memory,
+                    .string(info.serverVersion), uptime, .integer(Int64(clamping: info.connections)),
+                    bytes(info.residentBytes), bytes(info.blockBytesInMemory), bytes(info.blockBytesOnDisk),
                     .integer(Int64(clamping: info.subjects)), .integer(Int64(clamping: total)),
                 ]
             ])

@@ -1,0 +1,32 @@
+import Glibc
+
+/// A whole file mapped read-only into memory (`mmap`, `MAP_SHARED`), unmapped when the object goes. Its pages are
+/// the kernel's page cache: read on first touch, kept while memory allows, dropped first under pressure and read
+/// again when touched. The file must not change while it is mapped. Thread-safe (read-only).
+public final class MappedFile: @unchecked Sendable {
+    /// The mapped bytes.
+    public let bytes: UnsafeRawBufferPointer
+    /// The file's path, as given.
+    public let path: String
+    /// Called once the mapping is gone (removes the file, say).
+    private let onUnmap: @Sendable (String) -> Void
+
+    /// Maps the file at `path`, which must not be empty; `onUnmap` runs with the path after the unmap in deinit.
+    public init(path: String, onUnmap: @escaping @Sendable (String) -> Void = { _ in }) throws(SystemError) {
+        let file = try File(path: path)
+        defer { file.close() }
+        let size = Int(try file.size())
+        guard size > 0 else { throw SystemError(code: EINVAL, call: "mmap(\(path))", message: "the file is empty") }
+        guard let base = mmap(nil, size, PROT_READ, MAP_SHARED, file.descriptor, 0), base != MAP_FAILED else {
+            throw SystemError(errno: errno, call: "mmap(\(path))")
+        }
+        bytes = UnsafeRawBufferPointer(start: base, count: size)
+        self.path = path
+        self.onUnmap = onUnmap
+    }
+
+    deinit {
+        munmap(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count)
+        onUnmap(path)
+    }
+}
