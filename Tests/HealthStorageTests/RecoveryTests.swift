@@ -37,6 +37,53 @@ struct RecoveryTests {
         #expect(try steps(reopened.store).count == 19)
     }
 
+    @Test("replay runs each store's records in one lane, the lanes side by side: the same samples and anchors")
+    func lanesKeepEachStoresOrder() throws {
+        let directory = try makeDataDirectory()
+        defer { try? FileSystem.removeTree(directory) }
+        let (durable, _) = try openStore(directory)
+        var random = SplitMix64(seed: TestSeed.value(61))
+        let types = [
+            ("stepCount", "count"), ("heartRate", "count/min"), ("bodyMass", "kg"), ("flightsClimbed", "count"),
+        ]
+        let subjects = ["anna", "ben", "carla"]
+        var logged = 0
+        for id in 1...240 {
+            let (type, unit) = types[Int(random.next() % UInt64(types.count))]
+            let subject = subjects[Int(random.next() % UInt64(subjects.count))]
+            if random.next() % 6 == 0 {
+                let deleted = try durable.delete(
+                    subject: subject, type: type,
+                    filter: SampleFilter(date: DatePredicate(start: Int64(random.next() % 400) * Micros.minute)))
+                if deleted > 0 { logged += 1 }  // a deletion of nothing logs nothing
+                continue
+            }
+            var batch = SampleBatch(batchID: UInt64(id), subject: subject, typeIdentifier: type, unit: unit)
+            let first = Int(random.next() % 500)
+            for minute in first..<first + 1 + Int(random.next() % 30) {
+                let start = Int64(minute) * Micros.minute
+                batch.append(
+                    start: start, end: start + Micros.minute, value: Double(50 + random.next() % 40), source: watch)
+            }
+            _ = try durable.insert(batch)
+            logged += 1
+        }
+        func state(_ store: HealthStore) throws -> [String] {
+            try subjects.flatMap { subject in
+                try types.map { type, _ in
+                    "\(try store.changes(subject: subject, type: type, anchor: 0))"
+                        + "\(try store.samples(subject: subject, type: type))"
+                }
+            }
+        }
+        let before = try state(durable.store)
+        durable.close(snapshot: false)
+        let (reopened, _) = try openStore(directory)
+        defer { reopened.close(snapshot: false) }
+        #expect(reopened.recovery.replayedRecords == logged)
+        #expect(try state(reopened.store) == before)
+    }
+
     @Test("replay seals each series' rows into blocks as they come: a few bytes a sample, head included")
     func replaySealsBlocks() throws {
         let directory = try makeDataDirectory()

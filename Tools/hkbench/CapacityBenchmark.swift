@@ -62,7 +62,8 @@ enum CapacityBenchmark: BenchCommand {
                 copy.batchID = HealthClient.makeBatchID()
                 return copy
             }
-            stored += Int(try AsyncBridge.wait { try await W1Ingest.send(batches, through: client, inFlight: inFlight) })
+            stored += Int(
+                try AsyncBridge.wait { try await W1Ingest.send(batches, through: client, inFlight: inFlight) })
             if (index + 1) % every == 0 || index + 1 == subjects {
                 try report(index + 1, stored, since: started, hkd, client, directory)
             }
@@ -196,7 +197,9 @@ final class RunningHKD: Sendable {
         defer { for pointer in argv { free(pointer) } }
         var child: pid_t = 0
         let status = posix_spawn(&child, path, &actions, nil, argv, environ)
-        guard status == 0 else { throw HealthError(.internalError, "cannot start \(path): \(String(cString: strerror(status)))") }
+        guard status == 0 else {
+            throw HealthError(.internalError, "cannot start \(path): \(String(cString: strerror(status)))")
+        }
         pid = child
         let deadline = ContinuousClock.now + .seconds(120)
         var found: Int?
@@ -210,7 +213,8 @@ final class RunningHKD: Sendable {
         }
         guard let found else {
             kill(child, SIGKILL)
-            throw HealthError(.internalError, "hkd did not start: \((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")")
+            throw HealthError(
+                .internalError, "hkd did not start: \((try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")")
         }
         port = found
     }

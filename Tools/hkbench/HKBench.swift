@@ -16,7 +16,8 @@ protocol BenchCommand: Sendable {
 enum HKBench {
     /// Every subcommand, in the order `hkbench help` lists them.
     static let commands: [any BenchCommand.Type] = [
-        CodecBenchmark.self, BlockBenchmark.self, W1Benchmark.self, W2Benchmark.self, W3Benchmark.self, CapacityBenchmark.self,
+        CodecBenchmark.self, BlockBenchmark.self, W1Benchmark.self, W2Benchmark.self, W3Benchmark.self,
+        CapacityBenchmark.self,
         StorageBenchmark.self,
         ImportBenchmark.self, DatasetCommand.self, LiveBenchmark.self,
     ]

@@ -1,7 +1,9 @@
+import Dispatch
 import HealthCodec
 import HealthEngine
 import HealthModel
 import HealthPosix
+import Synchronization
 
 /// Start-up's pass over the log segments (Protocol/STORAGE.md, *Start-up*): replays every record after the
 /// snapshots, then judges the damage found, changing nothing on disk before the whole log has been judged.
@@ -96,19 +98,15 @@ struct LogRecovery {
                 break
             }
             let found = scan.damage
-            reserveRows(of: scan.records.prefix { record in found.map { record.offset < $0.offset } ?? true })
-            var replayed = 0
-            for record in scan.records where found.map({ record.offset < $0.offset }) ?? true {
-                do {
-                    try Recovery.replay(record, store: store, applied: applied, report: &report)
-                } catch {
-                    // The record is intact (its CRC holds) but cannot be applied: it was never acknowledged (the
-                    // insert that logged it failed), so keep it aside rather than stop every start on it.
-                    try quarantine(record, segment: name, reason: error, log: log)
-                    report.quarantinedRecords += 1
-                }
-                replayed += 1
+            let records = Array(scan.records.prefix { record in found.map { record.offset < $0.offset } ?? true })
+            reserveRows(of: records)
+            for (record, error) in replayInLanes(records, report: &report) {
+                // The record is intact (its CRC holds) but cannot be applied: it was never acknowledged (the
+                // insert that logged it failed), so keep it aside rather than stop every start on it.
+                try quarantine(record, segment: name, reason: error, log: log)
+                report.quarantinedRecords += 1
             }
+            let replayed = records.count
             let next = first + UInt64(replayed)
             if case .tornTail? = found, isLast, replayed == 0 {
                 removals.append(
@@ -215,6 +213,52 @@ struct LogRecovery {
         report.lostSamples += samples
         line += "; could not keep \(samples) inserted samples in \(lost.count) readable records after the damage"
         report.repairs.append(line)
+    }
+
+    /// Replays `records` (in log order) on every core: each store's records (``Recovery/storeKey(of:)``) in one
+    /// lane, in their order, the lanes side by side, so a store sees its changes in log order and hands out the
+    /// same anchors as a replay on one thread. Returns the records that could not be applied, with why, in log
+    /// order.
+    private func replayInLanes(
+        _ records: [LogFraming.Record], report: inout RecoveryReport
+    ) -> [(LogFraming.Record, any Error)] {
+        let laneCount = max(1, min(PosixThread.processorCount, 16))
+        var lanes = [[Int]](repeating: [], count: laneCount)
+        var laneOfStore: [String: Int] = [:]
+        for (index, record) in records.enumerated() {
+            let key = Recovery.storeKey(of: record) ?? ""
+            let lane =
+                laneOfStore[key]
+                ?? {
+                    let next = laneOfStore.count % laneCount
+                    laneOfStore[key] = next
+                    return next
+                }()
+            lanes[lane].append(index)
+        }
+        let outcomes = Mutex<(reports: [RecoveryReport], failures: [(index: Int, error: any Error)])>(([], []))
+        let (store, applied, lanesOfRecords) = (store, applied, lanes)
+        DispatchQueue.concurrentPerform(iterations: laneCount) { lane in
+            var laneReport = RecoveryReport()
+            var failures: [(index: Int, error: any Error)] = []
+            for index in lanesOfRecords[lane] {
+                do {
+                    try Recovery.replay(records[index], store: store, applied: applied, report: &laneReport)
+                } catch {
+                    failures.append((index, error))
+                }
+            }
+            outcomes.withLock { outcomes in
+                outcomes.reports.append(laneReport)
+                outcomes.failures += failures
+            }
+        }
+        let (reports, failures) = outcomes.withLock { $0 }
+        for lane in reports {
+            report.replayedRecords += lane.replayedRecords
+            report.skippedRecords += lane.skippedRecords
+        }
+        return failures.sorted { $0.index < $1.index }.map { (records[$0.index], $0.error) }
     }
 
     /// Writes an intact record that cannot be applied to `quarantine/<segment>@<offset>.record` in the data

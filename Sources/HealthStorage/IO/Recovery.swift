@@ -166,12 +166,7 @@ enum Recovery {
         _ record: LogFraming.Record, store: HealthStore, applied: [String: UInt64], report: inout RecoveryReport
     ) throws {
         let change = try LogChange.decode(kind: record.kind, payload: record.payload)
-        let type =
-            WorkoutType.matches(change.type)
-            ? WorkoutType.identifier
-            : [Correlation.storageType, WorkoutRoute.storageType].contains(change.type)
-                ? change.type
-                : try ProfileType.named(change.type)?.identifier ?? QuantityType.named(change.type).identifier
+        let type = try storeKey(change.type)
         if record.sequence <= applied[type] ?? 0 {
             report.skippedRecords += 1
             return
@@ -201,6 +196,23 @@ enum Recovery {
             try store.routes.insert(subject: subject, routes, writer: writer, sequencedBy: sequence)
         }
         report.replayedRecords += 1
+    }
+
+    /// The store a change of type `type` goes to, by the identifier its snapshot has in the manifest: a quantity
+    /// or category type's, `workout`, or the name of a store kept apart. Throws for a type that does not exist.
+    static func storeKey(_ type: String) throws -> String {
+        if WorkoutType.matches(type) { return WorkoutType.identifier }
+        if [Correlation.storageType, WorkoutRoute.storageType].contains(type) { return type }
+        return try ProfileType.named(type)?.identifier ?? QuantityType.named(type).identifier
+    }
+
+    /// The store `record`'s change goes to (``storeKey(_:)``), read without decoding an insert's rows; `nil` for
+    /// a record that does not decode.
+    static func storeKey(of record: LogFraming.Record) -> String? {
+        if let shape = LogChange.insertShape(kind: record.kind, payload: record.payload) {
+            return try? storeKey(shape.type)
+        }
+        return (try? LogChange.decode(kind: record.kind, payload: record.payload)).flatMap { try? storeKey($0.type) }
     }
 
     /// Cuts the file at `path` to `offset` bytes, durably.
