@@ -5,11 +5,12 @@ extension Series {
     /// or the head), in start order: the chunk's columns, the selected rows inside it numbered for those columns,
     /// and the row number of its first row. Reductions that keep their state across calls (``FigureReducer``,
     /// ``BucketSums/addRun(_:_:maxDuration:)``) read a selection this way without decoding it all at once.
-    /// With `summarise`, a sealed block whose rows are all selected is offered there by its summary, and not
-    /// decoded when `summarise` takes it (returns true). Without `sourceIDs` the chunks' ``Columns`` hold no
-    /// source ids (sealed blocks' are not decoded).
+    /// A sealed block whose rows are all selected is offered to `whole` first, and not decoded when `whole` takes
+    /// it (returns true: it used the block's summary, or read it without decoding). (A non-escaping closure: what
+    /// it captures is not boxed, which matters per block.) Without
+    /// `sourceIDs` the chunks' ``Columns`` hold no source ids (sealed blocks' are not decoded).
     func forEachChunk(
-        of selection: Selection, sourceIDs: Bool = true, summarise: ((BlockSummary) -> Bool)? = nil,
+        of selection: Selection, sourceIDs: Bool = true, whole: (SealedBlock) -> Bool = { _ in false },
         _ body: (Columns, Selection, _ firstRow: Int) -> Void
     ) {
         let runs = selection.runs
@@ -28,9 +29,9 @@ extension Series {
         var pending: Selection? = nil
         rows.forEachChunk(
             overlapping: selection.span, sourceIDs: sourceIDs,
-            decodes: { firstRow, summary in
-                let selected = local(firstRow..<(firstRow + summary.count))
-                if let summarise, selected.count == summary.count, summarise(summary) { return false }
+            decodes: { firstRow, block in
+                let selected = local(firstRow..<(firstRow + block.count))
+                if selected.count == block.count, whole(block) { return false }
                 pending = selected
                 return true
             }

@@ -26,15 +26,16 @@ extension Series {
             var plain = ValueSum()
             let sums = options.contains(.cumulativeSum)
             // Blocks lying wholly in the selection count by their summaries when the figures allow it.
-            let summarise: ((BlockSummary) -> Bool)? =
-                all.takesSummaries
-                ? { summary in
-                    guard all.takes(summary) else { return false }
-                    all.add(summary)
-                    if sums { plain.add(summary) }
+            let summaries = all.takesSummaries
+            forEachChunk(
+                of: selection,
+                whole: { block in
+                    guard summaries, all.takes(block.summary) else { return false }
+                    all.add(block.summary)
+                    if sums { plain.add(block.summary) }
                     return true
-                } : nil
-            forEachChunk(of: selection, summarise: summarise) { c, local, firstRow in
+                }
+            ) { c, local, firstRow in
                 for run in local.runs {
                     all.add(c, run, offset: firstRow)
                     if sums { plain.add(c, run) }

@@ -278,6 +278,25 @@ class VictoriaMetrics(HTTPPeer):
     def w2(self, runs, budget):
         return None  # UTC grid only: local-day buckets are not expressible.
 
+    def capacity(self):
+        """Resident memory with the data loaded and queried, the data directory's bytes after a clean stop, and
+        the time from a restart until the data answers a query."""
+        figures = {"residentBytes": resident_bytes(self.process.pid)}
+        self.process.terminate()
+        self.process.wait(60)
+        figures["diskBytes"] = disk_bytes(os.path.join(self.dir, "data"))
+        started = time.perf_counter()
+        self.process = subprocess.Popen(
+            [shutil.which("victoria-metrics"), f"-storageDataPath={self.dir}/data",
+             f"-httpListenAddr=127.0.0.1:{self.port}", "-retentionPeriod=100y", "-search.disableCache"],
+            stdout=self.log, stderr=self.log)
+        wait_for_port(self.port, self.process)
+        self.connect()
+        while not self.query("count_over_time(heartRate_value[92d])", WINDOW_END - 1):
+            time.sleep(0.01)
+        figures["restartSeconds"] = time.perf_counter() - started
+        return figures
+
     def stop(self):
         self.process.terminate()
         self.process.wait(30)
@@ -466,22 +485,70 @@ def run_hkbench(hkbench, workdir, runs, hkd):
     subprocess.run([hkbench, "w2", "--repeat", "31", "--server", "1", "--json", w2_json], check=True)
     ours["w2"] = json.load(open(w2_json))
     if hkd:
-        # hkd as its own process: the server's resident memory alone, and ingest across two processes.
+        # hkd as its own process: the server's resident memory alone, ingest across two processes, the data
+        # directory's bytes, and restarts after kill -9 (the log replayed) and after a clean stop (a snapshot).
         port, data = free_port(), os.path.join(workdir, "hkd-data")
-        log = open(os.path.join(workdir, "hkd.log"), "w")
-        process = subprocess.Popen(
-            [hkd, "--listen", f"127.0.0.1:{port}", "--data-dir", data, "--auth", "off"], stderr=log)
+        log_path = os.path.join(workdir, "hkd.log")
+        log = open(log_path, "w")
+
+        def start():
+            """Starts hkd; returns it and the seconds until it logged that it listens, which it does once its
+            data is loaded (it binds the port before, so a connection alone would not tell)."""
+            with open(log_path) as f:
+                before = f.read().count("listening on")
+            started = time.perf_counter()
+            process = subprocess.Popen(
+                [hkd, "--listen", f"127.0.0.1:{port}", "--data-dir", data, "--auth", "off"], stderr=log)
+            while True:
+                with open(log_path) as f:
+                    if f.read().count("listening on") > before:
+                        break
+                if process.poll() is not None:
+                    raise RuntimeError(f"hkd exited with status {process.returncode}")
+                time.sleep(0.002)
+            return process, time.perf_counter() - started
+
+        process, _ = start()
         try:
-            wait_for_port(port, process)
             external = os.path.join(workdir, "w1-external.json")
             subprocess.run([hkbench, "w1", "--server", f"127.0.0.1:{port}", "--mode", "pipelined",
                             "--json", external], check=True)
             ours["w1-external"] = json.load(open(external))
+            capacity = {"samples": ours["w1-external"][0]["samples"], "residentBytes": resident_bytes(process.pid)}
+            process.kill()
+            process.wait(30)
+            process, capacity["restartAfterKillSeconds"] = start()
+            process.terminate()
+            process.wait(60)
+            capacity["diskBytes"] = disk_bytes(data)
+            process, capacity["restartSeconds"] = start()
+            ours["capacity"] = capacity
         finally:
             process.terminate()
-            process.wait(30)
+            process.wait(60)
             log.close()
     return ours
+
+
+def resident_bytes(pid):
+    """A process's resident memory now (VmRSS), in bytes."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def disk_bytes(directory):
+    """Bytes the files under `directory` take on disk."""
+    total = 0
+    for root, _dirs, files in os.walk(directory):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_blocks * 512
+            except FileNotFoundError:
+                pass
+    return total
 
 
 # MARK: report
@@ -577,6 +644,24 @@ def report(ours, peers, dataset):
             lines.append(f"| {p['name']} | {fmt_time(w2['median'])} ({fmt_time(w2['p99'])}){ratio} | "
                          f"{c['buckets']} | {c['2020-03-08 rows']} / {c['2020-11-01 rows']} |")
     lines.append(f"\nExpected: 1828 buckets, 1380 / 1500 rows.")
+    capacity = ours.get("capacity")
+    measured = [p for p in peers if "capacity" in p]
+    if capacity or measured:
+        lines += ["", "### Memory, disk and restart with W1's data loaded", "",
+                  "Resident memory of the server process after W1 (and, for peers, W3 and W2); the data directory "
+                  "after a clean stop; the time from starting the server again until it answers (hkd: until it logs "
+                  "that it listens, which it does once its data is loaded; peers: until a query returns data).", "",
+                  "| system | resident bytes/sample | disk bytes/sample | restart after a clean stop | "
+                  "restart after kill -9 |", "|---|---:|---:|---:|---:|"]
+        if capacity:
+            n = capacity["samples"]
+            lines.append(f"| **hkd** | **{capacity['residentBytes'] / n:.2f}** | **{capacity['diskBytes'] / n:.2f}** | "
+                         f"**{fmt_time(capacity['restartSeconds'])}** | "
+                         f"**{fmt_time(capacity['restartAfterKillSeconds'])}** (log replayed) |")
+        for p in measured:
+            c, n = p["capacity"], dataset.samples
+            lines.append(f"| {p['name']} | {c['residentBytes'] / n:.2f} | {c['diskBytes'] / n:.2f} | "
+                         f"{fmt_time(c['restartSeconds'])} | not measured (loses up to a second of data) |")
     return "\n".join(lines)
 
 
@@ -629,6 +714,11 @@ def main():
                     entry["w2"] = peer.w2(args.runs, args.budget)
                 except Exception as error:
                     entry["w2_error"] = "failed: " + str(error).splitlines()[0][:120]
+                if hasattr(peer, "capacity"):
+                    try:
+                        entry["capacity"] = peer.capacity()
+                    except Exception as error:
+                        entry["capacity_error"] = str(error)[:160]
             except Exception as error:
                 entry["skipped"] = f"failed: {str(error)[:160]}"
             finally:

@@ -62,16 +62,24 @@ struct BlockReader {
         return UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 
-    /// A LEB128 varint; one-byte varints (the common case in packed columns' exception lists) take the inlined
-    /// fast path.
+    /// A LEB128 varint; one- and two-byte varints (the common cases in packed columns' exception lists: gaps,
+    /// step counts) take the inlined fast path.
     @inline(__always)
     mutating func varint() throws(BlockDecodingError) -> UInt64 {
-        if offset < base.count {
+        if offset + 1 < base.count {
             let first = base[offset]
             if first < 0x80 {
                 offset += 1
                 return UInt64(first)
             }
+            let second = base[offset + 1]
+            if second < 0x80 {
+                offset += 2
+                return UInt64(first & 0x7F) | UInt64(second) << 7
+            }
+        } else if offset < base.count, base[offset] < 0x80 {
+            offset += 1
+            return UInt64(base[offset - 1])
         }
         return try longVarint()
     }

@@ -33,12 +33,12 @@ extension BlockedRows {
 extension BlockedRows {
     /// Runs `body` on each block holding a row of `span` (decoded into one reused buffer) and then on the head
     /// when it holds one, in start order, as ``Columns`` of that whole chunk with the row number of its first row.
-    /// `decodes` is asked first for each block (its first row and summary): false skips it (a caller that used
-    /// the summary instead). Without `sourceIDs`, blocks' source ids are not decoded and the chunks' ``Columns``
+    /// `decodes` is asked first for each block (its first row, and the block): false skips it (a caller that used
+    /// its summary, or read it otherwise). Without `sourceIDs`, blocks' source ids are not decoded and the chunks' ``Columns``
     /// hold none (a reader of one source's values: sums).
     func forEachChunk(
         overlapping span: Range<Int>, sourceIDs: Bool = true,
-        decodes: (_ firstRow: Int, BlockSummary) -> Bool = { _, _ in true },
+        decodes: (_ firstRow: Int, SealedBlock) -> Bool = { _, _ in true },
         _ body: (Columns, _ firstRow: Int) -> Void
     ) {
         guard !span.isEmpty else { return }
@@ -52,7 +52,7 @@ extension BlockedRows {
                 sourceIDs: sourceIDs ? scratch.sourceIDs : nil)
             while index <= last {
                 let block = blocks[index]
-                guard decodes(firstRows[index], block.summary) else {
+                guard decodes(firstRows[index], block) else {
                     index += 1
                     continue
                 }

@@ -327,6 +327,70 @@ public struct SealedBlock: Sendable {
     }
 }
 
+extension SealedBlock {
+    /// Reads the block into `rows` without decoding a row when its starts are regular (the first delta repeated),
+    /// its durations equal and its values whole or decimal numbers that are zero but for exceptions; returns
+    /// false, `rows` unspecified, for any other block.
+    func sparseRegularRows(into rows: inout SparseRegularRows) -> Bool {
+        guard count >= 2 else { return false }
+        let parsed: Bool? = try? withBytes { (raw) throws(BlockDecodingError) -> Bool in
+            // Regular starts: deltas all equal (zero bits), or deltas of deltas zero but the first.
+            var starts = column(0, raw)
+            let mode = try starts.byte()
+            guard let (base, changes) = try PackedIntegers.sparseHeader(&starts, count: count - 1) else {
+                return false
+            }
+            var step: Int64
+            if mode == StartColumn.deltaMode, changes == 0 {
+                step = Int64(bitPattern: base)
+            } else if mode == StartColumn.deltaOfDeltaMode, base == 0, changes <= 1 {
+                step = 0
+                if changes == 1 {
+                    let (row, high) = try PackedIntegers.nextException(&starts, count: count - 1, after: -1)
+                    guard row == 0 else { return false }
+                    step = unZigZag(high)
+                }
+            } else {
+                return false
+            }
+            var durations = column(1, raw)
+            guard let (duration, odd) = try PackedIntegers.sparseHeader(&durations, count: count), odd == 0,
+                starts.remaining == 0, durations.remaining == 0
+            else { return false }
+            var values = column(2, raw)
+            guard try values.byte() == ValueColumn.decimalMode else { return false }
+            let exponent = Int(try values.byte())
+            guard exponent < ValueColumn.powers.count,
+                let (base, exceptions) = try PackedIntegers.sparseHeader(&values, count: count), base == 0
+            else { return false }
+            rows.first = summary.firstStart
+            rows.step = step
+            rows.duration = Int64(bitPattern: duration)
+            rows.count = count
+            // Sized once, then filled through pointers: no per-row append.
+            rows.rows.removeAll(keepingCapacity: true)
+            rows.values.removeAll(keepingCapacity: true)
+            rows.rows.append(contentsOf: repeatElement(0, count: exceptions))
+            rows.values.append(contentsOf: repeatElement(0, count: exceptions))
+            let power = ValueColumn.powers[exponent]
+            try rows.rows.withUnsafeMutableBufferPointer { (found) throws(BlockDecodingError) in
+                try rows.values.withUnsafeMutableBufferPointer { (amounts) throws(BlockDecodingError) in
+                    var row = -1
+                    for index in 0..<exceptions {
+                        let (next, high) = try PackedIntegers.nextException(&values, count: count, after: row)
+                        row = next
+                        let mantissa = Double(unZigZag(high))
+                        found[index] = row
+                        amounts[index] = exponent == 0 ? mantissa : mantissa / power
+                    }
+                }
+            }
+            return values.remaining == 0
+        }
+        return parsed ?? false
+    }
+}
+
 /// Read-only memory holding the encodings of cold sealed blocks (``SealedBlock/moved(to:at:)``), such as a file
 /// mapped into memory: it must stay valid and unchanged for as long as the object lives, which is as long as a
 /// block points into it.

@@ -44,29 +44,36 @@ struct BucketSums: MergeSink {
     mutating func addRun<Filter: MergeRowFilter>(
         _ c: Columns, _ rows: Range<Int>, maxDuration: Int64, counting filter: Filter
     ) {
+        addRun(FilteredColumns(columns: c, filter: filter), rows, maxDuration: maxDuration)
+    }
+
+    /// Spreads a run of rows in start order read through `source` (decoded columns, or a regular block read
+    /// without decoding: ``SparseRegularRows``), as ``addRun(_:_:maxDuration:)`` describes. Both give the same
+    /// sums bit for bit: the bulk of a bucket is one four-accumulator sum in row order.
+    mutating func addRun<Source: SummedRows>(_ source: Source, _ rows: Range<Int>, maxDuration: Int64) {
         let spanStart = bounds[0]
         let spanEnd = bounds[bucketCount]
         var row = rows.lowerBound
-        while row < rows.upperBound, c.starts[row] < spanStart {
-            if filter.counts(c, row) { spread(from: c.starts[row], to: c.ends[row], value: c.values[row]) }
+        while row < rows.upperBound, source.start(row) < spanStart {
+            if source.counts(row) { spread(from: source.start(row), to: source.end(row), value: source.value(row)) }
             row += 1
         }
         var bucket = runBucket
         defer { runBucket = bucket }
         while row < rows.upperBound {
-            let start = c.starts[row]
+            let start = source.start(row)
             if start >= spanEnd { break }
             while bounds[bucket + 1] <= start { bucket += 1 }
             let bucketEnd = bounds[bucket + 1]
-            let next = c.firstRow(in: row..<rows.upperBound, startingAtLeast: bucketEnd)
+            let next = source.firstRow(in: row..<rows.upperBound, startingAtLeast: bucketEnd)
             let safeLimit = bucketEnd.subtractingSaturating(maxDuration)
-            let inside = start >= safeLimit ? row : c.firstRow(in: row..<next, startingAtLeast: safeLimit)
+            let inside = start >= safeLimit ? row : source.firstRow(in: row..<next, startingAtLeast: safeLimit)
             if inside > row {
-                sums[bucket] += filter.sum(c, row..<inside)
+                sums[bucket] += source.sum(row..<inside)
                 touched[bucket] = true
             }
-            for straddling in inside..<next where filter.counts(c, straddling) {
-                spread(from: c.starts[straddling], to: c.ends[straddling], value: c.values[straddling])
+            for straddling in inside..<next where source.counts(straddling) {
+                spread(from: source.start(straddling), to: source.end(straddling), value: source.value(straddling))
             }
             row = next
         }
@@ -132,6 +139,34 @@ struct BucketSums: MergeSink {
         sums[cursor] += value
         touched[cursor] = true
     }
+}
+
+/// Rows in start order as ``BucketSums/addRun(_:_:maxDuration:)`` reads them.
+protocol SummedRows {
+    func start(_ row: Int) -> Timestamp
+    func end(_ row: Int) -> Timestamp
+    func value(_ row: Int) -> Double
+    /// Whether `row` counts (a merge's filter; otherwise every row).
+    func counts(_ row: Int) -> Bool
+    /// The first row of `rows` whose start is `>= time`, or `rows.upperBound`.
+    func firstRow(in rows: Range<Int>, startingAtLeast time: Timestamp) -> Int
+    /// The four-accumulator sum (``ValueSum``) of the values of the rows in `rows` that count.
+    func sum(_ rows: Range<Int>) -> Double
+}
+
+/// Decoded columns whose rows count as `filter` says.
+struct FilteredColumns<Filter: MergeRowFilter>: SummedRows {
+    let columns: Columns
+    let filter: Filter
+
+    @inline(__always) func start(_ row: Int) -> Timestamp { columns.starts[row] }
+    @inline(__always) func end(_ row: Int) -> Timestamp { columns.ends[row] }
+    @inline(__always) func value(_ row: Int) -> Double { columns.values[row] }
+    @inline(__always) func counts(_ row: Int) -> Bool { filter.counts(columns, row) }
+    @inline(__always) func firstRow(in rows: Range<Int>, startingAtLeast time: Timestamp) -> Int {
+        columns.firstRow(in: rows, startingAtLeast: time)
+    }
+    @inline(__always) func sum(_ rows: Range<Int>) -> Double { filter.sum(columns, rows) }
 }
 
 extension Columns {

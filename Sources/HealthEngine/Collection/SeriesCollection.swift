@@ -26,9 +26,18 @@ extension Series {
         let selection = selection.clamped(
             to: firstIndex(startAtLeast: reach)..<firstIndex(startAtLeast: span.upperBound))
         if options == .cumulativeSum, isSingleIdentity(selection) {
-            // One source and sums only: the blocks are read one at a time, none decoded twice, nothing copied.
+            // One source and sums only: the blocks are read one at a time, none decoded twice, nothing copied; a
+            // regular block of mostly zero values (per-minute steps) is summed from its non-zero values alone.
             var sums = BucketSums(bounds: bounds)
-            forEachChunk(of: selection, sourceIDs: false) { c, local, _ in
+            var sparse = SparseRegularRows()
+            forEachChunk(
+                of: selection, sourceIDs: false,
+                whole: { block in
+                    guard block.sparseRegularRows(into: &sparse) else { return false }
+                    sums.addRun(sparse, 0..<sparse.count, maxDuration: maxDuration)
+                    return true
+                }
+            ) { c, local, _ in
                 for run in local.runs { sums.addRun(c, run, maxDuration: maxDuration) }
             }
             var merged = BucketGroup()
