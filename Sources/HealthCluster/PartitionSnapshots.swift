@@ -71,23 +71,12 @@ public struct PartitionSnapshotHead: Hashable, Sendable {
             w.writeLE(part.sequence)
             w.writeLE(part.size)
         }
-        var bytes = w.bytes
-        withUnsafeBytes(of: Zlib.crc32(bytes).littleEndian) { bytes.append(contentsOf: $0) }
-        return bytes
+        return SnapshotTrailer.sealed(w.bytes)
     }
 
     /// Decodes a head; throws ``CodecError`` naming the offset of the problem.
     public static func decode(_ bytes: [UInt8]) throws -> PartitionSnapshotHead {
-        guard bytes.count >= magic.count + 33, Array(bytes[0..<magic.count]) == magic else {
-            throw CodecError(.malformedPayload, "bad partition snapshot head magic at offset 0")
-        }
-        let body = bytes.count - 4
-        var trailer = ByteReader(bytes, offset: body)
-        guard
-            try trailer.readLE(UInt32.self)
-                == bytes.withUnsafeBytes({ Zlib.crc32(UnsafeRawBufferPointer(rebasing: $0[..<body])) })
-        else { throw CodecError(.malformedPayload, "partition snapshot head checksum mismatch (offset \(body))") }
-        var r = ByteReader(bytes, offset: magic.count, endIndex: body)
+        var r = try SnapshotTrailer.opened(bytes, magic: magic, what: "partition snapshot head")
         let partition = Int(try r.readLE(UInt32.self))
         let firstData = try r.readLE(UInt64.self)
         let lastData = try r.readLE(UInt64.self)

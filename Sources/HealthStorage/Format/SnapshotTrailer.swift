@@ -1,16 +1,17 @@
 import HealthCodec
 
-/// The magic-and-CRC frame every snapshot file of a table kept apart from the quantity shards shares.
-enum SnapshotTrailer {
+/// The magic-and-CRC frame every snapshot file of a table kept apart from the quantity shards shares (and a
+/// cluster's partition snapshot head).
+public enum SnapshotTrailer {
     /// `body` with its CRC-32 appended, little-endian.
-    static func sealed(_ body: [UInt8]) -> [UInt8] {
+    public static func sealed(_ body: [UInt8]) -> [UInt8] {
         var bytes = body
         withUnsafeBytes(of: Zlib.crc32(bytes).littleEndian) { bytes.append(contentsOf: $0) }
         return bytes
     }
 
     /// A reader of `bytes` after the magic and before the CRC, once both are checked.
-    static func opened(_ bytes: [UInt8], magic: [UInt8], what: String) throws -> ByteReader {
+    public static func opened(_ bytes: [UInt8], magic: [UInt8], what: String) throws -> ByteReader {
         guard bytes.count >= magic.count + 12, Array(bytes[0..<magic.count]) == magic else {
             throw CodecError(.malformedPayload, "bad \(what) magic at offset 0")
         }
