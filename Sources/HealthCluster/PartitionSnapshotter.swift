@@ -73,30 +73,36 @@ final class PartitionSnapshotter: Sendable {
         }
     }
 
-    /// Snapshots every partition this node serves that changed since its last snapshot (draining).
+    /// Snapshots every partition this node serves that changed since its last snapshot (draining). Stops at
+    /// the first that fails (NATS unreachable: every other would wait as long), so a drain stays short.
     func snapshotAll() {
         for index in leases.held where log.serves(index) {
             let applied = log.lastApplied(index)
-            if applied > (last.withLock { $0[index]?.applied } ?? 0) { snapshot(index, reason: "draining") }
+            guard applied > (last.withLock { $0[index]?.applied } ?? 0) else { continue }
+            guard snapshot(index, reason: "draining") else { return }
         }
     }
 
-    /// Writes a snapshot of partition `index` now; logs what it wrote or why it could not.
-    func snapshot(_ index: Int, reason: String) {
+    /// Writes a snapshot of partition `index` now; logs what it wrote or why it could not. Returns false when
+    /// it could not.
+    @discardableResult
+    func snapshot(_ index: Int, reason: String) -> Bool {
         let started = ContinuousClock.now
         let applied = log.lastApplied(index)
         do {
             let written = try snapshots.write(index, store: store, log: log)
             last.withLock { $0[index] = (started, applied) }
-            guard let head = written else { return }
+            guard let head = written else { return true }
             let (seconds, attoseconds) = (ContinuousClock.now - started).components
             let milliseconds = Double(seconds) * 1000 + Double(attoseconds) / 1e15
             logLine(
                 "snapshot of partition \(index) (\(reason)) at stream sequence \(head.sequence): \(head.dataBytes) "
                     + "bytes in \(head.dataMessages) messages, "
                     + String(format: "%.1f ms", milliseconds))
+            return true
         } catch {
             logLine("snapshot of partition \(index) failed (its stream keeps everything): \(error)")
+            return false
         }
     }
 }
