@@ -185,8 +185,11 @@ public struct ServerConfiguration: Hashable, Sendable {
 
     /// Where and how the data is kept.
     public var storage: StorageConfiguration {
-        StorageConfiguration(
+        var storage = StorageConfiguration(
             directory: dataDirectory, fsync: fsync, repair: repair, snapshotIntervalSeconds: snapshotIntervalSeconds)
+        // With a memory limit, start-up leaves the snapshot's blocks in the mapped files.
+        storage.coldSnapshots = memoryLimit != nil
+        return storage
     }
 
     /// How long each step of a connection may take.

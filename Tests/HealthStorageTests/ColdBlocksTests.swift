@@ -125,6 +125,48 @@ struct ColdBlocksTests {
         #expect(!hot.contains("heartRate anna"), "\(hot)")
     }
 
+    @Test("Start-up with cold snapshots leaves every sealed block in the mapped snapshot files, answering the same")
+    func coldStartUp() throws {
+        let directory = try makeDataDirectory()
+        defer { try? FileSystem.removeTree(directory) }
+        var configuration = StorageConfiguration(
+            directory: directory, fsync: .never, snapshotIntervalSeconds: 0, snapshotLogBytes: 0)
+        let writer = try DurableStore(configuration) { _ in }
+        _ = try writer.insert(stepBatch(id: 1, rows: 30_000))
+        _ = try writer.insert(stepBatch(id: 2, subject: "ben", from: 100, rows: 9_000))
+        let before = try Self.answersOf(writer.store)
+        writer.close()  // a snapshot
+
+        configuration.coldSnapshots = true
+        let reader = try DurableStore(configuration) { _ in }
+        let residency = reader.store.blockResidency()
+        #expect(residency.hotBlocks == 0)
+        #expect(residency.coldBlocks >= 8)
+        #expect(try Self.answersOf(reader.store) == before)
+        // A change reseals the blocks it touches in memory; the rest stay where they are.
+        _ = try reader.delete(
+            subject: "anna", type: "stepCount",
+            filter: SampleFilter(date: DatePredicate(start: 0, end: 10 * Micros.minute)))
+        #expect(reader.store.blockResidency().hotBlocks == 1)
+        // The next snapshot copies the cold blocks' bytes into its own files.
+        let after = try Self.answersOf(reader.store)
+        reader.close()
+        configuration.coldSnapshots = false
+        let again = try DurableStore(configuration) { _ in }
+        defer { again.close(snapshot: false) }
+        #expect(try Self.answersOf(again.store) == after)
+        #expect(again.store.blockResidency().coldBlocks == 0)
+    }
+
+    static func answersOf(_ store: HealthStore) throws -> [String] {
+        try ["anna", "ben"].flatMap { subject in
+            [
+                "\(try store.samples(subject: subject, type: "stepCount"))",
+                "\(try store.collection(subject: subject, type: "stepCount", options: .cumulativeSum, anchor: 0, interval: CalendarInterval(1, .hour), timeZone: "UTC"))",
+            ]
+        }
+    }
+
     @Test("A segment file is removed once no block points into it; start-up removes a previous run's")
     func segmentsGoWithTheirBlocks() throws {
         let store = HealthStore()

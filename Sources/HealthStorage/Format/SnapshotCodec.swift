@@ -135,7 +135,11 @@ public enum SnapshotCodec {
     /// Reads the sealed blocks of a series of `count` rows as they are: each block's CRC-32 is checked, then
     /// the block itself (``SealedBlock/init(validating:checkingInvariants:decoded:)``: header, columns and
     /// summary; restoring the image checks the rows against the engine's invariants).
-    static func readBlocks(_ r: inout ByteReader, count: Int, subject: String) throws -> [SealedBlock] {
+    /// With `memory` (the file's own bytes, mapped), each block is read from there afterwards instead of from a
+    /// copy of its own (``SealedBlock/moved(to:at:)``): cold from the start.
+    static func readBlocks(
+        _ r: inout ByteReader, count: Int, subject: String, blocksIn memory: (any BlockMemory)? = nil
+    ) throws -> [SealedBlock] {
         let blockCount = try r.readCount("block count", limit: r.remaining / minimumBlockBytes)
         var blocks: [SealedBlock] = []
         blocks.reserveCapacity(blockCount)
@@ -144,6 +148,7 @@ public enum SnapshotCodec {
             let offset = r.offset
             let length = try r.readCount("block length", limit: r.remaining)
             let stored = try r.readLE(UInt32.self)
+            let start = r.offset
             let bytes = Array(try r.readBytes(length))
             guard Zlib.crc32(bytes) == stored else {
                 throw CodecError(
@@ -161,7 +166,7 @@ public enum SnapshotCodec {
                     .malformedPayload, "series \"\(subject)\" has more rows in blocks than its count \(count)")
             }
             rows += block.count
-            blocks.append(block)
+            blocks.append(memory.map { block.moved(to: $0, at: start) } ?? block)
         }
         guard rows == count else {
             throw CodecError(
@@ -246,8 +251,10 @@ public enum SnapshotCodec {
     }
 
     /// Decodes a snapshot file. Throws ``CodecError`` naming the byte offset for a bad checksum, truncation or
-    /// any count that does not fit in the bytes left; never allocates more than the file's size.
-    public static func decode(_ bytes: [UInt8]) throws -> Decoded {
+    /// any count that does not fit in the bytes left; never allocates more than the file's size. With `memory`
+    /// (the same bytes, mapped from the file), the sealed blocks are read from there (cold) once checked.
+    public static func decode(_ bytes: [UInt8], blocksIn memory: (any BlockMemory)? = nil) throws -> Decoded {
+        precondition(memory.map { $0.bytes.count == bytes.count } ?? true, "blocks' memory is not the file's bytes")
         guard bytes.count >= magic.count + 4 else {
             throw CodecError(.malformedPayload, "bad snapshot magic at offset 0")
         }
@@ -293,7 +300,7 @@ public enum SnapshotCodec {
         let lastAnchor = hasChangeLog ? try r.readLE(UInt64.self) : 0
         let seriesCount = try r.readCount("series count", limit: r.remaining)
         var series: [SeriesImage] = []
-        for _ in 0..<seriesCount { series.append(try readSeries(&r, version)) }
+        for _ in 0..<seriesCount { series.append(try readSeries(&r, version, blocksIn: memory)) }
         try r.expectEnd("the snapshot")
         return Decoded(image: ShardImage(type: type, series: series, lastAnchor: lastAnchor), sequence: sequence)
     }
@@ -318,7 +325,9 @@ public enum SnapshotCodec {
         }
     }
 
-    static func readSeries(_ r: inout ByteReader, _ version: Version) throws -> SeriesImage {
+    static func readSeries(_ r: inout ByteReader, _ version: Version, blocksIn memory: (any BlockMemory)? = nil)
+        throws -> SeriesImage
+    {
         let hasWriters = version.hasWriters
         let hasChangeLog = version.hasChangeLog
         let subject = try r.readString(limit: SampleRules.maxSubjectLength)
@@ -366,7 +375,7 @@ public enum SnapshotCodec {
         if hasChangeLog { changeLog = try readChangeLog(&r) }
         if version.hasBlocks {
             let table = try readBatchTable(&r)
-            let blocks = try readBlocks(&r, count: count, subject: subject)
+            let blocks = try readBlocks(&r, count: count, subject: subject, blocksIn: memory)
             var image = SeriesImage(
                 subject: subject, blocks: blocks, batches: table, maxDuration: maxDuration, sources: sources,
                 userEnteredSources: userEntered,

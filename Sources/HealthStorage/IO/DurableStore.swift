@@ -18,6 +18,9 @@ public struct StorageConfiguration: Sendable {
     public var snapshotLogBytes: Int64
     /// Opens log segments (tests inject failures).
     public var opener: any LogFileOpener
+    /// Map the snapshot files at start-up and leave their sealed blocks there (cold), instead of copying them
+    /// into memory (`hkd --memory-limit`).
+    public var coldSnapshots = false
 
     /// A configuration; fsync always, snapshots every 10 minutes or 512 MiB of log.
     public init(
@@ -104,7 +107,9 @@ public final class DurableStore: Sendable {
         let store = HealthStore()
         let report: RecoveryReport
         do {
-            report = try Recovery.run(directory: directory, store: store, repair: configuration.repair, log: logLine)
+            report = try Recovery.run(
+                directory: directory, store: store, repair: configuration.repair,
+                coldBlocks: configuration.coldSnapshots, log: logLine)
         } catch {
             throw storageError("cannot recover \(directory)", error)
         }

@@ -40,8 +40,10 @@ enum Recovery {
     /// Where records that cannot be applied are kept, relative to the data directory.
     static let quarantineDirectory = "quarantine"
 
+    /// With `coldBlocks`, the snapshot files are mapped and their sealed blocks read from there (cold, in the
+    /// page cache) instead of copied into memory (`hkd --memory-limit`).
     static func run(
-        directory: String, store: HealthStore, repair: Bool, log: (String) -> Void
+        directory: String, store: HealthStore, repair: Bool, coldBlocks: Bool = false, log: (String) -> Void
     ) throws -> RecoveryReport {
         var report = RecoveryReport()
         let snapshots = SnapshotFiles(directory: directory + "/snapshots")
@@ -54,7 +56,7 @@ enum Recovery {
             UInt64(name.dropLast(4), radix: 16).map { (walDirectory + "/" + name, $0) }
         }
         report.manifest = try manifest(snapshots, firstLogged: firstLogged, repair: repair, report: &report)
-        let applied = try loadSnapshots(snapshots, into: store, repair: repair, report: &report)
+        let applied = try loadSnapshots(snapshots, into: store, repair: repair, cold: coldBlocks, report: &report)
         if let manifest = report.manifest, !manifest.entries.isEmpty {
             report.nextSequence = (manifest.entries.map(\.sequence).max() ?? 0) + 1
         }
@@ -122,7 +124,7 @@ enum Recovery {
     /// Loads every snapshot the manifest names, on every core; returns each type's snapshot sequence. With
     /// `repair` a snapshot that cannot be read is set aside as `.damaged` and left out.
     private static func loadSnapshots(
-        _ snapshots: SnapshotFiles, into store: HealthStore, repair: Bool, report: inout RecoveryReport
+        _ snapshots: SnapshotFiles, into store: HealthStore, repair: Bool, cold: Bool, report: inout RecoveryReport
     ) throws -> [String: UInt64] {
         var applied: [String: UInt64] = [:]
         let entries = report.manifest?.entries ?? []
@@ -131,8 +133,9 @@ enum Recovery {
             let entry = entries[index]
             guard !entry.file.isEmpty else { return }
             let outcome = Result { () throws -> Int in
-                try snapshots.decode(entry) { bytes in
-                    try SnapshotPart(type: entry.type, sequence: entry.sequence, bytes: bytes).restore(into: store)
+                try snapshots.decode(entry, mapping: cold) { bytes, memory in
+                    try SnapshotPart(type: entry.type, sequence: entry.sequence, bytes: bytes).restore(
+                        into: store, blocksIn: memory)
                 }
             }
             outcomes.withLock { $0[index] = outcome }

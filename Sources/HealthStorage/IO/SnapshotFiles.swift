@@ -30,12 +30,26 @@ struct SnapshotFiles: Sendable {
     }
 
     /// Reads the file `entry` names, checks its size and trailer against the entry, and decodes it with `body`.
-    func decode<T>(_ entry: SnapshotManifest.Entry, _ body: ([UInt8]) throws -> T) throws -> T {
+    /// With `mapping`, the file is also mapped read-only and `body` gets the mapping, where the file's sealed
+    /// blocks can stay (cold); otherwise `body` gets nil.
+    func decode<T>(
+        _ entry: SnapshotManifest.Entry, mapping: Bool = false, _ body: ([UInt8], (any BlockMemory)?) throws -> T
+    ) throws -> T {
         let path = directory + "/" + entry.file
         guard try FileSystem.exists(path) else {
             throw HealthError(.storageUnavailable, "\(path): snapshot listed in \(manifestPath) is missing")
         }
-        let bytes = try FileSystem.readFile(path, maxBytes: Int(clamping: entry.size) + 1)
+        var memory: ColdSegment?
+        let bytes: [UInt8]
+        if mapping, entry.size > 0 {
+            // Mapped (never written while mapped: snapshot files are written whole under a new name), and read
+            // once through the mapping to check and decode it.
+            let segment = ColdSegment(try MappedFile(path: path))
+            memory = segment
+            bytes = Array(segment.bytes.prefix(Int(clamping: entry.size) + 1))
+        } else {
+            bytes = try FileSystem.readFile(path, maxBytes: Int(clamping: entry.size) + 1)
+        }
         guard bytes.count == Int(clamping: entry.size) else {
             throw HealthError(
                 .storageUnavailable,
@@ -46,7 +60,7 @@ struct SnapshotFiles: Sendable {
             guard SnapshotFiles.trailer(bytes) == entry.crc else {
                 throw CodecError(.malformedPayload, "the file does not match its manifest entry (offset 0)")
             }
-            return try body(bytes)
+            return try body(bytes, memory?.bytes.count == bytes.count ? memory : nil)
         } catch let error as CodecError {
             throw HealthError(.storageUnavailable, "\(path): \(error.message)")
         }
