@@ -2,6 +2,7 @@ import Foundation
 import HealthClient
 import HealthModel
 import HealthWire
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -33,9 +34,8 @@ enum CapacityBenchmark: BenchCommand {
         let directory =
             options.string("--data-dir")
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("hkbench-capacity-\(UUID())").path
-        let hkd = try RunningHKD(
-            path: try ChildProcess.sibling("hkd"),
-            arguments: ["--data-dir", directory, "--auth", "off", "--memory-limit", limit])
+        let arguments = ["--data-dir", directory, "--auth", "off", "--memory-limit", limit]
+        let hkd = try RunningHKD(path: try ChildProcess.sibling("hkd"), arguments: arguments)
         defer {
             hkd.stop()
             if !keep { try? FileManager.default.removeItem(atPath: directory) }
@@ -86,6 +86,35 @@ enum CapacityBenchmark: BenchCommand {
             print("\nQueries on the \(label), \(subject(index)), end to end through the client:")
             try queries(subject(index), client)
         }
+        client.close()
+
+        // A clean stop (a snapshot of everything) and a restart: its blocks stay in the mapped snapshot files.
+        let stopping = clock.now
+        hkd.stop()
+        print(
+            "\nhkd stopped (final snapshot) in \(format(clock.now - stopping)); data directory \(mib(diskUsage(directory)))"
+        )
+        let restarting = clock.now
+        let again = try RunningHKD(path: try ChildProcess.sibling("hkd"), arguments: arguments)
+        defer { again.stop() }
+        print("hkd restarted in \(format(clock.now - restarting)) (until it listens); RSS \(mib(again.residentBytes))")
+        let reader = HealthClient(
+            ClientConfiguration(
+                host: "127.0.0.1", port: again.port, clientName: "hkbench capacity", requestTimeout: .seconds(600),
+                retry: .none))
+        defer { reader.close() }
+        let restarted = try AsyncBridge.wait { try await reader.serverInfo() }
+        print(
+            "after the restart: \(restarted.samplesPerType.reduce(UInt64(0)) { $0 + $1.samples }) samples, blocks "
+                + "\(mib(Int(restarted.blockBytesInMemory))) in memory and \(mib(Int(restarted.blockBytesOnDisk))) on disk"
+        )
+        print("\nQueries on the first subject after the restart:")
+        try queries(subject(0), reader)
+        print("hkd RSS after them: \(mib(again.residentBytes))")
+    }
+
+    static func format(_ duration: Duration) -> String {
+        String(format: "%.2f s", Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18)
     }
 
     static func subject(_ index: Int) -> String { "capacity-\(index)" }
@@ -228,11 +257,14 @@ final class RunningHKD: Sendable {
         return kib * 1024
     }
 
-    /// Stops hkd with SIGTERM (it takes a final snapshot) and waits for it; removes the log.
+    /// Stops hkd with SIGTERM (it takes a final snapshot) and waits for it; removes the log. Idempotent.
     func stop() {
+        guard !stopped.exchange(true, ordering: .relaxed) else { return }
         kill(pid, SIGTERM)
         var status: Int32 = 0
         waitpid(pid, &status, 0)
         try? FileManager.default.removeItem(atPath: logPath)
     }
+
+    private let stopped = Atomic<Bool>(false)
 }
