@@ -24,13 +24,7 @@ extension BlockedRows {
 
     /// First index of `starts` (ascending) whose start is `>= time`.
     fileprivate static func firstIndex(_ starts: UnsafeBufferPointer<Timestamp>, _ time: Timestamp) -> Int {
-        var low = 0
-        var high = starts.count
-        while low < high {
-            let middle = (low + high) / 2
-            if starts[middle] < time { low = middle + 1 } else { high = middle }
-        }
-        return low
+        starts.partitionPoint { $0 < time }
     }
 
     /// The last row's start, if any.

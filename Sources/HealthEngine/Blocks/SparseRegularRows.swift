@@ -52,13 +52,5 @@ struct SparseRegularRows: SummedRows {
     }
 
     /// The index in ``rows`` of the first row at or after `row`.
-    private func firstValue(atOrAfter row: Int) -> Int {
-        var low = 0
-        var high = rows.count
-        while low < high {
-            let middle = (low + high) / 2
-            if rows[middle] < row { low = middle + 1 } else { high = middle }
-        }
-        return low
-    }
+    private func firstValue(atOrAfter row: Int) -> Int { rows.partitionPoint { $0 < row } }
 }

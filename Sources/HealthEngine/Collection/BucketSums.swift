@@ -172,12 +172,6 @@ struct FilteredColumns<Filter: MergeRowFilter>: SummedRows {
 extension Columns {
     /// The first row of `rows` (sorted by start) whose start is `>= time`, or `rows.upperBound`.
     func firstRow(in rows: Range<Int>, startingAtLeast time: Timestamp) -> Int {
-        var low = rows.lowerBound
-        var high = rows.upperBound
-        while low < high {
-            let middle = low + (high - low) / 2
-            if starts[middle] < time { low = middle + 1 } else { high = middle }
-        }
-        return low
+        starts[rows].partitionPoint { $0 < time }
     }
 }
