@@ -20,16 +20,18 @@ enum StartColumn {
             secondDeltas[i - 1] = zigZag(delta &- previousDelta)
             previousDelta = delta
         }
-        var plain = BlockWriter()
-        deltas.withUnsafeBufferPointer { PackedIntegers.encode($0, into: &plain) }
-        var second = BlockWriter()
-        secondDeltas.withUnsafeBufferPointer { PackedIntegers.encode($0, into: &second) }
-        if second.bytes.count < plain.bytes.count {
-            writer.byte(deltaOfDeltaMode)
-            writer.append(second.bytes)
-        } else {
-            writer.byte(deltaMode)
-            writer.append(plain.bytes)
+        // Only the smaller of the two is packed.
+        deltas.withUnsafeBufferPointer { plain in
+            secondDeltas.withUnsafeBufferPointer { second in
+                let (plainPlan, secondPlan) = (PackedIntegers.plan(plain), PackedIntegers.plan(second))
+                if secondPlan.size < plainPlan.size {
+                    writer.byte(deltaOfDeltaMode)
+                    PackedIntegers.encode(second, plan: secondPlan, into: &writer)
+                } else {
+                    writer.byte(deltaMode)
+                    PackedIntegers.encode(plain, plan: plainPlan, into: &writer)
+                }
+            }
         }
     }
 
@@ -194,14 +196,17 @@ enum ValueColumn {
             deltas[i] = zigZag(m &- previous)
             previous = m
         }
-        var plain = BlockWriter()
-        direct.withUnsafeBufferPointer { PackedIntegers.encode($0, into: &plain) }
-        var delta = BlockWriter()
-        deltas.withUnsafeBufferPointer { PackedIntegers.encode($0, into: &delta) }
-        let useDeltas = delta.bytes.count < plain.bytes.count
-        writer.byte(useDeltas ? decimalDeltaMode : decimalMode)
-        writer.byte(UInt8(exponent))
-        writer.append(useDeltas ? delta.bytes : plain.bytes)
+        // Only the smaller of the two is packed.
+        direct.withUnsafeBufferPointer { plain in
+            deltas.withUnsafeBufferPointer { delta in
+                let (plainPlan, deltaPlan) = (PackedIntegers.plan(plain), PackedIntegers.plan(delta))
+                let useDeltas = deltaPlan.size < plainPlan.size
+                writer.byte(useDeltas ? decimalDeltaMode : decimalMode)
+                writer.byte(UInt8(exponent))
+                PackedIntegers.encode(
+                    useDeltas ? delta : plain, plan: useDeltas ? deltaPlan : plainPlan, into: &writer)
+            }
+        }
     }
 
     private static func encodeXOR(_ values: UnsafeBufferPointer<Double>, into writer: inout BlockWriter) {

@@ -7,23 +7,53 @@
 /// above `width`. The width minimises the bytes, so a constant column takes three bytes and an outlier costs
 /// two or three bytes instead of widening every row. The count is not stored: the block header has it.
 enum PackedIntegers {
-    /// Appends `values` packed.
-    static func encode(_ values: UnsafeBufferPointer<UInt64>, into writer: inout BlockWriter) {
-        guard let base = values.min() else {
-            writer.varint(0)
-            writer.byte(0)
-            writer.varint(0)
-            return
-        }
+    /// How ``encode(_:plan:into:)`` packs a column: its base, width and exceptions, and the exact bytes that
+    /// takes. Planning costs two passes over the values and writes nothing, so a column coder can compare two
+    /// candidate columns (deltas or deltas of deltas, values or their deltas) and pack only the smaller.
+    struct Plan {
+        var base: UInt64
+        var width: Int
+        var exceptions: Int
+        /// Bytes of the encoding.
+        var size: Int
+    }
+
+    /// The plan of `values`: the smallest as base, the width with the fewest bytes.
+    static func plan(_ values: UnsafeBufferPointer<UInt64>) -> Plan {
+        guard let base = values.min() else { return Plan(base: 0, width: 0, exceptions: 0, size: 3) }
         var histogram = [Int](repeating: 0, count: 65)
         for value in values { histogram[64 - (value &- base).leadingZeroBitCount] += 1 }
         let width = cheapestWidth(histogram, count: values.count)
-        writer.varint(base)
-        writer.byte(UInt8(width))
-        let mask: UInt64 = width == 64 ? ~0 : (1 << UInt64(width)) &- 1
         var exceptions = 0
         for bits in (width + 1)..<65 { exceptions += histogram[bits] }
+        var size =
+            BlockWriter.varintLength(base) + 1 + BlockWriter.varintLength(UInt64(exceptions))
+            + (values.count * width + 7) / 8
+        if exceptions > 0 {
+            let mask: UInt64 = (1 << UInt64(width)) &- 1
+            var previous = -1
+            for (i, value) in values.enumerated() where (value &- base) > mask {
+                size += BlockWriter.varintLength(UInt64(i - previous - 1))
+                size += BlockWriter.varintLength((value &- base) >> UInt64(width))
+                previous = i
+            }
+        }
+        return Plan(base: base, width: width, exceptions: exceptions, size: size)
+    }
+
+    /// Appends `values` packed.
+    static func encode(_ values: UnsafeBufferPointer<UInt64>, into writer: inout BlockWriter) {
+        encode(values, plan: plan(values), into: &writer)
+    }
+
+    /// Appends `values` packed as `plan` (their ``plan(_:)``) says.
+    static func encode(_ values: UnsafeBufferPointer<UInt64>, plan: Plan, into writer: inout BlockWriter) {
+        let (base, width, exceptions) = (plan.base, plan.width, plan.exceptions)
+        writer.varint(base)
+        writer.byte(UInt8(width))
         writer.varint(UInt64(exceptions))
+        guard !values.isEmpty else { return }
+        let mask: UInt64 = width == 64 ? ~0 : (1 << UInt64(width)) &- 1
         var packed = [UInt8](repeating: 0, count: (values.count * width + 7) / 8 + 8)
         if width > 0 {
             packed.withUnsafeMutableBytes { out in

@@ -113,3 +113,26 @@ struct SparseRegularRowsTests {
         #expect(!block(regular).sparseRegularRows(into: &reading), "one row: nothing to gain")
     }
 }
+
+/// A packed column's plan says exactly how many bytes its encoding takes, so a column coder can pack only the
+/// smaller of two candidates and write what it would have written packing both.
+@Suite("Packed integer plans")
+struct PackedIntegerPlanTests {
+    @Test("the planned size is the encoded size, for random widths, outliers and lengths")
+    func plannedSizeIsExact() {
+        var random = SplitMix64(seed: TestSeed.value(81))
+        for round in 0..<400 {
+            let count = round < 5 ? round : Int.random(in: 1...5000, using: &random)
+            let bits = Int.random(in: 0...64, using: &random)
+            let outliers = Double.random(in: 0..<0.3, using: &random)
+            let values: [UInt64] = (0..<count).map { _ in
+                let small = bits == 0 ? 0 : random.next() >> UInt64(64 - bits)
+                return Double.random(in: 0..<1, using: &random) < outliers ? random.next() : small &+ 1000
+            }
+            var writer = BlockWriter()
+            let plan = values.withUnsafeBufferPointer { PackedIntegers.plan($0) }
+            values.withUnsafeBufferPointer { PackedIntegers.encode($0, into: &writer) }
+            #expect(plan.size == writer.bytes.count, "round \(round): \(count) values of \(bits) bits")
+        }
+    }
+}
