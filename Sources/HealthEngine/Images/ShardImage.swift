@@ -105,6 +105,11 @@ public struct SeriesImage: Hashable, Sendable {
     public var changeLog: SeriesChangeLog
     /// The metadata of the rows that carry any, by their change anchor (snapshot versions 6 and 7; empty before).
     public var metadata: [UInt64: [String: MetadataValue]]
+    /// Whether every block's rows were checked against the engine's invariants when the blocks were read
+    /// (``SealedBlock/init(validating:checkingInvariants:decoded:)`` with the check: starts ascending inside a
+    /// block, ends at or after starts, instants supported) and their summaries recomputed: restoring the image
+    /// then reads only each block's arrival anchors, not every column again.
+    public var rowsChecked = false
 
     /// An image from its parts, the rows as columns of equal lengths sorted by start (older snapshot versions,
     /// tests): they are sealed in blocks of ``blockRows`` rows. The change anchor of each row (`arrivals`) names
@@ -289,7 +294,8 @@ extension Series {
             _ = sources.intern(info, userEntered: userEntered)
         }
         if let order = image.priorityOrder { sources.restorePriority(order) }
-        // Every block is decoded once and its rows checked; the blocks themselves are kept as they are.
+        // Every block is decoded once and its rows checked; the blocks themselves are kept as they are. Blocks
+        // whose rows were checked when they were read need only their summaries and arrival anchors here.
         var maxDuration: Int64 = 0
         var arrivalSpans: [ClosedRange<UInt64>] = []
         var anchors = Set<UInt64>()
@@ -297,26 +303,38 @@ extension Series {
         var previousStart = Timestamp.min
         var hint = 0
         let scratch = BlockScratch(capacity: image.blocks.reduce(0) { max($0, $1.count) })
+        let checked = image.rowsChecked
         for block in image.blocks {
-            block.decode(into: scratch.all)
+            block.decode(into: checked ? BlockBuffers(arrivals: scratch.arrivals) : scratch.all)
             let c = scratch.rows(block.count)
+            if checked {
+                let summary = block.summary
+                if summary.firstStart < previousStart { throw broken("starts not sorted at row \(firstRow)") }
+                previousStart = summary.lastStart
+                if Int(summary.sources.last ?? 0) >= image.sources.count {
+                    throw broken("a row of the block at row \(firstRow) has no source")
+                }
+                maxDuration = max(maxDuration, summary.longestDuration)
+            }
             var oldest = UInt64.max
             var newest: UInt64 = 0
             for i in 0..<block.count {
                 let row = firstRow + i
-                if c.starts[i] < previousStart { throw broken("starts not sorted at row \(row)") }
-                previousStart = c.starts[i]
-                if c.ends[i] < c.starts[i] { throw broken("row \(row) ends before it starts") }
-                if !SupportedInstants.contains(c.starts[i]) || !SupportedInstants.contains(c.ends[i]) {
-                    throw broken("row \(row) lies outside \(SupportedInstants.description)")
+                if !checked {
+                    if c.starts[i] < previousStart { throw broken("starts not sorted at row \(row)") }
+                    previousStart = c.starts[i]
+                    if c.ends[i] < c.starts[i] { throw broken("row \(row) ends before it starts") }
+                    if !SupportedInstants.contains(c.starts[i]) || !SupportedInstants.contains(c.ends[i]) {
+                        throw broken("row \(row) lies outside \(SupportedInstants.description)")
+                    }
+                    if Int(c.sourceIDs[i]) >= image.sources.count { throw broken("row \(row) has no source") }
+                    // Both instants lie within SupportedInstants (checked above): the difference cannot overflow.
+                    maxDuration = max(maxDuration, c.ends[i] - c.starts[i])
                 }
-                if Int(c.sourceIDs[i]) >= image.sources.count { throw broken("row \(row) has no source") }
                 guard let entry = batches.entryIndex(holding: c.arrivals[i], hint: hint) else {
                     throw broken("row \(row) has anchor \(c.arrivals[i]) of no batch")
                 }
                 hint = entry
-                // Both instants lie within SupportedInstants (checked above), so the difference cannot overflow.
-                maxDuration = max(maxDuration, c.ends[i] - c.starts[i])
                 oldest = min(oldest, c.arrivals[i])
                 newest = max(newest, c.arrivals[i])
                 if !image.metadata.isEmpty { anchors.insert(c.arrivals[i]) }

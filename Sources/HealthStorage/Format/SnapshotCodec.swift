@@ -133,8 +133,9 @@ public enum SnapshotCodec {
     }
 
     /// Reads the sealed blocks of a series of `count` rows as they are: each block's CRC-32 is checked, then
-    /// the block itself (``SealedBlock/init(validating:checkingInvariants:decoded:)``: header, columns and
-    /// summary; restoring the image checks the rows against the engine's invariants).
+    /// the block itself (``SealedBlock/init(validating:checkingInvariants:decoded:)``: header, columns, summary
+    /// and the rows against the engine's invariants; restoring the image checks the rest: anchors, sources,
+    /// order across blocks).
     /// With `memory` (the file's own bytes, mapped), each block is read from there afterwards instead of from a
     /// copy of its own (``SealedBlock/moved(to:at:)``): cold from the start.
     static func readBlocks(
@@ -156,7 +157,7 @@ public enum SnapshotCodec {
             }
             let block: SealedBlock
             do {
-                block = try SealedBlock(validating: bytes, checkingInvariants: false)
+                block = try SealedBlock(validating: bytes)
             } catch {
                 throw CodecError(
                     .malformedPayload, "block \(index) of series \"\(subject)\" (offset \(offset)): \(error.reason)")
@@ -380,6 +381,8 @@ public enum SnapshotCodec {
                 subject: subject, blocks: blocks, batches: table, maxDuration: maxDuration, sources: sources,
                 userEnteredSources: userEntered,
                 priorityOrder: order, recentBatches: batches, syncHolders: holders, changeLog: changeLog)
+            // readBlocks checked every block's rows: restoring reads only their anchors again.
+            image.rowsChecked = true
             if version.hasMetadata { image.metadata = try readMetadataTable(&r) }
             return image
         }
