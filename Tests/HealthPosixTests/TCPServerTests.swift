@@ -226,8 +226,10 @@ struct TCPServerTests {
         let connection = connections.withLock { $0[0] }
         let chunk = [UInt8](repeating: 0x5A, count: 256 * 1024)
         var written = 0
-        // Keep writing until the kernel buffers are full and the queue passes the high-water mark.
-        try await waitUntil("writability to drop after \(written) bytes written") {
+        // Keep writing until the kernel buffers are full and the queue passes the high-water mark. (A long timeout:
+        // each poll is one write, and the suite's synchronous tests can hold both of the pool's threads for tens
+        // of seconds on a 2-core machine, during which this task does not run.)
+        try await waitUntil(timeout: .seconds(180), "writability to drop after \(written) bytes written") {
             guard log.read({ $0.writability.isEmpty }) && written < 256 * 1024 * 1024 else { return true }
             connection.write(chunk)
             written += chunk.count

@@ -23,7 +23,7 @@ struct ColdBlocksTests {
             for (type, unit) in [("stepCount", "count"), ("heartRate", "count/min")] {
                 id += 1
                 var batch = SampleBatch(batchID: id, subject: subject, typeIdentifier: type, unit: unit)
-                for minute in 0..<(9_000 + Int(random.next() % 5_000)) {
+                for minute in 0..<(8_500 + Int(random.next() % 2_000)) {
                     let start = Int64(minute) * Micros.minute
                     batch.append(
                         start: start, end: start + Micros.minute, value: Double(40 + random.next() % 100),
