@@ -46,7 +46,7 @@ public struct ServerConfiguration: Hashable, Sendable {
 
     /// A byte count: a whole number, optionally followed by K, M, G or T (or KiB, MiB, GiB, TiB: powers of
     /// 1024). Throws ``ErrorCode/invalidArgument`` naming `origin` otherwise.
-    static func parseByteCount(_ text: String, origin: String) throws -> Int {
+    public static func parseByteCount(_ text: String, origin: String) throws -> Int {
         let units: [(String, Int)] = [
             ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("TiB", 1 << 40), ("K", 1 << 10), ("M", 1 << 20),
             ("G", 1 << 30), ("T", 1 << 40),

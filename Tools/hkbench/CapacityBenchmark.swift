@@ -1,6 +1,7 @@
 import Foundation
 import HealthClient
 import HealthModel
+import HealthServer
 import HealthWire
 import Synchronization
 
@@ -28,6 +29,7 @@ enum CapacityBenchmark: BenchCommand {
     static func run(_ options: ParsedOptions) throws {
         let subjects = try options.integer("--subjects", default: 381, in: 1...100_000)
         let limit = options.string("--memory-limit") ?? "256M"
+        let limitBytes = try ServerConfiguration.parseByteCount(limit, origin: "--memory-limit")
         let inFlight = try options.integer("--in-flight", default: 8, in: 1...64)
         let every = try options.integer("--report-every", default: 20, in: 1...100_000)
         let keep = options.string("--data-dir") != nil
@@ -76,7 +78,7 @@ enum CapacityBenchmark: BenchCommand {
         var info = try AsyncBridge.wait { try await client.serverInfo() }
         while clock.now - settle < .seconds(120) {
             info = try AsyncBridge.wait { try await client.serverInfo() }
-            if info.blockBytesInMemory <= UInt64(try byteCount(limit)) { break }
+            if info.blockBytesInMemory <= UInt64(limitBytes) { break }
             Thread.sleep(forTimeInterval: 0.5)
         }
         let total = info.samplesPerType.reduce(UInt64(0)) { $0 + $1.samples }
@@ -118,18 +120,6 @@ enum CapacityBenchmark: BenchCommand {
     }
 
     static func subject(_ index: Int) -> String { "capacity-\(index)" }
-
-    /// hkd's `--memory-limit` value in bytes (K, M, G, T and KiB … suffixes, as hkd reads it).
-    static func byteCount(_ text: String) throws -> Int {
-        for (suffix, factor) in [("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("TiB", 1 << 40)]
-            + [("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30), ("T", 1 << 40)]
-        where text.hasSuffix(suffix) {
-            guard let number = Int(text.dropLast(suffix.count)) else { break }
-            return number * factor
-        }
-        guard let number = Int(text) else { throw UsageError(message: "--memory-limit takes bytes, not '\(text)'") }
-        return number
-    }
 
     /// One progress row.
     static func report(
