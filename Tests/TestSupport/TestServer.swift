@@ -179,6 +179,10 @@ final class HKDChild: Sendable {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        // hkd refuses HKD_* variables it does not know, and HKD_TEST_SEED (which replays a seeded test) is not one.
+        var environment = ProcessInfo.processInfo.environment
+        environment["HKD_TEST_SEED"] = nil
+        process.environment = environment
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = FileHandle.nullDevice
