@@ -1,19 +1,28 @@
 import HealthModel
 import Synchronization
 
-/// When a query last read a series: a tick of ``HealthStore``'s usage clock, stored without a lock (queries hold
-/// only their shard's read lock).
+/// When a query last read a series, as an epoch of the usage clock: a mover's listing of the hot blocks
+/// (``HealthStore/hotBlocks()``) starts a new epoch, so the series read since then count as more recent than
+/// those read before. A query only loads the epoch (shared, read-mostly) and stores it into the series when it
+/// changed: no contended read-modify-write per query, and nothing written while a series is read again and again.
 final class SeriesUsage: Sendable {
     private let tick = Atomic<UInt64>(0)
 
-    /// Stamps the series as read now.
-    func touch() { tick.store(SeriesUsage.clock.wrappingAdd(1, ordering: .relaxed).newValue, ordering: .relaxed) }
+    /// Stamps the series as read in the current epoch.
+    @inline(__always)
+    func touch() {
+        let now = Self.epoch.load(ordering: .relaxed)
+        if tick.load(ordering: .relaxed) != now { tick.store(now, ordering: .relaxed) }
+    }
 
-    /// The tick of the last read (0: never read).
+    /// The epoch of the last read (0: never read).
     var lastUse: UInt64 { tick.load(ordering: .relaxed) }
 
-    /// Counts reads over every series: later reads get larger ticks.
-    private static let clock = Atomic<UInt64>(0)
+    /// Starts a new epoch: reads from now on count as more recent than every read before.
+    static func startEpoch() { epoch.add(1, ordering: .relaxed) }
+
+    /// The current epoch, shared by every store (it only grows); 1 at start, so a read series is never 0.
+    private static let epoch = Atomic<UInt64>(1)
 }
 
 /// The sealed blocks of one series that are in memory: what a mover may write out and map back
@@ -21,7 +30,7 @@ final class SeriesUsage: Sendable {
 public struct HotBlocks: Sendable {
     public var type: QuantityType
     public var subject: String
-    /// The series' usage tick when listed (larger: read more recently; 0: never read since start-up).
+    /// The series' usage epoch when listed (larger: read more recently; 0: never read since start-up).
     public var lastUse: UInt64
     /// The blocks in memory, with their index in the series, in start order.
     public var blocks: [(index: Int, block: SealedBlock)]
@@ -61,8 +70,10 @@ extension HealthStore {
     }
 
     /// Every series' hot sealed blocks (the head is not a sealed block: it stays), each shard read-locked in
-    /// turn; blocks are shared copy-on-write, so the list costs no copy of their bytes.
+    /// turn; blocks are shared copy-on-write, so the list costs no copy of their bytes. Starts a new usage
+    /// epoch: series read after the listing count as more recent than any it saw.
     public func hotBlocks() -> [HotBlocks] {
+        SeriesUsage.startEpoch()
         var found: [HotBlocks] = []
         for type in QuantityType.all {
             shard(type).read { state in
