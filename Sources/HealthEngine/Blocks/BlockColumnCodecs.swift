@@ -24,7 +24,7 @@ enum StartColumn {
         deltas.withUnsafeBufferPointer { plain in
             secondDeltas.withUnsafeBufferPointer { second in
                 let (plainPlan, secondPlan) = (PackedIntegers.plan(plain), PackedIntegers.plan(second))
-                if secondPlan.size < plainPlan.size {
+                if PackedIntegers.size(of: second, secondPlan) < PackedIntegers.size(of: plain, plainPlan) {
                     writer.byte(deltaOfDeltaMode)
                     PackedIntegers.encode(second, plan: secondPlan, into: &writer)
                 } else {
@@ -200,7 +200,7 @@ enum ValueColumn {
         direct.withUnsafeBufferPointer { plain in
             deltas.withUnsafeBufferPointer { delta in
                 let (plainPlan, deltaPlan) = (PackedIntegers.plan(plain), PackedIntegers.plan(delta))
-                let useDeltas = deltaPlan.size < plainPlan.size
+                let useDeltas = PackedIntegers.size(of: delta, deltaPlan) < PackedIntegers.size(of: plain, plainPlan)
                 writer.byte(useDeltas ? decimalDeltaMode : decimalMode)
                 writer.byte(UInt8(exponent))
                 PackedIntegers.encode(

@@ -7,38 +7,40 @@
 /// above `width`. The width minimises the bytes, so a constant column takes three bytes and an outlier costs
 /// two or three bytes instead of widening every row. The count is not stored: the block header has it.
 enum PackedIntegers {
-    /// How ``encode(_:plan:into:)`` packs a column: its base, width and exceptions, and the exact bytes that
-    /// takes. Planning costs two passes over the values and writes nothing, so a column coder can compare two
-    /// candidate columns (deltas or deltas of deltas, values or their deltas) and pack only the smaller.
+    /// How ``encode(_:plan:into:)`` packs a column: its base, width and exceptions. Planning writes nothing, and
+    /// ``size(of:_:)`` tells the bytes a plan takes, so a column coder can compare two candidate columns (deltas or
+    /// deltas of deltas, values or their deltas) and pack only the smaller.
     struct Plan {
         var base: UInt64
         var width: Int
         var exceptions: Int
-        /// Bytes of the encoding.
-        var size: Int
     }
 
     /// The plan of `values`: the smallest as base, the width with the fewest bytes.
     static func plan(_ values: UnsafeBufferPointer<UInt64>) -> Plan {
-        guard let base = values.min() else { return Plan(base: 0, width: 0, exceptions: 0, size: 3) }
+        guard let base = values.min() else { return Plan(base: 0, width: 0, exceptions: 0) }
         var histogram = [Int](repeating: 0, count: 65)
         for value in values { histogram[64 - (value &- base).leadingZeroBitCount] += 1 }
         let width = cheapestWidth(histogram, count: values.count)
         var exceptions = 0
         for bits in (width + 1)..<65 { exceptions += histogram[bits] }
+        return Plan(base: base, width: width, exceptions: exceptions)
+    }
+
+    /// The exact bytes ``encode(_:plan:into:)`` writes for `values` packed as `plan` (their ``plan(_:)``).
+    static func size(of values: UnsafeBufferPointer<UInt64>, _ plan: Plan) -> Int {
         var size =
-            BlockWriter.varintLength(base) + 1 + BlockWriter.varintLength(UInt64(exceptions))
-            + (values.count * width + 7) / 8
-        if exceptions > 0 {
-            let mask: UInt64 = (1 << UInt64(width)) &- 1
-            var previous = -1
-            for (i, value) in values.enumerated() where (value &- base) > mask {
-                size += BlockWriter.varintLength(UInt64(i - previous - 1))
-                size += BlockWriter.varintLength((value &- base) >> UInt64(width))
-                previous = i
-            }
+            BlockWriter.varintLength(plan.base) + 1 + BlockWriter.varintLength(UInt64(plan.exceptions))
+            + (values.count * plan.width + 7) / 8
+        guard plan.exceptions > 0 else { return size }
+        let mask: UInt64 = (1 << UInt64(plan.width)) &- 1
+        var previous = -1
+        for (i, value) in values.enumerated() where (value &- plan.base) > mask {
+            size += BlockWriter.varintLength(UInt64(i - previous - 1))
+            size += BlockWriter.varintLength((value &- plan.base) >> UInt64(plan.width))
+            previous = i
         }
-        return Plan(base: base, width: width, exceptions: exceptions, size: size)
+        return size
     }
 
     /// Appends `values` packed.
