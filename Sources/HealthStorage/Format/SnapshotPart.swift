@@ -22,8 +22,8 @@ public struct SnapshotPart: Hashable, Sendable {
     }
 
     /// Every store's part for the subjects `subjects` accepts, each image taken with `mark()` under the store's
-    /// lock (the sequence of the last record applied): every quantity and category type, the workouts,
-    /// correlations and routes, the characteristics and activity summaries, in that order.
+    /// lock (the sequence of the last record applied): every quantity and category type, then the stores kept
+    /// apart (``keptApart(of:subjects:mark:)``).
     public static func capture(
         _ store: HealthStore, subjects: (String) -> Bool, mark: () -> UInt64
     ) -> [SnapshotPart] {
@@ -33,14 +33,20 @@ public struct SnapshotPart: Hashable, Sendable {
             let bytes = image.series.isEmpty ? [] : SnapshotCodec.encode(image, sequence: sequence)
             parts.append(SnapshotPart(type: type.identifier, sequence: sequence, bytes: bytes))
         }
+        return parts + keptApart(of: store, subjects: subjects, mark: mark)
+    }
+
+    /// The parts of the stores kept apart from the type shards, in this order: the workouts, correlations and
+    /// routes, the characteristics and activity summaries (empty bytes for a store holding nothing of
+    /// `subjects`). A single node's snapshot writes each non-empty one as a file of its own.
+    public static func keptApart(
+        of store: HealthStore, subjects: (String) -> Bool = { _ in true }, mark: () -> UInt64
+    ) -> [SnapshotPart] {
         func objects<Object: SnapshotObject>(_ type: String, _ objects: ObjectStore<Object>) -> SnapshotPart {
             let (image, sequence) = objects.image(subjects: subjects, sequence: mark)
             let bytes = image.subjects.isEmpty ? [] : ObjectSnapshotCodec<Object>.encode(image, sequence: sequence)
             return SnapshotPart(type: type, sequence: sequence, bytes: bytes)
         }
-        parts.append(objects(WorkoutType.identifier, store.workouts))
-        parts.append(objects(Correlation.storageType, store.correlations))
-        parts.append(objects(WorkoutRoute.storageType, store.routes))
         func table<Key, Value>(
             _ type: ProfileType, _ table: SubjectTable<Key, Value>, _ codec: SubjectTableSnapshotCodec<Key, Value>
         ) -> SnapshotPart {
@@ -49,9 +55,12 @@ public struct SnapshotPart: Hashable, Sendable {
                 type: type.identifier, sequence: sequence,
                 bytes: image.isEmpty ? [] : codec.encode(image, sequence: sequence))
         }
-        parts.append(table(.characteristics, store.characteristicTable, .characteristics))
-        parts.append(table(.activitySummary, store.activitySummaryTable, .activitySummaries))
-        return parts
+        return [
+            objects(WorkoutType.identifier, store.workouts), objects(Correlation.storageType, store.correlations),
+            objects(WorkoutRoute.storageType, store.routes),
+            table(.characteristics, store.characteristicTable, .characteristics),
+            table(.activitySummary, store.activitySummaryTable, .activitySummaries),
+        ]
     }
 
     /// Decodes the part and restores it into `store`: the whole store of its type, or with `replacing`, only the

@@ -265,10 +265,7 @@ public final class DurableStore: Sendable {
             let generation = (manifest?.generation ?? 0) + 1
             let (written, bytes, samples) = try snapshots.write(
                 generation: generation, images: { type in store.image(of: type) { log.lastSequence } },
-                workouts: { store.workouts.image { log.lastSequence } },
-                correlations: { store.correlations.image { log.lastSequence } },
-                routes: { store.routes.image { log.lastSequence } },
-                tables: { SnapshotFiles.profileFiles(of: store) { log.lastSequence } })
+                keptApart: { SnapshotPart.keptApart(of: store) { log.lastSequence } })
             manifest = written
             try snapshots.removeUnlisted(keeping: written)
             let walDirectory = log.directory

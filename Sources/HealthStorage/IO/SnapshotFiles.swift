@@ -66,15 +66,12 @@ struct SnapshotFiles: Sendable {
         }
     }
 
-    /// Writes a new generation: every shard's image (taken with `image`), the workouts' (taken with `workouts`),
-    /// the correlations' (taken with `correlations`), the routes' (taken with `routes`), the files of the tables
-    /// kept apart (`tables`: type, bytes and sequence of each that holds anything), then the manifest; returns it.
+    /// Writes a new generation: every shard's image (taken with `image`), then each part of the stores kept apart
+    /// from the shards that holds anything (`keptApart`: ``SnapshotPart/keptApart(of:subjects:mark:)``) as a
+    /// file of its own, then the manifest; returns it.
     func write(
         generation: UInt64, images: (QuantityType) -> (ShardImage, UInt64),
-        workouts: () -> (WorkoutImage, UInt64) = { (WorkoutImage(lastAnchor: 0, subjects: [:]), 0) },
-        correlations: () -> (CorrelationImage, UInt64) = { (CorrelationImage(lastAnchor: 0, subjects: [:]), 0) },
-        routes: () -> (RouteImage, UInt64) = { (RouteImage(lastAnchor: 0, subjects: [:]), 0) },
-        tables: () -> [(type: String, bytes: [UInt8], sequence: UInt64)] = { [] }
+        keptApart: () -> [SnapshotPart] = { [] }
     ) throws -> (SnapshotManifest, bytes: Int, samples: Int) {
         var entries: [SnapshotManifest.Entry] = []
         var total = 0
@@ -99,33 +96,16 @@ struct SnapshotFiles: Sendable {
             total += written.size
             samples += image.sampleCount
         }
-        let (workoutImage, workoutSequence) = workouts()
-        let (correlationImage, correlationSequence) = correlations()
-        let (routeImage, routeSequence) = routes()
-        var whole = [
-            try writeObjects(type: WorkoutType.identifier, generation: generation, workoutImage, workoutSequence),
-            try writeObjects(
-                type: Correlation.storageType, generation: generation, correlationImage, correlationSequence),
-            try writeObjects(type: WorkoutRoute.storageType, generation: generation, routeImage, routeSequence),
-        ].compactMap { $0 }
-        for (type, bytes, sequence) in tables() {
-            whole.append(try writeWhole(type: type, generation: generation, bytes, sequence))
+        // A store that holds nothing gets no file, so data directories without any keep their manifests as they
+        // were.
+        for part in keptApart() where !part.bytes.isEmpty {
+            let entry = try writeWhole(type: part.type, generation: generation, part.bytes, part.sequence)
+            entries.append(entry)
+            total += Int(entry.size)
         }
-        entries += whole
-        total += whole.reduce(0) { $0 + Int($1.size) }
         let manifest = SnapshotManifest(generation: generation, entries: entries)
         try FileSystem.writeFileAtomically(manifestPath, manifest.encode(), permissions: 0o600)
         return (manifest, total, samples)
-    }
-
-    /// Writes the snapshot file of an object store as type `type` and returns its manifest entry; `nil` (no file)
-    /// while the store never held an object, so data directories without any keep their manifests as they were.
-    private func writeObjects<Object: SnapshotObject>(
-        type: String, generation: UInt64, _ image: ObjectImage<Object>, _ sequence: UInt64
-    ) throws -> SnapshotManifest.Entry? {
-        guard image.lastAnchor > 0 else { return nil }
-        return try writeWhole(
-            type: type, generation: generation, ObjectSnapshotCodec<Object>.encode(image, sequence: sequence), sequence)
     }
 
     /// Writes `bytes`, the whole snapshot of a store kept apart from the shards, as `<type>-<generation>.snap`.
