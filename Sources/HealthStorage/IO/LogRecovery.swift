@@ -35,23 +35,6 @@ struct LogRecovery {
         var expected: UInt64
     }
 
-    /// Sizes each series' columns for the inserts `records` will replay into it (those the snapshots do not hold
-    /// already), so replay appends without copying columns as they grow: a column growing by an eighth at a
-    /// time is copied about eight times over on its way to its final size.
-    private func reserveRows<Records: Sequence<LogFraming.Record>>(of records: Records) {
-        var rows: [String: [String: Int]] = [:]
-        for record in records {
-            guard let shape = LogChange.insertShape(kind: record.kind, payload: record.payload),
-                let type = try? QuantityType.named(shape.type),
-                record.sequence > applied[type.identifier] ?? 0
-            else { continue }
-            rows[type.identifier, default: [:]][shape.subject, default: 0] += shape.rows
-        }
-        for (type, subjects) in rows {
-            for (subject, count) in subjects { store.reserve(subject: subject, type: type, rows: count) }
-        }
-    }
-
     func run(_ report: inout RecoveryReport, log: (String) -> Void) throws {
         let segments = try FileSystem.contentsOfDirectory(walDirectory).filter { $0.hasSuffix(".log") }
         var expected: UInt64? = nil
@@ -99,7 +82,6 @@ struct LogRecovery {
             }
             let found = scan.damage
             let records = Array(scan.records.prefix { record in found.map { record.offset < $0.offset } ?? true })
-            reserveRows(of: records)
             for (record, error) in replayInLanes(records, report: &report) {
                 // The record is intact (its CRC holds) but cannot be applied: it was never acknowledged (the
                 // insert that logged it failed), so keep it aside rather than stop every start on it.
@@ -215,18 +197,33 @@ struct LogRecovery {
         report.repairs.append(line)
     }
 
-    /// Replays `records` (in log order) on every core: each store's records (``Recovery/storeKey(of:)``) in one
+    /// Replays `records` (in log order) on every core: each store's records (``Recovery/storeKey(_:)``) in one
     /// lane, in their order, the lanes side by side, so a store sees its changes in log order and hands out the
-    /// same anchors as a replay on one thread. Returns the records that could not be applied, with why, in log
-    /// order.
+    /// same anchors as a replay on one thread. Each series' columns are sized first for the inserts the snapshots
+    /// do not hold (a column growing by an eighth at a time is copied about eight times over on its way to its
+    /// final size). Returns the records that could not be applied, with why, in log order.
     private func replayInLanes(
         _ records: [LogFraming.Record], report: inout RecoveryReport
     ) -> [(LogFraming.Record, any Error)] {
         let laneCount = max(1, min(PosixThread.processorCount, 16))
         var lanes = [[Int]](repeating: [], count: laneCount)
         var laneOfStore: [String: Int] = [:]
+        var rows: [String: [String: Int]] = [:]
         for (index, record) in records.enumerated() {
-            let key = Recovery.storeKey(of: record) ?? ""
+            // The store an insert goes to is read from its header alone; any other record is decoded (they are
+            // few). A record that does not decode goes to a lane of its own and fails there.
+            let key: String
+            if let shape = LogChange.insertShape(kind: record.kind, payload: record.payload) {
+                key = (try? Recovery.storeKey(shape.type)) ?? ""
+                if !key.isEmpty, record.sequence > applied[key] ?? 0 {
+                    rows[key, default: [:]][shape.subject, default: 0] += shape.rows
+                }
+            } else {
+                key =
+                    (try? LogChange.decode(kind: record.kind, payload: record.payload)).flatMap {
+                        try? Recovery.storeKey($0.type)
+                    } ?? ""
+            }
             let lane =
                 laneOfStore[key]
                 ?? {
@@ -235,6 +232,9 @@ struct LogRecovery {
                     return next
                 }()
             lanes[lane].append(index)
+        }
+        for (type, subjects) in rows {
+            for (subject, count) in subjects { store.reserve(subject: subject, type: type, rows: count) }
         }
         let outcomes = Mutex<(reports: [RecoveryReport], failures: [(index: Int, error: any Error)])>(([], []))
         let (store, applied, lanesOfRecords) = (store, applied, lanes)

@@ -209,15 +209,6 @@ enum Recovery {
         return try ProfileType.named(type)?.identifier ?? QuantityType.named(type).identifier
     }
 
-    /// The store `record`'s change goes to (``storeKey(_:)``), read without decoding an insert's rows; `nil` for
-    /// a record that does not decode.
-    static func storeKey(of record: LogFraming.Record) -> String? {
-        if let shape = LogChange.insertShape(kind: record.kind, payload: record.payload) {
-            return try? storeKey(shape.type)
-        }
-        return (try? LogChange.decode(kind: record.kind, payload: record.payload)).flatMap { try? storeKey($0.type) }
-    }
-
     /// Cuts the file at `path` to `offset` bytes, durably.
     static func cut(_ path: String, at offset: Int) throws {
         let file = try File(path: path, options: [.write])
