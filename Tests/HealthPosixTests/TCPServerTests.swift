@@ -226,14 +226,17 @@ struct TCPServerTests {
         let connection = connections.withLock { $0[0] }
         let chunk = [UInt8](repeating: 0x5A, count: 256 * 1024)
         var written = 0
-        // Keep writing until the kernel buffers are full and the queue passes the high-water mark. (A long timeout:
-        // each poll is one write, and the suite's synchronous tests can hold both of the pool's threads for tens
-        // of seconds on a 2-core machine, during which this task does not run.)
-        try await waitUntil(timeout: .seconds(180), "writability to drop after \(written) bytes written") {
-            guard log.read({ $0.writability.isEmpty }) && written < 256 * 1024 * 1024 else { return true }
+        // Keep writing until the kernel buffers are full and the queue passes the high-water mark. A plain loop on
+        // this thread, each write followed by a short wait on the log: the connection's loop reports writability
+        // from its own thread, and no await gives this task up to the pool (whose two threads the suite's
+        // synchronous tests can hold for tens of seconds on two cores).
+        while !log.wait(until: .after(.milliseconds(20)), { !$0.writability.isEmpty }) {
+            guard written < 256 * 1024 * 1024 else {
+                Issue.record("writability did not drop after \(written) bytes written")
+                return
+            }
             connection.write(chunk)
             written += chunk.count
-            return false
         }
         #expect(log.read { $0.writability } == [false])
         let queued = try connection.loop.submitAndWait { connection.queuedOutboundBytes }

@@ -61,7 +61,8 @@ final class HandlerLog: Sendable {
 
     func update(_ body: (inout State) -> Void) { state.update { body(&$0) } }
     func read<R>(_ body: (State) -> R) -> R { state.withLock { body($0) } }
-    /// Blocks the calling (non-pool) thread until `condition` holds or `deadline` passes; whether it held.
+    /// Blocks the calling thread until `condition` holds or `deadline` passes (keep it short on a pool thread);
+    /// whether it held.
     func wait(until deadline: Deadline, _ condition: (State) -> Bool) -> Bool {
         state.wait(until: deadline) { condition($0) ? true : nil } ?? false
     }
