@@ -186,6 +186,15 @@ public struct SealedBlock: Sendable {
         return (summary, offsets)
     }
 
+    /// Throws unless the block's rows keep the engine's invariants, the ones
+    /// ``init(validating:checkingInvariants:decoded:)`` checks: a block sealed from rows that break them would be
+    /// refused when read back.
+    public func checkInvariants() throws(BlockDecodingError) {
+        let scratch = BlockScratch(capacity: count)
+        decode(into: scratch.all)
+        try Self.checkInvariants(scratch.rows(count))
+    }
+
     /// Throws unless the decoded rows keep the engine's invariants.
     private static func checkInvariants(_ rows: BlockColumns) throws(BlockDecodingError) {
         for i in 0..<rows.count {

@@ -388,11 +388,12 @@ public enum SnapshotCodec {
         }
         if version.hasBatchTable {
             let table = try readBatchTable(&r)
-            var image = SeriesImage(
-                subject: subject, starts: try readRaw(&r, count), ends: try readRaw(&r, count),
-                values: try readRaw(&r, count), sourceIDs: try readRaw(&r, count), arrivals: try readRaw(&r, count),
-                batches: table, maxDuration: maxDuration, sources: sources, userEnteredSources: userEntered,
-                priorityOrder: order, recentBatches: batches, syncHolders: holders, changeLog: changeLog)
+            var image = try checkedRows(
+                SeriesImage(
+                    subject: subject, starts: try readRaw(&r, count), ends: try readRaw(&r, count),
+                    values: try readRaw(&r, count), sourceIDs: try readRaw(&r, count), arrivals: try readRaw(&r, count),
+                    batches: table, maxDuration: maxDuration, sources: sources, userEnteredSources: userEntered,
+                    priorityOrder: order, recentBatches: batches, syncHolders: holders, changeLog: changeLog))
             if version.hasMetadata { image.metadata = try readMetadataTable(&r) }
             return image
         }
@@ -404,14 +405,34 @@ public enum SnapshotCodec {
         let writers: ContiguousArray<UInt32>? = hasWriters ? try readRaw(&r, count) : nil
         let arrivals: ContiguousArray<UInt64>? = hasChangeLog ? try readRaw(&r, count) : nil
         do {
-            return try SeriesImage(
-                subject: subject, starts: starts, ends: ends, values: values, sourceIDs: sourceIDs, uuids: uuids,
-                writers: writers, arrivals: arrivals, maxDuration: maxDuration, sources: sources,
-                userEnteredSources: userEntered, priorityOrder: order, recentBatches: batches, syncHolders: holders,
-                changeLog: changeLog)
+            return try checkedRows(
+                SeriesImage(
+                    subject: subject, starts: starts, ends: ends, values: values, sourceIDs: sourceIDs, uuids: uuids,
+                    writers: writers, arrivals: arrivals, maxDuration: maxDuration, sources: sources,
+                    userEnteredSources: userEntered, priorityOrder: order, recentBatches: batches,
+                    syncHolders: holders, changeLog: changeLog))
         } catch let error as HealthError {
             throw CodecError(.malformedPayload, error.message)
         }
+    }
+
+    /// `image`, made from an older file's raw columns, once its blocks hold rows sealed blocks may hold (instants
+    /// within years 0001–9999, no end before its start, starts ascending, finite values): a version 7 file is
+    /// read with that check, so rows that break it are damage in any version, and an image that decodes always
+    /// encodes to a file that decodes.
+    static func checkedRows(_ image: SeriesImage) throws -> SeriesImage {
+        var firstRow = 0
+        for block in image.blocks {
+            do {
+                try block.checkInvariants()
+            } catch {
+                throw CodecError(
+                    .malformedPayload,
+                    "series \"\(image.subject)\", block of rows from \(firstRow): \(error.reason)")
+            }
+            firstRow += block.count
+        }
+        return image
     }
 
     /// A version 6 or 7 series' metadata table: a blob holding a ``MetadataTable`` (rows within the batch limits

@@ -133,8 +133,9 @@ enum StorageHarnesses {
         let bytes = control & 1 != 0 ? withChecksum(input.rest()) : input.rest()
         guard let decoded = attempt({ try SnapshotCodec.decode(bytes) }) else { return }
         let encoded = SnapshotCodec.encode(decoded.image, sequence: decoded.sequence)
-        guard let again = attempt({ try SnapshotCodec.decode(encoded) }) else {
-            require(false, "a decoded snapshot re-encodes to a file that does not decode")
+        let again: SnapshotCodec.Decoded
+        do { again = try SnapshotCodec.decode(encoded) } catch {
+            require(false, "a decoded snapshot re-encodes to a file that does not decode: \(error)")
             return
         }
         require(SnapshotCodec.encode(again.image, sequence: again.sequence) == encoded, "snapshot round trip differs")
