@@ -147,14 +147,16 @@ enum ValueColumn {
     static let decimalMode: UInt8 = 0
     static let decimalDeltaMode: UInt8 = 1
     static let xorMode: UInt8 = 2
-    /// Powers of ten that ``decimalExponent(_:)`` tries, each exact in a `Double`.
+    /// Powers of ten that ``decimalMantissas(_:into:)`` tries, each exact in a `Double`.
     static let powers: [Double] = [1, 10, 100, 1000, 10000, 100_000, 1_000_000]
     /// Integers beyond ±2^53 are not all exact doubles.
     static let exactLimit = 9_007_199_254_740_992.0
 
     static func encode(_ values: UnsafeBufferPointer<Double>, into writer: inout BlockWriter) {
-        if let exponent = decimalExponent(values) {
-            encodeDecimal(values, exponent: exponent, into: &writer)
+        var mantissas = [Int64](repeating: 0, count: values.count)
+        let exponent = mantissas.withUnsafeMutableBufferPointer { decimalMantissas(values, into: $0) }
+        if let exponent {
+            encodeDecimal(mantissas, exponent: exponent, into: &writer)
         } else {
             encodeXOR(values, into: &writer)
         }
@@ -162,36 +164,54 @@ enum ValueColumn {
 
     /// `value × 10^exponent` when that is an integer from which `value` comes back bit for bit.
     @inline(__always) static func mantissa(_ value: Double, exponent: Int) -> Int64? {
-        let scaled = (value * powers[exponent]).rounded()
+        let scaled = value * powers[exponent]
         guard abs(scaled) < exactLimit else { return nil }
-        let mantissa = Int64(scaled)
+        // Rounded half away from zero, as `rounded()` does, without its call into the C library: the fraction
+        // left after truncating is exact for any double below 2^53.
+        var mantissa = Int64(scaled)
+        let fraction = scaled - Double(mantissa)
+        if fraction >= 0.5 {
+            mantissa += 1
+        } else if fraction <= -0.5 {
+            mantissa -= 1
+        }
         let back = exponent == 0 ? Double(mantissa) : Double(mantissa) / powers[exponent]
         return back.bitPattern == value.bitPattern ? mantissa : nil
     }
 
-    /// The smallest exponent that makes every value a ``mantissa(_:exponent:)``, or nil.
-    static func decimalExponent(_ values: UnsafeBufferPointer<Double>) -> Int? {
+    /// The smallest exponent that makes every value a ``mantissa(_:exponent:)``, with each value's mantissa at it
+    /// in `out` (as many places as values); nil when there is none (`out` then holds anything). The exponent only
+    /// grows from value to value: each value is tried at the exponent the values before it needed, and at the end
+    /// the values found at a smaller exponent are tried again at the last one.
+    static func decimalMantissas(_ values: UnsafeBufferPointer<Double>, into out: UnsafeMutableBufferPointer<Int64>)
+        -> Int?
+    {
         var exponent = 0
-        for value in values {
-            while mantissa(value, exponent: exponent) == nil {
+        // Values before this index have their mantissa at a smaller exponent than `exponent`.
+        var settled = 0
+        for i in 0..<values.count {
+            while true {
+                if let m = mantissa(values[i], exponent: exponent) {
+                    out[i] = m
+                    break
+                }
                 exponent += 1
                 if exponent == powers.count { return nil }
+                settled = i
             }
         }
-        if exponent > 0 {
-            for value in values where mantissa(value, exponent: exponent) == nil { return nil }
+        for i in 0..<settled {
+            guard let m = mantissa(values[i], exponent: exponent) else { return nil }
+            out[i] = m
         }
         return exponent
     }
 
-    private static func encodeDecimal(
-        _ values: UnsafeBufferPointer<Double>, exponent: Int, into writer: inout BlockWriter
-    ) {
-        var direct = [UInt64](repeating: 0, count: values.count)
-        var deltas = [UInt64](repeating: 0, count: values.count)
+    private static func encodeDecimal(_ mantissas: [Int64], exponent: Int, into writer: inout BlockWriter) {
+        var direct = [UInt64](repeating: 0, count: mantissas.count)
+        var deltas = [UInt64](repeating: 0, count: mantissas.count)
         var previous: Int64 = 0
-        for (i, value) in values.enumerated() {
-            let m = mantissa(value, exponent: exponent)!
+        for (i, m) in mantissas.enumerated() {
             direct[i] = zigZag(m)
             deltas[i] = zigZag(m &- previous)
             previous = m
@@ -268,18 +288,18 @@ enum ValueColumn {
 /// Source ids as runs: varint run count, then per run the varint id and the varint length.
 enum SourceColumn {
     static func encode(_ ids: UnsafeBufferPointer<UInt16>, into writer: inout BlockWriter) {
-        var runs: [(UInt16, Int)] = []
-        for id in ids {
-            if let last = runs.last, last.0 == id {
-                runs[runs.count - 1].1 += 1
-            } else {
-                runs.append((id, 1))
-            }
+        guard !ids.isEmpty else {
+            writer.varint(0)
+            return
         }
-        writer.varint(UInt64(runs.count))
-        for (id, length) in runs {
-            writer.varint(UInt64(id))
-            writer.varint(UInt64(length))
+        var runs = 1
+        for i in 1..<ids.count where ids[i] != ids[i - 1] { runs += 1 }
+        writer.varint(UInt64(runs))
+        var first = 0
+        for i in 1...ids.count where i == ids.count || ids[i] != ids[i - 1] {
+            writer.varint(UInt64(ids[first]))
+            writer.varint(UInt64(i - first))
+            first = i
         }
     }
 

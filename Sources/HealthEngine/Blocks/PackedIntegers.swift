@@ -18,13 +18,49 @@ enum PackedIntegers {
 
     /// The plan of `values`: the smallest as base, the width with the fewest bytes.
     static func plan(_ values: UnsafeBufferPointer<UInt64>) -> Plan {
-        guard let base = values.min() else { return Plan(base: 0, width: 0, exceptions: 0) }
-        var histogram = [Int](repeating: 0, count: 65)
-        for value in values { histogram[64 - (value &- base).leadingZeroBitCount] += 1 }
-        let width = cheapestWidth(histogram, count: values.count)
-        var exceptions = 0
-        for bits in (width + 1)..<65 { exceptions += histogram[bits] }
-        return Plan(base: base, width: width, exceptions: exceptions)
+        guard !values.isEmpty else { return Plan(base: 0, width: 0, exceptions: 0) }
+        var (base, top) = (values[0], values[0])
+        for value in values {
+            base = min(base, value)
+            top = max(top, value)
+        }
+        // A column of one value (equal durations, regular starts, one batch's arrivals) packs in zero bits.
+        if base == top { return Plan(base: base, width: 0, exceptions: 0) }
+        // How many values need each number of bits (0–64), counted in four tables side by side: one table's
+        // counter would be incremented by every value of a column of like values, each increment waiting for the
+        // last.
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: 6 * 65) { tables in
+            tables.initialize(repeating: 0)
+            let n = values.count
+            var i = 0
+            while i + 4 <= n {
+                tables[64 - (values[i] &- base).leadingZeroBitCount] += 1
+                tables[65 + 64 - (values[i + 1] &- base).leadingZeroBitCount] += 1
+                tables[130 + 64 - (values[i + 2] &- base).leadingZeroBitCount] += 1
+                tables[195 + 64 - (values[i + 3] &- base).leadingZeroBitCount] += 1
+                i += 4
+            }
+            while i < n {
+                tables[64 - (values[i] &- base).leadingZeroBitCount] += 1
+                i += 1
+            }
+            // The numbers of bits some value needs, ascending, with how many values need them, as pairs after the
+            // four tables.
+            var used = 0
+            for bits in 0..<65 {
+                let count = tables[bits] + tables[65 + bits] + tables[130 + bits] + tables[195 + bits]
+                guard count > 0 else { continue }
+                (tables[260 + 2 * used], tables[260 + 2 * used + 1]) = (bits, count)
+                used += 1
+            }
+            let histogram = UnsafeBufferPointer(rebasing: tables[260..<260 + 2 * used])
+            let width = cheapestWidth(histogram, count: n)
+            var exceptions = 0
+            for pair in stride(from: 0, to: histogram.count, by: 2) where histogram[pair] > width {
+                exceptions += histogram[pair + 1]
+            }
+            return Plan(base: base, width: width, exceptions: exceptions)
+        }
     }
 
     /// The exact bytes ``encode(_:plan:into:)`` writes for `values` packed as `plan` (their ``plan(_:)``).
@@ -82,14 +118,15 @@ enum PackedIntegers {
         }
     }
 
-    /// The width with the fewest bytes, given how many values need each number of bits.
-    private static func cheapestWidth(_ histogram: [Int], count: Int) -> Int {
+    /// The width with the fewest bytes (the narrowest of equals), given how many values need each number of bits:
+    /// `histogram` holds (bits, values) pairs, only for the numbers of bits some value needs, ascending.
+    private static func cheapestWidth(_ histogram: UnsafeBufferPointer<Int>, count: Int) -> Int {
         var best = 64
         var bestCost = Int.max
         for width in 0...64 {
             var cost = (count * width + 7) / 8
-            for bits in (width + 1)..<65 where histogram[bits] > 0 {
-                cost += histogram[bits] * (1 + (bits - width + 6) / 7)
+            for pair in stride(from: 0, to: histogram.count, by: 2) where histogram[pair] > width {
+                cost += histogram[pair + 1] * (1 + (histogram[pair] - width + 6) / 7)
             }
             if cost < bestCost { (best, bestCost) = (width, cost) }
         }

@@ -1,0 +1,98 @@
+import HealthModel
+import TestSupport
+import Testing
+
+@testable import HealthEngine
+
+/// The choices the column encoders make while sealing (a packed column's width, a value column's decimal
+/// exponent and mantissas), checked against plain restatements of their definitions on random columns.
+@Suite("Column encoding choices")
+struct ColumnEncodingTests {
+    /// Bytes a column takes packed in `width` bits over `base` (exception rows' gaps counted exactly).
+    static func bytes(_ values: [UInt64], base: UInt64, width: Int) -> Int {
+        let mask: UInt64 = width == 64 ? ~0 : (1 << UInt64(width)) &- 1
+        var exceptions = 0
+        var exceptionBytes = 0
+        var previous = -1
+        for (i, value) in values.enumerated() where (value &- base) > mask {
+            exceptions += 1
+            exceptionBytes += BlockWriter.varintLength(UInt64(i - previous - 1))
+            exceptionBytes += BlockWriter.varintLength((value &- base) >> UInt64(width))
+            previous = i
+        }
+        return BlockWriter.varintLength(base) + 1 + BlockWriter.varintLength(UInt64(exceptions))
+            + (values.count * width + 7) / 8 + exceptionBytes
+    }
+
+    /// A column of like values with a few outliers of random sizes, or a column of one value.
+    static func column(using random: inout SplitMix64) -> [UInt64] {
+        let count = Int.random(in: 1...600, using: &random)
+        let base = UInt64.random(in: 0...(1 << Int.random(in: 0...63, using: &random)), using: &random)
+        let spread = UInt64(1) << UInt64(Int.random(in: 0...20, using: &random))
+        let outliers = Double.random(in: 0..<0.2, using: &random)
+        return (0..<count).map { _ in
+            if Double.random(in: 0..<1, using: &random) < outliers {
+                return base
+                    &+ UInt64.random(
+                        in: 0...(UInt64.max >> UInt64(Int.random(in: 0...63, using: &random))), using: &random)
+            }
+            return base &+ UInt64.random(in: 0..<spread, using: &random)
+        }
+    }
+
+    @Test("a packed column's plan takes its minimum as base, counts its exceptions, and no width packs it smaller")
+    func planIsTheCheapest() {
+        var random = SplitMix64(seed: TestSeed.value(2_024))
+        for _ in 0..<300 {
+            let values = Self.column(using: &random)
+            let plan = values.withUnsafeBufferPointer { PackedIntegers.plan($0) }
+            #expect(plan.base == values.min())
+            let mask: UInt64 = plan.width == 64 ? ~0 : (1 << UInt64(plan.width)) &- 1
+            #expect(plan.exceptions == values.filter { ($0 &- plan.base) > mask }.count)
+            let planned = values.withUnsafeBufferPointer { PackedIntegers.size(of: $0, plan) }
+            #expect(planned == Self.bytes(values, base: plan.base, width: plan.width))
+            // The estimate the plan minimises counts one byte per gap; the exact size may differ by the gaps
+            // longer than 127 rows, which a column of at most 600 rows has few of.
+            let cheapest = (0...64).map { Self.bytes(values, base: plan.base, width: $0) }.min()!
+            #expect(planned <= cheapest + plan.exceptions, "plan \(plan) for \(values.count) values")
+            if values.allSatisfy({ $0 == values[0] }) { #expect(plan.width == 0 && plan.exceptions == 0) }
+        }
+    }
+
+    @Test("decimal values take the smallest exponent that gives every value back bit for bit, with its mantissas")
+    func decimalMantissas() {
+        var random = SplitMix64(seed: TestSeed.value(77))
+        for _ in 0..<300 {
+            let digits = Int.random(in: 0...6, using: &random)
+            let scale = ValueColumn.powers[digits]
+            let values = (0..<Int.random(in: 1...300, using: &random)).map { _ in
+                Double(Int64.random(in: -50_000_000...50_000_000, using: &random)) / scale
+            }
+            var mantissas = [Int64](repeating: 0, count: values.count)
+            let exponent = values.withUnsafeBufferPointer { v in
+                mantissas.withUnsafeMutableBufferPointer { ValueColumn.decimalMantissas(v, into: $0) }
+            }
+            // The smallest exponent at which every value is an exact mantissa, computed the plain way.
+            let expected = (0..<ValueColumn.powers.count).first { e in
+                values.allSatisfy { value in
+                    let m = (value * ValueColumn.powers[e]).rounded()
+                    return abs(m) < ValueColumn.exactLimit
+                        && (e == 0 ? m : m / ValueColumn.powers[e]).bitPattern == value.bitPattern
+                }
+            }
+            #expect(exponent == expected, "\(values.prefix(4))")
+            guard let exponent else { continue }
+            #expect(exponent <= digits)
+            for (value, m) in zip(values, mantissas) {
+                #expect(m == Int64((value * ValueColumn.powers[exponent]).rounded()))
+            }
+        }
+        // Halves round away from zero, as `rounded()` does; values no exponent makes whole are refused.
+        #expect(ValueColumn.mantissa(2.5, exponent: 0) == nil)
+        #expect(ValueColumn.mantissa(-0.25, exponent: 2) == -25)
+        #expect(ValueColumn.mantissa(0.125, exponent: 3) == 125)
+        #expect(ValueColumn.mantissa(-0.0, exponent: 0) == nil)
+        #expect(ValueColumn.mantissa(.pi, exponent: 6) == nil)
+        #expect(ValueColumn.mantissa(9_007_199_254_740_992, exponent: 0) == nil)
+    }
+}
