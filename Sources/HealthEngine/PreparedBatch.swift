@@ -48,6 +48,15 @@ struct PreparedBatch: Sendable {
         var syncTags: [SyncTag?]?
         var metadataRows: [Int: [String: MetadataValue]] = [:]
         var row = 0
+        // Rows are checked row by row, with errors naming the first bad one, only when a plain pass over the
+        // columns finds a bad row or a row carries metadata; every batch hkd logs passes it.
+        if batch.metadata == nil,
+            let values = Self.checkedCanonicalValues(batch, type: type, toCanonical: toCanonical)
+        {
+            rows.values = values
+            for index in batch.sourceIndices { used[Int(index)] = true }
+            row = batch.count
+        }
         do {
             while row < batch.count {
                 try SampleRules.validate(
@@ -90,6 +99,31 @@ struct PreparedBatch: Sendable {
         self.writer = writer
         valueDigits = batch.valueDigits
         self.rows = rows
+    }
+
+    /// The values of `batch` in the canonical unit when every row keeps ``SampleRules`` and converts to a finite
+    /// value (what the row-by-row checks would accept), else nil.
+    private static func checkedCanonicalValues(
+        _ batch: SampleBatch, type: QuantityType, toCanonical: UnitTransform
+    ) -> ContiguousArray<Double>? {
+        let range = SupportedInstants.range
+        let cumulative = type.style == .cumulative
+        let categoryValues = type.categoryValues
+        var valid = true
+        let values = ContiguousArray<Double>(unsafeUninitializedCapacity: batch.count) { out, count in
+            for row in 0..<batch.count {
+                let (start, end, value) = (batch.starts[row], batch.ends[row], batch.values[row])
+                let canonical = toCanonical.level(value)
+                valid =
+                    valid && range.contains(start) && range.contains(end) && start <= end && value.isFinite
+                    && !(cumulative && value < 0) && canonical.isFinite
+                out[row] = canonical
+            }
+            count = batch.count
+        }
+        guard valid else { return nil }
+        if let categoryValues, !batch.values.allSatisfy(categoryValues.contains) { return nil }
+        return values
     }
 
     /// The UUID of row `row`.
@@ -163,17 +197,22 @@ extension Series {
                 setMetadata(entry, anchor: firstAnchor + UInt64(row))
             }
         }
+        // A constant, so the closures below read it without an exclusivity check per row.
+        let ids = idOfBatchSource
         var rows: SeriesRows
         if let subset, subset.count < batch.rows.count {
             rows = SeriesRows()
             rows.starts = ContiguousArray(subset.lazy.map { batch.rows.starts[$0] })
             rows.ends = ContiguousArray(subset.lazy.map { batch.rows.ends[$0] })
             rows.values = ContiguousArray(subset.lazy.map { batch.rows.values[$0] })
-            rows.sourceIDs = ContiguousArray(subset.lazy.map { idOfBatchSource[Int(batch.sourceIndices[$0])] })
+            rows.sourceIDs = ContiguousArray(subset.lazy.map { ids[Int(batch.sourceIndices[$0])] })
             rows.arrivals = ContiguousArray(subset.lazy.map { firstAnchor + UInt64($0) })
         } else {
             rows = batch.rows
-            rows.sourceIDs = ContiguousArray(batch.sourceIndices.lazy.map { idOfBatchSource[Int($0)] })
+            rows.sourceIDs =
+                ids.count == 1
+                ? ContiguousArray(repeating: ids[0], count: rows.count)
+                : ContiguousArray(batch.sourceIndices.lazy.map { ids[Int($0)] })
             rows.arrivals = ContiguousArray(firstAnchor..<(firstAnchor + UInt64(rows.count)))
         }
         merge(rows)

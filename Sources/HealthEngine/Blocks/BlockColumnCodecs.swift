@@ -3,6 +3,16 @@ import HealthModel
 // The five columns of a sealed block, each encoded on its own (layouts in Protocol/STORAGE.md, "Sealed
 // blocks"). Encoders take any bits and round-trip them exactly; decoders never trap on damaged bytes.
 
+/// A column of `count` values, value `i` being `value(i)`, written once (no zeroing first: sealing makes several
+/// such scratch columns per block).
+@inline(__always)
+func filledColumn<T>(count: Int, _ value: (Int) -> T) -> [T] {
+    [T](unsafeUninitializedCapacity: count) { buffer, initialized in
+        for i in 0..<count { buffer.initializeElement(at: i, to: value(i)) }
+        initialized = count
+    }
+}
+
 /// Start times: the first is in the block header; the rest as deltas, or deltas of deltas when that is smaller
 /// (regular sampling makes every delta of delta zero), packed.
 enum StartColumn {
@@ -11,14 +21,9 @@ enum StartColumn {
 
     static func encode(_ starts: UnsafeBufferPointer<Timestamp>, into writer: inout BlockWriter) {
         let n = starts.count
-        var deltas = [UInt64](repeating: 0, count: n - 1)
-        var secondDeltas = [UInt64](repeating: 0, count: n - 1)
-        var previousDelta: Int64 = 0
-        for i in 1..<n {
-            let delta = starts[i] &- starts[i - 1]
-            deltas[i - 1] = UInt64(bitPattern: delta)
-            secondDeltas[i - 1] = zigZag(delta &- previousDelta)
-            previousDelta = delta
+        let deltas = filledColumn(count: n - 1) { UInt64(bitPattern: starts[$0 + 1] &- starts[$0]) }
+        let secondDeltas = filledColumn(count: n - 1) { i in
+            zigZag(Int64(bitPattern: deltas[i] &- (i == 0 ? 0 : deltas[i - 1])))
         }
         // Only the smaller of the two is packed.
         deltas.withUnsafeBufferPointer { plain in
@@ -108,8 +113,7 @@ extension StartColumn {
 /// Durations (`end - start`), packed: a column of equal durations takes three bytes.
 enum DurationColumn {
     static func encode(_ rows: BlockColumns, into writer: inout BlockWriter) {
-        var durations = [UInt64](repeating: 0, count: rows.count)
-        for i in 0..<rows.count { durations[i] = UInt64(bitPattern: rows.ends[i] &- rows.starts[i]) }
+        let durations = filledColumn(count: rows.count) { UInt64(bitPattern: rows.ends[$0] &- rows.starts[$0]) }
         durations.withUnsafeBufferPointer { PackedIntegers.encode($0, into: &writer) }
     }
 
@@ -153,8 +157,13 @@ enum ValueColumn {
     static let exactLimit = 9_007_199_254_740_992.0
 
     static func encode(_ values: UnsafeBufferPointer<Double>, into writer: inout BlockWriter) {
-        var mantissas = [Int64](repeating: 0, count: values.count)
-        let exponent = mantissas.withUnsafeMutableBufferPointer { decimalMantissas(values, into: $0) }
+        var exponent: Int?
+        let mantissas = [Int64](unsafeUninitializedCapacity: values.count) { buffer, count in
+            // Whatever the search leaves in the buffer is read only when it found an exponent.
+            buffer.initialize(repeating: 0)
+            exponent = decimalMantissas(values, into: buffer)
+            count = values.count
+        }
         if let exponent {
             encodeDecimal(mantissas, exponent: exponent, into: &writer)
         } else {
@@ -208,13 +217,9 @@ enum ValueColumn {
     }
 
     private static func encodeDecimal(_ mantissas: [Int64], exponent: Int, into writer: inout BlockWriter) {
-        var direct = [UInt64](repeating: 0, count: mantissas.count)
-        var deltas = [UInt64](repeating: 0, count: mantissas.count)
-        var previous: Int64 = 0
-        for (i, m) in mantissas.enumerated() {
-            direct[i] = zigZag(m)
-            deltas[i] = zigZag(m &- previous)
-            previous = m
+        let direct = filledColumn(count: mantissas.count) { zigZag(mantissas[$0]) }
+        let deltas = filledColumn(count: mantissas.count) { i in
+            zigZag(mantissas[i] &- (i == 0 ? 0 : mantissas[i - 1]))
         }
         // Only the smaller of the two is packed.
         direct.withUnsafeBufferPointer { plain in
@@ -331,8 +336,9 @@ enum SourceColumn {
 enum ArrivalColumn {
     static func encode(_ arrivals: UnsafeBufferPointer<UInt64>, into writer: inout BlockWriter) {
         writer.varint(arrivals[0])
-        var deltas = [UInt64](repeating: 0, count: arrivals.count - 1)
-        for i in 1..<arrivals.count { deltas[i - 1] = zigZag(Int64(bitPattern: arrivals[i] &- arrivals[i - 1])) }
+        let deltas = filledColumn(count: arrivals.count - 1) {
+            zigZag(Int64(bitPattern: arrivals[$0 + 1] &- arrivals[$0]))
+        }
         deltas.withUnsafeBufferPointer { PackedIntegers.encode($0, into: &writer) }
     }
 

@@ -53,15 +53,47 @@ public struct BlockSummary: Equatable, Sendable {
             total.0 += v[row]
             row += 1
         }
+        // Four lanes of minimum, maximum, latest end and longest duration, so no comparison waits on the one
+        // before. Of equal values the first in row order is kept, as one pass keeps it: only zeros differ while
+        // comparing equal, so a zero extreme is taken from the first zero.
+        var lows = (low, low, low, low)
+        var highs = (high, high, high, high)
+        var ends = (latestEnd, latestEnd, latestEnd, latestEnd)
+        var durations = (longest, longest, longest, longest)
+        let (e, s) = (rows.ends, rows.starts)
+        row = 0
+        while row + 4 <= count {
+            lows = (min(lows.0, v[row]), min(lows.1, v[row + 1]), min(lows.2, v[row + 2]), min(lows.3, v[row + 3]))
+            highs = (
+                max(highs.0, v[row]), max(highs.1, v[row + 1]), max(highs.2, v[row + 2]), max(highs.3, v[row + 3])
+            )
+            ends = (max(ends.0, e[row]), max(ends.1, e[row + 1]), max(ends.2, e[row + 2]), max(ends.3, e[row + 3]))
+            durations = (
+                max(durations.0, e[row] &- s[row]), max(durations.1, e[row + 1] &- s[row + 1]),
+                max(durations.2, e[row + 2] &- s[row + 2]), max(durations.3, e[row + 3] &- s[row + 3])
+            )
+            row += 4
+        }
+        while row < count {
+            lows.0 = min(lows.0, v[row])
+            highs.0 = max(highs.0, v[row])
+            ends.0 = max(ends.0, e[row])
+            durations.0 = max(durations.0, e[row] &- s[row])
+            row += 1
+        }
+        low = min(min(lows.0, lows.1), min(lows.2, lows.3))
+        high = max(max(highs.0, highs.1), max(highs.2, highs.3))
+        if low == 0 || high == 0, let zero = v.first(where: { $0 == 0 }) {
+            if low == 0 { low = zero }
+            if high == 0 { high = zero }
+        }
+        latestEnd = max(max(ends.0, ends.1), max(ends.2, ends.3))
+        longest = max(max(durations.0, durations.1), max(durations.2, durations.3))
         var present = Set<UInt16>()
-        var previousSource: UInt16? = nil
-        for i in 0..<count {
-            low = v[i] < low ? v[i] : low
-            high = v[i] > high ? v[i] : high
-            latestEnd = max(latestEnd, rows.ends[i])
-            longest = max(longest, rows.ends[i] &- rows.starts[i])
-            let source = rows.sourceIDs[i]
-            if source != previousSource { present.insert(source) }
+        var previousSource = rows.sourceIDs[0]
+        present.insert(previousSource)
+        for source in rows.sourceIDs where source != previousSource {
+            present.insert(source)
             previousSource = source
         }
         sum = (total.0 + total.1) + (total.2 + total.3)

@@ -39,12 +39,38 @@ public enum LogFraming {
     }
 
     /// A record found in a segment.
+    /// A record as a scan found it. Its payload is not copied out of the segment: the record keeps the
+    /// segment's bytes and where the payload lies in them (a replay reads every payload once, in place).
     public struct Record: Hashable, Sendable {
         public var kind: UInt8
         public var sequence: UInt64
-        public var payload: [UInt8]
+        /// The bytes of the segment the record lies in (shared with the scan's other records).
+        public let segment: [UInt8]
+        /// Where the payload lies in ``segment``.
+        public let payloadRange: Range<Int>
         /// Byte offset of the record in its segment.
         public var offset: Int
+
+        /// A copy of the payload.
+        public var payload: [UInt8] { Array(segment[payloadRange]) }
+
+        /// A reader of the payload, in place.
+        public var payloadReader: ByteReader {
+            ByteReader(segment, offset: payloadRange.lowerBound, endIndex: payloadRange.upperBound)
+        }
+
+        /// Records are equal when their kind, sequence, offset and payload bytes are.
+        public static func == (a: Record, b: Record) -> Bool {
+            a.kind == b.kind && a.sequence == b.sequence && a.offset == b.offset
+                && a.segment[a.payloadRange].elementsEqual(b.segment[b.payloadRange])
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(kind)
+            hasher.combine(sequence)
+            hasher.combine(offset)
+            hasher.combine(payloadRange.count)
+        }
     }
 
     /// Why a scan stopped before the end of the bytes.
@@ -127,8 +153,8 @@ public enum LogFraming {
         }
         guard stored == actual else { return nil }
         let record = Record(
-            kind: bytes[offset + 8], sequence: load(UInt64.self, bytes, offset + 9),
-            payload: Array(bytes[(offset + recordHeaderSize)..<end]), offset: offset)
+            kind: bytes[offset + 8], sequence: load(UInt64.self, bytes, offset + 9), segment: bytes,
+            payloadRange: (offset + recordHeaderSize)..<end, offset: offset)
         return (record, end)
     }
 

@@ -141,7 +141,13 @@ public enum LogChange: Hashable, Sendable {
 
     /// Decodes a payload of record kind `kind`; throws ``CodecError`` for anything malformed.
     public static func decode(kind: UInt8, payload: [UInt8]) throws -> LogChange {
-        var r = ByteReader(payload)
+        try decode(kind: kind, from: ByteReader(payload))
+    }
+
+    /// Decodes the payload `r` reads (to its end index), of record kind `kind`; throws ``CodecError`` for anything
+    /// malformed.
+    public static func decode(kind: UInt8, from reader: ByteReader) throws -> LogChange {
+        var r = reader
         let subject = try r.readString(limit: SampleRules.maxSubjectLength)
         let type = try r.readString(limit: 256)
         let change: LogChange
@@ -207,10 +213,11 @@ public enum LogChange: Hashable, Sendable {
 
     /// The subject, type and row count of an insert record, read from the headers alone (`nil` for other kinds or
     /// a header that does not decode: replay reports those).
-    public static func insertShape(kind: UInt8, payload: [UInt8]) -> (subject: String, type: String, rows: Int)? {
+    public static func insertShape(kind: UInt8, from reader: ByteReader) -> (subject: String, type: String, rows: Int)?
+    {
         guard let recordKind = LogRecordKind(rawValue: kind), recordKind == .insert || recordKind == .insertByIdentity
         else { return nil }
-        var r = ByteReader(payload)
+        var r = reader
         guard let subject = try? r.readString(limit: SampleRules.maxSubjectLength),
             let type = try? r.readString(limit: 256),
             recordKind == .insert || (try? readWriter(&r)) != nil,

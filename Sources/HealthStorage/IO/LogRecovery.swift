@@ -188,7 +188,7 @@ struct LogRecovery {
             line += "; renamed \(later) to \((try DamagedCopies.setAside(path)).split(separator: "/").last ?? "")"
         }
         let samples = lost.reduce(0) { total, record in
-            guard case .insert(let batch, _)? = try? LogChange.decode(kind: record.kind, payload: record.payload)
+            guard case .insert(let batch, _)? = try? LogChange.decode(kind: record.kind, from: record.payloadReader)
             else { return total }
             return total + batch.count
         }
@@ -213,14 +213,14 @@ struct LogRecovery {
             // The store an insert goes to is read from its header alone; any other record is decoded (they are
             // few). A record that does not decode goes to a lane of its own and fails there.
             let key: String
-            if let shape = LogChange.insertShape(kind: record.kind, payload: record.payload) {
+            if let shape = LogChange.insertShape(kind: record.kind, from: record.payloadReader) {
                 key = (try? Recovery.storeKey(shape.type)) ?? ""
                 if !key.isEmpty, record.sequence > applied[key] ?? 0 {
                     rows[key, default: [:]][shape.subject, default: 0] += shape.rows
                 }
             } else {
                 key =
-                    (try? LogChange.decode(kind: record.kind, payload: record.payload)).flatMap {
+                    (try? LogChange.decode(kind: record.kind, from: record.payloadReader)).flatMap {
                         try? Recovery.storeKey($0.type)
                     } ?? ""
             }

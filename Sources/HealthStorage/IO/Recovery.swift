@@ -168,7 +168,7 @@ enum Recovery {
     static func replay(
         _ record: LogFraming.Record, store: HealthStore, applied: [String: UInt64], report: inout RecoveryReport
     ) throws {
-        let change = try LogChange.decode(kind: record.kind, payload: record.payload)
+        let change = try LogChange.decode(kind: record.kind, from: record.payloadReader)
         let type = try storeKey(change.type)
         if record.sequence <= applied[type] ?? 0 {
             report.skippedRecords += 1
