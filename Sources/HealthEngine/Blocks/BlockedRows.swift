@@ -74,10 +74,7 @@ struct BlockedRows: Sendable {
                 head.reserve(max(needed, min(blockRows, head.count + head.count / 8 + 64)))
             }
             head.append(contentsOf: rows)
-            if head.count >= blockRows {
-                sealFullHead()
-                renumber()
-            }
+            sealFullHead()
             return
         }
         let order = sorted ? Array(0..<rows.count) : rows.startOrder()
@@ -113,6 +110,8 @@ struct BlockedRows: Sendable {
     }
 
     /// Moves whole blocks of ``blockRows`` rows from the front of the head into sealed blocks.
+    /// Seals whole blocks from the front of the head; the blocks' numbering grows with them (renumbering every
+    /// block at each seal made a series' ingest quadratic in its blocks).
     private mutating func sealFullHead() {
         guard head.count >= blockRows else { return }
         let sealedRows = head.count / blockRows * blockRows
@@ -120,6 +119,8 @@ struct BlockedRows: Sendable {
         while first < sealedRows {
             blocks.append(SealedBlock(encoding: head, range: first..<(first + blockRows)))
             arrivalSpans.append(head.arrivalSpan(first..<(first + blockRows)))
+            firstRows.append(sealedCount)
+            sealedCount += blockRows
             first += blockRows
         }
         // A copy, not removeFirst: the head's buffers would keep the capacity of every row it ever held.
@@ -142,13 +143,13 @@ struct BlockedRows: Sendable {
         arrivalSpans.replaceSubrange(index...index, with: spans)
     }
 
-    /// Recomputes ``firstRows`` and ``sealedCount`` after blocks changed.
+    /// Recomputes ``firstRows`` and ``sealedCount`` after blocks changed anywhere but at the end.
     private mutating func renumber() {
         firstRows.removeAll(keepingCapacity: true)
         var total = 0
-        for block in blocks {
+        for index in blocks.indices {
             firstRows.append(total)
-            total += block.count
+            total += blocks[index].count
         }
         sealedCount = total
     }
