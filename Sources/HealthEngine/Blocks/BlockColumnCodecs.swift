@@ -29,7 +29,7 @@ enum StartColumn {
         deltas.withUnsafeBufferPointer { plain in
             secondDeltas.withUnsafeBufferPointer { second in
                 let (plainPlan, secondPlan) = (PackedIntegers.plan(plain), PackedIntegers.plan(second))
-                if PackedIntegers.size(of: second, secondPlan) < PackedIntegers.size(of: plain, plainPlan) {
+                if PackedIntegers.packsSmaller(second, secondPlan, than: plain, plainPlan) {
                     writer.byte(deltaOfDeltaMode)
                     PackedIntegers.encode(second, plan: secondPlan, into: &writer)
                 } else {
@@ -225,7 +225,7 @@ enum ValueColumn {
         direct.withUnsafeBufferPointer { plain in
             deltas.withUnsafeBufferPointer { delta in
                 let (plainPlan, deltaPlan) = (PackedIntegers.plan(plain), PackedIntegers.plan(delta))
-                let useDeltas = PackedIntegers.size(of: delta, deltaPlan) < PackedIntegers.size(of: plain, plainPlan)
+                let useDeltas = PackedIntegers.packsSmaller(delta, deltaPlan, than: plain, plainPlan)
                 writer.byte(useDeltas ? decimalDeltaMode : decimalMode)
                 writer.byte(UInt8(exponent))
                 PackedIntegers.encode(

@@ -8,24 +8,32 @@
 /// two or three bytes instead of widening every row. The count is not stored: the block header has it.
 enum PackedIntegers {
     /// How ``encode(_:plan:into:)`` packs a column: its base, width and exceptions. Planning writes nothing, and
-    /// ``size(of:_:)`` tells the bytes a plan takes, so a column coder can compare two candidate columns (deltas or
-    /// deltas of deltas, values or their deltas) and pack only the smaller.
+    /// ``packsSmaller(_:_:than:_:)`` tells which of two candidate columns (deltas or deltas of deltas, values or
+    /// their deltas) takes fewer bytes, so a column coder packs only that one.
     struct Plan {
         var base: UInt64
         var width: Int
         var exceptions: Int
+        /// The bytes the column takes with every exception's row gap counted as one byte: the exact size
+        /// (``size(of:_:)``) is this plus a byte or two for each gap of 128 rows or more.
+        var estimate: Int
+
+        init(base: UInt64, width: Int, exceptions: Int, cost: Int) {
+            (self.base, self.width, self.exceptions) = (base, width, exceptions)
+            estimate = BlockWriter.varintLength(base) + 1 + BlockWriter.varintLength(UInt64(exceptions)) + cost
+        }
     }
 
     /// The plan of `values`: the smallest as base, the width with the fewest bytes.
     static func plan(_ values: UnsafeBufferPointer<UInt64>) -> Plan {
-        guard !values.isEmpty else { return Plan(base: 0, width: 0, exceptions: 0) }
+        guard !values.isEmpty else { return Plan(base: 0, width: 0, exceptions: 0, cost: 0) }
         var (base, top) = (values[0], values[0])
         for value in values {
             base = min(base, value)
             top = max(top, value)
         }
         // A column of one value (equal durations, regular starts, one batch's arrivals) packs in zero bits.
-        if base == top { return Plan(base: base, width: 0, exceptions: 0) }
+        if base == top { return Plan(base: base, width: 0, exceptions: 0, cost: 0) }
         // How many values need each number of bits (0–64), counted in four tables side by side: one table's
         // counter would be incremented by every value of a column of like values, each increment waiting for the
         // last.
@@ -54,13 +62,28 @@ enum PackedIntegers {
                 used += 1
             }
             let histogram = UnsafeBufferPointer(rebasing: tables[260..<260 + 2 * used])
-            let width = cheapestWidth(histogram, count: n)
+            let (width, cost) = cheapestWidth(histogram, count: n)
             var exceptions = 0
             for pair in stride(from: 0, to: histogram.count, by: 2) where histogram[pair] > width {
                 exceptions += histogram[pair + 1]
             }
-            return Plan(base: base, width: width, exceptions: exceptions)
+            return Plan(base: base, width: width, exceptions: exceptions, cost: cost)
         }
+    }
+
+    /// Whether `a` packed as `planA` takes fewer bytes than `b` packed as `planB` (each plan its column's
+    /// ``plan(_:)``): decided by the estimates when they lie further apart than the gaps could make up, else by
+    /// the exact sizes. A column of `count` rows has at most `count / 128` gaps of 128 rows or more, each costing at
+    /// most the varint of `count` less the one byte the estimate counts.
+    static func packsSmaller(
+        _ a: UnsafeBufferPointer<UInt64>, _ planA: Plan, than b: UnsafeBufferPointer<UInt64>, _ planB: Plan
+    ) -> Bool {
+        func slack(_ count: Int, _ plan: Plan) -> Int {
+            min(plan.exceptions, count / 128) * (BlockWriter.varintLength(UInt64(count)) - 1)
+        }
+        if planA.estimate + slack(a.count, planA) < planB.estimate { return true }
+        if planB.estimate + slack(b.count, planB) <= planA.estimate { return false }
+        return size(of: a, planA) < size(of: b, planB)
     }
 
     /// The exact bytes ``encode(_:plan:into:)`` writes for `values` packed as `plan` (their ``plan(_:)``).
@@ -118,9 +141,10 @@ enum PackedIntegers {
         }
     }
 
-    /// The width with the fewest bytes (the narrowest of equals), given how many values need each number of bits:
-    /// `histogram` holds (bits, values) pairs, only for the numbers of bits some value needs, ascending.
-    private static func cheapestWidth(_ histogram: UnsafeBufferPointer<Int>, count: Int) -> Int {
+    /// The width with the fewest bytes (the narrowest of equals) and those bytes (packed rows and exceptions, each
+    /// gap counted as one byte), given how many values need each number of bits: `histogram` holds (bits,
+    /// values) pairs, only for the numbers of bits some value needs, ascending.
+    private static func cheapestWidth(_ histogram: UnsafeBufferPointer<Int>, count: Int) -> (width: Int, cost: Int) {
         var best = 64
         var bestCost = Int.max
         for width in 0...64 {
@@ -130,7 +154,7 @@ enum PackedIntegers {
             }
             if cost < bestCost { (best, bestCost) = (width, cost) }
         }
-        return best
+        return (best, bestCost)
     }
 
     /// Reads `count` values packed by ``encode(_:into:)`` into `out`, which must hold `count` values.
