@@ -125,7 +125,7 @@ struct Series: Sendable {
 
     /// The UUID of the row with anchor `anchor` (see ``entryIndex(ofAnchor:hint:)`` for `hint`).
     func uuid(anchor: UInt64, hint: inout Int) -> UUID {
-        batches.entries[entryIndex(ofAnchor: anchor, hint: &hint)].uuid(anchor: anchor)
+        batches.uuid(anchor: anchor, hint: &hint)
     }
 
     /// The UUID of row `row` (decodes the row: for single lookups).

@@ -209,17 +209,17 @@ struct DecodedBlockCache {
 }
 
 extension BlockedRows {
-    /// The rows starting at `start`, with the number of the first (where such a row would go when there is
-    /// none), decoded; `cache` keeps the last block decoded.
-    func rows(startingAt start: Timestamp, cache: inout DecodedBlockCache) -> (first: Int, rows: SeriesRows) {
+    /// The number of the first row starting at `start` for which `match` (given the decoded rows holding it and
+    /// its index there) is true, or nil; nothing is copied. `cache` keeps the last block decoded.
+    func firstRow(
+        startingAt start: Timestamp, cache: inout DecodedBlockCache, where match: (SeriesRows, Int) -> Bool
+    ) -> Int? {
         var low = 0
         var high = blocks.count
         while low < high {
             let middle = (low + high) / 2
             if blocks[middle].summary.lastStart < start { low = middle + 1 } else { high = middle }
         }
-        var found = SeriesRows()
-        var first: Int? = nil
         var index = low
         while index < blocks.count, blocks[index].summary.firstStart <= start {
             if cache.index != index {
@@ -227,20 +227,20 @@ extension BlockedRows {
                 blocks[index].appendRows(to: &cache.rows)
                 cache.index = index
             }
-            let decoded = cache.rows
-            let from = decoded.starts.withUnsafeBufferPointer { Self.firstIndex($0, start) }
-            var to = from
-            while to < decoded.count, decoded.starts[to] == start { to += 1 }
-            if first == nil { first = firstRows[index] + from }
-            found.append(decoded, rows: from..<to)
-            if to < decoded.count { return (first!, found) }
+            var row = cache.rows.starts.withUnsafeBufferPointer { Self.firstIndex($0, start) }
+            while row < cache.rows.count, cache.rows.starts[row] == start {
+                if match(cache.rows, row) { return firstRows[index] + row }
+                row += 1
+            }
+            if row < cache.rows.count { return nil }
             index += 1
         }
-        guard index == blocks.count else { return (first ?? firstRows[index], found) }
-        let from = head.starts.withUnsafeBufferPointer { Self.firstIndex($0, start) }
-        var to = from
-        while to < head.count, head.starts[to] == start { to += 1 }
-        found.append(head, rows: from..<to)
-        return (first ?? sealedCount + from, found)
+        guard index == blocks.count else { return nil }
+        var row = head.starts.withUnsafeBufferPointer { Self.firstIndex($0, start) }
+        while row < head.count, head.starts[row] == start {
+            if match(head, row) { return sealedCount + row }
+            row += 1
+        }
+        return nil
     }
 }

@@ -116,6 +116,16 @@ struct BatchTable: Sendable {
 
     /// The index of the entry holding `anchor`; `hint` (the last answer) is tried first, since neighbouring rows
     /// mostly come from one batch.
+    /// The UUID of the row with anchor `anchor`, which must lie in an entry; `hint` (an entry index) is tried
+    /// first and set to the entry found, so a run of lookups in anchor order costs one comparison each.
+    func uuid(anchor: UInt64, hint: inout Int) -> UUID {
+        guard let index = entryIndex(holding: anchor, hint: hint) else {
+            preconditionFailure("a row has anchor \(anchor) outside the batch table")
+        }
+        hint = index
+        return entries[index].uuid(anchor: anchor)
+    }
+
     func entryIndex(holding anchor: UInt64, hint: Int = 0) -> Int? {
         if hint < entries.count, entries[hint].anchors.contains(anchor) { return hint }
         var low = 0

@@ -162,10 +162,15 @@ extension Series {
         row: Int, content: SeriesRows
     )? {
         var hint = 0
-        let (first, same) = rows.rows(startingAt: start, cache: &cache)
-        for local in 0..<same.count where self.uuid(anchor: same.arrivals[local], hint: &hint) == uuid {
-            return (first + local, same.copy(local..<(local + 1)))
+        var content = SeriesRows()
+        // The closures below read the parts they need, not the series (capturing it copied the whole struct).
+        let batches = self.batches
+        let atStart = rows.firstRow(startingAt: start, cache: &cache) { same, local in
+            guard batches.uuid(anchor: same.arrivals[local], hint: &hint) == uuid else { return false }
+            content = same.copy(local..<(local + 1))
+            return true
         }
+        if let atStart { return (atStart, content) }
         let found: Int?
         let derivedAnchors = batches.anchors(ofDerived: uuid)
         if let oldest = derivedAnchors.min() {
@@ -189,15 +194,12 @@ extension Series {
     /// value rounded to `digits` digits (``RoundedValues``).
     func holdsRounded(_ batch: PreparedBatch, row: Int, digits: Int, cache: inout DecodedBlockCache) -> Bool {
         let source = batch.sources[Int(batch.sourceIndices[row])]
-        let same = rows.rows(startingAt: batch.rows.starts[row], cache: &cache).rows
-        for stored in 0..<same.count
-        where same.ends[stored] == batch.rows.ends[row]
-            && RoundedValues.agree(same.values[stored], batch.rows.values[row], digits: digits)
-            && sources.infos[Int(same.sourceIDs[stored])] == source
-        {
-            return true
-        }
-        return false
+        let (end, value) = (batch.rows.ends[row], batch.rows.values[row])
+        let infos = sources.infos
+        return rows.firstRow(startingAt: batch.rows.starts[row], cache: &cache) { same, stored in
+            same.ends[stored] == end && RoundedValues.agree(same.values[stored], value, digits: digits)
+                && infos[Int(same.sourceIDs[stored])] == source
+        } != nil
     }
 
     /// Applies a plan made against this series: removes replaced rows (recorded as deletions), merges added ones
