@@ -31,7 +31,7 @@ struct BatchAssembler {
     /// group's unfinished batch holds its UUID already: an identical record, counted once.
     @discardableResult
     mutating func append(_ sample: PendingSample) -> Bool {
-        let key = sample.type.index
+        let key = sample.typeIndex
         // Few groups are live at once (a handful of types per export): a linear search beats hashing.
         let position: Int
         if let known = groupKeys.firstIndex(of: key) {

@@ -320,7 +320,7 @@ struct ExportParser {
         guard let sample = current else { return }
         current = nil
         if assembler.append(sample) {
-            importedByType[sample.type.index] += 1
+            importedByType[sample.typeIndex] += 1
         } else {
             tally.identicalRows += 1
         }

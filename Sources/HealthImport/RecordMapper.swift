@@ -26,7 +26,9 @@ struct UnitEntry {
 /// A record accepted from its start tag, waiting for its `<MetadataEntry>` children and its end.
 struct PendingSample {
     var line: Int
-    var type: QuantityType
+    /// The type's place in ``QuantityType/all`` (a record is copied a few times on its way to its batch, and the
+    /// type itself holds strings and tables to retain at each copy).
+    var typeIndex: Int
     var start: Timestamp
     var end: Timestamp
     /// In the type's canonical unit, rounded as its identity is (``IdentityValue``).
@@ -34,6 +36,17 @@ struct PendingSample {
     var source: SourceEntry
     var uuid: UUID
     var metadata: [String: MetadataValue] = [:]
+
+    init(
+        line: Int, type: QuantityType, start: Timestamp, end: Timestamp, value: Double, source: SourceEntry,
+        uuid: UUID
+    ) {
+        (self.line, typeIndex, self.start, self.end) = (line, type.index, start, end)
+        (self.value, self.source, self.uuid) = (value, source, uuid)
+    }
+
+    /// The sample's type.
+    var type: QuantityType { QuantityType.all[typeIndex] }
 }
 
 /// What a top-level `<Record>` start tag turned into.
