@@ -29,8 +29,9 @@ extension ByteWriter {
 }
 
 extension ByteReader {
-    /// The fewest bytes a correlation takes (one member, empty strings and metadata).
-    public static let minCorrelationBytes = 40
+    /// The fewest bytes a correlation takes (no members, empty strings and metadata: the decoder reads such a
+    /// one, and validation refuses it later): what a list of correlations is capped with.
+    public static let minCorrelationBytes = 26
 
     /// Reads a correlation written by ``ByteWriter/writeCorrelation(_:)``; the member list is capped by `limits`
     /// and ``Correlation/Limits``; an unknown correlation or member type is ``ErrorCode/malformedPayload``.

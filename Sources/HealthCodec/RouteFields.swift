@@ -30,8 +30,9 @@ extension ByteWriter {
 }
 
 extension ByteReader {
-    /// The fewest bytes a route takes (no path, one point).
-    public static let minRouteBytes = 38
+    /// The fewest bytes a route takes (no path, no points: the decoder reads such a one, and validation refuses
+    /// it later): what a list of routes is capped with.
+    public static let minRouteBytes = 35
 
     /// Reads a route written by ``ByteWriter/writeRoute(_:)``; the point count is capped by the bytes left and
     /// ``WorkoutRoute/Limits``, unknown column flags are ``ErrorCode/malformedPayload``.

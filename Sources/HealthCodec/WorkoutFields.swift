@@ -68,6 +68,10 @@ extension ByteReader {
         }
     }
 
+    /// The fewest bytes a workout takes (nothing optional, empty source strings and metadata): what a list of
+    /// workouts is capped with.
+    public static let minWorkoutBytes = 30
+
     /// Reads a workout written by ``ByteWriter/writeWorkout(_:)``; lists are capped by `limits` and
     /// ``Workout/Limits``, an unknown activity type or event kind is ``ErrorCode/malformedPayload``.
     public mutating func readWorkout(_ limits: some FieldLimits) throws -> Workout {

@@ -28,13 +28,21 @@ struct ByteKeyedCache<Value> {
         mask = capacity - 1
     }
 
+    /// The slot of the last key found: exports repeat a key record after record (they list records by type), so
+    /// it is compared first, without hashing.
+    private var lastFound = 0
+
     /// The value stored for `key`, if any.
     @inline(__always)
-    func value(for key: ByteSpan) -> Value? {
+    mutating func value(for key: ByteSpan) -> Value? {
+        if let slot = slots[lastFound], ByteKeyedCache.equal(slot.key, key) { return slot.value }
         let hash = ByteHash.hash(key)
         var index = Int(truncatingIfNeeded: hash) & mask
         while let slot = slots[index] {
-            if slot.hash == hash, ByteKeyedCache.equal(slot.key, key) { return slot.value }
+            if slot.hash == hash, ByteKeyedCache.equal(slot.key, key) {
+                lastFound = index
+                return slot.value
+            }
             index = (index + 1) & mask
         }
         return nil

@@ -70,6 +70,7 @@ struct RecordMapper {
     private var units = ByteKeyedCache<UnitResolution>(limit: 1024)
     private var sources = ByteKeyedCache<SourceEntry>(limit: 4096)
     private var nextSourceID = 0
+    private var lastSource: LastSource?
     /// Reused buffers: decoded attribute values and the source key.
     private var decoded: [UInt8] = []
     private var sourceKey: [UInt8] = []
@@ -251,6 +252,41 @@ struct RecordMapper {
     /// The source of a record, interned by its raw name, version and the stable part of its device.
     private mutating func resolveSource(_ fields: RecordFields) throws -> SourceEntry {
         let nameAttribute = try require(fields.sourceName, "sourceName")
+        // Records come in runs of one source: the same raw attributes as the record before name its source.
+        if let last = lastSource, last.matches(nameAttribute, fields.sourceVersion, fields.device) {
+            return last.entry
+        }
+        let entry = try internSource(fields, name: nameAttribute)
+        lastSource = LastSource(nameAttribute, fields.sourceVersion, fields.device, entry)
+        return entry
+    }
+
+    /// The raw source attributes of the last record and the source they name.
+    private struct LastSource {
+        var name: [UInt8]
+        var version: [UInt8]?
+        var device: [UInt8]?
+        var entry: SourceEntry
+
+        init(_ name: XMLAttribute, _ version: XMLAttribute?, _ device: XMLAttribute?, _ entry: SourceEntry) {
+            self.name = Array(name.value)
+            self.version = version.map { Array($0.value) }
+            self.device = device.map { Array($0.value) }
+            self.entry = entry
+        }
+
+        /// Whether the attributes are these, byte for byte.
+        func matches(_ name: XMLAttribute, _ version: XMLAttribute?, _ device: XMLAttribute?) -> Bool {
+            func same(_ stored: [UInt8]?, _ attribute: XMLAttribute?) -> Bool {
+                guard let stored, let attribute else { return stored == nil && attribute == nil }
+                return stored.count == attribute.value.count && stored.elementsEqual(attribute.value)
+            }
+            return same(self.name, name) && same(self.version, version) && same(self.device, device)
+        }
+    }
+
+    /// The source of a record looked up, or made, by its key.
+    private mutating func internSource(_ fields: RecordFields, name nameAttribute: XMLAttribute) throws -> SourceEntry {
         sourceKey.removeAll(keepingCapacity: true)
         sourceKey.append(contentsOf: nameAttribute.value)
         sourceKey.append(0)

@@ -72,4 +72,18 @@ struct StorageFuzzRegressionTests {
                 == true
         }
     }
+
+    @Test("a route snapshot found by the route-snapshot harness: decoded, it re-encodes to a file that decodes")
+    func routeSnapshotRoundTrip() throws {
+        let input = fuzzBytes(
+            hex: """
+                01484b52544530303109fc0000000000000300020201199a420202020202020000100000030009fc0000000000000300
+                0054450202020000100000030009fc000000020202020202020202023109000002020202020202020202020202020202
+                0209000000000000000200000000
+                """)
+        let decoded = try ObjectSnapshotCodec<WorkoutRoute>.decode(Self.snapshotFile(input))
+        let encoded = ObjectSnapshotCodec<WorkoutRoute>.encode(decoded.image, sequence: decoded.sequence)
+        let again = try ObjectSnapshotCodec<WorkoutRoute>.decode(encoded)
+        #expect(ObjectSnapshotCodec<WorkoutRoute>.encode(again.image, sequence: again.sequence) == encoded)
+    }
 }

@@ -177,8 +177,7 @@ public enum LogChange: Hashable, Sendable {
             guard let writer = UInt32(exactly: writer) else {
                 throw CodecError(.malformedPayload, "writer id \(writer) is out of range")
             }
-            // A workout takes at least 30 bytes.
-            let count = try r.readListCount("workout", limits: FieldCaps.storage, minBytes: 30)
+            let count = try r.readListCount("workout", limits: FieldCaps.storage, minBytes: ByteReader.minWorkoutBytes)
             var workouts: [Workout] = []
             workouts.reserveCapacity(count)
             for _ in 0..<count { workouts.append(try r.readWorkout(FieldCaps.storage)) }

@@ -10,7 +10,7 @@ public typealias WorkoutSnapshotCodec = ObjectSnapshotCodec<Workout>
 extension Workout: SnapshotObject {
     public static var snapshotMagic: [UInt8] { Array("HKWKT001".utf8) }
     // Anchor and writer come on top (ObjectSnapshotCodec adds 2).
-    public static var minEncodedBytes: Int { 30 }
+    public static var minEncodedBytes: Int { ByteReader.minWorkoutBytes }
     public func write(into w: inout ByteWriter) { w.writeWorkout(self) }
     public static func read(from r: inout ByteReader) throws -> Workout { try r.readWorkout(FieldCaps.storage) }
 }

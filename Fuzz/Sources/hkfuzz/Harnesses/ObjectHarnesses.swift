@@ -52,8 +52,11 @@ enum ObjectHarnesses {
             let bytes = control & 1 != 0 ? StorageHarnesses.withChecksum(input.rest()) : input.rest()
             guard let decoded = attempt({ try ObjectSnapshotCodec<Object>.decode(bytes) }) else { return }
             let encoded = ObjectSnapshotCodec<Object>.encode(decoded.image, sequence: decoded.sequence)
-            guard let again = attempt({ try ObjectSnapshotCodec<Object>.decode(encoded) }) else {
-                require(false, "a decoded \(Object.objectName) snapshot re-encodes to a file that does not decode")
+            let again: (image: ObjectImage<Object>, sequence: UInt64)
+            do { again = try ObjectSnapshotCodec<Object>.decode(encoded) } catch {
+                require(
+                    false, "a decoded \(Object.objectName) snapshot re-encodes to a file that does not decode: \(error)"
+                )
                 return
             }
             require(
