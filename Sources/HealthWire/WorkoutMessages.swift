@@ -22,7 +22,6 @@ public struct WorkoutInsert: WireMessage {
 
     public init(from r: inout ByteReader, limits: MessageLimits) throws {
         subject = try r.readString(limits)
-        // A workout takes at least 30 bytes.
         workouts = try r.readList(
             "workout", limits: limits, minBytes: ByteReader.minWorkoutBytes, max: Self.maxWorkouts
         ) {

@@ -199,6 +199,15 @@ enum ValueColumn {
         // Values before this index have their mantissa at a smaller exponent than `exponent`.
         var settled = 0
         for i in 0..<values.count {
+            // Whole numbers (steps, heart rate) at exponent 0: a truncation that gives the value back is its
+            // mantissa, as the rounding in `mantissa(_:exponent:)` would find (negative zero is not one).
+            if exponent == 0, abs(values[i]) < exactLimit {
+                let m = Int64(values[i])
+                if Double(m).bitPattern == values[i].bitPattern {
+                    out[i] = m
+                    continue
+                }
+            }
             while true {
                 if let m = mantissa(values[i], exponent: exponent) {
                     out[i] = m

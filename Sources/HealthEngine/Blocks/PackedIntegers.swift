@@ -27,13 +27,20 @@ enum PackedIntegers {
     /// The plan of `values`: the smallest as base, the width with the fewest bytes.
     static func plan(_ values: UnsafeBufferPointer<UInt64>) -> Plan {
         guard !values.isEmpty else { return Plan(base: 0, width: 0, exceptions: 0, cost: 0) }
-        var (base, top) = (values[0], values[0])
-        for value in values {
-            base = min(base, value)
-            top = max(top, value)
+        // A column of one value (equal durations, regular starts, one batch's arrivals) packs in zero bits; any
+        // other is told apart at its first differing value, and its minimum taken from there.
+        let first = values[0]
+        var differing = 1
+        while differing < values.count, values[differing] == first { differing += 1 }
+        if differing == values.count { return Plan(base: first, width: 0, exceptions: 0, cost: 0) }
+        var (low, high) = (first, first)
+        var i = differing
+        while i + 2 <= values.count {
+            (low, high) = (min(low, values[i]), min(high, values[i + 1]))
+            i += 2
         }
-        // A column of one value (equal durations, regular starts, one batch's arrivals) packs in zero bits.
-        if base == top { return Plan(base: base, width: 0, exceptions: 0, cost: 0) }
+        if i < values.count { low = min(low, values[i]) }
+        let base = min(low, high)
         // How many values need each number of bits (0–64), counted in four tables side by side: one table's
         // counter would be incremented by every value of a column of like values, each increment waiting for the
         // last.
