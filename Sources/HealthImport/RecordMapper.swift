@@ -70,7 +70,7 @@ struct RecordMapper {
     private var units = ByteKeyedCache<UnitResolution>(limit: 1024)
     private var sources = ByteKeyedCache<SourceEntry>(limit: 4096)
     private var nextSourceID = 0
-    private var lastSource: LastSource?
+    private var lastSource = LastSource()
     /// Reused buffers: decoded attribute values and the source key.
     private var decoded: [UInt8] = []
     private var sourceKey: [UInt8] = []
@@ -253,35 +253,46 @@ struct RecordMapper {
     private mutating func resolveSource(_ fields: RecordFields) throws -> SourceEntry {
         let nameAttribute = try require(fields.sourceName, "sourceName")
         // Records come in runs of one source: the same raw attributes as the record before name its source.
-        if let last = lastSource, last.matches(nameAttribute, fields.sourceVersion, fields.device) {
-            return last.entry
-        }
+        if let entry = lastSource.entry(nameAttribute, fields.sourceVersion, fields.device) { return entry }
         let entry = try internSource(fields, name: nameAttribute)
-        lastSource = LastSource(nameAttribute, fields.sourceVersion, fields.device, entry)
+        lastSource.remember(nameAttribute, fields.sourceVersion, fields.device, entry)
         return entry
     }
 
-    /// The raw source attributes of the last record and the source they name.
+    /// The raw source attributes of the last record and the source they name (buffers reused from record to
+    /// record, so a run of alternating sources allocates nothing).
     private struct LastSource {
-        var name: [UInt8]
-        var version: [UInt8]?
-        var device: [UInt8]?
-        var entry: SourceEntry
+        /// Name, version and device, each with a presence byte in front.
+        private var raw: [[UInt8]] = [[], [], []]
+        private var named: SourceEntry?
 
-        init(_ name: XMLAttribute, _ version: XMLAttribute?, _ device: XMLAttribute?, _ entry: SourceEntry) {
-            self.name = Array(name.value)
-            self.version = version.map { Array($0.value) }
-            self.device = device.map { Array($0.value) }
-            self.entry = entry
+        /// The source of the last record when these attributes are its, byte for byte.
+        func entry(_ name: XMLAttribute, _ version: XMLAttribute?, _ device: XMLAttribute?) -> SourceEntry? {
+            guard let named else { return nil }
+            for (stored, attribute) in zip(raw, [name, version, device]) {
+                guard let attribute else {
+                    if stored.first != 0 { return nil }
+                    continue
+                }
+                guard stored.count == attribute.value.count + 1, stored.first == 1,
+                    attribute.value.isEmpty
+                        || stored.withUnsafeBufferPointer({
+                            memcmp($0.baseAddress! + 1, attribute.value.baseAddress!, attribute.value.count) == 0
+                        })
+                else { return nil }
+            }
+            return named
         }
 
-        /// Whether the attributes are these, byte for byte.
-        func matches(_ name: XMLAttribute, _ version: XMLAttribute?, _ device: XMLAttribute?) -> Bool {
-            func same(_ stored: [UInt8]?, _ attribute: XMLAttribute?) -> Bool {
-                guard let stored, let attribute else { return stored == nil && attribute == nil }
-                return stored.count == attribute.value.count && stored.elementsEqual(attribute.value)
+        mutating func remember(
+            _ name: XMLAttribute, _ version: XMLAttribute?, _ device: XMLAttribute?, _ entry: SourceEntry
+        ) {
+            for (index, attribute) in [name, version, device].enumerated() {
+                raw[index].removeAll(keepingCapacity: true)
+                raw[index].append(attribute == nil ? 0 : 1)
+                if let attribute { raw[index].append(contentsOf: attribute.value) }
             }
-            return same(self.name, name) && same(self.version, version) && same(self.device, device)
+            named = entry
         }
     }
 
