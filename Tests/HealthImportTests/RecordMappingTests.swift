@@ -81,6 +81,27 @@ struct RecordMappingTests {
         #expect(rows[0].uuid != rows[1].uuid)
     }
 
+    @Test("records alternating between sources that differ only in version, device or its absence keep their own")
+    func alternatingSources() throws {
+        let watch = #" device="&lt;&lt;HKDevice: 0x1&gt;, name:Apple Watch, model:Watch, hardware:Watch6,1&gt;""#
+        let phone = #" device="&lt;&lt;HKDevice: 0x2&gt;, name:iPhone, model:iPhone, hardware:iPhone12,1&gt;""#
+        var body: [String] = []
+        for minute in 0..<6 {
+            let start = "2017-01-21 15:\(10 + minute):00 -0400"
+            let end = "2017-01-21 15:\(10 + minute):30 -0400"
+            let extra = [watch, phone, ""][minute % 3]
+            var record = Fixtures.record(value: "\(minute)", start: start, end: end, source: "Anna", extra: extra)
+            if minute == 5 {
+                record = record.replacingOccurrences(of: #"sourceVersion="10.2""#, with: #"sourceVersion="11""#)
+            }
+            body.append(record)
+        }
+        let rows = Fixtures.rows(try Fixtures.importing(body: body.joined(separator: "\n")).batches)
+            .sorted { $0.value < $1.value }
+        #expect(rows.map(\.source.device) == ["Watch6,1", "iPhone12,1", "", "Watch6,1", "iPhone12,1", ""])
+        #expect(rows.map(\.source.version) == ["10.2", "10.2", "10.2", "10.2", "10.2", "11"])
+    }
+
     @Test("the same content gives the same UUID whatever the entity spelling; any field change gives another")
     func identity() throws {
         let base = Fixtures.record(value: "10", source: "Anna\u{A0}Watch")
