@@ -33,14 +33,14 @@ enum PackedIntegers {
         var differing = 1
         while differing < values.count, values[differing] == first { differing += 1 }
         if differing == values.count { return Plan(base: first, width: 0, exceptions: 0, cost: 0) }
-        var (low, high) = (first, first)
+        var (evenLow, oddLow) = (first, first)
         var i = differing
         while i + 2 <= values.count {
-            (low, high) = (min(low, values[i]), min(high, values[i + 1]))
+            (evenLow, oddLow) = (min(evenLow, values[i]), min(oddLow, values[i + 1]))
             i += 2
         }
-        if i < values.count { low = min(low, values[i]) }
-        let base = min(low, high)
+        if i < values.count { evenLow = min(evenLow, values[i]) }
+        let base = min(evenLow, oddLow)
         // How many values need each number of bits (0–64), counted in four tables side by side: one table's
         // counter would be incremented by every value of a column of like values, each increment waiting for the
         // last.
