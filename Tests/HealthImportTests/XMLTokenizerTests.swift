@@ -153,4 +153,29 @@ struct XMLTokenizerTests {
         let text = "<HealthData>\r\n <Record type=\"A\"/>\r\n\r\n <Record type=\"B\"/>\r\n</HealthData>"
         #expect(try Self.tokens(text, piece: 5).map(\.line) == [1, 2, 4, 5])
     }
+
+    @Test("a byte may stand in a name exactly when it is a letter, digit, colon, underscore, hyphen, dot or above 127")
+    func nameBytes() {
+        func accepts(_ byte: UInt8) -> Bool {
+            let bytes = Array("<HealthData><r a".utf8) + [byte] + Array("z=\"1\"/></HealthData>".utf8)
+            var tokenizer = XMLTokenizer(displayName: "t.xml")
+            bytes.withUnsafeBytes { tokenizer.append($0) }
+            tokenizer.finishInput()
+            do {
+                while try tokenizer.next() != .endOfDocument {}
+                return true
+            } catch {
+                return false
+            }
+        }
+        for byte in UInt8.min...UInt8.max {
+            let scalar = Unicode.Scalar(byte)
+            let expected =
+                byte >= 128
+                || (("a"..."z").contains(scalar)
+                    || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+                    || ":_-.".unicodeScalars.contains(scalar))
+            #expect(accepts(byte) == expected, "byte \(byte)")
+        }
+    }
 }
