@@ -98,7 +98,7 @@ struct Series: Sendable {
         if batches.entries.contains(where: { $0.uuids != nil }) {
             var hint = 0
             for anchor in blockedRows.rowsArrived(after: 0).arrived {
-                let entry = batches.entries[entryIndex(ofAnchor: anchor.anchor, hint: &hint)]
+                let entry = batches.entry(ofAnchor: anchor.anchor, hint: &hint)
                 if entry.uuids != nil { self.ledger.add(uuids: CollectionOfOne(entry.uuid(anchor: anchor.anchor))) }
             }
         }
@@ -113,19 +113,9 @@ struct Series: Sendable {
     /// The rows numbered `list` (any order), decoded in that order.
     func decodedRows(_ list: [Int]) -> SeriesRows { rows.rows(list) }
 
-    /// The batch-table entry of the row with anchor `anchor`; `hint` is the entry found last and is updated
-    /// (rows near each other mostly share a batch, so scans pay for one binary search per batch, not per row).
-    func entryIndex(ofAnchor anchor: UInt64, hint: inout Int) -> Int {
-        guard let index = batches.entryIndex(holding: anchor, hint: hint) else {
-            preconditionFailure("a row has anchor \(anchor) outside the batch table")
-        }
-        hint = index
-        return index
-    }
-
-    /// The UUID of the row with anchor `anchor` (see ``entryIndex(ofAnchor:hint:)`` for `hint`).
+    /// The UUID of the row with anchor `anchor` (see ``BatchTable/entry(ofAnchor:hint:)`` for `hint`).
     func uuid(anchor: UInt64, hint: inout Int) -> UUID {
-        batches.uuid(anchor: anchor, hint: &hint)
+        batches.entry(ofAnchor: anchor, hint: &hint).uuid(anchor: anchor)
     }
 
     /// The UUID of row `row` (decodes the row: for single lookups).
@@ -134,9 +124,9 @@ struct Series: Sendable {
         return uuid(anchor: decodedRows([row]).arrivals[0], hint: &hint)
     }
 
-    /// The client identity that wrote the row with anchor `anchor` (see ``entryIndex(ofAnchor:hint:)``).
+    /// The client identity that wrote the row with anchor `anchor` (see ``BatchTable/entry(ofAnchor:hint:)``).
     func writer(anchor: UInt64, hint: inout Int) -> UInt32 {
-        batches.entries[entryIndex(ofAnchor: anchor, hint: &hint)].writer
+        batches.entry(ofAnchor: anchor, hint: &hint).writer
     }
 
     /// The client identity that wrote row `row` (decodes the row: for single lookups).
@@ -162,7 +152,7 @@ struct Series: Sendable {
         guard !removed.isEmpty else { return }
         var hint = 0
         for anchor in decoded.arrivals {
-            let entry = batches.entries[entryIndex(ofAnchor: anchor, hint: &hint)]
+            let entry = batches.entry(ofAnchor: anchor, hint: &hint)
             ledger.remove(uuid: entry.uuid(anchor: anchor), sentWithBatch: entry.uuids != nil)
             if !metadata.isEmpty { metadata[anchor] = nil }
         }

@@ -36,7 +36,7 @@ extension Series {
         var hint = 0
         let removed = decodedRows(rows)
         for row in 0..<removed.count {
-            let entry = batches.entries[entryIndex(ofAnchor: removed.arrivals[row], hint: &hint)]
+            let entry = batches.entry(ofAnchor: removed.arrivals[row], hint: &hint)
             let uuid = entry.uuid(anchor: removed.arrivals[row])
             let sync = ledger.syncTag(of: uuid)
             changeLog.record(

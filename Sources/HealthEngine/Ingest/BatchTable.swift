@@ -114,18 +114,19 @@ struct BatchTable: Sendable {
         entries.append(entry)
     }
 
-    /// The index of the entry holding `anchor`; `hint` (the last answer) is tried first, since neighbouring rows
-    /// mostly come from one batch.
-    /// The UUID of the row with anchor `anchor`, which must lie in an entry; `hint` (an entry index) is tried
-    /// first and set to the entry found, so a run of lookups in anchor order costs one comparison each.
-    func uuid(anchor: UInt64, hint: inout Int) -> UUID {
+    /// The entry holding `anchor`, which a stored row's anchor always lies in; `hint` is the index of the entry
+    /// found last and is updated (rows near each other mostly share a batch, so scans pay for one binary search
+    /// per batch, not per row).
+    func entry(ofAnchor anchor: UInt64, hint: inout Int) -> AppliedBatch {
         guard let index = entryIndex(holding: anchor, hint: hint) else {
             preconditionFailure("a row has anchor \(anchor) outside the batch table")
         }
         hint = index
-        return entries[index].uuid(anchor: anchor)
+        return entries[index]
     }
 
+    /// The index of the entry holding `anchor`; `hint` (the last answer) is tried first, since neighbouring rows
+    /// mostly come from one batch.
     func entryIndex(holding anchor: UInt64, hint: Int = 0) -> Int? {
         if hint < entries.count, entries[hint].anchors.contains(anchor) { return hint }
         var low = 0

@@ -166,7 +166,8 @@ extension Series {
         // The closures below read the parts they need, not the series (capturing it copied the whole struct).
         let batches = self.batches
         let atStart = rows.firstRow(startingAt: start, cache: &cache) { same, local in
-            guard batches.uuid(anchor: same.arrivals[local], hint: &hint) == uuid else { return false }
+            let anchor = same.arrivals[local]
+            guard batches.entry(ofAnchor: anchor, hint: &hint).uuid(anchor: anchor) == uuid else { return false }
             content = same.copy(local..<(local + 1))
             return true
         }
