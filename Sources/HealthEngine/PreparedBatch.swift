@@ -106,24 +106,22 @@ struct PreparedBatch: Sendable {
     private static func checkedCanonicalValues(
         _ batch: SampleBatch, type: QuantityType, toCanonical: UnitTransform
     ) -> ContiguousArray<Double>? {
-        let range = SupportedInstants.range
-        let cumulative = type.style == .cumulative
-        let categoryValues = type.categoryValues
+        let (cumulative, categoryValues) = (type.style == .cumulative, type.categoryValues)
         var valid = true
         let values = ContiguousArray<Double>(unsafeUninitializedCapacity: batch.count) { out, count in
             for row in 0..<batch.count {
-                let (start, end, value) = (batch.starts[row], batch.ends[row], batch.values[row])
-                let canonical = toCanonical.level(value)
+                let canonical = toCanonical.level(batch.values[row])
                 valid =
-                    valid && range.contains(start) && range.contains(end) && start <= end && value.isFinite
-                    && !(cumulative && value < 0) && canonical.isFinite
+                    valid
+                    && SampleRules.accepts(
+                        start: batch.starts[row], end: batch.ends[row], value: batch.values[row],
+                        cumulative: cumulative, categoryValues: categoryValues)
+                    && canonical.isFinite
                 out[row] = canonical
             }
             count = batch.count
         }
-        guard valid else { return nil }
-        if let categoryValues, !batch.values.allSatisfy(categoryValues.contains) { return nil }
-        return values
+        return valid ? values : nil
     }
 
     /// The UUID of row `row`.

@@ -176,6 +176,18 @@ public enum SampleRules {
         try validate(categoryValue: value, type: type)
     }
 
+    /// Whether a sample keeps every rule ``validate(start:end:value:type:)`` checks, without building an error:
+    /// for a pass over a batch's columns before looking for the row that breaks a rule. `cumulative` and
+    /// `categoryValues` are the type's (``QuantityType/style``, ``QuantityType/categoryValues``), read once per
+    /// batch. Must accept exactly what `validate` accepts.
+    @inline(__always)
+    public static func accepts(
+        start: Timestamp, end: Timestamp, value: Double, cumulative: Bool, categoryValues: CategoryValueSet?
+    ) -> Bool {
+        SupportedInstants.contains(start) && SupportedInstants.contains(end) && start <= end && value.isFinite
+            && !(cumulative && value < 0) && (categoryValues?.contains(value) ?? true)
+    }
+
     /// Throws ``ErrorCode/invalidSample`` naming the value and the type when `type` is a category type and
     /// `value` is not one of its enumeration's raw values; nothing for a quantity type.
     public static func validate(categoryValue value: Double, type: QuantityType) throws {
