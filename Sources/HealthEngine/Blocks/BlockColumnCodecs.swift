@@ -173,6 +173,13 @@ enum ValueColumn {
 
     /// `value × 10^exponent` when that is an integer from which `value` comes back bit for bit.
     @inline(__always) static func mantissa(_ value: Double, exponent: Int) -> Int64? {
+        // Whole numbers (steps, heart rate): the truncation, when it gives the value back, is what rounding would
+        // find (negative zero gives back positive zero, so it is none).
+        if exponent == 0 {
+            guard abs(value) < exactLimit else { return nil }
+            let whole = Int64(value)
+            return Double(whole).bitPattern == value.bitPattern ? whole : nil
+        }
         let scaled = value * powers[exponent]
         guard abs(scaled) < exactLimit else { return nil }
         // Rounded half away from zero, as `rounded()` does, without its call into the C library: the fraction
@@ -184,8 +191,7 @@ enum ValueColumn {
         } else if fraction <= -0.5 {
             mantissa -= 1
         }
-        let back = exponent == 0 ? Double(mantissa) : Double(mantissa) / powers[exponent]
-        return back.bitPattern == value.bitPattern ? mantissa : nil
+        return (Double(mantissa) / powers[exponent]).bitPattern == value.bitPattern ? mantissa : nil
     }
 
     /// The smallest exponent that makes every value a ``mantissa(_:exponent:)``, with each value's mantissa at it
@@ -199,15 +205,6 @@ enum ValueColumn {
         // Values before this index have their mantissa at a smaller exponent than `exponent`.
         var settled = 0
         for i in 0..<values.count {
-            // Whole numbers (steps, heart rate) at exponent 0: a truncation that gives the value back is its
-            // mantissa, as the rounding in `mantissa(_:exponent:)` would find (negative zero is not one).
-            if exponent == 0, abs(values[i]) < exactLimit {
-                let m = Int64(values[i])
-                if Double(m).bitPattern == values[i].bitPattern {
-                    out[i] = m
-                    continue
-                }
-            }
             while true {
                 if let m = mantissa(values[i], exponent: exponent) {
                     out[i] = m
