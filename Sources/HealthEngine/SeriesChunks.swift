@@ -6,9 +6,9 @@ extension Series {
     /// and the row number of its first row. Reductions that keep their state across calls (``FigureReducer``,
     /// ``BucketSums/addRun(_:_:maxDuration:)``) read a selection this way without decoding it all at once.
     /// A sealed block whose rows are all selected is offered to `whole` first, and not decoded when `whole` takes
-    /// it (returns true: it used the block's summary, or read it without decoding). (A non-escaping closure: what
-    /// it captures is not boxed, which matters per block.) Without
-    /// `sourceIDs` the chunks' ``Columns`` hold no source ids (sealed blocks' are not decoded).
+    /// it (returns true: it used the block's summary, or read it without decoding); a non-escaping closure, so
+    /// what it captures is not boxed. Without `sourceIDs` the chunks' ``Columns`` hold no source ids (sealed
+    /// blocks' are not decoded).
     func forEachChunk(
         of selection: Selection, sourceIDs: Bool = true, whole: (SealedBlock) -> Bool = { _ in false },
         _ body: (Columns, Selection, _ firstRow: Int) -> Void

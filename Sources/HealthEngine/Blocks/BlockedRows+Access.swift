@@ -214,13 +214,7 @@ extension BlockedRows {
     func firstRow(
         startingAt start: Timestamp, cache: inout DecodedBlockCache, where match: (SeriesRows, Int) -> Bool
     ) -> Int? {
-        var low = 0
-        var high = blocks.count
-        while low < high {
-            let middle = (low + high) / 2
-            if blocks[middle].summary.lastStart < start { low = middle + 1 } else { high = middle }
-        }
-        var index = low
+        var index = blocks.partitionPoint { $0.summary.lastStart < start }
         while index < blocks.count, blocks[index].summary.firstStart <= start {
             if cache.index != index {
                 cache.rows.removeAll()

@@ -109,9 +109,8 @@ struct BlockedRows: Sendable {
         return max(low - 1, 0)
     }
 
-    /// Moves whole blocks of ``blockRows`` rows from the front of the head into sealed blocks.
-    /// Seals whole blocks from the front of the head; the blocks' numbering grows with them (renumbering every
-    /// block at each seal made a series' ingest quadratic in its blocks).
+    /// Moves whole blocks of ``blockRows`` rows from the front of the head into sealed blocks, numbering them as
+    /// they come (renumbering every block at each seal made a series' ingest quadratic in its blocks).
     private mutating func sealFullHead() {
         guard head.count >= blockRows else { return }
         let sealedRows = head.count / blockRows * blockRows

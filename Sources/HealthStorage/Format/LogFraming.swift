@@ -38,7 +38,6 @@ public enum LogFraming {
         return bytes
     }
 
-    /// A record found in a segment.
     /// A record as a scan found it. Its payload is not copied out of the segment: the record keeps the
     /// segment's bytes and where the payload lies in them (a replay reads every payload once, in place).
     public struct Record: Hashable, Sendable {
