@@ -184,7 +184,7 @@ enum PackedIntegers {
             let gap = try reader.varint()
             guard gap < UInt64(count - row - 1) else { throw BlockDecodingError("exception row beyond the column") }
             row += Int(gap) + 1
-            let high = try reader.varint()
+            let high = try reader.unpredictableVarint()
             out[row] = out[row] &+ (high << UInt64(width))
         }
     }
@@ -213,7 +213,7 @@ enum PackedIntegers {
     ) throws(BlockDecodingError) -> (row: Int, high: UInt64) {
         let gap = try reader.varint()
         guard gap < UInt64(count - row - 1) else { throw BlockDecodingError("exception row beyond the column") }
-        return (row + Int(gap) + 1, try reader.varint())
+        return (row + Int(gap) + 1, try reader.unpredictableVarint())
     }
 
     /// Unpacks `count` values of `width` bits from `packed` (which holds exactly enough bytes), adding `base`.

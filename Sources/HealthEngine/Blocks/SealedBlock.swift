@@ -388,9 +388,13 @@ extension SealedBlock {
                     for index in 0..<exceptions {
                         let (next, high) = try PackedIntegers.nextException(&values, count: count, after: row)
                         row = next
-                        let mantissa = Double(unZigZag(high))
                         found[index] = row
-                        amounts[index] = exponent == 0 ? mantissa : mantissa / power
+                        amounts[index] = Double(unZigZag(high))
+                    }
+                    // Whole numbers (exponent 0) need no division; kept out of the loop above, where the compiler
+                    // computes both sides of a select and the division's latency dominates.
+                    if exponent != 0 {
+                        for index in 0..<exceptions { amounts[index] /= power }
                     }
                 }
             }
