@@ -16,7 +16,12 @@ extension Series {
     ///
     /// Returns false, having added nothing, when the selection's blocks hold more than
     /// ``SourceMerge/layerLimit`` ranks (the heap sweep's case, which the caller runs on decoded columns).
-    func chunkedMergedSums(_ selection: Selection, into sums: inout BucketSums) -> Bool {
+    ///
+    /// `alsoFed`, when given, sees each group's decoded columns and its selected rows once (a second reduction
+    /// over the same rows, such as each source's own sums, without decoding the blocks again).
+    func chunkedMergedSums(
+        _ selection: Selection, into sums: inout BucketSums, alsoFed: ((Columns, Selection) -> Void)? = nil
+    ) -> Bool {
         let span = selection.span
         guard !span.isEmpty else { return true }
         let sourceRanks = sources.sourceRanks()
@@ -56,6 +61,7 @@ extension Series {
                         c, context, feeding: fed, sourceRanks: sourceRanks, maxDuration: maxDuration, into: &sums)
                 }
                 precondition(merged, "a group holds at most the ranks of the whole selection")
+                if let alsoFed { window.withColumns { c in alsoFed(c, fed) } }
             }
             fedFirst = fedEnd
         }

@@ -45,13 +45,18 @@ extension Series {
             var bySource: [(info: SourceInfo, group: BucketGroup)] = []
             return Self.buckets(boundaries, merged: &merged, bySource: &bySource, unit: unit, listEmpty: listEmpty)
         }
-        if options == .cumulativeSum {
-            // Several sources, sums only: merged group by group of blocks, each decoded once into a sliding buffer.
+        if options == .cumulativeSum || options == [.cumulativeSum, .separateBySource] {
+            // Several sources, sums only: merged group by group of blocks, each decoded once into a sliding buffer,
+            // and each source's own sums from the same decoded groups: the selection is never decoded whole.
             var sums = BucketSums(bounds: bounds)
-            if chunkedMergedSums(selection, into: &sums) {
+            var bySourceSums = SumsBySource(identities: sources.identities.count, bounds: bounds)
+            let sources = sources
+            let alsoFed: ((Columns, Selection) -> Void)? =
+                options.contains(.separateBySource) ? { c, fed in bySourceSums.add(c, fed, sources: sources) } : nil
+            if chunkedMergedSums(selection, into: &sums, alsoFed: alsoFed) {
                 var merged = BucketGroup()
                 merged.sums = sums
-                var bySource: [(info: SourceInfo, group: BucketGroup)] = []
+                var bySource = options.contains(.separateBySource) ? bySourceSums.groups(sources) : []
                 return Self.buckets(
                     boundaries, merged: &merged, bySource: &bySource, unit: unit, listEmpty: listEmpty)
             }
@@ -105,17 +110,18 @@ extension Series {
         let identityCount = sources.identities.count
         var groups = [BucketGroup](repeating: BucketGroup(), count: identityCount)
         var present = [Bool](repeating: false, count: identityCount)
-        let identityOfSource = sources.identityOfSource
         if options.contains(.cumulativeSum) {
-            var sums = [BucketSums](repeating: BucketSums(bounds: bounds), count: identityCount)
-            for row in selection.rows {
-                let identity = identityOfSource[Int(c.sourceIDs[row])]
+            var sums = SumsBySource(identities: identityCount, bounds: bounds)
+            sums.add(c, selection, sources: sources)
+            for identity in 0..<identityCount where sums.present[identity] {
                 present[identity] = true
-                sums[identity].whole(from: c.starts[row], to: c.ends[row], value: c.values[row])
+                groups[identity].sums = sums.sums[identity]
             }
-            for identity in 0..<identityCount where present[identity] { groups[identity].sums = sums[identity] }
         }
-        let perIdentity = selectionsByIdentity(c, selection)
+        let figureOptions = options.subtracting([.cumulativeSum, .separateBySource, .separateByValue])
+        // Split only for the figures that need each identity's rows apart.
+        let splits = options.contains(.separateByValue) || !figureOptions.isEmpty
+        let perIdentity = splits ? selectionsByIdentity(c, selection) : []
         if options.contains(.separateByValue) {
             for identity in 0..<identityCount where !perIdentity[identity].isEmpty {
                 present[identity] = true
@@ -123,7 +129,6 @@ extension Series {
                     c, perIdentity[identity], bounds: bounds, envelope: envelope)
             }
         }
-        let figureOptions = options.subtracting([.cumulativeSum, .separateBySource, .separateByValue])
         if !figureOptions.isEmpty {
             for identity in 0..<identityCount where !perIdentity[identity].isEmpty {
                 present[identity] = true
@@ -284,6 +289,38 @@ extension Series {
                 }
             }
             return first...max(lastStart, latest.end - 1)
+        }
+    }
+}
+
+/// Each source identity's own pro-rated sums per bucket (``BucketSums``), un-merged, filled in row order from
+/// columns holding their source ids: the sources of a merged series interleave row by row, so one pass over the
+/// rows beats splitting the selection per identity (runs of one row each).
+struct SumsBySource {
+    private(set) var sums: [BucketSums]
+    /// Whether the identity had a selected row.
+    private(set) var present: [Bool]
+
+    init(identities: Int, bounds: [Timestamp]) {
+        sums = [BucketSums](repeating: BucketSums(bounds: bounds), count: identities)
+        present = [Bool](repeating: false, count: identities)
+    }
+
+    mutating func add(_ c: Columns, _ selection: Selection, sources: SeriesSources) {
+        let identityOfSource = sources.identityOfSource
+        for row in selection.rows {
+            let identity = identityOfSource[Int(c.sourceIDs[row])]
+            present[identity] = true
+            sums[identity].whole(from: c.starts[row], to: c.ends[row], value: c.values[row])
+        }
+    }
+
+    /// The identities with rows, in priority order, each with its sums as a bucket group.
+    func groups(_ sources: SeriesSources) -> [(info: SourceInfo, group: BucketGroup)] {
+        sources.identitiesByPriority().filter { present[$0] }.map {
+            var group = BucketGroup()
+            group.sums = sums[$0]
+            return (sources.identities[$0].latest, group)
         }
     }
 }
