@@ -317,8 +317,8 @@ struct ExportParser {
     }
 
     private mutating func finishRecord() {
-        guard let sample = current else { return }
-        current = nil
+        // Moved out, not copied: a copy would retain the sample's source and metadata only to release them.
+        guard let sample = current.take() else { return }
         if assembler.append(sample) {
             importedByType[sample.typeIndex] += 1
         } else {

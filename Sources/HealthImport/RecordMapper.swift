@@ -266,22 +266,23 @@ struct RecordMapper {
         private var raw: [[UInt8]] = [[], [], []]
         private var named: SourceEntry?
 
-        /// The source of the last record when these attributes are its, byte for byte.
+        /// The source of the last record when these attributes are its, byte for byte. (Compared one by one, not
+        /// through an array of the three: that array would be allocated for every record.)
         func entry(_ name: XMLAttribute, _ version: XMLAttribute?, _ device: XMLAttribute?) -> SourceEntry? {
-            guard let named else { return nil }
-            for (stored, attribute) in zip(raw, [name, version, device]) {
-                guard let attribute else {
-                    if stored.first != 0 { return nil }
-                    continue
-                }
-                guard stored.count == attribute.value.count + 1, stored.first == 1,
-                    attribute.value.isEmpty
-                        || stored.withUnsafeBufferPointer({
-                            memcmp($0.baseAddress! + 1, attribute.value.baseAddress!, attribute.value.count) == 0
-                        })
-                else { return nil }
+            guard let named, Self.same(raw[0], name), Self.same(raw[1], version), Self.same(raw[2], device) else {
+                return nil
             }
             return named
+        }
+
+        /// Whether `stored` (a presence byte, then the bytes) holds `attribute`'s value, or its absence.
+        @inline(__always)
+        private static func same(_ stored: [UInt8], _ attribute: XMLAttribute?) -> Bool {
+            guard let attribute else { return stored.first == 0 }
+            let value = attribute.value
+            guard stored.count == value.count + 1, stored.first == 1 else { return false }
+            return value.isEmpty
+                || stored.withUnsafeBufferPointer { memcmp($0.baseAddress! + 1, value.baseAddress!, value.count) == 0 }
         }
 
         mutating func remember(

@@ -80,6 +80,9 @@ struct XMLTokenizer {
     private var openNameEnds: [Int] = []
     private var openLines: [Int] = []
     private var rootSeen = false
+    /// The last attribute value with references found well formed: exports repeat the same `device="&lt;…&gt;"`
+    /// on every record: checked once, then compared (``repeatsLastValidReferences(_:)``).
+    private var lastValidReferences: [UInt8] = []
 
     /// A tokenizer for the file `displayName`.
     init(displayName: String, maxMarkupLength: Int = 1 << 20, maxDepth: Int = 64) {
@@ -322,10 +325,14 @@ struct XMLTokenizer {
                 i += 1
             }
             let value = window.slice(valueStart..<i)
-            if hasReferences, let bad = XMLReferences.firstInvalid(in: value) {
-                let text = value.slice(bad..<min(value.count, bad + XMLReferences.maxLength)).string
-                throw malformed(
-                    "bad reference \"\(text)\" in the value of \(attributeName.clipped())", at: valueStart + bad)
+            if hasReferences, !repeatsLastValidReferences(value) {
+                if let bad = XMLReferences.firstInvalid(in: value) {
+                    let text = value.slice(bad..<min(value.count, bad + XMLReferences.maxLength)).string
+                    throw malformed(
+                        "bad reference \"\(text)\" in the value of \(attributeName.clipped())", at: valueStart + bad)
+                }
+                lastValidReferences.removeAll(keepingCapacity: true)
+                lastValidReferences.append(contentsOf: value)
             }
             i += 1
             attributes.append(XMLAttribute(name: attributeName, value: value, hasReferences: hasReferences))
@@ -433,6 +440,13 @@ struct XMLTokenizer {
             i += 1
         }
         return i
+    }
+
+    /// Whether `value` is byte for byte the last value with references found well formed.
+    @inline(__always)
+    private func repeatsLastValidReferences(_ value: ByteSpan) -> Bool {
+        guard value.count == lastValidReferences.count, let base = value.baseAddress else { return false }
+        return lastValidReferences.withUnsafeBytes { memcmp(base, $0.baseAddress!, value.count) == 0 }
     }
 
     @inline(__always)

@@ -114,6 +114,11 @@ struct XMLTokenizerTests {
                 "line 2: bad reference \"&bogus;\" in the value of type"
             ),
             ("<HealthData>\n <Record type=\"A & B\"/>\n</HealthData>", "line 2: bad reference \"& B\""),
+            (
+                // A value checked once is only trusted again byte for byte: the same length is not enough.
+                "<HealthData>\n <R device=\"&lt;a&gt;\"/>\n <R device=\"&lt;a&gt;\"/>\n <R device=\"&lt;a&gu;\"/>\n</HealthData>",
+                "line 4: bad reference \"&gu;\" in the value of device"
+            ),
             ("<HealthData>\n <Record type=\"&#0;\"/>\n</HealthData>", "line 2: bad reference \"&#0;\""),
             ("<HealthData>\n <Record type=\"&#xD800;\"/>\n</HealthData>", "line 2: bad reference \"&#xD800;\""),
             ("<HealthData>\n <Record type=A/>\n</HealthData>", "line 2: the value of type is not quoted"),
