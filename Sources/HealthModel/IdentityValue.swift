@@ -53,7 +53,9 @@ public enum IdentityValue {
     /// `strtod` returns for the printed digits. About 30 times faster than printing and parsing.
     static func scaledRounding(_ value: Double) -> Double? {
         let magnitude = abs(value)
-        var exponent = Int(log10(magnitude).rounded(.down))
+        // The decimal exponent from the binary one (no log10): for magnitude in [2^e, 2^(e+1)), floor(log10) is
+        // floor(e·log10 2) or one more, which the first pass of the loop corrects.
+        var exponent = Int((Double(Int(magnitude.exponent)) * 0.301_029_995_663_981_2).rounded(.down))
         for _ in 0..<2 {
             let k = significantDigits - 1 - exponent
             guard abs(k) <= 22 else { return nil }
