@@ -19,19 +19,24 @@ struct MessageRegistration: Sendable {
     /// The registration of `M`, whose values `wrap` puts in their `Message` case.
     init<M: WireMessage>(_ wrap: @escaping @Sendable (M) -> Message) {
         type = M.self
-        replyType = (M.self as? any Request.Type)?.replyType
-        streamsReplies = M.self is any StreamedRequest.Type
+        replyType = M.replyType
+        streamsReplies = M.streamsReplies
         decode = { payload, limits in wrap(try M(payload: payload, limits: limits)) }
         self.wrap = { body in (body as? M).map(wrap) }
     }
 
-    /// Every kind's registration, built once.
-    static let all: [MessageKind: MessageRegistration] = Dictionary(
-        uniqueKeysWithValues: MessageKind.allCases.map { ($0, $0.registration) })
+    /// Every kind's registration, built once, at the kind's raw value (an array, not a dictionary: building a
+    /// dictionary keyed by the kind looks up its Hashable conformance at run time, a scan of every conformance
+    /// record that costs a short-lived hkq about half a millisecond).
+    static let all: [MessageRegistration?] = {
+        var all = [MessageRegistration?](repeating: nil, count: Int(UInt8.max) + 1)
+        for kind in MessageKind.allCases { all[Int(kind.rawValue)] = kind.registration }
+        return all
+    }()
 
     /// The registration of `kind`.
     static subscript(kind: MessageKind) -> MessageRegistration {
-        guard let registration = all[kind] else { preconditionFailure("\(kind) has no registration") }
+        guard let registration = all[Int(kind.rawValue)] else { preconditionFailure("\(kind) has no registration") }
         return registration
     }
 }

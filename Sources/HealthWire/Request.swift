@@ -14,5 +14,9 @@ public protocol StreamedRequest: Request {}
 
 extension Request {
     /// ``Reply``, as a value (for the registry, which handles requests as existentials).
-    static var replyType: any WireMessage.Type { Reply.self }
+    public static var replyType: (any WireMessage.Type)? { Reply.self }
+}
+
+extension StreamedRequest {
+    public static var streamsReplies: Bool { true }
 }

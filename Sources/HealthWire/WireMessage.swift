@@ -27,6 +27,17 @@ public protocol WireMessage: Hashable, Sendable {
     func encode(into writer: inout ByteWriter)
     /// Decodes a payload; throws ``CodecError`` for malformed bytes.
     init(from reader: inout ByteReader, limits: MessageLimits) throws
+    /// For a ``Request``, the message that answers it; `nil` for every other message. Requirements with defaults
+    /// rather than dynamic casts: the registry asks every message type once, and a cast to a protocol the type
+    /// does not conform to scans every conformance record of the program (milliseconds in a static hkq).
+    static var replyType: (any WireMessage.Type)? { get }
+    /// Whether the reply may span several frames (a ``StreamedRequest``).
+    static var streamsReplies: Bool { get }
+}
+
+extension WireMessage {
+    public static var replyType: (any WireMessage.Type)? { nil }
+    public static var streamsReplies: Bool { false }
 }
 
 extension WireMessage {

@@ -35,6 +35,17 @@ struct MessageRegistryTests {
         #expect(Set(MessageKind.allCases.filter(\.streamsReplies)) == [.sampleQuery, .collectionQuery])
     }
 
+    @Test("each type's own reply type and streaming agree with its conformances to Request and StreamedRequest")
+    func staticAnswersAgreeWithConformances() {
+        for kind in MessageKind.allCases {
+            let type = kind.messageType
+            // The dynamic casts the registry no longer makes (each failed cast scans every conformance record).
+            let reply = (type as? any Request.Type).map { requestReply($0) }
+            #expect(type.replyType.map(ObjectIdentifier.init) == reply.map(ObjectIdentifier.init), "\(kind)")
+            #expect(type.streamsReplies == (type is any StreamedRequest.Type), "\(kind)")
+        }
+    }
+
     @Test("every golden message wraps, unwraps and decodes through the registry")
     func goldenMessagesRoundTrip() throws {
         for entry in Golden.valid {
@@ -80,3 +91,6 @@ struct OptionalFieldTests {
         #expect(throws: (any Error).self) { try ServerInfo(from: &half, limits: .standard) }
     }
 }
+
+/// The `Reply` type of a request type, opened from its existential.
+private func requestReply<R: Request>(_ type: R.Type) -> any WireMessage.Type { R.Reply.self }
