@@ -8,7 +8,9 @@ extension GlobalOptions {
     ) throws -> TLSClientOptions? {
         func value(_ name: String) -> (String, origin: String)? {
             if let given = options[name]?.last { return (given, "--\(name)") }
-            let variable = "HKQ_" + name.uppercased().replacingOccurrences(of: "-", with: "_")
+            // Spelled out rather than with Foundation's replacingOccurrences, which every hkq command would run
+            // through NSString.
+            let variable = "HKQ_" + name.uppercased().replacingAll("-", with: "_")
             return environment[variable].map { ($0, variable) }
         }
         var tls = TLSClientOptions()
