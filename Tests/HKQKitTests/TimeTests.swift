@@ -152,6 +152,50 @@ import TestSupport
         }
     }
 
+    @Test("instants render as their fields padded and joined, at any instant, in any zone")
+    func renderingAgreesWithPaddedFields() throws {
+        var random = SplitMix64(seed: 0x7265_6E64)
+        for zoneName in ["UTC", "America/New_York", "Asia/Kathmandu", "Australia/Lord_Howe"] {
+            let formatter = TimestampFormatter(timeZone: try #require(TimeZone(identifier: zoneName)))
+            for _ in 0..<2_000 {
+                // Mostly recent instants, some across the whole range (negative and five-digit years).
+                let instant =
+                    Bool.random(using: &random)
+                    ? Timestamp.random(in: 0...(4_102_444_800 * Micros.second), using: &random)
+                    : Timestamp.random(in: (Timestamp.min / 2)...(Timestamp.max / 2), using: &random)
+                let rounded = Int.random(in: 0..<3, using: &random) == 0 ? instant - instant % Micros.second : instant
+                let separator = ["T", " ", "", "  at  "].randomElement(using: &random)!
+                let offsetSeparator = ["", " ", " UTC"].randomElement(using: &random)!
+                let zeroAsZ = Bool.random(using: &random)
+                #expect(
+                    formatter.render(
+                        rounded, separator: separator, offsetSeparator: offsetSeparator, zeroAsZ: zeroAsZ)
+                        == Self.plainRender(
+                            formatter, rounded, separator: separator, offsetSeparator: offsetSeparator,
+                            zeroAsZ: zeroAsZ))
+            }
+        }
+    }
+
+    /// `render` restated by concatenating padded fields.
+    static func plainRender(
+        _ formatter: TimestampFormatter, _ instant: Timestamp, separator: String, offsetSeparator: String,
+        zeroAsZ: Bool
+    ) -> String {
+        let pad = TimestampFormatter.pad
+        let offset = formatter.offsetSeconds(at: instant)
+        let civil = CivilTime(timestamp: instant, offsetSeconds: offset)
+        var text = pad(civil.year, 4) + "-" + pad(civil.month, 2) + "-" + pad(civil.day, 2)
+        text += separator + pad(civil.hour, 2) + ":" + pad(civil.minute, 2) + ":" + pad(civil.second, 2)
+        if civil.microsecond != 0 {
+            var fraction = pad(civil.microsecond, 6)
+            while fraction.hasSuffix("0") { fraction.removeLast() }
+            text += "." + fraction
+        }
+        if zeroAsZ, offset == 0 { return text + "Z" }
+        return text + offsetSeparator + TimestampFormatter.offsetText(seconds: offset)
+    }
+
     @Test(
         "zero-padding writes the digits of any value, sign first",
         arguments: [

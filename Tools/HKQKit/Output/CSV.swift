@@ -3,19 +3,44 @@ public enum CSV {
     /// `field` as one CSV cell: quoted (with quotes doubled) when it holds a comma, quote, line break, or
     /// leading or trailing space.
     public static func escape(_ field: String) -> String {
+        needsQuotes(field) ? "\"" + field.replacingAll("\"", with: "\"\"") + "\"" : field
+    }
+
+    /// Whether `field` must be quoted: it holds a comma, quote or line break, or starts or ends with a space.
+    static func needsQuotes(_ field: String) -> Bool {
+        func special(_ byte: UInt8) -> Bool {
+            byte == UInt8(ascii: ",") || byte == UInt8(ascii: "\"") || byte == 10 || byte == 13
+        }
         let bytes = field.utf8
-        let needsQuotes =
-            bytes.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 10 || $0 == 13 })
-            || bytes.first == UInt8(ascii: " ") || bytes.last == UInt8(ascii: " ")
-        guard needsQuotes else { return field }
-        return "\"" + field.replacingAll("\"", with: "\"\"") + "\""
+        if bytes.first == UInt8(ascii: " ") || bytes.last == UInt8(ascii: " ") { return true }
+        // Native strings are read in place; others byte by byte.
+        return bytes.withContiguousStorageIfAvailable { $0.contains(where: special) } ?? bytes.contains(where: special)
     }
 
     /// One line: the escaped fields joined by commas, with a final newline.
-    public static func line(_ fields: [String]) -> String { joined(fields) + "\n" }
+    public static func line(_ fields: [String]) -> String {
+        var text = ""
+        appendLine(fields, to: &text)
+        return text
+    }
+
+    /// Appends ``line(_:)`` of `fields` to `text` (long listings build one string, not one per line).
+    static func appendLine<Fields: Sequence<String>>(_ fields: Fields, to text: inout String) {
+        var first = true
+        for field in fields {
+            if !first { text.append(",") }
+            first = false
+            if needsQuotes(field) { text.append(escape(field)) } else { text.append(field) }
+        }
+        text.append("\n")
+    }
 
     /// The escaped fields joined by commas, without a line end (for printers that add their own).
-    public static func joined(_ fields: [String]) -> String { fields.map(escape).joined(separator: ",") }
+    public static func joined(_ fields: [String]) -> String {
+        var text = line(fields)
+        text.removeLast()
+        return text
+    }
 
     /// The fields of one line (without its line end): commas separate, double quotes enclose a field that may
     /// hold commas, and `""` inside quotes is a quote. `nil` when a quote is left open or text follows a

@@ -97,6 +97,10 @@ public struct RecordSet: Sendable {
 
     /// A header line of keys, then one line per record.
     public func renderedCSV() -> String {
-        CSV.line(columns.map(\.key)) + rows.map { row in CSV.line(row.map(\.plainText)) }.joined()
+        var text = ""
+        text.reserveCapacity(64 * (rows.count + 1))
+        CSV.appendLine(columns.lazy.map(\.key), to: &text)
+        for row in rows { CSV.appendLine(row.lazy.map(\.plainText), to: &text) }
+        return text
     }
 }
