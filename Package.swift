@@ -80,16 +80,18 @@ let package = Package(
             name: "HKQKit", dependencies: ["HealthModel", "HealthWire", "HealthClient", "HealthImport"],
             path: "Tools/HKQKit",
             swiftSettings: swiftSettings),
-        // hkq starts for every command, so its release build links the Swift runtime and Foundation statically:
-        // loading them as shared libraries took half of a short command's time (BENCHMARKS.md, hkq start-up).
-        // The libraries named are those SwiftPM's --static-swift-stdlib adds for Foundation; lld links it
-        // (gold repeats a notice of glibc's about mktemp, which the static Foundation references).
+        // hkq starts for every command, so its release build is one static executable (the Swift runtime,
+        // Foundation with ICU, OpenSSL, zlib and glibc inside): no dynamic loading, no symbol lookups at start
+        // (BENCHMARKS.md, hkq start-up). The libraries named are those SwiftPM's --static-swift-stdlib adds for
+        // Foundation; lld links it (gold repeats glibc's notices about functions a static program should avoid,
+        // which Foundation references: mktemp, getpwnam; name lookups still work through glibc's own files and
+        // DNS sources).
         .executableTarget(
             name: "hkq", dependencies: ["HKQKit"], path: "Tools/hkq", swiftSettings: swiftSettings,
             linkerSettings: [
                 .unsafeFlags(
                     [
-                        "-static-stdlib", "-use-ld=lld", "-lFoundation", "-lFoundationInternationalization",
+                        "-static-executable", "-use-ld=lld", "-lFoundation", "-lFoundationInternationalization",
                         "-lFoundationEssentials", "-lCoreFoundation", "-l_FoundationICU", "-l_FoundationCShims",
                         "-l_FoundationCollections", "-lswiftSynchronization", "-lswiftDispatch",
                     ], .when(configuration: .release))

@@ -135,6 +135,17 @@ public struct HKQ: Sendable {
             console: .standard)
         exit(status)
     }
+
+    /// ``main()`` from a synchronous entry point: the command runs as a task while the calling (main) thread
+    /// waits, and the process exits from the task. An `async` top level would instead park the main thread in
+    /// `dispatch_main`, which ends it with `pthread_exit`: a forced unwind of its stack, whose first lookup of
+    /// frame descriptions costs a process linked statically milliseconds (it sorts every one of them).
+    public static func runAndExit() -> Never {
+        Task.detached { await main() }
+        // Never signalled: `main()` exits the process.
+        DispatchSemaphore(value: 0).wait()
+        fatalError("hkq's command task returned without exiting")
+    }
 }
 
 /// Runs hkq in-process: `arguments` without the program name; output goes to `console`. Returns the exit status.

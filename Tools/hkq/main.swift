@@ -1,3 +1,3 @@
 import HKQKit
 
-await HKQ.main()
+HKQ.runAndExit()
