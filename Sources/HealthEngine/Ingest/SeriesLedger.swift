@@ -84,8 +84,6 @@ struct SeriesLedger: Sendable {
         for uuid in uuids { fingerprints.insert(SeriesLedger.fingerprint(uuid)) }
     }
 
-    /// Makes room for `count` fingerprints in all.
-
     /// Forgets a deleted UUID (its fingerprint if it came with its batch), and the sync identifier it held.
     mutating func remove(uuid: UUID, sentWithBatch: Bool) {
         if sentWithBatch { fingerprints.remove(SeriesLedger.fingerprint(uuid)) }
