@@ -169,8 +169,21 @@ struct UnitParser {
         HealthError(.invalidUnit, "cannot parse unit \"\(text)\": \(problem)")
     }
 
-    private static let multiply: Set<Character> = ["*", ".", "·"]
-    private static let structural: Set<Character> = ["*", ".", "·", "/", "(", ")", "^"]
+    // Matched by switch, not kept in a Set<Character>: a set's first use looks up Character's Hashable
+    // conformance at run time, a scan of every conformance record that a short hkq command pays.
+    private static func isMultiply(_ c: Character) -> Bool {
+        switch c {
+        case "*", ".", "·": true
+        default: false
+        }
+    }
+
+    private static func isStructural(_ c: Character) -> Bool {
+        switch c {
+        case "*", ".", "·", "/", "(", ")", "^": true
+        default: false
+        }
+    }
 
     mutating func parseUnit() throws -> (Dimension, Double, Double) {
         if chars.isEmpty { throw failure("the unit is empty (write \"()\" for a dimensionless unit)") }
@@ -194,7 +207,7 @@ struct UnitParser {
 
     private mutating func parseProduct(insideParentheses: Bool) throws -> ScaledDimension {
         var result = try parseFactor()
-        while position < chars.count, UnitParser.multiply.contains(chars[position]) {
+        while position < chars.count, UnitParser.isMultiply(chars[position]) {
             position += 1
             guard let product = result.multiplied(by: try parseFactor(), sign: 1) else {
                 throw failure("an exponent is too large")
@@ -245,7 +258,7 @@ struct UnitParser {
 
     private mutating func parseAtom() throws -> ScaledDimension {
         var name = ""
-        while position < chars.count, !UnitParser.structural.contains(chars[position]) {
+        while position < chars.count, !UnitParser.isStructural(chars[position]) {
             if chars[position] == "<" {
                 // A molar mass: everything up to ">" belongs to the atom, dots included.
                 while position < chars.count, chars[position] != ">" {

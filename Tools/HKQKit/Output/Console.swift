@@ -18,10 +18,20 @@ public struct StandardStream: TextSink {
 
     let descriptor: Int32
 
-    /// Writes the text; a write error (closed pipe) is ignored, as `print` does.
+    /// Writes the text; a write error (closed pipe) is ignored, as `print` does. Written from the string's own
+    /// bytes with write(2): wrapping them in `Data` first went through generic code that looks up conformances
+    /// at run time, on every command's first line.
     public func write(_ text: String) {
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
-        try? handle.write(contentsOf: Data(text.utf8))
+        var text = text
+        text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0, errno == EINTR { continue }
+                guard written > 0 else { return }
+                offset += written
+            }
+        }
     }
 }
 
