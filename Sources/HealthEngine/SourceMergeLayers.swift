@@ -26,7 +26,7 @@ extension SourceMerge {
     /// more than ``layerLimit`` ranks.
     /// With `feeding`, only those rows (a part of `selection`) are handed to `sink`, the others of `selection`
     /// serving as the context that covers them: a chunk of a longer selection, given every selected row that
-    /// overlaps one of the fed rows in time (``Series/chunkedMergedSums(_:into:)``), contributes what the whole
+    /// overlaps one of the fed rows in time (``Series/chunkedMergedSums(_:into:bySource:)``), contributes what the whole
     /// merge gives for its rows.
     static func layered<Sink: MergeSink>(
         _ c: Columns, _ selection: Selection, feeding: Selection? = nil, sourceRanks: [Int], maxDuration: Int64?,

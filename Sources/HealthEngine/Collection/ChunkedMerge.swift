@@ -17,10 +17,9 @@ extension Series {
     /// Returns false, having added nothing, when the selection's blocks hold more than
     /// ``SourceMerge/layerLimit`` ranks (the heap sweep's case, which the caller runs on decoded columns).
     ///
-    /// `alsoFed`, when given, sees each group's decoded columns and its selected rows once (a second reduction
-    /// over the same rows, such as each source's own sums, without decoding the blocks again).
+    /// With `bySource`, each source's own sums are added from the same decoded groups (no second decoding).
     func chunkedMergedSums(
-        _ selection: Selection, into sums: inout BucketSums, alsoFed: ((Columns, Selection) -> Void)? = nil
+        _ selection: Selection, into sums: inout BucketSums, bySource: inout SumsBySource?
     ) -> Bool {
         let span = selection.span
         guard !span.isEmpty else { return true }
@@ -57,11 +56,11 @@ extension Series {
             let fed = cursor.selected(in: fedRange).shifted(by: -window.firstRow)
             if !fed.isEmpty {
                 let merged = window.withColumns { c in
-                    SourceMerge.layered(
+                    bySource?.add(c, fed, sources: sources)
+                    return SourceMerge.layered(
                         c, context, feeding: fed, sourceRanks: sourceRanks, maxDuration: maxDuration, into: &sums)
                 }
                 precondition(merged, "a group holds at most the ranks of the whole selection")
-                if let alsoFed { window.withColumns { c in alsoFed(c, fed) } }
             }
             fedFirst = fedEnd
         }

@@ -49,14 +49,13 @@ extension Series {
             // Several sources, sums only: merged group by group of blocks, each decoded once into a sliding buffer,
             // and each source's own sums from the same decoded groups: the selection is never decoded whole.
             var sums = BucketSums(bounds: bounds)
-            var bySourceSums = SumsBySource(identities: sources.identities.count, bounds: bounds)
-            let sources = sources
-            let alsoFed: ((Columns, Selection) -> Void)? =
-                options.contains(.separateBySource) ? { c, fed in bySourceSums.add(c, fed, sources: sources) } : nil
-            if chunkedMergedSums(selection, into: &sums, alsoFed: alsoFed) {
+            var sumsBySource =
+                options.contains(.separateBySource)
+                ? SumsBySource(identities: sources.identities.count, bounds: bounds) : nil
+            if chunkedMergedSums(selection, into: &sums, bySource: &sumsBySource) {
                 var merged = BucketGroup()
                 merged.sums = sums
-                var bySource = options.contains(.separateBySource) ? bySourceSums.groups(sources) : []
+                var bySource = sumsBySource?.groups(sources) ?? []
                 return Self.buckets(
                     boundaries, merged: &merged, bySource: &bySource, unit: unit, listEmpty: listEmpty)
             }
