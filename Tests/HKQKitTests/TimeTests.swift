@@ -177,12 +177,15 @@ import TestSupport
         }
     }
 
-    /// `render` restated by concatenating padded fields.
+    /// `render` restated by concatenating fields padded with the standard library (not the formatter's writer).
     static func plainRender(
         _ formatter: TimestampFormatter, _ instant: Timestamp, separator: String, offsetSeparator: String,
         zeroAsZ: Bool
     ) -> String {
-        let pad = TimestampFormatter.pad
+        func pad(_ value: Int, _ width: Int) -> String {
+            let digits = String(value.magnitude)
+            return (value < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
         let offset = formatter.offsetSeconds(at: instant)
         let civil = CivilTime(timestamp: instant, offsetSeconds: offset)
         var text = pad(civil.year, 4) + "-" + pad(civil.month, 2) + "-" + pad(civil.day, 2)
@@ -193,7 +196,15 @@ import TestSupport
             text += "." + fraction
         }
         if zeroAsZ, offset == 0 { return text + "Z" }
-        return text + offsetSeparator + TimestampFormatter.offsetText(seconds: offset)
+        let minutes = abs(offset) / 60
+        return text + offsetSeparator + (offset < 0 ? "-" : "+") + pad(minutes / 60, 2) + ":" + pad(minutes % 60, 2)
+    }
+
+    @Test(
+        "offsets print as ±HH:MM",
+        arguments: [(-18_000, "-05:00"), (20_700, "+05:45"), (0, "+00:00"), (-34_200, "-09:30"), (50_400, "+14:00")])
+    func offsetsPrint(seconds: Int, text: String) {
+        #expect(TimestampFormatter.offsetText(seconds: seconds) == text)
     }
 
     @Test(

@@ -71,8 +71,11 @@ public struct TimestampFormatter: Sendable {
 
     /// `-05:00` for `-18000`: an offset in seconds east as `±HH:MM`.
     static func offsetText(seconds offset: Int) -> String {
-        let magnitude = abs(offset) / 60
-        return (offset < 0 ? "-" : "+") + pad(magnitude / 60, 2) + ":" + pad(magnitude % 60, 2)
+        String(unsafeUninitializedCapacity: 24) { buffer in
+            var text = DigitWriter(buffer: buffer)
+            text.offset(offset)
+            return text.count
+        }
     }
 
     func render(_ instant: Timestamp, separator: String, offsetSeparator: String, zeroAsZ: Bool = false) -> String {
@@ -109,11 +112,7 @@ public struct TimestampFormatter: Sendable {
                 text.byte(UInt8(ascii: "Z"))
             } else {
                 text.text(offsetSeparator)
-                let minutes = abs(offset) / 60
-                text.byte(UInt8(ascii: offset < 0 ? "-" : "+"))
-                text.padded(minutes / 60, 2)
-                text.byte(UInt8(ascii: ":"))
-                text.padded(minutes % 60, 2)
+                text.offset(offset)
             }
             return text.count
         }
@@ -121,30 +120,17 @@ public struct TimestampFormatter: Sendable {
 
     /// `value` in decimal, zero-padded on the left to `width` digits (a sign, if any, comes first).
     static func pad(_ value: Int, _ width: Int) -> String {
-        guard value >= 0 else {
-            let digits = String(value.magnitude)
-            return "-" + String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
-        // Written straight into the string's storage: listings format a few fields per row.
-        var digitCount = 1
-        var rest = value
-        while rest >= 10 {
-            rest /= 10
-            digitCount += 1
-        }
-        let length = max(width, digitCount)
-        return String(unsafeUninitializedCapacity: length) { buffer in
-            var rest = value
-            for index in stride(from: length - 1, through: 0, by: -1) {
-                buffer[index] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-            }
-            return length
+        // Written straight into the string's storage: listings format a few fields per row. An Int has at most 19
+        // digits and a sign.
+        String(unsafeUninitializedCapacity: max(width, 19) + 1) { buffer in
+            var text = DigitWriter(buffer: buffer)
+            text.padded(value, width)
+            return text.count
         }
     }
 }
 
-/// Appends ASCII into a buffer sized beforehand (``TimestampFormatter/render(_:separator:offsetSeparator:zeroAsZ:)``).
+/// Appends ASCII into a buffer sized beforehand: the digits of instants, offsets and padded numbers.
 private struct DigitWriter {
     let buffer: UnsafeMutableBufferPointer<UInt8>
     private(set) var count = 0
@@ -160,8 +146,7 @@ private struct DigitWriter {
         for byte in text.utf8 { self.byte(byte) }
     }
 
-    /// `value` in decimal, zero-padded on the left to `width` digits, a sign first (as
-    /// ``TimestampFormatter/pad(_:_:)``).
+    /// `value` in decimal, zero-padded on the left to `width` digits, a sign first.
     mutating func padded(_ value: Int, _ width: Int) {
         if value < 0 { byte(UInt8(ascii: "-")) }
         var digitCount = 1
@@ -177,6 +162,15 @@ private struct DigitWriter {
             rest /= 10
         }
         count += length
+    }
+
+    /// An offset in seconds east as `±HH:MM`.
+    mutating func offset(_ seconds: Int) {
+        let minutes = abs(seconds) / 60
+        byte(UInt8(ascii: seconds < 0 ? "-" : "+"))
+        padded(minutes / 60, 2)
+        byte(UInt8(ascii: ":"))
+        padded(minutes % 60, 2)
     }
 }
 
