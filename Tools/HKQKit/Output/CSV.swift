@@ -7,7 +7,7 @@ public enum CSV {
     }
 
     /// Whether `field` must be quoted: it holds a comma, quote or line break, or starts or ends with a space.
-    static func needsQuotes(_ field: String) -> Bool {
+    private static func needsQuotes(_ field: String) -> Bool {
         func special(_ byte: UInt8) -> Bool {
             byte == UInt8(ascii: ",") || byte == UInt8(ascii: "\"") || byte == 10 || byte == 13
         }
@@ -26,20 +26,25 @@ public enum CSV {
 
     /// Appends ``line(_:)`` of `fields` to `text` (long listings build one string, not one per line).
     static func appendLine<Fields: Sequence<String>>(_ fields: Fields, to text: inout String) {
-        var first = true
-        for field in fields {
-            if !first { text.append(",") }
-            first = false
-            if needsQuotes(field) { text.append(escape(field)) } else { text.append(field) }
-        }
+        appendFields(fields, to: &text)
         text.append("\n")
     }
 
     /// The escaped fields joined by commas, without a line end (for printers that add their own).
     public static func joined(_ fields: [String]) -> String {
-        var text = line(fields)
-        text.removeLast()
+        var text = ""
+        appendFields(fields, to: &text)
         return text
+    }
+
+    /// Appends the escaped fields joined by commas.
+    private static func appendFields<Fields: Sequence<String>>(_ fields: Fields, to text: inout String) {
+        var first = true
+        for field in fields {
+            if !first { text.append(",") }
+            first = false
+            text.append(escape(field))
+        }
     }
 
     /// The fields of one line (without its line end): commas separate, double quotes enclose a field that may
