@@ -129,20 +129,19 @@ public struct HKQ: Sendable {
     }
 
     /// Runs the process's own command line with the real environment and exits with the command's status.
-    public static func main() async -> Never {
-        let status = await standard.run(
-            arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment,
-            console: .standard)
-        exit(status)
-    }
-
-    /// ``main()`` from a synchronous entry point: the command runs as a task while the calling (main) thread
-    /// waits, and the process exits from the task. An `async` top level would instead park the main thread in
-    /// `dispatch_main`, which ends it with `pthread_exit`: a forced unwind of its stack, whose first lookup of
-    /// frame descriptions costs a process linked statically milliseconds (it sorts every one of them).
-    public static func runAndExit() -> Never {
-        Task.detached { await main() }
-        // Never signalled: `main()` exits the process.
+    ///
+    /// Synchronous: the command runs as a task while the calling (main) thread waits, and the process exits from
+    /// the task. An `async` top level would instead park the main thread in `dispatch_main`, which ends it with
+    /// `pthread_exit`: a forced unwind of its stack, whose first lookup of frame descriptions costs a process
+    /// linked statically milliseconds (it sorts every one of them).
+    public static func main() -> Never {
+        Task.detached {
+            let status = await standard.run(
+                arguments: Array(CommandLine.arguments.dropFirst()),
+                environment: ProcessInfo.processInfo.environment, console: .standard)
+            exit(status)
+        }
+        // Never signalled: the task exits the process.
         DispatchSemaphore(value: 0).wait()
         fatalError("hkq's command task returned without exiting")
     }

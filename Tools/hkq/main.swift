@@ -1,3 +1,3 @@
 import HKQKit
 
-HKQ.runAndExit()
+HKQ.main()
