@@ -288,12 +288,17 @@ struct RecordMapper {
         mutating func remember(
             _ name: XMLAttribute, _ version: XMLAttribute?, _ device: XMLAttribute?, _ entry: SourceEntry
         ) {
-            for (index, attribute) in [name, version, device].enumerated() {
-                raw[index].removeAll(keepingCapacity: true)
-                raw[index].append(attribute == nil ? 0 : 1)
-                if let attribute { raw[index].append(contentsOf: attribute.value) }
-            }
+            Self.store(name, in: &raw[0])
+            Self.store(version, in: &raw[1])
+            Self.store(device, in: &raw[2])
             named = entry
+        }
+
+        /// Replaces `stored` with `attribute`'s presence byte and value, in its own buffer.
+        private static func store(_ attribute: XMLAttribute?, in stored: inout [UInt8]) {
+            stored.removeAll(keepingCapacity: true)
+            stored.append(attribute == nil ? 0 : 1)
+            if let attribute { stored.append(contentsOf: attribute.value) }
         }
     }
 
