@@ -35,12 +35,16 @@ public final class BlockScratch {
     }
 
     /// The first `count` decoded rows, read-only.
-    public func rows(_ count: Int) -> BlockColumns {
-        BlockColumns(
-            starts: UnsafeBufferPointer(start: starts, count: count),
-            ends: UnsafeBufferPointer(start: ends, count: count),
-            values: UnsafeBufferPointer(start: values, count: count),
-            sourceIDs: UnsafeBufferPointer(start: sourceIDs, count: count),
-            arrivals: UnsafeBufferPointer(start: arrivals, count: count))
+    public func rows(_ count: Int) -> BlockColumns { rows(0..<count) }
+
+    /// The rows `range`, read-only.
+    func rows(_ range: Range<Int>) -> BlockColumns {
+        let (first, count) = (range.lowerBound, range.count)
+        return BlockColumns(
+            starts: UnsafeBufferPointer(start: starts + first, count: count),
+            ends: UnsafeBufferPointer(start: ends + first, count: count),
+            values: UnsafeBufferPointer(start: values + first, count: count),
+            sourceIDs: UnsafeBufferPointer(start: sourceIDs + first, count: count),
+            arrivals: UnsafeBufferPointer(start: arrivals + first, count: count))
     }
 }

@@ -52,40 +52,88 @@ public struct BlockBuffers {
 /// An immutable, compressed run of consecutive rows of a series (start order), column by column, with the
 /// summary that lets queries skip decoding it. Byte layout: Protocol/STORAGE.md, "Sealed blocks".
 ///
+/// Rows of one source make a version 1 block. Rows of several sources make a *laned* block (version 2): each
+/// source's rows are a version 1 block of their own (a ``lanes`` entry), and an order column says which lane
+/// each row of the block comes from, so the rows decode in their start order as before, while a merge of
+/// sources reads the lanes apart (``Series/chunkedMergedSums(_:into:bySource:)``).
+///
 /// Blocks made here (``init(encoding:)``) and blocks read back (``init(validating:)``) hold rows that keep the
 /// engine's invariants: starts ascending, every end at or after its start, instants in ``SupportedInstants``,
 /// finite values, and a summary that matches the rows.
 public struct SealedBlock: Sendable {
-    /// The format version, the first byte of every block.
+    /// The format version of a block of columns, the first byte of every block.
     public static let version: UInt8 = 1
+    /// The version of a laned block (rows of several sources, each source's a version 1 block inside it).
+    public static let lanedVersion: UInt8 = 2
     /// Most rows a block may hold (a decoder's cap before it sizes anything).
     public static let maxRows = 65536
 
     /// The encoded block, header and columns: in the block's own memory (hot), or in read-only memory it shares
     /// with other blocks (cold: a mapped file, see ``BlockMemory``).
-    private let storage: Storage
+    let storage: Storage
 
-    private enum Storage: Sendable {
+    enum Storage: Sendable {
         case owned([UInt8])
         case borrowed(any BlockMemory, offset: Int, count: Int)
     }
     /// The rows' summary, as the header holds it (with ``BlockSummary/timeWeighted`` worked out from the rows).
     public private(set) var summary: BlockSummary
     /// Where each of the five columns (starts, durations, values, sources, arrivals) begins and ends: ten
-    /// byte offsets.
-    private let columnOffsets: [Int32]
+    /// byte offsets into ``storage``; for a laned block, two: where its order column begins and ends.
+    let columnOffsets: [Int32]
+    /// A laned block's lanes: each source's rows, in the order of ``BlockSummary/sources``, as a version 1 block
+    /// reading this block's bytes (its offsets lie inside them); empty for a version 1 block. Views to read
+    /// through, not blocks to store: their ``bytes`` are this block's.
+    let lanes: [SealedBlock]
 
     /// Rows in the block.
     public var count: Int { summary.count }
 
     /// Encodes `rows`: 1 to ``maxRows`` rows in start order that keep the engine's invariants (any bits
-    /// round-trip, but only such rows pass ``init(validating:)``).
+    /// round-trip, but only such rows pass ``init(validating:)``). Rows of several sources make a laned block.
     public init(encoding rows: BlockColumns) {
         precondition(rows.count >= 1 && rows.count <= Self.maxRows, "a block holds 1 to \(Self.maxRows) rows")
         let summary = BlockSummary(rows)
+        self = summary.sources.count > 1 ? Self(laning: rows, summary: summary) : Self(columnsOf: rows, summary: summary)
+    }
+
+    /// A version 1 block of `rows` (`summary` is theirs), one column each, whatever their sources (hkd sealed
+    /// rows of several sources so before laned blocks; see ``laned()``).
+    init(columnsOf rows: BlockColumns, summary: BlockSummary) {
         var writer = BlockWriter(capacity: 96 + rows.count * 2)
-        writer.byte(Self.version)
-        writer.varint(UInt64(rows.count))
+        Self.writeHeader(Self.version, summary, into: &writer)
+        var offsets: [Int32] = []
+        Self.appendColumn(to: &writer, offsets: &offsets) { StartColumn.encode(rows.starts, into: &$0) }
+        Self.appendColumn(to: &writer, offsets: &offsets) { DurationColumn.encode(rows, into: &$0) }
+        Self.appendColumn(to: &writer, offsets: &offsets) { ValueColumn.encode(rows.values, into: &$0) }
+        Self.appendColumn(to: &writer, offsets: &offsets) { SourceColumn.encode(rows.sourceIDs, into: &$0) }
+        Self.appendColumn(to: &writer, offsets: &offsets) { ArrivalColumn.encode(rows.arrivals, into: &$0) }
+        self.init(owning: writer.bytes, summary: summary, columnOffsets: offsets, lanes: [])
+    }
+
+    /// This block, or, when it is a version 1 block of several sources, the same rows as a laned block: how
+    /// blocks sealed before laned blocks existed are converted when a snapshot is read into memory.
+    public func laned() -> SealedBlock {
+        guard lanes.isEmpty, summary.sources.count > 1 else { return self }
+        let scratch = BlockScratch(capacity: count)
+        decode(into: scratch.all)
+        return SealedBlock(encoding: scratch.rows(count))
+    }
+
+    /// A block owning an exact copy of `written` (a writer's buffer has grown with slack that would stay resident
+    /// for the block's life), with lanes (summary and offsets) reading the same bytes.
+    init(owning written: [UInt8], summary: BlockSummary, columnOffsets: [Int32], lanes: [(BlockSummary, [Int32])]) {
+        let storage = Storage.owned(
+            [UInt8](unsafeUninitializedCapacity: written.count) { buffer, count in
+                count = buffer.initialize(fromContentsOf: written)
+            })
+        self.init(storage: storage, summary: summary, columnOffsets: columnOffsets, lanes: lanes)
+    }
+
+    /// The header every version shares: version, row count, the summary's seven words and its sources.
+    static func writeHeader(_ version: UInt8, _ summary: BlockSummary, into writer: inout BlockWriter) {
+        writer.byte(version)
+        writer.varint(UInt64(summary.count))
         for word in [
             UInt64(bitPattern: summary.firstStart), UInt64(bitPattern: summary.lastStart),
             UInt64(bitPattern: summary.latestEnd), UInt64(bitPattern: summary.longestDuration),
@@ -99,28 +147,18 @@ public struct SealedBlock: Sendable {
             writer.varint(UInt64(Int(source) - previous - 1))
             previous = Int(source)
         }
-        var offsets: [Int32] = []
-        func column(_ encode: (inout BlockWriter) -> Void) {
-            var body = BlockWriter()
-            encode(&body)
-            writer.varint(UInt64(body.bytes.count))
-            offsets.append(Int32(writer.bytes.count))
-            writer.append(body.bytes)
-            offsets.append(Int32(writer.bytes.count))
-        }
-        column { StartColumn.encode(rows.starts, into: &$0) }
-        column { DurationColumn.encode(rows, into: &$0) }
-        column { ValueColumn.encode(rows.values, into: &$0) }
-        column { SourceColumn.encode(rows.sourceIDs, into: &$0) }
-        column { ArrivalColumn.encode(rows.arrivals, into: &$0) }
-        // An exact copy: the writer's buffer has grown with slack that would stay resident for the block's life.
-        let written = writer.bytes
-        storage = .owned(
-            [UInt8](unsafeUninitializedCapacity: written.count) { buffer, count in
-                count = buffer.initialize(fromContentsOf: written)
-            })
-        self.summary = summary
-        columnOffsets = offsets
+    }
+
+    /// Appends a column (its length, then its bytes) and where its bytes begin and end to `offsets`.
+    static func appendColumn(
+        to writer: inout BlockWriter, offsets: inout [Int32], _ encode: (inout BlockWriter) -> Void
+    ) {
+        var body = BlockWriter()
+        encode(&body)
+        writer.varint(UInt64(body.bytes.count))
+        offsets.append(Int32(writer.bytes.count))
+        writer.append(body.bytes)
+        offsets.append(Int32(writer.bytes.count))
     }
 
     /// Reads a block from bytes that may be damaged: the header and every column are decoded and checked (the
@@ -132,15 +170,13 @@ public struct SealedBlock: Sendable {
     public init(
         validating bytes: [UInt8], checkingInvariants: Bool = true, decoded: (BlockColumns) -> Void = { _ in }
     ) throws(BlockDecodingError) {
-        let (summary, offsets) = try withBlockBytes(bytes) { (raw) throws(BlockDecodingError) in
+        let header = try withBlockBytes(bytes) { (raw) throws(BlockDecodingError) in
             try Self.parseHeader(raw)
         }
-        storage = .owned(bytes)
-        self.summary = summary
-        columnOffsets = offsets
+        self.init(storage: .owned(bytes), summary: header.summary, columnOffsets: header.offsets, lanes: header.lanes)
         let n = summary.count
         let scratch = BlockScratch(capacity: n)
-        try decodeChecked(into: scratch.all)
+        try decodeChecked(into: scratch.all, checkingLanes: true)
         let rows = scratch.rows(n)
         if checkingInvariants { try Self.checkInvariants(rows) }
         let computed = BlockSummary(rows)
@@ -149,13 +185,25 @@ public struct SealedBlock: Sendable {
         decoded(rows)
     }
 
-    /// The summary and column offsets of a block's header, checking that the five columns fill the rest.
-    private static func parseHeader(
-        _ raw: UnsafeRawBufferPointer
-    ) throws(BlockDecodingError) -> (BlockSummary, [Int32]) {
+    /// What a block's header gives: its summary, its column offsets, and a laned block's lanes' summaries and
+    /// column offsets (all offsets from the start of the block).
+    struct Header {
+        var summary: BlockSummary
+        var offsets: [Int32]
+        var lanes: [(BlockSummary, [Int32])] = []
+    }
+
+    /// The header of the block in `raw` (which begins `base` bytes into the block), checking that its columns,
+    /// or its order column and lanes, fill the rest; lanes are version 1 blocks of one source each, in the
+    /// order of the summary's sources.
+    static func parseHeader(
+        _ raw: UnsafeRawBufferPointer, base: Int = 0, isLane: Bool = false
+    ) throws(BlockDecodingError) -> Header {
         var reader = BlockReader(raw)
         let version = try reader.byte()
-        guard version == Self.version else { throw BlockDecodingError("version \(version)") }
+        guard version == Self.version || (version == Self.lanedVersion && !isLane) else {
+            throw BlockDecodingError(isLane ? "lane version \(version)" : "version \(version)")
+        }
         let count = try reader.count(atMost: maxRows, "row count")
         guard count >= 1 else { throw BlockDecodingError("no rows") }
         var words: [UInt64] = []
@@ -170,20 +218,37 @@ public struct SealedBlock: Sendable {
             previous += gap + 1
             sources.append(UInt16(previous))
         }
-        var offsets: [Int32] = []
-        for _ in 0..<5 {
-            let length = try reader.count(atMost: reader.remaining, "column length")
-            offsets.append(Int32(reader.offset))
-            try reader.skip(length)
-            offsets.append(Int32(reader.offset))
-        }
-        guard reader.remaining == 0 else { throw BlockDecodingError("\(reader.remaining) bytes after the columns") }
         let summary = BlockSummary(
             count: count, sum: Double(bitPattern: words[4]), minimum: Double(bitPattern: words[5]),
             maximum: Double(bitPattern: words[6]), firstStart: Int64(bitPattern: words[0]),
             lastStart: Int64(bitPattern: words[1]), latestEnd: Int64(bitPattern: words[2]),
             longestDuration: Int64(bitPattern: words[3]), sources: sources)
-        return (summary, offsets)
+        var header = Header(summary: summary, offsets: [])
+        for _ in 0..<(version == Self.version ? 5 : 1) {
+            let length = try reader.count(atMost: reader.remaining, "column length")
+            header.offsets.append(Int32(base + reader.offset))
+            try reader.skip(length)
+            header.offsets.append(Int32(base + reader.offset))
+        }
+        if version == Self.lanedVersion {
+            guard sourceCount >= 2 else { throw BlockDecodingError("a laned block of one source") }
+            var laneRows = 0
+            for source in sources {
+                let length = try reader.count(atMost: reader.remaining, "lane length")
+                let start = reader.offset
+                try reader.skip(length)
+                let lane = try parseHeader(
+                    UnsafeRawBufferPointer(rebasing: raw[start..<(start + length)]), base: base + start, isLane: true)
+                guard lane.summary.sources == [source] else {
+                    throw BlockDecodingError("the lane of source \(source) holds sources \(lane.summary.sources)")
+                }
+                laneRows += lane.summary.count
+                header.lanes.append((lane.summary, lane.offsets))
+            }
+            guard laneRows == count else { throw BlockDecodingError("lanes hold \(laneRows) rows of \(count)") }
+        }
+        guard reader.remaining == 0 else { throw BlockDecodingError("\(reader.remaining) bytes after the columns") }
+        return header
     }
 
     /// Throws unless the block's rows keep the engine's invariants, the ones
@@ -209,8 +274,8 @@ public struct SealedBlock: Sendable {
         }
     }
 
-    /// The reader of column `index` (0 starts … 4 arrivals).
-    private func column(_ index: Int, _ raw: UnsafeRawBufferPointer) -> BlockReader {
+    /// The reader of column `index` (0 starts … 4 arrivals; a laned block's order column is its column 0).
+    func column(_ index: Int, _ raw: UnsafeRawBufferPointer) -> BlockReader {
         let range = Int(columnOffsets[2 * index])..<Int(columnOffsets[2 * index + 1])
         return BlockReader(UnsafeRawBufferPointer(rebasing: raw[range]))
     }
@@ -224,8 +289,10 @@ public struct SealedBlock: Sendable {
         }
     }
 
-    /// ``decode(into:)``, throwing on damaged bytes.
-    private func decodeChecked(into buffers: BlockBuffers) throws(BlockDecodingError) {
+    /// ``decode(into:)``, throwing on damaged bytes; `checkingLanes` also checks each lane's summary against its
+    /// rows (a reader of untrusted bytes), and needs every column.
+    func decodeChecked(into buffers: BlockBuffers, checkingLanes: Bool = false) throws(BlockDecodingError) {
+        guard lanes.isEmpty else { return try decodeLanes(into: buffers, checkingLanes: checkingLanes) }
         let n = count
         try withBytes { (raw) throws(BlockDecodingError) in
             func finish(_ reader: BlockReader) throws(BlockDecodingError) {
@@ -268,7 +335,8 @@ public struct SealedBlock: Sendable {
         case .owned(let bytes): own = bytes.capacity
         case .borrowed: own = 0
         }
-        return own + columnOffsets.capacity * 4 + summary.sources.capacity * 2 + 64
+        let views = lanes.reduce(0) { $0 + $1.columnOffsets.capacity * 4 + $1.summary.sources.capacity * 2 + 64 }
+        return own + columnOffsets.capacity * 4 + summary.sources.capacity * 2 + 64 + views
     }
 
     // MARK: Hot and cold
@@ -313,7 +381,7 @@ public struct SealedBlock: Sendable {
         precondition(offset >= 0 && offset + byteCount <= memory.bytes.count, "a block moved past its memory's end")
         return SealedBlock(
             storage: .borrowed(memory, offset: offset, count: byteCount), summary: summary,
-            columnOffsets: columnOffsets)
+            columnOffsets: columnOffsets, lanes: lanes.map { ($0.summary, $0.columnOffsets) })
     }
 
     /// Whether `other` is this very block (the same encoding in the same memory), not merely equal rows: a mover
@@ -329,10 +397,11 @@ public struct SealedBlock: Sendable {
         }
     }
 
-    private init(storage: Storage, summary: BlockSummary, columnOffsets: [Int32]) {
+    private init(storage: Storage, summary: BlockSummary, columnOffsets: [Int32], lanes: [(BlockSummary, [Int32])]) {
         self.storage = storage
         self.summary = summary
         self.columnOffsets = columnOffsets
+        self.lanes = lanes.map { SealedBlock(storage: storage, summary: $0.0, columnOffsets: $0.1, lanes: []) }
     }
 }
 
@@ -341,7 +410,7 @@ extension SealedBlock {
     /// its durations equal and its values whole or decimal numbers that are zero but for exceptions; returns
     /// false, `rows` unspecified, for any other block.
     func sparseRegularRows(into rows: inout SparseRegularRows) -> Bool {
-        guard count >= 2 else { return false }
+        guard count >= 2, lanes.isEmpty else { return false }
         let parsed: Bool? = try? withBytes { (raw) throws(BlockDecodingError) -> Bool in
             // Regular starts: deltas all equal (zero bits), or deltas of deltas zero but the first.
             var starts = column(0, raw)

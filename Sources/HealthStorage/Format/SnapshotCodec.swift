@@ -167,7 +167,8 @@ public enum SnapshotCodec {
                     .malformedPayload, "series \"\(subject)\" has more rows in blocks than its count \(count)")
             }
             rows += block.count
-            blocks.append(memory.map { block.moved(to: $0, at: start) } ?? block)
+            // Blocks read into memory take today's form (laned when they mix sources); cold ones stay as written.
+            blocks.append(memory.map { block.moved(to: $0, at: start) } ?? block.laned())
         }
         guard rows == count else {
             throw CodecError(

@@ -248,13 +248,16 @@ struct SealedBlockTests {
 }
 
 /// The summary of all of `rows`, computed from the rows.
-func blockSummary(of rows: SeriesRows) -> BlockSummary {
+func blockSummary(of rows: SeriesRows) -> BlockSummary { withBlockColumns(rows) { BlockSummary($0) } }
+
+/// Runs `body` on all of `rows` as block columns.
+func withBlockColumns<R>(_ rows: SeriesRows, _ body: (BlockColumns) -> R) -> R {
     rows.starts.withUnsafeBufferPointer { s in
         rows.ends.withUnsafeBufferPointer { e in
             rows.values.withUnsafeBufferPointer { v in
                 rows.sourceIDs.withUnsafeBufferPointer { ids in
                     rows.arrivals.withUnsafeBufferPointer { a in
-                        BlockSummary(BlockColumns(starts: s, ends: e, values: v, sourceIDs: ids, arrivals: a))
+                        body(BlockColumns(starts: s, ends: e, values: v, sourceIDs: ids, arrivals: a))
                     }
                 }
             }
