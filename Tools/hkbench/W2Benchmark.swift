@@ -28,7 +28,7 @@ enum W2Benchmark: BenchCommand {
     static let anchor: Timestamp = 1_577_854_800 * Micros.second
     static let expectedBuckets = 1_828
     static let serverGoal = 0.010
-    static let mergedGoal = 4.0
+    static let mergedGoal = 2.0
     /// The second source: an iPhone counting the same steps on even-numbered days.
     static let phone = SourceInfo(name: "W2 iPhone", bundleIdentifier: "com.example.w2.phone", device: "iPhone15,2")
 

@@ -94,7 +94,9 @@ public struct SealedBlock: Sendable {
     public init(encoding rows: BlockColumns) {
         precondition(rows.count >= 1 && rows.count <= Self.maxRows, "a block holds 1 to \(Self.maxRows) rows")
         let summary = BlockSummary(rows)
-        self = summary.sources.count > 1 ? Self(laning: rows, summary: summary) : Self(columnsOf: rows, summary: summary)
+        self =
+            summary.sources.count > 1
+            ? Self(laning: rows, summary: summary) : Self(columnsOf: rows, summary: summary)
     }
 
     /// A version 1 block of `rows` (`summary` is theirs), one column each, whatever their sources (hkd sealed
@@ -412,29 +414,7 @@ extension SealedBlock {
     func sparseRegularRows(into rows: inout SparseRegularRows) -> Bool {
         guard count >= 2, lanes.isEmpty else { return false }
         let parsed: Bool? = try? withBytes { (raw) throws(BlockDecodingError) -> Bool in
-            // Regular starts: deltas all equal (zero bits), or deltas of deltas zero but the first.
-            var starts = column(0, raw)
-            let mode = try starts.byte()
-            guard let (base, changes) = try PackedIntegers.sparseHeader(&starts, count: count - 1) else {
-                return false
-            }
-            var step: Int64
-            if mode == StartColumn.deltaMode, changes == 0 {
-                step = Int64(bitPattern: base)
-            } else if mode == StartColumn.deltaOfDeltaMode, base == 0, changes <= 1 {
-                step = 0
-                if changes == 1 {
-                    let (row, high) = try PackedIntegers.nextException(&starts, count: count - 1, after: -1)
-                    guard row == 0 else { return false }
-                    step = unZigZag(high)
-                }
-            } else {
-                return false
-            }
-            var durations = column(1, raw)
-            guard let (duration, odd) = try PackedIntegers.sparseHeader(&durations, count: count), odd == 0,
-                starts.remaining == 0, durations.remaining == 0
-            else { return false }
+            guard let (step, duration) = try regularShape(raw) else { return false }
             var values = column(2, raw)
             guard try values.byte() == ValueColumn.decimalMode else { return false }
             let exponent = Int(try values.byte())
@@ -443,7 +423,7 @@ extension SealedBlock {
             else { return false }
             rows.first = summary.firstStart
             rows.step = step
-            rows.duration = Int64(bitPattern: duration)
+            rows.duration = duration
             rows.count = count
             // Sized once, then filled through pointers: no per-row append.
             rows.rows.removeAll(keepingCapacity: true)
@@ -470,6 +450,39 @@ extension SealedBlock {
             return values.remaining == 0
         }
         return parsed ?? false
+    }
+
+    /// The step and duration of a version 1 block of two or more rows whose starts are regular (the first delta
+    /// repeated) and whose durations are equal, read from the two columns' headers; nil for any other block.
+    func regularShape() -> (step: Int64, duration: Int64)? {
+        guard count >= 2, lanes.isEmpty else { return nil }
+        return (try? withBytes { (raw) throws(BlockDecodingError) in try regularShape(raw) }) ?? nil
+    }
+
+    /// ``regularShape()`` of the block's bytes.
+    private func regularShape(_ raw: UnsafeRawBufferPointer) throws(BlockDecodingError) -> (Int64, Int64)? {
+        // Regular starts: deltas all equal (zero bits), or deltas of deltas zero but the first.
+        var starts = column(0, raw)
+        let mode = try starts.byte()
+        guard let (base, changes) = try PackedIntegers.sparseHeader(&starts, count: count - 1) else { return nil }
+        var step: Int64
+        if mode == StartColumn.deltaMode, changes == 0 {
+            step = Int64(bitPattern: base)
+        } else if mode == StartColumn.deltaOfDeltaMode, base == 0, changes <= 1 {
+            step = 0
+            if changes == 1 {
+                let (row, high) = try PackedIntegers.nextException(&starts, count: count - 1, after: -1)
+                guard row == 0 else { return nil }
+                step = unZigZag(high)
+            }
+        } else {
+            return nil
+        }
+        var durations = column(1, raw)
+        guard let (duration, odd) = try PackedIntegers.sparseHeader(&durations, count: count), odd == 0,
+            starts.remaining == 0, durations.remaining == 0
+        else { return nil }
+        return (step, Int64(bitPattern: duration))
     }
 }
 

@@ -47,11 +47,20 @@ extension Series {
             for chunk in fedFirst..<fedEnd { latestEnd = max(latestEnd, chunks.latestEnd(chunk)) }
             var contextEnd = fedEnd
             while contextEnd < chunks.end, chunks.firstStart(contextEnd) <= latestEnd { contextEnd += 1 }
-            window.hold(contextFirst..<contextEnd, of: chunks)
             let contextRows = chunks.rows(contextFirst).lowerBound..<chunks.rows(contextEnd - 1).upperBound
             let fedRange = chunks.rows(fedFirst).lowerBound..<chunks.rows(fedEnd - 1).upperBound
             // Context starts never move back, so the runs before this one's are done with.
             cursor.drop(before: contextRows.lowerBound)
+            // Sealed blocks selected whole whose lower sources lie under the top one's cover: read by lanes.
+            if contextEnd <= rows.blocks.count, cursor.selectsAll(of: contextRows),
+                addLanedSums(
+                    context: contextFirst..<contextEnd, fed: fedFirst..<fedEnd, sourceRanks: sourceRanks,
+                    into: &sums, bySource: &bySource)
+            {
+                fedFirst = fedEnd
+                continue
+            }
+            window.hold(contextFirst..<contextEnd, of: chunks)
             let context = cursor.selected(in: contextRows).shifted(by: -window.firstRow)
             let fed = cursor.selected(in: fedRange).shifted(by: -window.firstRow)
             if !fed.isEmpty {
@@ -193,6 +202,16 @@ private struct SelectionCursor {
             index += 1
         }
         return result
+    }
+
+    /// Whether every row of `range` is selected (one run holds them all).
+    func selectsAll(of range: Range<Int>) -> Bool {
+        var index = next
+        while index < runs.count, runs[index].lowerBound <= range.lowerBound {
+            if runs[index].upperBound >= range.upperBound { return true }
+            index += 1
+        }
+        return false
     }
 
     /// Forgets the runs that end at or before `row`.

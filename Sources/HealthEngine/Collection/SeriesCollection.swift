@@ -314,6 +314,13 @@ struct SumsBySource {
         }
     }
 
+    /// Adds `range` of one identity's rows in start order (a lane of a sealed block, see
+    /// ``Series/addLanedSums(context:fed:sourceRanks:into:bySource:)``).
+    mutating func addRun(_ rows: some SummedRows, _ range: Range<Int>, identity: Int, maxDuration: Int64) {
+        present[identity] = true
+        sums[identity].addRun(rows, range, maxDuration: maxDuration)
+    }
+
     /// The identities with rows, in priority order, each with its sums as a bucket group.
     func groups(_ sources: SeriesSources) -> [(info: SourceInfo, group: BucketGroup)] {
         sources.identitiesByPriority().filter { present[$0] }.map {
