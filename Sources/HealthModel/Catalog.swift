@@ -3,10 +3,16 @@ extension QuantityType {
     /// Every known quantity type, in catalog order (``QuantityType/index`` is the position here).
     public static let all: [QuantityType] = {
         var types: [QuantityType] = []
+        // Each distinct unit string parsed once (most types share a few units): hkq builds this table at every
+        // start. A list, not a dictionary: a dictionary of a type not used elsewhere costs hkq's start more (its
+        // first use looks up the key's conformances) than these few comparisons.
+        var parsed: [(unit: String, parsed: HealthUnit)] = []
         for (identifier, unit, style) in QuantityCatalog.entries {
             // The catalog's unit strings are fixed and covered by tests; a failure here is a build defect.
-            let parsed = try! HealthUnit(parsing: unit)
-            types.append(QuantityType(identifier: identifier, canonicalUnit: parsed, style: style, index: types.count))
+            let canonical = parsed.first { $0.unit == unit }?.parsed ?? (try! HealthUnit(parsing: unit))
+            parsed.append((unit, canonical))
+            types.append(
+                QuantityType(identifier: identifier, canonicalUnit: canonical, style: style, index: types.count))
         }
         let none = try! HealthUnit(parsing: "()")
         for (identifier, values) in CategoryCatalog.entries {
@@ -23,14 +29,25 @@ extension QuantityType {
     /// The category types of ``all`` (HEALTHKIT.md §12).
     public static let categories: [QuantityType] = all.filter(\.isCategory)
 
+    /// The types by short identifier (full identifiers are turned into short ones by ``shortIdentifier(of:)``,
+    /// so the table needs no full identifier built).
     private static let byName: [String: QuantityType] = {
         var map: [String: QuantityType] = [:]
-        for type in all {
-            map[type.identifier] = type
-            map[type.fullIdentifier] = type
-        }
+        for type in all { map[type.identifier] = type }
         return map
     }()
+
+    /// The type a name spelled exactly as Apple spells it names: a short identifier, or a full one.
+    private static func exactly(_ name: String) -> QuantityType? {
+        if let type = byName[name] { return type }
+        for prefix in [fullPrefix, categoryPrefix] where name.hasPrefix(prefix) {
+            let tail = name.dropFirst(prefix.count)
+            let short =
+                QuantityCatalog.shortSpellings[String(tail)] ?? tail.prefix(1).lowercased() + tail.dropFirst()
+            if let type = byName[short], type.fullIdentifier == name { return type }
+        }
+        return nil
+    }
 
     /// Looks a type up by short (`stepCount`) or full (`HKQuantityTypeIdentifierStepCount`) identifier, spelled
     /// exactly as Apple spells it (`HKQuantityTypeIdentifierVO2Max`).
@@ -39,7 +56,7 @@ extension QuantityType {
     ///
     /// Throws ``ErrorCode/unknownQuantityType`` naming the string and suggesting the nearest known name.
     public static func named(_ name: String) throws -> QuantityType {
-        if let type = byName[name] { return type }
+        if let type = exactly(name) { return type }
         let kind = hasPrefix(categoryPrefix, name) ? "category" : "quantity"
         var message = "unknown \(kind) type \"\(name)\""
         if let nearest = nearestIdentifier(to: name), let type = byName[nearest] {
@@ -263,4 +280,6 @@ enum QuantityCatalog {
         "vo2Max": "VO2Max",
         "uvExposure": "UVExposure",
     ]
+    /// ``fullSpellings`` the other way: the short identifier of a full identifier's tail.
+    static let shortSpellings = Dictionary(uniqueKeysWithValues: fullSpellings.map { ($1, $0) })
 }

@@ -61,5 +61,17 @@ struct AppleIdentifierTests {
         for identifier in Self.apple where Self.notCarried[identifier] == nil {
             #expect(try QuantityType.named(identifier).fullIdentifier == identifier)
         }
+        // Every type, category types included, by either identifier; other spellings and the other kind's prefix
+        // are not names.
+        for type in QuantityType.all {
+            #expect(try QuantityType.named(type.fullIdentifier) == type)
+            #expect(try QuantityType.named(type.identifier) == type)
+        }
+        for wrong in [
+            "HKQuantityTypeIdentifierstepCount", "HKCategoryTypeIdentifierStepCount",
+            "HKQuantityTypeIdentifierSleepAnalysis", "HKQuantityTypeIdentifier", "StepCount",
+        ] {
+            #expect(throws: HealthError.self, "\(wrong)") { try QuantityType.named(wrong) }
+        }
     }
 }
