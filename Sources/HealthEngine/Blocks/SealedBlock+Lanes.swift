@@ -1,17 +1,24 @@
 import HealthModel
 
 /// Laned blocks (version 2): the rows of several sources, each source's rows a version 1 block of its own, and
-/// an order column (the rows' source ids, as a version 1 block's source column) that puts them back in start
-/// order. Byte layout: Protocol/STORAGE.md, "Sealed blocks".
+/// an order column (each row's lane, packed: a bit a row for two sources, less where one source runs long) that
+/// puts them back in start order. Byte layout: Protocol/STORAGE.md, "Sealed blocks".
 extension SealedBlock {
     /// Encodes rows of several sources (`summary` is theirs) as a laned block.
     init(laning rows: BlockColumns, summary: BlockSummary) {
         let n = rows.count
-        let layout = LaneLayout(sources: summary.sources, rows: rows.sourceIDs)
-        // Each lane's rows, one lane after the other, in row order within a lane.
+        let sources = summary.sources
+        // Each row's lane, and each lane's rows, one lane after the other, in row order within a lane.
+        let order = filledColumn(count: n) { UInt64(LaneLookup.lane(of: rows.sourceIDs[$0], in: sources)!) }
+        var firstRows = [Int](repeating: 0, count: sources.count + 1)
+        for lane in order { firstRows[Int(lane) + 1] += 1 }
+        for lane in sources.indices { firstRows[lane + 1] += firstRows[lane] }
         let gathered = BlockScratch(capacity: n)
+        var next = firstRows
         for row in 0..<n {
-            let to = Int(layout.gather[row])
+            let lane = Int(order[row])
+            let to = next[lane]
+            next[lane] += 1
             gathered.starts[to] = rows.starts[row]
             gathered.ends[to] = rows.ends[row]
             gathered.values[to] = rows.values[row]
@@ -21,11 +28,12 @@ extension SealedBlock {
         var writer = BlockWriter(capacity: 128 + n * 2)
         Self.writeHeader(Self.lanedVersion, summary, into: &writer)
         var offsets: [Int32] = []
-        Self.appendColumn(to: &writer, offsets: &offsets) { SourceColumn.encode(rows.sourceIDs, into: &$0) }
+        Self.appendColumn(to: &writer, offsets: &offsets) { writer in
+            order.withUnsafeBufferPointer { PackedIntegers.encode($0, into: &writer) }
+        }
         var lanes: [(BlockSummary, [Int32])] = []
-        for lane in summary.sources.indices {
-            let range = layout.firstRows[lane]..<layout.firstRows[lane + 1]
-            let block = SealedBlock(encoding: gathered.rows(range))
+        for lane in sources.indices {
+            let block = SealedBlock(encoding: gathered.rows(firstRows[lane]..<firstRows[lane + 1]))
             writer.varint(UInt64(block.byteCount))
             let shift = Int32(writer.bytes.count)
             writer.append(block.bytes)
@@ -34,29 +42,27 @@ extension SealedBlock {
         self.init(owning: writer.bytes, summary: summary, columnOffsets: offsets, lanes: lanes)
     }
 
-    /// ``decodeChecked(into:checkingLanes:)`` of a laned block: the order column, then each lane's columns that
-    /// `buffers` asks for (ends need starts), put in row order. Throws when the order column names a source
-    /// without a lane or gives a lane another number of rows than it holds.
+    /// ``decodeChecked(into:checkingLanes:)`` of a laned block: each lane's columns that `buffers` asks for (ends
+    /// need starts), decoded one lane after the other, then put in row order by the order column. Throws when the
+    /// order column names a source without a lane or gives a lane more rows than it holds.
     func decodeLanes(into buffers: BlockBuffers, checkingLanes: Bool) throws(BlockDecodingError) {
         let n = count
-        let ids = buffers.sourceIDs ?? UnsafeMutablePointer<UInt16>.allocate(capacity: n)
-        defer { if buffers.sourceIDs == nil { ids.deallocate() } }
+        // Where each lane's rows begin when the lanes lie one after the other.
+        var firstRows = [0]
+        for lane in lanes { firstRows.append(firstRows[firstRows.count - 1] + lane.count) }
+        let gather = UnsafeMutablePointer<Int32>.allocate(capacity: n)
+        defer { gather.deallocate() }
         try withBytes { (raw) throws(BlockDecodingError) in
             var reader = column(0, raw)
-            try SourceColumn.decode(&reader, count: n, into: ids)
-            guard reader.remaining == 0 else { throw BlockDecodingError("bytes left in the order column") }
-        }
-        let layout = try LaneLayout(checking: summary.sources, rows: UnsafeBufferPointer(start: ids, count: n))
-        for lane in lanes.indices where layout.firstRows[lane + 1] - layout.firstRows[lane] != lanes[lane].count {
-            throw BlockDecodingError(
-                "the order column gives lane \(lane) \(layout.firstRows[lane + 1] - layout.firstRows[lane]) rows, it holds \(lanes[lane].count)"
-            )
+            try Self.placeRows(
+                order: &reader, sources: summary.sources, firstRows: firstRows, count: n, ids: buffers.sourceIDs,
+                into: gather)
         }
         let gathered = BlockScratch(capacity: n)
         for (lane, block) in lanes.enumerated() {
-            let first = layout.firstRows[lane]
+            let first = firstRows[lane]
             var wanted = BlockBuffers()
-            if checkingLanes || buffers.starts != nil { wanted.starts = gathered.starts + first }
+            if checkingLanes || buffers.starts != nil || buffers.ends != nil { wanted.starts = gathered.starts + first }
             if checkingLanes || buffers.ends != nil { wanted.ends = gathered.ends + first }
             if checkingLanes || buffers.values != nil { wanted.values = gathered.values + first }
             if checkingLanes || buffers.arrivals != nil { wanted.arrivals = gathered.arrivals + first }
@@ -66,7 +72,6 @@ extension SealedBlock {
                 throw BlockDecodingError("the summary of lane \(lane) does not match its rows")
             }
         }
-        let gather = layout.gather
         func spread<T>(_ from: UnsafeMutablePointer<T>, _ to: UnsafeMutablePointer<T>?) {
             guard let to else { return }
             for row in 0..<n { to[row] = from[Int(gather[row])] }
@@ -76,50 +81,46 @@ extension SealedBlock {
         spread(gathered.values, buffers.values)
         spread(gathered.arrivals, buffers.arrivals)
     }
-}
 
-/// Where each row of a laned block lies when the lanes' rows are laid one lane after the other.
-private struct LaneLayout {
-    /// Per lane, its first row in that layout, and the row count as the last entry.
-    var firstRows: [Int]
-    /// Per row of the block, its place in that layout.
-    var gather: [Int32]
-
-    /// The layout of rows from these sources (every row's source among `sources`, ascending).
-    init(sources: [UInt16], rows: UnsafeBufferPointer<UInt16>) {
-        do {
-            try self.init(checking: sources, rows: rows)
-        } catch {
-            preconditionFailure("a row's source is missing from the block's sources")
+    /// Reads the order column (each row's lane, packed) and writes each row's place among the lanes' rows laid
+    /// one lane after the other (lane k's rows from `firstRows[k]`), and its source id to `ids` when given. Throws
+    /// when a row names a lane the block lacks or gives a lane more rows than it holds, or bytes are left.
+    private static func placeRows(
+        order reader: inout BlockReader, sources: [UInt16], firstRows: [Int], count n: Int,
+        ids: UnsafeMutablePointer<UInt16>?, into gather: UnsafeMutablePointer<Int32>
+    ) throws(BlockDecodingError) {
+        let lanes = UnsafeMutablePointer<UInt64>.allocate(capacity: n)
+        defer { lanes.deallocate() }
+        try PackedIntegers.decode(&reader, count: n, into: lanes)
+        guard reader.remaining == 0 else { throw BlockDecodingError("bytes left in the order column") }
+        var next = firstRows
+        try next.withUnsafeMutableBufferPointer { (next) throws(BlockDecodingError) in
+            for row in 0..<n {
+                let lane = lanes[row]
+                guard lane < UInt64(sources.count) else {
+                    throw BlockDecodingError("row \(row) is in lane \(lane) of \(sources.count)")
+                }
+                let place = next[Int(lane)]
+                guard place < firstRows[Int(lane) + 1] else {
+                    throw BlockDecodingError("the order column gives lane \(lane) more rows than it holds")
+                }
+                gather[row] = Int32(truncatingIfNeeded: place)
+                next[Int(lane)] = place + 1
+            }
+        }
+        if let ids {
+            for row in 0..<n { ids[row] = sources[Int(lanes[row])] }
         }
     }
+}
 
-    /// The layout, throwing when a row's source is not among `sources` (ascending, distinct).
-    init(checking sources: [UInt16], rows: UnsafeBufferPointer<UInt16>) throws(BlockDecodingError) {
-        var laneOfRow = [Int32](repeating: 0, count: rows.count)
-        var counts = [Int](repeating: 0, count: sources.count)
-        // Sources change every row or two where they interleave: the previous row's lane is tried first.
-        var previous = (id: sources[0], lane: 0)
-        for row in rows.indices {
-            let id = rows[row]
-            if id != previous.id {
-                let lane = sources.partitionPoint { $0 < id }
-                guard lane < sources.count, sources[lane] == id else {
-                    throw BlockDecodingError("row \(row) has source \(id), which has no lane")
-                }
-                previous = (id, lane)
-            }
-            laneOfRow[row] = Int32(previous.lane)
-            counts[previous.lane] += 1
-        }
-        firstRows = [0]
-        for count in counts { firstRows.append(firstRows[firstRows.count - 1] + count) }
-        var next = firstRows
-        gather = laneOfRow
-        for row in rows.indices {
-            let lane = Int(laneOfRow[row])
-            gather[row] = Int32(next[lane])
-            next[lane] += 1
-        }
+/// The lane of a source id in a laned block: its place among the block's sources (ascending).
+private enum LaneLookup {
+    @inline(__always)
+    static func lane(of id: UInt16, in sources: [UInt16]) -> Int? {
+        // Few sources (the usual two or three): compared in turn; more: a binary search.
+        if sources.count <= 8 { return sources.firstIndex(of: id) }
+        let lane = sources.partitionPoint { $0 < id }
+        return lane < sources.count && sources[lane] == id ? lane : nil
     }
 }

@@ -18,13 +18,15 @@ private func sourceRows(_ rows: SeriesRows, _ source: UInt16) -> SeriesRows {
 }
 
 /// A laned block's bytes put together by hand (Protocol/STORAGE.md, "Sealed block"): the header of `summary`,
-/// the order column of `order`, then `lanes` as they are.
+/// the order column of the rows' sources `order` (each row's lane: the place of its source among the summary's
+/// sources, one past the last for a source not among them), then `lanes` as they are.
 private func lanedBytes(_ summary: BlockSummary, order: [UInt16], lanes: [[UInt8]], version: UInt8 = 2) -> [UInt8] {
     var writer = BlockWriter()
     SealedBlock.writeHeader(version, summary, into: &writer)
     var offsets: [Int32] = []
-    order.withUnsafeBufferPointer { ids in
-        SealedBlock.appendColumn(to: &writer, offsets: &offsets) { SourceColumn.encode(ids, into: &$0) }
+    let laneOfRow = order.map { UInt64(summary.sources.firstIndex(of: $0) ?? summary.sources.count) }
+    laneOfRow.withUnsafeBufferPointer { lanes in
+        SealedBlock.appendColumn(to: &writer, offsets: &offsets) { PackedIntegers.encode(lanes, into: &$0) }
     }
     for lane in lanes {
         writer.varint(UInt64(lane.count))
