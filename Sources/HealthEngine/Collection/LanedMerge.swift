@@ -2,16 +2,19 @@ import HealthModel
 
 extension Series {
     /// The merged sums (HEALTHKIT.md §8) of the rows of the sealed blocks `fed`, read source by source from the
-    /// blocks' lanes instead of row by row, when the merge comes down to this: the highest-priority source
-    /// present counts whole, and every lower source's rows in `fed` lie under one stretch of the time that
-    /// higher sources cover without a gap (a phone counting the steps of a watch worn all along). Those rows
-    /// are dropped unread; the top source's are summed as a single source's are (a regular lane of mostly zero
-    /// steps from its non-zero values alone). `context` holds `fed` and every block whose rows may overlap them
-    /// in time; all of their rows must be selected. With `bySource`, every lane's own sums are added too.
+    /// blocks' lanes instead of row by row in start order. A sample of rank r counts over the part of its
+    /// interval that no sample with a duration of a higher-priority rank covers, and a point when no such
+    /// sample covers its instant and no point of a higher rank lies there (``SourceMerge/layered(_:_:feeding:sourceRanks:maxDuration:into:)``
+    /// states the same rule). So the highest-priority source present counts whole and is summed as a single
+    /// source's rows are (a regular lane of mostly zero steps from its non-zero values alone); a lower source's
+    /// lane lying under one stretch of the higher sources' cover (a phone counting the steps of a watch worn all
+    /// along) is dropped unread; any other lane is decoded and each row counted whole, in its uncovered pieces,
+    /// or not at all against that cover. `context` holds `fed` and every block whose rows may overlap them in
+    /// time; all of their rows must be selected. With `bySource`, every lane's own sums are added too.
     ///
-    /// Returns false, having added nothing, when that is not the case (a lower source reaching past the cover,
-    /// a version 1 block of several sources, a priority rank held by two source ids): the caller merges the
-    /// rows one by one. The sums equal that merge's up to the order of floating-point additions.
+    /// Returns false, having added nothing, for blocks it cannot read so (a version 1 block of several sources,
+    /// a priority rank held by two source ids): the caller merges their rows one by one. The sums equal that
+    /// merge's up to the order of floating-point additions.
     func addLanedSums(
         context: Range<Int>, fed: Range<Int>, sourceRanks: [Int], into sums: inout BucketSums,
         bySource: inout SumsBySource?
@@ -32,63 +35,116 @@ extension Series {
         }
         let ranks = sourceOfRank.keys.sorted()
         guard let top = ranks.first else { return false }
-        // Each rank's cover: the union of the time the ranks above it cover.
-        var cover: [Int: [TimeSpan]] = [:]
-        var above: [TimeSpan] = []
+        // Per rank below the top, what the ranks above it cover and the instants of their points.
+        var above: [Int: LaneCover] = [:]
+        var cover = LaneCover()
         for (position, rank) in ranks.enumerated().dropLast() {
-            let spans = lanes.filter { $0.rank == rank }.flatMap(\.lane.coveredSpans)
-            above = TimeSpan.union(above, TimeSpan.union(of: spans))
-            cover[ranks[position + 1]] = above
-        }
-        for entry in lanes where entry.rank != top && fed.contains(entry.block) {
-            guard TimeSpan.lieUnderOne(cover[entry.rank] ?? [], entry.lane.summary) else { return false }
+            for entry in lanes where entry.rank == rank { cover.add(entry.lane) }
+            cover.finish()
+            above[ranks[position + 1]] = cover
         }
         var sparse = SparseRegularRows()
         var scratch: BlockScratch?
-        for entry in lanes where fed.contains(entry.block) && (entry.rank == top || bySource != nil) {
+        for entry in lanes where fed.contains(entry.block) {
             let lane = entry.lane
             let identity = sources.identityOfSource[Int(lane.summary.sources[0])]
-            func add(_ rows: some SummedRows) {
-                if entry.rank == top { sums.addRun(rows, 0..<lane.count, maxDuration: maxDuration) }
-                bySource?.addRun(rows, 0..<lane.count, identity: identity, maxDuration: maxDuration)
+            let cover = above[entry.rank]
+            let under = cover.map { TimeSpan.lieUnderOne($0.spans, lane.summary) } ?? false
+            guard entry.rank == top || !under || bySource != nil else { continue }
+            if entry.rank == top || under, lane.sparseRegularRows(into: &sparse) {
+                if entry.rank == top { sums.addRun(sparse, 0..<lane.count, maxDuration: maxDuration) }
+                bySource?.addRun(sparse, 0..<lane.count, identity: identity, maxDuration: maxDuration)
+                continue
             }
-            if lane.sparseRegularRows(into: &sparse) {
-                add(sparse)
-            } else {
-                let buffers =
-                    scratch.flatMap { $0.capacity >= lane.count ? $0 : nil } ?? BlockScratch(capacity: lane.count)
-                scratch = buffers
-                lane.decode(into: BlockBuffers(starts: buffers.starts, ends: buffers.ends, values: buffers.values))
-                let rows = buffers.rows(lane.count)
-                let columns = Columns(
-                    starts: rows.starts, ends: rows.ends, values: rows.values,
-                    sourceIDs: UnsafeBufferPointer(start: buffers.sourceIDs, count: 0))
-                add(FilteredColumns(columns: columns, filter: EveryRow()))
+            let buffers =
+                scratch.flatMap { $0.capacity >= lane.count ? $0 : nil } ?? BlockScratch(capacity: lane.count)
+            scratch = buffers
+            lane.decode(into: BlockBuffers(starts: buffers.starts, ends: buffers.ends, values: buffers.values))
+            let decoded = buffers.rows(lane.count)
+            let rows = FilteredColumns(
+                columns: Columns(
+                    starts: decoded.starts, ends: decoded.ends, values: decoded.values,
+                    sourceIDs: UnsafeBufferPointer(start: buffers.sourceIDs, count: 0)),
+                filter: EveryRow())
+            bySource?.addRun(rows, 0..<lane.count, identity: identity, maxDuration: maxDuration)
+            if entry.rank == top {
+                sums.addRun(rows, 0..<lane.count, maxDuration: maxDuration)
+            } else if let cover, !under {
+                cover.addUncovered(decoded, into: &sums)
             }
         }
         return true
     }
 }
 
-extension SealedBlock {
-    /// The time the block's rows with a duration cover, as sorted, disjoint, non-touching spans: from the
-    /// header alone when the rows are regular and each lasts at least the step to the next.
-    var coveredSpans: [TimeSpan] {
-        if let (step, duration) = regularShape(), step >= 0, duration > 0, duration >= step {
-            return [TimeSpan(start: summary.firstStart, end: summary.latestEnd)]
+/// What the lanes of higher-priority sources cover: the union of their rows' intervals, and the instants of
+/// their points.
+struct LaneCover {
+    /// Sorted, disjoint, non-touching spans.
+    private(set) var spans: [TimeSpan] = []
+    /// Point instants, sorted once ``finish()`` ran.
+    private var points: [Timestamp] = []
+    /// Spans added since the last ``finish()``, in any order.
+    private var added: [TimeSpan] = []
+
+    /// Adds a lane's rows: from its header alone when they are regular and each lasts at least the step to the
+    /// next (one span, no point), else decoded.
+    mutating func add(_ lane: SealedBlock) {
+        if let (step, duration) = lane.regularShape(), step >= 0, duration > 0, duration >= step {
+            added.append(TimeSpan(start: lane.summary.firstStart, end: lane.summary.latestEnd))
+            return
         }
-        let scratch = BlockScratch(capacity: count)
-        decode(into: BlockBuffers(starts: scratch.starts, ends: scratch.ends))
-        var spans: [TimeSpan] = []
-        for row in 0..<count where scratch.starts[row] < scratch.ends[row] {
+        let scratch = BlockScratch(capacity: lane.count)
+        lane.decode(into: BlockBuffers(starts: scratch.starts, ends: scratch.ends))
+        for row in 0..<lane.count {
             let (start, end) = (scratch.starts[row], scratch.ends[row])
-            if let last = spans.last, start <= last.end {
-                spans[spans.count - 1].end = max(last.end, end)
+            if start == end {
+                points.append(start)
+            } else if let last = added.last, start <= last.end, start >= last.start {
+                added[added.count - 1].end = max(last.end, end)
             } else {
-                spans.append(TimeSpan(start: start, end: end))
+                added.append(TimeSpan(start: start, end: end))
             }
         }
-        return spans
+    }
+
+    /// Joins what was added into ``spans`` and sorts the points.
+    mutating func finish() {
+        spans = TimeSpan.union(spans, TimeSpan.union(of: added))
+        added = []
+        points.sort()
+    }
+
+    /// Adds rows of a lower-priority lane (in start order) to `sums` as §8 counts them under this cover: a row
+    /// whole where nothing covers it, its uncovered pieces pro rata, nothing where it is covered; a point when
+    /// nothing covers its instant and no higher point lies there.
+    func addUncovered(_ rows: BlockColumns, into sums: inout BucketSums) {
+        var first = 0
+        for row in 0..<rows.count {
+            let (start, end, value) = (rows.starts[row], rows.ends[row], rows.values[row])
+            // The first span ending after the start (starts never go back within a lane).
+            while first < spans.count, spans[first].end <= start { first += 1 }
+            if start < end {
+                if first == spans.count || spans[first].start >= end {
+                    sums.whole(from: start, to: end, value: value)
+                } else if spans[first].start > start || spans[first].end < end {
+                    let rate = value / Double(end - start)
+                    var uncovered = start
+                    var index = first
+                    while index < spans.count, spans[index].start < end {
+                        if spans[index].start > uncovered {
+                            sums.segment(from: uncovered, to: spans[index].start, rate: rate)
+                        }
+                        uncovered = max(uncovered, spans[index].end)
+                        index += 1
+                    }
+                    if uncovered < end { sums.segment(from: uncovered, to: end, rate: rate) }
+                }
+            } else if first == spans.count || spans[first].start > start {
+                let at = points.partitionPoint { $0 < start }
+                if at == points.count || points[at] != start { sums.point(at: start, value: value) }
+            }
+        }
     }
 }
 

@@ -7,8 +7,9 @@ import Testing
 /// Merged sums read by lanes (``Series/addLanedSums(context:fed:sourceRanks:into:bySource:)``) against the
 /// row-by-row merge: a watch worn almost all along (per-minute rows, a few gaps, some rows lasting longer than
 /// their minute), a phone counting the same walk mostly under it, an app logging now and then, some of their rows
-/// reaching into the watch's gaps. One store seals blocks of a few rows (laned where sources mix), the other keeps
-/// every row in its head, merged row by row; every collection must agree up to rounding.
+/// reaching into the watch's gaps (counted in their uncovered pieces), a few points. One store seals blocks of a
+/// few rows (laned where sources mix), the other keeps every row in its head, merged row by row; every collection
+/// must agree up to rounding.
 @Suite("Merged sums by lanes")
 struct LanedMergePropertyTests {
     static let start: Timestamp = 1_710_000_000_000_000  // 2024-03-09, the day before New York's spring forward
@@ -22,7 +23,13 @@ struct LanedMergePropertyTests {
         var minute = 0
         while minute < minutes {
             let start = Self.start + Timestamp(minute) * Micros.minute
-            let length = Int.random(in: 0..<8, using: &random) == 0 ? Int.random(in: 2...4, using: &random) : 1
+            // Mostly a minute; some longer; a few points (instants, which cover nothing).
+            let length =
+                switch Int.random(in: 0..<16, using: &random) {
+                case 0, 1: Int.random(in: 2...4, using: &random)
+                case 2: 0
+                default: 1
+                }
             let value = Int.random(in: 0..<3, using: &random) == 0 ? 0 : Double(Int.random(in: 1...120, using: &random))
             rows.append(Row(start, start + Timestamp(length) * Micros.minute, value, source))
             minute += Int.random(in: every, using: &random)
@@ -54,23 +61,34 @@ struct LanedMergePropertyTests {
                 #expect(try blocked.insert(batch) == plain.insert(batch))
             }
         }
-        // The lanes hold what this test is about: blocks that mix sources are laned, and some groups of blocks
-        // can be read by lanes while others (a lower source reaching into a gap) cannot.
-        let (laned, readByLanes, notByLanes) = try blocked.read(try QuantityType.named("stepCount")) { shard in
+        // The lanes hold what this test is about: blocks that mix sources are laned, every group of blocks is
+        // read by lanes, and lower sources' lanes lie both wholly under the watch's cover and partly outside it.
+        let (laned, readByLanes, under, partly) = try blocked.read(try QuantityType.named("stepCount")) { shard in
             let series = try #require(shard.series["anna"])
             let blocks = series.rows.blocks
             var sums = BucketSums(bounds: [Self.start, Self.start + Timestamp(minutes) * Micros.minute])
             var bySource: SumsBySource? = nil
-            var (yes, no) = (0, 0)
+            var (taken, under, partly) = (0, 0, 0)
+            let ranks = series.sources.sourceRanks()
             for index in 1..<(blocks.count - 1) {
-                let taken = series.addLanedSums(
-                    context: (index - 1)..<(index + 2), fed: index..<(index + 1),
-                    sourceRanks: series.sources.sourceRanks(), into: &sums, bySource: &bySource)
-                if taken { yes += 1 } else { no += 1 }
+                let context = (index - 1)..<(index + 2)
+                if series.addLanedSums(
+                    context: context, fed: index..<(index + 1), sourceRanks: ranks, into: &sums, bySource: &bySource)
+                {
+                    taken += 1
+                }
+                let lanes = blocks[context].flatMap { $0.lanes.isEmpty ? [$0] : $0.lanes }
+                let top = lanes.map { ranks[Int($0.summary.sources[0])] }.min()!
+                var cover = LaneCover()
+                for lane in lanes where ranks[Int(lane.summary.sources[0])] == top { cover.add(lane) }
+                cover.finish()
+                for lane in blocks[index].lanes where ranks[Int(lane.summary.sources[0])] != top {
+                    if TimeSpan.lieUnderOne(cover.spans, lane.summary) { under += 1 } else { partly += 1 }
+                }
             }
-            return (blocks.filter { !$0.lanes.isEmpty }.count, yes, no)
+            return (blocks.filter { !$0.lanes.isEmpty }.count, taken == blocks.count - 2, under, partly)
         }
-        #expect(laned > 10 && readByLanes > 5 && notByLanes > 0, "\(laned) \(readByLanes) \(notByLanes)")
+        #expect(laned > 10 && readByLanes && under > 3 && partly > 3, "\(laned) \(readByLanes) \(under) \(partly)")
         for zone in ["America/New_York", "UTC"] {
             for interval in [CalendarInterval(1, .hour), CalendarInterval(1, .day), CalendarInterval(15, .minute)] {
                 for options: StatisticsOptions in [.cumulativeSum, [.cumulativeSum, .separateBySource]] {
