@@ -12,8 +12,9 @@ import Synchronization
 /// Loads W1's `stepCount` into a ``HealthStore`` in-process, times the collection query (median of several
 /// runs), checks the answer (bucket count, DST days' lengths and sums against the raw rows, nothing lost to
 /// pro-rating), then the same with a second source that repeats every other day's samples (the merged query
-/// must give the same sums). With `--server` it also times the query end to end through an in-process hkd
-/// and the client library.
+/// must give the same sums), and again once the first source's samples of ten minutes every other day are deleted
+/// (the second counts alone there: the same sums again). With `--server` it also times the query end to end
+/// through an in-process hkd and the client library.
 enum W2Benchmark: BenchCommand {
     static let name = "w2"
     static let abstract = "Daily step sums over 5 years of per-minute samples in America/New_York (W2)."
@@ -63,6 +64,19 @@ enum W2Benchmark: BenchCommand {
                 .internalError, "by-source: the iPhone's sums add up to \(phoneTotal), its rows to \(phoneRaw)")
         }
 
+        // The watch off for ten minutes at noon on every even day: the phone counts alone there, so each group of
+        // blocks holds a lower source partly outside the higher one's cover.
+        let gapDays = Array(stride(from: 0, to: W1Dataset.rowCount / 1440, by: 2))
+        for day in gapDays {
+            let from = W1Dataset.firstStart + Int64(day * 1440 + 720) * Micros.minute
+            let filter = SampleFilter(
+                date: DatePredicate(start: from, end: from + 10 * Micros.minute), sources: [W1Dataset.source.name])
+            _ = try store.delete(subject: dataset.subject, type: "stepCount", filter: filter)
+        }
+        var gaps: [Statistics] = []
+        let gapsTime = try median(of: repeats) { gaps = try query(store) }
+        try check(gaps, values: values, label: "merged with the watch's gaps")
+
         var endToEnd: Double?
         if throughServer { endToEnd = try timeThroughServer(dataset: dataset, repeats: repeats) }
 
@@ -73,6 +87,11 @@ enum W2Benchmark: BenchCommand {
         print(line("single source, in-process", rows, single.count, singleTime))
         print(line("two sources merged (§8), in-process", rows + phoneCount, merged.count, mergedTime))
         print(line("two sources, merged + separateBySource", rows + phoneCount, bySource.count, bySourceTime))
+        print(
+            line(
+                "two sources merged, the watch off 10 min every even day", rows + phoneCount - gapDays.count * 10,
+                gaps.count,
+                gapsTime))
         if let endToEnd { print(line("single source, hkd + client (loopback)", rows, single.count, endToEnd)) }
         let ratio = mergedTime / singleTime
         print(
@@ -90,7 +109,7 @@ enum W2Benchmark: BenchCommand {
             try JSONOutput.write(
                 Figures(
                     buckets: single.count, singleSeconds: singleTime, mergedSeconds: mergedTime,
-                    bySourceSeconds: bySourceTime, endToEndSeconds: endToEnd),
+                    bySourceSeconds: bySourceTime, mergedWithGapsSeconds: gapsTime, endToEndSeconds: endToEnd),
                 to: path)
         }
     }
@@ -101,6 +120,7 @@ enum W2Benchmark: BenchCommand {
         var singleSeconds: Double
         var mergedSeconds: Double
         var bySourceSeconds: Double
+        var mergedWithGapsSeconds: Double
         var endToEndSeconds: Double?
     }
 
