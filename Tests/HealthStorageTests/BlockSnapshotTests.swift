@@ -1,10 +1,10 @@
 import Foundation
 import HealthCodec
-import HealthEngine
 import HealthModel
 import HealthPosix
 import Testing
 
+@testable import HealthEngine
 @testable import HealthStorage
 
 /// Version 6 snapshots: the rows of each series as sealed blocks, each with its own CRC-32.
@@ -41,6 +41,51 @@ struct BlockSnapshotTests {
             try restored.samples(subject: "anna", type: "stepCount").uuids
                 == original.samples(subject: "anna", type: "stepCount").uuids)
         #expect(try restored.samples(subject: "ben", type: "stepCount").count == 3)
+    }
+
+    @Test("blocks mixing sources as hkd sealed them before laned blocks (version 1) load laned, with the same rows")
+    func olderMixedBlocks() throws {
+        // A watch counting every minute and a phone every other one, interleaved row by row.
+        let phone = SourceInfo(name: "Phone", bundleIdentifier: "com.apple.health.phone")
+        var batch = SampleBatch(batchID: 1, subject: "anna", typeIdentifier: "stepCount", unit: "count")
+        for minute in 0..<9_000 {
+            let start = Int64(minute) * Micros.minute
+            batch.append(start: start, end: start + Micros.minute, value: Double(minute % 7), source: watch, uuid: nil)
+            if minute % 2 == 0 {
+                batch.append(
+                    start: start, end: start + 2 * Micros.minute, value: 3, source: phone, uuid: nil)
+            }
+        }
+        let store = HealthStore()
+        _ = try store.insert(batch, beforeApplying: {})
+        var image = store.image(of: try QuantityType.named("stepCount")) { () }.0
+        #expect(image.series[0].blocks.contains { !$0.lanes.isEmpty })
+        // Every block written as before: version 1, one column each, whatever its sources.
+        image.series[0].blocks = image.series[0].blocks.map { block in
+            let scratch = BlockScratch(capacity: block.count)
+            block.decode(into: scratch.all)
+            return SealedBlock(columnsOf: scratch.rows(block.count), summary: block.summary)
+        }
+        #expect(image.series[0].blocks.allSatisfy { $0.bytes.first == SealedBlock.version })
+        let decoded = try SnapshotCodec.decode(SnapshotCodec.encode(image, sequence: 5))
+        let blocks = decoded.image.series[0].blocks
+        #expect(blocks.count == image.series[0].blocks.count)
+        #expect(blocks.allSatisfy { $0.summary.isSingleSource || $0.bytes.first == SealedBlock.lanedVersion })
+        #expect(blocks.contains { $0.bytes.first == SealedBlock.lanedVersion })
+        // The same rows, and the next snapshot writes the laned blocks as they are.
+        let restored = HealthStore()
+        try restored.restore(decoded.image)
+        #expect(
+            try restored.samples(subject: "anna", type: "stepCount")
+                == store.samples(subject: "anna", type: "stepCount"))
+        let daily = { (store: HealthStore) in
+            try store.collection(
+                subject: "anna", type: "stepCount", options: [.cumulativeSum, .separateBySource], anchor: 0,
+                interval: CalendarInterval(1, .hour), timeZone: "UTC")
+        }
+        #expect(try daily(restored) == daily(store))
+        let again = try SnapshotCodec.decode(SnapshotCodec.encode(decoded.image, sequence: 6))
+        #expect(again.image == decoded.image)
     }
 
     @Test("per-minute steps from one batch take under 1 byte a sample on disk")
