@@ -300,7 +300,7 @@ package final class HealthConnection: Sendable {
         while true {
             let bytes: [UInt8]
             do {
-                bytes = try socket.read(maxBytes: 256 << 10, timeout: tick)
+                bytes = try socket.read(maxBytes: 64 << 10, timeout: tick)
             } catch let error as SystemError where error.isTimeout {
                 expireOverdueRequests()
                 let subscribed = state.withLock { !$0.endHandlers.isEmpty }
