@@ -83,6 +83,26 @@ import Testing
         #expect(!report(.table).rendered().contains("(merged)"))
     }
 
+    @Test("labels show the time of day once any edge is off midnight, seconds once any edge is off the minute")
+    func labels() {
+        let day = Micros.day
+        func labels(_ edges: [Timestamp]) -> [String] {
+            let buckets = zip(edges, edges.dropFirst()).map {
+                Statistics(start: $0, end: $1, figures: StatisticsFigures(sum: 1))
+            }
+            let report = CollectionReport(
+                result: CollectionResult(unit: "count", buckets: buckets), options: .cumulativeSum,
+                times: TimestampFormatter(timeZone: TimeZone(identifier: "UTC")!), format: .table, subDay: false)
+            return buckets.map { report.label($0.start) }
+        }
+        #expect(labels([0, day, 2 * day]) == ["1970-01-01", "1970-01-02"])
+        // Only the last edge is off midnight, then off the minute: every label says so.
+        #expect(labels([0, day, 2 * day + Micros.hour]) == ["1970-01-01 00:00", "1970-01-02 00:00"])
+        #expect(
+            labels([0, day, 2 * day, 2 * day + 30 * Micros.second])
+                == ["1970-01-01 00:00:00", "1970-01-02 00:00:00", "1970-01-03 00:00:00"])
+    }
+
     @Test("unknown statistics options and a lone --from are usage errors")
     func usageErrors() async {
         let unknown = await runHKQ(["collection", "stepCount", "--options", "median"])

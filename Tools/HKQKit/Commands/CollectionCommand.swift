@@ -139,9 +139,19 @@ struct CollectionReport {
         self.options = options
         self.times = times
         self.format = format
-        let edges = result.buckets.flatMap { [$0.start, $0.end] }.map(times.civil)
-        showsTime = subDay || edges.contains { $0.hour != 0 || $0.minute != 0 || $0.second != 0 || $0.microsecond != 0 }
-        showsSeconds = edges.contains { $0.second != 0 || $0.microsecond != 0 }
+        // Each distinct edge looked at once (a bucket's start is the previous one's end), until one is off the minute.
+        var (offMidnight, offMinute) = (false, false)
+        var previousEnd: Timestamp?
+        for bucket in result.buckets where !offMinute {
+            for edge in [bucket.start, bucket.end] where edge != previousEnd {
+                let civil = times.civil(edge)
+                offMinute = offMinute || civil.second != 0 || civil.microsecond != 0
+                offMidnight = offMidnight || offMinute || civil.hour != 0 || civil.minute != 0
+            }
+            previousEnd = bucket.end
+        }
+        showsTime = subDay || offMidnight
+        showsSeconds = offMinute
     }
 
     /// The unit figures are in; empty for a category type, which has none.
@@ -167,13 +177,25 @@ struct CollectionReport {
         columns += figures.map(\.column)
         columns.append(RecordSet.Column("unit", inTable: false))
         var records = RecordSet(columns: columns)
+        records.rows.reserveCapacity(result.buckets.count)
+        let unit = JSONValue.string(unitText)
+        // Consecutive buckets share an edge: each instant is formatted once.
+        var previousEnd: (instant: Timestamp, cell: JSONValue)?
         for bucket in result.buckets {
-            let edges = [edge(bucket.start), edge(bucket.end)]
-            records.append(
-                edges + (bySource ? [.null] : []) + figures.map { $0.cell(bucket.figures) } + [.string(unitText)])
+            let start = previousEnd.flatMap { $0.instant == bucket.start ? $0.cell : nil } ?? edge(bucket.start)
+            let end = edge(bucket.end)
+            previousEnd = (bucket.end, end)
+            func row(source: JSONValue?, _ values: StatisticsFigures) -> [JSONValue] {
+                var cells: [JSONValue] = [start, end]
+                cells.reserveCapacity(columns.count)
+                if bySource { cells.append(source ?? .null) }
+                for figure in figures { cells.append(figure.cell(values)) }
+                cells.append(unit)
+                return cells
+            }
+            records.append(row(source: nil, bucket.figures))
             for own in bucket.bySource where bySource {
-                records.append(
-                    edges + [.string(own.source.name)] + figures.map { $0.cell(own.figures) } + [.string(unitText)])
+                records.append(row(source: .string(own.source.name), own.figures))
             }
         }
         return records
