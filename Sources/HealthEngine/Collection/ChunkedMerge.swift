@@ -51,7 +51,7 @@ extension Series {
             let fedRange = chunks.rows(fedFirst).lowerBound..<chunks.rows(fedEnd - 1).upperBound
             // Context starts never move back, so the runs before this one's are done with.
             cursor.drop(before: contextRows.lowerBound)
-            // Sealed blocks selected whole whose lower sources lie under the top one's cover: read by lanes.
+            // Sealed blocks selected whole: read source by source, from their lanes.
             if contextEnd <= rows.blocks.count, cursor.selectsAll(of: contextRows),
                 addLanedSums(
                     context: contextFirst..<contextEnd, fed: fedFirst..<fedEnd, sourceRanks: sourceRanks,

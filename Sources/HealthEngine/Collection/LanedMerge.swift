@@ -35,10 +35,12 @@ extension Series {
         }
         let ranks = sourceOfRank.keys.sorted()
         guard let top = ranks.first else { return false }
-        // Per rank below the top, what the ranks above it cover and the instants of their points.
+        // Per rank below the top, what the ranks above it cover and the instants of their points: only down to
+        // the lowest rank the fed blocks hold (none when they hold the top source alone).
+        let lowestFed = lanes.lazy.filter { fed.contains($0.block) }.map(\.rank).max() ?? top
         var above: [Int: LaneCover] = [:]
         var cover = LaneCover()
-        for (position, rank) in ranks.enumerated().dropLast() {
+        for (position, rank) in ranks.enumerated().dropLast() where rank < lowestFed {
             for entry in lanes where entry.rank == rank { cover.add(entry.lane) }
             cover.finish()
             above[ranks[position + 1]] = cover
