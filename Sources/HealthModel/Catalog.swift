@@ -9,8 +9,9 @@ extension QuantityType {
         var parsed: [(unit: String, parsed: HealthUnit)] = []
         for (identifier, unit, style) in QuantityCatalog.entries {
             // The catalog's unit strings are fixed and covered by tests; a failure here is a build defect.
-            let canonical = parsed.first { $0.unit == unit }?.parsed ?? (try! HealthUnit(parsing: unit))
-            parsed.append((unit, canonical))
+            let known = parsed.first { $0.unit == unit }?.parsed
+            let canonical = known ?? (try! HealthUnit(parsing: unit))
+            if known == nil { parsed.append((unit, canonical)) }
             types.append(
                 QuantityType(identifier: identifier, canonicalUnit: canonical, style: style, index: types.count))
         }
@@ -29,8 +30,8 @@ extension QuantityType {
     /// The category types of ``all`` (HEALTHKIT.md §12).
     public static let categories: [QuantityType] = all.filter(\.isCategory)
 
-    /// The types by short identifier (full identifiers are turned into short ones by ``shortIdentifier(of:)``,
-    /// so the table needs no full identifier built).
+    /// The types by short identifier (``exactly(_:)`` turns a full identifier into its short one, so the table
+    /// needs no full identifier built).
     private static let byName: [String: QuantityType] = {
         var map: [String: QuantityType] = [:]
         for type in all { map[type.identifier] = type }

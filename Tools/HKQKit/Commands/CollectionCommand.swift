@@ -186,8 +186,10 @@ struct CollectionReport {
             let end = edge(bucket.end)
             previousEnd = (bucket.end, end)
             func row(source: JSONValue?, _ values: StatisticsFigures) -> [JSONValue] {
-                var cells: [JSONValue] = [start, end]
+                var cells: [JSONValue] = []
                 cells.reserveCapacity(columns.count)
+                cells.append(start)
+                cells.append(end)
                 if bySource { cells.append(source ?? .null) }
                 for figure in figures { cells.append(figure.cell(values)) }
                 cells.append(unit)
