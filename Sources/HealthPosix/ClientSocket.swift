@@ -83,12 +83,19 @@ public final class ClientSocket: Sendable {
     }
 
     /// Reads up to `maxBytes` (at least one), waiting up to `timeout`; an empty result means end of stream.
+    /// The bytes land in the array's uninitialised capacity: no zeroing of `maxBytes` at every read, however few
+    /// bytes arrive.
     public func read(maxBytes: Int, timeout: Duration? = nil) throws(SystemError) -> [UInt8] {
-        var result = [UInt8](repeating: 0, count: max(1, maxBytes))
-        let count = try result.withUnsafeMutableBytes { raw in
-            Result { () throws(SystemError) in try read(into: raw, timeout: timeout) }
-        }.get()
-        result.removeLast(result.count - count)
+        var failure: SystemError?
+        let result = [UInt8](unsafeUninitializedCapacity: max(1, maxBytes)) { buffer, initialized in
+            do throws(SystemError) {
+                initialized = try read(into: UnsafeMutableRawBufferPointer(buffer), timeout: timeout)
+            } catch {
+                failure = error
+                initialized = 0
+            }
+        }
+        if let failure { throw failure }
         return result
     }
 
