@@ -247,7 +247,9 @@ public final class HealthClient: Sendable {
     /// HKStatisticsCollectionQuery: statistics per calendar bucket.
     public func collection(_ query: CollectionQuery) async throws(HealthClientError) -> CollectionResult {
         let parts = try await sendStreamed(query)
-        return CollectionResult(unit: parts.last?.unit ?? "", buckets: parts.flatMap(\.buckets))
+        // One part (most answers) is taken as it is: concatenating copies every bucket.
+        let buckets = parts.count == 1 ? parts[0].buckets : parts.flatMap(\.buckets)
+        return CollectionResult(unit: parts.last?.unit ?? "", buckets: buckets)
     }
 
     /// The sources of a type for a subject, highest priority first.

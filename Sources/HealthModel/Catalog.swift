@@ -3,49 +3,61 @@ extension QuantityType {
     /// Every known quantity type, in catalog order (``QuantityType/index`` is the position here).
     public static let all: [QuantityType] = {
         var types: [QuantityType] = []
-        // Each distinct unit string parsed once (most types share a few units): hkq builds this table at every
-        // start. A list, not a dictionary: a dictionary of a type not used elsewhere costs hkq's start more (its
-        // first use looks up the key's conformances) than these few comparisons.
+        // Each distinct unit string parsed once (most types share a few units). A list, not a dictionary: a
+        // dictionary of a type not used elsewhere costs hkq's start more (its first use looks up the key's
+        // conformances) than these few comparisons.
         var parsed: [(unit: String, parsed: HealthUnit)] = []
-        for (identifier, unit, style) in QuantityCatalog.entries {
-            // The catalog's unit strings are fixed and covered by tests; a failure here is a build defect.
-            let known = parsed.first { $0.unit == unit }?.parsed
-            let canonical = known ?? (try! HealthUnit(parsing: unit))
-            if known == nil { parsed.append((unit, canonical)) }
-            types.append(
-                QuantityType(identifier: identifier, canonicalUnit: canonical, style: style, index: types.count))
+        for (position, entry) in QuantityCatalog.entries.enumerated() {
+            let known = parsed.first { $0.unit == entry.1 }?.parsed
+            let type = quantity(at: position, unit: known)
+            if known == nil { parsed.append((entry.1, type.canonicalUnit)) }
+            types.append(type)
         }
-        let none = try! HealthUnit(parsing: "()")
-        for (identifier, values) in CategoryCatalog.entries {
-            types.append(
-                QuantityType(
-                    identifier: identifier, canonicalUnit: none, style: .category, index: types.count,
-                    categoryValues: values))
-        }
+        for position in CategoryCatalog.entries.indices { types.append(category(at: position)) }
         return types
     }()
+
+    /// The quantity type of catalog entry `position`, with its unit parsed unless `unit` gives it.
+    private static func quantity(at position: Int, unit: HealthUnit? = nil) -> QuantityType {
+        let (identifier, symbol, style) = QuantityCatalog.entries[position]
+        // The catalog's unit strings are fixed and covered by tests; a failure here is a build defect.
+        let canonical = unit ?? (try! HealthUnit(parsing: symbol))
+        return QuantityType(identifier: identifier, canonicalUnit: canonical, style: style, index: position)
+    }
+
+    /// The category type of category catalog entry `position`; ``all`` lists them after the quantity types.
+    private static func category(at position: Int) -> QuantityType {
+        let (identifier, values) = CategoryCatalog.entries[position]
+        return QuantityType(
+            identifier: identifier, canonicalUnit: unitless, style: .category,
+            index: QuantityCatalog.entries.count + position, categoryValues: values)
+    }
+
+    /// A category type's canonical unit: none.
+    private static let unitless = try! HealthUnit(parsing: "()")
 
     /// The quantity types of ``all``, without the category types.
     public static let quantities: [QuantityType] = all.filter { !$0.isCategory }
     /// The category types of ``all`` (HEALTHKIT.md §12).
     public static let categories: [QuantityType] = all.filter(\.isCategory)
 
-    /// The types by short identifier (``exactly(_:)`` turns a full identifier into its short one, so the table
-    /// needs no full identifier built).
-    private static let byName: [String: QuantityType] = {
-        var map: [String: QuantityType] = [:]
-        for type in all { map[type.identifier] = type }
-        return map
-    }()
+    /// The type whose short identifier is `identifier`, built from its catalog entry alone: a command looks up
+    /// one type, and building ``all`` parses every type's unit (a tenth of a short hkq command's start).
+    private static func withShortIdentifier(_ identifier: String) -> QuantityType? {
+        if let position = QuantityCatalog.entries.firstIndex(where: { $0.0 == identifier }) {
+            return quantity(at: position)
+        }
+        return CategoryCatalog.entries.firstIndex { $0.0 == identifier }.map(category(at:))
+    }
 
     /// The type a name spelled exactly as Apple spells it names: a short identifier, or a full one.
     private static func exactly(_ name: String) -> QuantityType? {
-        if let type = byName[name] { return type }
+        if let type = withShortIdentifier(name) { return type }
         for prefix in [fullPrefix, categoryPrefix] where name.hasPrefix(prefix) {
             let tail = name.dropFirst(prefix.count)
             let short =
                 QuantityCatalog.shortSpellings[String(tail)] ?? tail.prefix(1).lowercased() + tail.dropFirst()
-            if let type = byName[short], type.fullIdentifier == name { return type }
+            if let type = withShortIdentifier(short), type.fullIdentifier == name { return type }
         }
         return nil
     }
@@ -60,7 +72,7 @@ extension QuantityType {
         if let type = exactly(name) { return type }
         let kind = hasPrefix(categoryPrefix, name) ? "category" : "quantity"
         var message = "unknown \(kind) type \"\(name)\""
-        if let nearest = nearestIdentifier(to: name), let type = byName[nearest] {
+        if let nearest = nearestIdentifier(to: name), let type = withShortIdentifier(nearest) {
             // Suggest in the form the caller used: full identifier for a full one, short otherwise.
             let suggestion =
                 hasFullPrefix(name) || hasPrefix(categoryPrefix, name) ? type.fullIdentifier : type.identifier

@@ -83,6 +83,29 @@ import Testing
         #expect(!report(.table).rendered().contains("(merged)"))
     }
 
+    @Test("CSV quotes a source name that needs it, leaves an empty figure empty, and writes epoch times as integers")
+    func csvCells() {
+        let hour = Micros.hour
+        let buckets = [
+            Statistics(
+                start: 0, end: hour, figures: StatisticsFigures(sum: 2.5),
+                bySource: [SourceStatistics(source: SourceInfo(name: "Watch, \"left\""), figures: .init(sum: 2.5))]),
+            Statistics(start: hour, end: 2 * hour, figures: StatisticsFigures()),
+        ]
+        func csv(_ timeFormat: TimeFormat) -> String {
+            CollectionReport(
+                result: CollectionResult(unit: "count", buckets: buckets), options: [.cumulativeSum, .separateBySource],
+                times: TimestampFormatter(timeZone: TimeZone(identifier: "UTC")!, timeFormat: timeFormat),
+                format: .csv, subDay: true
+            ).rendered()
+        }
+        #expect(
+            csv(.epochMilliseconds)
+                == "start,end,source,sum,unit\n0,3600000,,2.5,count\n0,3600000,\"Watch, \"\"left\"\"\",2.5,count\n"
+                + "3600000,7200000,,,count\n")
+        #expect(csv(.rfc3339).hasSuffix("\n1970-01-01T01:00:00Z,1970-01-01T02:00:00Z,,,count\n"))
+    }
+
     @Test("labels show the time of day once any edge is off midnight, seconds once any edge is off the minute")
     func labels() {
         let day = Micros.day

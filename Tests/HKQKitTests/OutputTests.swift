@@ -71,6 +71,21 @@ import TestSupport
         #expect(CSV.escape(field) == escaped)
     }
 
+    @Test("the CSV writer quotes as CSV.escape does and writes cells as plain text")
+    func csvWriter() {
+        var writer = CSVWriter()
+        writer.line(["key", "a,b", " padded"])
+        for cell: JSONValue in [.null, .number(1.5), .integer(-3), .bool(true), .string("say \"hi\""), .array([1, "x"])] {
+            writer.field(cell)
+        }
+        writer.endLine()
+        writer.endLine()
+        #expect(
+            writer.text
+                == "key,\"a,b\",\" padded\"\n,1.5,-3,true,\"say \"\"hi\"\"\",\"[1,\"\"x\"\"]\"\n\n")
+        #expect(CSV.line(["a", "b,c"]) == "a,\"b,c\"\n" && CSV.joined(["a", "", "b"]) == "a,,b")
+    }
+
     @Test func textTableAlignsColumnsWithoutTrailingSpaces() {
         let table = TextTable(
             titles: ["NAME", "VALUE", "NOTE"], alignments: [.left, .right, .left],

@@ -167,40 +167,67 @@ struct CollectionReport {
         format == .table || format == .chart ? .string(label(instant)) : times.machineCell(instant)
     }
 
-    /// One record per bucket (start, end, figures, unit); with by-source a `source` column, empty on the
-    /// bucket's merged record and followed by one record per source.
+    /// The fields of every record: start, end, with by-source a `source` (empty on a bucket's merged record),
+    /// the figures, unit.
+    private func columns(figures: [FigureColumn]) -> [RecordSet.Column] {
+        var columns = [RecordSet.Column("start", title: "START"), RecordSet.Column("end", title: "END")]
+        if options.contains(.separateBySource) { columns.append(RecordSet.Column("source", title: "SOURCE")) }
+        columns += figures.map(\.column)
+        columns.append(RecordSet.Column("unit", inTable: false))
+        return columns
+    }
+
+    /// Calls `body` for every record in order: each bucket's merged figures (no source), then with by-source
+    /// each source's own.
+    private func forEachRecord(_ body: (_ bucket: Statistics, _ source: SourceInfo?, StatisticsFigures) -> Void) {
+        let bySource = options.contains(.separateBySource)
+        for bucket in result.buckets {
+            body(bucket, nil, bucket.figures)
+            for own in bucket.bySource where bySource { body(bucket, own.source, own.figures) }
+        }
+    }
+
+    /// One record per bucket (``columns(figures:)``) and with by-source one per source: what tables show.
     var records: RecordSet {
         let bySource = options.contains(.separateBySource)
         let figures = figureColumns
-        var columns = [RecordSet.Column("start", title: "START"), RecordSet.Column("end", title: "END")]
-        if bySource { columns.append(RecordSet.Column("source", title: "SOURCE")) }
-        columns += figures.map(\.column)
-        columns.append(RecordSet.Column("unit", inTable: false))
-        var records = RecordSet(columns: columns)
+        var records = RecordSet(columns: columns(figures: figures))
         records.rows.reserveCapacity(result.buckets.count)
         let unit = JSONValue.string(unitText)
-        // Consecutive buckets share an edge: each instant is formatted once.
-        var previousEnd: (instant: Timestamp, cell: JSONValue)?
-        for bucket in result.buckets {
-            let start = previousEnd.flatMap { $0.instant == bucket.start ? $0.cell : nil } ?? edge(bucket.start)
-            let end = edge(bucket.end)
-            previousEnd = (bucket.end, end)
-            func row(source: JSONValue?, _ values: StatisticsFigures) -> [JSONValue] {
-                var cells: [JSONValue] = []
-                cells.reserveCapacity(columns.count)
-                cells.append(start)
-                cells.append(end)
-                if bySource { cells.append(source ?? .null) }
-                for figure in figures { cells.append(figure.cell(values)) }
-                cells.append(unit)
-                return cells
+        // A bucket's sources repeat its edges and consecutive buckets share one: each instant is formatted once.
+        var edges: (start: Timestamp, startCell: JSONValue, end: Timestamp, endCell: JSONValue)?
+        forEachRecord { bucket, source, values in
+            if edges?.start != bucket.start || edges?.end != bucket.end {
+                let start = edges.flatMap { $0.end == bucket.start ? $0.endCell : nil } ?? edge(bucket.start)
+                edges = (bucket.start, start, bucket.end, edge(bucket.end))
             }
-            records.append(row(source: nil, bucket.figures))
-            for own in bucket.bySource where bySource {
-                records.append(row(source: .string(own.source.name), own.figures))
-            }
+            var cells: [JSONValue] = []
+            cells.reserveCapacity(records.columns.count)
+            cells.append(edges!.startCell)
+            cells.append(edges!.endCell)
+            if bySource { cells.append(source.map { .string($0.name) } ?? .null) }
+            for figure in figures { cells.append(figure.cell(values)) }
+            cells.append(unit)
+            records.append(cells)
         }
         return records
+    }
+
+    /// The records as CSV, written field by field (a year of hourly buckets is 8,760 lines).
+    func renderedCSV() -> String {
+        let figures = figureColumns
+        var csv = CSVWriter(capacity: 80 * (result.buckets.count + 1))
+        csv.line(columns(figures: figures).lazy.map(\.key))
+        let bySource = options.contains(.separateBySource)
+        forEachRecord { bucket, source, values in
+            times.writeMachineField(bucket.start, to: &csv)
+            times.writeMachineField(bucket.end, to: &csv)
+            if bySource { csv.field(source?.name ?? "") }
+            for figure in figures { csv.field(figure.cell(values)) }
+            csv.field(unitText)
+            csv.endLine()
+        }
+        return csv.text
     }
 
     /// Bucket `bucket` as one JSON object: start, end, the figures, unit, and with by-source a `sources` array
@@ -224,7 +251,8 @@ struct CollectionReport {
     func rendered() -> String {
         switch format {
         case .chart: return chart(width: 80)
-        case .table, .csv: return records.rendered(as: format)
+        case .table: return records.renderedTable()
+        case .csv: return renderedCSV()
         case .json:
             if result.buckets.isEmpty { return "[]\n" }
             let lines = result.buckets.map { "  " + JSONValue.object(jsonObject($0)).rendered }

@@ -7,7 +7,7 @@ public enum CSV {
     }
 
     /// Whether `field` must be quoted: it holds a comma, quote or line break, or starts or ends with a space.
-    private static func needsQuotes(_ field: String) -> Bool {
+    static func needsQuotes(_ field: String) -> Bool {
         func special(_ byte: UInt8) -> Bool {
             byte == UInt8(ascii: ",") || byte == UInt8(ascii: "\"") || byte == 10 || byte == 13
         }
@@ -19,32 +19,16 @@ public enum CSV {
 
     /// One line: the escaped fields joined by commas, with a final newline.
     public static func line(_ fields: [String]) -> String {
-        var text = ""
-        appendLine(fields, to: &text)
-        return text
-    }
-
-    /// Appends ``line(_:)`` of `fields` to `text` (long listings build one string, not one per line).
-    static func appendLine<Fields: Sequence<String>>(_ fields: Fields, to text: inout String) {
-        appendFields(fields, to: &text)
-        text.append("\n")
+        var writer = CSVWriter()
+        writer.line(fields)
+        return writer.text
     }
 
     /// The escaped fields joined by commas, without a line end (for printers that add their own).
     public static func joined(_ fields: [String]) -> String {
-        var text = ""
-        appendFields(fields, to: &text)
-        return text
-    }
-
-    /// Appends the escaped fields joined by commas.
-    private static func appendFields<Fields: Sequence<String>>(_ fields: Fields, to text: inout String) {
-        var first = true
-        for field in fields {
-            if !first { text.append(",") }
-            first = false
-            text.append(escape(field))
-        }
+        var writer = CSVWriter()
+        for field in fields { writer.field(field) }
+        return writer.text
     }
 
     /// The fields of one line (without its line end): commas separate, double quotes enclose a field that may
@@ -93,6 +77,74 @@ public enum CSV {
         if inQuotes { return nil }
         fields.append(String(field))
         return fields
+    }
+}
+
+/// Writes CSV text (``CSV``'s quoting, `\n` line ends) field by field into one byte buffer: a listing of
+/// thousands of rows costs one growing buffer, not a string per cell and a concatenation per field.
+struct CSVWriter {
+    /// The text so far, UTF-8.
+    private(set) var bytes: [UInt8] = []
+    /// Whether the next field starts a line (no comma before it).
+    private var atLineStart = true
+
+    /// An empty writer with room for about `capacity` bytes.
+    init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+
+    /// The text written, as a string.
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// Appends `field`, quoted when ``CSV/escape(_:)`` would quote it.
+    mutating func field(_ field: String) {
+        if CSV.needsQuotes(field) {
+            unquotedField(CSV.escape(field))
+        } else {
+            unquotedField(field)
+        }
+    }
+
+    /// Appends `cell` as ``JSONValue/plainText`` shows it (null is an empty field).
+    mutating func field(_ cell: JSONValue) {
+        switch cell {
+        case .null: unquotedField("")
+        // Numbers never hold a comma, quote or space.
+        case .number, .integer, .bool: unquotedField(cell.plainText)
+        case .string(let text): field(text)
+        case .array, .object: field(cell.rendered)
+        }
+    }
+
+    /// Appends a field the caller knows needs no quotes (digits, instants), written by `write` into a buffer of
+    /// `capacity` bytes; `write` returns how many it wrote.
+    mutating func unquotedField(capacity: Int, _ write: (UnsafeMutableBufferPointer<UInt8>) -> Int) {
+        separate()
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
+            let count = write(buffer)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<count]))
+        }
+    }
+
+    /// Ends the line.
+    mutating func endLine() {
+        bytes.append(UInt8(ascii: "\n"))
+        atLineStart = true
+    }
+
+    /// Appends a whole line of fields.
+    mutating func line<Fields: Sequence<String>>(_ fields: Fields) {
+        for field in fields { self.field(field) }
+        endLine()
+    }
+
+    private mutating func unquotedField(_ text: String) {
+        separate()
+        var text = text
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    private mutating func separate() {
+        if !atLineStart { bytes.append(UInt8(ascii: ",")) }
+        atLineStart = false
     }
 }
 

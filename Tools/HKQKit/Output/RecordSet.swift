@@ -97,10 +97,12 @@ public struct RecordSet: Sendable {
 
     /// A header line of keys, then one line per record.
     public func renderedCSV() -> String {
-        var text = ""
-        text.reserveCapacity(64 * (rows.count + 1))
-        CSV.appendLine(columns.lazy.map(\.key), to: &text)
-        for row in rows { CSV.appendLine(row.lazy.map(\.plainText), to: &text) }
-        return text
+        var writer = CSVWriter(capacity: 64 * (rows.count + 1))
+        writer.line(columns.lazy.map(\.key))
+        for row in rows {
+            for cell in row { writer.field(cell) }
+            writer.endLine()
+        }
+        return writer.text
     }
 }

@@ -78,44 +78,64 @@ public struct TimestampFormatter: Sendable {
         }
     }
 
+    /// ``machineCell(_:)`` written straight into a CSV line (listings of thousands of rows).
+    func writeMachineField(_ instant: Timestamp, to csv: inout CSVWriter) {
+        guard timeFormat == .rfc3339 else { return csv.field(machineCell(instant)) }
+        csv.unquotedField(capacity: Self.renderCapacity) { buffer in
+            write(instant, separator: "T", offsetSeparator: "", zeroAsZ: true, into: buffer)
+        }
+    }
+
+    /// The most bytes ``write(_:separator:offsetSeparator:zeroAsZ:into:)`` writes with one-byte separators: years
+    /// take at most 7 bytes with a sign (an Int64 of microseconds spans ±292,000 years), the rest at most 36.
+    private static let renderCapacity = 48
+
     func render(_ instant: Timestamp, separator: String, offsetSeparator: String, zeroAsZ: Bool = false) -> String {
+        // Written into the string's storage in one pass (listings format two instants a row; concatenating a
+        // dozen small strings per instant was most of a long listing's time).
+        let capacity = Self.renderCapacity + separator.utf8.count + offsetSeparator.utf8.count
+        return String(unsafeUninitializedCapacity: capacity) { buffer in
+            write(instant, separator: separator, offsetSeparator: offsetSeparator, zeroAsZ: zeroAsZ, into: buffer)
+        }
+    }
+
+    /// Writes `instant` as ``render(_:separator:offsetSeparator:zeroAsZ:)`` shows it into `buffer` (room for
+    /// ``renderCapacity`` bytes and the separators) and returns how many bytes it wrote.
+    private func write(
+        _ instant: Timestamp, separator: String, offsetSeparator: String, zeroAsZ: Bool,
+        into buffer: UnsafeMutableBufferPointer<UInt8>
+    ) -> Int {
         let offset = offsetSeconds(at: instant)
         let civil = CivilTime(timestamp: instant, offsetSeconds: offset)
-        // Written into the string's storage in one pass (listings format two instants a row; concatenating a
-        // dozen small strings per instant was most of a long listing's time). Years take at most 7 bytes with
-        // a sign (an Int64 of microseconds spans ±292,000 years), the rest at most 36.
-        let capacity = 48 + separator.utf8.count + offsetSeparator.utf8.count
-        return String(unsafeUninitializedCapacity: capacity) { buffer in
-            var text = DigitWriter(buffer: buffer)
-            text.padded(civil.year, 4)
-            text.byte(UInt8(ascii: "-"))
-            text.padded(civil.month, 2)
-            text.byte(UInt8(ascii: "-"))
-            text.padded(civil.day, 2)
-            text.text(separator)
-            text.padded(civil.hour, 2)
-            text.byte(UInt8(ascii: ":"))
-            text.padded(civil.minute, 2)
-            text.byte(UInt8(ascii: ":"))
-            text.padded(civil.second, 2)
-            if civil.microsecond != 0 {
-                var fraction = civil.microsecond
-                var digits = 6
-                while fraction % 10 == 0 {
-                    fraction /= 10
-                    digits -= 1
-                }
-                text.byte(UInt8(ascii: "."))
-                text.padded(fraction, digits)
+        var text = DigitWriter(buffer: buffer)
+        text.padded(civil.year, 4)
+        text.byte(UInt8(ascii: "-"))
+        text.padded(civil.month, 2)
+        text.byte(UInt8(ascii: "-"))
+        text.padded(civil.day, 2)
+        text.text(separator)
+        text.padded(civil.hour, 2)
+        text.byte(UInt8(ascii: ":"))
+        text.padded(civil.minute, 2)
+        text.byte(UInt8(ascii: ":"))
+        text.padded(civil.second, 2)
+        if civil.microsecond != 0 {
+            var fraction = civil.microsecond
+            var digits = 6
+            while fraction % 10 == 0 {
+                fraction /= 10
+                digits -= 1
             }
-            if zeroAsZ, offset == 0 {
-                text.byte(UInt8(ascii: "Z"))
-            } else {
-                text.text(offsetSeparator)
-                text.offset(offset)
-            }
-            return text.count
+            text.byte(UInt8(ascii: "."))
+            text.padded(fraction, digits)
         }
+        if zeroAsZ, offset == 0 {
+            text.byte(UInt8(ascii: "Z"))
+        } else {
+            text.text(offsetSeparator)
+            text.offset(offset)
+        }
+        return text.count
     }
 
     /// `value` in decimal, zero-padded on the left to `width` digits (a sign, if any, comes first).
