@@ -94,7 +94,8 @@ import Testing
         ]
         func csv(_ timeFormat: TimeFormat) -> String {
             CollectionReport(
-                result: CollectionResult(unit: "count", buckets: buckets), options: [.cumulativeSum, .separateBySource],
+                result: CollectionResult(unit: "count", buckets: buckets),
+                options: [.cumulativeSum, .separateBySource],
                 times: TimestampFormatter(timeZone: TimeZone(identifier: "UTC")!, timeFormat: timeFormat),
                 format: .csv, subDay: true
             ).rendered()

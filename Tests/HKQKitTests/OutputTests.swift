@@ -75,7 +75,9 @@ import TestSupport
     func csvWriter() {
         var writer = CSVWriter()
         writer.line(["key", "a,b", " padded"])
-        for cell: JSONValue in [.null, .number(1.5), .integer(-3), .bool(true), .string("say \"hi\""), .array([1, "x"])] {
+        for cell: JSONValue in [
+            .null, .number(1.5), .integer(-3), .bool(true), .string("say \"hi\""), .array([1, "x"]),
+        ] {
             writer.field(cell)
         }
         writer.endLine()
