@@ -2,6 +2,8 @@ import Foundation
 import TestSupport
 import Testing
 
+@testable import HKQKit
+
 /// Runs the built `hkq` executable as a separate process.
 @Suite struct BinaryTests {
     /// The `hkq` built with the tests: next to the test bundle's executable, else `.build/debug/hkq` under the
@@ -67,5 +69,14 @@ import Testing
         let (okStatus, out, _) = try await Self.run(["types", "--format", "csv"])
         #expect(okStatus == 0)
         #expect(out.hasPrefix("identifier,fullIdentifier,unit,style,kind,values\nstepCount,"))
+    }
+
+    @Test("hkq keeps the HKQ_ variables of its environment, values with '=' whole, and no others")
+    func hkqVariables() {
+        let entries = ["PATH=/bin", "HKQ_SUBJECT=anna", "HKQ_TOKEN=a=b", "XHKQ_SERVER=x", "HKQ_EMPTY=", "HKQ"]
+        var pointers: [UnsafeMutablePointer<CChar>?] = entries.map { strdup($0) } + [nil]
+        defer { for pointer in pointers { free(pointer) } }
+        let variables = pointers.withUnsafeMutableBufferPointer { HKQ.hkqVariables(in: $0.baseAddress!) }
+        #expect(variables == ["HKQ_SUBJECT": "anna", "HKQ_TOKEN": "a=b", "HKQ_EMPTY": ""])
     }
 }

@@ -138,12 +138,27 @@ public struct HKQ: Sendable {
         Task.detached {
             let status = await standard.run(
                 arguments: Array(CommandLine.arguments.dropFirst()),
-                environment: ProcessInfo.processInfo.environment, console: .standard)
+                environment: hkqVariables(in: environ), console: .standard)
             exit(status)
         }
         // Never signalled: the task exits the process.
         DispatchSemaphore(value: 0).wait()
         fatalError("hkq's command task returned without exiting")
+    }
+
+    /// The `HKQ_*` variables of `environment` (a `NAME=value` list ending in null, as `environ`), the only ones
+    /// hkq reads (``GlobalOptions/environmentVariables``): Foundation's `ProcessInfo` would first set itself up,
+    /// then hash every variable into a dictionary, a twentieth of a short command's time.
+    static func hkqVariables(in environment: UnsafePointer<UnsafeMutablePointer<CChar>?>) -> [String: String] {
+        var variables: [String: String] = [:]
+        var cursor = environment
+        while let entry = cursor.pointee {
+            cursor += 1
+            guard strncmp(entry, "HKQ_", 4) == 0, let equals = strchr(entry, Int32(UInt8(ascii: "="))) else { continue }
+            let name = UnsafeRawBufferPointer(start: entry, count: equals - entry)
+            variables[String(decoding: name, as: UTF8.self)] = String(cString: equals + 1)
+        }
+        return variables
     }
 }
 

@@ -219,9 +219,15 @@ struct CollectionReport {
         var csv = CSVWriter(capacity: 80 * (result.buckets.count + 1))
         csv.line(columns(figures: figures).lazy.map(\.key))
         let bySource = options.contains(.separateBySource)
+        // Consecutive buckets share an edge: formatted once, its bytes copied.
+        var previousEnd: (instant: Timestamp, bytes: Range<Int>)?
         forEachRecord { bucket, source, values in
-            times.writeMachineField(bucket.start, to: &csv)
-            times.writeMachineField(bucket.end, to: &csv)
+            if let previousEnd, previousEnd.instant == bucket.start {
+                csv.repeatField(previousEnd.bytes)
+            } else {
+                times.writeMachineField(bucket.start, to: &csv)
+            }
+            previousEnd = (bucket.end, times.writeMachineField(bucket.end, to: &csv))
             if bySource { csv.field(source?.name ?? "") }
             for figure in figures { csv.field(figure.cell(values)) }
             csv.field(unitText)

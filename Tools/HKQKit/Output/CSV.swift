@@ -94,17 +94,15 @@ struct CSVWriter {
     /// The text written, as a string.
     var text: String { String(decoding: bytes, as: UTF8.self) }
 
-    /// Appends `field`, quoted when ``CSV/escape(_:)`` would quote it.
-    mutating func field(_ field: String) {
-        if CSV.needsQuotes(field) {
-            unquotedField(CSV.escape(field))
-        } else {
-            unquotedField(field)
-        }
+    /// Appends `field`, quoted when ``CSV/escape(_:)`` would quote it; returns where its bytes lie.
+    @discardableResult
+    mutating func field(_ field: String) -> Range<Int> {
+        unquotedField(CSV.needsQuotes(field) ? CSV.escape(field) : field)
     }
 
-    /// Appends `cell` as ``JSONValue/plainText`` shows it (null is an empty field).
-    mutating func field(_ cell: JSONValue) {
+    /// Appends `cell` as ``JSONValue/plainText`` shows it (null is an empty field); returns where its bytes lie.
+    @discardableResult
+    mutating func field(_ cell: JSONValue) -> Range<Int> {
         switch cell {
         case .null: unquotedField("")
         // Numbers never hold a comma, quote or space.
@@ -115,13 +113,22 @@ struct CSVWriter {
     }
 
     /// Appends a field the caller knows needs no quotes (digits, instants), written by `write` into a buffer of
-    /// `capacity` bytes; `write` returns how many it wrote.
-    mutating func unquotedField(capacity: Int, _ write: (UnsafeMutableBufferPointer<UInt8>) -> Int) {
-        separate()
+    /// `capacity` bytes; `write` returns how many it wrote. Returns where the field's bytes lie.
+    @discardableResult
+    mutating func unquotedField(capacity: Int, _ write: (UnsafeMutableBufferPointer<UInt8>) -> Int) -> Range<Int> {
+        let start = beginField()
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
             let count = write(buffer)
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<count]))
         }
+        return start..<bytes.count
+    }
+
+    /// Appends a copy of a field written before (`range`, as a field method returned it): an instant that ends
+    /// one row and starts the next is formatted once.
+    mutating func repeatField(_ range: Range<Int>) {
+        beginField()
+        for index in range { bytes.append(bytes[index]) }
     }
 
     /// Ends the line.
@@ -136,15 +143,19 @@ struct CSVWriter {
         endLine()
     }
 
-    private mutating func unquotedField(_ text: String) {
-        separate()
+    private mutating func unquotedField(_ text: String) -> Range<Int> {
+        let start = beginField()
         var text = text
         text.withUTF8 { bytes.append(contentsOf: $0) }
+        return start..<bytes.count
     }
 
-    private mutating func separate() {
+    /// Writes the comma before a field that does not start its line; returns where the field starts.
+    @discardableResult
+    private mutating func beginField() -> Int {
         if !atLineStart { bytes.append(UInt8(ascii: ",")) }
         atLineStart = false
+        return bytes.count
     }
 }
 

@@ -78,10 +78,12 @@ public struct TimestampFormatter: Sendable {
         }
     }
 
-    /// ``machineCell(_:)`` written straight into a CSV line (listings of thousands of rows).
-    func writeMachineField(_ instant: Timestamp, to csv: inout CSVWriter) {
+    /// ``machineCell(_:)`` written straight into a CSV line (listings of thousands of rows); returns where its
+    /// bytes lie.
+    @discardableResult
+    func writeMachineField(_ instant: Timestamp, to csv: inout CSVWriter) -> Range<Int> {
         guard timeFormat == .rfc3339 else { return csv.field(machineCell(instant)) }
-        csv.unquotedField(capacity: Self.renderCapacity) { buffer in
+        return csv.unquotedField(capacity: Self.renderCapacity) { buffer in
             write(instant, separator: "T", offsetSeparator: "", zeroAsZ: true, into: buffer)
         }
     }
