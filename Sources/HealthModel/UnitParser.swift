@@ -43,32 +43,29 @@ private func pow(_ base: Double, _ exponent: Int) -> Double {
 }
 
 extension Dimension {
-    // Key paths are immutable values; the array is never mutated.
-    nonisolated(unsafe) fileprivate static let allKeyPaths: [WritableKeyPath<Dimension, Int8>] = [
-        \.mass, \.length, \.time, \.temperature, \.current, \.luminousIntensity, \.angle, \.internationalUnit,
-        \.soundPressureLevel, \.hearingLevel,
-    ]
-
     /// Every exponent times `power`; `nil` when one leaves `Int8`.
-    func scaled(by power: Int) -> Dimension? {
-        var result = self
-        for path in Dimension.allKeyPaths {
-            guard let exponent = Int8(exactly: Int(self[keyPath: path]) * power) else { return nil }
-            result[keyPath: path] = exponent
-        }
-        return result
-    }
+    func scaled(by power: Int) -> Dimension? { combining(.none) { own, _ in own * power } }
 
     /// Exponents added (`sign` 1) or subtracted (`sign` -1); `nil` when one leaves `Int8`.
-    func adding(_ other: Dimension, sign: Int) -> Dimension? {
-        var result = self
-        for path in Dimension.allKeyPaths {
-            guard let exponent = Int8(exactly: Int(self[keyPath: path]) + sign * Int(other[keyPath: path])) else {
-                return nil
-            }
-            result[keyPath: path] = exponent
-        }
-        return result
+    func adding(_ other: Dimension, sign: Int) -> Dimension? { combining(other) { $0 + sign * $1 } }
+
+    /// Each exponent `combine(own, other's)`; `nil` when one leaves `Int8`. Spelled out field by field: key paths
+    /// would cost hkq's start their first-use set-up at every command.
+    private func combining(_ other: Dimension, _ combine: (Int, Int) -> Int) -> Dimension? {
+        func exponent(_ own: Int8, _ theirs: Int8) -> Int8? { Int8(exactly: combine(Int(own), Int(theirs))) }
+        guard let mass = exponent(mass, other.mass), let length = exponent(length, other.length),
+            let time = exponent(time, other.time), let temperature = exponent(temperature, other.temperature),
+            let current = exponent(current, other.current),
+            let luminousIntensity = exponent(luminousIntensity, other.luminousIntensity),
+            let angle = exponent(angle, other.angle),
+            let internationalUnit = exponent(internationalUnit, other.internationalUnit),
+            let soundPressureLevel = exponent(soundPressureLevel, other.soundPressureLevel),
+            let hearingLevel = exponent(hearingLevel, other.hearingLevel)
+        else { return nil }
+        return Dimension(
+            mass: mass, length: length, time: time, temperature: temperature, current: current,
+            luminousIntensity: luminousIntensity, angle: angle, internationalUnit: internationalUnit,
+            soundPressureLevel: soundPressureLevel, hearingLevel: hearingLevel)
     }
 
     init(

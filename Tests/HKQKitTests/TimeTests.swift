@@ -217,4 +217,20 @@ import TestSupport
     func padding(value: Int, width: Int, text: String) {
         #expect(TimestampFormatter.pad(value, width) == text)
     }
+
+    @Test(
+        "the local zone's identifier is what follows the last zoneinfo directory of /etc/localtime's target",
+        arguments: [
+            ("/usr/share/zoneinfo/Europe/Berlin", "Europe/Berlin"), ("../usr/share/zoneinfo/Etc/UTC", "Etc/UTC"),
+            ("/usr/share/zoneinfo/posix/zoneinfo/Asia/Kolkata", "Asia/Kolkata"), ("/usr/share/zoneinfo/", nil),
+            ("/etc/timezone", nil),
+        ] as [(String, String?)])
+    func localZoneIdentifier(target: String, identifier: String?) {
+        #expect(LocalTimeZone.zoneIdentifier(linkTarget: target) == identifier)
+    }
+
+    @Test("the local zone is Foundation's current zone")
+    func localZoneIsFoundations() {
+        #expect(LocalTimeZone.current.identifier == TimeZone.current.identifier)
+    }
 }

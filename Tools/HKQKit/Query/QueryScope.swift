@@ -162,7 +162,7 @@ public struct QueryScope: Sendable {
 
     /// `--tz`, else the process's zone; an unknown identifier is a usage error.
     static func timeZone(_ context: CommandContext) throws -> TimeZone {
-        guard let identifier = context.arguments.value("tz") else { return TimeZone.current }
+        guard let identifier = context.arguments.value("tz") else { return LocalTimeZone.current }
         guard let zone = TimeZone(identifier: identifier) else {
             throw context.usageError("unknown time zone '\(identifier)'; expected an IANA id such as America/New_York")
         }
@@ -173,7 +173,8 @@ public struct QueryScope: Sendable {
     ///
     /// Throws ``HealthError`` when the unit does not parse or does not fit the type.
     public func unit(for type: QuantityType) throws -> HealthUnit {
-        let own = units[type.identifier] ?? units[type.fullIdentifier]
+        // Most commands name no unit: the full identifier is then not built.
+        let own = units.isEmpty ? nil : units[type.identifier] ?? units[type.fullIdentifier]
         // A plain --unit is for the quantity types queried; a category type has none.
         guard let text = own ?? (type.isCategory ? nil : units[nil]) else { return type.canonicalUnit }
         return try type.unit(parsing: text)
