@@ -77,7 +77,7 @@ let package = Package(
         // MARK: Executables (thin mains)
         .executableTarget(name: "hkd", dependencies: ["HealthServer"], swiftSettings: swiftSettings),
         .target(
-            name: "HKQKit", dependencies: ["HealthModel", "HealthWire", "HealthClient", "HealthImport"],
+            name: "HKQKit", dependencies: ["HealthModel", "HealthWire", "HealthClient", "HealthImport", "HealthPosix"],
             path: "Tools/HKQKit",
             swiftSettings: swiftSettings),
         // hkq starts for every command, so its release build is one static executable (the Swift runtime,

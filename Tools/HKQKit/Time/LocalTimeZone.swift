@@ -15,9 +15,23 @@ enum LocalTimeZone {
     /// `Europe/Berlin` for `/usr/share/zoneinfo/Europe/Berlin` or `../usr/share/zoneinfo/Europe/Berlin`: what
     /// follows the last `zoneinfo` directory; nil when the path holds none or nothing follows it.
     static func zoneIdentifier(linkTarget path: String) -> String? {
-        let parts = path.split(separator: "/")
-        guard let directory = parts.lastIndex(of: "zoneinfo"), directory + 1 < parts.count else { return nil }
-        return parts[(directory + 1)...].joined(separator: "/")
+        // Bytes compared in a loop: splitting and joining path components instantiates generic types at their
+        // first use, which costs this one call more than the rest of it.
+        let bytes = Array(path.utf8)
+        let directory = Array("zoneinfo/".utf8)
+        var start: Int?
+        for index in 0...max(0, bytes.count - directory.count) where index == 0 || bytes[index - 1] == UInt8(ascii: "/")
+        {
+            var matches = index + directory.count <= bytes.count
+            var offset = 0
+            while matches, offset < directory.count {
+                matches = bytes[index + offset] == directory[offset]
+                offset += 1
+            }
+            if matches { start = index + directory.count }
+        }
+        guard let start, start < bytes.count else { return nil }
+        return String(decoding: bytes[start...], as: UTF8.self)
     }
 
     /// Where the symbolic link at `path` points; nil when it is not one.
