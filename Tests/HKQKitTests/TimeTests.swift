@@ -233,4 +233,45 @@ import TestSupport
     func localZoneIsFoundations() {
         #expect(LocalTimeZone.current.identifier == TimeZone.current.identifier)
     }
+
+    @Test(
+        "a local date-time is the instant Foundation's Calendar gives it, around transitions, gaps and overlaps",
+        arguments: ["America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "Pacific/Apia", "Asia/Kolkata"])
+    func localTimesAgreeWithCalendar(zoneName: String) throws {
+        let zone = try #require(TimeZone(identifier: zoneName))
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let parser = DateArgumentParser(timeZone: zone, now: 0)
+        var random = SplitMix64(seed: 0x1D_A7E5)
+        // Wall times within a few hours of each transition from 2005 to 2030, to the minute, and random ones.
+        var transition = Date(timeIntervalSince1970: 1_104_537_600)
+        var wallTimes: [Date] = []
+        while let next = zone.nextDaylightSavingTimeTransition(after: transition), next.timeIntervalSince1970 < 1.9e9 {
+            transition = next
+            let local = next.timeIntervalSince1970 + Double(zone.secondsFromGMT(for: next))
+            for _ in 0..<6 {
+                wallTimes.append(
+                    Date(
+                        timeIntervalSince1970: local
+                            + Double(
+                                Int.random(in: -3...3, using: &random) * 1800 + Int.random(in: -59...59, using: &random)
+                                    * 60)))
+            }
+        }
+        for _ in 0..<200 {
+            wallTimes.append(Date(timeIntervalSince1970: Double(Int.random(in: 0...1_900_000_000, using: &random))))
+        }
+        for wall in wallTimes {
+            // The wall time's fields, read as UTC.
+            var utc = Calendar(identifier: .gregorian)
+            utc.timeZone = TimeZone(identifier: "UTC")!
+            let fields = utc.dateComponents([.year, .month, .day, .hour, .minute, .second], from: wall)
+            let civil = CivilTime(
+                year: fields.year!, month: fields.month!, day: fields.day!, hour: fields.hour!, minute: fields.minute!,
+                second: fields.second!)
+            let expected = try #require(calendar.date(from: fields))
+            #expect(
+                parser.local(civil) == DateArgumentParser.timestamp(expected), "\(zoneName) \(fields)")
+        }
+    }
 }

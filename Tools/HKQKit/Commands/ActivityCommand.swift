@@ -73,7 +73,7 @@ public struct ActivityCommand: Command {
     ) async throws -> [String: [Int: Double]] {
         func midnight(_ day: Int) -> Timestamp {
             let date = CivilCalendar.date(ofDay: day)
-            return dates.local(CivilTime(year: date.year, month: date.month, day: date.day)) ?? 0
+            return dates.local(CivilTime(year: date.year, month: date.month, day: date.day))
         }
         let from = midnight(days.lowerBound)
         let to = midnight(days.upperBound + 1)

@@ -128,7 +128,11 @@ struct CSVWriter {
     /// one row and starts the next is formatted once.
     mutating func repeatField(_ range: Range<Int>) {
         beginField()
-        for index in range { bytes.append(bytes[index]) }
+        // Through a copy: appending a slice of the array to itself would copy the whole array first.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: range.count) { copy in
+            _ = bytes.withUnsafeBufferPointer { copy.initialize(fromContentsOf: $0[range]) }
+            bytes.append(contentsOf: copy)
+        }
     }
 
     /// Ends the line.

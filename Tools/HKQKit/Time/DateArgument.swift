@@ -85,13 +85,12 @@ public struct DateArgumentParser: Sendable {
         return Self.timestamp(moved) + micros
     }
 
-    /// The instant a wall-clock time names in ``timeZone`` (in a DST gap, Foundation's choice).
-    func local(_ civil: CivilTime) -> Timestamp? {
-        let components = DateComponents(
-            year: civil.year, month: civil.month, day: civil.day, hour: civil.hour, minute: civil.minute,
-            second: civil.second)
-        guard let date = calendar.date(from: components) else { return nil }
-        return Self.timestamp(date) + Int64(civil.microsecond)
+    /// The instant a wall-clock time names in ``timeZone``, as Foundation's `Calendar` reads it: a time that
+    /// occurs twice is the first, one in a DST gap moves later by the gap. Through ``ZoneOffsetWalker``: setting
+    /// up a `Calendar` cost a command given one date a tenth of its time.
+    func local(_ civil: CivilTime) -> Timestamp {
+        var offsets = ZoneOffsetWalker(zone: timeZone)
+        return offsets.instant(atLocal: civil.timestamp(offsetSeconds: 0), repeated: .first)
     }
 
     /// A timestamp as a Foundation date.
