@@ -39,6 +39,15 @@ public final class HealthClient: Sendable {
         try await connection().welcome
     }
 
+    /// ``connect()`` on the calling thread, blocking it for up to the connect timeout and a round trip: for a
+    /// program whose task runs on a thread of its own (hkq's main thread), where it saves handing the blocking
+    /// connect to a dispatch thread. Never call it from Swift's global executor.
+    package func connectInPlace() throws(HealthClientError) -> Welcome {
+        if let connection = current.withLock({ $0 }), !connection.isClosed { return connection.welcome }
+        let fresh = try HealthConnection.open(configuration)
+        return adopt(fresh).welcome
+    }
+
     /// Closes the connection (and those to other cluster nodes); a later request reconnects.
     public func close() {
         let connection = current.withLock { connection in
@@ -101,8 +110,13 @@ public final class HealthClient: Sendable {
     /// The open connection, or a new one (package-internal: the wire-level connection is not public API).
     package func connection() async throws(HealthClientError) -> HealthConnection {
         if let connection = current.withLock({ $0 }), !connection.isClosed { return connection }
-        let fresh = try await Self.open(configuration)
-        return current.withLock { connection in
+        return adopt(try await Self.open(configuration))
+    }
+
+    /// Makes `fresh` the open connection, unless another task opened one meanwhile (then `fresh` is closed and
+    /// that one returned).
+    private func adopt(_ fresh: HealthConnection) -> HealthConnection {
+        current.withLock { connection in
             if let existing = connection, !existing.isClosed {
                 fresh.close()
                 return existing

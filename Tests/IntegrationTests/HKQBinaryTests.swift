@@ -55,4 +55,30 @@ struct HKQBinaryTests {
         #expect(down.status == 1)
         #expect(down.err.contains("cannot connect"))
     }
+
+    @Test("watch streams what is stored until its count, then exits (the command's task on hkq's main thread)")
+    func watchUntilCount() async throws {
+        let hkd = try await TestServer()
+        let server = ["--server", "127.0.0.1:\(hkd.port)", "--token", hkd.token, "--subject", "anna"]
+        let csv = """
+            type,start,end,value,unit,source
+            stepCount,2024-03-10T06:00:00Z,2024-03-10T06:10:00Z,1200,count,iPhone
+            stepCount,2024-03-11T06:00:00Z,2024-03-11T06:10:00Z,800,count,iPhone
+            stepCount,2024-03-12T06:00:00Z,2024-03-12T06:10:00Z,500,count,iPhone
+            """
+        let insert = try await Self.hkq(server + ["insert", "-"], input: csv)
+        #expect(insert.status == 0, "\(insert.err)")
+        let samples = try await Self.hkq(server + ["watch", "stepCount", "--count", "2", "--tz", "UTC"])
+        #expect(samples.status == 0, "\(samples.err)")
+        #expect(samples.out.split(separator: "\n").filter { $0.hasPrefix("+ ") }.count == 2, "\(samples.out)")
+        let buckets = try await Self.hkq(
+            server + ["watch", "stepCount", "--collection", "--count", "3", "--tz", "UTC"])
+        #expect(buckets.status == 0, "\(buckets.err)")
+        #expect(
+            buckets.out.split(separator: "\n") == [
+                "2024-03-10 1200 count", "2024-03-11 800 count", "2024-03-12 500 count",
+            ],
+            "\(buckets.out)")
+        await hkd.stop()
+    }
 }

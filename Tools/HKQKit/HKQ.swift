@@ -18,6 +18,10 @@ public struct HKQ: Sendable {
     /// Where a local server's admin token is looked for when none is given (``LocalToken/defaultPath``); tests
     /// point it away from the working directory, which may hold a real `./hkd-data`.
     public var localTokenPath: String
+    /// Whether commands run on a thread of their own (the process's main thread, in ``main()``), where blocking
+    /// holds up nothing else: a command then connects in place instead of handing the blocking connect to a
+    /// dispatch thread. Off for commands run in-process by tests, whose tasks share Swift's global executor.
+    public var ownsThread = false
 
     /// A program with the given commands, global options and clock (the system clock by default).
     public init(
@@ -130,20 +134,22 @@ public struct HKQ: Sendable {
 
     /// Runs the process's own command line with the real environment and exits with the command's status.
     ///
-    /// Synchronous: the command runs as a task while the calling (main) thread waits, and the process exits from
-    /// the task. An `async` top level would instead park the main thread in `dispatch_main`, which ends it with
-    /// `pthread_exit`: a forced unwind of its stack, whose first lookup of frame descriptions costs a process
-    /// linked statically milliseconds (it sorts every one of them).
+    /// The command runs as a task on the calling (main) thread (``MainThreadExecutor``), which the process then
+    /// lends to it until the task exits the process: no dispatch thread is started for it, and it connects in
+    /// place (``ownsThread``). An `async` top level would park the main thread in `dispatch_main`, which ends it
+    /// with `pthread_exit`: a forced unwind of its stack, whose first lookup of frame descriptions costs a
+    /// process linked statically milliseconds (it sorts every one of them).
     public static func main() -> Never {
-        Task.detached {
-            let status = await standard.run(
+        let executor = MainThreadExecutor()
+        var program = standard
+        program.ownsThread = true
+        Task(executorPreference: executor) {
+            let status = await program.run(
                 arguments: Array(CommandLine.arguments.dropFirst()),
                 environment: hkqVariables(in: environ), console: .standard)
             exit(status)
         }
-        // Never signalled: the task exits the process.
-        DispatchSemaphore(value: 0).wait()
-        fatalError("hkq's command task returned without exiting")
+        executor.run()
     }
 
     /// The `HKQ_*` variables of `environment` (a `NAME=value` list ending in null, as `environ`), the only ones

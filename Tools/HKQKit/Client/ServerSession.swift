@@ -19,7 +19,11 @@ public enum ServerSession {
         let client = HealthClient(configuration(context, connectTimeout: .seconds(5)))
         defer { client.close() }
         do {
-            try await client.connect()
+            if context.program.ownsThread {
+                _ = try client.connectInPlace()
+            } else {
+                _ = try await client.connect()
+            }
         } catch {
             throw connectionFailure(error, server: globals.server)
         }
