@@ -71,11 +71,12 @@ public struct ByteReader {
         Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1)))
     }
 
-    /// Reads a varint that must not exceed `limit`, naming `what` in the error.
-    public mutating func readCount(_ what: String, limit: Int) throws -> Int {
+    /// Reads a varint that must not exceed `limit`, naming `what` in the error (built only for the error: list
+    /// counts are read once per list, a collection reply holds one per bucket).
+    public mutating func readCount(_ what: @autoclosure () -> String, limit: Int) throws -> Int {
         let value = try readVarint()
         guard value <= UInt64(limit) else {
-            throw CodecError(.malformedPayload, "\(what) \(value) exceeds the limit \(limit)")
+            throw CodecError(.malformedPayload, "\(what()) \(value) exceeds the limit \(limit)")
         }
         return Int(value)
     }
