@@ -13,10 +13,15 @@ struct HKQBinaryTests {
         return (outcome.status, outcome.output, outcome.errors)
     }
 
+    /// The global options that reach `hkd` as the subject anna.
+    static func anna(at hkd: TestServer) -> [String] {
+        ["--server", "127.0.0.1:\(hkd.port)", "--token", hkd.token, "--subject", "anna"]
+    }
+
     @Test("insert from stdin, then samples and stats, in JSON")
     func insertAndQuery() async throws {
         let hkd = try await TestServer()
-        let server = ["--server", "127.0.0.1:\(hkd.port)", "--token", hkd.token, "--subject", "anna"]
+        let server = Self.anna(at: hkd)
         let csv = """
             type,start,end,value,unit,source
             stepCount,2024-03-10T06:00:00-05:00,2024-03-10T06:10:00-05:00,1200,count,iPhone
@@ -59,13 +64,12 @@ struct HKQBinaryTests {
     @Test("watch streams what is stored until its count, then exits (the command's task on hkq's main thread)")
     func watchUntilCount() async throws {
         let hkd = try await TestServer()
-        let server = ["--server", "127.0.0.1:\(hkd.port)", "--token", hkd.token, "--subject", "anna"]
-        let csv = """
-            type,start,end,value,unit,source
-            stepCount,2024-03-10T06:00:00Z,2024-03-10T06:10:00Z,1200,count,iPhone
-            stepCount,2024-03-11T06:00:00Z,2024-03-11T06:10:00Z,800,count,iPhone
-            stepCount,2024-03-12T06:00:00Z,2024-03-12T06:10:00Z,500,count,iPhone
-            """
+        let server = Self.anna(at: hkd)
+        // Ten minutes of steps at 06:00 UTC on three days.
+        let rows = [(10, 1200), (11, 800), (12, 500)].map { day, steps in
+            "stepCount,2024-03-\(day)T06:00:00Z,2024-03-\(day)T06:10:00Z,\(steps),count,iPhone"
+        }
+        let csv = (["type,start,end,value,unit,source"] + rows).joined(separator: "\n")
         let insert = try await Self.hkq(server + ["insert", "-"], input: csv)
         #expect(insert.status == 0, "\(insert.err)")
         let samples = try await Self.hkq(server + ["watch", "stepCount", "--count", "2", "--tz", "UTC"])

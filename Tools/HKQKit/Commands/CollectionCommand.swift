@@ -187,7 +187,8 @@ struct CollectionReport {
         }
     }
 
-    /// One record per bucket (``columns(figures:)``) and with by-source one per source: what tables show.
+    /// One record per bucket (``columns(figures:)``) and with by-source one per source, edges as ``edge(_:)``
+    /// gives them: what tables and `hkq watch --collection` print.
     var records: RecordSet {
         let bySource = options.contains(.separateBySource)
         let figures = figureColumns
