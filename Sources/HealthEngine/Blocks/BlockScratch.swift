@@ -29,6 +29,15 @@ public final class BlockScratch {
         arrivals.deallocate()
     }
 
+    /// `scratch` when it has room for `count` rows, else a new scratch for them, kept in `scratch`: one scratch
+    /// decodes blocks of different sizes in turn, allocated once it is needed.
+    static func reused(_ scratch: inout BlockScratch?, for count: Int) -> BlockScratch {
+        if let scratch, scratch.capacity >= count { return scratch }
+        let fresh = BlockScratch(capacity: count)
+        scratch = fresh
+        return fresh
+    }
+
     /// Every column.
     public var all: BlockBuffers {
         BlockBuffers(starts: starts, ends: ends, values: values, sourceIDs: sourceIDs, arrivals: arrivals)

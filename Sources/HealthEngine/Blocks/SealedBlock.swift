@@ -100,7 +100,7 @@ public struct SealedBlock: Sendable {
     }
 
     /// A version 1 block of `rows` (`summary` is theirs), one column each, whatever their sources (hkd sealed
-    /// rows of several sources so before laned blocks; see ``laned()``).
+    /// rows of several sources so before laned blocks; see ``init(validating:checkingInvariants:laning:decoded:)``).
     init(columnsOf rows: BlockColumns, summary: BlockSummary) {
         var writer = BlockWriter(capacity: 96 + rows.count * 2)
         Self.writeHeader(Self.version, summary, into: &writer)
@@ -111,15 +111,6 @@ public struct SealedBlock: Sendable {
         Self.appendColumn(to: &writer, offsets: &offsets) { SourceColumn.encode(rows.sourceIDs, into: &$0) }
         Self.appendColumn(to: &writer, offsets: &offsets) { ArrivalColumn.encode(rows.arrivals, into: &$0) }
         self.init(owning: writer.bytes, summary: summary, columnOffsets: offsets, lanes: [])
-    }
-
-    /// This block, or, when it is a version 1 block of several sources, the same rows as a laned block: how
-    /// blocks sealed before laned blocks existed are converted when a snapshot is read into memory.
-    public func laned() -> SealedBlock {
-        guard lanes.isEmpty, summary.sources.count > 1 else { return self }
-        let scratch = BlockScratch(capacity: count)
-        decode(into: scratch.all)
-        return SealedBlock(encoding: scratch.rows(count))
     }
 
     /// A block owning an exact copy of `written` (a writer's buffer has grown with slack that would stay resident
@@ -168,9 +159,11 @@ public struct SealedBlock: Sendable {
     /// Never traps; counts are capped before anything is allocated. Snapshots read with `checkingInvariants:
     /// false`, so a block holds whatever rows an image may hold, and restoring the image checks the rows.
     /// `decoded` is handed the rows the check decoded (valid only during the call), so a reader that wants them
-    /// does not decode the block a second time.
+    /// does not decode the block a second time. With `laning`, a version 1 block of several sources (sealed before
+    /// laned blocks existed) comes back laned, encoded from those rows: how a snapshot read into memory converts.
     public init(
-        validating bytes: [UInt8], checkingInvariants: Bool = true, decoded: (BlockColumns) -> Void = { _ in }
+        validating bytes: [UInt8], checkingInvariants: Bool = true, laning: Bool = false,
+        decoded: (BlockColumns) -> Void = { _ in }
     ) throws(BlockDecodingError) {
         let header = try withBlockBytes(bytes) { (raw) throws(BlockDecodingError) in
             try Self.parseHeader(raw)
@@ -184,6 +177,7 @@ public struct SealedBlock: Sendable {
         let computed = BlockSummary(rows)
         guard computed == summary else { throw BlockDecodingError("summary does not match the rows") }
         self.summary = computed
+        if laning, lanes.isEmpty, computed.sources.count > 1 { self = SealedBlock(laning: rows, summary: computed) }
         decoded(rows)
     }
 

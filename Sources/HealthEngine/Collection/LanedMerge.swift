@@ -40,13 +40,14 @@ extension Series {
         let lowestFed = lanes.lazy.filter { fed.contains($0.block) }.map(\.rank).max() ?? top
         var above: [Int: LaneCover] = [:]
         var cover = LaneCover()
+        // One scratch decodes every lane that must be, higher ones for their cover, fed ones for their rows.
+        var scratch: BlockScratch?
         for (position, rank) in ranks.enumerated().dropLast() where rank < lowestFed {
-            for entry in lanes where entry.rank == rank { cover.add(entry.lane) }
+            for entry in lanes where entry.rank == rank { cover.add(entry.lane, scratch: &scratch) }
             cover.finish()
             above[ranks[position + 1]] = cover
         }
         var sparse = SparseRegularRows()
-        var scratch: BlockScratch?
         for entry in lanes where fed.contains(entry.block) {
             let lane = entry.lane
             let identity = sources.identityOfSource[Int(lane.summary.sources[0])]
@@ -58,9 +59,7 @@ extension Series {
                 bySource?.addRun(sparse, 0..<lane.count, identity: identity, maxDuration: maxDuration)
                 continue
             }
-            let buffers =
-                scratch.flatMap { $0.capacity >= lane.count ? $0 : nil } ?? BlockScratch(capacity: lane.count)
-            scratch = buffers
+            let buffers = BlockScratch.reused(&scratch, for: lane.count)
             lane.decode(into: BlockBuffers(starts: buffers.starts, ends: buffers.ends, values: buffers.values))
             let decoded = buffers.rows(lane.count)
             let rows = FilteredColumns(
@@ -90,13 +89,13 @@ struct LaneCover {
     private var added: [TimeSpan] = []
 
     /// Adds a lane's rows: from its header alone when they are regular and each lasts at least the step to the
-    /// next (one span, no point), else decoded.
-    mutating func add(_ lane: SealedBlock) {
+    /// next (one span, no point), else decoded (into `scratch`, made or grown as needed).
+    mutating func add(_ lane: SealedBlock, scratch: inout BlockScratch?) {
         if let (step, duration) = lane.regularShape(), step >= 0, duration > 0, duration >= step {
             added.append(TimeSpan(start: lane.summary.firstStart, end: lane.summary.latestEnd))
             return
         }
-        let scratch = BlockScratch(capacity: lane.count)
+        let scratch = BlockScratch.reused(&scratch, for: lane.count)
         lane.decode(into: BlockBuffers(starts: scratch.starts, ends: scratch.ends))
         for row in 0..<lane.count {
             let (start, end) = (scratch.starts[row], scratch.ends[row])

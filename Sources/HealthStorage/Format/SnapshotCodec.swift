@@ -157,7 +157,8 @@ public enum SnapshotCodec {
             }
             let block: SealedBlock
             do {
-                block = try SealedBlock(validating: bytes)
+                // Blocks read into memory take today's form (laned when they mix sources); cold ones stay as written.
+                block = try SealedBlock(validating: bytes, laning: memory == nil)
             } catch {
                 throw CodecError(
                     .malformedPayload, "block \(index) of series \"\(subject)\" (offset \(offset)): \(error.reason)")
@@ -167,8 +168,7 @@ public enum SnapshotCodec {
                     .malformedPayload, "series \"\(subject)\" has more rows in blocks than its count \(count)")
             }
             rows += block.count
-            // Blocks read into memory take today's form (laned when they mix sources); cold ones stay as written.
-            blocks.append(memory.map { block.moved(to: $0, at: start) } ?? block.laned())
+            blocks.append(memory.map { block.moved(to: $0, at: start) } ?? block)
         }
         guard rows == count else {
             throw CodecError(

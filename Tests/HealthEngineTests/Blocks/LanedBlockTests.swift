@@ -126,18 +126,20 @@ struct LanedBlockTests {
         refused(lanedBytes(summary, order: late, lanes: laneBytes), "an order that breaks start order")
     }
 
-    @Test("a version 1 block of several sources (sealed before lanes) reads as before, and laned() converts it")
+    @Test("a version 1 block of several sources (sealed before lanes) reads as before, and laning converts it")
     func olderBlocks() throws {
         let rows = Self.interleaved
         let old = try SealedBlock(validating: columnsBlock(rows).bytes)
         #expect(old.bytes.first == SealedBlock.version)
         #expect(old.lanes.isEmpty)
         #expect(sameBits(old.rows(), rows))
-        let converted = old.laned()
+        let converted = try SealedBlock(validating: old.bytes, laning: true)
         #expect(converted.bytes == block(rows).bytes)
         #expect(converted.summary == old.summary)
         let single = sourceRows(rows, 3)
-        #expect(block(single).laned().bytes == block(single).bytes)
+        #expect(try SealedBlock(validating: block(single).bytes, laning: true).bytes == block(single).bytes)
+        let laned = block(rows)
+        #expect(try SealedBlock(validating: laned.bytes, laning: true).bytes == laned.bytes)
     }
 }
 

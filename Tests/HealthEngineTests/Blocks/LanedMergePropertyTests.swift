@@ -80,7 +80,10 @@ struct LanedMergePropertyTests {
                 let lanes = blocks[context].flatMap { $0.lanes.isEmpty ? [$0] : $0.lanes }
                 let top = lanes.map { ranks[Int($0.summary.sources[0])] }.min()!
                 var cover = LaneCover()
-                for lane in lanes where ranks[Int(lane.summary.sources[0])] == top { cover.add(lane) }
+                var scratch: BlockScratch?
+                for lane in lanes where ranks[Int(lane.summary.sources[0])] == top {
+                    cover.add(lane, scratch: &scratch)
+                }
                 cover.finish()
                 for lane in blocks[index].lanes where ranks[Int(lane.summary.sources[0])] != top {
                     if TimeSpan.lieUnderOne(cover.spans, lane.summary) { under += 1 } else { partly += 1 }

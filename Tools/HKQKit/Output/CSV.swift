@@ -7,7 +7,7 @@ public enum CSV {
     }
 
     /// Whether `field` must be quoted: it holds a comma, quote or line break, or starts or ends with a space.
-    static func needsQuotes(_ field: String) -> Bool {
+    private static func needsQuotes(_ field: String) -> Bool {
         func special(_ byte: UInt8) -> Bool {
             byte == UInt8(ascii: ",") || byte == UInt8(ascii: "\"") || byte == 10 || byte == 13
         }
@@ -97,7 +97,7 @@ struct CSVWriter {
     /// Appends `field`, quoted when ``CSV/escape(_:)`` would quote it; returns where its bytes lie.
     @discardableResult
     mutating func field(_ field: String) -> Range<Int> {
-        unquotedField(CSV.needsQuotes(field) ? CSV.escape(field) : field)
+        unquotedField(CSV.escape(field))
     }
 
     /// Appends `cell` as ``JSONValue/plainText`` shows it (null is an empty field); returns where its bytes lie.
