@@ -40,11 +40,13 @@ public final class HealthClient: Sendable {
     }
 
     /// ``connect()`` on the calling thread, blocking it for up to the connect timeout and a round trip: for a
-    /// program whose task runs on a thread of its own (hkq's main thread), where it saves handing the blocking
-    /// connect to a dispatch thread. Never call it from Swift's global executor.
+    /// program whose task runs on a thread of its own (hkq's main thread, a `ThreadExecutor`), where it saves
+    /// handing the blocking connect to a dispatch thread. Requests then sent from this thread read their replies
+    /// on it too, with no reader thread, until something else needs one (a request from another thread, a
+    /// subscription). Never call it from Swift's global executor.
     package func connectInPlace() throws(HealthClientError) -> Welcome {
         if let connection = current.withLock({ $0 }), !connection.isClosed { return connection.welcome }
-        let fresh = try HealthConnection.open(configuration)
+        let fresh = try HealthConnection.open(configuration, readingInPlace: true)
         return adopt(fresh).welcome
     }
 

@@ -10,6 +10,11 @@ import Synchronization
 ///
 /// Thread-safe: any number of tasks may send requests at once. A reader thread owned by the connection decodes
 /// replies; when the connection ends, every waiting request fails with ``ErrorCode/connectionLost``.
+///
+/// A connection opened *in place* (``open(_:readingInPlace:)``, for a program whose task owns its thread, as
+/// hkq's does) starts without the reader thread: a request sent from the opening thread while nothing else waits
+/// reads its own reply on that thread. The reader thread starts the first time anything else needs replies read:
+/// a request from another thread, requests still waiting when the in-place one is answered, a subscription.
 package final class HealthConnection: Sendable {
     /// The server's welcome: its version and the limits it enforces.
     package let welcome: Welcome
@@ -25,7 +30,26 @@ package final class HealthConnection: Sendable {
         let continuation: CheckedContinuation<[Message], any Error>
     }
 
+    /// Who reads the server's frames.
+    private enum Reading {
+        /// Nobody yet (a connection opened in place, between requests): ``State/inbox`` holds the decoder.
+        case idle
+        /// The opening thread, for a request of its own.
+        case inPlace
+        /// The connection's reader thread, until the connection ends.
+        case thread
+    }
+
+    /// What the reader of the connection keeps between reads: frames half received and the heartbeat's clock.
+    private struct Inbox: Sendable {
+        var decoder: FrameDecoder
+        var heartbeat: Heartbeat
+    }
+
     private struct State {
+        var reading: Reading
+        /// The reading state while ``reading`` is `idle`; taken by whoever reads.
+        var inbox: Inbox?
         var nextRequestID: UInt32 = 1
         var pending: [UInt32: Pending] = [:]
         var updateHandlers: [UInt32: @Sendable (Update) -> Void] = [:]
@@ -50,11 +74,18 @@ package final class HealthConnection: Sendable {
         }
     }
 
-    private init(socket: any ByteStream, welcome: Welcome, configuration: ClientConfiguration) {
+    /// The thread that may read replies in place, for a connection opened in place.
+    private let inPlaceThread: UInt?
+
+    private init(socket: any ByteStream, welcome: Welcome, configuration: ClientConfiguration, inPlaceThread: UInt?) {
         self.socket = socket
         self.welcome = welcome
         self.configuration = configuration
-        self.state = Mutex(State())
+        self.inPlaceThread = inPlaceThread
+        let inbox = Inbox(
+            decoder: FrameDecoder(limits: welcome.limits.frameLimits),
+            heartbeat: Heartbeat(interval: configuration.heartbeat))
+        self.state = Mutex(State(reading: .idle, inbox: inbox))
         writeLock = Mutex(HealthConnection.requestEncoder(configuration, limits: welcome.limits.frameLimits))
     }
 
@@ -67,7 +98,13 @@ package final class HealthConnection: Sendable {
 
     /// Connects and performs the handshake. Blocks the calling thread for at most the connect timeout plus one
     /// round trip; `HealthClient` calls it off the cooperative pool.
-    package static func open(_ configuration: ClientConfiguration) throws(HealthClientError) -> HealthConnection {
+    ///
+    /// `readingInPlace` defers the reader thread: requests sent from the calling thread then read their replies
+    /// on it (blocking it while they wait). Only for a thread that serves nothing else, never one of Swift's
+    /// cooperative pool.
+    package static func open(_ configuration: ClientConfiguration, readingInPlace: Bool = false)
+        throws(HealthClientError) -> HealthConnection
+    {
         let tcp: ClientSocket
         do {
             tcp = try ClientSocket.connect(
@@ -85,8 +122,10 @@ package final class HealthConnection: Sendable {
         }
         do {
             let welcome = try handshake(socket, configuration)
-            let connection = HealthConnection(socket: socket, welcome: welcome, configuration: configuration)
-            try connection.startReader()
+            let connection = HealthConnection(
+                socket: socket, welcome: welcome, configuration: configuration,
+                inPlaceThread: readingInPlace ? PosixThread.currentID : nil)
+            if !readingInPlace { try connection.claimReading()?.startReader(connection) }
             return connection
         } catch {
             socket.close()
@@ -185,13 +224,64 @@ package final class HealthConnection: Sendable {
         }
     }
 
-    private func startReader() throws(HealthClientError) {
-        do {
-            _ = try PosixThread.spawn(name: "hk-client-reader") { [self] in readLoop() }
-        } catch {
-            throw .local(.internalError, "cannot start the reader thread: \(error.message)")
+    /// Makes the reader thread the connection's reader unless something reads already: returns the inbox to start
+    /// it with, or nil.
+    private func claimReading() -> ReaderStart? {
+        state.withLock { state in
+            guard state.reading == .idle, let inbox = state.inbox.take() else { return nil }
+            state.reading = .thread
+            return ReaderStart(inbox: inbox)
         }
     }
+
+    /// The inbox a reader thread is to start with (taken out of the state under its lock).
+    private struct ReaderStart {
+        let inbox: Inbox
+
+        /// Starts the reader thread; if it cannot start, the connection fails.
+        func startReader(_ connection: HealthConnection) throws(HealthClientError) {
+            let inbox = self.inbox
+            do {
+                _ = try PosixThread.spawn(name: "hk-client-reader") { connection.readLoop(inbox) }
+            } catch {
+                let failure = HealthClientError.local(
+                    .internalError, "cannot start the reader thread: \(error.message)")
+                connection.fail(failure)
+                throw failure
+            }
+        }
+    }
+
+    /// Reads, on the calling thread, until request `id` is answered (or fails), when the connection was opened in
+    /// place on this thread and nothing reads yet; otherwise makes sure the reader thread reads. Afterwards the
+    /// reader thread takes over if other requests or subscriptions still wait for frames.
+    private func awaitReply(to id: UInt32) {
+        guard inPlaceThread == PosixThread.currentID else {
+            try? claimReading()?.startReader(self)
+            return
+        }
+        let claimed: Inbox? = state.withLock { state in
+            guard state.reading == .idle, let inbox = state.inbox.take() else { return nil }
+            state.reading = .inPlace
+            return inbox
+        }
+        guard var inbox = claimed else { return }
+        while state.withLock({ $0.pending[id] != nil }), readOnce(&inbox) {}
+        let handOver = state.withLock { state -> Bool in
+            let waiting = !state.pending.isEmpty || !state.subscribing.isEmpty || !state.endHandlers.isEmpty
+            if waiting && state.failure == nil {
+                state.reading = .thread
+                return true
+            }
+            state.reading = .idle
+            state.inbox = inbox
+            return false
+        }
+        if handOver { try? ReaderStart(inbox: inbox).startReader(self) }
+    }
+
+    /// Whether the connection's reader thread has started (at once, unless it was opened in place).
+    package var hasReaderThread: Bool { state.withLock { $0.reading == .thread } }
 
     /// Whether the connection has ended (requests on it fail at once).
     package var isClosed: Bool { state.withLock { $0.failure != nil } }
@@ -203,7 +293,7 @@ package final class HealthConnection: Sendable {
     package func request(_ message: Message) async throws(HealthClientError) -> [Message] {
         do {
             return try await withCheckedThrowingContinuation { continuation in
-                transmit(message, continuation: continuation)
+                if let id = transmit(message, continuation: continuation) { awaitReply(to: id) }
             }
         } catch let error as HealthClientError {
             throw error
@@ -236,7 +326,8 @@ package final class HealthConnection: Sendable {
         let reply: [Message]
         do {
             reply = try await withCheckedThrowingContinuation { continuation in
-                transmit(.subscribe(Subscribe(request)), continuation: continuation, subscription: handlers)
+                let id = transmit(.subscribe(Subscribe(request)), continuation: continuation, subscription: handlers)
+                if let id { awaitReply(to: id) }
             }
         } catch let error as HealthClientError {
             throw error
@@ -260,10 +351,11 @@ package final class HealthConnection: Sendable {
         state.withLock { $0.updateHandlers[subscriptionID] = handler }
     }
 
+    /// Registers and sends a request; returns its id, or nil when it already failed (its continuation resumed).
     private func transmit(
         _ message: Message, continuation: CheckedContinuation<[Message], any Error>,
         subscription: SubscriptionHandlers? = nil
-    ) {
+    ) -> UInt32? {
         let registered: UInt32? = state.withLock { state in
             if let failure = state.failure {
                 continuation.resume(throwing: failure)
@@ -275,7 +367,7 @@ package final class HealthConnection: Sendable {
             if let subscription { state.subscribing[id] = subscription }
             return id
         }
-        guard let id = registered else { return }
+        guard let id = registered else { return nil }
         do {
             try writeLock.withLock { encoder in
                 try socket.write(encoder.encode(message.frame(requestID: id)), timeout: configuration.requestTimeout)
@@ -284,62 +376,68 @@ package final class HealthConnection: Sendable {
             fail(
                 .local(
                     error.isTimeout ? .timedOut : .connectionLost, "sending \(message.kind) failed: \(error.message)"))
+            return nil
         } catch let error as TLSError {
             fail(HealthClientError(tlsError: error, configuration))
+            return nil
         } catch {
             fail(.local(.connectionLost, "sending \(message.kind) failed: \(error)"))
+            return nil
         }
+        return id
     }
 
-    /// The reader thread: decodes frames until the connection ends, checking request deadlines and the
-    /// heartbeat once a second.
-    private func readLoop() {
-        var decoder = FrameDecoder(limits: welcome.limits.frameLimits)
-        let tick = Duration.seconds(1)
-        var heartbeat = Heartbeat(interval: configuration.heartbeat)
-        while true {
-            let bytes: [UInt8]
-            do {
-                bytes = try socket.read(maxBytes: 64 << 10, timeout: tick)
-            } catch let error as SystemError where error.isTimeout {
-                expireOverdueRequests()
-                let subscribed = state.withLock { !$0.endHandlers.isEmpty }
-                switch heartbeat.check(now: .now, subscribed: subscribed) {
-                case .quiet: break
-                case .ping: sendKeepAlive()
-                case .lost(let silence):
-                    fail(.local(.connectionLost, "the server sent nothing for \(silence), not even a pong"))
-                    return
-                }
-                continue
-            } catch let error as TLSError {
-                fail(HealthClientError(tlsError: error, configuration))
-                return
-            } catch {
-                fail(.local(.connectionLost, "connection to the server failed: \(error)"))
-                return
+    /// The reader thread: decodes frames until the connection ends.
+    private func readLoop(_ inbox: Inbox) {
+        var inbox = inbox
+        while readOnce(&inbox) {}
+    }
+
+    /// Waits up to a second for bytes and delivers every whole frame they complete; on a quiet second, expires
+    /// overdue requests and checks the heartbeat. Returns false once the connection has ended.
+    private func readOnce(_ inbox: inout Inbox) -> Bool {
+        let bytes: [UInt8]
+        do {
+            bytes = try socket.read(maxBytes: 64 << 10, timeout: .seconds(1))
+        } catch let error as SystemError where error.isTimeout {
+            expireOverdueRequests()
+            let subscribed = state.withLock { !$0.endHandlers.isEmpty }
+            switch inbox.heartbeat.check(now: .now, subscribed: subscribed) {
+            case .quiet: break
+            case .ping: sendKeepAlive()
+            case .lost(let silence):
+                fail(.local(.connectionLost, "the server sent nothing for \(silence), not even a pong"))
+                return false
             }
-            if bytes.isEmpty {
-                fail(.local(.connectionLost, "the server closed the connection"))
-                return
-            }
-            heartbeat.heard(at: .now)
-            decoder.append(bytes)
-            do {
-                while let frame = try decoder.next() {
-                    try deliver(frame)
-                }
-            } catch let error as WireError {
-                fail(.local(error.code, "malformed frame from the server: \(error.message)"))
-                return
-            } catch let error as HealthError {
-                fail(.local(error.code, "malformed reply from the server: \(error.message)"))
-                return
-            } catch {
-                fail(.local(.internalError, "\(error)"))
-                return
-            }
+            return true
+        } catch let error as TLSError {
+            fail(HealthClientError(tlsError: error, configuration))
+            return false
+        } catch {
+            fail(.local(.connectionLost, "connection to the server failed: \(error)"))
+            return false
         }
+        if bytes.isEmpty {
+            fail(.local(.connectionLost, "the server closed the connection"))
+            return false
+        }
+        inbox.heartbeat.heard(at: .now)
+        inbox.decoder.append(bytes)
+        do {
+            while let frame = try inbox.decoder.next() {
+                try deliver(frame)
+            }
+        } catch let error as WireError {
+            fail(.local(error.code, "malformed frame from the server: \(error.message)"))
+            return false
+        } catch let error as HealthError {
+            fail(.local(error.code, "malformed reply from the server: \(error.message)"))
+            return false
+        } catch {
+            fail(.local(.internalError, "\(error)"))
+            return false
+        }
+        return true
     }
 
     private func deliver(_ frame: Frame) throws {

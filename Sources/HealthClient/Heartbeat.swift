@@ -1,5 +1,5 @@
 /// When a connection with live subscriptions should ping the server, and when its silence means the connection
-/// is gone (``ClientConfiguration/heartbeat``). A value the reader thread owns; time is passed in.
+/// is gone (``ClientConfiguration/heartbeat``). A value whoever reads the connection owns; time is passed in.
 struct Heartbeat {
     /// What the reader should do after a quiet second.
     enum Decision: Equatable {

@@ -49,6 +49,9 @@ public final class PosixThread: Sendable {
         if result != 0 { throw SystemError(errno: result, call: "pthread_kill") }
     }
 
+    /// An identifier of the calling thread, equal for the same thread and different between live threads.
+    public static var currentID: UInt { UInt(pthread_self()) }
+
     /// The number of online processors (at least 1).
     public static var processorCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 }

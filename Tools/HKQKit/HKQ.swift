@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import HealthPosix
 
 /// The hkq program: its commands, global options and help, and the driver that runs one command line.
 ///
@@ -134,13 +135,14 @@ public struct HKQ: Sendable {
 
     /// Runs the process's own command line with the real environment and exits with the command's status.
     ///
-    /// The command runs as a task on the calling (main) thread (``MainThreadExecutor``), which the process then
+    /// The command runs as a task on the calling (main) thread (`ThreadExecutor`), which the process then
     /// lends to it until the task exits the process: no dispatch thread is started for it, and it connects in
-    /// place (``ownsThread``). An `async` top level would park the main thread in `dispatch_main`, which ends it
-    /// with `pthread_exit`: a forced unwind of its stack, whose first lookup of frame descriptions costs a
-    /// process linked statically milliseconds (it sorts every one of them).
+    /// place (``ownsThread``), so a query's reply is read on this thread too and no thread is started at all.
+    /// An `async` top level would park the main thread in `dispatch_main`, which ends it with `pthread_exit`: a
+    /// forced unwind of its stack, whose first lookup of frame descriptions costs a process linked statically
+    /// milliseconds (it sorts every one of them).
     public static func main() -> Never {
-        let executor = MainThreadExecutor()
+        let executor = ThreadExecutor()
         var program = standard
         program.ownsThread = true
         Task(executorPreference: executor) {
@@ -150,6 +152,7 @@ public struct HKQ: Sendable {
             exit(status)
         }
         executor.run()
+        fatalError("hkq's command task ends the process; nothing stops its executor")
     }
 
     /// The `HKQ_*` variables of `environment` (a `NAME=value` list ending in null, as `environ`), the only ones
