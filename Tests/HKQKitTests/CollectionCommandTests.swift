@@ -107,6 +107,34 @@ import Testing
         #expect(csv(.rfc3339).hasSuffix("\n1970-01-01T01:00:00Z,1970-01-01T02:00:00Z,,,count\n"))
     }
 
+    @Test("CSV written in chunks of records (hkq's output) is the same text, shared bucket edges included")
+    func chunkedCSV() {
+        // Seven days in New York across spring-forward, a gap before the last day, one bucket without figures.
+        let starts: [Timestamp] = (0..<8).map { 1_709_960_400_000_000 + $0 * Micros.day - ($0 >= 2 ? Micros.hour : 0) }
+        var buckets = zip(starts, starts.dropFirst()).map { start, end in
+            Statistics(start: start, end: end, figures: StatisticsFigures(sum: Double(start % 997)))
+        }
+        buckets[3].figures = StatisticsFigures()
+        buckets.remove(at: 5)
+        let report = CollectionReport(
+            result: CollectionResult(unit: "count", buckets: buckets), options: .cumulativeSum,
+            times: TimestampFormatter(timeZone: TimeZone(identifier: "America/New_York")!), format: .csv,
+            subDay: false)
+        let whole = report.rendered()
+        #expect(whole.split(separator: "\n").count == buckets.count + 1)
+        #expect(whole.contains("2024-03-10T00:00:00-05:00,2024-03-11T00:00:00-04:00,"))
+        for chunkRows in [1, 2, 3, 5, buckets.count, 100] {
+            var chunks: [String] = []
+            report.writeCSV(chunkRows: chunkRows) { chunks.append(String(decoding: $0, as: UTF8.self)) }
+            #expect(chunks.joined() == whole, "chunks of \(chunkRows)")
+            // A chunk per `chunkRows` records, and the last (empty when they divide evenly).
+            #expect(chunks.count == buckets.count / chunkRows + 1)
+        }
+        let (console, out, _) = Console.capturing()
+        report.print(to: console)
+        #expect(out.text == whole)
+    }
+
     @Test("labels show the time of day once any edge is off midnight, seconds once any edge is off the minute")
     func labels() {
         let day = Micros.day

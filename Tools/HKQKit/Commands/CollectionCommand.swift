@@ -92,7 +92,7 @@ public struct CollectionCommand: Command {
         let report = CollectionReport(
             result: result, options: options, times: context.times(in: zone), format: context.globals.format,
             subDay: interval.isShorterThanADay, values: type.categoryValues)
-        context.console.printBlock(report.rendered())
+        report.print(to: context.console)
     }
 
     /// The options named in `text`, or the type's default; a usage error names an unknown one.
@@ -216,12 +216,20 @@ struct CollectionReport {
 
     /// The records as CSV, written field by field (a year of hourly buckets is 8,760 lines).
     func renderedCSV() -> String {
+        var text: [UInt8] = []
+        writeCSV { text.append(contentsOf: $0) }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// The CSV text, handed to `sink` in chunks of about `chunkRows` records (the last one shorter).
+    func writeCSV(chunkRows: Int = .max, _ sink: (UnsafeRawBufferPointer) -> Void) {
         let figures = figureColumns
-        var csv = CSVWriter(capacity: 80 * (result.buckets.count + 1))
+        var csv = CSVWriter(capacity: 80 * (min(result.buckets.count, chunkRows) + 1))
         csv.line(columns(figures: figures).lazy.map(\.key))
         let bySource = options.contains(.separateBySource)
-        // Consecutive buckets share an edge: formatted once, its bytes copied.
+        // Consecutive buckets share an edge: formatted once, its bytes copied (within a chunk).
         var previousEnd: (instant: Timestamp, bytes: Range<Int>)?
+        var rows = 0
         forEachRecord { bucket, source, values in
             if let previousEnd, previousEnd.instant == bucket.start {
                 csv.repeatField(previousEnd.bytes)
@@ -233,8 +241,21 @@ struct CollectionReport {
             for figure in figures { csv.field(figure.cell(values)) }
             csv.field(unitText)
             csv.endLine()
+            rows += 1
+            if rows == chunkRows {
+                csv.flush(sink)
+                previousEnd = nil
+                rows = 0
+            }
         }
-        return csv.text
+        csv.flush(sink)
+    }
+
+    /// Writes the report to `console`'s output: CSV in chunks of 512 records straight from its bytes, the other
+    /// formats as ``rendered()`` makes them.
+    func print(to console: Console) {
+        guard format == .csv else { return console.printBlock(rendered()) }
+        writeCSV(chunkRows: 512) { console.out.write(bytes: $0) }
     }
 
     /// Bucket `bucket` as one JSON object: start, end, the figures, unit, and with by-source a `sources` array

@@ -94,6 +94,14 @@ struct CSVWriter {
     /// The text written, as a string.
     var text: String { String(decoding: bytes, as: UTF8.self) }
 
+    /// Hands the bytes written so far to `sink` and starts again from none, keeping the buffer: a long listing
+    /// written in chunks touches one chunk's memory, not the whole text's. Call it at a line's end; ranges a field
+    /// method returned before no longer hold.
+    mutating func flush(_ sink: (UnsafeRawBufferPointer) -> Void) {
+        bytes.withUnsafeBytes(sink)
+        bytes.removeAll(keepingCapacity: true)
+    }
+
     /// Appends `field`, quoted when ``CSV/escape(_:)`` would quote it; returns where its bytes lie.
     @discardableResult
     mutating func field(_ field: String) -> Range<Int> {

@@ -7,6 +7,13 @@ import Synchronization
 public protocol TextSink: Sendable {
     /// Writes `text` as is (no newline is added).
     func write(_ text: String)
+    /// Writes UTF-8 `bytes` as they are (a large listing written in chunks, without a string of it all).
+    func write(bytes: UnsafeRawBufferPointer)
+}
+
+extension TextSink {
+    /// Writes the bytes as a string (a sink that holds text).
+    public func write(bytes: UnsafeRawBufferPointer) { write(String(decoding: bytes, as: UTF8.self)) }
 }
 
 /// One of the process's standard streams, written unbuffered through `FileHandle`.
@@ -23,14 +30,17 @@ public struct StandardStream: TextSink {
     /// at run time, on every command's first line.
     public func write(_ text: String) {
         var text = text
-        text.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0, errno == EINTR { continue }
-                guard written > 0 else { return }
-                offset += written
-            }
+        text.withUTF8 { write(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Writes the bytes with write(2); a write error (closed pipe) is ignored.
+    public func write(bytes: UnsafeRawBufferPointer) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return }
+            offset += written
         }
     }
 }
