@@ -229,9 +229,36 @@ import TestSupport
         #expect(LocalTimeZone.zoneIdentifier(linkTarget: target) == identifier)
     }
 
-    @Test("the local zone is Foundation's current zone")
+    @Test("the local zone is Foundation's current zone: UTC under any of its names as GMT, others by name")
     func localZoneIsFoundations() {
-        #expect(LocalTimeZone.current.identifier == TimeZone.current.identifier)
+        let local = LocalTimeZone.current
+        let foundations = TimeZone.current
+        if LocalTimeZone.utcNames.contains(foundations.identifier) {
+            #expect(local == TimeZone.gmt)
+        } else {
+            #expect(local.identifier == foundations.identifier)
+        }
+        for year in stride(from: 1970, through: 2040, by: 5) {
+            let instant = Date(timeIntervalSince1970: Double(year - 1970) * 365.25 * 86_400)
+            #expect(local.secondsFromGMT(for: instant) == foundations.secondsFromGMT(for: instant), "\(year)")
+        }
+    }
+
+    @Test("UTC's names are the fixed zero-offset zone, as Foundation's zone database has them; other names by name")
+    func utcNames() throws {
+        let instants = stride(from: -2_000_000_000.0, through: 4_000_000_000, by: 15_778_800).map {
+            Date(timeIntervalSince1970: $0)
+        }
+        for name in LocalTimeZone.utcNames {
+            let zone = try #require(LocalTimeZone.named(name))
+            let database = try #require(TimeZone(identifier: name), "\(name)")
+            #expect(zone == TimeZone.gmt)
+            #expect(instants.allSatisfy { database.secondsFromGMT(for: $0) == 0 }, "\(name)")
+            #expect(database.nextDaylightSavingTimeTransition(after: instants[0]) == nil, "\(name)")
+        }
+        #expect(LocalTimeZone.named("Europe/Berlin")?.identifier == "Europe/Berlin")
+        #expect(LocalTimeZone.named("Europe/Berlin")?.secondsFromGMT(for: instants[100]) == 3600)
+        #expect(LocalTimeZone.named("Mars/Olympus_Mons") == nil)
     }
 
     @Test(

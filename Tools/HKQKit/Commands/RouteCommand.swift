@@ -66,7 +66,7 @@ public struct RouteCommand: Command {
 
     /// `routes` as a GPX 1.1 document, one `<trkseg>` per route.
     static func gpx(_ routes: [WorkoutRoute]) -> String {
-        let utc = TimestampFormatter(timeZone: TimeZone(identifier: "UTC")!, timeFormat: .rfc3339)
+        let utc = TimestampFormatter(timeZone: TimeZone.gmt, timeFormat: .rfc3339)
         var lines = [
             #"<?xml version="1.0" encoding="UTF-8"?>"#,
             #"<gpx version="1.1" creator="hkq" xmlns="http://www.topografix.com/GPX/1/1">"#, "<trk>",

@@ -147,7 +147,7 @@ public struct SleepCommand: Command {
     /// The civil date `days` after `day`'s date (the time of day is dropped).
     static func shifted(_ day: CivilTime, days: Int) -> (year: Int, month: Int, day: Int) {
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
+        calendar.timeZone = TimeZone.gmt
         let date = calendar.date(from: DateComponents(year: day.year, month: day.month, day: day.day + days))!
         let parts = calendar.dateComponents([.year, .month, .day], from: date)
         return (parts.year!, parts.month!, parts.day!)

@@ -163,7 +163,7 @@ public struct QueryScope: Sendable {
     /// `--tz`, else the process's zone; an unknown identifier is a usage error.
     static func timeZone(_ context: CommandContext) throws -> TimeZone {
         guard let identifier = context.arguments.value("tz") else { return LocalTimeZone.current }
-        guard let zone = TimeZone(identifier: identifier) else {
+        guard let zone = LocalTimeZone.named(identifier) else {
             throw context.usageError("unknown time zone '\(identifier)'; expected an IANA id such as America/New_York")
         }
         return zone
