@@ -424,26 +424,15 @@ extension SealedBlock {
             rows.values.removeAll(keepingCapacity: true)
             rows.rows.append(contentsOf: repeatElement(0, count: exceptions))
             rows.values.append(contentsOf: repeatElement(0, count: exceptions))
-            rows.cumulative.removeAll(keepingCapacity: true)
-            rows.cumulative.append(contentsOf: repeatElement(0, count: exceptions + 1))
             let power = ValueColumn.powers[exponent]
-            var largest: UInt64 = 0
             try rows.rows.withUnsafeMutableBufferPointer { (found) throws(BlockDecodingError) in
                 try rows.values.withUnsafeMutableBufferPointer { (amounts) throws(BlockDecodingError) in
-                    try rows.cumulative.withUnsafeMutableBufferPointer { (running) throws(BlockDecodingError) in
-                        var row = -1
-                        var total: Int64 = 0
-                        for index in 0..<exceptions {
-                            let (next, high) = try PackedIntegers.nextException(&values, count: count, after: row)
-                            row = next
-                            found[index] = row
-                            let value = unZigZag(high)
-                            amounts[index] = Double(value)
-                            largest = max(largest, value.magnitude)
-                            // Integer sums: one cycle each, and exact (wrapping only where unused, see below).
-                            total &+= value
-                            running[index + 1] = total
-                        }
+                    var row = -1
+                    for index in 0..<exceptions {
+                        let (next, high) = try PackedIntegers.nextException(&values, count: count, after: row)
+                        row = next
+                        found[index] = row
+                        amounts[index] = Double(unZigZag(high))
                     }
                     // Whole numbers (exponent 0) need no division; kept out of the loop above, where the compiler
                     // computes both sides of a select and the division's latency dominates.
@@ -452,8 +441,6 @@ extension SealedBlock {
                     }
                 }
             }
-            // Whole numbers whose every sum stays within 2^53 (count × largest does): the running sums are exact.
-            rows.isIntegral = exponent == 0 && largest <= (1 << 53) / UInt64(count)
             return values.remaining == 0
         }
         return parsed ?? false

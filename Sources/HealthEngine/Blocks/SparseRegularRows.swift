@@ -12,13 +12,6 @@ struct SparseRegularRows: SummedRows {
     /// The rows whose value is not zero, ascending, and their values.
     var rows: [Int] = []
     var values: [Double] = []
-    /// The sum of the first `i` of ``values`` at `i` (one more than the values), as integers: exact with
-    /// ``isIntegral``, unused otherwise.
-    var cumulative: [Int64] = []
-    /// Whether the values are whole numbers small enough that every sum of them is exact (a double holds every
-    /// integer up to 2^53): any order of adding them then gives the same sum, bit for bit, so ``sum(_:)`` takes
-    /// the difference of two ``cumulative`` entries instead of adding the values one by one.
-    var isIntegral = false
 
     @inline(__always) func start(_ row: Int) -> Timestamp { first &+ Int64(row) &* step }
     @inline(__always) func end(_ row: Int) -> Timestamp { start(row) &+ duration }
@@ -41,12 +34,7 @@ struct SparseRegularRows: SummedRows {
 
     /// ``ValueSum``'s four accumulators over the rows, each non-zero value added where the row-by-row loop adds
     /// it: rows in whole groups of four to the accumulator of their place in the group, the rest to the first.
-    /// Whole numbers (``isIntegral``) sum exactly in any order: then a difference of two running sums.
     func sum(_ range: Range<Int>) -> Double {
-        if isIntegral {
-            let upper = cumulative[firstValue(atOrAfter: range.upperBound)]
-            return Double(upper - cumulative[firstValue(atOrAfter: range.lowerBound)])
-        }
         var a = (0.0, 0.0, 0.0, 0.0)
         let grouped = range.lowerBound + (range.count / 4) * 4
         var index = firstValue(atOrAfter: range.lowerBound)

@@ -83,30 +83,6 @@ struct SparseRegularRowsTests {
         }
     }
 
-    @Test("whole numbers sum by running sums only while every sum of them is exact, bit for bit either way")
-    func runningSums() {
-        var random = SplitMix64(seed: TestSeed.value(73))
-        let bounds = (0...40).map { Int64($0) * 7 * Micros.minute - 3 * Micros.minute }
-        for (largest, integral) in [(130.0, true), (Double(1 << 40), true), (Double(1 << 50), false), (0.5, false)] {
-            var rows = Self.rows(
-                count: 256, first: 0, step: Micros.minute, duration: 90 * Micros.second, density: 0.2,
-                decimals: false, using: &random)
-            // Values up to `largest`, of both signs; 2^50 on 256 rows could sum past 2^53.
-            for i in rows.values.indices where rows.values[i] != 0 {
-                let magnitude = largest < 1 ? largest : (largest - Double(i)).rounded()
-                rows.values[i] = i % 3 == 0 ? -magnitude : magnitude
-            }
-            let sealed = block(rows)
-            var reading = SparseRegularRows()
-            #expect(sealed.sparseRegularRows(into: &reading))
-            #expect(reading.isIntegral == integral, "largest \(largest)")
-            let dense = Self.sums(sealed, bounds: bounds, maxDuration: 90 * Micros.second, sparse: false)
-            let sparse = Self.sums(sealed, bounds: bounds, maxDuration: 90 * Micros.second, sparse: true)
-            #expect(dense?.0 == sparse?.0, "largest \(largest): sums")
-            #expect(dense?.1 == sparse?.1, "largest \(largest): touched buckets")
-        }
-    }
-
     @Test("irregular starts, unequal durations, values not mostly zero or not decimal: read as decoded rows")
     func onlyRegularSparseBlocks() {
         var random = SplitMix64(seed: 72)
