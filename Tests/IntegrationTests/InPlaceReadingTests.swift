@@ -28,6 +28,16 @@ struct InPlaceReadingTests {
         return try result.get()
     }
 
+    /// Connects `client` in place on a thread of its own (as hkq does) and runs `body` there with the connection.
+    static func connectedInPlace(
+        _ client: HealthClient, _ body: @escaping @Sendable (HealthConnection) async throws -> Void
+    ) async throws {
+        try await onOwnThread {
+            _ = try client.connectInPlace()
+            try await body(try await client.connection())
+        }
+    }
+
     /// `count` step samples of one minute each, 10…16 steps, every five minutes from `start`.
     static func steps(_ start: Timestamp, count: Int) throws -> [Sample] {
         let type = try QuantityType.named("stepCount")
@@ -48,9 +58,7 @@ struct InPlaceReadingTests {
         let hkd = try await TestServer()
         let client = hkd.client()
         defer { client.close() }
-        try await Self.onOwnThread {
-            _ = try client.connectInPlace()
-            let connection = try await client.connection()
+        try await Self.connectedInPlace(client) { connection in
             _ = try await client.insert(try Self.steps(Self.day0, count: 100))
             for _ in 0..<3 { try await client.ping() }
             let sum = try await client.statistics("stepCount", subject: "anna", options: .cumulativeSum)
@@ -112,9 +120,7 @@ struct InPlaceReadingTests {
         let client = hkd.client()
         defer { client.close() }
         let anchors = Mutex<[UInt64]>([])
-        try await Self.onOwnThread {
-            _ = try client.connectInPlace()
-            let connection = try await client.connection()
+        try await Self.connectedInPlace(client) { connection in
             #expect(!connection.hasReaderThread)
             _ = try await connection.subscribe(
                 .observer(subject: "anna", type: "stepCount", filter: .all),
@@ -138,9 +144,7 @@ struct InPlaceReadingTests {
         let hkd = try await TestServer()
         let client = hkd.client()
         defer { client.close() }
-        try await Self.onOwnThread {
-            _ = try client.connectInPlace()
-            let connection = try await client.connection()
+        try await Self.connectedInPlace(client) { connection in
             _ = try await connection.send(Ping(nonce: 7))
             await hkd.kill()
             do throws(HealthClientError) {
