@@ -13,20 +13,10 @@ extension Series {
     /// length (a local day a zone skipped) is never listed.
     /// `separateBySource` adds, per bucket, each source identity's own un-merged figures in priority order.
     /// `envelope` is the type's ``CategoryValueSet/envelope`` (category types).
-    ///
-    /// One source's sums over many rows are computed in `parts` on as many cores (``collectionInParts``); nil
-    /// decides by the rows selected and the cores there are, 1 computes them whole. The buckets are the same,
-    /// bit for bit, either way. Other collections are computed whole.
     func collection(
         of selection: Selection, boundaries: BucketBoundaries, options: StatisticsOptions, style: AggregationStyle,
-        unit: UnitTransform, listEmpty: Bool, envelope: Int? = nil, parts: Int? = nil
+        unit: UnitTransform, listEmpty: Bool, envelope: Int? = nil
     ) -> [Statistics] {
-        let parts = parts ?? Self.partCount(rows: selection.count)
-        if parts > 1, boundaries.count > 1, options == .cumulativeSum, isSingleIdentity(selection) {
-            return collectionInParts(
-                parts, of: selection, boundaries: boundaries, options: options, style: style, unit: unit,
-                listEmpty: listEmpty, envelope: envelope)
-        }
         let bounds = boundaries.starts
         let span = boundaries.span
         // Rows that can reach the span: sums, durations and most recents need rows up to maxDuration before it,
