@@ -153,6 +153,11 @@ struct BlockedRows: Sendable {
         sealedCount = total
     }
 
+    /// The first row of the sealed block holding `row`, or `row` itself when it lies in the head.
+    func firstRowOfBlock(holding row: Int) -> Int {
+        row < sealedCount ? firstRows[blockIndex(ofRow: row)] : row
+    }
+
     /// The block holding row `row` (< ``sealedCount``).
     func blockIndex(ofRow row: Int) -> Int {
         var low = 0

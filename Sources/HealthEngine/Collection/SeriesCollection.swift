@@ -13,18 +13,30 @@ extension Series {
     /// length (a local day a zone skipped) is never listed.
     /// `separateBySource` adds, per bucket, each source identity's own un-merged figures in priority order.
     /// `envelope` is the type's ``CategoryValueSet/envelope`` (category types).
+    ///
+    /// Sums over many rows are computed in `parts` on the cores there are (``collectionInParts``); nil takes
+    /// ``partCount(rows:)``, 1 computes them whole. Other figures are computed whole. `fromBlockStart` also reads
+    /// the selected rows of the block holding the first row that can reach the buckets (a part's: they reach none
+    /// of its buckets, but a block selected whole is read by its lanes, or without decoding when sparse).
     func collection(
         of selection: Selection, boundaries: BucketBoundaries, options: StatisticsOptions, style: AggregationStyle,
-        unit: UnitTransform, listEmpty: Bool, envelope: Int? = nil
+        unit: UnitTransform, listEmpty: Bool, envelope: Int? = nil, parts: Int? = nil, fromBlockStart: Bool = false
     ) -> [Statistics] {
+        let parts = parts ?? Self.partCount(rows: selection.count)
+        if parts > 1, boundaries.count > 1, options.subtracting(.separateBySource) == .cumulativeSum {
+            return collectionInParts(
+                parts, of: selection, boundaries: boundaries, options: options, style: style, unit: unit,
+                listEmpty: listEmpty, envelope: envelope)
+        }
         let bounds = boundaries.starts
         let span = boundaries.span
         // Rows that can reach the span: sums, durations and most recents need rows up to maxDuration before it,
         // the other figures do not.
         let reach =
             Self.followsOverlaps(options) ? span.lowerBound.subtractingSaturating(maxDuration) : span.lowerBound
-        let selection = selection.clamped(
-            to: firstIndex(startAtLeast: reach)..<firstIndex(startAtLeast: span.upperBound))
+        let reached = firstIndex(startAtLeast: reach)
+        let first = fromBlockStart ? rows.firstRowOfBlock(holding: reached) : reached
+        let selection = selection.clamped(to: first..<firstIndex(startAtLeast: span.upperBound))
         if options == .cumulativeSum, isSingleIdentity(selection) {
             // One source and sums only: the blocks are read one at a time, none decoded twice, nothing copied; a
             // regular block of mostly zero values (per-minute steps) is summed from its non-zero values alone.
