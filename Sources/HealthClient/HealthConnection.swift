@@ -125,7 +125,7 @@ package final class HealthConnection: Sendable {
             let connection = HealthConnection(
                 socket: socket, welcome: welcome, configuration: configuration,
                 inPlaceThread: readingInPlace ? PosixThread.currentID : nil)
-            if !readingInPlace { try connection.claimReading()?.startReader(connection) }
+            if !readingInPlace, let inbox = connection.claimInbox(for: .thread) { try connection.startReader(inbox) }
             return connection
         } catch {
             socket.close()
@@ -224,48 +224,37 @@ package final class HealthConnection: Sendable {
         }
     }
 
-    /// Makes the reader thread the connection's reader unless something reads already: returns the inbox to start
-    /// it with, or nil.
-    private func claimReading() -> ReaderStart? {
+    /// Makes `reader` the connection's reader and hands it the inbox, unless something reads already.
+    private func claimInbox(for reader: Reading) -> Inbox? {
         state.withLock { state in
             guard state.reading == .idle, let inbox = state.inbox.take() else { return nil }
-            state.reading = .thread
-            return ReaderStart(inbox: inbox)
+            state.reading = reader
+            return inbox
         }
     }
 
-    /// The inbox a reader thread is to start with (taken out of the state under its lock).
-    private struct ReaderStart {
-        let inbox: Inbox
-
-        /// Starts the reader thread; if it cannot start, the connection fails.
-        func startReader(_ connection: HealthConnection) throws(HealthClientError) {
-            let inbox = self.inbox
-            do {
-                _ = try PosixThread.spawn(name: "hk-client-reader") { connection.readLoop(inbox) }
-            } catch {
-                let failure = HealthClientError.local(
-                    .internalError, "cannot start the reader thread: \(error.message)")
-                connection.fail(failure)
-                throw failure
-            }
+    /// Starts the reader thread with `inbox` (claimed for it); if it cannot start, the connection fails.
+    private func startReader(_ inbox: Inbox) throws(HealthClientError) {
+        do {
+            _ = try PosixThread.spawn(name: "hk-client-reader") { [self] in readLoop(inbox) }
+        } catch {
+            let failure = HealthClientError.local(.internalError, "cannot start the reader thread: \(error.message)")
+            fail(failure)
+            throw failure
         }
     }
 
     /// Reads, on the calling thread, until request `id` is answered (or fails), when the connection was opened in
-    /// place on this thread and nothing reads yet; otherwise makes sure the reader thread reads. Afterwards the
-    /// reader thread takes over if other requests or subscriptions still wait for frames.
+    /// place on this thread and nothing reads yet; from another thread, makes sure the reader thread reads.
+    /// Afterwards the reader thread takes over if other requests or subscriptions still wait for frames.
     private func awaitReply(to id: UInt32) {
+        // Opened otherwise, the reader thread has read since the connection opened.
+        guard let inPlaceThread else { return }
         guard inPlaceThread == PosixThread.currentID else {
-            try? claimReading()?.startReader(self)
+            if let inbox = claimInbox(for: .thread) { try? startReader(inbox) }
             return
         }
-        let claimed: Inbox? = state.withLock { state in
-            guard state.reading == .idle, let inbox = state.inbox.take() else { return nil }
-            state.reading = .inPlace
-            return inbox
-        }
-        guard var inbox = claimed else { return }
+        guard var inbox = claimInbox(for: .inPlace) else { return }
         while state.withLock({ $0.pending[id] != nil }), readOnce(&inbox) {}
         let handOver = state.withLock { state -> Bool in
             let waiting = !state.pending.isEmpty || !state.subscribing.isEmpty || !state.endHandlers.isEmpty
@@ -277,7 +266,7 @@ package final class HealthConnection: Sendable {
             state.inbox = inbox
             return false
         }
-        if handOver { try? ReaderStart(inbox: inbox).startReader(self) }
+        if handOver { try? startReader(inbox) }
     }
 
     /// Whether the connection's reader thread has started (at once, unless it was opened in place).

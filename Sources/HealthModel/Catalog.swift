@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The quantity-type catalog of HEALTHKIT.md §1.
 extension QuantityType {
     /// Every known quantity type, in catalog order (``QuantityType/index`` is the position here).
@@ -41,13 +43,24 @@ extension QuantityType {
     /// The category types of ``all`` (HEALTHKIT.md §12).
     public static let categories: [QuantityType] = all.filter(\.isCategory)
 
-    /// The type whose short identifier is `identifier`, built from its catalog entry alone: a command looks up
-    /// one type, and building ``all`` parses every type's unit (a tenth of a short hkq command's start).
+    /// The types looked up by short identifier so far. A server looks a type up for every request: after the
+    /// first lookup of a name, a hash finds it. hkq looks up one or two, each built from its catalog entry alone:
+    /// building ``all`` would parse every type's unit (a tenth of a short hkq command's start).
+    private static let lookedUp = Mutex<[String: QuantityType]>([:])
+
+    /// The type whose short identifier is `identifier`.
     private static func withShortIdentifier(_ identifier: String) -> QuantityType? {
+        if let type = lookedUp.withLock({ $0[identifier] }) { return type }
+        let built: QuantityType
         if let position = QuantityCatalog.entries.firstIndex(where: { $0.0 == identifier }) {
-            return quantity(at: position)
+            built = quantity(at: position)
+        } else if let position = CategoryCatalog.entries.firstIndex(where: { $0.0 == identifier }) {
+            built = category(at: position)
+        } else {
+            return nil
         }
-        return CategoryCatalog.entries.firstIndex { $0.0 == identifier }.map(category(at:))
+        lookedUp.withLock { $0[identifier] = built }
+        return built
     }
 
     /// The type a name spelled exactly as Apple spells it names: a short identifier, or a full one.

@@ -118,7 +118,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     public var description: String { "EventLoop(\(name))" }
 
     /// Whether the calling thread is this loop's thread.
-    public var inEventLoop: Bool { loopThreadID.load(ordering: .acquiring) == UInt(pthread_self()) }
+    public var inEventLoop: Bool { loopThreadID.load(ordering: .acquiring) == PosixThread.currentID }
 
     // MARK: Tasks and timers (any thread)
 
@@ -238,7 +238,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     // MARK: The loop
 
     private func run() {
-        loopThreadID.store(UInt(pthread_self()), ordering: .releasing)
+        loopThreadID.store(PosixThread.currentID, ordering: .releasing)
         let capacity = 256
         let tokens = UnsafeMutablePointer<UInt64>.allocate(capacity: capacity)
         let events = UnsafeMutablePointer<UInt32>.allocate(capacity: capacity)

@@ -9,7 +9,7 @@ import HealthModel
 /// - Every binary is copied into a fresh directory first. A file that has sat in the page cache for a while has
 ///   had pages reclaimed and split (a `kdamond` reclaims cold pages here); the same binary then starts up to a
 ///   millisecond and a half slower than a fresh copy of it, enough to turn an A/B around.
-/// - Runs are interleaved one by one (each command, each binary, then again), because the machine's speed
+/// - Runs are interleaved one by one (each command, each binary in turns, then again), because the machine's speed
 ///   changes by half for seconds at a time: medians of separate batches compare minutes, not builds.
 /// - Each run is one `posix_spawn` and a blocking `wait4`: wall time from spawn to exit, and the child's CPU
 ///   time (user and system) from `wait4`.
@@ -71,10 +71,13 @@ enum HKQBenchmark: BenchCommand {
 
         // Every (command, binary) pair, then /bin/true, once per round.
         var timings = [[ChildProcess.Timing]](repeating: [], count: commands.count * binaries.count + 1)
-        for _ in 0..<runs {
+        for round in 0..<runs {
             for (c, command) in commands.enumerated() {
-                for (b, binary) in binaries.enumerated() {
-                    timings[c * binaries.count + b].append(try ChildProcess.time(binary.1, command.arguments))
+                // The binaries take turns going first: the first run after another command came out about a
+                // tenth of a millisecond slower, whichever binary it was.
+                let order = round % 2 == 0 ? Array(binaries.indices) : binaries.indices.reversed()
+                for b in order {
+                    timings[c * binaries.count + b].append(try ChildProcess.time(binaries[b].1, command.arguments))
                 }
             }
             timings[timings.count - 1].append(try ChildProcess.time("/bin/true", []))
