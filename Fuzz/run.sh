@@ -26,7 +26,9 @@ if [ -z "${HKFUZZ_BINARY:-}" ]; then
     # fixed order and the compiler keeps only the last, so without it half the builds lack coverage
     # instrumentation (libFuzzer then reports a few dozen counters and finds nothing).
     swift build -c release --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address 2>&1 \
-        | grep -Ev "^\[|^Building|ld.gold: warning" || true
+        | grep -Ev "^\[|^Building|ld.gold: warning"
+    # A failed build must not go on with the binary an earlier build left behind.
+    [ "${PIPESTATUS[0]}" = 0 ] || { echo "run.sh: the fuzz build failed" >&2; exit 2; }
 fi
 [ -x "$binary" ] || { echo "run.sh: the fuzz build failed" >&2; exit 2; }
 counters=$(HKFUZZ_HARNESS=unit "$binary" -runs=0 2>&1 | sed -nE 's/.*Loaded 1 modules +\(([0-9]+) inline.*/\1/p')
