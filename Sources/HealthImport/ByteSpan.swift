@@ -4,6 +4,11 @@
 typealias ByteSpan = UnsafeBufferPointer<UInt8>
 
 extension UnsafeBufferPointer where Element == UInt8 {
+    /// The bytes of a string literal (which live as long as the program).
+    init(literal: StaticString) {
+        self.init(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
+    }
+
     /// Whether the bytes equal the ASCII `literal`.
     @inline(__always)
     func equals(_ literal: StaticString) -> Bool {

@@ -3,7 +3,7 @@ import HealthModel
 /// Turns an export's `<Correlation>` element and its children into a ``Correlation`` (HEALTHKIT.md §13): the
 /// type, interval, source, `<MetadataEntry>` and, per member `<Record>`, the UUID its sample has (the same content
 /// identity the top-level copy of the record gets, so the member names the sample imported once from there). The
-/// correlation's UUID is its content identity (``Correlation/contentID``): importing again adds nothing.
+/// correlation's UUID is the identity of its whole element (``ElementIdentity``): importing again adds nothing.
 /// Not thread-safe.
 enum CorrelationMapper {
     /// The correlation of a `<Correlation>` element's attributes (members still to come), or why it is rejected.
@@ -36,10 +36,11 @@ enum CorrelationMapper {
         correlation.members.append(CorrelationMember(uuid: sample.uuid, type: sample.type))
     }
 
-    /// The finished correlation with its content identity as UUID, checked (``Correlation/validate()``).
-    static func finish(_ pending: Correlation) throws -> Correlation {
+    /// The finished correlation, named by the identity of its whole element (``ElementIdentity``), checked
+    /// (``Correlation/validate()``).
+    static func finish(_ pending: Correlation, identity: ElementIdentity) throws -> Correlation {
         var correlation = pending
-        correlation.uuid = correlation.contentID
+        correlation.uuid = identity.uuid(base: correlation.contentHash)
         do {
             try correlation.validate()
         } catch let error as HealthError {

@@ -26,6 +26,12 @@ struct ExportParser {
     /// The `<Correlation>` being read, and the correlations read so far (``takeCorrelations()`` hands them out).
     private var currentCorrelation: Correlation?
     private var correlations: [Correlation] = []
+    /// The member `<Record>` of the correlation being read, until its end (its children are part of its identity).
+    private var currentMember: PendingSample?
+    /// The identity of the workout or correlation being read, fed with every element inside it.
+    private var objectIdentity = ElementIdentity()
+    /// A reused buffer for ``objectIdentity``.
+    private var identityScratch: [UInt8] = []
     /// Routes of the workouts read: inline ones whole, route files still to read (``ExportReader`` reads them).
     private var routes: [WorkoutRoute] = []
     private var routeFiles: [(workout: UUID, path: String, line: Int)] = []
@@ -34,6 +40,8 @@ struct ExportParser {
     /// The `<ActivitySummary>` elements read (``takeActivitySummaries()`` hands them out), and the export's day
     /// (from `<ExportDate>`), whose summary is incomplete and skipped.
     private var activitySummaries: [ActivitySummary] = []
+    /// The summary read for each day, to tell a repeated `<ActivitySummary>` from a contradicting one.
+    private var activitySummaryOfDay: [Int: ActivitySummary] = [:]
     private var activitySummariesRead = 0
     private var exportDay: Int?
     private var nextProgressAt: Int64
@@ -110,6 +118,7 @@ struct ExportParser {
         case .startTag(let selfClosing):
             try startElement(selfClosing: selfClosing)
         case .endTag:
+            if tokenizer.depth == 3, currentMember != nil { finishMember() }
             if tokenizer.depth == 2, current != nil { finishRecord() }
             if tokenizer.depth == 2, let pending = currentWorkout { finishWorkout(pending) }
             if tokenizer.depth == 2, let pending = currentCorrelation { finishCorrelation(pending) }
@@ -167,20 +176,34 @@ struct ExportParser {
                 tally.reject(rejection, line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
             }
             if selfClosing, current != nil { finishRecord() }
-        case 3:
-            if current != nil, name.equals("MetadataEntry") {
-                mapper.addMetadata(tokenizer.attributes, to: &current!)
-            } else if currentWorkout != nil {
-                WorkoutMapper.add(child: name.string, tokenizer.attributes, to: &currentWorkout!)
-            } else if currentCorrelation != nil {
-                addToCorrelation(name)
-            }
-        case 4:
-            if currentWorkout != nil, name.equals("FileReference") || name.equals("Location") {
-                WorkoutMapper.add(child: name.string, tokenizer.attributes, to: &currentWorkout!)
-            }
         default:
-            break
+            if current != nil {
+                addToRecord(name)
+            } else if currentWorkout != nil {
+                objectIdentity.add(
+                    element: name, depth: tokenizer.depth - 2, tokenizer.attributes, scratch: &identityScratch)
+                if tokenizer.depth == 3
+                    || (tokenizer.depth == 4 && (name.equals("FileReference") || name.equals("Location")))
+                {
+                    WorkoutMapper.add(child: name.string, tokenizer.attributes, to: &currentWorkout!)
+                }
+            } else if currentCorrelation != nil {
+                objectIdentity.add(
+                    element: name, depth: tokenizer.depth - 2, tokenizer.attributes, scratch: &identityScratch)
+                addToCorrelation(name, selfClosing: selfClosing)
+            }
+        }
+    }
+
+    /// A child of the `<Record>` being read (at depth 3 or deeper): a `<MetadataEntry>` is kept; any other
+    /// (`<HeartRateVariabilityMetadataList>` and its `<InstantaneousBeatsPerMinute>`s) is counted as skipped.
+    /// Both are part of the record's identity.
+    private mutating func addToRecord(_ name: ByteSpan) {
+        if tokenizer.depth == 3, name.equals("MetadataEntry") {
+            mapper.addMetadata(tokenizer.attributes, to: &current!)
+        } else {
+            mapper.addChild(name, depth: tokenizer.depth - 2, tokenizer.attributes, to: &current!)
+            tally.skip(name.string)
         }
     }
 
@@ -205,6 +228,17 @@ struct ExportParser {
                 tally.skip(ImportSummary.incompleteActivitySummary)
                 return
             }
+            if let earlier = activitySummaryOfDay[summary.day] {
+                // HealthKit keeps one summary a day: the same one again is one object, another is refused by name.
+                if earlier == summary {
+                    tally.identicalActivitySummaries += 1
+                    return
+                }
+                throw Rejection(
+                    "activity summary of a day given before with other values",
+                    "activity summary \(summary.dayText) is given again with other values; the first one is kept")
+            }
+            activitySummaryOfDay[summary.day] = summary
             activitySummaries.append(summary)
             activitySummariesRead += 1
         } catch let rejection as Rejection {
@@ -236,6 +270,7 @@ struct ExportParser {
         let line = tokenizer.tokenLine
         do {
             let pending = try WorkoutMapper.workout(tokenizer.attributes)
+            startObjectIdentity()
             if selfClosing { finishWorkout(pending) } else { currentWorkout = pending }
         } catch let rejection as Rejection {
             tally.reject(rejection, line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
@@ -244,9 +279,15 @@ struct ExportParser {
         }
     }
 
+    /// Starts the identity of the workout or correlation whose start tag was just read, with its attributes.
+    private mutating func startObjectIdentity() {
+        objectIdentity = ElementIdentity()
+        objectIdentity.add(element: tokenizer.name, depth: 0, tokenizer.attributes, scratch: &identityScratch)
+    }
+
     private mutating func finishWorkout(_ pending: WorkoutMapper.Pending) {
         currentWorkout = nil
-        let workout = WorkoutMapper.finish(pending)
+        let workout = WorkoutMapper.finish(pending, identity: objectIdentity)
         workouts.append(workout)
         workoutsRead += 1
         if !pending.locations.isEmpty {
@@ -287,6 +328,7 @@ struct ExportParser {
         let line = tokenizer.tokenLine
         do {
             let pending = try CorrelationMapper.correlation(tokenizer.attributes)
+            startObjectIdentity()
             if selfClosing { finishCorrelation(pending) } else { currentCorrelation = pending }
         } catch {
             tally.reject(
@@ -295,20 +337,35 @@ struct ExportParser {
         }
     }
 
-    /// A child of the `<Correlation>` being read: a `<MetadataEntry>`, or a member `<Record>` mapped as a
-    /// top-level one is (only its identity is kept; the sample itself comes from the top-level copy).
-    private mutating func addToCorrelation(_ name: ByteSpan) {
-        if name.equals("MetadataEntry") {
+    /// An element inside the `<Correlation>` being read: a `<MetadataEntry>`, or a member `<Record>` mapped as a
+    /// top-level one is, with its children (only its identity is kept; the sample itself comes from the top-level
+    /// copy, whose identity is the same).
+    private mutating func addToCorrelation(_ name: ByteSpan, selfClosing: Bool) {
+        if tokenizer.depth > 3 {
+            if currentMember == nil { return }
+            if tokenizer.depth == 4, name.equals("MetadataEntry") {
+                mapper.addMetadata(tokenizer.attributes, to: &currentMember!)
+            } else {
+                mapper.addChild(name, depth: tokenizer.depth - 3, tokenizer.attributes, to: &currentMember!)
+            }
+        } else if name.equals("MetadataEntry") {
             CorrelationMapper.addMetadata(tokenizer.attributes, to: &currentCorrelation!)
         } else if name.equals("Record"), case .sample(let sample) = mapper.map(tokenizer.attributes, line: 0) {
-            CorrelationMapper.add(member: sample, to: &currentCorrelation!)
+            currentMember = sample
+            if selfClosing { finishMember() }
         }
+    }
+
+    /// Adds the member `<Record>` just ended to the correlation being read.
+    private mutating func finishMember() {
+        guard let member = currentMember.take() else { return }
+        CorrelationMapper.add(member: member, to: &currentCorrelation!)
     }
 
     private mutating func finishCorrelation(_ pending: Correlation) {
         currentCorrelation = nil
         do {
-            correlations.append(try CorrelationMapper.finish(pending))
+            correlations.append(try CorrelationMapper.finish(pending, identity: objectIdentity))
         } catch {
             tally.reject(
                 error as? Rejection ?? Rejection("\(error)"), line: tokenizer.tokenLine,

@@ -44,6 +44,8 @@ public struct ImportSummary: Hashable, Sendable {
     /// Records identical to one earlier in the same batch (same UUID, so the same content), counted once: not
     /// sent and not in ``imported``. Identical records further apart are sent and count as already stored.
     public var identicalRows = 0
+    /// `<ActivitySummary>` elements that repeat an earlier one of the same day with the same values, counted once.
+    public var identicalActivitySummaries = 0
     /// `<Workout>` elements read (HEALTHKIT.md §13); the importer hands them out with ``ExportReader/takeWorkouts()``.
     public var workouts = 0
     /// `<Correlation>` elements (blood pressure, food) read: each is kept as a correlation object naming its member
@@ -93,18 +95,25 @@ public struct ImportSummary: Hashable, Sendable {
         }
     }
 
+    /// Counts one element the server refused (after the file was read): `reason` groups it, `detail` names it
+    /// (the element and the server's message), `line` is its line in export.xml when known.
+    public mutating func rejectStored(reason: String, detail: String, line: Int?, maxLines: Int = 5) {
+        var index = Dictionary(uniqueKeysWithValues: rejected.enumerated().map { ($1.reason, $0) })
+        reject(Rejection(reason, detail), line: line, maxLines: maxLines, index: &index)
+    }
+
     /// Counts one record rejected for `rejection` on `line`, keeping at most `maxLines` lines per reason.
-    mutating func reject(_ rejection: Rejection, line: Int, maxLines: Int, index: inout [String: Int]) {
+    mutating func reject(_ rejection: Rejection, line: Int?, maxLines: Int, index: inout [String: Int]) {
         var reason = rejection.reason
         if index[reason] == nil, rejected.count >= ImportSummary.maxKinds { reason = ImportSummary.otherKind }
         if let position = index[reason] {
             rejected[position].count += 1
-            if rejected[position].firstLines.count < maxLines { rejected[position].firstLines.append(line) }
+            if let line, rejected[position].firstLines.count < maxLines { rejected[position].firstLines.append(line) }
         } else {
             index[reason] = rejected.count
             let example = rejection.detail.count > 200 ? String(rejection.detail.prefix(200)) + "…" : rejection.detail
-            rejected.append(
-                RejectionReport(reason: reason, count: 1, firstLines: maxLines > 0 ? [line] : [], example: example))
+            let lines = line.map { maxLines > 0 ? [$0] : [] } ?? []
+            rejected.append(RejectionReport(reason: reason, count: 1, firstLines: lines, example: example))
         }
     }
 }

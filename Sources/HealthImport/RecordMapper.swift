@@ -34,16 +34,22 @@ struct PendingSample {
     /// In the type's canonical unit, rounded as its identity is (``IdentityValue``).
     var value: Double
     var source: SourceEntry
-    var uuid: UUID
+    /// The record's content identity (source, type, interval, identity value), which ``identity`` continues.
+    var base: ContentHash128
+    /// The rest of the element: its other attributes and its children, fed as they arrive.
+    var identity = ElementIdentity()
     var metadata: [String: MetadataValue] = [:]
 
     init(
         line: Int, type: QuantityType, start: Timestamp, end: Timestamp, value: Double, source: SourceEntry,
-        uuid: UUID
+        base: ContentHash128
     ) {
         (self.line, typeIndex, self.start, self.end) = (line, type.index, start, end)
-        (self.value, self.source, self.uuid) = (value, source, uuid)
+        (self.value, self.source, self.base) = (value, source, base)
     }
+
+    /// The sample's UUID: the identity of the whole element (``ElementIdentity``), final once its end is read.
+    var uuid: UUID { identity.uuid(base: base) }
 
     /// The sample's type.
     var type: QuantityType { QuantityType.all[typeIndex] }
@@ -100,7 +106,11 @@ struct RecordMapper {
         case .unknown(let rejection): return .rejected(rejection)
         }
         do {
-            return .sample(try sample(type: type, identifier: identifier, fields: fields, line: line))
+            var sample = try sample(type: type, identifier: identifier, fields: fields, line: line)
+            for attribute in attributes where !RecordFields.isBase(attribute.name) {
+                sample.identity.add(element: Self.recordName, depth: 0, attribute: attribute, scratch: &decoded)
+            }
+            return .sample(sample)
         } catch let rejection as Rejection {
             return .rejected(rejection)
         } catch {
@@ -111,6 +121,7 @@ struct RecordMapper {
     /// Adds a `<MetadataEntry key value>` to `sample`: numbers that parse fully become ``MetadataValue/number``,
     /// everything else (`HKTimeZone` included) stays a string.
     mutating func addMetadata(_ attributes: [XMLAttribute], to sample: inout PendingSample) {
+        sample.identity.add(element: Self.metadataEntryName, depth: 1, attributes, scratch: &decoded)
         guard sample.metadata.count < RecordMapper.maxMetadataEntries else { return }
         var key: String?
         var value: MetadataValue?
@@ -126,6 +137,15 @@ struct RecordMapper {
         }
         if let key, let value { sample.metadata[key] = value }
     }
+
+    /// Adds a child element other than `<MetadataEntry>` (`<HeartRateVariabilityMetadataList>` and its
+    /// `<InstantaneousBeatsPerMinute>`s) at `depth` below the record to its identity; its content is not stored.
+    mutating func addChild(_ name: ByteSpan, depth: Int, _ attributes: [XMLAttribute], to sample: inout PendingSample) {
+        sample.identity.add(element: name, depth: depth, attributes, scratch: &decoded)
+    }
+
+    private static var recordName: ByteSpan { ByteSpan(literal: "Record") }
+    private static var metadataEntryName: ByteSpan { ByteSpan(literal: "MetadataEntry") }
 
     // MARK: - Samples
 
@@ -162,11 +182,11 @@ struct RecordMapper {
         // The identity names the content, not its spelling: the canonical value rounded to 9 digits
         // (IdentityValue), so a re-export in other display units (mi for km, kJ for kcal) names the same samples.
         // The sample is sent with that value in the canonical unit, so both exports store the same bits.
-        let uuid = SampleContentIdentity.uuid(
+        let base = SampleContentIdentity.hash(
             sourceName: source.nameBytes, typeIdentifier: identifier, start: start, end: end, canonicalValue: canonical)
 
         return PendingSample(
-            line: line, type: type, start: start, end: end, value: canonical, source: source, uuid: uuid)
+            line: line, type: type, start: start, end: end, value: canonical, source: source, base: base)
     }
 
     /// A category record (HEALTHKIT.md §12): no unit, the value an enumeration name such as
@@ -185,9 +205,9 @@ struct RecordMapper {
         let (start, end) = try interval(fields)
         let source = try resolveSource(fields)
         let value = Double(raw)
-        let uuid = SampleContentIdentity.uuid(
+        let base = SampleContentIdentity.hash(
             sourceName: source.nameBytes, typeIdentifier: identifier, start: start, end: end, canonicalValue: value)
-        return PendingSample(line: line, type: type, start: start, end: end, value: value, source: source, uuid: uuid)
+        return PendingSample(line: line, type: type, start: start, end: end, value: value, source: source, base: base)
     }
 
     /// The record's start and end dates; a record that ends before it starts is rejected.
@@ -342,6 +362,20 @@ struct RecordMapper {
 
 /// The attributes of a `<Record>` the mapper reads, picked out in one pass by comparing names as bytes.
 private struct RecordFields {
+    /// Whether `name` is one of the attributes the record's base identity covers (type, unit, value, source name,
+    /// start and end date); the others feed its ``ElementIdentity``. The unit is covered because the identity
+    /// value is in the type's canonical unit.
+    static func isBase(_ name: ByteSpan) -> Bool {
+        switch name.count {
+        case 4: return name.equals("type") || name.equals("unit")
+        case 5: return name.equals("value")
+        case 7: return name.equals("endDate")
+        case 9: return name.equals("startDate")
+        case 10: return name.equals("sourceName")
+        default: return false
+        }
+    }
+
     var type: XMLAttribute?
     var unit: XMLAttribute?
     var value: XMLAttribute?

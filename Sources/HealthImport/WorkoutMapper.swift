@@ -3,8 +3,8 @@ import HealthModel
 /// Turns an export's `<Workout>` element and its children into a ``Workout`` (HEALTHKIT.md §13): the activity
 /// type, interval, duration, totals with their units, source, `<MetadataEntry>`, `<WorkoutEvent>`,
 /// `<WorkoutStatistics>` and the paths of `<WorkoutRoute><FileReference>`. Workouts are few, so attributes are
-/// decoded to strings here rather than interned as records are. The UUID is the content identity
-/// (``Workout/contentID``), so importing an export again adds nothing. Not thread-safe.
+/// decoded to strings here rather than interned as records are. The UUID is the identity of the whole element
+/// (``ElementIdentity``), so importing an export again adds nothing. Not thread-safe.
 struct WorkoutMapper {
     /// A workout being read: its attributes done, children still arriving.
     struct Pending {
@@ -129,10 +129,10 @@ struct WorkoutMapper {
         }
     }
 
-    /// The finished workout, with its content identity as UUID.
-    static func finish(_ pending: Pending) -> Workout {
+    /// The finished workout, named by the identity of its whole element (``ElementIdentity``).
+    static func finish(_ pending: Pending, identity: ElementIdentity) -> Workout {
         var workout = pending.workout
-        workout.uuid = workout.contentID
+        workout.uuid = identity.uuid(base: workout.contentHash)
         return workout
     }
 

@@ -76,6 +76,18 @@ package enum SampleContentIdentity {
     package static func uuid(
         sourceName: [UInt8], typeIdentifier: [UInt8], start: Timestamp, end: Timestamp, canonicalValue: Double
     ) -> UUID {
+        hash(
+            sourceName: sourceName, typeIdentifier: typeIdentifier, start: start, end: end,
+            canonicalValue: canonicalValue
+        )
+        .uuid
+    }
+
+    /// The hash state ``uuid(sourceName:typeIdentifier:start:end:canonicalValue:)`` turns into its UUID: the base
+    /// an exported element's identity continues from (the importer's `ElementIdentity`).
+    package static func hash(
+        sourceName: [UInt8], typeIdentifier: [UInt8], start: Timestamp, end: Timestamp, canonicalValue: Double
+    ) -> ContentHash128 {
         var identity = ContentHash128()
         identity.add(sourceName)
         identity.add(0x1F)
@@ -84,7 +96,7 @@ package enum SampleContentIdentity {
         identity.add(littleEndian: UInt64(bitPattern: start))
         identity.add(littleEndian: UInt64(bitPattern: end))
         identity.add(littleEndian: (canonicalValue == 0 ? 0 : canonicalValue).bitPattern)
-        return identity.uuid
+        return identity
     }
 }
 

@@ -102,19 +102,50 @@ struct RecordMappingTests {
         #expect(rows.map(\.source.version) == ["10.2", "10.2", "10.2", "10.2", "10.2", "11"])
     }
 
-    @Test("the same content gives the same UUID whatever the entity spelling; any field change gives another")
+    @Test("the whole element names the sample: its spelling does not count, any other difference does")
     func identity() throws {
-        let base = Fixtures.record(value: "10", source: "Anna\u{A0}Watch")
+        let device = "&lt;&lt;HKDevice: 0x1193, name:Apple Watch, hardware:Watch6,1&gt;"
+        let meta = "  <MetadataEntry key=\"HKTimeZone\" value=\"Europe/Copenhagen\"/>\n"
+        let swapped = "  <MetadataEntry key=\"HKWasUserEntered\" value=\"1\"/>\n"
+        let base = Fixtures.record(
+            value: "10", source: "Anna\u{A0}Watch", extra: " device=\"\(device)\"", children: meta + swapped)
         let variants = [
-            Fixtures.record(value: "10", source: "Anna&#xA0;Watch"),
-            Fixtures.record(value: "10.0", source: "Anna\u{A0}Watch", extra: #" device="other""#),
+            // Entities, the number's spelling, the device's object address, the order of attributes and of
+            // metadata entries, and the offset an instant is written with.
+            Fixtures.record(
+                value: "10.0", source: "Anna&#xA0;Watch",
+                extra: #" device="&lt;&lt;HKDevice: 0xFF00, name:Apple Watch, hardware:Watch6,1&gt;""#,
+                children: swapped + meta),
+            Fixtures.record(
+                value: "10", source: "Anna\u{A0}Watch", extra: " device=\"\(device)\"", children: meta + swapped
+            ).replacingOccurrences(of: "creationDate=\"2017-01-21 15:53:00 -0400\"", with: "")
+                .replacingOccurrences(of: "<Record ", with: "<Record creationDate=\"2017-01-21 20:53:00 +0100\" "),
         ]
         let changed = [
-            Fixtures.record(value: "11", source: "Anna\u{A0}Watch"),
-            Fixtures.record(value: "10", source: "Anna Watch"),
-            Fixtures.record(value: "10", start: "2017-01-21 15:53:01 -0400", source: "Anna\u{A0}Watch"),
-            Fixtures.record(value: "10", end: "2017-01-21 15:58:01 -0400", source: "Anna\u{A0}Watch"),
-            Fixtures.record(type: "HKQuantityTypeIdentifierFlightsClimbed", value: "10", source: "Anna\u{A0}Watch"),
+            Fixtures.record(
+                value: "11", source: "Anna\u{A0}Watch", extra: " device=\"\(device)\"", children: meta + swapped),
+            Fixtures.record(
+                value: "10", source: "Anna Watch", extra: " device=\"\(device)\"", children: meta + swapped),
+            Fixtures.record(
+                value: "10", start: "2017-01-21 15:53:01 -0400", source: "Anna\u{A0}Watch",
+                extra: " device=\"\(device)\"", children: meta + swapped),
+            Fixtures.record(
+                value: "10", end: "2017-01-21 15:58:01 -0400", source: "Anna\u{A0}Watch",
+                extra: " device=\"\(device)\"", children: meta + swapped),
+            Fixtures.record(
+                type: "HKQuantityTypeIdentifierFlightsClimbed", value: "10", source: "Anna\u{A0}Watch",
+                extra: " device=\"\(device)\"", children: meta + swapped),
+            // What the content identity of earlier releases left out: the device, the creation date, the
+            // version, the metadata.
+            Fixtures.record(value: "10", source: "Anna\u{A0}Watch", children: meta + swapped),
+            Fixtures.record(
+                value: "10", source: "Anna\u{A0}Watch", extra: " device=\"\(device)\"", children: meta + swapped
+            ).replacingOccurrences(
+                of: "creationDate=\"2017-01-21 15:53:00", with: "creationDate=\"2017-01-21 15:54:00"),
+            Fixtures.record(
+                value: "10", source: "Anna\u{A0}Watch", extra: " device=\"\(device)\"", children: meta + swapped
+            ).replacingOccurrences(of: "sourceVersion=\"10.2\"", with: "sourceVersion=\"10.3\""),
+            Fixtures.record(value: "10", source: "Anna\u{A0}Watch", extra: " device=\"\(device)\"", children: meta),
         ]
         func uuid(_ record: String) throws -> UUID {
             try #require(Fixtures.rows(Fixtures.importing(body: record).batches).first).uuid
@@ -327,6 +358,7 @@ struct RecordMappingTests {
         #expect(
             summary.skipped == [
                 "ExportDate": 1, "HKDataTypeSleepDurationGoal": 1, "ClinicalRecord": 1,
+                "HeartRateVariabilityMetadataList": 1, "InstantaneousBeatsPerMinute": 1,
             ])
         #expect(summary.workouts == 1 && summary.correlations == 1 && summary.activitySummaries == 1)
         #expect(summary.characteristicElements == 1 && summary.characteristics == 1)

@@ -6,10 +6,12 @@ import HealthModel
 ///
 /// Rules (HEALTHKIT.md §3): a batch id the series applied recently repeats its first outcome; a row whose UUID
 /// is stored with the same content (start, end, canonical value, source) is a duplicate, with other content a
-/// ``ErrorCode/uuidConflict``; in a batch whose values were rounded (``SampleBatch/valueDigits``), a row whose UUID
-/// is new is a duplicate when a stored sample of the same source, start and end has a value that agrees within the
-/// rounding (``RoundedValues``); a row with a sync identifier replaces the sample holding it when its version is
-/// higher and is ignored (counted as a duplicate) otherwise.
+/// ``ErrorCode/uuidConflict``; in a batch whose values were rounded (``SampleBatch/valueDigits``: an export's), a
+/// row whose UUID is new is a duplicate when a stored sample of the same source, start and end has a value that
+/// differs but agrees within the rounding (``RoundedValues``), and replaces a stored sample of the same source,
+/// start, end and value that is named by its content identity alone (an export imported before element
+/// identities, Protocol/STORAGE.md "Content identity"); a row with a sync identifier replaces the sample holding
+/// it when its version is higher and is ignored (counted as a duplicate) otherwise.
 struct InsertPlan: Sendable {
     /// Set when the batch id was applied before: nothing changes, its first outcome is reported again.
     var repeated: SeriesLedger.BatchOutcome?
@@ -58,6 +60,8 @@ struct InsertPlan: Sendable {
         // The batch's rows mostly lie near each other: their lookups share the block decoded last.
         var cache = DecodedBlockCache()
         var dropped = Set<Int>()
+        /// Anchors of stored samples an earlier row of this batch replaces (each is replaced once).
+        var claimed = Set<UInt64>()
         added.reserveCapacity(rows.count)
         for row in 0..<rows.count {
             if checksUUIDs {
@@ -87,9 +91,16 @@ struct InsertPlan: Sendable {
                     continue
                 }
             }
-            if let digits = batch.valueDigits, current.holdsRounded(batch, row: row, digits: digits, cache: &cache) {
-                duplicates += 1
-                continue
+            if let digits = batch.valueDigits {
+                switch current.roundedMatch(batch, row: row, digits: digits, claimed: claimed, cache: &cache) {
+                case .none: break
+                case .duplicate:
+                    duplicates += 1
+                    continue
+                case .contentNamed(let stored, let anchor):
+                    replacedRows.append(stored)
+                    claimed.insert(anchor)
+                }
             }
             if let tag = batch.syncTags?[row] {
                 let source = batch.sources[Int(batch.sourceIndices[row])]
@@ -191,16 +202,47 @@ extension Series {
             && sources.infos[Int(stored.sourceIDs[0])] == batch.sources[Int(batch.sourceIndices[row])]
     }
 
-    /// Whether a stored sample has the source, start and end of `row` of `batch` and a value that agrees with its
-    /// value rounded to `digits` digits (``RoundedValues``).
-    func holdsRounded(_ batch: PreparedBatch, row: Int, digits: Int, cache: inout DecodedBlockCache) -> Bool {
+    /// What a stored sample of the source, start and end of `row` of `batch` (a batch whose values were rounded to
+    /// `digits` digits) makes of the row: nothing, a duplicate (its value differs but agrees within the rounding:
+    /// ``RoundedValues``), or a stored sample of the same value named by its content identity alone
+    /// (``HealthModel/Sample/stableID()``, how exports were named before element identities) that the row
+    /// replaces, unless its anchor is among `claimed`. A stored sample of the same value under another UUID is
+    /// another element of the export: the row is new.
+    func roundedMatch(
+        _ batch: PreparedBatch, row: Int, digits: Int, claimed: Set<UInt64>, cache: inout DecodedBlockCache
+    ) -> RoundedMatch {
         let source = batch.sources[Int(batch.sourceIndices[row])]
-        let (end, value) = (batch.rows.ends[row], batch.rows.values[row])
+        let (start, end, value) = (batch.rows.starts[row], batch.rows.ends[row], batch.rows.values[row])
         let infos = sources.infos
-        return rows.firstRow(startingAt: batch.rows.starts[row], cache: &cache) { same, stored in
-            same.ends[stored] == end && RoundedValues.agree(same.values[stored], value, digits: digits)
-                && infos[Int(same.sourceIDs[stored])] == source
-        } != nil
+        let batches = self.batches
+        var contentNamed: UInt64?
+        var hint = 0
+        let found = rows.firstRow(startingAt: start, cache: &cache) { same, stored in
+            guard same.ends[stored] == end, infos[Int(same.sourceIDs[stored])] == source else { return false }
+            guard same.values[stored].bitPattern == value.bitPattern else {
+                return RoundedValues.agree(same.values[stored], value, digits: digits)
+            }
+            let anchor = same.arrivals[stored]
+            guard !claimed.contains(anchor) else { return false }
+            let contentID = SampleContentIdentity.uuid(
+                sourceName: Array(source.name.utf8), typeIdentifier: Array(batch.type.identifier.utf8), start: start,
+                end: end, canonicalValue: value)
+            guard batches.entry(ofAnchor: anchor, hint: &hint).uuid(anchor: anchor) == contentID else { return false }
+            contentNamed = anchor
+            return true
+        }
+        guard let found else { return .none }
+        if let contentNamed { return .contentNamed(row: found, anchor: contentNamed) }
+        return .duplicate
+    }
+
+    /// What ``roundedMatch(_:row:digits:claimed:cache:)`` found.
+    enum RoundedMatch {
+        case none
+        case duplicate
+        /// The stored sample at `row` (arrived with `anchor`), named by its content identity, which the row
+        /// replaces.
+        case contentNamed(row: Int, anchor: UInt64)
     }
 
     /// Applies a plan made against this series: removes replaced rows (recorded as deletions), merges added ones

@@ -44,10 +44,15 @@ public struct Correlation: Hashable, Sendable {
     /// The content identity (as ``Sample/stableID(type:start:end:value:unit:source:)`` for samples): a version-8
     /// UUID of the source name, the correlation type, start and end, so an export imported again names the same
     /// correlations.
-    public var contentID: UUID {
-        SampleContentIdentity.uuid(
+    public var contentID: UUID { contentHash.uuid }
+
+    /// The hash state ``contentID`` turns into its UUID: the base of an exported correlation's identity (the importer
+    /// continues it with the element's whole content).
+    package var contentHash: ContentHash128 {
+        SampleContentIdentity.hash(
             sourceName: Array(source.name.utf8), typeIdentifier: Array("correlation.\(type.rawValue)".utf8),
-            start: start, end: end, canonicalValue: 0)
+            start: start, end: end,
+            canonicalValue: 0)
     }
 
     /// The member of type `identifier` (`bloodPressureSystolic`), the first when there are several.

@@ -159,10 +159,15 @@ public struct Workout: Hashable, Sendable {
 
     /// The content identity (as ``Sample/stableID()`` for samples): a version-8 UUID of the source name, the
     /// activity type, start and end, so an export imported again names the same workouts.
-    public var contentID: UUID {
-        SampleContentIdentity.uuid(
+    public var contentID: UUID { contentHash.uuid }
+
+    /// The hash state ``contentID`` turns into its UUID: the base of an exported workout's identity (the importer
+    /// continues it with the element's whole content).
+    package var contentHash: ContentHash128 {
+        SampleContentIdentity.hash(
             sourceName: Array(source.name.utf8), typeIdentifier: Array("workout.\(activityType.name)".utf8),
-            start: start, end: end, canonicalValue: 0)
+            start: start, end: end,
+            canonicalValue: 0)
     }
 
     /// Limits a workout must keep (checked on every insert; the codec caps lengths before allocating).
