@@ -93,6 +93,19 @@ public struct SampleBatch: Hashable, Sendable {
         }
     }
 
+    /// The rows `range` of this batch as a batch of their own (same id, subject, type, unit, sources and value
+    /// digits), to send part of a batch.
+    public func rows(_ range: Range<Int>) -> SampleBatch {
+        var part = self
+        part.starts = Array(starts[range])
+        part.ends = Array(ends[range])
+        part.values = Array(values[range])
+        part.sourceIndices = Array(sourceIndices[range])
+        part.uuids = uuids.map { Array($0[range]) }
+        part.metadata = metadata.map { Array($0[range]) }
+        return part
+    }
+
     /// Appends one row, adding its source to the dictionary when new.
     public mutating func append(
         start: Timestamp, end: Timestamp, value: Double, source: SourceInfo, uuid: UUID? = nil,

@@ -10,6 +10,9 @@ public struct ImportCommand: Command {
     /// Batches sent and not yet acknowledged, at most: enough to keep parsing, sending and storing busy at
     /// once, while the memory held stays bounded (each batch is at most 10,000 rows).
     public static let maxInFlight = 4
+    /// The exit status of an import or insert that stored everything it could but rejected some elements (the
+    /// summary lists them); 0 means every element was stored or already stored, 1 that the import could not go on.
+    public static let someRejected: Int32 = 3
     /// Compressed bytes read between two progress callbacks (the bar itself redraws at most ten times a second).
     public static let progressInterval: Int64 = 64 << 10
 
@@ -62,67 +65,126 @@ public struct ImportCommand: Command {
             options: [.flag("dry-run", help: "Read and summarise the file without sending anything.")])
     }
 
-    /// Sends `workouts` in requests of at most ``WorkoutInsert/maxWorkouts``; returns what the server acknowledged.
-    static func send(_ workouts: [Workout], client: HealthClient, subject: String) async throws
-        -> PipelinedUpload.Counts
-    {
-        try await send(workouts, per: WorkoutInsert.maxWorkouts) { chunk in
+    /// An element the server refused: the reason that groups it and the message naming it.
+    struct Refusal: Sendable {
+        var reason: String
+        var detail: String
+    }
+
+    /// What storing one kind of object came to: the server's acknowledgements, the objects it refused, and how
+    /// many objects stored under an earlier release's identity the imported ones replaced.
+    struct Stored: Sendable {
+        var counts = PipelinedUpload.Counts()
+        var refused: [Refusal] = []
+        var replaced = 0
+    }
+
+    /// Sends `workouts` in requests of at most ``WorkoutInsert/maxWorkouts``, then deletes the workouts an earlier
+    /// release stored under their content identity that the imported ones replace (``legacyNamed(_:among:)``).
+    static func send(_ workouts: [Workout], client: HealthClient, subject: String) async throws -> Stored {
+        var stored = Stored()
+        let earlier = try? await client.workouts(subject: subject).workouts.map(\.workout)
+        stored.counts = try await RefusalIsolation.send(workouts, per: WorkoutInsert.maxWorkouts) { chunk in
             let ack = try await client.insertWorkouts(chunk, subject: subject)
-            return (ack.inserted, ack.duplicates)
+            return PipelinedUpload.Counts(inserted: Int(ack.inserted), duplicates: Int(ack.duplicates))
+        } refused: { workout, error in
+            stored.refused.append(
+                Refusal(
+                    reason: "workout refused by the server (\(error.code.name))",
+                    detail: "workout \(workout.activityType) at \(workout.start) µs: \(error.message)"))
         }
+        let replaced = legacyNamed(workouts, among: earlier ?? [])
+        if !replaced.isEmpty { stored.replaced = Int(try await client.deleteWorkouts(replaced, subject: subject)) }
+        return stored
     }
 
-    /// Sends `correlations` in requests of at most ``CorrelationInsert/maxCorrelations``; returns what the
-    /// server acknowledged.
-    static func send(_ correlations: [Correlation], client: HealthClient, subject: String) async throws
-        -> PipelinedUpload.Counts
-    {
-        try await send(correlations, per: CorrelationInsert.maxCorrelations) { chunk in
+    /// Sends `correlations` in requests of at most ``CorrelationInsert/maxCorrelations``, then deletes the
+    /// correlations an earlier release stored under their content identity that the imported ones replace.
+    static func send(_ correlations: [Correlation], client: HealthClient, subject: String) async throws -> Stored {
+        var stored = Stored()
+        let earlier = try? await client.correlations(subject: subject).correlations.map(\.correlation)
+        stored.counts = try await RefusalIsolation.send(correlations, per: CorrelationInsert.maxCorrelations) {
+            chunk in
             let ack = try await client.insertCorrelations(chunk, subject: subject)
-            return (ack.inserted, ack.duplicates)
+            return PipelinedUpload.Counts(inserted: Int(ack.inserted), duplicates: Int(ack.duplicates))
+        } refused: { correlation, error in
+            stored.refused.append(
+                Refusal(
+                    reason: "correlation refused by the server (\(error.code.name))",
+                    detail: "correlation \(correlation.type.rawValue) at \(correlation.start) µs: \(error.message)"))
         }
+        let replaced = legacyNamed(correlations, among: earlier ?? [])
+        if !replaced.isEmpty {
+            stored.replaced = Int(try await client.deleteCorrelations(replaced, subject: subject))
+        }
+        return stored
     }
 
-    /// Sends `routes` (``HealthClient/insertRoutes(_:subject:)`` splits them into requests); returns what the
-    /// server acknowledged.
-    static func send(_ routes: [WorkoutRoute], client: HealthClient, subject: String) async throws
-        -> PipelinedUpload.Counts
-    {
-        let ack = try await client.insertRoutes(routes, subject: subject)
-        return PipelinedUpload.Counts(inserted: Int(ack.inserted), duplicates: Int(ack.duplicates))
+    /// Sends `routes` (at most ``RouteInsert/maxRoutes`` a request); a route the server refuses is listed.
+    static func send(_ routes: [WorkoutRoute], client: HealthClient, subject: String) async throws -> Stored {
+        var stored = Stored()
+        stored.counts = try await RefusalIsolation.send(routes, per: RouteInsert.maxRoutes) { chunk in
+            let ack = try await client.insertRoutes(chunk, subject: subject)
+            return PipelinedUpload.Counts(inserted: Int(ack.inserted), duplicates: Int(ack.duplicates))
+        } refused: { route, error in
+            let file = route.path.isEmpty ? "inline route" : "route \(route.path)"
+            stored.refused.append(
+                Refusal(
+                    reason: "route refused by the server (\(error.code.name))",
+                    detail: "\(file) of workout \(route.workout): \(error.message)"))
+        }
+        return stored
     }
 
-    /// Sends `objects` with `insert`, at most `per` in one request; sums what it acknowledged.
-    private static func send<Object>(
-        _ objects: [Object], per: Int, _ insert: ([Object]) async throws -> (UInt64, UInt64)
-    ) async throws -> PipelinedUpload.Counts {
-        var counts = PipelinedUpload.Counts()
-        var start = 0
-        while start < objects.count {
-            let end = min(start + per, objects.count)
-            let (inserted, duplicates) = try await insert(Array(objects[start..<end]))
-            counts.inserted += Int(inserted)
-            counts.duplicates += Int(duplicates)
-            start = end
+    /// Sends `summaries` in requests of at most ``ActivitySummaryInsert/maxSummaries``; counts days changed as
+    /// inserted and days stored already as sent as duplicates.
+    static func send(_ summaries: [ActivitySummary], client: HealthClient, subject: String) async throws -> Stored {
+        var stored = Stored()
+        stored.counts = try await RefusalIsolation.send(summaries, per: ActivitySummaryInsert.maxSummaries) { chunk in
+            let ack = try await client.insertActivitySummaries(chunk, subject: subject)
+            return PipelinedUpload.Counts(inserted: Int(ack.changed), duplicates: Int(ack.unchanged))
+        } refused: { summary, error in
+            stored.refused.append(
+                Refusal(
+                    reason: "activity summary refused by the server (\(error.code.name))",
+                    detail: "activity summary \(summary.dayText): \(error.message)"))
         }
-        return counts
+        return stored
     }
 
-    /// Sends `summaries` in requests of at most ``ActivitySummaryInsert/maxSummaries``; returns how many days
-    /// changed (inserted) and how many were stored already (duplicates).
-    static func send(_ summaries: [ActivitySummary], client: HealthClient, subject: String) async throws
-        -> PipelinedUpload.Counts
-    {
-        var counts = PipelinedUpload.Counts()
-        var start = 0
-        while start < summaries.count {
-            let end = min(start + ActivitySummaryInsert.maxSummaries, summaries.count)
-            let ack = try await client.insertActivitySummaries(Array(summaries[start..<end]), subject: subject)
-            counts.inserted += Int(ack.changed)
-            counts.duplicates += Int(ack.unchanged)
-            start = end
+    /// The UUIDs of `stored` objects named by their content identity alone (``Workout/contentID``: source name,
+    /// type, start and end, how releases before element identities named imported objects) that `imported`
+    /// objects, named by their whole element, replace: each imported object in export order takes over the first
+    /// such object with its content identity not taken yet.
+    static func legacyNamed<Object: ContentNamedObject>(_ imported: [Object], among stored: [Object]) -> [UUID] {
+        var legacy: [UUID: [UUID]] = [:]
+        for object in stored where object.uuid == object.contentID {
+            legacy[object.contentID, default: []].append(object.uuid)
         }
-        return counts
+        guard !legacy.isEmpty else { return [] }
+        var replaced: [UUID] = []
+        for object in imported where object.uuid != object.contentID {
+            guard var candidates = legacy[object.contentID], !candidates.isEmpty else { continue }
+            replaced.append(candidates.removeFirst())
+            legacy[object.contentID] = candidates
+        }
+        return replaced
+    }
+
+    /// What storing the objects of an export came to, per kind; `nil` for a kind the export has none of.
+    struct StoredObjects: Sendable {
+        var workouts: Stored?
+        var summaries: Stored?
+        var correlations: Stored?
+        var routes: Stored?
+
+        /// Every object the server refused.
+        var refusals: [Refusal] {
+            [workouts, summaries, correlations, routes].flatMap { $0?.refused ?? [] }
+        }
+
+        /// Objects stored under an earlier release's identity that imported ones replaced.
+        var replaced: Int { (workouts?.replaced ?? 0) + (correlations?.replaced ?? 0) }
     }
 
     /// Reads the export, sends its batches (unless a dry run) and prints the summary.
@@ -134,54 +196,62 @@ public struct ImportCommand: Command {
             options: ImportOptions(progressInterval: ImportCommand.progressInterval))
         let bar = showsProgress() ? ProgressBar(sink: context.console.err, clock: clock) : nil
         let started = clock()
-        let summary: ImportSummary
+        var summary: ImportSummary
         var stored: [String: PipelinedUpload.Counts]?
-        var storedWorkouts: PipelinedUpload.Counts?
-        var storedSummaries: PipelinedUpload.Counts?
-        var storedCorrelations: PipelinedUpload.Counts?
-        var storedRoutes: PipelinedUpload.Counts?
+        var objects = StoredObjects()
         defer { bar?.clear() }
         if context.arguments.flag("dry-run") {
             summary = try importer.run(progress: bar.map { bar in { bar.update($0) } }) { _ in }
         } else {
-            (summary, stored, storedWorkouts, storedSummaries, storedCorrelations, storedRoutes) =
-                try await ServerSession.run(context) { client in
-                    var upload = PipelinedUpload(client: client, maxInFlight: ImportCommand.maxInFlight)
-                    do {
-                        var workoutCounts = PipelinedUpload.Counts()
-                        var summaryCounts = PipelinedUpload.Counts()
-                        var correlationCounts = PipelinedUpload.Counts()
-                        var routeCounts = PipelinedUpload.Counts()
-                        let summary = try await importer.run(
-                            progress: bar.map { bar in { bar.update($0) } }, sink: { try await upload.send($0) },
-                            workouts: { workouts in
-                                workoutCounts = try await ImportCommand.send(workouts, client: client, subject: subject)
-                            },
-                            characteristics: { try await client.setCharacteristics($0, subject: subject) },
-                            activitySummaries: { summaries in
-                                summaryCounts = try await ImportCommand.send(
-                                    summaries, client: client, subject: subject)
-                            },
-                            correlations: { correlations in
-                                correlationCounts = try await ImportCommand.send(
-                                    correlations, client: client, subject: subject)
-                            },
-                            routes: { routes in
-                                routeCounts = try await ImportCommand.send(routes, client: client, subject: subject)
-                            })
-                        try await upload.finish()
-                        return (summary, upload.counts, workoutCounts, summaryCounts, correlationCounts, routeCounts)
-                    } catch {
-                        await upload.abandon()
-                        throw error
+            (summary, stored, objects) = try await ServerSession.run(context) { client in
+                var upload = PipelinedUpload(client: client, maxInFlight: ImportCommand.maxInFlight)
+                do {
+                    var objects = StoredObjects()
+                    var summary = try await importer.run(
+                        progress: bar.map { bar in { bar.update($0) } }, sink: { try await upload.send($0) },
+                        workouts: {
+                            objects.workouts = try await ImportCommand.send($0, client: client, subject: subject)
+                        },
+                        characteristics: { try await client.setCharacteristics($0, subject: subject) },
+                        activitySummaries: {
+                            objects.summaries = try await ImportCommand.send($0, client: client, subject: subject)
+                        },
+                        correlations: {
+                            objects.correlations = try await ImportCommand.send($0, client: client, subject: subject)
+                        },
+                        routes: { objects.routes = try await ImportCommand.send($0, client: client, subject: subject) })
+                    try await upload.finish()
+                    for row in upload.refused {
+                        summary.rejectStored(
+                            reason: "record refused by the server (\(row.error.code.name))",
+                            detail: "\(row.type) of \(row.source) at \(row.start) µs: \(row.error.message)", line: nil)
                     }
+                    for refusal in objects.refusals {
+                        summary.rejectStored(reason: refusal.reason, detail: refusal.detail, line: nil)
+                    }
+                    return (summary, upload.counts, objects)
+                } catch {
+                    await upload.abandon()
+                    throw error
                 }
+            }
         }
         bar?.clear()
         let report = ImportReport(
-            file: path, summary: summary, stored: stored, storedWorkouts: storedWorkouts,
-            storedSummaries: storedSummaries, storedCorrelations: storedCorrelations, storedRoutes: storedRoutes,
-            seconds: clock() - started)
+            file: path, summary: summary, stored: stored, storedWorkouts: objects.workouts?.counts,
+            storedSummaries: objects.summaries?.counts, storedCorrelations: objects.correlations?.counts,
+            storedRoutes: objects.routes?.counts, replaced: objects.replaced, seconds: clock() - started)
         context.console.printBlock(report.rendered(as: context.globals.format))
+        if summary.rejectedCount > 0 { throw CommandExit(ImportCommand.someRejected) }
     }
 }
+
+/// An object with a content identity apart from its UUID (``ImportCommand/legacyNamed(_:among:)``).
+protocol ContentNamedObject {
+    var uuid: UUID { get }
+    /// The identity of its source, type, start and end.
+    var contentID: UUID { get }
+}
+
+extension Workout: ContentNamedObject {}
+extension Correlation: ContentNamedObject {}

@@ -16,10 +16,14 @@ public struct WorkoutsCommand: Command {
             discussion: """
                 Workouts starting at or after --from and before --to. Columns: start, end, type (HealthKit's \
                 activity type: running, walking, mixedCardio …), duration (minutes of activity), distance (km), \
-                energy (kcal), source, events, and uuid (JSON and CSV only); JSON adds the metadata. With --by \
-                week (weeks from Monday) or month, one row per period (by the workout's start in --tz) and \
-                activity type: count, duration, distance and energy summed. Example: hkq workouts --type running \
-                --from 2024-01-01 --by month. The samples of one workout: hkq samples heartRate --workout UUID.
+                energy (kcal), source, events, sameAs and uuid (JSON and CSV only); JSON adds the metadata. A \
+                workout with the activity type, start, end and source of an earlier one in the list is likely the \
+                same workout written twice (companion apps sync a run more than once): sameAs names the first of \
+                its group (SAME AS in tables, its UUID's first 8 digits), and --distinct leaves the repeats out, \
+                so each group counts once. With --by week (weeks from Monday) or month, one row per period (by the \
+                workout's start in --tz) and activity type: count, duration, distance and energy summed. Example: \
+                hkq workouts --type running --from 2024-01-01 --by month --distinct. The samples of one workout: \
+                hkq samples heartRate --workout UUID.
                 """,
             options: [
                 .option("type", value: "types", help: "Only these activity types, comma-separated (running,walking)."),
@@ -29,6 +33,7 @@ public struct WorkoutsCommand: Command {
                 .option(
                     "by", value: "period", help: "week or month: totals per period.", allowedValues: ["week", "month"]),
                 .option("limit", value: "n", help: "At most n workouts; 0 means no limit (default: 0)."),
+                .flag("distinct", help: "Count each group of likely duplicates once (leave out the repeats)."),
             ])
     }
 
@@ -61,14 +66,16 @@ public struct WorkoutsCommand: Command {
         let result = try await ServerSession.run(context) { client in
             try await client.workouts(subject: subject, filter: filter, limit: UInt64(limit))
         }
-        let workouts = result.workouts.map(\.workout)
+        var workouts = result.workouts.map(\.workout)
+        let duplicates = LikelyDuplicates(workouts)
+        if context.arguments.flag("distinct") { workouts = duplicates.distinct(workouts) }
         let format = context.globals.format
         if let period = context.arguments.value("by") {
             let totals = WorkoutTotals(workouts, period: period == "week" ? .weekOfYear : .month, timeZone: timeZone)
             context.print(totals.records(times: times, format: format))
             return
         }
-        let records = Self.records(workouts, times: times, format: format)
+        let records = Self.records(workouts, duplicates: duplicates, times: times, format: format)
         guard format == .json else {
             context.print(records)
             return
@@ -76,21 +83,28 @@ public struct WorkoutsCommand: Command {
         context.console.printBlock(SamplesCommand.jsonWithMetadata(records, workouts.map(\.metadata), times: times))
     }
 
-    /// One record per workout.
-    static func records(_ workouts: [Workout], times: TimestampFormatter, format: OutputFormat) -> RecordSet {
+    /// One record per workout, each repeat marked with the first of its group.
+    static func records(
+        _ workouts: [Workout], duplicates: LikelyDuplicates, times: TimestampFormatter, format: OutputFormat
+    ) -> RecordSet {
         var records = RecordSet(columns: [
             .init("start", title: "START"), .init("end", title: "END"), .init("type", title: "TYPE"),
             .init("duration", title: "MIN"), .init("distance", title: "KM"), .init("energy", title: "KCAL"),
             .init("source", title: "SOURCE"), .init("events", title: "EVENTS"),
-            .init("uuid", title: "UUID", inTable: false),
+            .init("sameAs", title: "SAME AS"), .init("uuid", title: "UUID", inTable: false),
         ])
         for workout in workouts {
+            let first = duplicates.repeated(by: workout)
+            let whole = format == .json || format == .csv
+            let sameAs: JSONValue =
+                first.map { .string(whole ? $0.uuidString : String($0.uuidString.prefix(8))) }
+                ?? (whole ? .null : .string(""))
             records.append([
                 times.cell(workout.start, format: format), times.cell(workout.end, format: format),
                 .string(workout.activityType.name), .number(WorkoutTotals.minutes(workout.duration)),
                 WorkoutTotals.cell(workout.totalDistance, WorkoutTotal.distanceUnit, scale: 1e-3),
                 WorkoutTotals.cell(workout.totalEnergyBurned, WorkoutTotal.energyUnit, scale: 1),
-                .string(workout.source.name), .integer(Int64(workout.events.count)),
+                .string(workout.source.name), .integer(Int64(workout.events.count)), sameAs,
                 .string(workout.uuid.uuidString),
             ])
         }

@@ -19,6 +19,8 @@ struct ImportReport: Sendable {
     var storedCorrelations: PipelinedUpload.Counts? = nil
     /// What the server acknowledged of the workout routes; `nil` for a dry run.
     var storedRoutes: PipelinedUpload.Counts? = nil
+    /// Workouts and correlations stored under an earlier release's identity that imported ones replaced.
+    var replaced = 0
     /// Wall-clock seconds from opening the file to the last acknowledgement.
     var seconds: Double
 
@@ -116,7 +118,12 @@ struct ImportReport: Sendable {
                 line += " (\(storedSummaries.inserted) new or changed, \(storedSummaries.duplicates) already stored)"
             }
         }
-        line += "; skipped \(summary.skippedCount) elements; rejected \(summary.rejectedCount) records"
+        if replaced > 0 {
+            line +=
+                "; replaced \(replaced) object\(replaced == 1 ? "" : "s") an earlier release stored under its content"
+            line += " identity"
+        }
+        line += "; skipped \(summary.skippedCount) elements; rejected \(summary.rejectedCount) elements"
         return line
     }
 

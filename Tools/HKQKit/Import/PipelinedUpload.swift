@@ -9,6 +9,9 @@ import HealthWire
 /// re-importing a file is de-duplicated row by row through the content-derived UUIDs, so the acknowledgement
 /// says honestly how many rows were new (a repeated batch id would repeat the first run's acknowledgement).
 ///
+/// A batch the server refuses for its content is sent again in halves until each refused row stands alone
+/// (``RefusalIsolation``): those rows are listed in ``refused``, the rest stored.
+///
 /// Threading: a value owned by one task; call ``send(_:)`` and ``finish()`` from that task in turn.
 struct PipelinedUpload {
     /// What the server acknowledged for one type.
@@ -17,9 +20,17 @@ struct PipelinedUpload {
         var duplicates: Int = 0
     }
 
-    private struct Acknowledged: Sendable {
+    /// A refused row: its type, when it starts, its source, and the server's refusal.
+    struct RefusedRow: Sendable {
         var type: String
-        var ack: InsertAck
+        var start: Timestamp
+        var source: String
+        var error: HealthClientError
+    }
+
+    private struct Acknowledged: Sendable {
+        var batch: SampleBatch
+        var outcome: Result<InsertAck, HealthClientError>
     }
 
     /// Batches sent and not yet acknowledged, at most.
@@ -28,6 +39,8 @@ struct PipelinedUpload {
     private var inFlight: [Task<Acknowledged, any Error>] = []
     /// Acknowledged counts by short type identifier.
     private(set) var counts: [String: Counts] = [:]
+    /// Rows the server refused, in the order met.
+    private(set) var refused: [RefusedRow] = []
 
     /// An upload through `client` keeping at most `maxInFlight` batches unacknowledged.
     init(client: HealthClient, maxInFlight: Int) {
@@ -43,7 +56,14 @@ struct PipelinedUpload {
         batch.batchID = HealthClient.makeBatchID()
         let client = client
         let sent = batch
-        inFlight.append(Task { Acknowledged(type: sent.typeIdentifier, ack: try await client.insert(sent)) })
+        inFlight.append(
+            Task {
+                do {
+                    return Acknowledged(batch: sent, outcome: .success(try await client.insert(sent)))
+                } catch let error as HealthClientError where RefusalIsolation.refusesContent(error) {
+                    return Acknowledged(batch: sent, outcome: .failure(error))
+                }
+            })
     }
 
     /// Waits for every acknowledgement; rethrows the first failure.
@@ -68,7 +88,27 @@ struct PipelinedUpload {
 
     private mutating func collectOldest() async throws {
         let acknowledged = try await inFlight.removeFirst().value
-        counts[acknowledged.type, default: Counts()].inserted += Int(acknowledged.ack.inserted)
-        counts[acknowledged.type, default: Counts()].duplicates += Int(acknowledged.ack.duplicates)
+        let batch = acknowledged.batch
+        var ack = Counts()
+        switch acknowledged.outcome {
+        case .success(let reply):
+            ack = Counts(inserted: Int(reply.inserted), duplicates: Int(reply.duplicates))
+        case .failure:
+            let client = client
+            var refusedRows: [RefusedRow] = []
+            ack = try await RefusalIsolation.send(Array(0..<batch.count), per: batch.count) { rows in
+                var part = batch.rows(rows[0]..<(rows[rows.count - 1] + 1))
+                part.batchID = HealthClient.makeBatchID()
+                let reply = try await client.insert(part)
+                return Counts(inserted: Int(reply.inserted), duplicates: Int(reply.duplicates))
+            } refused: { row, error in
+                let source = batch.sources[Int(batch.sourceIndices[row])].name
+                refusedRows.append(
+                    RefusedRow(type: batch.typeIdentifier, start: batch.starts[row], source: source, error: error))
+            }
+            refused += refusedRows
+        }
+        counts[batch.typeIdentifier, default: Counts()].inserted += ack.inserted
+        counts[batch.typeIdentifier, default: Counts()].duplicates += ack.duplicates
     }
 }
