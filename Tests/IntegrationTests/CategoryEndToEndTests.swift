@@ -197,29 +197,9 @@ struct CategoryEndToEndTests {
         await third.stop()
     }
 
-    /// Copies Tests/Fixtures/data-directory-0.1 (written by hkd 0.1.0 before category types: a snapshot of
-    /// stepCount and heartRate, then a stepCount and a bodyMass insert and a source priority only in the log, the
-    /// server killed) into a fresh directory with the modes hkd requires.
-    static func oldDirectory() throws -> TestDirectory {
-        let directory = try TestDirectory(prefix: "hkd-old")
-        let fixture = TestFixtures.packageRoot.appendingPathComponent("Tests/Fixtures/data-directory-0.1").path
-        let files = FileManager.default
-        for name in ["admin.token", "identities.json", "snapshots", "wal"] {
-            try files.copyItem(atPath: fixture + "/" + name, toPath: directory.appending(name))
-        }
-        for sub in ["snapshots", "wal"] {
-            try files.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.appending(sub))
-        }
-        let enumerator = try #require(files.enumerator(atPath: directory.path))
-        for case let name as String in enumerator {
-            var isDirectory: ObjCBool = false
-            let path = directory.appending(name)
-            if files.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
-                try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
-            }
-        }
-        return directory
-    }
+    /// Tests/Fixtures/data-directory-0.1 (written by hkd 0.1.0 before category types: a snapshot of stepCount and
+    /// heartRate, then a stepCount and a bodyMass insert and a source priority only in the log, the server killed).
+    static func oldDirectory() throws -> TestDirectory { try TestDirectory(copyOf: "data-directory-0.1") }
 
     @Test("a data directory written before category types opens with all its data; category data joins it")
     func oldDataDirectoryOpens() async throws {

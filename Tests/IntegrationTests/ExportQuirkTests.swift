@@ -145,4 +145,50 @@ struct ExportQuirkTests {
         #expect(fifth?["activeEnergyBurned"] as? Double == 344, "\(rows)")
         await hkd.stop()
     }
+
+    @Test("a data directory an earlier release filled from an export: importing it again renames, never doubles")
+    func earlierReleaseDirectory() async throws {
+        let path = Self.fixture("earlier-release.xml")
+        let oracle = try ExportOracle(path: path)
+        var objects: [String: Set<String>] = [:]
+        for record in oracle.elements(named: "Record") {
+            objects[record.attributes["type"]!, default: []].insert(Self.identity(record))
+        }
+        #expect(objects["HKQuantityTypeIdentifierStepCount"]?.count == 10)
+
+        let hkd = try await TestServer(directory: try TestDirectory(copyOf: "data-directory-import-0.1.0"))
+        let client = hkd.client()
+        func perType() async throws -> [String: Int] {
+            Dictionary(
+                uniqueKeysWithValues: try await client.serverInfo().samplesPerType.map { ($0.type, Int($0.samples)) })
+        }
+        #expect(try await perType()["stepCount"] == 8, "what the earlier release stored")
+        let imported = try await Self.hkq(hkd, ["--subject", "ben", "import", path, "--format", "json"])
+        #expect(imported.status == 0, "\(imported.out)\(imported.err)")
+        let expected = [
+            "stepCount": 10, "bloodPressureSystolic": 1, "bloodPressureDiastolic": 1,
+        ]
+        #expect(try await perType() == expected)
+        let workouts = try await client.workouts(subject: "ben").workouts.map(\.workout)
+        #expect(workouts.count == 1 && workouts.first?.uuid != workouts.first?.contentID)
+        let routes = try await client.routes(of: try #require(workouts.first).uuid, subject: "ben")
+        #expect(routes.map(\.points.count) == [2])
+        let correlations = try await client.correlations(subject: "ben").correlations.map(\.correlation)
+        #expect(correlations.count == 1)
+        let pressure = try await Self.hkq(
+            hkd, ["--subject", "ben", "samples", "bloodPressureSystolic,bloodPressureDiastolic", "--format", "json"])
+        let members = try #require(try Self.json(pressure.out) as? [[String: Any]]).compactMap { $0["uuid"] as? String }
+        #expect(Set(correlations.first?.members.map(\.uuid.uuidString) ?? []) == Set(members))
+
+        let again = try await Self.hkq(hkd, ["--subject", "ben", "import", path, "--format", "json"])
+        let summary = try #require(try Self.json(again.out) as? [String: Any], "\(again.out)\(again.err)")
+        #expect(summary["inserted"] as? Int == 0 && summary["workoutsInserted"] as? Int == 0)
+        #expect(summary["correlationsInserted"] as? Int == 0 && summary["routesInserted"] as? Int == 0)
+        client.close()
+        #expect(await hkd.stop() == 0)
+        let restarted = try await hkd.restart()
+        let after = try await restarted.client().serverInfo().samplesPerType
+        #expect(Dictionary(uniqueKeysWithValues: after.map { ($0.type, Int($0.samples)) }) == expected)
+        await restarted.stop()
+    }
 }

@@ -25,6 +25,24 @@ public final class TestDirectory: Sendable {
         Self.live.withLock { $0[path] = WeakDirectory(self) }
     }
 
+    /// A fresh directory holding a copy of the data directory `fixture` in Tests/Fixtures, with the modes hkd
+    /// requires (0700 directories, 0600 files).
+    public convenience init(copyOf fixture: String) throws {
+        try self.init(prefix: "hkd-old")
+        let source = TestFixtures.packageRoot.appendingPathComponent("Tests/Fixtures/\(fixture)").path
+        let files = FileManager.default
+        for name in try files.contentsOfDirectory(atPath: source) where !name.hasPrefix("README") {
+            try files.copyItem(atPath: source + "/" + name, toPath: appending(name))
+        }
+        let enumerator = files.enumerator(atPath: path)
+        while let name = enumerator?.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            let item = appending(name)
+            guard files.fileExists(atPath: item, isDirectory: &isDirectory) else { continue }
+            try files.setAttributes([.posixPermissions: isDirectory.boolValue ? 0o700 : 0o600], ofItemAtPath: item)
+        }
+    }
+
     /// `path` + "/" + `name`.
     public func appending(_ name: String) -> String { path + "/" + name }
 
