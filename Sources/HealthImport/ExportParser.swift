@@ -32,6 +32,10 @@ struct ExportParser {
     private var objectIdentity = ElementIdentity()
     /// A reused buffer for ``objectIdentity``.
     private var identityScratch: [UInt8] = []
+    /// The names of the open elements below the root, while inside a workout or correlation.
+    private var openNames: [String] = []
+    /// The depth of the element skipped whole that is open, if any: what it holds goes with it, uncounted.
+    private var skippedDepth: Int?
     /// Routes of the workouts read: inline ones whole, route files still to read (``ExportReader`` reads them).
     private var routes: [WorkoutRoute] = []
     private var routeFiles: [(workout: UUID, path: String, line: Int)] = []
@@ -134,6 +138,18 @@ struct ExportParser {
 
     private mutating func startElement(selfClosing: Bool) throws {
         let name = tokenizer.name
+        if let skippedDepth {
+            if tokenizer.depth > skippedDepth {
+                if current != nil {
+                    mapper.addChild(name, depth: tokenizer.depth - 2, tokenizer.attributes, to: &current!)
+                } else if currentWorkout != nil || currentCorrelation != nil {
+                    objectIdentity.add(
+                        element: name, depth: tokenizer.depth - 2, tokenizer.attributes, scratch: &identityScratch)
+                }
+                return
+            }
+            self.skippedDepth = nil
+        }
         switch tokenizer.depth {
         case 1:
             guard name.equals("HealthData") else {
@@ -142,7 +158,14 @@ struct ExportParser {
                     "\(displayName) is not an Apple Health export (root element <\(name.clipped())>, "
                         + "expected <HealthData>)")
             }
+            countUnread(of: "HealthData", kept: [])
         case 2:
+            if name.equals("Workout") || name.equals("Correlation") || name.equals("Me")
+                || name.equals("ActivitySummary")
+            {
+                openNames = [name.string]
+                countUnread(of: openNames[0], kept: ExportVocabulary.keptAttributes(of: openNames[0], in: "HealthData"))
+            }
             if name.equals("Workout") {
                 startWorkout(selfClosing: selfClosing)
                 return
@@ -165,12 +188,15 @@ struct ExportParser {
             }
             guard name.equals("Record") else {
                 tally.skip(name.string)
+                skippedDepth = 2
                 return
             }
             recordsSeen += 1
             let line = tokenizer.tokenLine
             switch mapper.map(tokenizer.attributes, line: line) {
-            case .sample(let sample): current = sample
+            case .sample(let sample):
+                current = sample
+                for attribute in mapper.takeUnreadAttributes() { tally.skip("Record " + attribute) }
             case .skipped(let kind): tally.skip(kind)
             case .rejected(let rejection):
                 tally.reject(rejection, line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
@@ -179,31 +205,52 @@ struct ExportParser {
         default:
             if current != nil {
                 addToRecord(name)
-            } else if currentWorkout != nil {
+            } else if currentWorkout != nil || currentCorrelation != nil {
                 objectIdentity.add(
                     element: name, depth: tokenizer.depth - 2, tokenizer.attributes, scratch: &identityScratch)
-                if tokenizer.depth == 3
-                    || (tokenizer.depth == 4 && (name.equals("FileReference") || name.equals("Location")))
-                {
-                    WorkoutMapper.add(child: name.string, tokenizer.attributes, to: &currentWorkout!)
+                let parent = openNames[min(openNames.count, tokenizer.depth - 2) - 1]
+                openNames.removeSubrange(min(openNames.count, tokenizer.depth - 2)...)
+                openNames.append(name.string)
+                guard let kept = ExportVocabulary.keptAttributes(of: openNames.last!, in: parent) else {
+                    tally.skip(openNames.last!)
+                    skippedDepth = tokenizer.depth
+                    return
                 }
-            } else if currentCorrelation != nil {
-                objectIdentity.add(
-                    element: name, depth: tokenizer.depth - 2, tokenizer.attributes, scratch: &identityScratch)
-                addToCorrelation(name, selfClosing: selfClosing)
+                countUnread(of: openNames.last!, kept: kept)
+                if currentWorkout != nil {
+                    if tokenizer.depth == 3
+                        || (tokenizer.depth == 4 && (name.equals("FileReference") || name.equals("Location")))
+                    {
+                        WorkoutMapper.add(child: name.string, tokenizer.attributes, to: &currentWorkout!)
+                    }
+                } else {
+                    addToCorrelation(name, selfClosing: selfClosing)
+                }
             }
+        // Anything else lies inside a rejected element, counted as rejected with what it holds.
+        }
+    }
+
+    /// Counts each attribute of the current element `name` that is not among `kept` as skipped
+    /// (``ExportVocabulary``).
+    private mutating func countUnread(of name: String, kept: Set<String>?) {
+        guard let kept else { return }
+        for attribute in tokenizer.attributes {
+            let attributeName = attribute.name.string
+            if !kept.contains(attributeName) { tally.skip(name + " " + attributeName) }
         }
     }
 
     /// A child of the `<Record>` being read (at depth 3 or deeper): a `<MetadataEntry>` is kept; any other
-    /// (`<HeartRateVariabilityMetadataList>` and its `<InstantaneousBeatsPerMinute>`s) is counted as skipped.
-    /// Both are part of the record's identity.
+    /// (`<HeartRateVariabilityMetadataList>` …) is skipped whole, counted under its name. All of them are part of
+    /// the record's identity.
     private mutating func addToRecord(_ name: ByteSpan) {
         if tokenizer.depth == 3, name.equals("MetadataEntry") {
             mapper.addMetadata(tokenizer.attributes, to: &current!)
         } else {
             mapper.addChild(name, depth: tokenizer.depth - 2, tokenizer.attributes, to: &current!)
             tally.skip(name.string)
+            skippedDepth = tokenizer.depth
         }
     }
 

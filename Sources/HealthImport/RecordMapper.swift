@@ -77,6 +77,8 @@ struct RecordMapper {
     private var sources = ByteKeyedCache<SourceEntry>(limit: 4096)
     private var nextSourceID = 0
     private var lastSource = LastSource()
+    /// Attributes of the last record mapped that the importer does not read (``takeUnreadAttributes()``).
+    private var unread: [String] = []
     /// Reused buffers: decoded attribute values and the source key.
     private var decoded: [UInt8] = []
     private var sourceKey: [UInt8] = []
@@ -95,6 +97,7 @@ struct RecordMapper {
 
     /// Maps the attributes of a `<Record>` starting on `line`.
     mutating func map(_ attributes: [XMLAttribute], line: Int) -> RecordOutcome {
+        if !unread.isEmpty { unread.removeAll() }
         var fields = RecordFields()
         for attribute in attributes { fields.take(attribute) }
         guard let typeAttribute = fields.type else { return .rejected(Rejection("missing attribute \"type\"")) }
@@ -109,6 +112,7 @@ struct RecordMapper {
             var sample = try sample(type: type, identifier: identifier, fields: fields, line: line)
             for attribute in attributes where !RecordFields.isBase(attribute.name) {
                 sample.identity.add(element: Self.recordName, depth: 0, attribute: attribute, scratch: &decoded)
+                if !RecordFields.isRead(attribute.name) { unread.append(attribute.name.string) }
             }
             return .sample(sample)
         } catch let rejection as Rejection {
@@ -116,6 +120,14 @@ struct RecordMapper {
         } catch {
             return .rejected(Rejection("\(error)"))
         }
+    }
+
+    /// The names of the attributes of the last record mapped as a sample that are not read
+    /// (``ExportVocabulary/record``), to be counted as skipped; empty for every record Apple writes today.
+    mutating func takeUnreadAttributes() -> [String] {
+        guard !unread.isEmpty else { return [] }
+        defer { unread.removeAll() }
+        return unread
     }
 
     /// Adds a `<MetadataEntry key value>` to `sample`: numbers that parse fully become ``MetadataValue/number``,
@@ -365,6 +377,12 @@ private struct RecordFields {
     /// Whether `name` is one of the attributes the record's base identity covers (type, unit, value, source name,
     /// start and end date); the others feed its ``ElementIdentity``. The unit is covered because the identity
     /// value is in the type's canonical unit.
+    /// Whether `name` is read beyond the base: source version, device and creation date (the rest of
+    /// ``ExportVocabulary/record``).
+    static func isRead(_ name: ByteSpan) -> Bool {
+        name.equals("sourceVersion") || name.equals("device") || name.equals("creationDate")
+    }
+
     static func isBase(_ name: ByteSpan) -> Bool {
         switch name.count {
         case 4: return name.equals("type") || name.equals("unit")
