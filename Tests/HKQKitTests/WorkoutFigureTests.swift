@@ -1,10 +1,12 @@
 import Foundation
 import HKQKit
+import HealthClient
 import HealthModel
+import HealthWire
 import Testing
 
 /// Figures of `hkq workouts` and `hkq activity` as the export wrote them (docs/OUTPUT.md: JSON numbers exact,
-/// tables rounded for people).
+/// tables rounded for people), and the characteristics hkd refuses whoever sends them (HEALTHKIT.md §13).
 @Suite(.serialized, .liveServer) struct WorkoutFigureTests {
     /// A `<Workout>` on `day` from 08:00:00 to `end` (UTC) with its duration and totals as written.
     static func workout(
@@ -114,5 +116,40 @@ import Testing
         #expect(text.contains(#""appleExerciseTime":31.0625,"ourAppleExerciseTime":12.3456,"#), "\(text)")
         let csv = try await Self.run(["activity", "--compare", "--format", "csv"], subject: "figures-activity")
         #expect(csv.contains("\(day),512.3456789,100.1234,600.25,kcal,"), "\(csv)")
+    }
+
+    /// The error hkd answers `entries` with, or `nil` when it sets them.
+    static func refusal(_ entries: [CharacteristicEntry], subject: String) async throws -> HealthClientError? {
+        let client = try #require(LiveServer.current).server.client()
+        defer { client.close() }
+        do {
+            try await client.setCharacteristics(entries, subject: subject)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test("hkd refuses impossible characteristics from any client, naming them, and sets nothing of the request")
+    func serverRefusesImpossibleCharacteristics() async throws {
+        let subject = "figures-me"
+        let cases: [(CharacteristicEntry, String)] = [
+            (CharacteristicEntry(key: "fitzpatrickSkinType", value: "banana"), "I, II, III, IV, V, VI"),
+            (CharacteristicEntry(key: "bloodType", value: "HKBloodTypeCPositive"), "aPositive"),
+            (CharacteristicEntry(key: "dateOfBirth", value: "2023-02-29"), "years 0001–9999"),
+            (CharacteristicEntry(key: "dateOfBirth", value: "0000-01-01"), "years 0001–9999"),
+        ]
+        for (entry, named) in cases {
+            let female = CharacteristicEntry(key: "biologicalSex", value: "female")
+            let error = try #require(
+                try await Self.refusal([female, entry], subject: subject), "accepted \(entry.key)=\(entry.value)")
+            #expect(error.origin == .server && error.code.rawValue == ErrorCode.invalidArgument.rawValue)
+            #expect(error.message.contains("\(entry.key) \"\(entry.value)\""), "\(error.message)")
+            #expect(error.message.contains(named), "\(error.message)")
+        }
+        let listed = try await runLive(["characteristics", "--format", "csv"], subject: subject)
+        #expect(listed.out.contains("biologicalSex,\n"), "nothing set by a refused request: \(listed.out)\(listed.err)")
+        let leapDay = [CharacteristicEntry(key: "dateOfBirth", value: "2024-02-29")]
+        #expect(try await Self.refusal(leapDay, subject: subject) == nil)
     }
 }
