@@ -202,17 +202,27 @@ struct RecordMapper {
     }
 
     /// A category record (HEALTHKIT.md §12): no unit, the value an enumeration name such as
-    /// `HKCategoryValueSleepAnalysisAsleepCore` (older exports' names included), stored as its raw value. Its
+    /// `HKCategoryValueSleepAnalysisAsleepCore` (older exports' names included), stored as its raw value; a record
+    /// of a not-applicable type without a value takes `notApplicable` (``CategoryValueSet/valueWhenAbsent``). Its
     /// identity is built as a quantity record's, from the raw value.
     private mutating func categorySample(
         type: QuantityType, values: CategoryValueSet, identifier: [UInt8], fields: RecordFields, line: Int
     ) throws -> PendingSample {
-        let valueAttribute = try require(fields.value, "value")
-        let name = string(valueAttribute)
-        guard let raw = values.rawValue(named: name) else {
+        let raw: Int
+        if let valueAttribute = fields.value {
+            let name = string(valueAttribute)
+            guard let named = values.rawValue(named: name) else {
+                throw Rejection(
+                    "unknown \(type) value",
+                    "\"\(name)\" is not a value of \(type) (\(values.enumeration): \(values.listing))")
+            }
+            raw = named
+        } else if let implied = values.valueWhenAbsent {
+            raw = implied
+        } else {
             throw Rejection(
-                "unknown \(type) value",
-                "\"\(name)\" is not a value of \(type) (\(values.enumeration): \(values.listing))")
+                "missing \(type) value",
+                "missing attribute \"value\": \(type) takes one of \(values.enumeration): \(values.listing)")
         }
         let (start, end) = try interval(fields)
         let source = try resolveSource(fields)

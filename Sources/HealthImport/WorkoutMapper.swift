@@ -44,13 +44,16 @@ struct WorkoutMapper {
         let start = try date(fields, "startDate")
         let end = try date(fields, "endDate")
         guard start <= end else { throw Rejection("workout ends before it starts") }
+        // The duration as written, to the µs, whatever end − start (HEALTHKIT.md §13): pauses make it shorter, and
+        // some apps (Garmin) write it a second longer; HealthKit keeps it as given.
         var duration: Int64?
         if let text = fields["duration"] {
             guard let value = Double(text), value.isFinite, value >= 0,
                 let seconds = WorkoutTotal(value: value, unit: fields["durationUnit"] ?? "min").value(
-                    in: secondUnit)
+                    in: secondUnit),
+                let micros = Int64(exactly: (seconds * 1e6).rounded()), micros <= Workout.Limits.maxDuration
             else { throw Rejection("workout duration is not valid", "workout duration \"\(text)\" is not valid") }
-            duration = min(Int64((seconds * 1e6).rounded()), end - start)
+            duration = micros
         }
         let energy = try total(fields, "totalEnergyBurned", unit: "totalEnergyBurnedUnit", default: "kcal")
         let distance = try total(fields, "totalDistance", unit: "totalDistanceUnit", default: "km")

@@ -63,6 +63,14 @@ public struct CategoryValueSet: Hashable, Sendable {
         return nil
     }
 
+    /// The raw value a sample takes when its record has none: `HKCategoryValue.notApplicable` (0) for a type whose
+    /// enumeration is only that (mindfulSession, the heart events, toothbrushing …: iOS 12 exports write mindful
+    /// sessions without a `value`); `nil` for every other type, whose samples must name their value.
+    public var valueWhenAbsent: Int? {
+        guard enumeration == CategoryCatalog.notApplicable.enumeration, values.count == 1 else { return nil }
+        return values[0].rawValue
+    }
+
     /// Every value as `name raw`, for error messages: `inBed 0, asleepUnspecified 1, …`.
     public var listing: String { values.map { "\($0.name) \($0.rawValue)" }.joined(separator: ", ") }
 }

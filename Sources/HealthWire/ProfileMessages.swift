@@ -60,7 +60,7 @@ public struct CharacteristicsResult: WireMessage {
         var result = Characteristics()
         for entry in entries {
             guard let key = CharacteristicKey(rawValue: entry.key) else { continue }
-            try? result.set(key, entry.value)
+            result.set(key, stored: entry.value)
         }
         return result
     }

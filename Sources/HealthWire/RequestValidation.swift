@@ -58,7 +58,7 @@ extension Message {
             case .workoutDelete(let m): try SampleRules.validate(subject: m.subject)
             case .characteristicsSet(let m):
                 try SampleRules.validate(subject: m.subject)
-                for entry in m.entries { _ = try entry.checked() }
+                for entry in m.entries { _ = try entry.validated() }
             case .characteristicsQuery(let m): try SampleRules.validate(subject: m.subject)
             case .activitySummaryInsert(let m):
                 try SampleRules.validate(subject: m.subject)

@@ -104,6 +104,20 @@ import Testing
         #expect(first[0].uuid.uuidString.dropFirst(14).first == "8")  // version 8
     }
 
+    @Test func anEmptyValueIsNotApplicableOnlyWhereThatIsTheTypesOnlyValue() throws {
+        let text = Self.header + "mindfulSession,2024-03-10T08:00:00Z,2024-03-10T08:10:00Z,,,Breathe\n"
+        let samples = try Self.read("calm.csv", text).1
+        #expect(samples.map(\.value) == [0])
+        #expect(samples.first?.type.identifier == "mindfulSession")
+        let named = try Self.read("named.csv", text.replacingOccurrences(of: ",,,", with: ",notApplicable,,")).1
+        #expect(named.map(\.uuid) == samples.map(\.uuid))
+        let jsonl = #"{"type":"toothbrushingEvent","start":"2024-03-10T08:00:00Z","value":"","source":"a"}"#
+        #expect(try Self.read("teeth.jsonl", jsonl).1.map(\.value) == [0])
+        let sleep = try Self.failure(
+            "sleep.csv", Self.header + "sleepAnalysis,2024-03-10T08:00:00Z,2024-03-10T08:10:00Z,,,Watch\n")
+        #expect(sleep.hasPrefix(#"FILE line 2: value "" is not a value of category type sleepAnalysis"#), "\(sleep)")
+    }
+
     static let header = "type,start,end,value,unit,source\n"
     static let good = "stepCount,2024-03-10T08:00:00Z,2024-03-10T08:10:00Z,5,count,a\n"
 

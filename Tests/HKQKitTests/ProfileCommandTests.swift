@@ -29,6 +29,8 @@ import Testing
             (["eyeColor=blue"], "unknown characteristic 'eyeColor'; expected one of dateOfBirth, biologicalSex"),
             (["biologicalSex=femal"], "invalid value 'femal' for 'biologicalSex'; expected female, male, other"),
             (["dateOfBirth=1984-13-01"], "invalid value '1984-13-01' for 'dateOfBirth'; expected a date YYYY-MM-DD"),
+            (["dateOfBirth=2023-02-29"], "invalid value '2023-02-29' for 'dateOfBirth'; expected a date YYYY-MM-DD"),
+            (["dateOfBirth=0000-01-01"], "invalid value '0000-01-01' for 'dateOfBirth'; expected a date YYYY-MM-DD"),
             (["fitzpatrickSkinType=VII"], "expected I, II, III, IV, V, VI"),
             (["wheelchairUse=HKWheelchairUseMaybe"], "invalid value 'HKWheelchairUseMaybe' for 'wheelchairUse'"),
         ]

@@ -44,6 +44,27 @@ struct CharacteristicsImportTests {
         #expect(rejection.count == 1)
     }
 
+    @Test("impossible values (no such day, year 0, no such HealthKit value) are rejected with the line of <Me>")
+    func rejectsImpossible() throws {
+        let me = """
+             <Me HKCharacteristicTypeIdentifierDateOfBirth="2023-02-29" HKCharacteristicTypeIdentifierBiologicalSex="HKBiologicalSexMale" HKCharacteristicTypeIdentifierFitzpatrickSkinType="banana" HKCharacteristicTypeIdentifierBloodType="HKBloodTypeCPositive" HKCharacteristicTypeIdentifierWheelchairUse="HKWheelchairUseYes"/>
+            """
+        let reader = try ExportReader(bytes: Data(Self.document(me: me).utf8), name: "export.xml", subject: "me")
+        while try reader.nextBatch() != nil {}
+        #expect(reader.characteristics.values == [.biologicalSex: "male", .wheelchairUse: "yes"])
+        #expect(
+            reader.summary.rejected.map(\.reason).sorted() == [
+                "bloodType is not a valid value", "dateOfBirth is not a valid value",
+                "fitzpatrickSkinType is not a valid value",
+            ])
+        #expect(reader.summary.rejected.allSatisfy { $0.firstLines == [12] }, "\(reader.summary.rejected)")
+        let yearZero = me.replacingOccurrences(of: "2023-02-29", with: "0000-01-01")
+        let again = try ExportReader(bytes: Data(Self.document(me: yearZero).utf8), name: "export.xml", subject: "me")
+        while try again.nextBatch() != nil {}
+        #expect(again.characteristics[.dateOfBirth] == nil)
+        #expect(again.summary.rejected.contains { $0.reason == "dateOfBirth is not a valid value" })
+    }
+
     @Test("values are normalized from the export's form or the short form; invalid ones throw invalidArgument")
     func normalization() throws {
         #expect(try Characteristics.normalized(.biologicalSex, "HKBiologicalSexOther") == "other")

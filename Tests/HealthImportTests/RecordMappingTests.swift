@@ -250,7 +250,17 @@ struct RecordMappingTests {
             ),
             (
                 Fixtures.record(type: "HKCategoryTypeIdentifierSleepAnalysis", unit: nil, value: nil),
-                "missing attribute \"value\"", "value"
+                "missing sleepAnalysis value",
+                "missing attribute \"value\": sleepAnalysis takes one of HKCategoryValueSleepAnalysis: inBed 0"
+            ),
+            (
+                Fixtures.record(type: "HKCategoryTypeIdentifierMenstrualFlow", unit: nil, value: nil),
+                "missing menstrualFlow value", "HKCategoryValueVaginalBleeding: unspecified 1"
+            ),
+            (
+                // notApplicable is one of two values here: the record must say which.
+                Fixtures.record(type: "HKCategoryTypeIdentifierHeadphoneAudioExposureEvent", unit: nil, value: nil),
+                "missing headphoneAudioExposureEvent value", "notApplicable 0, sevenDayLimit 1"
             ),
             (
                 Fixtures.record(type: "HKCategoryTypeIdentifierSleepAnalysiss", unit: nil, value: "x"),
@@ -297,6 +307,25 @@ struct RecordMappingTests {
         #expect(batches.first { $0.typeIdentifier == "appleStandHour" }?.values == [1])
         let (again, _) = try Fixtures.importing(body: body)
         #expect(again.map(\.uuids) == batches.map(\.uuids))
+    }
+
+    @Test("a record of a not-applicable category type without a value (iOS 12 mindful sessions) is notApplicable")
+    func categoryWithoutValue() throws {
+        let types = [
+            "MindfulSession", "HighHeartRateEvent", "IrregularHeartRhythmEvent", "ToothbrushingEvent",
+            "HandwashingEvent",
+        ]
+        let absent = types.map { Fixtures.record(type: "HKCategoryTypeIdentifier\($0)", unit: nil, value: nil) }
+        let (batches, summary) = try Fixtures.importing(body: absent.joined(separator: "\n"))
+        #expect(summary.rejected.isEmpty, "\(summary.rejected)")
+        #expect(summary.importedCategoryCount == types.count)
+        #expect(Set(batches.map(\.typeIdentifier)) == Set(types.map { $0.prefix(1).lowercased() + $0.dropFirst() }))
+        #expect(batches.allSatisfy { $0.values == [0] && $0.unit == "" })
+        // The same sample as one that names the value: one identity, so a later export adds nothing.
+        let named = Fixtures.record(
+            type: "HKCategoryTypeIdentifierMindfulSession", unit: nil, value: "HKCategoryValueNotApplicable")
+        let (written, _) = try Fixtures.importing(body: named)
+        #expect(written.map(\.uuids) == [try #require(batches.first { $0.typeIdentifier == "mindfulSession" }).uuids])
     }
 
     @Test("rejections are grouped by reason with the first few lines, and stay bounded")

@@ -68,6 +68,44 @@ struct WorkoutImportTests {
         #expect(Set(workouts.map(\.uuid)).count == 60)
     }
 
+    /// A `<Workout>` of 08:00:00–`end` on 2024-05-04 with the attributes `duration`.
+    static func workout(end: String, duration: String) -> String {
+        #" <Workout workoutActivityType="HKWorkoutActivityTypeRunning" \#(duration) sourceName="Watch" "#
+            + #"startDate="2024-05-04 08:00:00 +0000" endDate="2024-05-04 \#(end) +0000"/>"#
+    }
+
+    @Test("the duration is kept as written, to the microsecond, whether shorter or longer than end − start")
+    func writtenDuration() throws {
+        let xml = Fixtures.document(
+            [
+                // 21.3997 min written over 21 min 23 s (21.383 min): pauses.
+                Self.workout(end: "08:21:23", duration: #"duration="21.3997" durationUnit="min""#),
+                // Garmin: a second longer than end − start.
+                Self.workout(end: "08:30:00", duration: #"duration="1801" durationUnit="s""#),
+                Self.workout(end: "08:00:00", duration: #"duration="0.00000049" durationUnit="s""#),
+                Self.workout(end: "08:45:00", duration: ""),
+            ].joined(separator: "\n"))
+        let (workouts, summary) = try Self.read(xml)
+        #expect(summary.rejected.isEmpty, "\(summary.rejected)")
+        #expect(workouts.map(\.duration) == [1_283_982_000, 1_801_000_000, 0, 45 * Micros.minute])
+        for workout in workouts { #expect(throws: Never.self) { try workout.validate() } }
+    }
+
+    @Test("a duration no instant arithmetic can hold is rejected with its line, not trapped on")
+    func endlessDuration() throws {
+        let xml = Fixtures.document(
+            [
+                Self.workout(end: "08:30:00", duration: #"duration="1e300" durationUnit="min""#),
+                Self.workout(end: "08:30:00", duration: #"duration="4000000" durationUnit="d""#),
+                Self.workout(end: "08:31:00", duration: #"duration="-1" durationUnit="min""#),
+                Self.workout(end: "08:32:00", duration: #"duration="30" durationUnit="min""#),
+            ].joined(separator: "\n"))
+        let (workouts, summary) = try Self.read(xml)
+        #expect(workouts.map(\.duration) == [30 * Micros.minute])
+        #expect(summary.rejected.map(\.reason) == ["workout duration is not valid"])
+        #expect(summary.rejected.first?.count == 3)
+    }
+
     @Test("a workout without totals takes them from its statistics; a malformed one is rejected with its line")
     func statisticsTotalsAndRejections() throws {
         let xml = Fixtures.document(

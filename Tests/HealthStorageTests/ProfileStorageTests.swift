@@ -161,6 +161,13 @@ struct ProfileStorageTests {
                 try durable.setCharacteristics(
                     subject: "anna", [Self.entry("biologicalSex", "male"), Self.entry("dateOfBirth", "1984-02-30x")])
             } == ErrorCode.invalidArgument.rawValue)
+        for (key, impossible) in [("dateOfBirth", "2023-02-29"), ("fitzpatrickSkinType", "banana")] {
+            #expect(
+                code {
+                    try durable.setCharacteristics(
+                        subject: "anna", [Self.entry("biologicalSex", "male"), Self.entry(key, impossible)])
+                } == ErrorCode.invalidArgument.rawValue, "\(key)")
+        }
         var negative = Self.summaries(2)
         negative[1].values[.appleExerciseTime] = -1
         #expect(
@@ -180,5 +187,31 @@ struct ProfileStorageTests {
         let (replayed, _) = try openStore(directory)
         defer { replayed.close(snapshot: false) }
         #expect(replayed.recovery.replayedRecords == 0)
+    }
+
+    @Test("values an earlier version stored unchecked (2023-02-29, banana) are replayed and snapshotted as they are")
+    func uncheckedValuesStayReadable() throws {
+        let directory = try makeDataDirectory()
+        defer { try? FileSystem.removeTree(directory) }
+        let (durable, _) = try openStore(directory)
+        // Logged and applied as a version before the HealthKit check did: the form only.
+        let earlier: [(key: CharacteristicKey, value: String?)] = [
+            (.dateOfBirth, "2023-02-29"), (.fitzpatrickSkinType, "banana"),
+        ]
+        let entries = earlier.map { Self.entry($0.key.rawValue, $0.value!) }
+        _ = try durable.logged(.characteristics(subject: "anna", entries)) { hook in
+            try durable.store.setCharacteristics(subject: "anna", earlier, beforeApplying: hook)
+        }
+        let stored = durable.store.characteristics(subject: "anna")
+        #expect(stored.values == [.dateOfBirth: "2023-02-29", .fitzpatrickSkinType: "banana"])
+        durable.close(snapshot: false)
+        let (replayed, _) = try openStore(directory)
+        #expect(replayed.recovery.replayedRecords == 1)
+        #expect(replayed.store.characteristics(subject: "anna") == stored)
+        replayed.close()
+        let (restored, _) = try openStore(directory)
+        defer { restored.close(snapshot: false) }
+        #expect(restored.recovery.replayedRecords == 0)
+        #expect(restored.store.characteristics(subject: "anna") == stored)
     }
 }

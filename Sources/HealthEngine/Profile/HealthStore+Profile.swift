@@ -5,8 +5,9 @@ import HealthModel
 
 extension HealthStore {
     /// Sets or clears (`nil` or empty) characteristics of `subject`; values in short or export form, normalized
-    /// (``Characteristics/normalized(_:_:)``). Returns the characteristics afterwards. Throws
-    /// ``ErrorCode/invalidArgument`` naming the key and value for an invalid one, before anything changes.
+    /// (``Characteristics/normalized(_:_:)``, the form only: log replay comes here; a request's values are checked
+    /// against HealthKit's before, by ``CharacteristicEntry/validated()``). Returns the characteristics afterwards.
+    /// Throws ``ErrorCode/invalidArgument`` naming the key and value for an invalid one, before anything changes.
     @discardableResult
     public func setCharacteristics(
         subject: String, _ changes: [(key: CharacteristicKey, value: String?)], beforeApplying: () throws -> Void = {}
@@ -22,7 +23,7 @@ extension HealthStore {
     /// The characteristics of `subject` (empty when none is set).
     public func characteristics(subject: String) -> Characteristics {
         var result = Characteristics()
-        for (key, value) in characteristicTable.entries(subject: subject) { try? result.set(key, value) }
+        for (key, value) in characteristicTable.entries(subject: subject) { result.set(key, stored: value) }
         return result
     }
 

@@ -1,7 +1,7 @@
 extension CharacteristicKey {
     /// HealthKit's values of the key in short form (`HKBiologicalSex`: female, male, other), `nil` for the date of
-    /// birth. The store takes any value of the right form (a newer export may carry a value added later); hkq
-    /// offers and checks these.
+    /// birth. The importer, hkq and hkd take only these (``Characteristics/validated(_:_:)``); a value of the right
+    /// form stored before they did is still read back.
     public var knownValues: [String]? {
         switch self {
         case .dateOfBirth: nil

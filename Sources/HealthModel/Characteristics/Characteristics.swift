@@ -48,12 +48,43 @@ public struct Characteristics: Hashable, Sendable {
     public subscript(key: CharacteristicKey) -> String? { values[key] }
 
     /// Sets `key` to `value` in short form or in the export's form (`female` or `HKBiologicalSexFemale`); an empty
-    /// value or a `...NotSet` one clears it. Throws ``ErrorCode/invalidArgument`` for a value the key does not take.
+    /// value or a `...NotSet` one clears it. Throws ``ErrorCode/invalidArgument`` for a value HealthKit does not
+    /// have (``validated(_:_:)``), leaving the key as it was.
     public mutating func set(_ key: CharacteristicKey, _ value: String) throws {
-        values[key] = try Characteristics.normalized(key, value)
+        values[key] = try Characteristics.validated(key, value)
     }
 
-    /// The short form of `value` for `key`, `nil` for not set; throws ``ErrorCode/invalidArgument`` when invalid.
+    /// Sets `key` to a value read back from a store or a server, checked for its form only (``normalized(_:_:)``):
+    /// a value an earlier version kept, or one a newer server knows, stays readable. A value of another form
+    /// clears the key.
+    public mutating func set(_ key: CharacteristicKey, stored value: String) {
+        values[key] = (try? Characteristics.normalized(key, value)) ?? nil
+    }
+
+    /// The short form of `value` for `key` (``normalized(_:_:)``), checked against HealthKit: one of the key's
+    /// ``CharacteristicKey/knownValues``, or for the date of birth a day of the Gregorian calendar in years
+    /// 0001–9999 (``SupportedInstants``). `nil` for not set; throws ``ErrorCode/invalidArgument`` naming the key,
+    /// the value and what the key takes. What the importer, hkq and hkd check a new value by.
+    public static func validated(_ key: CharacteristicKey, _ value: String) throws -> String? {
+        guard let short = try normalized(key, value) else { return nil }
+        if let known = key.knownValues {
+            guard known.contains(short) else {
+                throw HealthError(
+                    .invalidArgument,
+                    "\(key.rawValue) \"\(value.prefix(40))\" is not one of HealthKit's values: "
+                        + known.joined(separator: ", "))
+            }
+        } else if !isCalendarDay(short) {
+            throw HealthError(
+                .invalidArgument,
+                "dateOfBirth \"\(value.prefix(40))\" is not a day of the calendar in \(SupportedInstants.description)")
+        }
+        return short
+    }
+
+    /// The short form of `value` for `key`, `nil` for not set; throws ``ErrorCode/invalidArgument`` for a value not
+    /// of the key's form (a date `YYYY-MM-DD`, else letters and digits). Not checked against HealthKit's values
+    /// (``validated(_:_:)`` is): how stored values are read back, so a data directory opens whatever it holds.
     public static func normalized(_ key: CharacteristicKey, _ value: String) throws -> String? {
         let text = value.trimmingSpaces
         if text.isEmpty || text == "notSet" || text == "NotSet" { return nil }
@@ -74,6 +105,13 @@ public struct Characteristics: Hashable, Sendable {
         let capitals = rest.prefix { $0.isUppercase }.count
         let lowered = capitals > 1 && capitals < rest.count ? capitals - 1 : max(capitals, 1)
         return rest.prefix(lowered).lowercased() + rest.dropFirst(lowered)
+    }
+
+    /// Whether `date`, of the form `YYYY-MM-DD`, names a day: a year 0001–9999, and a day its month has.
+    private static func isCalendarDay(_ date: String) -> Bool {
+        let parts = date.split(separator: "-").compactMap { Int($0) }
+        guard parts.count == 3, (1...9999).contains(parts[0]), (1...12).contains(parts[1]) else { return false }
+        return (1...CivilCalendar.daysInMonth(year: parts[0], month: parts[1])).contains(parts[2])
     }
 
     private static func isCivilDate(_ text: String) -> Bool {

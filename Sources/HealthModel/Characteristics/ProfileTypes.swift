@@ -53,6 +53,14 @@ public struct CharacteristicEntry: Hashable, Sendable {
         return (known, try Characteristics.normalized(known, value))
     }
 
+    /// The key and the value as ``checked()`` gives them, the value also checked against HealthKit's
+    /// (``Characteristics/validated(_:_:)``): how a request to set characteristics is checked. Throws
+    /// ``ErrorCode/invalidArgument`` naming the key, the value and what the key takes.
+    public func validated() throws -> (key: CharacteristicKey, value: String?) {
+        let (known, _) = try checked()
+        return (known, try Characteristics.validated(known, value))
+    }
+
     /// The entries of `characteristics`, in key order.
     public static func entries(of characteristics: Characteristics) -> [CharacteristicEntry] {
         characteristics.values.sorted { $0.key < $1.key }.map {

@@ -124,7 +124,8 @@ public struct Workout: Hashable, Sendable {
     public var activityType: WorkoutActivityType
     public var start: Timestamp
     public var end: Timestamp
-    /// Microseconds of activity (the export's `duration`; pauses make it shorter than end − start).
+    /// Microseconds of activity as given (the export's `duration`), whatever end − start: pauses make it shorter,
+    /// and some apps write it longer (Garmin: a second more); HealthKit keeps it as written.
     public var duration: Int64
     public var totalEnergyBurned: WorkoutTotal?
     public var totalDistance: WorkoutTotal?
@@ -175,11 +176,15 @@ public struct Workout: Hashable, Sendable {
         public static let maxEvents = 4096
         public static let maxStatistics = 256
         public static let maxRoutes = 16
+        /// The longest duration, in µs: the span of ``SupportedInstants`` (years 0001–9999), so that an instant
+        /// plus a duration stays within `Int64`.
+        public static let maxDuration: Int64 = SupportedInstants.range.upperBound - SupportedInstants.range.lowerBound
     }
 
     /// Throws ``ErrorCode/invalidSample`` naming the workout when it breaks a rule: instants within
-    /// ``SupportedInstants``, start ≤ end, a duration between 0 and end − start, finite totals with units that
-    /// measure energy and length, events inside the workout, at most ``Limits`` events, statistics and routes.
+    /// ``SupportedInstants``, start ≤ end, a duration between 0 and ``Limits/maxDuration`` whatever end − start
+    /// (HealthKit keeps the duration an app gives), finite totals with units that measure energy and length, events
+    /// inside the workout, at most ``Limits`` events, statistics and routes.
     public func validate() throws {
         func fail(_ why: String) -> HealthError {
             HealthError(.invalidSample, "workout \(uuid) (\(activityType)): \(why)")
@@ -188,8 +193,8 @@ public struct Workout: Hashable, Sendable {
             throw fail("its instants lie outside \(SupportedInstants.description)")
         }
         guard start <= end else { throw fail("it ends before it starts") }
-        guard duration >= 0, duration <= end - start + Micros.second else {
-            throw fail("its duration \(duration) µs does not fit its interval")
+        guard duration >= 0, duration <= Limits.maxDuration else {
+            throw fail("its duration \(duration) µs is not within 0 … \(Limits.maxDuration) µs")
         }
         try Self.check(totalEnergyBurned, measures: WorkoutTotal.energyUnit, "energy", fail)
         try Self.check(totalDistance, measures: WorkoutTotal.distanceUnit, "distance", fail)

@@ -5,10 +5,11 @@ import HealthModel
 
 extension DurableStore {
     /// Sets or clears characteristics of `subject` (see ``HealthStore/setCharacteristics(subject:_:beforeApplying:)``):
-    /// logged (record kind 7, normalized) when anything changes, then durable before this returns.
+    /// logged (record kind 7, normalized) when anything changes, then durable before this returns. Values are checked
+    /// against HealthKit's first (``CharacteristicEntry/validated()``); log replay takes what was logged.
     @discardableResult
     public func setCharacteristics(subject: String, _ entries: [CharacteristicEntry]) throws -> Characteristics {
-        let checked = try entries.map { try $0.checked() }
+        let checked = try entries.map { try $0.validated() }
         let logged = checked.map { CharacteristicEntry(key: $0.key.rawValue, value: $0.value ?? "") }
         return try self.logged(.characteristics(subject: subject, logged)) { hook in
             try store.setCharacteristics(subject: subject, checked, beforeApplying: hook)

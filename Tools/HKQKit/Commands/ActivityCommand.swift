@@ -112,9 +112,9 @@ public struct ActivityCommand: Command {
             (.appleStandHours, "STAND", true), (.appleStandHoursGoal, "STAND GOAL", true),
         ]
         for (field, title, inTable) in titles {
-            columns.append(.init(field.rawValue, title: title, inTable: inTable))
+            columns.append(.init(field.rawValue, title: title, inTable: inTable, roundedInTable: true))
             if ours != nil, let comparison = compared[field] {
-                columns.append(.init(comparison.key, title: comparison.title))
+                columns.append(.init(comparison.key, title: comparison.title, roundedInTable: true))
             }
             if field == .activeEnergyBurnedGoal { columns.append(.init("activeEnergyBurnedUnit", title: "UNIT")) }
         }
@@ -122,7 +122,7 @@ public struct ActivityCommand: Command {
         for summary in summaries {
             var row: [JSONValue] = [.string(summary.dayText)]
             for (field, _, _) in titles {
-                row.append(summary[field].map { .number(WorkoutTotals.rounded($0)) } ?? .null)
+                row.append(summary[field].map { .number($0) } ?? .null)
                 if let ours, let comparison = compared[field] {
                     row.append(
                         ours[comparison.key]?[summary.day].map { .number(ourValue($0, field, summary)) } ?? .null)
@@ -134,13 +134,14 @@ public struct ActivityCommand: Command {
         return records
     }
 
-    /// Our figure `value` for `field`, energy converted from kilocalories to the summary's unit, rounded.
+    /// Our figure `value` for `field`, energy converted from kilocalories to the summary's unit; every digit kept
+    /// (tables round it).
     private static func ourValue(_ value: Double, _ field: ActivitySummary.Field, _ summary: ActivitySummary) -> Double
     {
         guard field == .activeEnergyBurned, !summary.activeEnergyBurnedUnit.isEmpty,
             let unit = try? HealthUnit(parsing: summary.activeEnergyBurnedUnit),
             let converted = try? ActivitySummary.energyUnit.convert(value, to: unit)
-        else { return WorkoutTotals.rounded(value) }
-        return WorkoutTotals.rounded(converted)
+        else { return value }
+        return converted
     }
 }

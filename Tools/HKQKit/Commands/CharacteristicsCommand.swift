@@ -94,11 +94,8 @@ public struct CharacteristicsSetCommand: Command {
         }
         let normalized: String?
         do {
-            normalized = try Characteristics.normalized(key, value)
+            normalized = try Characteristics.validated(key, value)
         } catch {
-            throw context.usageError(Self.invalid(key, value))
-        }
-        if let normalized, let known = key.knownValues, !known.contains(normalized) {
             throw context.usageError(Self.invalid(key, value))
         }
         return CharacteristicEntry(key: key.rawValue, value: normalized ?? "")

@@ -22,8 +22,9 @@ public struct InsertCommand: Command {
                 offset (2024-03-10T08:00:00-05:00, Z, fractional seconds); an empty end means a point sample; \
                 an empty unit means the type's canonical unit. For a category type (sleepAnalysis, \
                 appleStandHour, mindfulSession, …) value is the name of a value of its enumeration (asleepCore, \
-                HKCategoryValueSleepAnalysisAsleepCore, stood) or its raw value, and unit stays empty; 'hkq types \
-                --format csv' lists the values. The format follows the extension (.csv, .jsonl, .json), else the \
+                HKCategoryValueSleepAnalysisAsleepCore, stood) or its raw value (empty for notApplicable where \
+                that is the only value, as for mindfulSession), and unit stays empty; 'hkq types --format csv' \
+                lists the values. The format follows the extension (.csv, .jsonl, .json), else the \
                 first character ({ means JSON lines).
 
                 Rows are checked and sent in batches of \(InsertCommand.batchRows); the first bad row stops the \

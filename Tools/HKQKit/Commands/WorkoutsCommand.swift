@@ -89,9 +89,10 @@ public struct WorkoutsCommand: Command {
     ) -> RecordSet {
         var records = RecordSet(columns: [
             .init("start", title: "START"), .init("end", title: "END"), .init("type", title: "TYPE"),
-            .init("duration", title: "MIN"), .init("distance", title: "KM"), .init("energy", title: "KCAL"),
-            .init("source", title: "SOURCE"), .init("events", title: "EVENTS"),
-            .init("sameAs", title: "SAME AS"), .init("uuid", title: "UUID", inTable: false),
+            .init("duration", title: "MIN", roundedInTable: true), .init("distance", title: "KM", roundedInTable: true),
+            .init("energy", title: "KCAL", roundedInTable: true), .init("source", title: "SOURCE"),
+            .init("events", title: "EVENTS"), .init("sameAs", title: "SAME AS"),
+            .init("uuid", title: "UUID", inTable: false),
         ])
         for workout in workouts {
             let first = duplicates.repeated(by: workout)
@@ -102,8 +103,8 @@ public struct WorkoutsCommand: Command {
             records.append([
                 times.cell(workout.start, format: format), times.cell(workout.end, format: format),
                 .string(workout.activityType.name), .number(WorkoutTotals.minutes(workout.duration)),
-                WorkoutTotals.cell(workout.totalDistance, WorkoutTotal.distanceUnit, scale: 1e-3),
-                WorkoutTotals.cell(workout.totalEnergyBurned, WorkoutTotal.energyUnit, scale: 1),
+                WorkoutTotals.cell(workout.totalDistance, WorkoutTotals.kilometres),
+                WorkoutTotals.cell(workout.totalEnergyBurned, WorkoutTotal.energyUnit),
                 .string(workout.source.name), .integer(Int64(workout.events.count)), sameAs,
                 .string(workout.uuid.uuidString),
             ])
@@ -112,7 +113,8 @@ public struct WorkoutsCommand: Command {
     }
 }
 
-/// Workouts summed per calendar period and activity type: count, minutes, kilometres, kilocalories.
+/// Workouts summed per calendar period and activity type: count, minutes, kilometres, kilocalories. Figures keep
+/// every digit (JSON and CSV print them as numbers do everywhere); tables round them for people.
 struct WorkoutTotals {
     struct Key: Hashable, Comparable {
         var period: Timestamp
@@ -122,8 +124,9 @@ struct WorkoutTotals {
 
     struct Sums {
         var count = 0
-        var duration: Int64 = 0
-        var metres = 0.0
+        /// Microseconds, summed as a double: exact up to 2⁵³ µs (285 years), and no sum can overflow.
+        var duration = 0.0
+        var kilometres = 0.0
         var kilocalories = 0.0
     }
 
@@ -139,8 +142,8 @@ struct WorkoutTotals {
             let start = calendar.dateInterval(of: period, for: date)?.start ?? date
             let key = Key(period: Timestamp((start.timeIntervalSince1970 * 1e6).rounded()), type: workout.activityType)
             sums[key, default: Sums()].count += 1
-            sums[key]!.duration += workout.duration
-            sums[key]!.metres += workout.totalDistance?.value(in: WorkoutTotal.distanceUnit) ?? 0
+            sums[key]!.duration += Double(workout.duration)
+            sums[key]!.kilometres += workout.totalDistance?.value(in: Self.kilometres) ?? 0
             sums[key]!.kilocalories += workout.totalEnergyBurned?.value(in: WorkoutTotal.energyUnit) ?? 0
         }
     }
@@ -149,28 +152,30 @@ struct WorkoutTotals {
     func records(times: TimestampFormatter, format: OutputFormat) -> RecordSet {
         var records = RecordSet(columns: [
             .init("period", title: "PERIOD"), .init("type", title: "TYPE"), .init("count", title: "COUNT"),
-            .init("duration", title: "MIN"), .init("distance", title: "KM"), .init("energy", title: "KCAL"),
+            .init("duration", title: "MIN", roundedInTable: true), .init("distance", title: "KM", roundedInTable: true),
+            .init("energy", title: "KCAL", roundedInTable: true),
         ])
         for key in sums.keys.sorted() {
             let sum = sums[key]!
             records.append([
                 times.cell(key.period, format: format), .string(key.type.name), .integer(Int64(sum.count)),
-                .number(Self.minutes(sum.duration)), .number(Self.rounded(sum.metres / 1000)),
-                .number(Self.rounded(sum.kilocalories)),
+                .number(sum.duration / 6e7), .number(sum.kilometres), .number(sum.kilocalories),
             ])
         }
         return records
     }
 
-    /// Microseconds as minutes, to 0.01.
-    static func minutes(_ micros: Int64) -> Double { rounded(Double(micros) / 6e7) }
+    /// The unit distances are printed in.
+    // swift-format-ignore: NeverUseForceTry
+    static let kilometres = try! HealthUnit(parsing: "km")
 
-    /// A total in `unit` times `scale` (to 0.001), or null when absent.
-    static func cell(_ total: WorkoutTotal?, _ unit: HealthUnit, scale: Double) -> JSONValue {
+    /// Microseconds as minutes (the double nearest the exact quotient: 21.3997 for a duration written so).
+    static func minutes(_ micros: Int64) -> Double { Double(micros) / 6e7 }
+
+    /// A total in `unit`, or null when absent: the value as written when written in `unit` (3.40897998046875 km),
+    /// else converted once.
+    static func cell(_ total: WorkoutTotal?, _ unit: HealthUnit) -> JSONValue {
         guard let value = total?.value(in: unit) else { return .null }
-        return .number(rounded(value * scale))
+        return .number(value)
     }
-
-    /// `value` to three decimals (a print rounding, not stored).
-    static func rounded(_ value: Double) -> Double { (value * 1000).rounded() / 1000 }
 }

@@ -96,10 +96,12 @@ public struct SampleRowDecoder {
     }
 
     /// A quantity value's number; a category value's name (`asleepCore`, `HKCategoryValueSleepAnalysisAsleepCore`)
-    /// or raw value as that raw value.
+    /// or raw value as that raw value; no value at all for a not-applicable category type (`mindfulSession`) as
+    /// `notApplicable`, the export importer's rule.
     static func value(_ text: String, type: QuantityType) throws -> Double {
         let trimmed = text.trimmingWhitespace
         if let values = type.categoryValues {
+            if trimmed.isEmpty, let implied = values.valueWhenAbsent { return Double(implied) }
             guard let raw = values.rawValue(named: trimmed) else {
                 throw HealthError(
                     .invalidSample,
