@@ -67,7 +67,7 @@ import Testing
             #"{"type":"sleepAnalysis","start":"2026-03-28T21:00:00Z","end":"2026-03-28T22:00:00Z","value":"dozing","source":"x"}"#
                 + "\n")
         let refused = try await runLive(["insert", bad], subject: "category-samples")
-        #expect(refused.status == 1)
+        #expect(refused.status == 3, "the row is rejected, named, and the command ends with status 3")
         #expect(
             refused.err.contains("value \"dozing\" is not a value of category type sleepAnalysis"), "\(refused.err)")
         let good = try live.file(

@@ -161,16 +161,21 @@ import Testing
             "line 2: start 2024-03-10T09:00:00Z is after end 2024-03-10T08:00:00Z"
         ),
     ])
-    func insertStopsAtABadLine(rows: String, message: String) async throws {
+    func insertRejectsABadLineAndGoesOn(rows: String, message: String) async throws {
         let live = try #require(LiveServer.current)
-        let path = try live.file("bad.csv", "type,start,end,value,unit,source\n" + rows + "\n")
-        let result = try await runLive(["insert", path], subject: "insert-bad")
-        #expect(result.status == 1)
-        #expect(result.out == "")
-        #expect(result.err == "error: \(path) \(message)\n")
-        let stored = try await Self.samples(["stepCount"], subject: "insert-bad")
-        #expect(stored.isEmpty, "a bad line in the first batch sends nothing")
+        let subject = "insert-bad-\(abs(message.hashValue))"
+        let path = try live.file("bad.csv", "type,start,end,value,unit,source\n" + rows + "\n" + Self.goodRow + "\n")
+        let result = try await runLive(["insert", path], subject: subject)
+        #expect(result.status == 3, "some rows rejected: \(result.err)")
+        #expect(result.err == "\(path) \(message)\n")
+        #expect(result.out.contains("1 rejected)"), "\(result.out)")
+        // The good rows, before and after the bad one, are stored.
+        let stored = try await Self.samples(["stepCount"], subject: subject)
+        #expect(stored.count == rows.split(separator: "\n").count)
     }
+
+    /// A valid row after the bad ones.
+    static let goodRow = "stepCount,2024-03-10T11:00:00Z,,7,,a"
 
     // MARK: samples
 

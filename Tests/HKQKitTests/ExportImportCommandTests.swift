@@ -120,14 +120,14 @@ func exportRecord(
                 exportRecord(value: "1e3", start: "2017-01-21 16:00:00 -0400", end: "2017-01-21 16:05:00 -0400"),
             ]))
         let run = try await runLive(["import", path], subject: "units")
-        #expect(run.status == 0, "\(run.err)")
+        #expect(run.status == 3, "the rejected record makes the status 3: \(run.err)")
         #expect(run.out.contains("stepCount            2    2               0"), "\(run.out)")
         #expect(run.out.contains("sleepAnalysis        1    1               0"), "\(run.out)")
         #expect(run.out.contains("unknown unit \"furlong\"        1  9"), "\(run.out)")
         #expect(
             run.out.contains(
                 "(3 new, 0 already stored); 1 of them category samples; 1 characteristic from <Me> (stored); "
-                    + "skipped 1 elements; rejected 1 records"),
+                    + "skipped 2 elements; rejected 1 elements"),
             "\(run.out)")
 
         let sum = try await runLive(["stats", "stepCount", "--format", "json"], subject: "units")

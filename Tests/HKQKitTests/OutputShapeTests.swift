@@ -245,7 +245,8 @@ import Testing
     @Test func workoutShapes() async throws {
         let live = try #require(LiveServer.current)
         let path = try live.file("export.xml", WorkoutExport.document())
-        _ = try await Self.run(["import", path], subject: "shape-workouts")
+        let imported = try await runLive(["import", path], subject: "shape-workouts")
+        #expect(imported.status == 3, "the route files it names are absent: \(imported.out)")
         let json = try await Self.run(["workouts", "--format", "json"] + Self.newYork, subject: "shape-workouts")
         #expect(try OutputShapes.expectJSON(json, section: "workouts").elements.count == 60)
         let csv = try await Self.run(["workouts", "--format", "csv", "--type", "walking"], subject: "shape-workouts")

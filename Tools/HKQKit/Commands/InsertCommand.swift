@@ -27,8 +27,10 @@ public struct InsertCommand: Command {
                 lists the values. The format follows the extension (.csv, .jsonl, .json), else the \
                 first character ({ means JSON lines).
 
-                Rows are checked and sent in batches of \(InsertCommand.batchRows); the first bad row stops the \
-                import with its line number (earlier batches stay stored). Rows without a uuid get one derived \
+                Rows are checked and sent in batches of \(InsertCommand.batchRows). A row that is not a valid \
+                sample, or that the server refuses, is reported on standard error with its line and reason and \
+                the rest are stored; the exit status is then \(ImportCommand.someRejected) (0 when every row was \
+                stored or already stored, 1 when the file cannot be read on or the server is gone). Rows without a uuid get one derived \
                 from their content: source, type, start, end and the value in the type's canonical unit rounded \
                 to 9 significant digits (stored so), so importing the same file again, or the same values \
                 written in other units (1 km, 1000 m), adds nothing. Two identical rows in one file are one \
@@ -58,7 +60,14 @@ public struct InsertCommand: Command {
             // Derived UUIDs name the content: a repeat is an identical row. Sent UUIDs go to the server, which
             // tells a repeat from a conflict.
             var derived = Set<UUID>()
-            while let sample = try reader.next() {
+            while let row = try reader.nextRow() {
+                let sample: Sample
+                switch row {
+                case .sample(let read): sample = read
+                case .rejected(let error):
+                    tally.reject(error)
+                    continue
+                }
                 if reader.derivedUUID, !derived.insert(sample.uuid).inserted {
                     tally.countIdentical(sample)
                     continue
@@ -73,14 +82,20 @@ public struct InsertCommand: Command {
             return tally
         }
         context.print(tally.records())
+        for error in tally.rejected.prefix(InsertTally.maxReported) { context.console.err.write("\(error)\n") }
+        if tally.rejected.count > InsertTally.maxReported {
+            context.console.err.write("… and \(tally.rejected.count - InsertTally.maxReported) more rows rejected\n")
+        }
         if context.globals.format == .table {
             let name = path == "-" ? "standard input" : path
             context.print(
                 "inserted \(tally.total.inserted) new samples from \(name) (\(tally.total.rows) rows, "
                     + "\(tally.total.duplicates) already stored"
                     + (tally.total.identical > 0 ? ", \(tally.total.identical) identical rows counted once" : "")
+                    + (tally.rejectedCount > 0 ? ", \(tally.rejectedCount) rejected" : "")
                     + ")")
         }
+        if tally.rejectedCount > 0 { throw CommandExit(ImportCommand.someRejected) }
     }
 }
 
@@ -95,20 +110,46 @@ struct InsertTally: Sendable {
         var identical: UInt64 = 0
     }
 
+    /// Rejected rows reported one by one, at most; the rest are counted.
+    static let maxReported = 20
+
     private(set) var order: [String] = []
     private(set) var counts: [String: Counts] = [:]
+    /// The first ``maxReported`` rejected rows, with their lines and reasons.
+    private(set) var rejected: [ImportError] = []
+    /// Rows rejected in all.
+    private(set) var rejectedCount = 0
 
-    /// Sends `samples` as one batch per type and unit and adds the acknowledgements.
+    /// Counts a rejected row.
+    mutating func reject(_ error: ImportError) {
+        rejectedCount += 1
+        if rejected.count < Self.maxReported { rejected.append(error) }
+    }
+
+    /// Sends `samples` as one batch per type and unit and adds the acknowledgements; a batch the server refuses
+    /// for its content is sent again in parts until each refused row stands alone (``RefusalIsolation``).
     mutating func send(_ samples: [Sample], with client: HealthClient) async throws {
         let batches = SampleBatch.grouping(
             samples, maxRows: InsertCommand.batchRows, makeBatchID: HealthClient.makeBatchID)
         for batch in batches {
-            let ack = try await client.insert(batch)
+            var refused: [(row: Int, error: HealthClientError)] = []
+            let ack = try await RefusalIsolation.send(Array(0..<batch.count), per: batch.count) { rows in
+                var part = rows.count == batch.count ? batch : batch.rows(rows[0]..<(rows[rows.count - 1] + 1))
+                if rows.count != batch.count { part.batchID = HealthClient.makeBatchID() }
+                let reply = try await client.insert(part)
+                return PipelinedUpload.Counts(inserted: Int(reply.inserted), duplicates: Int(reply.duplicates))
+            } refused: { row, error in
+                refused.append((row, error))
+            }
             let type = batch.typeIdentifier
             if counts[type] == nil { order.append(type) }
             counts[type, default: Counts()].rows += UInt64(batch.count)
-            counts[type, default: Counts()].inserted += ack.inserted
-            counts[type, default: Counts()].duplicates += ack.duplicates
+            counts[type, default: Counts()].inserted += UInt64(ack.inserted)
+            counts[type, default: Counts()].duplicates += UInt64(ack.duplicates)
+            for (row, error) in refused {
+                let uuid = batch.uuid(row: row).uuidString
+                reject(ImportError(file: nil, line: nil, message: "\(type) sample \(uuid): \(error.message)"))
+            }
         }
     }
 

@@ -62,8 +62,24 @@ public final class SampleFileReader {
     /// Whether the last sample's UUID was derived from its content (its row had no uuid).
     public private(set) var derivedUUID = false
 
-    /// The next sample, or `nil` at the end of the input.
+    /// What one row of the file holds: a sample, or why the row cannot be one.
+    public enum Row: Sendable {
+        case sample(Sample)
+        /// The row's error names its line and the problem; the rows after it can still be read.
+        case rejected(ImportError)
+    }
+
+    /// The next sample, or `nil` at the end of the input; throws for a row that is not a valid sample.
     public func next() throws -> Sample? {
+        switch try nextRow() {
+        case nil: return nil
+        case .sample(let sample): return sample
+        case .rejected(let error): throw error
+        }
+    }
+
+    /// The next row, or `nil` at the end of the input; throws only when the file itself cannot be read on.
+    public func nextRow() throws -> Row? {
         let next: (line: Int, text: String)
         if let pending {
             next = pending
@@ -75,9 +91,9 @@ public final class SampleFileReader {
         do {
             let row = try format == .csv ? csvRow(next.text) : jsonRow(next.text)
             derivedUUID = row.uuid.isEmpty
-            return try decoder.sample(row)
+            return .sample(try decoder.sample(row))
         } catch let error as HealthError {
-            throw ImportError(file: path, line: next.line, message: error.message)
+            return .rejected(ImportError(file: path, line: next.line, message: error.message))
         }
     }
 
