@@ -112,6 +112,9 @@ struct SeriesSources: Sendable {
     /// Whether the identity of source `id` entered samples by hand.
     func isUserEntered(id: Int) -> Bool { identities[identityOfSource[id]].userEntered }
 
+    /// Marks the identity of source `id` (in the table) as having entered samples by hand.
+    mutating func markUserEntered(id: Int) { identities[identityOfSource[id]].userEntered = true }
+
     /// Puts the sources of `order` first (highest first); the sources it does not list keep their current order
     /// after it (they do not fall back to the default order). Sources seen later rank after all of them, in the
     /// default order.

@@ -157,4 +157,30 @@ struct SourcePriorityTests {
         #expect(try store.insert(again).inserted == 1)
         #expect(try Self.order(store) == ["Phillip’s iPhone", "Health"])
     }
+
+    @Test("the rank survives a shard image, and an older image's flags are completed from its metadata table")
+    func rankSurvivesImages() throws {
+        let store = try Self.manualEntryStore()
+        let type = try QuantityType.named("stepCount")
+        var (image, _) = store.image(of: type) { 0 }
+        let restored = HealthStore()
+        try restored.restore(image)
+        #expect(try Self.order(restored) == ["Health", "Phillip’s iPhone", "Connect"])
+        #expect(restored.image(of: type) { 0 }.0 == image)
+        // An earlier version wrote every flag false here: it did not read HKWasUserEntered. The metadata table
+        // still holds the manual row, so the restored order is the one replaying the log gives.
+        image.series[0].userEnteredSources = image.series[0].userEnteredSources.map { _ in false }
+        image.series[0].userEnteredFromMetadata = true
+        let older = HealthStore()
+        try older.restore(image)
+        #expect(try Self.order(older) == ["Health", "Phillip’s iPhone", "Connect"])
+        #expect(try Self.mergedSum(older) == 1200)
+        // A flag whose samples were deleted stays (the table no longer shows them).
+        _ = try store.delete(
+            subject: "anna", type: "stepCount", filter: SampleFilter(sources: ["Health"]))
+        #expect(try Self.order(store) == ["Health", "Phillip’s iPhone", "Connect"])
+        let afterDelete = HealthStore()
+        try afterDelete.restore(store.image(of: type) { 0 }.0)
+        #expect(try Self.order(afterDelete) == ["Health", "Phillip’s iPhone", "Connect"])
+    }
 }
