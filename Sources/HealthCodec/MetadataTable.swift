@@ -1,7 +1,7 @@
 import HealthModel
 
 /// The metadata of some rows of a series, keyed by the rows' change anchors: what a snapshot keeps (Protocol/
-/// STORAGE.md, versions 6 and 7). `varint n`, then `n` entries of `varint anchor` (strictly increasing) and one metadata
+/// STORAGE.md, versions 6 to 8). `varint n`, then `n` entries of `varint anchor` (strictly increasing) and one metadata
 /// row as Protocol/SAMPLE-BATCH.md's metadata column writes it (count, then sorted key, tag, value entries; never
 /// empty). Rows without metadata are absent, so a series without any costs one byte.
 public enum MetadataTable {

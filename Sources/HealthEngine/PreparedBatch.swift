@@ -12,7 +12,7 @@ struct PreparedBatch: Sendable {
     let sources: [SourceInfo]
     /// Per dictionary entry: whether any row uses it.
     let usedSources: [Bool]
-    /// Per dictionary entry: whether a row of it carries `HKMetadataKeyWasUserEntered`.
+    /// Per dictionary entry: whether a row of it is marked entered by hand (``SeriesSources/marksUserEntered(_:)``).
     let userEnteredSources: [Bool]
     /// Per row: index into ``sources``.
     let sourceIndices: [UInt32]
@@ -71,7 +71,7 @@ struct PreparedBatch: Sendable {
                 used[source] = true
                 if let metadata = batch.metadata, !metadata[row].isEmpty {
                     metadataRows[row] = metadata[row]
-                    if PreparedBatch.isUserEntered(metadata[row]) { userEntered[source] = true }
+                    if SeriesSources.marksUserEntered(metadata[row]) { userEntered[source] = true }
                     if let tag = try SyncTag(metadata[row]) {
                         if syncTags == nil { syncTags = Array(repeating: nil, count: batch.count) }
                         syncTags![row] = tag
@@ -131,15 +131,6 @@ struct PreparedBatch: Sendable {
 
     /// The dictionary entries some row uses.
     var sourcesInUse: [SourceInfo] { sources.indices.filter { usedSources[$0] }.map { sources[$0] } }
-
-    /// Whether a row's metadata marks it as entered by hand (`HKMetadataKeyWasUserEntered` true).
-    static func isUserEntered(_ metadata: [String: MetadataValue]) -> Bool {
-        switch metadata[MetadataKey.wasUserEntered] {
-        case .number(let flag): flag != 0
-        case .string(let flag): flag == "1" || flag.lowercased() == "true" || flag.lowercased() == "yes"
-        case .date, .quantity, nil: false
-        }
-    }
 }
 
 /// A row's `HKMetadataKeySyncIdentifier` and `HKMetadataKeySyncVersion` (HEALTHKIT.md §3).
@@ -180,14 +171,24 @@ extension Series {
                 batchID: batch.batchID, firstAnchor: firstAnchor, firstRow: 0, count: UInt32(batch.rows.count),
                 writer: batch.writer, uuids: batch.keptUUIDs))
         var used = batch.usedSources
+        var userEntered = batch.userEnteredSources
         if let subset {
             used = [Bool](repeating: false, count: batch.sources.count)
             for row in subset { used[Int(batch.sourceIndices[row])] = true }
+            // Only rows that are stored mark their source (HEALTHKIT.md §8): a duplicate sent again with the mark
+            // entered nothing.
+            if userEntered.contains(true) {
+                userEntered = [Bool](repeating: false, count: batch.sources.count)
+                for row in subset {
+                    if let entry = batch.metadataRows[row], SeriesSources.marksUserEntered(entry) {
+                        userEntered[Int(batch.sourceIndices[row])] = true
+                    }
+                }
+            }
         }
         var idOfBatchSource = [UInt16](repeating: 0, count: batch.sources.count)
         for index in batch.sources.indices where used[index] {
-            idOfBatchSource[index] = sources.intern(
-                batch.sources[index], userEntered: batch.userEnteredSources[index])
+            idOfBatchSource[index] = sources.intern(batch.sources[index], userEntered: userEntered[index])
         }
         if !batch.metadataRows.isEmpty {
             let kept = subset.map(Set.init)

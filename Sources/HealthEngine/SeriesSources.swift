@@ -15,7 +15,8 @@ struct SeriesSources: Sendable {
         var key: String
         /// The most recently registered revision, used when the identity is reported.
         var latest: SourceInfo
-        /// Whether any of its samples carried `HKMetadataKeyWasUserEntered`.
+        /// Whether a sample of it marked as entered by hand (``marksUserEntered(_:)``) was ever stored in the
+        /// series; it stays set when such samples are deleted.
         var userEntered: Bool
         /// The person's own Apple devices and Apple's apps: a bundle identifier `com.apple…`, an Apple hardware
         /// model as the device (`iPhone14,2`, `Watch6,2`, `iPad13,1`, `iPod9,1`: exports name devices so), or,
@@ -56,6 +57,23 @@ struct SeriesSources: Sendable {
         return ["iPhone", "Apple Watch", "iPad"].contains { info.name.hasSuffix($0) }
     }
 
+    /// Whether a sample's metadata marks it as entered by hand (HEALTHKIT.md §8): `HKWasUserEntered` (HealthKit's
+    /// `HKMetadataKeyWasUserEntered`, as apps store it and exports write it) or the long form
+    /// `HKMetadataKeyWasUserEntered` (``MetadataKey/wasUserEnteredLongForm``), holding a non-zero number or the
+    /// string `1`, `true` or `yes` in any case. Rows without metadata are never looked at.
+    static func marksUserEntered(_ metadata: [String: MetadataValue]) -> Bool {
+        marksUserEntered(metadata[MetadataKey.wasUserEntered])
+            || marksUserEntered(metadata[MetadataKey.wasUserEnteredLongForm])
+    }
+
+    private static func marksUserEntered(_ value: MetadataValue?) -> Bool {
+        switch value {
+        case .number(let flag): flag != 0 && !flag.isNaN
+        case .string(let flag): ["1", "true", "yes"].contains(flag.lowercased())
+        case .date, .quantity, nil: false
+        }
+    }
+
     var count: Int { infos.count }
 
     /// The id of a source already in the table.
@@ -94,6 +112,9 @@ struct SeriesSources: Sendable {
     /// Whether the identity of source `id` entered samples by hand.
     func isUserEntered(id: Int) -> Bool { identities[identityOfSource[id]].userEntered }
 
+    /// Marks the identity of source `id` (in the table) as having entered samples by hand.
+    mutating func markUserEntered(id: Int) { identities[identityOfSource[id]].userEntered = true }
+
     /// Puts the sources of `order` first (highest first); the sources it does not list keep their current order
     /// after it (they do not fall back to the default order). Sources seen later rank after all of them, in the
     /// default order.
@@ -106,8 +127,9 @@ struct SeriesSources: Sendable {
     mutating func restorePriority(_ order: [SourceInfo]) { explicitOrder = order }
 
     /// Identity indices, highest priority first: the explicit order, then the default one (HEALTHKIT.md §8):
-    /// user-entered sources, then Apple devices and apps (both in first-seen order), then the others with the
-    /// most recently seen first.
+    /// identities that stored a user-entered sample of the type (``Identity/userEntered``), then Apple devices and
+    /// apps (both in first-seen order), then the others with the most recently seen first. Computed from the flags
+    /// each time it is asked for, so a source's first manual sample moves it up at once.
     func identitiesByPriority() -> [Int] {
         var placed = [Bool](repeating: false, count: identities.count)
         var order: [Int] = []

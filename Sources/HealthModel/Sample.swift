@@ -37,8 +37,12 @@ public enum MetadataKey {
     public static let syncIdentifier = "HKMetadataKeySyncIdentifier"
     /// Version of a synced sample; a higher one replaces the stored sample, an equal or lower one is ignored.
     public static let syncVersion = "HKMetadataKeySyncVersion"
-    /// Marks a manual entry.
-    public static let wasUserEntered = "HKMetadataKeyWasUserEntered"
+    /// Marks a manual entry: HealthKit's `HKMetadataKeyWasUserEntered`, whose value (what apps store and exports
+    /// write, `<MetadataEntry key="HKWasUserEntered" value="1"/>`) is this short key.
+    public static let wasUserEntered = "HKWasUserEntered"
+    /// The constant's name spelled as a key: what ``wasUserEntered`` held in earlier versions, so clients may have
+    /// stored it; hkd reads it as ``wasUserEntered`` (HEALTHKIT.md §8).
+    public static let wasUserEnteredLongForm = "HKMetadataKeyWasUserEntered"
     /// The IANA time zone the sample was recorded in.
     public static let timeZone = "HKTimeZone"
 }

@@ -22,12 +22,12 @@ struct BlockSnapshotTests {
         return store.image(of: try QuantityType.named("stepCount")) { () }.0
     }
 
-    @Test("HKSNAP07 round-trips the image and restores the same samples; HKSNAP06 of it reads the same")
+    @Test("HKSNAP08 round-trips the image and restores the same samples; HKSNAP06 of it reads the same")
     func roundTrip() throws {
         let image = try image()
         #expect(image.series[0].count > 2 * SnapshotCodec.blockRows)
         let bytes = SnapshotCodec.encode(image, sequence: 8)
-        #expect(Array(bytes.prefix(8)) == Array("HKSNAP07".utf8))
+        #expect(Array(bytes.prefix(8)) == Array("HKSNAP08".utf8))
         let decoded = try SnapshotCodec.decode(bytes)
         #expect(decoded.image == image)
         #expect(decoded.sequence == 8)
@@ -153,12 +153,48 @@ struct BlockSnapshotTests {
         decoded.series[1].batches = []
         #expect { try HealthStore().restore(decoded) } throws: { "\($0)".contains("of no batch") }
     }
+
+    @Test("an HKSNAP07 file, whose manual flags an earlier version left at 0, ranks manual entries first")
+    func earlierManualFlags() throws {
+        let store = HealthStore()
+        // anna: the manual row lies in a block of several sources (laned); ben: in a block of Health's rows only.
+        _ = try store.insert(manualBatch(1, "anna", (0..<9_000).map { ($0, exportPhone, false) }), beforeApplying: {})
+        _ = try store.insert(manualBatch(2, "anna", (5_000..<5_010).map { ($0, connect, false) }), beforeApplying: {})
+        _ = try store.insert(manualBatch(3, "anna", [(100, health, true)]), beforeApplying: {})
+        _ = try store.insert(
+            manualBatch(4, "ben", (0..<5_000).map { ($0, health, $0 == 10) }), beforeApplying: {})
+        _ = try store.insert(manualBatch(5, "ben", (6_000..<6_010).map { ($0, connect, false) }), beforeApplying: {})
+        let type = try QuantityType.named("stepCount")
+        var image = store.image(of: type) { () }.0
+        #expect(image.series.map { $0.userEnteredSources.filter { $0 }.count } == [1, 1])
+        for index in image.series.indices {
+            image.series[index].userEnteredSources = image.series[index].userEnteredSources.map { _ in false }
+        }
+        func order(_ file: [UInt8]) throws -> [[String]] {
+            let restored = HealthStore()
+            try restored.restore(try SnapshotCodec.decode(file).image)
+            return try ["anna", "ben"].map { try restored.sourcePriority(subject: $0, type: "stepCount").map(\.name) }
+        }
+        let file = SnapshotCodec.encode(image, sequence: 1)
+        let decoded = try SnapshotCodec.decode(version7(file)).image
+        #expect(decoded.series.allSatisfy { $0.rowsChecked && $0.userEnteredFromMetadata })
+        #expect(decoded.series[0].blocks.first?.summary.sources.count == 2)
+        #expect(decoded.series[1].blocks.first?.summary.sources.count == 1)
+        #expect(try order(version7(file)) == [["Health", "Anna’s iPhone", "Connect"], ["Health", "Connect"]])
+        // A version 8 file's flags are taken as they are: its table is not read for them.
+        #expect(try order(file) == [["Anna’s iPhone", "Health", "Connect"], ["Connect", "Health"]])
+        // Once restored from version 7, the next snapshot writes the flags.
+        let restored = HealthStore()
+        try restored.restore(decoded)
+        #expect(
+            restored.image(of: type) { () }.0.series.map { $0.userEnteredSources.filter { $0 }.count } == [1, 1])
+    }
 }
 
-/// A data directory whose snapshot an earlier version wrote (`HKSNAP06`, raw columns) starts as it did, and its
-/// next snapshot is written as `HKSNAP07`.
+/// A data directory whose snapshot an earlier version wrote (`HKSNAP06`, raw columns; `HKSNAP07`, manual flags
+/// without `HKWasUserEntered`) starts as it did, and its next snapshot is written as `HKSNAP08`.
 struct SnapshotUpgradeTests {
-    @Test("a version 6 snapshot in a data directory loads; the next snapshot is version 7 and loads the same")
+    @Test("a version 6 snapshot in a data directory loads; the next snapshot is version 8 and loads the same")
     func upgrade() throws {
         let directory = try makeDataDirectory()
         defer { try? FileSystem.removeTree(directory) }
@@ -175,7 +211,7 @@ struct SnapshotUpgradeTests {
         let index = try #require(manifest.entries.firstIndex { $0.type == "stepCount" })
         let path = files.directory + "/" + manifest.entries[index].file
         let decoded = try SnapshotCodec.decode(try FileSystem.readFile(path))
-        #expect(Array(try FileSystem.readFile(path).prefix(8)) == Array("HKSNAP07".utf8))
+        #expect(Array(try FileSystem.readFile(path).prefix(8)) == Array("HKSNAP08".utf8))
         let old = SnapshotCodec.encode(decoded.image, sequence: decoded.sequence, layout: .rawColumns)
         try FileSystem.writeFileAtomically(path, old)
         manifest.entries[index].size = UInt64(old.count)
@@ -188,9 +224,63 @@ struct SnapshotUpgradeTests {
         reopened.close(snapshot: false)
         let newest = try #require(try files.readManifest()).entries.first { $0.type == "stepCount" }
         let bytes = try FileSystem.readFile(files.directory + "/" + (try #require(newest)).file)
-        #expect(Array(bytes.prefix(8)) == Array("HKSNAP07".utf8))
+        #expect(Array(bytes.prefix(8)) == Array("HKSNAP08".utf8))
         let (again, _) = try openStore(directory)
         defer { again.close() }
         #expect(try steps(again.store) == expected)
+    }
+
+    @Test("a version 7 snapshot without manual flags ranks manual entries first, as the log does; then version 8")
+    func manualFlagsUpgrade() throws {
+        let directory = try makeDataDirectory()
+        defer { try? FileSystem.removeTree(directory) }
+        let (durable, _) = try openStore(directory)
+        for subject in ["anna", "ben"] {
+            _ = try durable.insert(manualBatch(1, subject, [(0, exportPhone, false), (1, exportPhone, false)]))
+            _ = try durable.insert(manualBatch(2, subject, [(1, connect, false)]))
+        }
+        // anna's manual entry goes into the snapshot, ben's only into the log after it.
+        _ = try durable.insert(manualBatch(3, "anna", [(0, health, true)]))
+        _ = try #require(try durable.snapshot())
+        _ = try durable.insert(manualBatch(3, "ben", [(0, health, true)]))
+        durable.close(snapshot: false)
+
+        // Rewrite the snapshot as an earlier version wrote it: version 7, no source entered by hand.
+        let files = SnapshotFiles(directory: directory + "/snapshots")
+        var manifest = try #require(try files.readManifest())
+        let index = try #require(manifest.entries.firstIndex { $0.type == "stepCount" })
+        let path = files.directory + "/" + manifest.entries[index].file
+        var decoded = try SnapshotCodec.decode(try FileSystem.readFile(path))
+        #expect(decoded.image.series.map(\.subject) == ["anna", "ben"])
+        #expect(decoded.image.series[0].userEnteredSources.contains(true))
+        decoded.image.series[0].userEnteredSources = decoded.image.series[0].userEnteredSources.map { _ in false }
+        let old = version7(SnapshotCodec.encode(decoded.image, sequence: decoded.sequence))
+        try FileSystem.writeFileAtomically(path, old)
+        manifest.entries[index].size = UInt64(old.count)
+        manifest.entries[index].crc = SnapshotFiles.trailer(old)
+        try FileSystem.writeFileAtomically(files.manifestPath, manifest.encode())
+
+        func expectManualFirst(_ store: HealthStore) throws {
+            for subject in ["anna", "ben"] {
+                #expect(
+                    try store.sourcePriority(subject: subject, type: "stepCount").map(\.name)
+                        == ["Health", "Anna’s iPhone", "Connect"], "\(subject)")
+                // 0–1 min the manual 10 over the iPhone's, 1–2 min the iPhone's over Garmin's.
+                #expect(
+                    try store.statistics(subject: subject, type: "stepCount", options: .cumulativeSum).figures.sum
+                        == 20)
+            }
+        }
+        let (reopened, _) = try openStore(directory)
+        try expectManualFirst(reopened.store)
+        _ = try #require(try reopened.snapshot())
+        reopened.close(snapshot: false)
+        let newest = try #require(try files.readManifest()?.entries.first { $0.type == "stepCount" })
+        let bytes = try FileSystem.readFile(files.directory + "/" + newest.file)
+        #expect(Array(bytes.prefix(8)) == Array("HKSNAP08".utf8))
+        #expect(try SnapshotCodec.decode(bytes).image.series.allSatisfy { $0.userEnteredSources.contains(true) })
+        let (again, _) = try openStore(directory)
+        defer { again.close() }
+        try expectManualFirst(again.store)
     }
 }

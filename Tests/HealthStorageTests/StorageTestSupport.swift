@@ -1,4 +1,5 @@
 import Foundation
+import HealthCodec
 import HealthEngine
 import HealthModel
 import HealthPosix
@@ -22,6 +23,34 @@ func stepBatch(
             uuid: derivedUUIDs ? nil : UUID())
     }
     return batch
+}
+
+// As an export names them: the iPhone by hardware model, Garmin Connect, and the Health app, which writes the
+// person's manual entries (HEALTHKIT.md §8).
+let exportPhone = SourceInfo(name: "Anna’s iPhone", device: "iPhone14,2")
+let connect = SourceInfo(name: "Connect", device: "fenix 6")
+let health = SourceInfo(name: "Health", version: "17.1")
+
+/// A batch of one-minute samples of 10 steps, `(minute, source, manual)` rows; manual ones carry
+/// `HKWasUserEntered` 1, as an export gives it.
+func manualBatch(_ id: UInt64, _ subject: String, _ rows: [(minute: Int, source: SourceInfo, manual: Bool)])
+    -> SampleBatch
+{
+    var batch = SampleBatch(batchID: id, subject: subject, typeIdentifier: "stepCount", unit: "count")
+    for row in rows {
+        let start = Int64(row.minute) * Micros.minute
+        batch.append(
+            start: start, end: start + Micros.minute, value: 10, source: row.source,
+            metadata: row.manual ? ["HKWasUserEntered": .number(1)] : [:])
+    }
+    return batch
+}
+
+/// `file`, a snapshot file this version wrote, as version 7 wrote the same image (another magic, the same body).
+func version7(_ file: [UInt8]) -> [UInt8] {
+    var old = Array("HKSNAP07".utf8) + file[8..<(file.count - 4)]
+    withUnsafeBytes(of: Zlib.crc32(old).littleEndian) { old.append(contentsOf: $0) }
+    return old
 }
 
 /// Opens a durable store on `directory` with snapshots only when asked.

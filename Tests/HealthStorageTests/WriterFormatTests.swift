@@ -86,7 +86,7 @@ struct WriterFormatTests {
         #expect(try restored.samples(subject: "anna", type: "stepCount").count == 4)
     }
 
-    @Test("HKSNAP07 and HKSNAP06 keep each row's metadata (every value type); HKSNAP05, without them, still reads")
+    @Test("HKSNAP08 and HKSNAP06 keep each row's metadata (every value type); HKSNAP05, without them, still reads")
     func snapshotMetadata() throws {
         let store = HealthStore()
         var batch = stepBatch(id: 1, rows: 3)
@@ -99,7 +99,7 @@ struct WriterFormatTests {
         let (image, _) = store.image(of: type) { () }
         #expect(image.series[0].metadata.count == 2)
         let bytes = SnapshotCodec.encode(image, sequence: 4)
-        #expect(Array(bytes.prefix(8)) == Array("HKSNAP07".utf8))
+        #expect(Array(bytes.prefix(8)) == Array("HKSNAP08".utf8))
         let decoded = try SnapshotCodec.decode(bytes)
         #expect(decoded.image == image)
         #expect(try SnapshotCodec.decode(SnapshotCodec.encode(image, sequence: 4, layout: .rawColumns)).image == image)

@@ -120,6 +120,70 @@ struct CollectionEndToEndTests {
         #expect(await hkd.stop() == 0)
     }
 
+    @Test("manual entries as an export writes them rank first and count in hkq's merged sums, across restarts")
+    func manualEntriesRankFirst() async throws {
+        let first = try await TestServer()
+        let files = try TestDirectory(prefix: "hkq-manual")
+        // As `hkq import` reads an export: the iPhone by its name, Garmin Connect, and the Health app's manual
+        // entry with `<MetadataEntry key="HKWasUserEntered" value="1"/>`. The iPhone counted 200 steps of a walk
+        // the person entered as 500; Garmin's 800 lie under the iPhone's 700.
+        let path = files.appending("day.jsonl")
+        let row = #"{"type":"stepCount","unit":"count","#
+        try Data(
+            """
+            \(row)"start":"2024-03-11T08:00:00Z","end":"2024-03-11T09:00:00Z","value":200,"source":"Anna’s iPhone"}
+            \(row)"start":"2024-03-11T09:00:00Z","end":"2024-03-11T10:00:00Z","value":700,"source":"Anna’s iPhone"}
+            \(row)"start":"2024-03-11T09:00:00Z","end":"2024-03-11T10:00:00Z","value":800,"source":"Connect"}
+            \(row)"start":"2024-03-11T08:00:00Z","end":"2024-03-11T09:00:00Z","value":500,"source":"Health",\
+            "metadata":{"HKWasUserEntered":1}}
+
+            """.utf8
+        ).write(to: URL(fileURLWithPath: path))
+        func server(_ hkd: TestServer) -> [String] { hkd.hkqServer + ["--subject", "anna"] }
+        let inserted = await run(["insert", path] + server(first))
+        #expect(inserted.status == 0, "\(inserted.err)")
+
+        func expectManualFirst(_ hkd: TestServer, _ when: String) async throws {
+            let sources = await run(["sources", "stepCount", "--format", "csv"] + server(hkd))
+            #expect(sources.status == 0, "\(sources.err)")
+            // Was iPhone, Health, Connect, without the manual 500 in any merged sum.
+            #expect(
+                sources.out.split(separator: "\n").map { $0.split(separator: ",").prefix(2).joined(separator: ",") }
+                    == ["rank,name", "1,Health", "2,Anna’s iPhone", "3,Connect"], "\(when): \(sources.out)")
+            let stats = await run(
+                ["stats", "stepCount", "--options", "sum", "--format", "json", "--tz", "UTC"] + server(hkd))
+            #expect(stats.status == 0, "\(stats.err)")
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(stats.out.utf8)) as? [String: Any], "\(stats.out)")
+            // 08–09: the manual 500, not the iPhone's 200; 09–10: the iPhone's 700, not Garmin's 800.
+            #expect(object["sum"] as? Double == 1200, "\(when): \(stats.out)")
+            let day = await run(
+                ["collection", "stepCount", "--tz", "UTC", "--anchor", "2024-03-11", "--format", "csv"] + server(hkd))
+            #expect(
+                day.out == "start,end,sum,unit\n2024-03-11T00:00:00Z,2024-03-12T00:00:00Z,1200,count\n",
+                "\(when): \(day.out) \(day.err)")
+        }
+        try await expectManualFirst(first, "as inserted")
+        // Killed: the order comes back from the log.
+        await first.kill()
+        let replayed = try await first.restart()
+        try await expectManualFirst(replayed, "after replaying the log")
+        // Stopped cleanly (a snapshot): the order comes back from the snapshot.
+        #expect(await replayed.stop() == 0)
+        let snapshots = try FileManager.default.contentsOfDirectory(atPath: replayed.dataDirectory + "/snapshots")
+        #expect(snapshots.contains { $0.hasPrefix("stepCount-") }, "\(snapshots)")
+        let restored = try await replayed.restart()
+        try await expectManualFirst(restored, "after a snapshot")
+        // An explicit order still wins.
+        let set = await run(
+            ["sources", "stepCount", "--priority", "Anna’s iPhone", "--format", "csv"] + server(restored))
+        #expect(set.out.split(separator: "\n").dropFirst().first?.hasPrefix("1,Anna’s iPhone,") == true, "\(set.out)")
+        let stats = await run(
+            ["stats", "stepCount", "--options", "sum", "--format", "csv", "--tz", "UTC"] + server(restored))
+        #expect(stats.out.hasSuffix(",900\n"), "\(stats.out)")
+        #expect(await restored.stop() == 0)
+    }
+
     private func expectCode(_ code: ErrorCode, _ body: () async throws -> CollectionResult) async {
         do {
             _ = try await body()

@@ -85,12 +85,13 @@ public struct SeriesImage: Hashable, Sendable {
 
     public var subject: String
     /// The rows in start order as sealed blocks (each block's last start at or before the next one's first;
-    /// any sizes): taken from the series as they are, and written to and read from version 7 files as they are.
-    /// Source ids index ``sources``; values are in the canonical unit.
+    /// any sizes): taken from the series as they are, and written to and read from version 7 and 8 files as
+    /// they are. Source ids index ``sources``; values are in the canonical unit.
     public var blocks: [SealedBlock]
     /// Longest `end - start` ever stored (at least the longest stored now).
     public var maxDuration: Int64
-    /// The source table in id order, and per entry whether its app or device entered samples by hand.
+    /// The source table in id order, and per entry whether its app or device entered samples by hand (its
+    /// identity's ``SeriesSources/Identity/userEntered``).
     public var sources: [SourceInfo]
     public var userEnteredSources: [Bool]
     /// The priority order set for the series, if any.
@@ -103,13 +104,18 @@ public struct SeriesImage: Hashable, Sendable {
     public var batches: [AppliedBatch]
     /// Deletion records and the newest pruned anchor.
     public var changeLog: SeriesChangeLog
-    /// The metadata of the rows that carry any, by their change anchor (snapshot versions 6 and 7; empty before).
+    /// The metadata of the rows that carry any, by their change anchor (snapshot versions 6 to 8; empty before).
     public var metadata: [UInt64: [String: MetadataValue]]
     /// Whether every block's rows were checked against the engine's invariants when the blocks were read
     /// (``SealedBlock/init(validating:checkingInvariants:decoded:)`` with the check: starts ascending inside a
     /// block, ends at or after starts, instants supported) and their summaries recomputed: restoring the image
     /// then reads only each block's arrival anchors, not every column again.
     public var rowsChecked = false
+    /// Whether restoring also marks as entered by hand the sources of rows whose metadata says so (HEALTHKIT.md
+    /// §8): set for snapshot files before version 8, whose ``userEnteredSources`` an earlier version decided by the
+    /// key `HKMetadataKeyWasUserEntered` alone. An image made from a series holds complete flags. Like
+    /// ``rowsChecked``, it says how the image was read and is not part of its equality.
+    public var userEnteredFromMetadata = false
 
     /// An image from its parts, the rows as columns of equal lengths sorted by start (older snapshot versions,
     /// tests): they are sealed in blocks of ``blockRows`` rows. The change anchor of each row (`arrivals`) names
@@ -294,8 +300,16 @@ extension Series {
             _ = sources.intern(info, userEntered: userEntered)
         }
         if let order = image.priorityOrder { sources.restorePriority(order) }
+        // An older file's flags miss sources whose manual samples carry the `HKWasUserEntered` of exports (an
+        // earlier version read only `HKMetadataKeyWasUserEntered`): the rows the metadata table marks as entered by
+        // hand mark their sources, as replaying their batches would (HEALTHKIT.md §8). Newer images need no scan
+        // of the table, which holds a dictionary for every row with metadata.
+        let userEnteredAnchors =
+            image.userEnteredFromMetadata
+            ? Set(image.metadata.lazy.filter { SeriesSources.marksUserEntered($0.value) }.map(\.key)) : []
         // Every block is decoded once and its rows checked; the blocks themselves are kept as they are. Blocks
-        // whose rows were checked when they were read need only their summaries and arrival anchors here.
+        // whose rows were checked when they were read need only their summaries and arrival anchors here (and
+        // their source ids when a row of several sources' block is marked as entered by hand).
         var maxDuration: Int64 = 0
         var arrivalSpans: [ClosedRange<UInt64>] = []
         var anchors = Set<UInt64>()
@@ -305,7 +319,11 @@ extension Series {
         let scratch = BlockScratch(capacity: image.blocks.reduce(0) { max($0, $1.count) })
         let checked = image.rowsChecked
         for block in image.blocks {
-            block.decode(into: checked ? BlockBuffers(arrivals: scratch.arrivals) : scratch.all)
+            let sourcesNeeded = !userEnteredAnchors.isEmpty && block.summary.sources.count > 1
+            block.decode(
+                into: !checked
+                    ? scratch.all
+                    : BlockBuffers(sourceIDs: sourcesNeeded ? scratch.sourceIDs : nil, arrivals: scratch.arrivals))
             let c = scratch.rows(block.count)
             if checked {
                 let summary = block.summary
@@ -338,6 +356,10 @@ extension Series {
                 oldest = min(oldest, c.arrivals[i])
                 newest = max(newest, c.arrivals[i])
                 if !image.metadata.isEmpty { anchors.insert(c.arrivals[i]) }
+                if !userEnteredAnchors.isEmpty, userEnteredAnchors.contains(c.arrivals[i]) {
+                    let id = sourcesNeeded || !checked ? c.sourceIDs[i] : block.summary.sources[0]
+                    sources.markUserEntered(id: Int(id))
+                }
             }
             arrivalSpans.append(oldest...newest)
             firstRow += block.count

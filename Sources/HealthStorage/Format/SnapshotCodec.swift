@@ -6,13 +6,18 @@ import HealthModel
 /// The byte layout of one shard snapshot file (Protocol/STORAGE.md): magic, type, the log sequence the image
 /// is complete up to, the type's newest change anchor, the series (tables, deletion records, the batch table,
 /// then the rows as sealed blocks, each with its own CRC-32, then the metadata table), and a CRC-32 of everything
-/// before it. Writes version 7; versions 1–6 are still read (1–6: raw little-endian columns instead of sealed
-/// blocks; 1–5: no metadata table; 1–3: per-row UUID and writer columns instead of the batch table; 1–4: recent
-/// batches without their writer).
+/// before it. Writes version 8; versions 1–7 are still read (1–7: sources' user-entered flags decided without the
+/// key `HKWasUserEntered`, completed from the metadata table when restored; 1–6: raw little-endian columns instead
+/// of sealed blocks; 1–5: no metadata table; 1–3: per-row UUID and writer columns instead of the batch table; 1–4:
+/// recent batches without their writer).
 /// Pure functions, thread-safe.
 public enum SnapshotCodec {
-    /// First 8 bytes of every snapshot file this version writes (version 7: rows in sealed blocks).
-    public static let magic: [UInt8] = Array("HKSNAP07".utf8)
+    /// First 8 bytes of every snapshot file this version writes (version 8: rows in sealed blocks, sources'
+    /// user-entered flags by the rule of HEALTHKIT.md §8).
+    public static let magic: [UInt8] = Array("HKSNAP08".utf8)
+    /// First 8 bytes of version 7 files (as version 8, but their user-entered flags read only the key
+    /// `HKMetadataKeyWasUserEntered`: restoring completes them from the metadata table).
+    public static let magicWithEarlierManualFlags: [UInt8] = Array("HKSNAP07".utf8)
     /// First 8 bytes of version 6 files (raw columns, then each series' metadata table).
     public static let magicWithRawColumns: [UInt8] = Array("HKSNAP06".utf8)
     /// First 8 bytes of version 5 files (as version 6 without the metadata tables).
@@ -29,7 +34,7 @@ public enum SnapshotCodec {
     public static let magicWithoutChangeLog: [UInt8] = Array("HKSNAP02".utf8)
     /// First 8 bytes of version 1 files (neither); read with writer 0 everywhere and anchors in load order.
     public static let magicWithoutWriters: [UInt8] = Array("HKSNAP01".utf8)
-    /// How a file lays out the rows of each series: sealed blocks (version 7, what hkd writes) or raw columns
+    /// How a file lays out the rows of each series: sealed blocks (version 8, what hkd writes) or raw columns
     /// (version 6; tests build older files from it).
     enum RowLayout {
         case sealedBlocks, rawColumns
@@ -266,6 +271,10 @@ public enum SnapshotCodec {
         case magic:
             version = Version(
                 hasWriters: true, hasChangeLog: true, hasBatchTable: true, hasBatchWriters: true, hasMetadata: true,
+                hasBlocks: true, hasCompleteManualFlags: true)
+        case magicWithEarlierManualFlags:
+            version = Version(
+                hasWriters: true, hasChangeLog: true, hasBatchTable: true, hasBatchWriters: true, hasMetadata: true,
                 hasBlocks: true)
         case magicWithRawColumns:
             version = Version(
@@ -315,12 +324,15 @@ public enum SnapshotCodec {
         var hasChangeLog: Bool
         /// The batch table instead of UUID and writer columns (versions 4 and 5).
         var hasBatchTable: Bool
-        /// Recent batches carry their writer (versions 5 to 7).
+        /// Recent batches carry their writer (versions 5 to 8).
         var hasBatchWriters: Bool
-        /// A metadata table follows each series' rows (versions 6 and 7).
+        /// A metadata table follows each series' rows (versions 6 to 8).
         var hasMetadata = false
-        /// Rows in sealed blocks instead of raw columns (version 7).
+        /// Rows in sealed blocks instead of raw columns (versions 7 and 8).
         var hasBlocks = false
+        /// The sources' user-entered flags count every key HEALTHKIT.md §8 names (version 8); earlier versions'
+        /// are completed from the metadata table when the image is restored.
+        var hasCompleteManualFlags = false
         /// Column bytes per sample.
         var columnBytes: Int {
             hasBatchTable ? SnapshotCodec.columnBytes : 42 + (hasWriters ? 4 : 0) + (hasChangeLog ? 8 : 0)
@@ -385,6 +397,7 @@ public enum SnapshotCodec {
             // readBlocks checked every block's rows: restoring reads only their anchors again.
             image.rowsChecked = true
             if version.hasMetadata { image.metadata = try readMetadataTable(&r) }
+            image.userEnteredFromMetadata = !version.hasCompleteManualFlags
             return image
         }
         if version.hasBatchTable {
@@ -396,6 +409,7 @@ public enum SnapshotCodec {
                     batches: table, maxDuration: maxDuration, sources: sources, userEnteredSources: userEntered,
                     priorityOrder: order, recentBatches: batches, syncHolders: holders, changeLog: changeLog))
             if version.hasMetadata { image.metadata = try readMetadataTable(&r) }
+            image.userEnteredFromMetadata = true
             return image
         }
         let starts: ContiguousArray<Timestamp> = try readRaw(&r, count)
@@ -418,7 +432,7 @@ public enum SnapshotCodec {
     }
 
     /// `image`, made from an older file's raw columns, once its blocks hold rows sealed blocks may hold (instants
-    /// within years 0001–9999, no end before its start, starts ascending, finite values): a version 7 file is
+    /// within years 0001–9999, no end before its start, starts ascending, finite values): a version 8 file is
     /// read with that check, so rows that break it are damage in any version, and an image that decodes always
     /// encodes to a file that decodes.
     static func checkedRows(_ image: SeriesImage) throws -> SeriesImage {

@@ -117,7 +117,7 @@ enum SnapshotBlockHarness {
 
     /// The input is a block; the snapshot around it must decode or fail cleanly, and restore must not trap.
     static let harness = Harness(
-        "snapshot-block", "SnapshotCodec.decode of a version 7 snapshot holding the input as its block; restore",
+        "snapshot-block", "SnapshotCodec.decode of a version 8 snapshot holding the input as its block; restore",
         seeds: {
             BlockHarnesses.seedRows().map { BlockHarnesses.seal($0).bytes } + [Array(template.file[template.block])]
         }
