@@ -2,8 +2,10 @@ import HealthModel
 
 /// Hashes byte strings to 64 bits for the interning caches, eight bytes at a time.
 ///
-/// Only spreads keys over the cache's slots (keys are compared in full on a hit), so speed matters more than
-/// strength: a multiply-rotate mix per word, FxHash style, and a final avalanche.
+/// Spreads keys over the interning caches' slots (keys are compared in full on a hit), so speed matters more than
+/// strength: a multiply-rotate mix per word, FxHash style, and a final avalanche. It also hashes the attributes of
+/// an element's identity (``ElementIdentity``), which makes its output part of the stored data
+/// (Protocol/STORAGE.md, *Content identity*): it never changes.
 enum ByteHash {
     /// The 64-bit hash of `bytes`.
     @inline(__always)

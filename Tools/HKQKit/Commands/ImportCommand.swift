@@ -41,25 +41,31 @@ public struct ImportCommand: Command {
     public var spec: CommandSpec {
         CommandSpec(
             name: "import",
-            abstract: "Store the quantity samples of an Apple Health export (export.zip or export.xml).",
+            abstract: "Store the data of an Apple Health export (export.zip or export.xml).",
             discussion: """
                 Reads the Health app's "Export All Health Data" zip (or the export.xml inside it) as a stream, so \
                 memory stays flat whatever the file size, and sends its quantity records in batches of up to \
                 10,000 rows, \(ImportCommand.maxInFlight) batches in flight, category records too. Workouts are \
-                kept with their metadata, events and statistics (after the samples, named by source, activity \
-                type, start and end, so a second import adds none), and their routes with every point: the GPX \
+                kept with their metadata, events and statistics, and their routes with every point: the GPX \
                 files under workout-routes/ (in the zip, or beside an unpacked export.xml) and older exports' \
-                inline <Location>s; a missing or malformed route file is a rejection. Correlations (blood \
-                pressure, food) are kept naming their member samples. Activity summaries and other elements are \
-                counted as skipped; a malformed record is reported with its line number and skipped.
+                inline <Location>s. Correlations (blood pressure, food) are kept naming their member samples; \
+                characteristics and activity summaries too.
 
-                Sample UUIDs are derived from each record's content (source, type, start, end, and the value in \
-                the type's canonical unit to 9 digits), so importing the same file again adds nothing: the summary \
-                counts those samples as already stored. Values are sent as printed with 6 digits, so a re-export \
-                in other display units (km after mi, kJ after kcal), which Apple rounds again, matches the stored \
-                samples of the same source and interval within that rounding and adds nothing either \
-                (Protocol/STORAGE.md, "Content identity"). A progress bar is drawn on standard \
-                error when it is a terminal; the summary goes to standard output (--format json for one object).
+                Each element is named by its whole content (every attribute and everything inside it, instants \
+                as instants, a device without its object address, a value in any unit), so importing the same \
+                file again adds nothing, identical elements are one, and elements that differ in anything (a run \
+                a companion app synced twice, with another creation date) are all kept, as HealthKit keeps them. \
+                Values are sent as printed with 6 digits, so a re-export in other display units (km after mi, kJ \
+                after kcal), which Apple rounds again, matches the stored samples within that rounding and adds \
+                nothing either (Protocol/STORAGE.md, "Content identity"). Objects an earlier release stored under \
+                its content identity are renamed, not doubled.
+
+                Elements and attributes it does not keep are counted as skipped, by name; an element that cannot \
+                be stored (malformed, or refused by the server) is named with its reason and line, and the \
+                import goes on. Exit status: 0 when every element was stored or already stored, \
+                \(ImportCommand.someRejected) when some were rejected (the summary says which), 1 when the import \
+                could not go on. A progress bar is drawn on standard error when it is a terminal; the summary \
+                goes to standard output (--format json for one object).
                 """,
             arguments: [ArgumentSpec("file", help: "The export: export.zip or export.xml.")],
             options: [.flag("dry-run", help: "Read and summarise the file without sending anything.")])
