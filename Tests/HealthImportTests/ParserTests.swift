@@ -31,6 +31,35 @@ struct ParserTests {
         #expect(Self.parseDate(text) == Fixtures.instant(y, mo, d, h, mi, s, offsetHours: offset))
     }
 
+    @Test(
+        "dates written by phones with a 12-hour clock or other digits give the same instant",
+        arguments: [
+            ("2024-09-21 7:57:00\u{202F}pm +1000", (2024, 9, 21, 19, 57, 0, 10)),
+            ("2024-09-21 7:57:00 AM +1000", (2024, 9, 21, 7, 57, 0, 10)),
+            ("2024-09-21 12:05:09\u{A0}a.m. +1000", (2024, 9, 21, 0, 5, 9, 10)),
+            ("2024-09-21 12:05:09 PM +10:00", (2024, 9, 21, 12, 5, 9, 10)),
+            ("2024-09-21 7:57:00 +1000", (2024, 9, 21, 7, 57, 0, 10)),
+            (
+                "\u{662}\u{660}\u{662}\u{664}-\u{660}\u{669}-\u{662}\u{661} \u{661}\u{669}:\u{665}\u{667}:\u{660}\u{660} +\u{660}\u{663}\u{660}\u{660}",
+                (2024, 9, 21, 19, 57, 0, 3)
+            ),
+            ("\u{6F2}\u{6F0}\u{6F2}\u{6F4}-\u{6F0}\u{6F9}-\u{6F2}\u{6F1} 19:57:00 +0300", (2024, 9, 21, 19, 57, 0, 3)),
+        ])
+    func localizedDates(text: String, expected: (Int, Int, Int, Int, Int, Int, Int)) {
+        let (y, mo, d, h, mi, s, offset) = expected
+        #expect(Self.parseDate(text) == Fixtures.instant(y, mo, d, h, mi, s, offsetHours: offset), "\(text)")
+    }
+
+    @Test(
+        "a 12-hour clock needs an hour from 1 to 12 and a marker it knows",
+        arguments: [
+            "2024-09-21 13:57:00 PM +1000", "2024-09-21 0:57:00 AM +1000", "2024-09-21 7:57:00 nachm. +1000",
+            "2024-09-21 7:57:00 PM", "2024-09-21 7:7:00 PM +1000", "2024-9-21 7:57:00 PM  +1000",
+        ])
+    func badLocalizedDates(text: String) {
+        #expect(Self.parseDate(text) == nil)
+    }
+
     @Test("half-hour offsets count their minutes")
     func halfHourOffset() {
         let utc = Fixtures.instant(2017, 1, 21, 10, 0, 0)
