@@ -306,9 +306,9 @@ struct ExportParser {
                 try characteristics.set(key, value)
             } catch {
                 let reason = "\(key.rawValue) is not a valid value"
+                let detail = (error as? HealthError)?.message ?? "\(key.rawValue) \"\(value.prefix(40))\" is not valid"
                 tally.reject(
-                    Rejection(reason, "\(key.rawValue) \"\(value.prefix(40))\" is not a valid value"), line: line,
-                    maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+                    Rejection(reason, detail), line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
             }
         }
     }
