@@ -111,7 +111,7 @@ struct ExportParser {
             try startElement(selfClosing: selfClosing)
         case .endTag:
             if tokenizer.depth == 2, current != nil { finishRecord() }
-            if tokenizer.depth == 2, let pending = currentWorkout { finishWorkout(pending) }
+            if tokenizer.depth == 2, let pending = currentWorkout { endWorkout(pending) }
             if tokenizer.depth == 2, let pending = currentCorrelation { finishCorrelation(pending) }
         case .endOfDocument:
             assembler.flushAll()
@@ -235,13 +235,25 @@ struct ExportParser {
     private mutating func startWorkout(selfClosing: Bool) {
         let line = tokenizer.tokenLine
         do {
-            let pending = try WorkoutMapper.workout(tokenizer.attributes)
+            var pending = try WorkoutMapper.workout(tokenizer.attributes)
+            pending.line = line
             if selfClosing { finishWorkout(pending) } else { currentWorkout = pending }
         } catch let rejection as Rejection {
             tally.reject(rejection, line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
         } catch {
             tally.reject(Rejection("\(error)"), line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
         }
+    }
+
+    /// The end tag of a `<Workout>`: its inline route is rejected alone when a location is not valid or past the
+    /// cap.
+    private mutating func endWorkout(_ pending: WorkoutMapper.Pending) {
+        var pending = pending
+        if let rejection = WorkoutMapper.inlineRouteRejection(pending) {
+            tally.reject(rejection, line: pending.line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+            pending.locations = []
+        }
+        finishWorkout(pending)
     }
 
     private mutating func finishWorkout(_ pending: WorkoutMapper.Pending) {

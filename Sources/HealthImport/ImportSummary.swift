@@ -120,4 +120,10 @@ struct Rejection: Error {
         self.reason = reason
         self.detail = detail ?? reason
     }
+
+    /// An element with more children of one kind than the wire carries (`workout has 100000 events; at most
+    /// 4096`): it is rejected whole, never stored in part.
+    static func tooMany(_ children: String, in element: String, count: Int, limit: Int) -> Rejection {
+        Rejection("\(element) has too many \(children)", "\(element) has \(count) \(children); at most \(limit)")
+    }
 }

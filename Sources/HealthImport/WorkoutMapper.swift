@@ -14,6 +14,12 @@ struct WorkoutMapper {
         var hasDistance: Bool
         /// The `<Location>` children of its `<WorkoutRoute>`s (older exports write the points inline).
         var locations: [RoutePoint] = []
+        /// The line of its start tag.
+        var line = 0
+        /// `<Location>`s met, and why the first invalid one is: the inline route is then rejected whole
+        /// (``inlineRouteRejection(_:)``).
+        var locationsSeen = 0
+        var locationProblem: Rejection?
     }
 
     /// The attributes of one element, their references decoded.
@@ -64,7 +70,7 @@ struct WorkoutMapper {
     }
 
     /// Adds the child element `name` (at depth 3, or a route's `<FileReference>` or `<Location>` at depth 4) to
-    /// `pending`.
+    /// `pending`; inline locations past a route's cap are counted, not kept (``inlineRouteRejection(_:)``).
     static func add(child name: String, _ attributes: [XMLAttribute], to pending: inout Pending) {
         let fields = strings(attributes)
         switch name {
@@ -101,17 +107,55 @@ struct WorkoutMapper {
             guard let path = fields["path"], pending.workout.routes.count < Workout.Limits.maxRoutes else { return }
             pending.workout.routes.append(path)
         case "Location":
-            func value(_ key: String) -> Double? { fields[key].flatMap(Double.init).flatMap { $0.isFinite ? $0 : nil } }
-            guard pending.locations.count < WorkoutRoute.Limits.maxPoints, let time = try? date(fields, "date"),
-                let latitude = value("latitude"), let longitude = value("longitude")
-            else { return }
-            pending.locations.append(
-                RoutePoint(
-                    time: time, latitude: latitude, longitude: longitude, elevation: value("altitude"),
-                    speed: value("speed"), course: value("course")))
+            pending.locationsSeen += 1
+            guard pending.locationProblem == nil, pending.locations.count < WorkoutRoute.Limits.maxPoints else {
+                return
+            }
+            switch location(fields, index: pending.locationsSeen - 1) {
+            case .success(let point): pending.locations.append(point)
+            case .failure(let rejection):
+                pending.locationProblem = rejection
+                pending.locations = []
+            }
         default:
             break
         }
+    }
+
+    /// Why the workout's inline route (its `<Location>`s) is rejected whole, or `nil`: more locations than a
+    /// route holds, or one that is not a valid point.
+    static func inlineRouteRejection(_ pending: Pending) -> Rejection? {
+        guard pending.locationsSeen <= WorkoutRoute.Limits.maxPoints else {
+            return .tooMany(
+                "locations", in: "inline route", count: pending.locationsSeen, limit: WorkoutRoute.Limits.maxPoints)
+        }
+        return pending.locationProblem
+    }
+
+    /// The point of a `<Location>` (older exports' inline route), or why it is not one: a date, latitude and
+    /// longitude, numbers where given, and the rules of a stored point (``RoutePoint/violation``), as for route
+    /// files.
+    static func location(_ fields: [String: String], index: Int) -> Result<RoutePoint, Rejection> {
+        func fail(_ why: String) -> Result<RoutePoint, Rejection> {
+            .failure(Rejection("route location is not valid", "inline route location \(index): \(why)"))
+        }
+        guard let time = try? date(fields, "date", of: "location") else { return fail("no valid date") }
+        var numbers: [String: Double] = [:]
+        for key in ["latitude", "longitude", "altitude", "speed", "course"] {
+            guard let text = fields[key] else { continue }
+            guard let number = Double(text), number.isFinite else {
+                return fail("\(key) \"\(text.prefix(40))\" is not a number")
+            }
+            numbers[key] = number
+        }
+        guard let latitude = numbers["latitude"], let longitude = numbers["longitude"] else {
+            return fail("no latitude and longitude")
+        }
+        let point = RoutePoint(
+            time: time, latitude: latitude, longitude: longitude, elevation: numbers["altitude"],
+            speed: numbers["speed"], course: numbers["course"])
+        if let violation = point.violation { return fail(violation) }
+        return .success(point)
     }
 
     /// Newer exports give energy and distance only as `<WorkoutStatistics>` sums: those become the totals.
