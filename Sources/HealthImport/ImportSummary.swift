@@ -109,6 +109,18 @@ public struct ImportSummary: Hashable, Sendable {
     }
 }
 
+extension ImportSummary {
+    /// Counts a route the server refused after the reader handed it out (a rule the reader did not check, or a
+    /// route stored before with other content): one rejection for `reason`, `message` its example, and one route
+    /// fewer in ``routes``. No line: the route left the reader with none.
+    public mutating func rejectRoute(reason: String, message: String) {
+        var index = [String: Int](
+            rejected.enumerated().map { ($1.reason, $0) }, uniquingKeysWith: { first, _ in first })
+        reject(Rejection(reason, message), line: 0, maxLines: 0, index: &index)
+        routes = max(0, routes - 1)
+    }
+}
+
 /// Why one record was rejected: a reason that groups records, and the message for this one.
 struct Rejection: Error {
     /// Groups records (no per-record values in it, except the type or unit named).

@@ -46,9 +46,10 @@ public struct ImportCommand: Command {
                 kept with their metadata, events and statistics (after the samples, named by source, activity \
                 type, start and end, so a second import adds none), and their routes with every point: the GPX \
                 files under workout-routes/ (in the zip, or beside an unpacked export.xml) and older exports' \
-                inline <Location>s; a missing or malformed route file is a rejection. Correlations (blood \
-                pressure, food) are kept naming their member samples. Activity summaries and other elements are \
-                counted as skipped; a malformed record is reported with its line number and skipped.
+                inline <Location>s; a missing or malformed route file, or one with a point the server would \
+                refuse, is a rejection, and so is a route the server refuses. Correlations (blood pressure, food) \
+                are kept naming their member samples. Activity summaries and other elements are counted as \
+                skipped; a malformed record is reported with its line number and skipped.
 
                 Sample UUIDs are derived from each record's content (source, type, start, end, and the value in \
                 the type's canonical unit to 9 digits), so importing the same file again adds nothing: the summary \
@@ -83,13 +84,53 @@ public struct ImportCommand: Command {
         }
     }
 
-    /// Sends `routes` (``HealthClient/insertRoutes(_:subject:)`` splits them into requests); returns what the
-    /// server acknowledged.
+    /// Sends `routes` in requests of at most ``RouteInsert/maxRoutes``; returns what the server acknowledged and
+    /// the routes it refused. A request refused for one of its routes (``ErrorCode/invalidSample``: a rule the
+    /// reader did not check; ``ErrorCode/uuidConflict``: a route stored before with other points) is sent again
+    /// route by route, so that route alone is refused and the others are stored. Other errors end the import.
     static func send(_ routes: [WorkoutRoute], client: HealthClient, subject: String) async throws
-        -> PipelinedUpload.Counts
+        -> (counts: PipelinedUpload.Counts, refused: [(route: WorkoutRoute, error: HealthClientError)])
     {
-        let ack = try await client.insertRoutes(routes, subject: subject)
-        return PipelinedUpload.Counts(inserted: Int(ack.inserted), duplicates: Int(ack.duplicates))
+        var counts = PipelinedUpload.Counts()
+        var refused: [(route: WorkoutRoute, error: HealthClientError)] = []
+        func refusesOne(_ error: HealthClientError) -> Bool {
+            error.origin == .server && (error.code == .invalidSample || error.code == .uuidConflict)
+        }
+        var start = 0
+        while start < routes.count {
+            let end = min(start + RouteInsert.maxRoutes, routes.count)
+            let chunk = Array(routes[start..<end])
+            start = end
+            do {
+                let ack = try await client.insertRoutes(chunk, subject: subject)
+                counts.inserted += Int(ack.inserted)
+                counts.duplicates += Int(ack.duplicates)
+                continue
+            } catch {
+                guard refusesOne(error) else { throw error }
+            }
+            for route in chunk {
+                do {
+                    let ack = try await client.insertRoutes([route], subject: subject)
+                    counts.inserted += Int(ack.inserted)
+                    counts.duplicates += Int(ack.duplicates)
+                } catch {
+                    guard refusesOne(error) else { throw error }
+                    refused.append((route, error))
+                }
+            }
+        }
+        return (counts, refused)
+    }
+
+    /// Counts each route the server refused as a rejection in `summary`, naming its file (or the workout's
+    /// inline route) and the server's reason.
+    static func note(refused: [(route: WorkoutRoute, error: HealthClientError)], in summary: inout ImportSummary) {
+        for (route, error) in refused {
+            let file = route.path.isEmpty ? "inline route" : "route file \"\(route.path.prefix(80))\""
+            summary.rejectRoute(
+                reason: "route refused by the server (\(error.code.name))", message: "\(file): \(error.message)")
+        }
     }
 
     /// Sends `objects` with `insert`, at most `per` in one request; sums what it acknowledged.
@@ -152,7 +193,8 @@ public struct ImportCommand: Command {
                         var summaryCounts = PipelinedUpload.Counts()
                         var correlationCounts = PipelinedUpload.Counts()
                         var routeCounts = PipelinedUpload.Counts()
-                        let summary = try await importer.run(
+                        var refusedRoutes: [(route: WorkoutRoute, error: HealthClientError)] = []
+                        var summary = try await importer.run(
                             progress: bar.map { bar in { bar.update($0) } }, sink: { try await upload.send($0) },
                             workouts: { workouts in
                                 workoutCounts = try await ImportCommand.send(workouts, client: client, subject: subject)
@@ -167,8 +209,10 @@ public struct ImportCommand: Command {
                                     correlations, client: client, subject: subject)
                             },
                             routes: { routes in
-                                routeCounts = try await ImportCommand.send(routes, client: client, subject: subject)
+                                (routeCounts, refusedRoutes) = try await ImportCommand.send(
+                                    routes, client: client, subject: subject)
                             })
+                        ImportCommand.note(refused: refusedRoutes, in: &summary)
                         try await upload.finish()
                         return (summary, upload.counts, workoutCounts, summaryCounts, correlationCounts, routeCounts)
                     } catch {
