@@ -26,6 +26,11 @@ struct ExportParser {
     /// The `<Correlation>` being read, and the correlations read so far (``takeCorrelations()`` hands them out).
     private var currentCorrelation: Correlation?
     private var correlations: [Correlation] = []
+    /// Children past a cap, counted and not kept: metadata entries of the record being read, metadata entries and
+    /// members of the correlation being read (with its line). The element is then rejected whole at its end;
+    /// workouts count theirs in ``WorkoutMapper/Pending``.
+    private var extraMetadata = 0
+    private var correlationExtra = (line: 0, metadata: 0, members: 0, unreadMember: nil as Rejection?)
     /// Routes of the workouts read: inline ones whole, route files still to read (``ExportReader`` reads them).
     private var routes: [WorkoutRoute] = []
     private var routeFiles: [(workout: UUID, path: String, line: Int)] = []
@@ -112,7 +117,7 @@ struct ExportParser {
         case .endTag:
             if tokenizer.depth == 2, current != nil { finishRecord() }
             if tokenizer.depth == 2, let pending = currentWorkout { endWorkout(pending) }
-            if tokenizer.depth == 2, let pending = currentCorrelation { finishCorrelation(pending) }
+            if tokenizer.depth == 2, let pending = currentCorrelation { endCorrelation(pending) }
         case .endOfDocument:
             assembler.flushAll()
             documentEnded = true
@@ -151,6 +156,7 @@ struct ExportParser {
                 // Kept as an object naming its members; the member records appear at top level too, where they
                 // are imported as samples (HEALTHKIT.md §13).
                 tally.correlations += 1
+                correlationExtra = (tokenizer.tokenLine, 0, 0, nil)
                 startCorrelation(selfClosing: selfClosing)
                 return
             }
@@ -169,7 +175,7 @@ struct ExportParser {
             if selfClosing, current != nil { finishRecord() }
         case 3:
             if current != nil, name.equals("MetadataEntry") {
-                mapper.addMetadata(tokenizer.attributes, to: &current!)
+                if !mapper.addMetadata(tokenizer.attributes, to: &current!) { extraMetadata += 1 }
             } else if currentWorkout != nil {
                 WorkoutMapper.add(child: name.string, tokenizer.attributes, to: &currentWorkout!)
             } else if currentCorrelation != nil {
@@ -245,9 +251,14 @@ struct ExportParser {
         }
     }
 
-    /// The end tag of a `<Workout>`: its inline route is rejected alone when a location is not valid or past the
-    /// cap.
+    /// The end tag of a `<Workout>`: the workout is rejected whole when children went past a cap
+    /// (``WorkoutMapper/excess(_:)``), its inline route alone when a location is not valid or past the cap.
     private mutating func endWorkout(_ pending: WorkoutMapper.Pending) {
+        if let rejection = WorkoutMapper.excess(pending) {
+            currentWorkout = nil
+            tally.reject(rejection, line: pending.line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+            return
+        }
         var pending = pending
         if let rejection = WorkoutMapper.inlineRouteRejection(pending) {
             tally.reject(rejection, line: pending.line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
@@ -308,13 +319,44 @@ struct ExportParser {
     }
 
     /// A child of the `<Correlation>` being read: a `<MetadataEntry>`, or a member `<Record>` mapped as a
-    /// top-level one is (only its identity is kept; the sample itself comes from the top-level copy).
+    /// top-level one is (only its identity is kept; the sample itself comes from the top-level copy). A member
+    /// that maps to no sample, or children past a cap, make the correlation rejected whole at its end.
     private mutating func addToCorrelation(_ name: ByteSpan) {
         if name.equals("MetadataEntry") {
-            CorrelationMapper.addMetadata(tokenizer.attributes, to: &currentCorrelation!)
-        } else if name.equals("Record"), case .sample(let sample) = mapper.map(tokenizer.attributes, line: 0) {
-            CorrelationMapper.add(member: sample, to: &currentCorrelation!)
+            if !CorrelationMapper.addMetadata(tokenizer.attributes, to: &currentCorrelation!) {
+                correlationExtra.metadata += 1
+            }
+        } else if name.equals("Record") {
+            switch mapper.map(tokenizer.attributes, line: 0) {
+            case .sample(let sample):
+                if !CorrelationMapper.add(member: sample, to: &currentCorrelation!) { correlationExtra.members += 1 }
+            case .skipped(let kind):
+                correlationExtra.unreadMember =
+                    correlationExtra.unreadMember ?? Rejection("a member of type \(kind.prefix(80)) is not a sample")
+            case .rejected(let rejection):
+                correlationExtra.unreadMember = correlationExtra.unreadMember ?? rejection
+            }
         }
+    }
+
+    /// The end tag of a `<Correlation>`: rejected whole when children went past a cap or a member is not a sample.
+    private mutating func endCorrelation(_ pending: Correlation) {
+        let extra = correlationExtra
+        var rejection: Rejection?
+        if extra.metadata > 0 {
+            rejection = .tooMany(
+                "metadata entries", in: "correlation", count: pending.metadata.count + extra.metadata,
+                limit: RecordMapper.maxMetadataEntries)
+        } else if extra.members > 0 {
+            rejection = .tooMany(
+                "members", in: "correlation", count: pending.members.count + extra.members,
+                limit: Correlation.Limits.maxMembers)
+        } else if let member = extra.unreadMember {
+            rejection = Rejection("correlation has a member that is not valid", "correlation member: \(member.detail)")
+        }
+        guard let rejection else { return finishCorrelation(pending) }
+        currentCorrelation = nil
+        tally.reject(rejection, line: extra.line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
     }
 
     private mutating func finishCorrelation(_ pending: Correlation) {
@@ -331,6 +373,14 @@ struct ExportParser {
     private mutating func finishRecord() {
         // Moved out, not copied: a copy would retain the sample's source and metadata only to release them.
         guard let sample = current.take() else { return }
+        guard extraMetadata == 0 else {
+            let rejection = Rejection.tooMany(
+                "metadata entries", in: "record", count: sample.metadata.count + extraMetadata,
+                limit: RecordMapper.maxMetadataEntries)
+            extraMetadata = 0
+            tally.reject(rejection, line: sample.line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+            return
+        }
         if assembler.append(sample) {
             importedByType[sample.typeIndex] += 1
         } else {

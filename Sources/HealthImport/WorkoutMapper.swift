@@ -16,6 +16,11 @@ struct WorkoutMapper {
         var locations: [RoutePoint] = []
         /// The line of its start tag.
         var line = 0
+        /// Children past a cap, counted and not kept: the workout is then rejected whole (``excess(_:)``).
+        var extraMetadata = 0
+        var extraEvents = 0
+        var extraStatistics = 0
+        var extraRoutes = 0
         /// `<Location>`s met, and why the first invalid one is: the inline route is then rejected whole
         /// (``inlineRouteRejection(_:)``).
         var locationsSeen = 0
@@ -70,18 +75,26 @@ struct WorkoutMapper {
     }
 
     /// Adds the child element `name` (at depth 3, or a route's `<FileReference>` or `<Location>` at depth 4) to
-    /// `pending`; inline locations past a route's cap are counted, not kept (``inlineRouteRejection(_:)``).
+    /// `pending`. Children past a cap are counted, not kept (``excess(_:)``, ``inlineRouteRejection(_:)``).
     static func add(child name: String, _ attributes: [XMLAttribute], to pending: inout Pending) {
         let fields = strings(attributes)
         switch name {
         case "MetadataEntry":
-            guard let key = fields["key"], let value = fields["value"],
-                pending.workout.metadata.count < RecordMapper.maxMetadataEntries
-            else { return }
+            guard let key = fields["key"], let value = fields["value"] else { return }
+            guard
+                pending.workout.metadata[key] != nil
+                    || pending.workout.metadata.count < RecordMapper.maxMetadataEntries
+            else {
+                pending.extraMetadata += 1
+                return
+            }
             pending.workout.metadata[key] = metadataValue(value)
         case "WorkoutEvent":
-            guard pending.workout.events.count < Workout.Limits.maxEvents,
-                let kind = fields["type"].flatMap(WorkoutEvent.Kind.init(named:)),
+            guard pending.workout.events.count < Workout.Limits.maxEvents else {
+                pending.extraEvents += 1
+                return
+            }
+            guard let kind = fields["type"].flatMap(WorkoutEvent.Kind.init(named:)),
                 let date = try? date(fields, "date")
             else { return }
             var duration: Int64 = 0
@@ -92,8 +105,12 @@ struct WorkoutMapper {
             }
             pending.workout.events.append(WorkoutEvent(kind: kind, date: date, duration: duration))
         case "WorkoutStatistics":
-            guard pending.workout.statistics.count < Workout.Limits.maxStatistics, let type = fields["type"],
-                let start = try? date(fields, "startDate"), let end = try? date(fields, "endDate")
+            guard pending.workout.statistics.count < Workout.Limits.maxStatistics else {
+                pending.extraStatistics += 1
+                return
+            }
+            guard let type = fields["type"], let start = try? date(fields, "startDate"),
+                let end = try? date(fields, "endDate")
             else { return }
             func figure(_ key: String) -> Double? {
                 fields[key].flatMap(Double.init).flatMap { $0.isFinite ? $0 : nil }
@@ -104,7 +121,11 @@ struct WorkoutMapper {
             pending.workout.statistics.append(statistic)
             takeTotal(from: statistic, into: &pending)
         case "FileReference":
-            guard let path = fields["path"], pending.workout.routes.count < Workout.Limits.maxRoutes else { return }
+            guard let path = fields["path"] else { return }
+            guard pending.workout.routes.count < Workout.Limits.maxRoutes else {
+                pending.extraRoutes += 1
+                return
+            }
             pending.workout.routes.append(path)
         case "Location":
             pending.locationsSeen += 1
@@ -120,6 +141,23 @@ struct WorkoutMapper {
         default:
             break
         }
+    }
+
+    /// Why `pending` cannot be kept whole, or `nil`: more metadata entries than the wire carries in a row
+    /// (``RecordMapper/maxMetadataEntries``), or more events, statistics or route files than a workout holds
+    /// (``Workout/Limits``, the protocol's caps).
+    static func excess(_ pending: Pending) -> Rejection? {
+        let workout = pending.workout
+        let counts = [
+            ("metadata entries", workout.metadata.count, pending.extraMetadata, RecordMapper.maxMetadataEntries),
+            ("events", workout.events.count, pending.extraEvents, Workout.Limits.maxEvents),
+            ("statistics", workout.statistics.count, pending.extraStatistics, Workout.Limits.maxStatistics),
+            ("route files", workout.routes.count, pending.extraRoutes, Workout.Limits.maxRoutes),
+        ]
+        for (children, kept, extra, limit) in counts where extra > 0 {
+            return .tooMany(children, in: "workout", count: kept + extra, limit: limit)
+        }
+        return nil
     }
 
     /// Why the workout's inline route (its `<Location>`s) is rejected whole, or `nil`: more locations than a

@@ -49,7 +49,9 @@ public struct ImportCommand: Command {
                 inline <Location>s; a missing or malformed route file, or one with a point the server would \
                 refuse, is a rejection, and so is a route the server refuses. Correlations (blood pressure, food) \
                 are kept naming their member samples. Activity summaries and other elements are counted as \
-                skipped; a malformed record is reported with its line number and skipped.
+                skipped; a malformed record is reported with its line number and skipped, and so is an element \
+                with more children than the protocol carries (a workout with over 4,096 events, 128 metadata \
+                entries): nothing is stored in part.
 
                 Sample UUIDs are derived from each record's content (source, type, start, end, and the value in \
                 the type's canonical unit to 9 digits), so importing the same file again adds nothing: the summary \
