@@ -21,19 +21,26 @@ enum CorrelationMapper {
         return Correlation(type: type, start: start, end: end, source: source, members: [])
     }
 
-    /// Adds a `<MetadataEntry>` child to `correlation`.
-    static func addMetadata(_ attributes: [XMLAttribute], to correlation: inout Correlation) {
+    /// Adds a `<MetadataEntry>` child to `correlation`. Returns `false` for a new key past
+    /// ``RecordMapper/maxMetadataEntries``, not kept: the caller rejects the correlation.
+    @discardableResult
+    static func addMetadata(_ attributes: [XMLAttribute], to correlation: inout Correlation) -> Bool {
         let fields = WorkoutMapper.strings(attributes)
-        guard let key = fields["key"], let value = fields["value"],
-            correlation.metadata.count < RecordMapper.maxMetadataEntries
-        else { return }
+        guard let key = fields["key"], let value = fields["value"] else { return true }
+        guard correlation.metadata[key] != nil || correlation.metadata.count < RecordMapper.maxMetadataEntries else {
+            return false
+        }
         correlation.metadata[key] = WorkoutMapper.metadataValue(value)
+        return true
     }
 
-    /// Adds the sample a member `<Record>` maps to.
-    static func add(member sample: PendingSample, to correlation: inout Correlation) {
-        guard correlation.members.count < Correlation.Limits.maxMembers else { return }
+    /// Adds the sample a member `<Record>` maps to. Returns `false` past ``Correlation/Limits/maxMembers``, not
+    /// kept: the caller rejects the correlation.
+    @discardableResult
+    static func add(member sample: PendingSample, to correlation: inout Correlation) -> Bool {
+        guard correlation.members.count < Correlation.Limits.maxMembers else { return false }
         correlation.members.append(CorrelationMember(uuid: sample.uuid, type: sample.type))
+        return true
     }
 
     /// The finished correlation, named by the identity of its whole element (``ElementIdentity``), checked

@@ -36,6 +36,11 @@ struct ExportParser {
     private var openNames: [String] = []
     /// The depth of the element skipped whole that is open, if any: what it holds goes with it, uncounted.
     private var skippedDepth: Int?
+    /// Children past a cap, counted and not kept: metadata entries of the record being read, metadata entries and
+    /// members of the correlation being read (with its line). The element is then rejected whole at its end;
+    /// workouts count theirs in ``WorkoutMapper/Pending``.
+    private var extraMetadata = 0
+    private var correlationExtra = (line: 0, metadata: 0, members: 0, unreadMember: nil as Rejection?)
     /// Routes of the workouts read: inline ones whole, route files still to read (``ExportReader`` reads them).
     private var routes: [WorkoutRoute] = []
     private var routeFiles: [(workout: UUID, path: String, line: Int)] = []
@@ -124,8 +129,8 @@ struct ExportParser {
         case .endTag:
             if tokenizer.depth == 3, currentMember != nil { finishMember() }
             if tokenizer.depth == 2, current != nil { finishRecord() }
-            if tokenizer.depth == 2, let pending = currentWorkout { finishWorkout(pending) }
-            if tokenizer.depth == 2, let pending = currentCorrelation { finishCorrelation(pending) }
+            if tokenizer.depth == 2, let pending = currentWorkout { endWorkout(pending) }
+            if tokenizer.depth == 2, let pending = currentCorrelation { endCorrelation(pending) }
         case .endOfDocument:
             assembler.flushAll()
             documentEnded = true
@@ -183,6 +188,7 @@ struct ExportParser {
                 // Kept as an object naming its members; the member records appear at top level too, where they
                 // are imported as samples (HEALTHKIT.md §13).
                 tally.correlations += 1
+                correlationExtra = (tokenizer.tokenLine, 0, 0, nil)
                 startCorrelation(selfClosing: selfClosing)
                 return
             }
@@ -246,7 +252,7 @@ struct ExportParser {
     /// the record's identity.
     private mutating func addToRecord(_ name: ByteSpan) {
         if tokenizer.depth == 3, name.equals("MetadataEntry") {
-            mapper.addMetadata(tokenizer.attributes, to: &current!)
+            if !mapper.addMetadata(tokenizer.attributes, to: &current!) { extraMetadata += 1 }
         } else {
             mapper.addChild(name, depth: tokenizer.depth - 2, tokenizer.attributes, to: &current!)
             tally.skip(name.string)
@@ -316,7 +322,8 @@ struct ExportParser {
     private mutating func startWorkout(selfClosing: Bool) {
         let line = tokenizer.tokenLine
         do {
-            let pending = try WorkoutMapper.workout(tokenizer.attributes)
+            var pending = try WorkoutMapper.workout(tokenizer.attributes)
+            pending.line = line
             startObjectIdentity()
             if selfClosing { finishWorkout(pending) } else { currentWorkout = pending }
         } catch let rejection as Rejection {
@@ -330,6 +337,22 @@ struct ExportParser {
     private mutating func startObjectIdentity() {
         objectIdentity = ElementIdentity()
         objectIdentity.add(element: tokenizer.name, depth: 0, tokenizer.attributes, scratch: &identityScratch)
+    }
+
+    /// The end tag of a `<Workout>`: the workout is rejected whole when children went past a cap
+    /// (``WorkoutMapper/excess(_:)``), its inline route alone when a location is not valid or past the cap.
+    private mutating func endWorkout(_ pending: WorkoutMapper.Pending) {
+        if let rejection = WorkoutMapper.excess(pending) {
+            currentWorkout = nil
+            tally.reject(rejection, line: pending.line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+            return
+        }
+        var pending = pending
+        if let rejection = WorkoutMapper.inlineRouteRejection(pending) {
+            tally.reject(rejection, line: pending.line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+            pending.locations = []
+        }
+        finishWorkout(pending)
     }
 
     private mutating func finishWorkout(_ pending: WorkoutMapper.Pending) {
@@ -386,7 +409,8 @@ struct ExportParser {
 
     /// An element inside the `<Correlation>` being read: a `<MetadataEntry>`, or a member `<Record>` mapped as a
     /// top-level one is, with its children (only its identity is kept; the sample itself comes from the top-level
-    /// copy, whose identity is the same).
+    /// copy, whose identity is the same). A member that maps to no sample, or children past a cap, make the
+    /// correlation rejected whole at its end.
     private mutating func addToCorrelation(_ name: ByteSpan, selfClosing: Bool) {
         if tokenizer.depth > 3 {
             if currentMember == nil { return }
@@ -396,17 +420,47 @@ struct ExportParser {
                 mapper.addChild(name, depth: tokenizer.depth - 3, tokenizer.attributes, to: &currentMember!)
             }
         } else if name.equals("MetadataEntry") {
-            CorrelationMapper.addMetadata(tokenizer.attributes, to: &currentCorrelation!)
-        } else if name.equals("Record"), case .sample(let sample) = mapper.map(tokenizer.attributes, line: 0) {
-            currentMember = sample
-            if selfClosing { finishMember() }
+            if !CorrelationMapper.addMetadata(tokenizer.attributes, to: &currentCorrelation!) {
+                correlationExtra.metadata += 1
+            }
+        } else if name.equals("Record") {
+            switch mapper.map(tokenizer.attributes, line: 0) {
+            case .sample(let sample):
+                currentMember = sample
+                if selfClosing { finishMember() }
+            case .skipped(let kind):
+                correlationExtra.unreadMember =
+                    correlationExtra.unreadMember ?? Rejection("a member of type \(kind.prefix(80)) is not a sample")
+            case .rejected(let rejection):
+                correlationExtra.unreadMember = correlationExtra.unreadMember ?? rejection
+            }
         }
     }
 
     /// Adds the member `<Record>` just ended to the correlation being read.
     private mutating func finishMember() {
         guard let member = currentMember.take() else { return }
-        CorrelationMapper.add(member: member, to: &currentCorrelation!)
+        if !CorrelationMapper.add(member: member, to: &currentCorrelation!) { correlationExtra.members += 1 }
+    }
+
+    /// The end tag of a `<Correlation>`: rejected whole when children went past a cap or a member is not a sample.
+    private mutating func endCorrelation(_ pending: Correlation) {
+        let extra = correlationExtra
+        var rejection: Rejection?
+        if extra.metadata > 0 {
+            rejection = .tooMany(
+                "metadata entries", in: "correlation", count: pending.metadata.count + extra.metadata,
+                limit: RecordMapper.maxMetadataEntries)
+        } else if extra.members > 0 {
+            rejection = .tooMany(
+                "members", in: "correlation", count: pending.members.count + extra.members,
+                limit: Correlation.Limits.maxMembers)
+        } else if let member = extra.unreadMember {
+            rejection = Rejection("correlation has a member that is not valid", "correlation member: \(member.detail)")
+        }
+        guard let rejection else { return finishCorrelation(pending) }
+        currentCorrelation = nil
+        tally.reject(rejection, line: extra.line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
     }
 
     private mutating func finishCorrelation(_ pending: Correlation) {
@@ -423,6 +477,14 @@ struct ExportParser {
     private mutating func finishRecord() {
         // Moved out, not copied: a copy would retain the sample's source and metadata only to release them.
         guard let sample = current.take() else { return }
+        guard extraMetadata == 0 else {
+            let rejection = Rejection.tooMany(
+                "metadata entries", in: "record", count: sample.metadata.count + extraMetadata,
+                limit: RecordMapper.maxMetadataEntries)
+            extraMetadata = 0
+            tally.reject(rejection, line: sample.line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+            return
+        }
         if assembler.append(sample) {
             importedByType[sample.typeIndex] += 1
         } else {

@@ -109,15 +109,15 @@ public final class ExportReader {
 
     /// The routes of the workouts read since the last call (HEALTHKIT.md §13): a workout's inline `<Location>`s
     /// as one route, and each route file it names (`workout-routes/route_….gpx` inside the zip, or beside a
-    /// plain export.xml) read with ``GPXReader``. A missing or invalid file is a rejection in ``summary`` with
-    /// the workout's line, not an error.
+    /// plain export.xml) read with ``GPXReader``. A missing or invalid file (one point the server would refuse
+    /// is enough) is a rejection in ``summary`` naming the file, with the workout's line, not an error.
     public func takeRoutes() -> [WorkoutRoute] {
         let (inline, files) = parser.takeRoutes()
         var routes = inline
         let locator = RouteFileLocator(file: file)
         for (workout, path, line) in files {
             do {
-                let points = try GPXReader.points(try locator.bytes(of: path))
+                let points = try GPXReader.points(try locator.bytes(of: path), path: path)
                 routes.append(WorkoutRoute(workout: workout, path: path, points: points))
                 parser.noteRoute(nil, line: line)
             } catch let rejection as Rejection {

@@ -4,32 +4,43 @@ import HealthModel
 /// every `<trkpt lat=… lon=…>` with its `<time>`, and `<ele>`, `<speed>` and `<course>` when present (HEALTHKIT.md
 /// §13). Bounded: at most ``maxBytes`` of file and ``WorkoutRoute/Limits/maxPoints`` points, each point's markup
 /// at most ``maxPointBytes``. Anything else, comments and unknown elements included, is passed over; a file
-/// without `<gpx`, a point without a valid latitude, longitude or time, or an unterminated point is refused with
-/// a ``Rejection`` naming the problem and the point. Pure, thread-safe.
+/// without `<gpx`, a point without a valid latitude, longitude or time, a point the server would refuse
+/// (``RoutePoint/violation``: a time outside years 0001–9999, a speed past `Float`'s range …), or an
+/// unterminated point is refused with a ``Rejection`` naming the file, the problem and the point: a route is read
+/// whole or not at all. Pure, thread-safe.
 enum GPXReader {
     /// Largest route file read.
     static let maxBytes = 32 << 20
     /// Longest `<trkpt>` element, children included.
     static let maxPointBytes = 4096
 
-    /// The points of `bytes`, by time (a stable sort, for files that list them out of order).
-    static func points(_ bytes: [UInt8]) throws -> [RoutePoint] {
+    /// The points of `bytes`, by time (a stable sort, for files that list them out of order); `path` names the
+    /// file in rejections.
+    static func points(_ bytes: [UInt8], path: String? = nil) throws -> [RoutePoint] {
+        let file = path.map { "route file \"\($0.prefix(80))\"" } ?? "route file"
         guard bytes.count <= maxBytes else {
-            throw Rejection("route file is too large", "route file of \(bytes.count) bytes; at most \(maxBytes)")
+            throw Rejection("route file is too large", "\(file) of \(bytes.count) bytes; at most \(maxBytes)")
         }
         guard find("<gpx", in: bytes, from: 0) != nil else {
-            throw Rejection("route file is not GPX", "route file has no <gpx> element")
+            throw Rejection("route file is not GPX", "\(file) has no <gpx> element")
         }
         var points: [RoutePoint] = []
         var position = 0
         while let open = find("<trkpt", in: bytes, from: position) {
             guard points.count < WorkoutRoute.Limits.maxPoints else {
+                var count = points.count + 1
+                var next = open + 6
+                while let later = find("<trkpt", in: bytes, from: next) {
+                    count += 1
+                    next = later + 6
+                }
                 throw Rejection(
-                    "route file has too many points", "route file has over \(WorkoutRoute.Limits.maxPoints) points")
+                    "route file has too many points",
+                    "\(file) has \(count) points; at most \(WorkoutRoute.Limits.maxPoints)")
             }
             let index = points.count
             func fail(_ why: String) -> Rejection {
-                Rejection("route file point is not valid", "route file point \(index) (byte \(open)): \(why)")
+                Rejection("route file point is not valid", "\(file) point \(index) (byte \(open)): \(why)")
             }
             let limit = min(bytes.count, open + maxPointBytes)
             guard let tagEnd = find(">", in: bytes, from: open, before: limit) else {
@@ -57,13 +68,14 @@ enum GPXReader {
                 guard let value = number(text) else { throw fail("<\(name)> is not a number") }
                 return value
             }
-            points.append(
-                RoutePoint(
-                    time: time, latitude: latitude, longitude: longitude, elevation: optional[0], speed: optional[1],
-                    course: optional[2]))
+            let point = RoutePoint(
+                time: time, latitude: latitude, longitude: longitude, elevation: optional[0], speed: optional[1],
+                course: optional[2])
+            if let violation = point.violation { throw fail(violation) }
+            points.append(point)
             position = end
         }
-        guard !points.isEmpty else { throw Rejection("route file has no points", "route file has no <trkpt>") }
+        guard !points.isEmpty else { throw Rejection("route file has no points", "\(file) has no <trkpt>") }
         return points.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }
             .map(\.element)
     }

@@ -98,7 +98,8 @@ public struct ImportSummary: Hashable, Sendable {
     /// Counts one element the server refused (after the file was read): `reason` groups it, `detail` names it
     /// (the element and the server's message), `line` is its line in export.xml when known.
     public mutating func rejectStored(reason: String, detail: String, line: Int?, maxLines: Int = 5) {
-        var index = Dictionary(uniqueKeysWithValues: rejected.enumerated().map { ($1.reason, $0) })
+        var index = [String: Int](
+            rejected.enumerated().map { ($1.reason, $0) }, uniquingKeysWith: { first, _ in first })
         reject(Rejection(reason, detail), line: line, maxLines: maxLines, index: &index)
     }
 
@@ -128,5 +129,11 @@ struct Rejection: Error {
     init(_ reason: String, _ detail: String? = nil) {
         self.reason = reason
         self.detail = detail ?? reason
+    }
+
+    /// An element with more children of one kind than the wire carries (`workout has 100000 events; at most
+    /// 4096`): it is rejected whole, never stored in part.
+    static func tooMany(_ children: String, in element: String, count: Int, limit: Int) -> Rejection {
+        Rejection("\(element) has too many \(children)", "\(element) has \(count) \(children); at most \(limit)")
     }
 }

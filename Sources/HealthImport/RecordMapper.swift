@@ -1,4 +1,5 @@
 import Foundation
+import HealthCodec
 import HealthModel
 
 /// A source met in the export, interned: records point at it instead of carrying four strings each.
@@ -69,8 +70,9 @@ enum RecordOutcome {
 /// the engine stores the fraction unchanged (HEALTHKIT.md §2, §11); a dimensionless unit such as `count` on a
 /// percent type is sent as `%` too, its number being the fraction already. Not thread-safe.
 struct RecordMapper {
-    /// Most metadata entries kept per record; later ones are dropped.
-    static let maxMetadataEntries = 64
+    /// Most metadata entries of a record, a workout or a correlation: what the wire carries in one row
+    /// (``BatchLimits/maxMetadataEntriesPerRow``). An element with more is rejected whole.
+    static let maxMetadataEntries = BatchLimits.default.maxMetadataEntriesPerRow
 
     private var types = ByteKeyedCache<TypeResolution>(limit: 1024)
     private var units = ByteKeyedCache<UnitResolution>(limit: 1024)
@@ -131,10 +133,12 @@ struct RecordMapper {
     }
 
     /// Adds a `<MetadataEntry key value>` to `sample`: numbers that parse fully become ``MetadataValue/number``,
-    /// everything else (`HKTimeZone` included) stays a string.
-    mutating func addMetadata(_ attributes: [XMLAttribute], to sample: inout PendingSample) {
+    /// everything else (`HKTimeZone` included) stays a string. Returns `false` for a new key past
+    /// ``maxMetadataEntries``, not kept: the caller rejects the record. The entry is part of the record's identity
+    /// either way.
+    @discardableResult
+    mutating func addMetadata(_ attributes: [XMLAttribute], to sample: inout PendingSample) -> Bool {
         sample.identity.add(element: Self.metadataEntryName, depth: 1, attributes, scratch: &decoded)
-        guard sample.metadata.count < RecordMapper.maxMetadataEntries else { return }
         var key: String?
         var value: MetadataValue?
         for attribute in attributes {
@@ -147,7 +151,12 @@ struct RecordMapper {
                 }
             }
         }
-        if let key, let value { sample.metadata[key] = value }
+        guard let key, let value else { return true }
+        guard sample.metadata[key] != nil || sample.metadata.count < RecordMapper.maxMetadataEntries else {
+            return false
+        }
+        sample.metadata[key] = value
+        return true
     }
 
     /// Adds a child element other than `<MetadataEntry>` (`<HeartRateVariabilityMetadataList>` and its

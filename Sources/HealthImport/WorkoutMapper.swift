@@ -14,6 +14,17 @@ struct WorkoutMapper {
         var hasDistance: Bool
         /// The `<Location>` children of its `<WorkoutRoute>`s (older exports write the points inline).
         var locations: [RoutePoint] = []
+        /// The line of its start tag.
+        var line = 0
+        /// Children past a cap, counted and not kept: the workout is then rejected whole (``excess(_:)``).
+        var extraMetadata = 0
+        var extraEvents = 0
+        var extraStatistics = 0
+        var extraRoutes = 0
+        /// `<Location>`s met, and why the first invalid one is: the inline route is then rejected whole
+        /// (``inlineRouteRejection(_:)``).
+        var locationsSeen = 0
+        var locationProblem: Rejection?
     }
 
     /// The attributes of one element, their references decoded.
@@ -67,18 +78,26 @@ struct WorkoutMapper {
     }
 
     /// Adds the child element `name` (at depth 3, or a route's `<FileReference>` or `<Location>` at depth 4) to
-    /// `pending`.
+    /// `pending`. Children past a cap are counted, not kept (``excess(_:)``, ``inlineRouteRejection(_:)``).
     static func add(child name: String, _ attributes: [XMLAttribute], to pending: inout Pending) {
         let fields = strings(attributes)
         switch name {
         case "MetadataEntry":
-            guard let key = fields["key"], let value = fields["value"],
-                pending.workout.metadata.count < RecordMapper.maxMetadataEntries
-            else { return }
+            guard let key = fields["key"], let value = fields["value"] else { return }
+            guard
+                pending.workout.metadata[key] != nil
+                    || pending.workout.metadata.count < RecordMapper.maxMetadataEntries
+            else {
+                pending.extraMetadata += 1
+                return
+            }
             pending.workout.metadata[key] = metadataValue(value)
         case "WorkoutEvent":
-            guard pending.workout.events.count < Workout.Limits.maxEvents,
-                let kind = fields["type"].flatMap(WorkoutEvent.Kind.init(named:)),
+            guard pending.workout.events.count < Workout.Limits.maxEvents else {
+                pending.extraEvents += 1
+                return
+            }
+            guard let kind = fields["type"].flatMap(WorkoutEvent.Kind.init(named:)),
                 let date = try? date(fields, "date")
             else { return }
             var duration: Int64 = 0
@@ -89,8 +108,12 @@ struct WorkoutMapper {
             }
             pending.workout.events.append(WorkoutEvent(kind: kind, date: date, duration: duration))
         case "WorkoutStatistics":
-            guard pending.workout.statistics.count < Workout.Limits.maxStatistics, let type = fields["type"],
-                let start = try? date(fields, "startDate"), let end = try? date(fields, "endDate")
+            guard pending.workout.statistics.count < Workout.Limits.maxStatistics else {
+                pending.extraStatistics += 1
+                return
+            }
+            guard let type = fields["type"], let start = try? date(fields, "startDate"),
+                let end = try? date(fields, "endDate")
             else { return }
             func figure(_ key: String) -> Double? {
                 fields[key].flatMap(Double.init).flatMap { $0.isFinite ? $0 : nil }
@@ -101,20 +124,79 @@ struct WorkoutMapper {
             pending.workout.statistics.append(statistic)
             takeTotal(from: statistic, into: &pending)
         case "FileReference":
-            guard let path = fields["path"], pending.workout.routes.count < Workout.Limits.maxRoutes else { return }
+            guard let path = fields["path"] else { return }
+            guard pending.workout.routes.count < Workout.Limits.maxRoutes else {
+                pending.extraRoutes += 1
+                return
+            }
             pending.workout.routes.append(path)
         case "Location":
-            func value(_ key: String) -> Double? { fields[key].flatMap(Double.init).flatMap { $0.isFinite ? $0 : nil } }
-            guard pending.locations.count < WorkoutRoute.Limits.maxPoints, let time = try? date(fields, "date"),
-                let latitude = value("latitude"), let longitude = value("longitude")
-            else { return }
-            pending.locations.append(
-                RoutePoint(
-                    time: time, latitude: latitude, longitude: longitude, elevation: value("altitude"),
-                    speed: value("speed"), course: value("course")))
+            pending.locationsSeen += 1
+            guard pending.locationProblem == nil, pending.locations.count < WorkoutRoute.Limits.maxPoints else {
+                return
+            }
+            switch location(fields, index: pending.locationsSeen - 1) {
+            case .success(let point): pending.locations.append(point)
+            case .failure(let rejection):
+                pending.locationProblem = rejection
+                pending.locations = []
+            }
         default:
             break
         }
+    }
+
+    /// Why `pending` cannot be kept whole, or `nil`: more metadata entries than the wire carries in a row
+    /// (``RecordMapper/maxMetadataEntries``), or more events, statistics or route files than a workout holds
+    /// (``Workout/Limits``, the protocol's caps).
+    static func excess(_ pending: Pending) -> Rejection? {
+        let workout = pending.workout
+        let counts = [
+            ("metadata entries", workout.metadata.count, pending.extraMetadata, RecordMapper.maxMetadataEntries),
+            ("events", workout.events.count, pending.extraEvents, Workout.Limits.maxEvents),
+            ("statistics", workout.statistics.count, pending.extraStatistics, Workout.Limits.maxStatistics),
+            ("route files", workout.routes.count, pending.extraRoutes, Workout.Limits.maxRoutes),
+        ]
+        for (children, kept, extra, limit) in counts where extra > 0 {
+            return .tooMany(children, in: "workout", count: kept + extra, limit: limit)
+        }
+        return nil
+    }
+
+    /// Why the workout's inline route (its `<Location>`s) is rejected whole, or `nil`: more locations than a
+    /// route holds, or one that is not a valid point.
+    static func inlineRouteRejection(_ pending: Pending) -> Rejection? {
+        guard pending.locationsSeen <= WorkoutRoute.Limits.maxPoints else {
+            return .tooMany(
+                "locations", in: "inline route", count: pending.locationsSeen, limit: WorkoutRoute.Limits.maxPoints)
+        }
+        return pending.locationProblem
+    }
+
+    /// The point of a `<Location>` (older exports' inline route), or why it is not one: a date, latitude and
+    /// longitude, numbers where given, and the rules of a stored point (``RoutePoint/violation``), as for route
+    /// files.
+    static func location(_ fields: [String: String], index: Int) -> Result<RoutePoint, Rejection> {
+        func fail(_ why: String) -> Result<RoutePoint, Rejection> {
+            .failure(Rejection("route location is not valid", "inline route location \(index): \(why)"))
+        }
+        guard let time = try? date(fields, "date", of: "location") else { return fail("no valid date") }
+        var numbers: [String: Double] = [:]
+        for key in ["latitude", "longitude", "altitude", "speed", "course"] {
+            guard let text = fields[key] else { continue }
+            guard let number = Double(text), number.isFinite else {
+                return fail("\(key) \"\(text.prefix(40))\" is not a number")
+            }
+            numbers[key] = number
+        }
+        guard let latitude = numbers["latitude"], let longitude = numbers["longitude"] else {
+            return fail("no latitude and longitude")
+        }
+        let point = RoutePoint(
+            time: time, latitude: latitude, longitude: longitude, elevation: numbers["altitude"],
+            speed: numbers["speed"], course: numbers["course"])
+        if let violation = point.violation { return fail(violation) }
+        return .success(point)
     }
 
     /// Newer exports give energy and distance only as `<WorkoutStatistics>` sums: those become the totals.

@@ -1,5 +1,7 @@
 import Foundation
+import HealthClient
 import HealthImport
+import HealthModel
 import Synchronization
 import TestSupport
 import Testing
@@ -164,6 +166,39 @@ func exportRecord(
             #expect(run.err.hasPrefix("error: ") && run.err.contains(message), "\(run.err)")
             #expect(run.err.split(separator: "\n").count == 1, "\(run.err)")
         }
+    }
+
+    @Test("a route the server refuses is a rejection; the other routes of its request are stored")
+    func refusedRoutes() async throws {
+        let live = try #require(LiveServer.current)
+        let client = live.server.client()
+        defer { client.close() }
+        let start: Timestamp = 1_704_093_120_000_000
+        let workout = Workout(
+            activityType: .running, start: start, end: start + Micros.hour, source: SourceInfo(name: "Watch"))
+        _ = try await client.insertWorkouts([workout], subject: "routes")
+        func route(_ number: Int, latitude: Double = 48.85, speed: Double = 3) -> WorkoutRoute {
+            WorkoutRoute(
+                workout: workout.uuid, path: "/workout-routes/route_\(number).gpx",
+                points: [RoutePoint(time: start + Int64(number), latitude: latitude, longitude: 2.29, speed: speed)])
+        }
+        // Stored before with other points: the import's route of the same identity conflicts.
+        _ = try await client.insertRoutes([route(10, latitude: 10)], subject: "routes")
+        var routes = (0..<11).map { route($0) }
+        routes[3] = route(3, speed: -1e308)  // a speed no Float holds: the server refuses it (invalidSample)
+        let stored = try await ImportCommand.send(routes, client: client, subject: "routes")
+        #expect(stored.counts.inserted == 9 && stored.counts.duplicates == 0)
+        #expect(stored.refused.count == 2)
+        #expect(stored.refused.first?.detail.contains("/workout-routes/route_3.gpx") == true, "\(stored.refused)")
+        #expect(stored.refused.last?.detail.contains("/workout-routes/route_10.gpx") == true, "\(stored.refused)")
+        #expect(
+            stored.refused.map(\.reason) == [
+                "route refused by the server (invalidSample)", "route refused by the server (uuidConflict)",
+            ])
+        let storedOnes = routes.enumerated().filter { ![3, 10].contains($0.offset) }.map(\.element)
+        let again = try await client.insertRoutes(storedOnes, subject: "routes")
+        #expect(again.inserted == 0 && again.duplicates == 9)
+        #expect(stored.refused.first?.detail.contains("its speed is not a finite 32-bit float") == true)
     }
 
     @Test("a dry run reads the file without a server")

@@ -78,6 +78,65 @@ struct RouteEndToEndTests {
         await restarted.stop()
     }
 
+    @Test("a route file with a point hkd refuses is a rejection; the import goes on and stores everything else")
+    func badPointRejectsItsRoute() async throws {
+        let directory = try TestDirectory(prefix: "hk-routes-bad")
+        let written = RouteExport.points(20, seed: TestSeed.value(6), start: Date(timeIntervalSince1970: 1_704_093_120))
+        var fast = written
+        fast[5].speed = -1e308  // a Double, but no Float: hkd stores f32 and refuses the infinite speed
+        var ancient = written
+        ancient[9].time = "0000-06-01T07:12:09Z"  // before year 0001
+        try FileManager.default.createDirectory(
+            atPath: directory.appending("workout-routes"), withIntermediateDirectories: true)
+        let files = [("route_good.gpx", written), ("route_fast.gpx", fast), ("route_ancient.gpx", ancient)]
+        var workouts: [String] = []
+        for (day, (name, points)) in files.enumerated() {
+            try Data(RouteExport.gpx(points).utf8).write(
+                to: URL(fileURLWithPath: directory.appending("workout-routes/" + name)))
+            let document = RouteExport.document(
+                path: "/workout-routes/" + name, start: "2024-01-0\(day + 1) 08:12:00 +0100",
+                end: "2024-01-0\(day + 1) 08:32:00 +0100", inline: day == 0 ? Array(written.suffix(2)) : [])
+            let body = document.components(separatedBy: "<HealthData locale=\"en_US\">\n")[1]
+            workouts.append(body.components(separatedBy: "</HealthData>")[0])
+        }
+        let xml = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <HealthData locale="en_US">
+            \(workouts.joined())</HealthData>
+
+            """
+        let export = directory.appending("export.xml")
+        try Data(xml.utf8).write(to: URL(fileURLWithPath: export))
+        let hkd = try await TestServer()
+        let imported = await Self.run(hkd.hkqServer + ["--subject", "anna", "--format", "json", "import", export])
+        #expect(imported.status == 3, "the two routes are rejected: \(imported.err)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(imported.out.utf8)) as? [String: Any])
+        #expect(summary["workouts"] as? Int == 3 && summary["workoutsInserted"] as? Int == 3, "\(imported.out)")
+        #expect(summary["routes"] as? Int == 2 && summary["routesInserted"] as? Int == 2, "\(imported.out)")
+        let rejected = try #require(summary["rejected"] as? [[String: Any]])
+        #expect(rejected.count == 1 && rejected.first?["reason"] as? String == "route file point is not valid")
+        #expect(rejected.first?["count"] as? Int == 2, "\(imported.out)")
+        let example = try #require(rejected.first?["example"] as? String)
+        #expect(example.contains("route_fast.gpx") && example.contains("its speed is not a finite 32-bit float"))
+
+        let client = hkd.client()
+        defer { client.close() }
+        let stored = try await client.workouts(subject: "anna").workouts.map(\.workout).sorted { $0.start < $1.start }
+        #expect(stored.count == 3)
+        let routes = try await client.routes(of: stored[0].uuid, subject: "anna")
+        #expect(routes.map(\.points.count).sorted() == [2, 20])
+        for workout in stored.dropFirst() {
+            #expect(try await client.routes(of: workout.uuid, subject: "anna").isEmpty)
+        }
+        // A second import stores nothing new and rejects the same routes again.
+        let again = await Self.run(hkd.hkqServer + ["--subject", "anna", "import", export])
+        #expect(again.status == 3, "\(again.err)")
+        #expect(
+            again.out.contains("3 workouts (0 new, 3 already stored); 2 routes (0 new, 2 already stored)"),
+            "\(again.out)")
+        await hkd.stop()
+    }
+
     @Test("routes follow the workout grants: share without read sees its own; no workout grant is refused")
     func grants() async throws {
         let hkd = try await TestServer()

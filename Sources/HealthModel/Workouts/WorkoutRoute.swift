@@ -44,6 +44,21 @@ public struct RoutePoint: Hashable, Sendable {
     /// The longitude in 1e-7 degrees, as stored (`Int64.max` for a value no place has).
     public var longitudeE7: Int64 { Self.scaled(longitude) }
 
+    /// Why this point cannot be stored, or `nil`: its time within ``SupportedInstants``, the latitude within ±90
+    /// and the longitude within ±180 degrees, elevation, speed and course finite as stored (a value past `Float`'s
+    /// range, −1e308 say, is infinite once rounded). ``WorkoutRoute/validate()`` holds every point to it; importers
+    /// check points with it before sending, so client and server apply one rule.
+    public var violation: String? {
+        guard SupportedInstants.contains(time) else { return "it lies outside \(SupportedInstants.description)" }
+        guard abs(latitude) <= 90, abs(longitude) <= 180 else {
+            return "it is not a place (latitude \(latitude), longitude \(longitude))"
+        }
+        for (name, value) in [("elevation", elevation), ("speed", speed), ("course", course)] {
+            if let value, !value.isFinite { return "its \(name) is not a finite 32-bit float" }
+        }
+        return nil
+    }
+
     private static func scaled(_ degrees: Double) -> Int64 {
         let value = (degrees * 1e7).rounded()
         return value.isFinite && abs(value) < 1e12 ? Int64(value) : Int64.max
@@ -100,8 +115,9 @@ public struct WorkoutRoute: Hashable, Sendable {
     }
 
     /// Throws ``ErrorCode/invalidSample`` naming the route when it breaks a rule: 1 to ``Limits/maxPoints``
-    /// points, times within ``SupportedInstants`` and never decreasing, latitudes within ±90 and longitudes within
-    /// ±180 degrees, finite elevation, speed and course.
+    /// points, times never decreasing, and every point valid (``RoutePoint/violation``: times within
+    /// ``SupportedInstants``, latitudes within ±90 and longitudes within ±180 degrees, finite elevation, speed
+    /// and course).
     public func validate() throws {
         func fail(_ why: String) -> HealthError {
             HealthError(.invalidSample, "route \(uuid) of workout \(workout): \(why)")
@@ -111,16 +127,8 @@ public struct WorkoutRoute: Hashable, Sendable {
         }
         var previous = Timestamp.min
         for (index, point) in points.enumerated() {
-            guard SupportedInstants.contains(point.time) else {
-                throw fail("point \(index) lies outside \(SupportedInstants.description)")
-            }
+            if let violation = point.violation { throw fail("point \(index): \(violation)") }
             guard point.time >= previous else { throw fail("point \(index) is earlier than the one before") }
-            guard abs(point.latitude) <= 90, abs(point.longitude) <= 180 else {
-                throw fail("point \(index) is not a place (latitude \(point.latitude), longitude \(point.longitude))")
-            }
-            guard [point.elevation, point.speed, point.course].allSatisfy({ $0?.isFinite ?? true }) else {
-                throw fail("point \(index) has a value that is not finite")
-            }
             previous = point.time
         }
     }

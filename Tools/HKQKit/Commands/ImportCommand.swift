@@ -48,7 +48,8 @@ public struct ImportCommand: Command {
                 10,000 rows, \(ImportCommand.maxInFlight) batches in flight, category records too. Workouts are \
                 kept with their metadata, events and statistics, and their routes with every point: the GPX \
                 files under workout-routes/ (in the zip, or beside an unpacked export.xml) and older exports' \
-                inline <Location>s. Correlations (blood pressure, food) are kept naming their member samples; \
+                inline <Location>s; a missing or malformed route file, or one with a point the server would \
+                refuse, is a rejection. Correlations (blood pressure, food) are kept naming their member samples; \
                 characteristics and activity summaries too.
 
                 Each element is named by its whole content (every attribute and everything inside it, instants \
