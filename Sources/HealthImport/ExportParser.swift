@@ -357,7 +357,16 @@ struct ExportParser {
 
     private mutating func finishWorkout(_ pending: WorkoutMapper.Pending) {
         currentWorkout = nil
-        let workout = WorkoutMapper.finish(pending, identity: objectIdentity)
+        let workout: Workout
+        do {
+            workout = try WorkoutMapper.finish(pending, identity: objectIdentity)
+        } catch {
+            tally.reject(
+                error as? Rejection ?? Rejection("\(error)"), line: pending.line, maxLines: options.maxLinesPerReason,
+                index: &rejectionIndex)
+            return
+        }
+        for kind in pending.unread { tally.skip(kind) }
         workouts.append(workout)
         workoutsRead += 1
         if !pending.locations.isEmpty {

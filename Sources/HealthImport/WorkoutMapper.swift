@@ -25,6 +25,10 @@ struct WorkoutMapper {
         /// (``inlineRouteRejection(_:)``).
         var locationsSeen = 0
         var locationProblem: Rejection?
+        /// Children left out because they cannot be read (an event of a type HealthKit does not name, statistics
+        /// without their type or dates, a metadata entry without its key), each named for the summary's skip
+        /// counts.
+        var unread: [String] = []
     }
 
     /// The attributes of one element, their references decoded.
@@ -83,7 +87,10 @@ struct WorkoutMapper {
         let fields = strings(attributes)
         switch name {
         case "MetadataEntry":
-            guard let key = fields["key"], let value = fields["value"] else { return }
+            guard let key = fields["key"], let value = fields["value"] else {
+                pending.unread.append("Workout MetadataEntry without a key or value")
+                return
+            }
             guard
                 pending.workout.metadata[key] != nil
                     || pending.workout.metadata.count < RecordMapper.maxMetadataEntries
@@ -97,9 +104,14 @@ struct WorkoutMapper {
                 pending.extraEvents += 1
                 return
             }
-            guard let kind = fields["type"].flatMap(WorkoutEvent.Kind.init(named:)),
-                let date = try? date(fields, "date")
-            else { return }
+            guard let kind = fields["type"].flatMap(WorkoutEvent.Kind.init(named:)) else {
+                pending.unread.append("WorkoutEvent of an unknown type")
+                return
+            }
+            guard let date = try? date(fields, "date"), SupportedInstants.contains(date) else {
+                pending.unread.append("WorkoutEvent without a valid date")
+                return
+            }
             var duration: Int64 = 0
             if let text = fields["duration"], let value = Double(text), value.isFinite, value >= 0,
                 let seconds = WorkoutTotal(value: value, unit: fields["durationUnit"] ?? "min").value(in: secondUnit)
@@ -113,8 +125,12 @@ struct WorkoutMapper {
                 return
             }
             guard let type = fields["type"], let start = try? date(fields, "startDate"),
-                let end = try? date(fields, "endDate")
-            else { return }
+                let end = try? date(fields, "endDate"), SupportedInstants.contains(start),
+                SupportedInstants.contains(end)
+            else {
+                pending.unread.append("WorkoutStatistics without a type or valid dates")
+                return
+            }
             func figure(_ key: String) -> Double? {
                 fields[key].flatMap(Double.init).flatMap { $0.isFinite ? $0 : nil }
             }
@@ -215,9 +231,14 @@ struct WorkoutMapper {
     }
 
     /// The finished workout, named by the identity of its whole element (``ElementIdentity``).
-    static func finish(_ pending: Pending, identity: ElementIdentity) -> Workout {
+    static func finish(_ pending: Pending, identity: ElementIdentity) throws -> Workout {
         var workout = pending.workout
         workout.uuid = identity.uuid(base: workout.contentHash)
+        do {
+            try workout.validate()
+        } catch let error as HealthError {
+            throw Rejection("workout is not valid", error.message)
+        }
         return workout
     }
 

@@ -127,4 +127,26 @@ struct WorkoutImportTests {
         #expect(summary.rejected.contains { $0.reason.contains("unknown workout activity type") })
         #expect(summary.rejected.contains { $0.reason.contains("endDate") })
     }
+
+    @Test("children that cannot be read are counted by name; a workout hkd would refuse is rejected before sending")
+    func unreadChildrenAndInvalidWorkouts() throws {
+        let xml = Fixtures.document(
+            """
+             <Workout workoutActivityType="HKWorkoutActivityTypeRunning" sourceName="Watch" startDate="2024-05-01 08:00:00 +0000" endDate="2024-05-01 09:00:00 +0000">
+              <MetadataEntry value="1"/>
+              <WorkoutEvent type="HKWorkoutEventTypeCheer" date="2024-05-01 08:10:00 +0000"/>
+              <WorkoutEvent type="HKWorkoutEventTypeLap" date="sometime"/>
+              <WorkoutEvent type="HKWorkoutEventTypeLap" date="2024-05-01 08:20:00 +0000"/>
+              <WorkoutStatistics type="HKQuantityTypeIdentifierHeartRate" average="150" unit="count/min"/>
+             </Workout>
+             <Workout workoutActivityType="HKWorkoutActivityTypeYoga" sourceName="Watch" startDate="0000-05-03 08:00:00 +0000" endDate="0000-05-03 09:00:00 +0000"/>
+            """)
+        let (workouts, summary) = try Self.read(xml)
+        #expect(workouts.count == 1 && workouts.first?.events.count == 1)
+        #expect(summary.skipped["WorkoutEvent of an unknown type"] == 1)
+        #expect(summary.skipped["WorkoutEvent without a valid date"] == 1)
+        #expect(summary.skipped["WorkoutStatistics without a type or valid dates"] == 1)
+        #expect(summary.skipped["Workout MetadataEntry without a key or value"] == 1)
+        #expect(summary.rejected.map(\.reason) == ["workout is not valid"], "\(summary.rejected)")
+    }
 }
