@@ -205,7 +205,7 @@ struct ExportParser {
                 for attribute in mapper.takeUnreadAttributes() { tally.skip("Record " + attribute) }
             case .skipped(let kind): tally.skip(kind)
             case .rejected(let rejection):
-                tally.reject(rejection, line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+                reject(rejection, element: "Record", line: line)
             }
             if selfClosing, current != nil { finishRecord() }
         default:
@@ -260,6 +260,14 @@ struct ExportParser {
         }
     }
 
+    /// Counts `error` (a ``Rejection``, or any error by its description) against the element `element` (`Record`,
+    /// `Workout` …) starting on `line`.
+    private mutating func reject(_ error: any Error, element: String, line: Int) {
+        let rejection = error as? Rejection ?? Rejection("\(error)")
+        tally.reject(
+            rejection, element: element, line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+    }
+
     /// The workouts read since the last call.
     mutating func takeWorkouts() -> [Workout] {
         defer { workouts.removeAll() }
@@ -294,10 +302,8 @@ struct ExportParser {
             activitySummaryOfDay[summary.day] = summary
             activitySummaries.append(summary)
             activitySummariesRead += 1
-        } catch let rejection as Rejection {
-            tally.reject(rejection, line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
         } catch {
-            tally.reject(Rejection("\(error)"), line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+            reject(error, element: "ActivitySummary", line: line)
         }
     }
 
@@ -313,8 +319,7 @@ struct ExportParser {
             } catch {
                 let reason = "\(key.rawValue) is not a valid value"
                 let detail = (error as? HealthError)?.message ?? "\(key.rawValue) \"\(value.prefix(40))\" is not valid"
-                tally.reject(
-                    Rejection(reason, detail), line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+                reject(Rejection(reason, detail), element: "Me", line: line)
             }
         }
     }
@@ -326,10 +331,8 @@ struct ExportParser {
             pending.line = line
             startObjectIdentity()
             if selfClosing { finishWorkout(pending) } else { currentWorkout = pending }
-        } catch let rejection as Rejection {
-            tally.reject(rejection, line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
         } catch {
-            tally.reject(Rejection("\(error)"), line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+            reject(error, element: "Workout", line: line)
         }
     }
 
@@ -344,12 +347,12 @@ struct ExportParser {
     private mutating func endWorkout(_ pending: WorkoutMapper.Pending) {
         if let rejection = WorkoutMapper.excess(pending) {
             currentWorkout = nil
-            tally.reject(rejection, line: pending.line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+            reject(rejection, element: "Workout", line: pending.line)
             return
         }
         var pending = pending
         if let rejection = WorkoutMapper.inlineRouteRejection(pending) {
-            tally.reject(rejection, line: pending.line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+            reject(rejection, element: "WorkoutRoute", line: pending.line)
             pending.locations = []
         }
         finishWorkout(pending)
@@ -361,9 +364,7 @@ struct ExportParser {
         do {
             workout = try WorkoutMapper.finish(pending, identity: objectIdentity)
         } catch {
-            tally.reject(
-                error as? Rejection ?? Rejection("\(error)"), line: pending.line, maxLines: options.maxLinesPerReason,
-                index: &rejectionIndex)
+            reject(error, element: "Workout", line: pending.line)
             return
         }
         for kind in pending.unread { tally.skip(kind) }
@@ -394,7 +395,7 @@ struct ExportParser {
             tally.routes += 1
             return
         }
-        tally.reject(rejection, line: line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+        reject(rejection, element: "WorkoutRoute", line: line)
     }
 
     /// The correlations read since the last call.
@@ -410,9 +411,7 @@ struct ExportParser {
             startObjectIdentity()
             if selfClosing { finishCorrelation(pending) } else { currentCorrelation = pending }
         } catch {
-            tally.reject(
-                error as? Rejection ?? Rejection("\(error)"), line: line, maxLines: options.maxLinesPerReason,
-                index: &rejectionIndex)
+            reject(error, element: "Correlation", line: line)
         }
     }
 
@@ -469,7 +468,7 @@ struct ExportParser {
         }
         guard let rejection else { return finishCorrelation(pending) }
         currentCorrelation = nil
-        tally.reject(rejection, line: extra.line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+        reject(rejection, element: "Correlation", line: extra.line)
     }
 
     private mutating func finishCorrelation(_ pending: Correlation) {
@@ -477,9 +476,7 @@ struct ExportParser {
         do {
             correlations.append(try CorrelationMapper.finish(pending, identity: objectIdentity))
         } catch {
-            tally.reject(
-                error as? Rejection ?? Rejection("\(error)"), line: tokenizer.tokenLine,
-                maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+            reject(error, element: "Correlation", line: tokenizer.tokenLine)
         }
     }
 
@@ -491,7 +488,7 @@ struct ExportParser {
                 "metadata entries", in: "record", count: sample.metadata.count + extraMetadata,
                 limit: RecordMapper.maxMetadataEntries)
             extraMetadata = 0
-            tally.reject(rejection, line: sample.line, maxLines: options.maxLinesPerReason, index: &rejectionIndex)
+            reject(rejection, element: "Record", line: sample.line)
             return
         }
         if assembler.append(sample) {

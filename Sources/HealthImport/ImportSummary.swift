@@ -1,7 +1,9 @@
 import HealthModel
 
-/// Records rejected for one reason: how many, the first few lines, and one full message.
+/// Elements of one kind rejected for one reason: how many, the first few lines, and one full message.
 public struct RejectionReport: Hashable, Sendable {
+    /// The element rejected: `Record`, `Workout`, `Correlation`, `ActivitySummary`, `Me`, `WorkoutRoute`.
+    public var element: String
     /// The reason, e.g. `unknown unit "furlong"` or `startDate is not a date`.
     public var reason: String
     /// Records rejected for it.
@@ -12,7 +14,8 @@ public struct RejectionReport: Hashable, Sendable {
     public var example: String
 
     /// A report; normally built by the importer.
-    public init(reason: String, count: Int, firstLines: [Int], example: String) {
+    public init(element: String, reason: String, count: Int, firstLines: [Int], example: String) {
+        self.element = element
         self.reason = reason
         self.count = count
         self.firstLines = firstLines
@@ -95,28 +98,38 @@ public struct ImportSummary: Hashable, Sendable {
         }
     }
 
-    /// Counts one element the server refused (after the file was read): `reason` groups it, `detail` names it
-    /// (the element and the server's message), `line` is its line in export.xml when known.
-    public mutating func rejectStored(reason: String, detail: String, line: Int?, maxLines: Int = 5) {
+    /// Counts one element the server refused (after the file was read): `element` and `reason` group it,
+    /// `detail` names it with the server's message, `line` is its line in export.xml when known.
+    public mutating func rejectStored(element: String, reason: String, detail: String, line: Int?, maxLines: Int = 5) {
         var index = [String: Int](
-            rejected.enumerated().map { ($1.reason, $0) }, uniquingKeysWith: { first, _ in first })
-        reject(Rejection(reason, detail), line: line, maxLines: maxLines, index: &index)
+            rejected.enumerated().map { (Self.key($1.element, $1.reason), $0) }, uniquingKeysWith: { first, _ in first }
+        )
+        reject(Rejection(reason, detail), element: element, line: line, maxLines: maxLines, index: &index)
     }
 
-    /// Counts one record rejected for `rejection` on `line`, keeping at most `maxLines` lines per reason.
-    mutating func reject(_ rejection: Rejection, line: Int?, maxLines: Int, index: inout [String: Int]) {
+    /// Counts one `element` rejected for `rejection` on `line`, keeping at most `maxLines` lines per element and
+    /// reason; `index` finds a report by ``key(_:_:)``.
+    mutating func reject(
+        _ rejection: Rejection, element: String, line: Int?, maxLines: Int, index: inout [String: Int]
+    ) {
         var reason = rejection.reason
-        if index[reason] == nil, rejected.count >= ImportSummary.maxKinds { reason = ImportSummary.otherKind }
-        if let position = index[reason] {
+        if index[Self.key(element, reason)] == nil, rejected.count >= ImportSummary.maxKinds {
+            reason = ImportSummary.otherKind
+        }
+        if let position = index[Self.key(element, reason)] {
             rejected[position].count += 1
             if let line, rejected[position].firstLines.count < maxLines { rejected[position].firstLines.append(line) }
         } else {
-            index[reason] = rejected.count
+            index[Self.key(element, reason)] = rejected.count
             let example = rejection.detail.count > 200 ? String(rejection.detail.prefix(200)) + "…" : rejection.detail
             let lines = line.map { maxLines > 0 ? [$0] : [] } ?? []
-            rejected.append(RejectionReport(reason: reason, count: 1, firstLines: lines, example: example))
+            rejected.append(
+                RejectionReport(element: element, reason: reason, count: 1, firstLines: lines, example: example))
         }
     }
+
+    /// The key of an element's rejections for one reason.
+    static func key(_ element: String, _ reason: String) -> String { element + "\u{1F}" + reason }
 }
 
 /// Why one record was rejected: a reason that groups records, and the message for this one.

@@ -125,7 +125,7 @@ func exportRecord(
         #expect(run.status == 3, "the rejected record makes the status 3: \(run.err)")
         #expect(run.out.contains("stepCount            2    2               0"), "\(run.out)")
         #expect(run.out.contains("sleepAnalysis        1    1               0"), "\(run.out)")
-        #expect(run.out.contains("unknown unit \"furlong\"        1  9"), "\(run.out)")
+        #expect(run.out.contains("Record    unknown unit \"furlong\"      1  9"), "\(run.out)")
         #expect(
             run.out.contains(
                 "(3 new, 0 already stored); 1 of them category samples; 1 characteristic from <Me> (stored); "

@@ -148,5 +148,7 @@ struct WorkoutImportTests {
         #expect(summary.skipped["WorkoutStatistics without a type or valid dates"] == 1)
         #expect(summary.skipped["Workout MetadataEntry without a key or value"] == 1)
         #expect(summary.rejected.map(\.reason) == ["workout is not valid"], "\(summary.rejected)")
+        let line = xml.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.contains("0000-05-03") }
+        #expect(summary.rejected.map(\.element) == ["Workout"] && summary.rejected.first?.firstLines == [line! + 1])
     }
 }

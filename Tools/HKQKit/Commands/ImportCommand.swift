@@ -72,8 +72,9 @@ public struct ImportCommand: Command {
             options: [.flag("dry-run", help: "Read and summarise the file without sending anything.")])
     }
 
-    /// An element the server refused: the reason that groups it and the message naming it.
+    /// An element the server refused: its kind (`Workout`), the reason that groups it and the message naming it.
     struct Refusal: Sendable {
+        var element: String
         var reason: String
         var detail: String
     }
@@ -97,7 +98,7 @@ public struct ImportCommand: Command {
         } refused: { workout, error in
             stored.refused.append(
                 Refusal(
-                    reason: "workout refused by the server (\(error.code.name))",
+                    element: "Workout", reason: "workout refused by the server (\(error.code.name))",
                     detail: "workout \(workout.activityType) at \(workout.start) µs: \(error.message)"))
         }
         let replaced = legacyNamed(workouts, among: earlier ?? [])
@@ -117,7 +118,7 @@ public struct ImportCommand: Command {
         } refused: { correlation, error in
             stored.refused.append(
                 Refusal(
-                    reason: "correlation refused by the server (\(error.code.name))",
+                    element: "Correlation", reason: "correlation refused by the server (\(error.code.name))",
                     detail: "correlation \(correlation.type.rawValue) at \(correlation.start) µs: \(error.message)"))
         }
         let replaced = legacyNamed(correlations, among: earlier ?? [])
@@ -137,7 +138,7 @@ public struct ImportCommand: Command {
             let file = route.path.isEmpty ? "inline route" : "route \(route.path)"
             stored.refused.append(
                 Refusal(
-                    reason: "route refused by the server (\(error.code.name))",
+                    element: "WorkoutRoute", reason: "route refused by the server (\(error.code.name))",
                     detail: "\(file) of workout \(route.workout): \(error.message)"))
         }
         return stored
@@ -153,7 +154,7 @@ public struct ImportCommand: Command {
         } refused: { summary, error in
             stored.refused.append(
                 Refusal(
-                    reason: "activity summary refused by the server (\(error.code.name))",
+                    element: "ActivitySummary", reason: "activity summary refused by the server (\(error.code.name))",
                     detail: "activity summary \(summary.dayText): \(error.message)"))
         }
         return stored
@@ -230,11 +231,12 @@ public struct ImportCommand: Command {
                     try await upload.finish()
                     for row in upload.refused {
                         summary.rejectStored(
-                            reason: "record refused by the server (\(row.error.code.name))",
+                            element: "Record", reason: "record refused by the server (\(row.error.code.name))",
                             detail: "\(row.type) of \(row.source) at \(row.start) µs: \(row.error.message)", line: nil)
                     }
                     for refusal in objects.refusals {
-                        summary.rejectStored(reason: refusal.reason, detail: refusal.detail, line: nil)
+                        summary.rejectStored(
+                            element: refusal.element, reason: refusal.reason, detail: refusal.detail, line: nil)
                     }
                     return (summary, upload.counts, objects)
                 } catch {

@@ -60,15 +60,15 @@ struct ImportReport: Sendable {
         return records
     }
 
-    /// One record per rejection reason, in the order they first appeared.
+    /// One record per element and rejection reason, in the order they first appeared.
     var rejected: RecordSet {
         var records = RecordSet(columns: [
-            .init("reason", title: "REJECTED"), .init("count", title: "RECORDS"),
+            .init("element", title: "REJECTED"), .init("reason", title: "REASON"), .init("count", title: "COUNT"),
             .init("firstLines", title: "FIRST LINES"), .init("example", title: "EXAMPLE", inTable: false),
         ])
         for report in summary.rejected {
             records.append([
-                .string(report.reason), .integer(Int64(report.count)),
+                .string(report.element), .string(report.reason), .integer(Int64(report.count)),
                 .array(report.firstLines.map { .integer(Int64($0)) }), .string(report.example),
             ])
         }
@@ -134,8 +134,8 @@ struct ImportReport: Sendable {
             var lines = rejected
             lines.rows = lines.rows.map { row in
                 var row = row
-                if case .array(let numbers) = row[2] {
-                    row[2] = .string(numbers.map(\.plainText).joined(separator: ", "))
+                if case .array(let numbers) = row[3] {
+                    row[3] = .string(numbers.map(\.plainText).joined(separator: ", "))
                 }
                 return row
             }
