@@ -43,14 +43,18 @@ struct ElementIdentity {
         extras &+= hash
     }
 
-    /// The UUID of the element whose base is `base`.
+    /// The UUID of the element whose base is `base`: the base continued with `0x1E`, the bytes `element` and the
+    /// extras (8 bytes little-endian).
     func uuid(base: ContentHash128) -> UUID {
         var identity = base
         identity.add(0x1E)
-        identity.add("element")
+        for byte in Self.marker { identity.add(byte) }
         identity.add(littleEndian: extras)
         return identity.uuid
     }
+
+    /// The bytes `element`, which set an element identity apart from a content identity.
+    private static let marker: [UInt8] = Array("element".utf8)
 
     /// Appends `attribute`'s value as its identity reads it: an instant's 8 bytes after a `T` for the date
     /// attributes, a device's stable part, else the value with its references decoded.

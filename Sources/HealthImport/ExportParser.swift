@@ -447,7 +447,8 @@ struct ExportParser {
 
     /// Adds the member `<Record>` just ended to the correlation being read.
     private mutating func finishMember() {
-        guard let member = currentMember.take() else { return }
+        guard var member = currentMember.take() else { return }
+        member.seal()
         if !CorrelationMapper.add(member: member, to: &currentCorrelation!) { correlationExtra.members += 1 }
     }
 
@@ -482,7 +483,8 @@ struct ExportParser {
 
     private mutating func finishRecord() {
         // Moved out, not copied: a copy would retain the sample's source and metadata only to release them.
-        guard let sample = current.take() else { return }
+        guard var sample = current.take() else { return }
+        sample.seal()
         guard extraMetadata == 0 else {
             let rejection = Rejection.tooMany(
                 "metadata entries", in: "record", count: sample.metadata.count + extraMetadata,

@@ -49,8 +49,12 @@ struct PendingSample {
         (self.value, self.source, self.base) = (value, source, base)
     }
 
-    /// The sample's UUID: the identity of the whole element (``ElementIdentity``), final once its end is read.
-    var uuid: UUID { identity.uuid(base: base) }
+    /// The sample's UUID: the identity of the whole element (``ElementIdentity``), set by ``seal()`` once its end
+    /// is read.
+    private(set) var uuid = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
+    /// Sets ``uuid`` from the element's identity, read whole: call it at the element's end.
+    mutating func seal() { uuid = identity.uuid(base: base) }
 
     /// The sample's type.
     var type: QuantityType { QuantityType.all[typeIndex] }
