@@ -117,8 +117,15 @@ struct RecordMapper {
         do {
             var sample = try sample(type: type, identifier: identifier, fields: fields, line: line)
             for attribute in attributes where !RecordFields.isBase(attribute.name) {
-                sample.identity.add(element: Self.recordName, depth: 0, attribute: attribute, scratch: &decoded)
-                if !RecordFields.isRead(attribute.name) { unread.append(attribute.name.string) }
+                let place: UInt64
+                if let known = Self.knownPlaces.first(where: { attribute.name.equals($0.name) }) {
+                    place = known.place
+                } else {
+                    place = ElementIdentity.place(
+                        depth: 0, element: ByteSpan(literal: "Record"), attribute: attribute.name, scratch: &decoded)
+                    unread.append(attribute.name.string)
+                }
+                sample.identity.add(attribute, at: place, scratch: &decoded)
             }
             return .sample(sample)
         } catch let rejection as Rejection {
@@ -169,8 +176,21 @@ struct RecordMapper {
         sample.identity.add(element: name, depth: depth, attributes, scratch: &decoded)
     }
 
-    private static var recordName: ByteSpan { ByteSpan(literal: "Record") }
     private static var metadataEntryName: ByteSpan { ByteSpan(literal: "MetadataEntry") }
+
+    /// The attributes a record has beyond its base that the importer reads (``ExportVocabulary/record``), with the
+    /// place of each in a record's identity, worked out once.
+    private static let knownPlaces: [(name: StaticString, place: UInt64)] = {
+        var scratch: [UInt8] = []
+        return [StaticString("sourceVersion"), "device", "creationDate"].map { name in
+            (
+                name,
+                ElementIdentity.place(
+                    depth: 0, element: ByteSpan(literal: "Record"), attribute: ByteSpan(literal: name),
+                    scratch: &scratch)
+            )
+        }
+    }()
 
     // MARK: - Samples
 
@@ -400,12 +420,6 @@ private struct RecordFields {
     /// Whether `name` is one of the attributes the record's base identity covers (type, unit, value, source name,
     /// start and end date); the others feed its ``ElementIdentity``. The unit is covered because the identity
     /// value is in the type's canonical unit.
-    /// Whether `name` is read beyond the base: source version, device and creation date (the rest of
-    /// ``ExportVocabulary/record``).
-    static func isRead(_ name: ByteSpan) -> Bool {
-        name.equals("sourceVersion") || name.equals("device") || name.equals("creationDate")
-    }
-
     static func isBase(_ name: ByteSpan) -> Bool {
         switch name.count {
         case 4: return name.equals("type") || name.equals("unit")

@@ -22,6 +22,12 @@ package struct ContentHash128 {
     /// An empty state.
     package init() {}
 
+    /// A state from its halves.
+    package init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
     /// Feeds every byte of `bytes`.
     package mutating func add(_ bytes: UnsafeBufferPointer<UInt8>) {
         for byte in bytes { add(byte) }

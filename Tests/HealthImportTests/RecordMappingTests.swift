@@ -165,6 +165,18 @@ struct RecordMappingTests {
                 != uuid(Fixtures.record(type: bodyMass, unit: "lb", value: "172.002")))
     }
 
+    @Test("a record's element identity is pinned: the stored UUIDs of every import depend on it")
+    func pinnedIdentity() throws {
+        let record = Fixtures.record(
+            value: "10", source: "Anna\u{A0}Watch",
+            extra: #" device="&lt;&lt;HKDevice: 0x1193&gt;, name:Apple Watch, hardware:Watch6,1&gt;""#,
+            children: "  <MetadataEntry key=\"HKTimeZone\" value=\"Europe/Copenhagen\"/>\n")
+        let uuid = try #require(Fixtures.rows(Fixtures.importing(body: record).batches).first).uuid
+        #expect(uuid.uuidString == Self.pinnedUUID, "Protocol/STORAGE.md, Content identity: \(uuid)")
+    }
+
+    static let pinnedUUID = "FF64975E-B933-8AEA-83E1-23695E0CF6D1"
+
     @Test("identical records in one batch are one sample, counted as identical rows")
     func identicalRecords() throws {
         let body = [Fixtures.record(value: "10"), Fixtures.record(value: "10"), Fixtures.record(value: "11")]
