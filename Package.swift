@@ -106,7 +106,8 @@ let package = Package(
             path: "Tools/hkbench", exclude: ["scripts"], swiftSettings: swiftSettings),
 
         // MARK: Tests
-        // What the test targets share: the hkd launcher (TestServer), temporary directories, waitUntil, SplitMix64.
+        // What the test targets share: the hkd launcher (TestServer), temporary directories, waitUntil, TestSeed and
+        // HealthModel's SplitMix64 (re-exported).
         .target(
             name: "TestSupport", dependencies: ["HealthModel", "HealthClient", "HealthPosix"],
             path: "Tests/TestSupport", swiftSettings: swiftSettings),
