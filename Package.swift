@@ -5,8 +5,8 @@
 //   HealthModel ← HealthCodec ← HealthWire;  HealthModel ← HealthEngine;  CLinux ← HealthPosix;
 //   COpenSSL ← HealthTLS → HealthPosix (TLS over memory BIOs; the only module importing OpenSSL);
 //   HealthStorage uses Codec, Engine, Posix;  CNats ← HealthCluster → Storage (cluster mode over JetStream);
-//   HealthServer uses Wire, Engine, Posix, Storage, TLS, Cluster;
-//   HealthClient uses Wire, Posix and TLS;  tools use the client.
+//   HealthServer uses Codec, Wire, Engine, Posix, Storage, TLS, Cluster;
+//   HealthClient uses Codec, Wire, Posix and TLS;  tools use the client.
 import PackageDescription
 
 /// Settings shared by every Swift target: Swift 6 language mode everywhere.
@@ -23,12 +23,12 @@ let package = Package(
         .executable(name: "hkbench", targets: ["hkbench"]),
         .library(name: "HealthClient", targets: ["HealthClient"]),
         // Every module with a decoder of untrusted bytes, for the fuzz harnesses of Fuzz/Package.swift (a package
-        // sees only its dependencies' products).
+        // sees only its dependencies' products), and HealthPosix, whose files and stream layers the TLS harness uses.
         .library(
             name: "HealthDecoders",
             targets: [
                 "HealthModel", "HealthCodec", "HealthWire", "HealthEngine", "HealthStorage", "HealthImport", "HKQKit",
-                "HealthTLS",
+                "HealthTLS", "HealthPosix",
             ]),
     ],
     targets: [
@@ -61,17 +61,18 @@ let package = Package(
         // importing CNats).
         .target(
             name: "HealthCluster",
-            dependencies: ["CNats", "HealthModel", "HealthEngine", "HealthPosix", "HealthStorage"],
+            dependencies: ["CNats", "HealthModel", "HealthCodec", "HealthEngine", "HealthPosix", "HealthStorage"],
             swiftSettings: swiftSettings),
         .target(
             name: "HealthServer",
             dependencies: [
-                "HealthModel", "HealthWire", "HealthEngine", "HealthPosix", "HealthStorage", "HealthTLS",
+                "HealthModel", "HealthCodec", "HealthWire", "HealthEngine", "HealthPosix", "HealthStorage", "HealthTLS",
                 "HealthCluster",
             ],
             swiftSettings: swiftSettings),
         .target(
-            name: "HealthClient", dependencies: ["HealthModel", "HealthWire", "HealthPosix", "HealthTLS"],
+            name: "HealthClient",
+            dependencies: ["HealthModel", "HealthCodec", "HealthWire", "HealthPosix", "HealthTLS"],
             swiftSettings: swiftSettings),
 
         // MARK: Executables (thin mains)
@@ -100,47 +101,63 @@ let package = Package(
             name: "hkbench",
             dependencies: [
                 "HealthModel", "HealthCodec", "HealthWire", "HealthEngine", "HealthClient", "HealthServer",
-                "HealthStorage",
+                "HealthStorage", "HealthPosix",
             ],
             path: "Tools/hkbench", exclude: ["scripts"], swiftSettings: swiftSettings),
 
         // MARK: Tests
-        // What the test targets share: the hkd launcher (TestServer), temporary directories, waitUntil, SplitMix64.
+        // What the test targets share: the hkd launcher (TestServer), temporary directories, waitUntil, TestSeed and
+        // HealthModel's SplitMix64 (re-exported).
         .target(
             name: "TestSupport", dependencies: ["HealthModel", "HealthClient", "HealthPosix"],
             path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthCodecTests", dependencies: ["HealthCodec", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(
-            name: "HealthWireTests", dependencies: ["HealthWire", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(
-            name: "HealthEngineTests", dependencies: ["HealthEngine", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(
-            name: "HealthServerTests", dependencies: ["HealthServer", "HealthWire", "HealthEngine", "TestSupport"],
+            name: "HealthCodecTests", dependencies: ["HealthCodec", "HealthModel", "TestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthClientTests", dependencies: ["HealthClient", "HealthPosix"], swiftSettings: swiftSettings),
-        .testTarget(name: "HealthTLSTests", dependencies: ["HealthTLS", "TestSupport"], swiftSettings: swiftSettings),
+            name: "HealthWireTests", dependencies: ["HealthWire", "HealthModel", "HealthCodec", "TestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HealthEngineTests", dependencies: ["HealthEngine", "HealthModel", "TestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HealthServerTests",
+            dependencies: ["HealthServer", "HealthModel", "HealthCodec", "HealthWire", "HealthEngine", "TestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HealthClientTests", dependencies: ["HealthClient", "HealthWire", "HealthPosix"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HealthTLSTests", dependencies: ["HealthTLS", "HealthPosix", "TestSupport"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthPosixTests", dependencies: ["HealthPosix", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthStorageTests",
-            dependencies: ["HealthStorage", "HealthEngine", "HealthCodec", "HealthPosix", "TestSupport"],
+            dependencies: [
+                "HealthStorage", "HealthModel", "HealthEngine", "HealthCodec", "HealthPosix", "TestSupport",
+            ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthClusterTests",
-            dependencies: ["HealthCluster", "HealthStorage", "HealthEngine", "TestSupport"],
+            dependencies: [
+                "HealthCluster", "HealthModel", "HealthCodec", "HealthStorage", "HealthEngine", "TestSupport",
+            ],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "HealthImportTests", dependencies: ["HealthImport", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "HKQKitTests", dependencies: ["HKQKit", "TestSupport"], swiftSettings: swiftSettings),
+            name: "HealthImportTests", dependencies: ["HealthImport", "HealthModel", "HealthCodec", "TestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HKQKitTests",
+            dependencies: ["HKQKit", "HealthModel", "HealthWire", "HealthClient", "HealthImport", "TestSupport"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "HealthServer", "HealthClient", "HealthWire", "HealthPosix", "HealthTLS", "HealthImport", "HKQKit",
-                "HealthCluster", "TestSupport",
+                "HealthServer", "HealthClient", "HealthModel", "HealthCodec", "HealthWire", "HealthPosix", "HealthTLS",
+                "HealthImport", "HKQKit", "HealthCluster", "TestSupport",
             ],
             swiftSettings: swiftSettings),
     ]

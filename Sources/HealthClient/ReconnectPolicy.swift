@@ -1,3 +1,5 @@
+import HealthModel
+
 /// How a live subscription reconnects after its connection is lost: jittered exponential backoff, capped, with
 /// no limit on the number of attempts. A subscription retries for as long as its stream is iterated; only a
 /// permanent error (an authentication or authorization refusal, an invalid query) ends it.
@@ -15,7 +17,7 @@ public struct ReconnectPolicy: Hashable, Sendable {
     /// The fraction, 0 ... 1, of each pause that is random: 0.5 draws each pause from half to all of its nominal
     /// value; 0 makes pauses exact.
     public var jitter: Double
-    /// Seeds the jitter's generator (a SplitMix64) so pauses are reproducible, e.g. in tests; `nil` draws them
+    /// Seeds the jitter's generator (a ``SplitMix64``) so pauses are reproducible, e.g. in tests; `nil` draws them
     /// from the system's generator.
     public var seed: UInt64?
 
@@ -60,21 +62,15 @@ public struct ReconnectPauses: Sendable {
     public mutating func reset() { nominal = policy.initialBackoff }
 }
 
-/// SplitMix64 when seeded, the system's generator otherwise.
+/// ``SplitMix64`` when seeded, the system's generator otherwise.
 struct JitterGenerator: RandomNumberGenerator, Sendable {
-    private var state: UInt64?
+    private var seeded: SplitMix64?
 
-    init(seed: UInt64?) { state = seed }
+    init(seed: UInt64?) { seeded = seed.map(SplitMix64.init(seed:)) }
 
     mutating func next() -> UInt64 {
-        guard var z = state else {
-            var system = SystemRandomNumberGenerator()
-            return system.next()
-        }
-        z &+= 0x9E37_79B9_7F4A_7C15
-        state = z
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        if let value = seeded?.next() { return value }
+        var system = SystemRandomNumberGenerator()
+        return system.next()
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HealthModel
 import Synchronization
 
 /// hkd's log on stderr, one record per line. Thread-safe.
@@ -41,28 +42,8 @@ public enum ServerLog {
         case .text:
             return "\(time) hkd[\(level.rawValue)] \(message)\n"
         case .json:
-            return "{\"time\":\"\(time)\",\"level\":\"\(level.rawValue)\",\"message\":\(jsonString(message))}\n"
+            return "{\"time\":\"\(time)\",\"level\":\"\(level.rawValue)\",\"message\":\(JSONString.quoted(message))}\n"
         }
-    }
-
-    /// `text` as a JSON string literal.
-    static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                out +=
-                    "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-                    + String(scalar.value, radix: 16)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 
     public static func debug(_ message: String) { write(.debug, message) }

@@ -12,20 +12,12 @@ import Testing
 /// temporary directory, with seeded server nonces.
 @Suite("Handshake authentication")
 struct HandshakeAuthenticationTests {
-    /// Nonces from a seeded generator (SplitMix64), one stream per authenticator.
+    /// Nonces from a seeded generator (the low byte of each ``SplitMix64`` value), one stream per authenticator.
     final class SeededBytes: Sendable {
-        private let state: Mutex<UInt64>
-        init(seed: UInt64) { state = Mutex(seed) }
+        private let random: Mutex<SplitMix64>
+        init(seed: UInt64) { random = Mutex(SplitMix64(seed: seed)) }
         func next(_ count: Int) -> [UInt8] {
-            state.withLock { state in
-                (0..<count).map { _ in
-                    state &+= 0x9E37_79B9_7F4A_7C15
-                    var z = state
-                    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-                    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-                    return UInt8(truncatingIfNeeded: z ^ (z >> 31))
-                }
-            }
+            random.withLock { random in (0..<count).map { _ in UInt8(truncatingIfNeeded: random.next()) } }
         }
     }
 

@@ -38,7 +38,7 @@ struct W1Dataset: Sendable {
 
     /// Every value of `series`, one per minute.
     func values(_ series: Series) -> [Double] {
-        var random = SeededRandom(seed: seed ^ (series == .stepCount ? 0x5732_5354_4550 : 0x5732_4852))
+        var random = SplitMix64(seed: seed ^ (series == .stepCount ? 0x5732_5354_4550 : 0x5732_4852))
         var values: [Double] = []
         values.reserveCapacity(Self.rowCount)
         var bpm = 60

@@ -1,3 +1,5 @@
+import HealthModel
+
 /// A JSON value with object keys kept in the order they were given, so output is stable and readable.
 public enum JSONValue: Hashable, Sendable {
     case null
@@ -45,7 +47,7 @@ public enum JSONValue: Hashable, Sendable {
         case .bool(let value): text += value ? "true" : "false"
         case .number(let value): text += value.isFinite ? NumberFormat.shortest(value) : "null"
         case .integer(let value): text += String(value)
-        case .string(let value): JSONValue.appendQuoted(value, to: &text)
+        case .string(let value): JSONString.append(value, to: &text)
         case .array(let values):
             text += "["
             for (position, value) in values.enumerated() {
@@ -57,36 +59,12 @@ public enum JSONValue: Hashable, Sendable {
             text += "{"
             for (position, (key, value)) in pairs.enumerated() {
                 if position > 0 { text += "," }
-                JSONValue.appendQuoted(key, to: &text)
+                JSONString.append(key, to: &text)
                 text += ":"
                 value.render(into: &text)
             }
             text += "}"
         }
-    }
-
-    static func appendQuoted(_ string: String, to text: inout String) {
-        text += "\""
-        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            // Nothing to escape (the common case): one append instead of one per scalar.
-            text += string
-            text += "\""
-            return
-        }
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: text.unicodeScalars.append(scalar)
-            }
-        }
-        text += "\""
     }
 
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.rendered == rhs.rendered }

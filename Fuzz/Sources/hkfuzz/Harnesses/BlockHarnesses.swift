@@ -52,7 +52,7 @@ enum BlockHarnesses {
     /// Seed rows: a regular minute series, decimals with a late gap, arbitrary doubles from several sources.
     static func seedRows() -> [Rows] {
         let minute: [Timestamp] = (0..<300).map { Int64($0) * Micros.minute }
-        var random = SeededRandom(seed: 20)
+        var random = SplitMix64(seed: 20)
         return [
             Rows(
                 starts: minute, ends: minute.map { $0 + Micros.minute },

@@ -1,3 +1,5 @@
+import HealthModel
+
 /// The fuzzer's bytes, read front to back: a few leading bytes steer a harness (limits, split points), the
 /// rest is the input proper. Reading past the end yields zeros, so every input is usable.
 struct FuzzInput {
@@ -29,27 +31,10 @@ struct FuzzInput {
     }
 }
 
-/// SplitMix64: a small seeded generator, so a harness's choices depend on its input alone and every crash
-/// reproduces.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    /// A generator whose whole sequence follows from `seed`.
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Split points for feeding `count` bytes to an incremental decoder in pieces: sizes from 0 up to
 /// `maxPiece`, drawn from `seed`, summing to `count`.
 func pieceSizes(count: Int, seed: UInt64, maxPiece: Int = 64) -> [Int] {
-    var random = SeededRandom(seed: seed)
+    var random = SplitMix64(seed: seed)
     var sizes: [Int] = []
     var left = count
     while left > 0 {

@@ -6,7 +6,7 @@ enum SeedData {
     /// A few step-count rows from two sources, with UUIDs and metadata when asked: `rows` rows a minute apart.
     static func batch(id: UInt64 = 7, rows: Int = 3, uuids: Bool = true, metadata: Bool = true) -> SampleBatch {
         let base: Timestamp = 1_700_000_000_000_000
-        var random = SeededRandom(seed: id)
+        var random = SplitMix64(seed: id)
         return SampleBatch(
             batchID: id, subject: "anna", typeIdentifier: "stepCount", unit: "count",
             sources: [SourceInfo(name: "Watch", bundleIdentifier: "com.apple.health"), SourceInfo(name: "iPhone")],
@@ -26,7 +26,7 @@ enum SeedData {
     }
 
     /// A UUID from `random`, so seeds are the same on every run.
-    static func uuid(_ random: inout SeededRandom) -> UUID {
+    static func uuid(_ random: inout SplitMix64) -> UUID {
         let a = random.next()
         let b = random.next()
         return UUID(

@@ -1,19 +1,7 @@
 import Foundation
 
-/// A small deterministic generator (SplitMix64), so every randomized test case is reproducible from its seed.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    public init(seed: UInt64) { state = seed }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+// Tests draw from HealthModel's seeded generator; importing TestSupport is enough to use it.
+@_exported import struct HealthModel.SplitMix64
 
 /// The seed of a randomised test, so that a failure, or a crash, can be replayed.
 ///

@@ -1,0 +1,23 @@
+/// SplitMix64: a small, fast, deterministic generator, so whatever is drawn from it follows from its seed alone.
+///
+/// The one seeded generator of the package: the client's reconnect jitter when seeded
+/// (`ReconnectPolicy.seed`), hkbench's datasets, the tests (through TestSupport) and the fuzz harnesses. Their
+/// datasets, seeds and corpora depend on its exact sequence, so the constants must never change. Not for secrets.
+/// A value type: a copy carries on with the same sequence.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    @usableFromInline var state: UInt64
+
+    /// A generator whose whole sequence follows from `seed`.
+    @inlinable
+    public init(seed: UInt64) { state = seed }
+
+    /// The next value of the sequence.
+    @inlinable
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
