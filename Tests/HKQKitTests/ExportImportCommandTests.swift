@@ -193,7 +193,7 @@ func exportRecord(
         #expect(stored.refused.last?.detail.contains("/workout-routes/route_10.gpx") == true, "\(stored.refused)")
         #expect(
             stored.refused.map(\.reason) == [
-                "route refused by the server (invalidSample)", "route refused by the server (uuidConflict)",
+                "refused by the server (invalidSample)", "refused by the server (uuidConflict)",
             ])
         let storedOnes = routes.enumerated().filter { ![3, 10].contains($0.offset) }.map(\.element)
         let again = try await client.insertRoutes(storedOnes, subject: "routes")

@@ -24,6 +24,12 @@ struct ExportCorpusTests {
         return try #require(try ExportQuirkTests.json(result.out) as? [[String: Any]], "\(result.out)\(result.err)")
     }
 
+    /// The object `hkq stats TYPE --format json` prints.
+    static func statistics(_ hkd: TestServer, _ type: String) async throws -> [String: Any] {
+        let result = try await ExportQuirkTests.hkq(hkd, ["stats", type, "--format", "json"])
+        return try #require(try ExportQuirkTests.json(result.out) as? [String: Any], "\(result.out)\(result.err)")
+    }
+
     /// Milliseconds since 1970 of an export date as any phone writes it: digits of any script, a 12-hour clock
     /// with its marker after a space, a no-break space or U+202F. Read by Foundation's own formatter once the
     /// digits are ASCII (Unicode's digit values) and the spaces plain.
@@ -138,9 +144,7 @@ struct ExportCorpusTests {
         #expect(stored.count == mindful.count)
         #expect(stored.allSatisfy { $0["value"] as? String == "notApplicable" }, "\(stored)")
         let minutes = try mindful.reduce(0.0) { $0 + (try #require($1.instant("endDate")) - $1.instant("startDate")!) }
-        let stats = try await ExportQuirkTests.hkq(hkd, ["stats", "mindfulSession", "--format", "json"])
-        let figures = try #require(try ExportQuirkTests.json(stats.out) as? [String: Any], "\(stats.out)\(stats.err)")
-        #expect(figures["duration"] as? Double == minutes)
+        #expect(try await Self.statistics(hkd, "mindfulSession")["duration"] as? Double == minutes)
         await hkd.stop()
     }
 
@@ -184,9 +188,7 @@ struct ExportCorpusTests {
         #expect(status == 0)
         let sources = try await Self.rows(hkd, ["sources", "stepCount"])
         #expect(sources.first?["name"] as? String == "Health", "\(sources)")
-        let stats = try await ExportQuirkTests.hkq(hkd, ["stats", "stepCount", "--format", "json"])
-        let figures = try #require(try ExportQuirkTests.json(stats.out) as? [String: Any], "\(stats.out)\(stats.err)")
-        #expect(figures["sum"] as? Double == expected)
+        #expect(try await Self.statistics(hkd, "stepCount")["sum"] as? Double == expected)
         await hkd.stop()
     }
 

@@ -90,16 +90,13 @@ public struct ImportCommand: Command {
     /// Sends `workouts` in requests of at most ``WorkoutInsert/maxWorkouts``, then deletes the workouts an earlier
     /// release stored under their content identity that the imported ones replace (``legacyNamed(_:among:)``).
     static func send(_ workouts: [Workout], client: HealthClient, subject: String) async throws -> Stored {
-        var stored = Stored()
         let earlier = try? await client.workouts(subject: subject).workouts.map(\.workout)
-        stored.counts = try await RefusalIsolation.send(workouts, per: WorkoutInsert.maxWorkouts) { chunk in
+        var stored = try await send(
+            workouts, element: "Workout", per: WorkoutInsert.maxWorkouts,
+            name: { "\($0.activityType) workout at \($0.start) µs" }
+        ) { chunk in
             let ack = try await client.insertWorkouts(chunk, subject: subject)
             return PipelinedUpload.Counts(inserted: Int(ack.inserted), duplicates: Int(ack.duplicates))
-        } refused: { workout, error in
-            stored.refused.append(
-                Refusal(
-                    element: "Workout", reason: "workout refused by the server (\(error.code.name))",
-                    detail: "workout \(workout.activityType) at \(workout.start) µs: \(error.message)"))
         }
         let replaced = legacyNamed(workouts, among: earlier ?? [])
         if !replaced.isEmpty { stored.replaced = Int(try await client.deleteWorkouts(replaced, subject: subject)) }
@@ -109,17 +106,13 @@ public struct ImportCommand: Command {
     /// Sends `correlations` in requests of at most ``CorrelationInsert/maxCorrelations``, then deletes the
     /// correlations an earlier release stored under their content identity that the imported ones replace.
     static func send(_ correlations: [Correlation], client: HealthClient, subject: String) async throws -> Stored {
-        var stored = Stored()
         let earlier = try? await client.correlations(subject: subject).correlations.map(\.correlation)
-        stored.counts = try await RefusalIsolation.send(correlations, per: CorrelationInsert.maxCorrelations) {
-            chunk in
+        var stored = try await send(
+            correlations, element: "Correlation", per: CorrelationInsert.maxCorrelations,
+            name: { "\($0.type.rawValue) correlation at \($0.start) µs" }
+        ) { chunk in
             let ack = try await client.insertCorrelations(chunk, subject: subject)
             return PipelinedUpload.Counts(inserted: Int(ack.inserted), duplicates: Int(ack.duplicates))
-        } refused: { correlation, error in
-            stored.refused.append(
-                Refusal(
-                    element: "Correlation", reason: "correlation refused by the server (\(error.code.name))",
-                    detail: "correlation \(correlation.type.rawValue) at \(correlation.start) µs: \(error.message)"))
         }
         let replaced = legacyNamed(correlations, among: earlier ?? [])
         if !replaced.isEmpty {
@@ -130,32 +123,39 @@ public struct ImportCommand: Command {
 
     /// Sends `routes` (at most ``RouteInsert/maxRoutes`` a request); a route the server refuses is listed.
     static func send(_ routes: [WorkoutRoute], client: HealthClient, subject: String) async throws -> Stored {
-        var stored = Stored()
-        stored.counts = try await RefusalIsolation.send(routes, per: RouteInsert.maxRoutes) { chunk in
+        try await send(
+            routes, element: "WorkoutRoute", per: RouteInsert.maxRoutes,
+            name: { ($0.path.isEmpty ? "inline route" : "route \($0.path)") + " of workout \($0.workout)" }
+        ) { chunk in
             let ack = try await client.insertRoutes(chunk, subject: subject)
             return PipelinedUpload.Counts(inserted: Int(ack.inserted), duplicates: Int(ack.duplicates))
-        } refused: { route, error in
-            let file = route.path.isEmpty ? "inline route" : "route \(route.path)"
-            stored.refused.append(
-                Refusal(
-                    element: "WorkoutRoute", reason: "route refused by the server (\(error.code.name))",
-                    detail: "\(file) of workout \(route.workout): \(error.message)"))
         }
-        return stored
     }
 
     /// Sends `summaries` in requests of at most ``ActivitySummaryInsert/maxSummaries``; counts days changed as
     /// inserted and days stored already as sent as duplicates.
     static func send(_ summaries: [ActivitySummary], client: HealthClient, subject: String) async throws -> Stored {
-        var stored = Stored()
-        stored.counts = try await RefusalIsolation.send(summaries, per: ActivitySummaryInsert.maxSummaries) { chunk in
+        try await send(
+            summaries, element: "ActivitySummary", per: ActivitySummaryInsert.maxSummaries,
+            name: { "activity summary \($0.dayText)" }
+        ) { chunk in
             let ack = try await client.insertActivitySummaries(chunk, subject: subject)
             return PipelinedUpload.Counts(inserted: Int(ack.changed), duplicates: Int(ack.unchanged))
-        } refused: { summary, error in
+        }
+    }
+
+    /// Sends `objects` (export elements `element`) through `insert` at most `per` a request
+    /// (``RefusalIsolation``), listing each the server refuses by `name` with its message.
+    private static func send<Object>(
+        _ objects: [Object], element: String, per: Int, name: (Object) -> String,
+        _ insert: ([Object]) async throws -> PipelinedUpload.Counts
+    ) async throws -> Stored {
+        var stored = Stored()
+        stored.counts = try await RefusalIsolation.send(objects, per: per, insert) { object, error in
             stored.refused.append(
                 Refusal(
-                    element: "ActivitySummary", reason: "activity summary refused by the server (\(error.code.name))",
-                    detail: "activity summary \(summary.dayText): \(error.message)"))
+                    element: element, reason: "refused by the server (\(error.code.name))",
+                    detail: "\(name(object)): \(error.message)"))
         }
         return stored
     }
@@ -231,7 +231,7 @@ public struct ImportCommand: Command {
                     try await upload.finish()
                     for row in upload.refused {
                         summary.rejectStored(
-                            element: "Record", reason: "record refused by the server (\(row.error.code.name))",
+                            element: "Record", reason: "refused by the server (\(row.error.code.name))",
                             detail: "\(row.type) of \(row.source) at \(row.start) µs: \(row.error.message)", line: nil)
                     }
                     for refusal in objects.refusals {
