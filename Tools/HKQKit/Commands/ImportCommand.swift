@@ -186,9 +186,15 @@ public struct ImportCommand: Command {
         var correlations: Stored?
         var routes: Stored?
 
+        /// The server's refusal of the characteristics of `<Me>`, if it refused them.
+        var characteristics: HealthClientError?
+
         /// Every object the server refused.
         var refusals: [Refusal] {
-            [workouts, summaries, correlations, routes].flatMap { $0?.refused ?? [] }
+            let me = characteristics.map {
+                Refusal(element: "Me", reason: "refused by the server (\($0.code.name))", detail: $0.message)
+            }
+            return [workouts, summaries, correlations, routes].flatMap { $0?.refused ?? [] } + (me.map { [$0] } ?? [])
         }
 
         /// Objects stored under an earlier release's identity that imported ones replaced.
@@ -220,7 +226,13 @@ public struct ImportCommand: Command {
                         workouts: {
                             objects.workouts = try await ImportCommand.send($0, client: client, subject: subject)
                         },
-                        characteristics: { try await client.setCharacteristics($0, subject: subject) },
+                        characteristics: { characteristics in
+                            do {
+                                try await client.setCharacteristics(characteristics, subject: subject)
+                            } catch let error as HealthClientError where RefusalIsolation.refusesContent(error) {
+                                objects.characteristics = error
+                            }
+                        },
                         activitySummaries: {
                             objects.summaries = try await ImportCommand.send($0, client: client, subject: subject)
                         },
