@@ -145,6 +145,9 @@ struct RecordMappingTests {
             Fixtures.record(
                 value: "10", source: "Anna\u{A0}Watch", extra: " device=\"\(device)\"", children: meta + swapped
             ).replacingOccurrences(of: "sourceVersion=\"10.2\"", with: "sourceVersion=\"10.3\""),
+            Fixtures.record(
+                value: "10", source: "Anna\u{A0}Watch", extra: " device=\"\(device)\"", children: meta + swapped
+            ).replacingOccurrences(of: "sourceVersion=\"10.2\"", with: "sourceVersion=\"\""),
             Fixtures.record(value: "10", source: "Anna\u{A0}Watch", extra: " device=\"\(device)\"", children: meta),
         ]
         func uuid(_ record: String) throws -> UUID {
