@@ -13,8 +13,13 @@ import Testing
         for command in HKQ.commands {
             #expect(result.out.contains("\n  \(command.spec.name) "), "\(command.spec.name)")
         }
+        #expect(result.out.contains("  -h, --help              Show help information.\n"))
+        #expect(result.out.contains("  --version               Show the version (as the 'version' command).\n"))
         let viaHelp = await runHKQ(["help"])
         #expect(viaHelp.out == result.out)
+        // Only the top level takes --version.
+        let typesHelp = await runHKQ(["types", "--help"])
+        #expect(!typesHelp.out.contains("--version"), "\(typesHelp.out)")
     }
 
     @Test func typesTable() async {
