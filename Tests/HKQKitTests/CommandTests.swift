@@ -13,8 +13,13 @@ import Testing
         for command in HKQ.commands {
             #expect(result.out.contains("\n  \(command.spec.name) "), "\(command.spec.name)")
         }
+        #expect(result.out.contains("  -h, --help              Show help information.\n"))
+        #expect(result.out.contains("  --version               Show the version (as the 'version' command).\n"))
         let viaHelp = await runHKQ(["help"])
         #expect(viaHelp.out == result.out)
+        // Only the top level takes --version.
+        let typesHelp = await runHKQ(["types", "--help"])
+        #expect(!typesHelp.out.contains("--version"), "\(typesHelp.out)")
     }
 
     @Test func typesTable() async {
@@ -57,17 +62,30 @@ import Testing
     @Test func typesJSON() async throws {
         let result = await runHKQ(["types", "--format", "json"])
         #expect(result.status == 0)
-        let objects = try #require(try JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [[String: String]])
+        let objects = try #require(try JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [[String: Any]])
         #expect(objects.count == QuantityType.all.count)
         for (object, type) in zip(objects, QuantityType.all) {
             #expect(Set(object.keys) == ["identifier", "fullIdentifier", "unit", "style", "kind", "values"])
-            #expect(object["identifier"] == type.identifier)
-            #expect(object["fullIdentifier"] == type.fullIdentifier)
-            #expect(object["unit"] == (type.isCategory ? "" : type.canonicalUnit.symbol))
-            #expect(object["style"] == type.style.description)
-            #expect(object["kind"] == (type.isCategory ? "category" : "quantity"))
-            #expect(object["values"] == (type.categoryValues?.listing ?? ""))
+            #expect(object["identifier"] as? String == type.identifier)
+            #expect(object["fullIdentifier"] as? String == type.fullIdentifier)
+            #expect(object["unit"] as? String == (type.isCategory ? "" : type.canonicalUnit.symbol))
+            #expect(object["style"] as? String == type.style.description)
+            #expect(object["kind"] as? String == (type.isCategory ? "category" : "quantity"))
+            if let enumeration = type.categoryValues {
+                // A list of the values, each with its name and raw value, never one string.
+                let values = try #require(object["values"] as? [[String: Any]], "\(type.identifier)")
+                #expect(values.map { $0["name"] as? String } == enumeration.values.map(\.name))
+                #expect(values.map { $0["rawValue"] as? Int } == enumeration.values.map(\.rawValue))
+                #expect(values.allSatisfy { Set($0.keys) == ["name", "rawValue"] })
+            } else {
+                #expect(object["values"] is NSNull, "a quantity type has no values: \(type.identifier)")
+            }
         }
+        #expect(
+            result.out.contains(
+                #""kind":"category","values":[{"name":"stood","rawValue":0},{"name":"idle","rawValue":1}]}"#),
+            "\(result.out)")
+        #expect(result.out.contains(#""kind":"quantity","values":null}"#))
         #expect(
             result.out.hasPrefix(
                 "[\n  {\"identifier\":\"stepCount\",\"fullIdentifier\":\"HKQuantityTypeIdentifierStepCount\","))

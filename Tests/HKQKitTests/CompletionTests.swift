@@ -57,6 +57,7 @@ private let table = CommandTable(commands: HKQ.commands)
             t "hkq un"; t "hkq units "; t "hkq stats --format "; t "hkq --server h:1 watch --tz z stepC"
             t "hkq samples --sor"; t "hkq completion "; t "hkq units convert 1 --"; t "hkq auth status stepCount hear"
             t "hkq characteristics "; t "hkq characteristics set dateOfBirth=1984-05-01 wheel"
+            t "hkq --server h:1 --vers"; t "hkq types --vers"; t "hkq vers"
             """#
         let run = try await runChild(bash, ["--norc", "-c", script + "\n" + driver], input: "")
         #expect(run.status == 0, "\(run.errors)")
@@ -76,6 +77,11 @@ private let table = CommandTable(commands: HKQ.commands)
         #expect(lines[7].split(separator: " ").contains("heartRate"))
         #expect(lines[8] == "set")
         #expect(lines[9] == "wheelchairUse=no wheelchairUse=yes")
+        #expect(lines.count >= 13, "\(run.output)")
+        guard lines.count >= 13 else { return }
+        #expect(lines[10] == "--version")
+        #expect(lines[11] == "")
+        #expect(lines[12] == "version")
     }
 
     /// zsh and fish check the syntax themselves when installed; otherwise the structure is checked here.
@@ -120,6 +126,8 @@ private let table = CommandTable(commands: HKQ.commands)
             }
         }
         for option in GlobalOptions.specs { #expect(roff.contains(#"\fB\-\-"# + ManPage.escape(option.name))) }
+        #expect(roff.contains(".TP\n" + #"\fB\-\-version\fR"# + "\n"), "--version among the global options")
+        #expect(roff.contains(#".SS "version""#))
         for variable in ["HKQ_SERVER", "HKQ_SUBJECT", "HKQ_TOKEN", "HKQ_TOKEN_FILE"] {
             #expect(roff.contains(".B \(variable)\n"))
         }

@@ -75,10 +75,11 @@ import Testing
             ],
             subject: "insert-units", name: "units-again.csv")
         // 1000 m and 0.62137… mi are one value: identical rows of the file.
-        #expect(again.out.contains("(3 rows, 2 already stored, 1 identical rows counted once)"), "\(again.out)")
+        #expect(again.out.contains("(3 rows, 2 already stored, 1 identical row counted once)"), "\(again.out)")
         // One digit more in the 6th place is another sample.
         let other = try await Self.insert(["distanceWalkingRunning,\(at),1.00001,km,iPhone"], subject: "insert-units")
-        #expect(other.out.contains("inserted 1 new samples"), "\(other.out)")
+        #expect(other.out.contains("inserted 1 new sample from "), "\(other.out)")
+        #expect(other.out.hasSuffix("rows.csv (1 row, 0 already stored)\n"), "\(other.out)")
         let stored = try await Self.samples(["distanceWalkingRunning"], subject: "insert-units")
         #expect(stored.map { $0["value"] as? Double } == [1000, 1000.01])
     }
@@ -88,7 +89,7 @@ import Testing
         let result = try await Self.insert(
             [row, row, row.replacingOccurrences(of: "1200", with: "1201")], subject: "insert-twice")
         #expect(
-            result.out.hasSuffix("rows.csv (3 rows, 0 already stored, 1 identical rows counted once)\n"),
+            result.out.hasSuffix("rows.csv (3 rows, 0 already stored, 1 identical row counted once)\n"),
             "\(result.out)")
         #expect(result.out.contains("inserted 2 new samples"), "\(result.out)")
         let help = try await runLive(["insert", "--help"], subject: "insert-twice")

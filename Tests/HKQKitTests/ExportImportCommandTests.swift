@@ -128,8 +128,8 @@ func exportRecord(
         #expect(run.out.contains("Record    unknown unit \"furlong\"      1  9"), "\(run.out)")
         #expect(
             run.out.contains(
-                "(3 new, 0 already stored); 1 of them category samples; 1 characteristic from <Me> (stored); "
-                    + "skipped 2 elements; rejected 1 elements"),
+                "(3 new, 0 already stored); 1 of them a category sample; 1 characteristic from <Me> (stored); "
+                    + "skipped 2 elements; rejected 1 element"),
             "\(run.out)")
 
         let sum = try await runLive(["stats", "stepCount", "--format", "json"], subject: "units")

@@ -290,8 +290,10 @@ import Testing
         #expect(try OutputShapes.expectJSON(sources, section: "sources").elements.count == 2)
         try OutputShapes.expectCSV(
             try await Self.run(["sources", "stepCount", "--format", "csv"], subject: "shape-misc"), section: "sources")
-        try OutputShapes.expectJSON(
+        let types = try OutputShapes.expectJSON(
             try await Self.run(["types", "--format", "json"], subject: "shape-misc"), section: "types")
+        let sleep = types.elements.first { $0["identifier"]?.text == "sleepAnalysis" }
+        #expect(sleep?["values"]?.elements.first?["name"]?.text == "inBed")
         try OutputShapes.expectCSV(
             try await Self.run(["types", "--format", "csv"], subject: "shape-misc"), section: "types")
         _ = try await Self.run(

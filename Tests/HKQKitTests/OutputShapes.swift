@@ -105,6 +105,8 @@ enum OutputShapes {
             for key in actual.keys where !names.contains(key) { found.append("\(path).\(key): not documented") }
             return found
         case .array(let shapes):
+            // `[shape, null]`: an array of `shape`, or null.
+            if case .null = value, shapes.count == 2, case .null = shapes[1] { return [] }
             guard case .array(let values) = value else { return ["\(path): expected an array, got \(value)"] }
             guard let shape = shapes.first else { return [] }
             return values.enumerated().flatMap { problems($0.element, shape, at: "\(path)[\($0.offset)]") }

@@ -17,6 +17,15 @@ import TestSupport
         if value.isFinite { #expect(Double(text) == value) }
     }
 
+    @Test func countsAgreeWithTheirNouns() {
+        #expect(HumanFormat.count(1, "new sample") == "1 new sample")
+        #expect(HumanFormat.count(2, "new sample") == "2 new samples")
+        #expect(HumanFormat.count(0, "element") == "0 elements")
+        #expect(HumanFormat.count(UInt64(1), "row") == "1 row")
+        #expect(HumanFormat.count(1, "activity summary", plural: "activity summaries") == "1 activity summary")
+        #expect(HumanFormat.count(3, "activity summary", plural: "activity summaries") == "3 activity summaries")
+    }
+
     @Test(arguments: [
         (12.000000000000002, "12"), (-40.00000000000001, "-40"), (5.550748607260001, "5.55074860726"),
         (0.1 + 0.2, "0.3"), (1609.344, "1609.344"), (1e-20, "1e-20"), (1.2345678901234568e17, "1.23456789012346e+17"),

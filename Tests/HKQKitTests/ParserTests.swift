@@ -275,6 +275,28 @@ import HealthModel
         #expect(version.out == "hkq \(ProjectVersion.current)\n")
     }
 
+    @Test(
+        "--version after global options, and the version command, print what hkq --version prints",
+        arguments: [["--server", "db.example.org:7420", "--version"], ["--format=json", "--version"], ["version"]])
+    func versionAfterGlobalsAndAsACommand(arguments: [String]) async {
+        let result = await runHKQ(arguments)
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err == "")
+        #expect(result.out == "hkq \(ProjectVersion.current)\n")
+    }
+
+    @Test("--version takes no command")
+    func versionWithACommand() async {
+        let after = await runHKQ(["types", "--version"])
+        #expect(after.status == 64)
+        #expect(after.err.hasPrefix("error: unknown option '--version'"), "\(after.err)")
+        let before = await runHKQ(["--version", "types"])
+        #expect(before.status == 64)
+        #expect(before.err.hasPrefix("error: '--version' takes no command\n"), "\(before.err)")
+        let extra = await runHKQ(["version", "now"])
+        #expect(extra.status == 64)
+    }
+
     @Test("--token-file and HKQ_TOKEN_FILE read the token from a file; a missing one is a usage error")
     func tokenFiles() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("hkq-token-\(UUID().uuidString)").path

@@ -69,11 +69,15 @@ public struct HKQ: Sendable {
         AuthCommand.group,
         AdminCommand.group,
         CompletionCommand(),
+        VersionCommand(),
         HelpCommand(),
     ]
 
     /// The real tool.
     public static let standard = HKQ(commands: commands)
+
+    /// What `hkq --version` and `hkq version` print: `hkq 1.4.0` and a newline.
+    public var versionLine: String { "\(name) \(ProjectVersion.current)\n" }
 
     /// The help formatter over this program's commands.
     public var helpFormatter: HelpFormatter {
@@ -85,15 +89,15 @@ public struct HKQ: Sendable {
     public func run(arguments: [String], environment: [String: String], console: Console) async -> Int32 {
         let parser = ArgumentParser(commands: commands, globalOptions: globalOptions)
         var path: [String] = []
-        if arguments == ["--version"] {
-            console.out.write("\(name) \(ProjectVersion.current)\n")
-            return ExitStatus.success
-        }
         do {
             let parse = try parser.parse(arguments)
             path = parse.path
             if parse.wantsHelp {
                 console.out.write(helpFormatter.help(for: parse.commands))
+                return ExitStatus.success
+            }
+            if parse.wantsVersion {
+                console.out.write(versionLine)
                 return ExitStatus.success
             }
             let globals = try GlobalOptions.resolve(

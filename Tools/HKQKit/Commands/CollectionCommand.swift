@@ -312,7 +312,7 @@ struct CollectionReport {
         let valueWidth = texts.map(\.count).max() ?? 1
         let barWidth = max(10, width - labelWidth - valueWidth - 2)
         let largest = values.compactMap { $0 }.max() ?? 0
-        var lines = ["\(column.column.key) (\(result.unit)), \(result.buckets.count) buckets"]
+        var lines = ["\(column.column.key) (\(result.unit)), \(HumanFormat.count(result.buckets.count, "bucket"))"]
         for (index, value) in values.enumerated() {
             let bar = Self.bar(value ?? 0, of: largest, width: barWidth)
             let padded = bar + String(repeating: " ", count: barWidth - bar.count)

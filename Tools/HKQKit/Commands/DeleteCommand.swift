@@ -38,7 +38,7 @@ public struct DeleteCommand: Command {
         }
         switch context.globals.format {
         case .json: context.print(JSONValue.object([("deleted", .integer(Int64(deleted)))]).rendered)
-        case .table, .csv, .chart: context.print("deleted \(deleted) sample\(deleted == 1 ? "" : "s")")
+        case .table, .csv, .chart: context.print("deleted \(HumanFormat.count(deleted, "sample"))")
         }
     }
 

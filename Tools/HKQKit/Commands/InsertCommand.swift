@@ -84,14 +84,17 @@ public struct InsertCommand: Command {
         context.print(tally.records())
         for error in tally.rejected.prefix(InsertTally.maxReported) { context.console.err.write("\(error)\n") }
         if tally.rejected.count > InsertTally.maxReported {
-            context.console.err.write("… and \(tally.rejected.count - InsertTally.maxReported) more rows rejected\n")
+            let more = HumanFormat.count(tally.rejected.count - InsertTally.maxReported, "more row")
+            context.console.err.write("… and \(more) rejected\n")
         }
         if context.globals.format == .table {
             let name = path == "-" ? "standard input" : path
+            let total = tally.total
             context.print(
-                "inserted \(tally.total.inserted) new samples from \(name) (\(tally.total.rows) rows, "
-                    + "\(tally.total.duplicates) already stored"
-                    + (tally.total.identical > 0 ? ", \(tally.total.identical) identical rows counted once" : "")
+                "inserted \(HumanFormat.count(total.inserted, "new sample")) from \(name) "
+                    + "(\(HumanFormat.count(total.rows, "row")), \(total.duplicates) already stored"
+                    + (total.identical > 0
+                        ? ", \(HumanFormat.count(total.identical, "identical row")) counted once" : "")
                     + (tally.rejectedCount > 0 ? ", \(tally.rejectedCount) rejected" : "")
                     + ")")
         }

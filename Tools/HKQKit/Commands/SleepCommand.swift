@@ -94,7 +94,7 @@ public struct SleepCommand: Command {
         let valueWidth = texts.map(\.count).max() ?? 1
         let barWidth = max(10, width - 10 - valueWidth - 2)
         let largest = hours.compactMap { $0 }.max() ?? 0
-        var lines = ["hours asleep, \(nights.count) nights"]
+        var lines = ["hours asleep, \(HumanFormat.count(nights.count, "night"))"]
         for (index, night) in nights.enumerated() {
             let civil = times.civil(night.end)
             let label = String(format: "%04d-%02d-%02d", civil.year, civil.month, civil.day)

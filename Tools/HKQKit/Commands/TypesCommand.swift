@@ -19,20 +19,30 @@ public struct TypesCommand: Command {
     /// Prints one record per type: identifier, fullIdentifier (JSON and CSV only), unit, style, kind, values (JSON
     /// and CSV only).
     public func run(_ context: CommandContext) async throws {
-        context.print(TypesCommand.records())
+        context.print(TypesCommand.records(format: context.globals.format))
     }
 
-    /// The catalog as records, in catalog order.
-    public static func records() -> RecordSet {
+    /// The catalog as records, in catalog order. A category type's values are, in JSON, an array of
+    /// `{"name","rawValue"}` objects in raw-value order, and in CSV `name raw` pairs joined with commas; a quantity
+    /// type has none (`null`, an empty CSV field).
+    public static func records(format: OutputFormat) -> RecordSet {
         var records = RecordSet(columns: [
             .init("identifier", title: "IDENTIFIER"), .init("fullIdentifier", title: "FULL IDENTIFIER", inTable: false),
             .init("unit", title: "UNIT"), .init("style", title: "STYLE"), .init("kind", title: "KIND"),
             .init("values", title: "VALUES", inTable: false),
         ])
+        func values(_ type: QuantityType) -> JSONValue {
+            guard let enumeration = type.categoryValues else { return .null }
+            guard format == .json else { return .string(enumeration.listing) }
+            return .array(
+                enumeration.values.map {
+                    .object([("name", .string($0.name)), ("rawValue", .integer(Int64($0.rawValue)))])
+                })
+        }
         for type in QuantityType.all {
             records.append([
                 .string(type.identifier), .string(type.fullIdentifier), .string(type.batchUnit),
-                .string(type.style.description), .string(type.kindName), .string(type.categoryValues?.listing ?? ""),
+                .string(type.style.description), .string(type.kindName), values(type),
             ])
         }
         return records

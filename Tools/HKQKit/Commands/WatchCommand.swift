@@ -93,7 +93,7 @@ public struct WatchCommand: Command {
                 + Double(reconnection.downtime.components.attoseconds) / 1e18
             context.console.printError(
                 "hkq: reconnected after \(NumberFormat.display((seconds * 10).rounded() / 10)) s "
-                    + "(\(reconnection.attempts) attempts); resuming")
+                    + "(\(HumanFormat.count(reconnection.attempts, "attempt"))); resuming")
         }
         return nil
     }

@@ -72,6 +72,9 @@ public struct ManPage: Sendable {
         lines.append(".SH GLOBAL OPTIONS")
         for option in program.globalOptions { lines += ManPage.item(option) }
         lines += [".TP", #"\fB\-h\fR, \fB\-\-help\fR"#, "Show help information."]
+        lines += [
+            ".TP", #"\fB\-\-version\fR"#, ManPage.escape(HelpFormatter.versionHelp + " Before any command only."),
+        ]
         lines.append(".SH ENVIRONMENT")
         for variable in GlobalOptions.environmentVariables {
             lines += [".TP", ".B \(variable.name)", ManPage.escape(variable.help)]

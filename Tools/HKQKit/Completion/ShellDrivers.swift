@@ -90,6 +90,7 @@ extension Shell {
             elif (( ! ended )) && [[ $cur == -* ]]; then
                 local options
                 options="$(\#(P)_options "$cmd" | \#(P)_names) --help"
+                [[ -z $cmd ]] && options+=" --version"
                 [[ -n $cmd ]] && options+=" $(\#(P)_options '' | \#(P)_names)"
                 COMPREPLY=($(compgen -W "$options" -- "$cur"))
             elif (( count == 0 )) && [[ -n $(\#(P)_subcommands "$cmd") ]]; then
@@ -178,6 +179,7 @@ extension Shell {
                 local options="$(\#(P)_options "$cmd")"
                 [[ -n $cmd ]] && options+=$'\n'"$(\#(P)_options '')"
                 options+=$'\n--help\tShow help information.'
+                [[ -z $cmd ]] && options+=$'\n--version\tShow the version.'
                 \#(P)_describe option "$options"
             elif (( count == 0 )) && [[ -n $(\#(P)_subcommands "$cmd") ]]; then
                 \#(P)_describe command "$(\#(P)_subcommands "$cmd")"
@@ -280,6 +282,7 @@ extension Shell {
                 \#(P)_options "$cmd"
                 test -n "$cmd"; and \#(P)_options ''
                 printf '%s\t%s\n' --help 'Show help information.'
+                test -z "$cmd"; and printf '%s\t%s\n' --version 'Show the version.'
             else if test $count = 0; and set -q subcommands[1]
                 printf '%s\n' $subcommands
             else

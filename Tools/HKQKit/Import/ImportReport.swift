@@ -76,54 +76,56 @@ struct ImportReport: Sendable {
     }
 
     /// The closing line: `imported 26070 samples from export.zip in 1.2s (26070 new, 0 already stored); 107 of them
-    /// category samples; …`.
+    /// category samples; …`, every count agreeing with its noun (`1 sample`, `1 of them a category sample`).
     var closingLine: String {
         let seconds = String(format: "%.1fs", self.seconds)
+        func count(_ number: Int, _ noun: String, _ plural: String? = nil) -> String {
+            HumanFormat.count(number, noun, plural: plural)
+        }
         var line: String
         if let stored {
             let new = stored.values.reduce(0) { $0 + $1.inserted }
             let old = stored.values.reduce(0) { $0 + $1.duplicates }
-            line = "imported \(summary.importedCount) samples from \(file) in \(seconds) "
+            line = "imported \(count(summary.importedCount, "sample")) from \(file) in \(seconds) "
             line += "(\(new) new, \(old) already stored)"
         } else {
-            line = "dry run: read \(summary.importedCount) samples from \(file) in \(seconds) (nothing sent)"
+            line = "dry run: read \(count(summary.importedCount, "sample")) from \(file) in \(seconds) (nothing sent)"
         }
-        if summary.importedCategoryCount > 0 { line += "; \(summary.importedCategoryCount) of them category samples" }
-        if summary.identicalRows > 0 { line += "; \(summary.identicalRows) identical rows counted once" }
+        let category = summary.importedCategoryCount
+        if category == 1 { line += "; 1 of them a category sample" }
+        if category > 1 { line += "; \(category) of them category samples" }
+        if summary.identicalRows > 0 { line += "; \(count(summary.identicalRows, "identical row")) counted once" }
         if summary.correlations > 0 {
-            let plural = summary.correlations == 1 ? "" : "s"
-            line += "; \(summary.correlations) correlation\(plural)"
+            line += "; \(count(summary.correlations, "correlation"))"
             if let storedCorrelations {
                 line += " (\(storedCorrelations.inserted) new, \(storedCorrelations.duplicates) already stored)"
             }
         }
         if summary.workouts > 0 {
-            line += "; \(summary.workouts) workout\(summary.workouts == 1 ? "" : "s")"
+            line += "; \(count(summary.workouts, "workout"))"
             if let storedWorkouts {
                 line += " (\(storedWorkouts.inserted) new, \(storedWorkouts.duplicates) already stored)"
             }
         }
         if summary.routes > 0 {
-            line += "; \(summary.routes) route\(summary.routes == 1 ? "" : "s")"
+            line += "; \(count(summary.routes, "route"))"
             if let storedRoutes { line += " (\(storedRoutes.inserted) new, \(storedRoutes.duplicates) already stored)" }
         }
         if summary.characteristics > 0 {
-            let plural = summary.characteristics == 1 ? "" : "s"
-            line += "; \(summary.characteristics) characteristic\(plural) from <Me>"
+            line += "; \(count(summary.characteristics, "characteristic")) from <Me>"
             line += stored == nil ? " (not sent)" : " (stored)"
         }
         if summary.activitySummaries > 0 {
-            line += "; \(summary.activitySummaries) activity summar\(summary.activitySummaries == 1 ? "y" : "ies")"
+            line += "; \(count(summary.activitySummaries, "activity summary", "activity summaries"))"
             if let storedSummaries {
                 line += " (\(storedSummaries.inserted) new or changed, \(storedSummaries.duplicates) already stored)"
             }
         }
         if replaced > 0 {
-            line +=
-                "; replaced \(replaced) object\(replaced == 1 ? "" : "s") an earlier release stored under its content"
-            line += " identity"
+            line += "; replaced \(count(replaced, "object")) an earlier release stored under its content identity"
         }
-        line += "; skipped \(summary.skippedCount) elements; rejected \(summary.rejectedCount) elements"
+        line += "; skipped \(count(summary.skippedCount, "element"))"
+        line += "; rejected \(count(summary.rejectedCount, "element"))"
         return line
     }
 

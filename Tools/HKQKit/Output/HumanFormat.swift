@@ -26,6 +26,12 @@ public enum HumanFormat {
         return sign + words.joined(separator: " ")
     }
 
+    /// `1 sample`, `0 samples`, `2 new samples`: `count` and a noun that agrees with it, the plural being the
+    /// singular with an `s` unless given (`count(2, "activity summary", plural: "activity summaries")`).
+    public static func count(_ count: some BinaryInteger, _ singular: String, plural: String? = nil) -> String {
+        "\(count) " + (count == 1 ? singular : plural ?? singular + "s")
+    }
+
     /// `512 B`, `1.5 KiB`, `42.1 MiB`, `1.2 GiB`: binary units, one decimal.
     public static func bytes(_ count: UInt64) -> String {
         if count < 1024 { return "\(count) B" }

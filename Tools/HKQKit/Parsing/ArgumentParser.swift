@@ -30,6 +30,8 @@ public struct CommandLineParse: Sendable {
     public var arguments: ParsedArguments
     /// Whether `-h` or `--help` was given.
     public var wantsHelp: Bool
+    /// Whether `--version` was given (only before a command: it takes none).
+    public var wantsVersion = false
 
     /// The names of ``commands``, e.g. `["units", "convert"]`.
     public var path: [String] { commands.map(\.spec.name) }
@@ -39,7 +41,8 @@ public struct CommandLineParse: Sendable {
 ///
 /// Words are read left to right. A word that names a subcommand of the current command selects it (only before
 /// the first positional argument); `--name value`, `--name=value` and `--flag` are options of the current
-/// command or global ones (global ones are valid anywhere); `-h`/`--help` asks for help; `--` ends options;
+/// command or global ones (global ones are valid anywhere); `-h`/`--help` asks for help, `--version` (with no
+/// command) for the version; `--` ends options;
 /// a word starting with `-` followed by a digit or `.` is a (negative) number, not an option.
 public struct ArgumentParser: Sendable {
     /// The top-level commands.
@@ -61,6 +64,7 @@ public struct ArgumentParser: Sendable {
         var chain: [any Command] = []
         var arguments = ParsedArguments()
         var wantsHelp = false
+        var wantsVersion = false
         var optionsEnded = false
         var index = 0
         func path() -> [String] { chain.map(\.spec.name) }
@@ -90,6 +94,10 @@ public struct ArgumentParser: Sendable {
             }
             if word == "-h" || word == "--help" {
                 wantsHelp = true
+                continue
+            }
+            if word == "--version", chain.isEmpty {
+                wantsVersion = true
                 continue
             }
             guard word.hasPrefix("--") else { throw UsageError("unknown option '\(word)'", commandPath: path()) }
@@ -123,8 +131,12 @@ public struct ArgumentParser: Sendable {
             }
             arguments.options[name, default: []].append(value)
         }
-        let parse = CommandLineParse(commands: chain, arguments: arguments, wantsHelp: wantsHelp)
-        if !wantsHelp { try checkArity(parse) }
+        if wantsVersion, !chain.isEmpty {
+            throw UsageError("'--version' takes no command", commandPath: path())
+        }
+        let parse = CommandLineParse(
+            commands: chain, arguments: arguments, wantsHelp: wantsHelp, wantsVersion: wantsVersion)
+        if !wantsHelp, !wantsVersion { try checkArity(parse) }
         return parse
     }
 

@@ -18,6 +18,9 @@ public struct HelpFormatter: Sendable {
         self.globalOptions = globalOptions
     }
 
+    /// The help of `--version`, which only the top level takes.
+    public static let versionHelp = "Show the version (as the 'version' command)."
+
     /// Width of the left column of argument, option and command lists.
     static let labelWidth = 24
 
@@ -65,6 +68,7 @@ public struct HelpFormatter: Sendable {
         text += spec == nil ? "\nOPTIONS:\n" : "\nGLOBAL OPTIONS:\n"
         for option in globalOptions { text += HelpFormatter.row(option.synopsis, option.help) }
         text += HelpFormatter.row("-h, --help", "Show help information.")
+        if spec == nil { text += HelpFormatter.row("--version", HelpFormatter.versionHelp) }
         if !subcommands.isEmpty {
             let placeholder = spec == nil ? "<command>" : "<subcommand>"
             let words = ([program, "help"] + chain.map(\.spec.name) + [placeholder]).joined(separator: " ")
