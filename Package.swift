@@ -83,7 +83,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         // hkq starts for every command, so its release build is one static executable (the Swift runtime,
         // Foundation with ICU, OpenSSL, zlib and glibc inside): no dynamic loading, no symbol lookups at start
-        // (BENCHMARKS.md, hkq start-up). The libraries named are those SwiftPM's --static-swift-stdlib adds for
+        // (docs/benchmarks-history.md, hkq start-up). The libraries named are those SwiftPM's --static-swift-stdlib adds for
         // Foundation; lld links it (gold repeats glibc's notices about functions a static program should avoid,
         // which Foundation references: mktemp, getpwnam; name lookups still work through glibc's own files and
         // DNS sources).

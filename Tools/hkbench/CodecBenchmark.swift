@@ -11,7 +11,8 @@ enum CodecBenchmark: BenchCommand {
         ("--repeat <n>", "Runs of each stage; the fastest counts (default 3)."),
     ]
 
-    /// The codec's goals (BENCHMARKS.md): decode speed per core, and W1 stepCount size on the wire.
+    /// The codec's goals (docs/benchmarks-history.md, "Codec"): decode speed per core, and W1 stepCount size on
+    /// the wire.
     static let decodeGoal = 10_000_000.0
     static let wireGoal = 2.0
 

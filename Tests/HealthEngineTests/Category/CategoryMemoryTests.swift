@@ -6,7 +6,7 @@ import Testing
 @testable import HealthEngine
 
 /// Category samples cost no more memory per sample than quantity samples: they live in the same sealed blocks
-/// (BENCHMARKS.md, "Memory per sample").
+/// (docs/benchmarks-history.md, "Memory per sample").
 @Suite("Category memory")
 struct CategoryMemoryTests {
     /// The store's resident bytes per sample after `count` rows of `type` in batches of 10,000 with derived UUIDs.

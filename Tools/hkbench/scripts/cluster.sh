@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cost of replication (issue 21, BENCHMARKS.md "Cluster mode"): W1 ingest and W3 queries through a 3-node hkd
+# The cost of replication (issue 21, docs/benchmarks-history.md "Cluster mode"): W1 ingest and W3 queries through a 3-node hkd
 # cluster on a 3-server NATS JetStream cluster (replicas 3, everything on loopback), then the same against one
 # single-node hkd with --fsync always, in the same run. Needs a release build (swift build -c release) and
 # nats-server. Usage: Tools/hkbench/scripts/cluster.sh [hkbench w1 options...]

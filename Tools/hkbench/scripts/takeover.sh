@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Takeover after kill -9 (issue 21, BENCHMARKS.md "Cluster takeover after kill -9"): W1's data (5.26 M samples of
+# Takeover after kill -9 (issue 21, docs/benchmarks-history.md "Cluster takeover after kill -9"): W1's data (5.26 M samples of
 # one subject, 526 records of 10,000 rows) written through node a of a 2-node cluster on one nats-server, then
 # a is killed and node b (a standby) takes the partition over: first with the whole stream to replay (no
 # snapshot), then after a partition snapshot in JetStream. Prints how long b took to serve after the kill and the
