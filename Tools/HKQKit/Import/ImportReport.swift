@@ -130,7 +130,8 @@ struct ImportReport: Sendable {
     }
 
     private var table: String {
-        var blocks = [types.renderedTable()]
+        // An export of workouts or summaries alone has no samples: no table of none.
+        var blocks = summary.imported.isEmpty ? [] : [types.renderedTable()]
         if !summary.skipped.isEmpty { blocks.append(skipped.renderedTable()) }
         if !summary.rejected.isEmpty {
             var lines = rejected
