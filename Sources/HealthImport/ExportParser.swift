@@ -150,6 +150,9 @@ struct ExportParser {
                 } else if currentWorkout != nil || currentCorrelation != nil {
                     objectIdentity.add(
                         element: name, depth: tokenizer.depth - 2, tokenizer.attributes, scratch: &identityScratch)
+                    if currentMember != nil {
+                        mapper.addChild(name, depth: tokenizer.depth - 3, tokenizer.attributes, to: &currentMember!)
+                    }
                 }
                 return
             }
@@ -218,7 +221,12 @@ struct ExportParser {
                 openNames.removeSubrange(min(openNames.count, tokenizer.depth - 2)...)
                 openNames.append(name.string)
                 guard let kept = ExportVocabulary.keptAttributes(of: openNames.last!, in: parent) else {
-                    tally.skip(openNames.last!)
+                    if currentMember != nil, tokenizer.depth > 3 {
+                        // Part of the member's identity; counted as skipped where its top-level copy is read.
+                        mapper.addChild(name, depth: tokenizer.depth - 3, tokenizer.attributes, to: &currentMember!)
+                    } else {
+                        tally.skip(openNames.last!)
+                    }
                     skippedDepth = tokenizer.depth
                     return
                 }

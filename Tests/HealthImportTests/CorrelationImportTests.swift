@@ -21,6 +21,31 @@ struct CorrelationImportTests {
         return (reader.takeCorrelations(), Fixtures.rows(batches), reader.summary)
     }
 
+    @Test("a member with metadata and an element the importer does not keep names its top-level copy; counted once")
+    func memberWithChildren() throws {
+        let children = """
+            <MetadataEntry key="HKWasUserEntered" value="1"/>
+               <Annotation note="cuff on the left arm"><Detail level="2"/></Annotation>
+            </Record>
+            """
+        func member(_ type: String, _ value: String) -> String {
+            Self.member(type, value).replacingOccurrences(of: "/>", with: ">\n   ") + children
+        }
+        let pressure = [member("BloodPressureSystolic", "121"), member("BloodPressureDiastolic", "79")]
+        let body = """
+             <Correlation type="HKCorrelationTypeIdentifierBloodPressure" sourceName="Cuff" startDate="\(Self.time)" endDate="\(Self.time)">
+              \(pressure.joined(separator: "\n  "))
+             </Correlation>
+            \(pressure.joined(separator: "\n"))
+            """
+        let (correlations, rows, summary) = try Self.read(body)
+        #expect(summary.rejected.isEmpty, "\(summary.rejected)")
+        let members = try #require(correlations.first).members.map(\.uuid)
+        #expect(Set(members) == Set(rows.map(\.uuid)) && members.count == 2)
+        #expect(summary.skipped["Annotation"] == 2, "once for each top-level record: \(summary.skipped)")
+        #expect(rows.allSatisfy { $0.metadata == ["HKWasUserEntered": .number(1)] })
+    }
+
     @Test("a blood pressure and a food correlation keep type, interval, source, metadata and their members' UUIDs")
     func kept() throws {
         let pressure = [Self.member("BloodPressureSystolic", "120"), Self.member("BloodPressureDiastolic", "80")]
