@@ -59,17 +59,28 @@ public struct CommandContext: Sendable {
         TimestampFormatter(timeZone: zone, timeFormat: globals.timeFormat)
     }
 
-    /// Prints `records` in the chosen ``GlobalOptions/format``.
-    public func print(_ records: RecordSet) { console.printBlock(records.rendered(as: globals.format)) }
+    /// `records` with only the columns `--fields` selects (all without it); a usage error for a field that is
+    /// neither a column nor one of `extraFields` (JSON keys only some records carry, such as `metadata`).
+    public func selected(_ records: RecordSet, extraFields: [String] = []) throws -> RecordSet {
+        guard let fields = globals.fields else { return records }
+        return try records.selecting(fields, extraFields: extraFields, commandPath: commandPath)
+    }
+
+    /// Prints `records` in the chosen ``GlobalOptions/format``, with the columns `--fields` selects (see
+    /// ``selected(_:extraFields:)``).
+    public func print(_ records: RecordSet, extraFields: [String] = []) throws {
+        console.printBlock(try selected(records, extraFields: extraFields).rendered(as: globals.format))
+    }
 
     /// Prints `records` as fields: in a table one `TITLE  value` line per field (records separated by a blank
     /// line), in JSON a lone object when there is one record; CSV as usual. For single results (a unit,
     /// server info, one statistics answer).
-    public func printFields(_ records: RecordSet) {
+    public func printFields(_ records: RecordSet) throws {
+        let records = try selected(records)
         switch globals.format {
         case .table, .chart: console.printBlock(records.renderedFields())
         case .json where records.rows.count == 1: console.print(records.jsonObject(row: 0).rendered)
-        case .json, .csv: print(records)
+        case .json, .csv: console.printBlock(records.rendered(as: globals.format))
         }
     }
 

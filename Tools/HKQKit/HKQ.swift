@@ -111,6 +111,14 @@ public struct HKQ: Sendable {
                 throw context.usageError(
                     "'\(path.joined(separator: " "))' draws no chart; use --format table, json or csv")
             }
+            if globals.fields != nil {
+                let words = path.joined(separator: " ")
+                guard command.spec.selectsFields else {
+                    throw context.usageError(
+                        "'\(words)' does not print a list of records; --fields applies to commands that do")
+                }
+                if globals.format == .chart { throw context.usageError("--fields does not apply to --format chart") }
+            }
             try await command.run(context)
             return ExitStatus.success
         } catch let error as UsageError {

@@ -28,7 +28,7 @@ public struct ActivityCommand: Command {
                 .option("to", value: "date", help: "The last day listed (included)."),
                 .option("tz", value: "zone", help: "IANA time zone of the days (default: local)."),
                 .flag("compare", help: "Add our daily sums of the stored samples beside Apple's figures."),
-            ])
+            ], selectsFields: true)
     }
 
     /// The figures `--compare` adds: Apple's field, our column's key and title, the type, its statistics.
@@ -64,7 +64,7 @@ public struct ActivityCommand: Command {
             }
             return (summaries, try await Self.dailySums(client, subject: subject, days: low...high, dates: dates))
         }
-        context.print(Self.records(summaries, ours: compare ? ours : nil))
+        try context.print(Self.records(summaries, ours: compare ? ours : nil))
     }
 
     /// Our figures per comparison key and day: one daily collection per type over `days` in the parser's zone.

@@ -32,6 +32,6 @@ public struct AdminBackupCommand: Command {
             .integer(Int64(result.files)), .integer(Int64(result.bytes)),
         ]
         records.append(row)
-        context.print(records)
+        try context.print(records)
     }
 }

@@ -105,13 +105,13 @@ public struct AdminListCommand: Command {
 
     /// `list`, no arguments.
     public var spec: CommandSpec {
-        CommandSpec(name: "list", abstract: "List identities and their grants (never tokens).")
+        CommandSpec(name: "list", abstract: "List identities and their grants (never tokens).", selectsFields: true)
     }
 
     /// Prints every identity.
     public func run(_ context: CommandContext) async throws {
         let result = try await ServerSession.run(context) { client in try await client.administer(.list) }
-        context.print(AdminCommand.records(result.identities, context: context))
+        try context.print(AdminCommand.records(result.identities, context: context))
     }
 }
 
@@ -132,7 +132,7 @@ public struct AdminUpdateCommand: Command {
     public func run(_ context: CommandContext) async throws {
         let spec = try AdminCommand.spec(context, name: context.argument(0)!)
         let result = try await ServerSession.run(context) { client in try await client.administer(.update(spec)) }
-        context.print(AdminCommand.records(result.identities, context: context))
+        try context.print(AdminCommand.records(result.identities, context: context))
     }
 }
 
@@ -152,6 +152,6 @@ public struct AdminRevokeCommand: Command {
     public func run(_ context: CommandContext) async throws {
         let name = context.argument(0)!
         let result = try await ServerSession.run(context) { client in try await client.administer(.revoke(name: name)) }
-        context.print(AdminCommand.records(result.identities, context: context))
+        try context.print(AdminCommand.records(result.identities, context: context))
     }
 }

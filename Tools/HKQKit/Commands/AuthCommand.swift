@@ -23,7 +23,8 @@ public struct AuthStatusCommand: Command {
                 queries simply return only the samples this identity wrote. The status is for the subject --subject
                 names (default: me): an identity limited to other subjects gets sharingDenied.
                 """,
-            arguments: [ArgumentSpec("type", help: "Quantity types, e.g. stepCount heartRate.", isVariadic: true)])
+            arguments: [ArgumentSpec("type", help: "Quantity types, e.g. stepCount heartRate.", isVariadic: true)],
+            selectsFields: true)
     }
 
     /// Prints TYPE and STATUS per requested type.
@@ -34,6 +35,6 @@ public struct AuthStatusCommand: Command {
         }
         var records = RecordSet(columns: [.init("type", title: "TYPE"), .init("status", title: "STATUS")])
         for status in statuses { records.append([.string(status.type), .string("\(status.state)")]) }
-        context.print(records)
+        try context.print(records)
     }
 }

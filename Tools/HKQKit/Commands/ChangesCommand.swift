@@ -28,7 +28,7 @@ public struct ChangesCommand: Command {
                     "anchor", value: "n", help: "The anchor a previous call printed; 0: from the beginning (default)."),
                 .option(
                     "limit", value: "n", help: "At most n added plus deleted samples; 0: the server's page (default)."),
-            ])
+            ], selectsFields: true)
     }
 
     /// Queries the changes and prints them with the next anchor.
@@ -47,20 +47,33 @@ public struct ChangesCommand: Command {
                 unit: unit.symbol)
         }
         context.console.printBlock(
-            try ChangesCommand.rendered(result, type: type, times: scope.times, format: context.globals.format))
+            try ChangesCommand.rendered(
+                result, type: type, times: scope.times, format: context.globals.format,
+                fields: context.globals.fields, commandPath: context.commandPath))
     }
 
     /// The page in `format`. JSON: one object `{"added":[sample…],"deleted":[{"type","uuid"}…],"anchor":N,"more":B}`
     /// (samples as `hkq samples` prints them). CSV: one row per change (`change`, then the sample columns),
     /// then a last row with change `anchor` holding `anchor` and `more`. Table: the changes, then
-    /// `anchor N` (with ` (more)`).
+    /// `anchor N` (with ` (more)`). `fields` (`--fields`) selects the columns of CSV and table rows; JSON, one
+    /// object, refuses it.
     static func rendered(
-        _ result: ChangesResult, type: QuantityType, times: TimestampFormatter, format: OutputFormat
+        _ result: ChangesResult, type: QuantityType, times: TimestampFormatter, format: OutputFormat,
+        fields: FieldSelection? = nil, commandPath: [String] = []
     ) throws -> String {
+        func selected(_ rows: RecordSet) throws -> RecordSet {
+            guard let fields else { return rows }
+            return try rows.selecting(fields, commandPath: commandPath)
+        }
         let added = SamplesCommand.records(try result.added.samples(), times: times, format: format)
         let deleted = deletedRecords(result, type: type)
         switch format {
         case .json:
+            if fields != nil {
+                throw UsageError(
+                    "'changes --format json' prints one object, not a list; --fields applies to its CSV and table rows",
+                    commandPath: commandPath)
+            }
             return JSONValue.object([
                 ("added", .array(added.rows.indices.map { added.jsonObject(row: $0) })),
                 ("deleted", .array(deleted.rows.indices.map { deleted.jsonObject(row: $0) })),
@@ -85,14 +98,15 @@ public struct ChangesCommand: Command {
                 rows.append([.string("deleted")] + cells)
             }
             if format != .csv {
-                return rows.renderedTable() + "anchor \(result.anchor)\(result.hasMore ? " (more)" : "")\n"
+                return try selected(rows).renderedTable()
+                    + "anchor \(result.anchor)\(result.hasMore ? " (more)" : "")\n"
             }
             rows.columns += [.init("anchor"), .init("more")]
             rows.rows = rows.rows.map { $0 + [.null, .null] }
             rows.append(
                 [.string("anchor")] + [JSONValue](repeating: .null, count: width)
                     + [.integer(Int64(result.anchor)), .bool(result.hasMore)])
-            return rows.renderedCSV()
+            return try selected(rows).renderedCSV()
         }
     }
 

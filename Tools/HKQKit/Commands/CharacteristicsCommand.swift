@@ -16,7 +16,7 @@ public struct CharacteristicsCommand: Command {
                 for the type characteristics. Set them with 'hkq characteristics set key=value ...'; hkq import \
                 stores the export's <Me> values. Example: hkq characteristics --subject anna --format json.
                 """,
-            subcommands: [CharacteristicsSetCommand()], runsWithoutSubcommand: true)
+            subcommands: [CharacteristicsSetCommand()], runsWithoutSubcommand: true, selectsFields: true)
     }
 
     /// Queries the characteristics and prints them.
@@ -25,7 +25,7 @@ public struct CharacteristicsCommand: Command {
         let characteristics = try await ServerSession.run(context) { client in
             try await client.characteristics(subject: subject)
         }
-        context.print(Self.records(characteristics))
+        try context.print(Self.records(characteristics))
     }
 
     /// One record per key, in key order: key and value (null when not set).
@@ -76,7 +76,7 @@ public struct CharacteristicsSetCommand: Command {
         let result = try await ServerSession.run(context) { client in
             try await client.setCharacteristics(entries, subject: subject)
         }
-        context.print(CharacteristicsCommand.records(result))
+        try context.print(CharacteristicsCommand.records(result))
     }
 
     /// The entry of one `key=value` argument; a usage error names a missing `=`, an unknown key (with the keys) or

@@ -43,7 +43,7 @@ public struct CollectionCommand: Command {
                 .option("from", value: "date", help: "List every bucket from the one holding this date (with --to)."),
                 .option("to", value: "date", help: "… to the one holding this date (with --from)."),
                 .option("unit", value: "unit", help: "Unit of the figures (default: the type's canonical unit)."),
-            ] + QueryScope.predicateSpecs, drawsChart: true)
+            ] + QueryScope.predicateSpecs, drawsChart: true, selectsFields: true)
     }
 
     /// Queries the server and prints the buckets in the chosen format.
@@ -92,7 +92,7 @@ public struct CollectionCommand: Command {
         let report = CollectionReport(
             result: result, options: options, times: context.times(in: zone), format: context.globals.format,
             subDay: interval.isShorterThanADay, values: type.categoryValues)
-        report.print(to: context.console)
+        try report.print(to: context.console, fields: context.globals.fields, commandPath: context.commandPath)
     }
 
     /// The options named in `text`, or the type's default; a usage error names an unknown one.
@@ -256,6 +256,26 @@ struct CollectionReport {
     func print(to console: Console) {
         guard format == .csv else { return console.printBlock(rendered()) }
         writeCSV(chunkRows: 512) { console.out.write(bytes: $0) }
+    }
+
+    /// Writes the report as ``print(to:)`` does, with only the fields `fields` names when given.
+    func print(to console: Console, fields: FieldSelection?, commandPath: [String]) throws {
+        guard let fields else { return print(to: console) }
+        console.printBlock(try rendered(fields: fields, commandPath: commandPath))
+    }
+
+    /// The report with only the fields `fields` names, in its order: for JSON the keys of each bucket (`sources`
+    /// with by-source, `source` in CSV and tables), otherwise the columns of ``records``.
+    func rendered(fields: FieldSelection, commandPath: [String]) throws -> String {
+        guard format == .json else {
+            return try records.selecting(fields, commandPath: commandPath).rendered(as: format)
+        }
+        let bySource = options.contains(.separateBySource)
+        let keys = columns(figures: figureColumns).map(\.key).filter { $0 != "source" } + (bySource ? ["sources"] : [])
+        try fields.check(known: keys, commandPath: commandPath)
+        if result.buckets.isEmpty { return "[]\n" }
+        let lines = result.buckets.map { "  " + JSONValue.object(fields.select(jsonObject($0))).rendered }
+        return "[\n" + lines.joined(separator: ",\n") + "\n]\n"
     }
 
     /// Bucket `bucket` as one JSON object: start, end, the figures, unit, and with by-source a `sources` array

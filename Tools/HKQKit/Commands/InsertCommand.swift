@@ -81,7 +81,7 @@ public struct InsertCommand: Command {
             try await tally.send(pending, with: client)
             return tally
         }
-        context.print(tally.records())
+        try context.print(tally.records())
         for error in tally.rejected.prefix(InsertTally.maxReported) { context.console.err.write("\(error)\n") }
         if tally.rejected.count > InsertTally.maxReported {
             let more = HumanFormat.count(tally.rejected.count - InsertTally.maxReported, "more row")

@@ -21,7 +21,7 @@ public struct RouteCommand: Command {
             options: [
                 .option("tz", value: "zone", help: "IANA time zone for times (default: local)."),
                 .flag("gpx", help: "Print a GPX document (times in UTC) instead of rows."),
-            ])
+            ], selectsFields: true)
     }
 
     /// Queries the workout's routes and prints their points.
@@ -40,10 +40,11 @@ public struct RouteCommand: Command {
             throw HealthError(.noData, "workout \(workout) has no route (or the workout is not stored)")
         }
         if context.arguments.flag("gpx") {
+            if context.globals.fields != nil { throw context.usageError("--fields does not apply to --gpx") }
             context.console.printBlock(Self.gpx(routes))
             return
         }
-        context.print(Self.records(routes, times: times, format: context.globals.format))
+        try context.print(Self.records(routes, times: times, format: context.globals.format))
     }
 
     /// One record per point of `routes`.

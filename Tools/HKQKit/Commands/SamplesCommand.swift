@@ -39,7 +39,7 @@ public struct SamplesCommand: Command {
                 .option(
                     "join", value: "how", help: "interval: one row per interval and source, a field per type.",
                     allowedValues: ["interval"]),
-            ])
+            ], selectsFields: true)
     }
 
     /// Queries each type, merges the results, and prints them as sample rows or joined rows.
@@ -78,22 +78,23 @@ public struct SamplesCommand: Command {
                 correlations: correlations, samples: samples, types: types, units: units, times: scope.times,
                 format: format, newestFirst: order == .startDescending || order == .endDescending)
             rows.truncate(to: limit)
-            context.print(rows.records)
+            try context.print(rows.records)
             return
         }
         if context.arguments.value("join") != nil {
             var join = IntervalJoin(samples: samples, types: types, units: units, times: scope.times, format: format)
             join.truncate(to: limit)
-            context.print(join.records)
+            try context.print(join.records)
             return
         }
         let shown = limit > 0 ? Array(samples.prefix(limit)) : samples
         let records = SamplesCommand.records(shown, times: scope.times, format: format)
         guard format == .json, shown.contains(where: { !$0.metadata.isEmpty }) else {
-            context.print(records)
+            try context.print(records, extraFields: ["metadata"])
             return
         }
-        context.console.printBlock(Self.jsonWithMetadata(records, shown, times: scope.times))
+        context.console.printBlock(
+            try Self.jsonWithMetadata(records, shown.map(\.metadata), times: scope.times, context: context))
     }
 
     /// The stored correlations of `type` starting within a day of `members` (the member samples queried).
@@ -105,22 +106,21 @@ public struct SamplesCommand: Command {
         return try await client.correlations(subject: subject, filter: filter).correlations.map(\.correlation)
     }
 
-    /// The JSON array of `records` with a `metadata` object on each sample that has any (the key is absent
-    /// otherwise): strings and numbers as they are, a date as `{"date": instant}`, a quantity as
-    /// `{"value": number, "unit": string}`.
-    static func jsonWithMetadata(_ records: RecordSet, _ samples: [Sample], times: TimestampFormatter) -> String {
-        jsonWithMetadata(records, samples.map(\.metadata), times: times)
-    }
-
     /// The records as a JSON array, one object a line, each row's `metadata[row]` (when not empty) added as a
-    /// `metadata` object.
+    /// `metadata` object (strings and numbers as they are, a date as `{"date": instant}`, a quantity as
+    /// `{"value": number, "unit": string}`); with `--fields` (in `context`) only the keys it names, in its order.
     static func jsonWithMetadata(
-        _ records: RecordSet, _ metadata: [[String: MetadataValue]], times: TimestampFormatter
-    ) -> String {
+        _ records: RecordSet, _ metadata: [[String: MetadataValue]], times: TimestampFormatter,
+        context: CommandContext? = nil
+    ) throws -> String {
+        let selection = context?.globals.fields
+        if let selection, let context {
+            try selection.check(known: records.columns.map(\.key) + ["metadata"], commandPath: context.commandPath)
+        }
         let objects = metadata.indices.map { row -> String in
             guard case .object(var pairs) = records.jsonObject(row: row) else { return "" }
             if !metadata[row].isEmpty { pairs.append(("metadata", metadataJSON(metadata[row], times: times))) }
-            return "  " + JSONValue.object(pairs).rendered
+            return "  " + JSONValue.object(selection?.select(pairs) ?? pairs).rendered
         }
         return "[\n" + objects.joined(separator: ",\n") + "\n]\n"
     }

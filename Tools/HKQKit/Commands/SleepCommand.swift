@@ -31,7 +31,7 @@ public struct SleepCommand: Command {
                 .option("from", value: "date", help: "The first night: the one ending on this date."),
                 .option("to", value: "date", help: "The night after the last: the one ending on this date."),
                 .option("anchor", value: "HH:MM", help: "Local time at which one night ends and the next starts."),
-            ] + QueryScope.predicateSpecs, drawsChart: true)
+            ] + QueryScope.predicateSpecs, drawsChart: true, selectsFields: true)
     }
 
     /// The sleep values, in output order, with their keys and titles.
@@ -80,7 +80,7 @@ public struct SleepCommand: Command {
             context.console.printBlock(Self.chart(result.buckets, times: times, width: 80))
             return
         }
-        context.console.printBlock(Self.records(result.buckets, times: times, format: format).rendered(as: format))
+        try context.print(Self.records(result.buckets, times: times, format: format))
     }
 
     /// One line per night: its date, a bar of the hours asleep scaled to the longest night, and the hours

@@ -24,7 +24,7 @@ public struct SourcesCommand: Command {
                 .flag(
                     "allow-unseen",
                     help: "Accept --priority names that match no stored source of the type (ranked for later)."),
-            ])
+            ], selectsFields: true)
     }
 
     /// Prints the (new) order: rank, name, bundle identifier, version, device.
@@ -32,6 +32,12 @@ public struct SourcesCommand: Command {
         let type = try QuantityType.named(context.argument(0)!)
         let client = HealthClient(ServerSession.configuration(context))
         defer { client.close() }
+        var records = RecordSet(columns: [
+            .init("rank", title: "RANK"), .init("name", title: "NAME"), .init("bundleIdentifier", title: "BUNDLE ID"),
+            .init("version", title: "VERSION"), .init("device", title: "DEVICE"),
+        ])
+        // An unknown --fields name is refused before a new order is stored.
+        _ = try context.selected(records)
         let sources: [SourceInfo]
         if let text = context.arguments.value("priority") {
             let order = text.split(separator: ",").map { $0.trimmingWhitespace }
@@ -47,10 +53,6 @@ public struct SourcesCommand: Command {
         } else {
             sources = try await client.sourcePriority(type.identifier, subject: context.globals.subject)
         }
-        var records = RecordSet(columns: [
-            .init("rank", title: "RANK"), .init("name", title: "NAME"), .init("bundleIdentifier", title: "BUNDLE ID"),
-            .init("version", title: "VERSION"), .init("device", title: "DEVICE"),
-        ])
         for (rank, source) in sources.enumerated() {
             records.append([
                 .integer(Int64(rank + 1)),
@@ -59,7 +61,7 @@ public struct SourcesCommand: Command {
                 .string(source.version), .string(source.device),
             ])
         }
-        context.print(records)
+        try context.print(records)
     }
 }
 

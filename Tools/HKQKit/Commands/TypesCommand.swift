@@ -13,13 +13,13 @@ public struct TypesCommand: Command {
             abstract: "List the quantity types (canonical units, aggregation styles) and the category types.",
             discussion:
                 "JSON and CSV add the full identifier (HKQuantityTypeIdentifier..., HKCategoryTypeIdentifier...) and, "
-                + "for category types, the values (name and raw value).")
+                + "for category types, the values (name and raw value).", selectsFields: true)
     }
 
     /// Prints one record per type: identifier, fullIdentifier (JSON and CSV only), unit, style, kind, values (JSON
     /// and CSV only).
     public func run(_ context: CommandContext) async throws {
-        context.print(TypesCommand.records(format: context.globals.format))
+        try context.print(TypesCommand.records(format: context.globals.format))
     }
 
     /// The catalog as records, in catalog order. A category type's values are, in JSON, an array of

@@ -10,7 +10,7 @@ public struct UnitsShowCommand: Command {
         CommandSpec(
             name: "show", abstract: "Show the dimension of a unit and its scale to the base unit.",
             discussion: "A value converts to the base unit as value × scale + offset.",
-            arguments: [ArgumentSpec("unit", help: "An HKUnit string such as mL/(kg*min).")])
+            arguments: [ArgumentSpec("unit", help: "An HKUnit string such as mL/(kg*min).")], selectsFields: true)
     }
 
     /// Prints one record: unit, dimension, base, scale, offset; an unparsable unit fails (exit 1).
@@ -27,6 +27,6 @@ public struct UnitsShowCommand: Command {
                     .string(unit.dimension.baseUnitSymbol), .number(unit.scale), .number(unit.offset),
                 ]
             ])
-        context.printFields(records)
+        try context.printFields(records)
     }
 }

@@ -34,7 +34,7 @@ public struct WorkoutsCommand: Command {
                     "by", value: "period", help: "week or month: totals per period.", allowedValues: ["week", "month"]),
                 .option("limit", value: "n", help: "At most n workouts; 0 means no limit (default: 0)."),
                 .flag("distinct", help: "Count each group of likely duplicates once (leave out the repeats)."),
-            ])
+            ], selectsFields: true)
     }
 
     /// Queries the workouts and prints them or their totals.
@@ -72,15 +72,16 @@ public struct WorkoutsCommand: Command {
         let format = context.globals.format
         if let period = context.arguments.value("by") {
             let totals = WorkoutTotals(workouts, period: period == "week" ? .weekOfYear : .month, timeZone: timeZone)
-            context.print(totals.records(times: times, format: format))
+            try context.print(totals.records(times: times, format: format))
             return
         }
         let records = Self.records(workouts, duplicates: duplicates, times: times, format: format)
         guard format == .json else {
-            context.print(records)
+            try context.print(records, extraFields: ["metadata"])
             return
         }
-        context.console.printBlock(SamplesCommand.jsonWithMetadata(records, workouts.map(\.metadata), times: times))
+        context.console.printBlock(
+            try SamplesCommand.jsonWithMetadata(records, workouts.map(\.metadata), times: times, context: context))
     }
 
     /// One record per workout, each repeat marked with the first of its group.

@@ -18,13 +18,17 @@ public struct CommandSpec: Sendable {
     public var runsWithoutSubcommand: Bool
     /// Whether the command draws `--format chart`; for the others that format is a usage error.
     public var drawsChart: Bool
+    /// Whether the command prints lists of records whose fields `--fields` selects; for the others (single
+    /// objects such as `stats`, streams such as `watch`) that option is a usage error.
+    public var selectsFields: Bool
 
     /// Describes a command.
     public init(
         name: String, abstract: String, discussion: String? = nil, arguments: [ArgumentSpec] = [],
         options: [OptionSpec] = [], subcommands: [any Command] = [], drawsChart: Bool = false,
-        runsWithoutSubcommand: Bool = false
+        runsWithoutSubcommand: Bool = false, selectsFields: Bool = false
     ) {
+        self.selectsFields = selectsFields
         self.runsWithoutSubcommand = runsWithoutSubcommand
         self.name = name
         self.abstract = abstract

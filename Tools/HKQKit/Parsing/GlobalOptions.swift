@@ -62,13 +62,16 @@ public struct GlobalOptions: Sendable, Equatable {
     public var timeFormat: TimeFormat
     /// `--tls` and its options (or their `HKQ_TLS*` variables); nil: plaintext.
     public var tls: TLSClientOptions?
+    /// `--fields a,b,c`: the keys and columns to print, in that order; nil: all of them.
+    public var fields: FieldSelection?
 
     /// Global options from their parts.
     public init(
         server: ServerAddress, subject: String, token: String?, format: OutputFormat, timeFormat: TimeFormat = .rfc3339,
-        tls: TLSClientOptions? = nil
+        tls: TLSClientOptions? = nil, fields: FieldSelection? = nil
     ) {
         self.tls = tls
+        self.fields = fields
         self.server = server
         self.subject = subject
         self.token = token
@@ -95,6 +98,11 @@ public struct GlobalOptions: Sendable, Equatable {
             help:
                 "Instants in JSON and CSV: rfc3339 (with the zone's offset), epoch-ms or epoch-us (default: rfc3339).",
             allowedValues: TimeFormat.allCases.map(\.rawValue)),
+        .option(
+            "fields", value: "a,b,c",
+            help:
+                "Print only these JSON keys and CSV/table columns, in this order (commands that print lists of "
+                + "records; an unknown name lists the fields)."),
         .flag("tls", help: "Connect with TLS, checking the server's certificate and name (default: $HKQ_TLS)."),
         .option(
             "tls-ca", value: "path",
@@ -139,8 +147,10 @@ public struct GlobalOptions: Sendable, Equatable {
         let format = options["format"]?.last.flatMap(OutputFormat.init(rawValue:)) ?? .table
         let timeFormat = options["time-format"]?.last.flatMap(TimeFormat.init(rawValue:)) ?? .rfc3339
         let tls = try resolveTLS(options: options, flags: flags, environment: environment, commandPath: commandPath)
+        let fields = try options["fields"]?.last.map { try FieldSelection(parsing: $0, commandPath: commandPath) }
         return GlobalOptions(
-            server: server, subject: subject, token: token, format: format, timeFormat: timeFormat, tls: tls)
+            server: server, subject: subject, token: token, format: format, timeFormat: timeFormat, tls: tls,
+            fields: fields)
     }
 
     /// The first line of a token file, trimmed; a missing, unreadable or empty file is a usage error naming it.
