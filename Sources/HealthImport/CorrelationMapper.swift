@@ -21,17 +21,15 @@ enum CorrelationMapper {
         return Correlation(type: type, start: start, end: end, source: source, members: [])
     }
 
-    /// Adds a `<MetadataEntry>` child to `correlation`. Returns `false` for a new key past
-    /// ``RecordMapper/maxMetadataEntries``, not kept: the caller rejects the correlation.
-    @discardableResult
-    static func addMetadata(_ attributes: [XMLAttribute], to correlation: inout Correlation) -> Bool {
+    /// Adds a `<MetadataEntry>` child to `correlation`, as ``RecordMapper/addMetadata(_:to:)`` does to a record.
+    static func addMetadata(_ attributes: [XMLAttribute], to correlation: inout Correlation) -> MetadataEntryOutcome {
         let fields = WorkoutMapper.strings(attributes)
-        guard let key = fields["key"], let value = fields["value"] else { return true }
+        guard let key = fields["key"], let value = fields["value"] else { return .incomplete }
         guard correlation.metadata[key] != nil || correlation.metadata.count < RecordMapper.maxMetadataEntries else {
-            return false
+            return .pastCap
         }
         correlation.metadata[key] = WorkoutMapper.metadataValue(value)
-        return true
+        return .kept
     }
 
     /// Adds the sample a member `<Record>` maps to. Returns `false` past ``Correlation/Limits/maxMembers``, not

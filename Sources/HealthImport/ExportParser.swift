@@ -260,7 +260,11 @@ struct ExportParser {
     /// the record's identity.
     private mutating func addToRecord(_ name: ByteSpan) {
         if tokenizer.depth == 3, name.equals("MetadataEntry") {
-            if !mapper.addMetadata(tokenizer.attributes, to: &current!) { extraMetadata += 1 }
+            switch mapper.addMetadata(tokenizer.attributes, to: &current!) {
+            case .kept: break
+            case .pastCap: extraMetadata += 1
+            case .incomplete: tally.skip("Record MetadataEntry without a key or value")
+            }
         } else {
             mapper.addChild(name, depth: tokenizer.depth - 2, tokenizer.attributes, to: &current!)
             tally.skip(name.string)
@@ -436,8 +440,10 @@ struct ExportParser {
                 mapper.addChild(name, depth: tokenizer.depth - 3, tokenizer.attributes, to: &currentMember!)
             }
         } else if name.equals("MetadataEntry") {
-            if !CorrelationMapper.addMetadata(tokenizer.attributes, to: &currentCorrelation!) {
-                correlationExtra.metadata += 1
+            switch CorrelationMapper.addMetadata(tokenizer.attributes, to: &currentCorrelation!) {
+            case .kept: break
+            case .pastCap: correlationExtra.metadata += 1
+            case .incomplete: tally.skip("Correlation MetadataEntry without a key or value")
             }
         } else if name.equals("Record") {
             switch mapper.map(tokenizer.attributes, line: 0) {

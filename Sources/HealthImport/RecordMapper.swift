@@ -60,6 +60,15 @@ struct PendingSample {
     var type: QuantityType { QuantityType.all[typeIndex] }
 }
 
+/// What adding a `<MetadataEntry>` to a record or correlation came to.
+enum MetadataEntryOutcome {
+    case kept
+    /// A new key past ``RecordMapper/maxMetadataEntries``: the element is rejected whole.
+    case pastCap
+    /// No key or no value: nothing to keep, counted as skipped.
+    case incomplete
+}
+
 /// What a top-level `<Record>` start tag turned into.
 enum RecordOutcome {
     case sample(PendingSample)
@@ -144,11 +153,11 @@ struct RecordMapper {
     }
 
     /// Adds a `<MetadataEntry key value>` to `sample`: numbers that parse fully become ``MetadataValue/number``,
-    /// everything else (`HKTimeZone` included) stays a string. Returns `false` for a new key past
-    /// ``maxMetadataEntries``, not kept: the caller rejects the record. The entry is part of the record's identity
-    /// either way.
+    /// everything else (`HKTimeZone` included) stays a string. An entry past ``maxMetadataEntries`` (the caller
+    /// rejects the record) or without its key or value (the caller counts it as skipped) is not kept; the entry is
+    /// part of the record's identity either way.
     @discardableResult
-    mutating func addMetadata(_ attributes: [XMLAttribute], to sample: inout PendingSample) -> Bool {
+    mutating func addMetadata(_ attributes: [XMLAttribute], to sample: inout PendingSample) -> MetadataEntryOutcome {
         sample.identity.add(element: Self.metadataEntryName, depth: 1, attributes, scratch: &decoded)
         var key: String?
         var value: MetadataValue?
@@ -162,12 +171,12 @@ struct RecordMapper {
                 }
             }
         }
-        guard let key, let value else { return true }
+        guard let key, let value else { return .incomplete }
         guard sample.metadata[key] != nil || sample.metadata.count < RecordMapper.maxMetadataEntries else {
-            return false
+            return .pastCap
         }
         sample.metadata[key] = value
-        return true
+        return .kept
     }
 
     /// Adds a child element other than `<MetadataEntry>` (`<HeartRateVariabilityMetadataList>` and its

@@ -180,6 +180,14 @@ struct RecordMappingTests {
 
     static let pinnedUUID = "FF64975E-B933-8AEA-83E1-23695E0CF6D1"
 
+    @Test("a metadata entry without its key or value is counted as skipped; the record imports")
+    func incompleteMetadata() throws {
+        let children = "  <MetadataEntry key=\"HKTimeZone\"/>\n  <MetadataEntry value=\"1\"/>\n"
+        let (batches, summary) = try Fixtures.importing(body: Fixtures.record(value: "10", children: children))
+        #expect(Fixtures.rows(batches).count == 1 && summary.rejected.isEmpty)
+        #expect(summary.skipped["Record MetadataEntry without a key or value"] == 2, "\(summary.skipped)")
+    }
+
     @Test("identical records in one batch are one sample, counted as identical rows")
     func identicalRecords() throws {
         let body = [Fixtures.record(value: "10"), Fixtures.record(value: "10"), Fixtures.record(value: "11")]
