@@ -87,38 +87,53 @@ public struct ImportCommand: Command {
         var replaced = 0
     }
 
-    /// Sends `workouts` in requests of at most ``WorkoutInsert/maxWorkouts``, then deletes the workouts an earlier
-    /// release stored under their content identity that the imported ones replace (``legacyNamed(_:among:)``).
+    /// Sends `workouts` in requests of at most ``WorkoutInsert/maxWorkouts``, replacing the workouts an earlier
+    /// release stored under their content identity (``sendReplacing(_:element:per:name:stored:delete:insert:)``).
     static func send(_ workouts: [Workout], client: HealthClient, subject: String) async throws -> Stored {
-        let earlier = try? await client.workouts(subject: subject).workouts.map(\.workout)
-        var stored = try await send(
+        try await sendReplacing(
             workouts, element: "Workout", per: WorkoutInsert.maxWorkouts,
-            name: { "\($0.activityType) workout at \($0.start) µs" }
+            name: { "\($0.activityType) workout at \($0.start) µs" },
+            stored: {
+                try await client.workouts(subject: subject, filter: WorkoutFilter(uuids: $0)).workouts.map(\.workout)
+            },
+            delete: { try await client.deleteWorkouts($0, subject: subject) }
         ) { chunk in
             let ack = try await client.insertWorkouts(chunk, subject: subject)
             return PipelinedUpload.Counts(inserted: Int(ack.inserted), duplicates: Int(ack.duplicates))
         }
-        let replaced = legacyNamed(workouts, among: earlier ?? [])
-        if !replaced.isEmpty { stored.replaced = Int(try await client.deleteWorkouts(replaced, subject: subject)) }
-        return stored
     }
 
-    /// Sends `correlations` in requests of at most ``CorrelationInsert/maxCorrelations``, then deletes the
-    /// correlations an earlier release stored under their content identity that the imported ones replace.
+    /// Sends `correlations` in requests of at most ``CorrelationInsert/maxCorrelations``, replacing the
+    /// correlations an earlier release stored under their content identity.
     static func send(_ correlations: [Correlation], client: HealthClient, subject: String) async throws -> Stored {
-        let earlier = try? await client.correlations(subject: subject).correlations.map(\.correlation)
-        var stored = try await send(
+        try await sendReplacing(
             correlations, element: "Correlation", per: CorrelationInsert.maxCorrelations,
-            name: { "\($0.type.rawValue) correlation at \($0.start) µs" }
+            name: { "\($0.type.rawValue) correlation at \($0.start) µs" },
+            stored: {
+                try await client.correlations(subject: subject, filter: CorrelationFilter(uuids: $0)).correlations
+                    .map(\.correlation)
+            },
+            delete: { try await client.deleteCorrelations($0, subject: subject) }
         ) { chunk in
             let ack = try await client.insertCorrelations(chunk, subject: subject)
             return PipelinedUpload.Counts(inserted: Int(ack.inserted), duplicates: Int(ack.duplicates))
         }
-        let replaced = legacyNamed(correlations, among: earlier ?? [])
-        if !replaced.isEmpty {
-            stored.replaced = Int(try await client.deleteCorrelations(replaced, subject: subject))
-        }
-        return stored
+    }
+
+    /// Sends `objects` as ``send(_:element:per:name:_:)`` does, then deletes the objects an earlier release
+    /// stored under the content identity of one of them (``legacyNamed(_:among:)``), asking `stored` only for those
+    /// UUIDs. An identity that may not read them (no read grant) has none to replace.
+    private static func sendReplacing<Object: ContentNamedObject>(
+        _ objects: [Object], element: String, per: Int, name: (Object) -> String,
+        stored: (Set<UUID>) async throws -> [Object], delete: ([UUID]) async throws -> UInt64,
+        insert: ([Object]) async throws -> PipelinedUpload.Counts
+    ) async throws -> Stored {
+        guard !objects.isEmpty else { return Stored() }
+        let earlier = (try? await stored(Set(objects.map(\.contentID)))) ?? []
+        var result = try await send(objects, element: element, per: per, name: name, insert)
+        let replaced = legacyNamed(objects, among: earlier)
+        if !replaced.isEmpty { result.replaced = Int(try await delete(replaced)) }
+        return result
     }
 
     /// Sends `routes` (at most ``RouteInsert/maxRoutes`` a request); a route the server refuses is listed.

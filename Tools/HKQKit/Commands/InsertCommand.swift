@@ -136,14 +136,7 @@ struct InsertTally: Sendable {
             samples, maxRows: InsertCommand.batchRows, makeBatchID: HealthClient.makeBatchID)
         for batch in batches {
             var refused: [(row: Int, error: HealthClientError)] = []
-            let ack = try await RefusalIsolation.send(Array(0..<batch.count), per: batch.count) { rows in
-                var part = rows.count == batch.count ? batch : batch.rows(rows[0]..<(rows[rows.count - 1] + 1))
-                if rows.count != batch.count { part.batchID = HealthClient.makeBatchID() }
-                let reply = try await client.insert(part)
-                return PipelinedUpload.Counts(inserted: Int(reply.inserted), duplicates: Int(reply.duplicates))
-            } refused: { row, error in
-                refused.append((row, error))
-            }
+            let ack = try await RefusalIsolation.send(rowsOf: batch, client: client) { refused.append(($0, $1)) }
             let type = batch.typeIdentifier
             if counts[type] == nil { order.append(type) }
             counts[type, default: Counts()].rows += UInt64(batch.count)

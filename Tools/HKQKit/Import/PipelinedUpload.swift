@@ -18,6 +18,12 @@ struct PipelinedUpload {
     struct Counts: Hashable, Sendable {
         var inserted: Int = 0
         var duplicates: Int = 0
+
+        /// Adds `other`'s counts to these.
+        mutating func add(_ other: Counts) {
+            inserted += other.inserted
+            duplicates += other.duplicates
+        }
     }
 
     /// A refused row: its type, when it starts, its source, and the server's refusal.
@@ -80,10 +86,7 @@ struct PipelinedUpload {
 
     /// The sums over every type.
     var total: Counts {
-        counts.values.reduce(into: Counts()) { total, counts in
-            total.inserted += counts.inserted
-            total.duplicates += counts.duplicates
-        }
+        counts.values.reduce(into: Counts()) { $0.add($1) }
     }
 
     private mutating func collectOldest() async throws {
@@ -94,21 +97,14 @@ struct PipelinedUpload {
         case .success(let reply):
             ack = Counts(inserted: Int(reply.inserted), duplicates: Int(reply.duplicates))
         case .failure:
-            let client = client
             var refusedRows: [RefusedRow] = []
-            ack = try await RefusalIsolation.send(Array(0..<batch.count), per: batch.count) { rows in
-                var part = batch.rows(rows[0]..<(rows[rows.count - 1] + 1))
-                part.batchID = HealthClient.makeBatchID()
-                let reply = try await client.insert(part)
-                return Counts(inserted: Int(reply.inserted), duplicates: Int(reply.duplicates))
-            } refused: { row, error in
+            ack = try await RefusalIsolation.send(rowsOf: batch, client: client, refusedWhole: true) { row, error in
                 let source = batch.sources[Int(batch.sourceIndices[row])].name
                 refusedRows.append(
                     RefusedRow(type: batch.typeIdentifier, start: batch.starts[row], source: source, error: error))
             }
             refused += refusedRows
         }
-        counts[batch.typeIdentifier, default: Counts()].inserted += ack.inserted
-        counts[batch.typeIdentifier, default: Counts()].duplicates += ack.duplicates
+        counts[batch.typeIdentifier, default: Counts()].add(ack)
     }
 }
