@@ -24,12 +24,7 @@ enum CorrelationMapper {
     /// Adds a `<MetadataEntry>` child to `correlation`, as ``RecordMapper/addMetadata(_:to:)`` does to a record.
     static func addMetadata(_ attributes: [XMLAttribute], to correlation: inout Correlation) -> MetadataEntryOutcome {
         let fields = WorkoutMapper.strings(attributes)
-        guard let key = fields["key"], let value = fields["value"] else { return .incomplete }
-        guard correlation.metadata[key] != nil || correlation.metadata.count < RecordMapper.maxMetadataEntries else {
-            return .pastCap
-        }
-        correlation.metadata[key] = WorkoutMapper.metadataValue(value)
-        return .kept
+        return .add(fields["key"], fields["value"].map(WorkoutMapper.metadataValue), to: &correlation.metadata)
     }
 
     /// Adds the sample a member `<Record>` maps to. Returns `false` past ``Correlation/Limits/maxMembers``, not

@@ -60,13 +60,22 @@ struct PendingSample {
     var type: QuantityType { QuantityType.all[typeIndex] }
 }
 
-/// What adding a `<MetadataEntry>` to a record or correlation came to.
+/// What adding a `<MetadataEntry>` to a record, workout or correlation came to.
 enum MetadataEntryOutcome {
     case kept
     /// A new key past ``RecordMapper/maxMetadataEntries``: the element is rejected whole.
     case pastCap
     /// No key or no value: nothing to keep, counted as skipped.
     case incomplete
+
+    /// Adds the entry `key`, `value` to `metadata`, unless one is missing or the key is new past
+    /// ``RecordMapper/maxMetadataEntries``; says which.
+    static func add(_ key: String?, _ value: MetadataValue?, to metadata: inout [String: MetadataValue]) -> Self {
+        guard let key, let value else { return .incomplete }
+        guard metadata[key] != nil || metadata.count < RecordMapper.maxMetadataEntries else { return .pastCap }
+        metadata[key] = value
+        return .kept
+    }
 }
 
 /// What a top-level `<Record>` start tag turned into.
@@ -125,16 +134,20 @@ struct RecordMapper {
         }
         do {
             var sample = try sample(type: type, identifier: identifier, fields: fields, line: line)
-            for attribute in attributes where !RecordFields.isBase(attribute.name) {
-                let place: UInt64
-                if let known = Self.knownPlaces.first(where: { attribute.name.equals($0.name) }) {
-                    place = known.place
-                } else {
-                    place = ElementIdentity.place(
-                        depth: 0, element: ByteSpan(literal: "Record"), attribute: attribute.name, scratch: &decoded)
-                    unread.append(attribute.name.string)
-                }
+            // The base covers type, unit (the identity value is canonical), value, source name, start and end;
+            // the rest of the element feeds its identity.
+            if let version = fields.sourceVersion {
+                sample.identity.add(version, at: Self.places.sourceVersion, scratch: &decoded)
+            }
+            if let device = fields.device { sample.identity.add(device, at: Self.places.device, scratch: &decoded) }
+            if let created = fields.creationDate {
+                sample.identity.add(created, at: Self.places.creationDate, scratch: &decoded)
+            }
+            for attribute in fields.others {
+                let place = ElementIdentity.place(
+                    depth: 0, element: ByteSpan(literal: "Record"), attribute: attribute.name, scratch: &decoded)
                 sample.identity.add(attribute, at: place, scratch: &decoded)
+                unread.append(attribute.name.string)
             }
             return .sample(sample)
         } catch let rejection as Rejection {
@@ -171,12 +184,7 @@ struct RecordMapper {
                 }
             }
         }
-        guard let key, let value else { return .incomplete }
-        guard sample.metadata[key] != nil || sample.metadata.count < RecordMapper.maxMetadataEntries else {
-            return .pastCap
-        }
-        sample.metadata[key] = value
-        return .kept
+        return .add(key, value, to: &sample.metadata)
     }
 
     /// Adds a child element other than `<MetadataEntry>` (`<HeartRateVariabilityMetadataList>` and its
@@ -187,18 +195,15 @@ struct RecordMapper {
 
     private static var metadataEntryName: ByteSpan { ByteSpan(literal: "MetadataEntry") }
 
-    /// The attributes a record has beyond its base that the importer reads (``ExportVocabulary/record``), with the
-    /// place of each in a record's identity, worked out once.
-    private static let knownPlaces: [(name: StaticString, place: UInt64)] = {
+    /// The place in a record's identity of each attribute beyond its base that the importer reads
+    /// (``ExportVocabulary/record``), worked out once.
+    private static let places: (sourceVersion: UInt64, device: UInt64, creationDate: UInt64) = {
         var scratch: [UInt8] = []
-        return [StaticString("sourceVersion"), "device", "creationDate"].map { name in
-            (
-                name,
-                ElementIdentity.place(
-                    depth: 0, element: ByteSpan(literal: "Record"), attribute: ByteSpan(literal: name),
-                    scratch: &scratch)
-            )
+        func place(_ name: StaticString) -> UInt64 {
+            ElementIdentity.place(
+                depth: 0, element: ByteSpan(literal: "Record"), attribute: ByteSpan(literal: name), scratch: &scratch)
         }
+        return (place("sourceVersion"), place("device"), place("creationDate"))
     }()
 
     // MARK: - Samples
@@ -426,20 +431,6 @@ struct RecordMapper {
 
 /// The attributes of a `<Record>` the mapper reads, picked out in one pass by comparing names as bytes.
 private struct RecordFields {
-    /// Whether `name` is one of the attributes the record's base identity covers (type, unit, value, source name,
-    /// start and end date); the others feed its ``ElementIdentity``. The unit is covered because the identity
-    /// value is in the type's canonical unit.
-    static func isBase(_ name: ByteSpan) -> Bool {
-        switch name.count {
-        case 4: return name.equals("type") || name.equals("unit")
-        case 5: return name.equals("value")
-        case 7: return name.equals("endDate")
-        case 9: return name.equals("startDate")
-        case 10: return name.equals("sourceName")
-        default: return false
-        }
-    }
-
     var type: XMLAttribute?
     var unit: XMLAttribute?
     var value: XMLAttribute?
@@ -448,24 +439,25 @@ private struct RecordFields {
     var device: XMLAttribute?
     var startDate: XMLAttribute?
     var endDate: XMLAttribute?
+    var creationDate: XMLAttribute?
+    /// Attributes none of the above names (none in the exports Apple writes): part of the record's identity,
+    /// counted as not read.
+    var others: [XMLAttribute] = []
 
     @inline(__always)
     mutating func take(_ attribute: XMLAttribute) {
         let name = attribute.name
         switch name.count {
-        case 4:
-            if name.equals("type") {
-                type = attribute
-            } else if name.equals("unit") {
-                unit = attribute
-            }
-        case 5: if name.equals("value") { value = attribute }
-        case 6: if name.equals("device") { device = attribute }
-        case 7: if name.equals("endDate") { endDate = attribute }
-        case 9: if name.equals("startDate") { startDate = attribute }
-        case 10: if name.equals("sourceName") { sourceName = attribute }
-        case 13: if name.equals("sourceVersion") { sourceVersion = attribute }
-        default: break
+        case 4 where name.equals("type"): type = attribute
+        case 4 where name.equals("unit"): unit = attribute
+        case 5 where name.equals("value"): value = attribute
+        case 6 where name.equals("device"): device = attribute
+        case 7 where name.equals("endDate"): endDate = attribute
+        case 9 where name.equals("startDate"): startDate = attribute
+        case 10 where name.equals("sourceName"): sourceName = attribute
+        case 12 where name.equals("creationDate"): creationDate = attribute
+        case 13 where name.equals("sourceVersion"): sourceVersion = attribute
+        default: others.append(attribute)
         }
     }
 }

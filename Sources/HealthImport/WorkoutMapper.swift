@@ -87,18 +87,13 @@ struct WorkoutMapper {
         let fields = strings(attributes)
         switch name {
         case "MetadataEntry":
-            guard let key = fields["key"], let value = fields["value"] else {
-                pending.unread.append("Workout MetadataEntry without a key or value")
-                return
+            switch MetadataEntryOutcome.add(
+                fields["key"], fields["value"].map(metadataValue), to: &pending.workout.metadata)
+            {
+            case .kept: break
+            case .pastCap: pending.extraMetadata += 1
+            case .incomplete: pending.unread.append("Workout MetadataEntry without a key or value")
             }
-            guard
-                pending.workout.metadata[key] != nil
-                    || pending.workout.metadata.count < RecordMapper.maxMetadataEntries
-            else {
-                pending.extraMetadata += 1
-                return
-            }
-            pending.workout.metadata[key] = metadataValue(value)
         case "WorkoutEvent":
             guard pending.workout.events.count < Workout.Limits.maxEvents else {
                 pending.extraEvents += 1

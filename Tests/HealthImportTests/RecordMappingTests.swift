@@ -180,6 +180,14 @@ struct RecordMappingTests {
 
     static let pinnedUUID = "FF64975E-B933-8AEA-83E1-23695E0CF6D1"
 
+    @Test("an attribute the importer does not read is counted by name and still tells records apart")
+    func unreadAttribute() throws {
+        let plain = try Fixtures.importing(body: Fixtures.record(value: "10"))
+        let noted = try Fixtures.importing(body: Fixtures.record(value: "10", extra: #" note="left wrist""#))
+        #expect(noted.summary.skipped["Record note"] == 1 && plain.summary.skipped["Record note"] == nil)
+        #expect(Fixtures.rows(noted.batches).first?.uuid != Fixtures.rows(plain.batches).first?.uuid)
+    }
+
     @Test("a metadata entry without its key or value is counted as skipped; the record imports")
     func incompleteMetadata() throws {
         let children = "  <MetadataEntry key=\"HKTimeZone\"/>\n  <MetadataEntry value=\"1\"/>\n"

@@ -140,6 +140,8 @@ struct ExportQuirkTests {
         let rejected = try #require(summary["rejected"] as? [[String: Any]])
         #expect(rejected.count == 1 && rejected.first?["count"] as? Int == 1, "\(rejected)")
         #expect((rejected.first?["example"] as? String)?.contains("2021-01-05") == true, "\(rejected)")
+        let table = try await Self.hkq(hkd, ["import", path])
+        #expect(table.out.contains("; 1 activity summary given again alike, counted once"), "\(table.out)")
 
         let shown = try await Self.hkq(hkd, ["activity", "--format", "json"])
         let rows = try #require(try Self.json(shown.out) as? [[String: Any]], "\(shown.out)\(shown.err)")

@@ -121,6 +121,10 @@ struct ImportReport: Sendable {
                 line += " (\(storedSummaries.inserted) new or changed, \(storedSummaries.duplicates) already stored)"
             }
         }
+        if summary.identicalActivitySummaries > 0 {
+            let repeats = count(summary.identicalActivitySummaries, "activity summary", "activity summaries")
+            line += "; \(repeats) given again alike, counted once"
+        }
         if replaced > 0 {
             line += "; replaced \(count(replaced, "object")) an earlier release stored under its content identity"
         }
