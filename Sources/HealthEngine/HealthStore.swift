@@ -81,10 +81,9 @@ public final class HealthStore: Sendable {
     /// The samples of one subject and type matching `filter` (HEALTHKIT.md §4), sorted, at most `limit` rows
     /// (0: no limit), values in `unit` (`nil`: the type's canonical unit). An unknown subject has no samples.
     public func samples(
-        subject: String, type: String, filter: SampleFilter = .all, sort: SampleSort = .startAscending,
-        limit: Int = 0, unit: String? = nil
+        subject: String, type: QuantityType, filter: SampleFilter = .all, sort: SampleSort = .startAscending,
+        limit: Int = 0, unit: HealthUnit? = nil
     ) throws -> SampleQueryResult {
-        let type = try QuantityType.named(type)
         let transform = try UnitTransform(type: type, unit: unit)
         try SampleRules.validate(subject: subject)
         let filter = try filter.validated(for: type)
@@ -106,9 +105,9 @@ public final class HealthStore: Sendable {
     /// Throws ``ErrorCode/invalidOptions`` for options that do not fit the type and ``ErrorCode/noData`` when
     /// no sample matches.
     public func statistics(
-        subject: String, type: String, filter: SampleFilter = .all, options: StatisticsOptions, unit: String? = nil
+        subject: String, type: QuantityType, filter: SampleFilter = .all, options: StatisticsOptions,
+        unit: HealthUnit? = nil
     ) throws -> Statistics {
-        let type = try QuantityType.named(type)
         try options.validate(for: type)
         let transform = try UnitTransform(type: type, unit: unit)
         try SampleRules.validate(subject: subject)
@@ -131,14 +130,13 @@ public final class HealthStore: Sendable {
 
     /// Sets the priority of sources for one subject and type, highest first (HEALTHKIT.md §8). Sources are
     /// matched by bundle identifier (by name when it has none); sources not listed rank after, in default order.
-    public func setSourcePriority(subject: String, type: String, order: [SourceInfo]) throws {
+    public func setSourcePriority(subject: String, type: QuantityType, order: [SourceInfo]) throws {
         try setSourcePriority(subject: subject, type: type, order: order, beforeApplying: {})
     }
 
     /// The effective source priority for one subject and type, highest first: the order set (sources without
     /// samples included), then every other source that wrote samples, in default order.
-    public func sourcePriority(subject: String, type: String) throws -> [SourceInfo] {
-        let type = try QuantityType.named(type)
+    public func sourcePriority(subject: String, type: QuantityType) throws -> [SourceInfo] {
         try SampleRules.validate(subject: subject)
         return shard(type).read { state in state.series[subject]?.sources.priorityList() ?? [] }
     }

@@ -15,14 +15,14 @@ struct UnitTransform: Sendable {
     }
 
     /// From the type's canonical unit to `unit` (`nil`: the canonical unit itself). Throws
-    /// ``ErrorCode/invalidUnit`` for an unparsable unit, ``ErrorCode/incompatibleUnit`` when it does not fit.
-    init(type: QuantityType, unit: String?) throws {
+    /// ``ErrorCode/incompatibleUnit`` when it does not fit the type.
+    init(type: QuantityType, unit: HealthUnit?) throws {
         guard let unit else {
             self.init(from: type.canonicalUnit, to: type.canonicalUnit)
             return
         }
-        let parsed = try type.unit(parsing: unit)
-        self.init(from: type.canonicalUnit, to: parsed)
+        try SampleRules.validate(unit: unit, for: type)
+        self.init(from: type.canonicalUnit, to: unit)
     }
 
     /// The unit results are in.

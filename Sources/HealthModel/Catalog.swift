@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The quantity-type catalog of HEALTHKIT.md §1.
 extension QuantityType {
     /// Every known quantity type, in catalog order (``QuantityType/index`` is the position here).
@@ -43,37 +41,16 @@ extension QuantityType {
     /// The category types of ``all`` (HEALTHKIT.md §12).
     public static let categories: [QuantityType] = all.filter(\.isCategory)
 
-    /// The types looked up by short identifier so far. A server looks a type up for every request: after the
-    /// first lookup of a name, a hash finds it. hkq looks up one or two, each built from its catalog entry alone:
-    /// building ``all`` would parse every type's unit (a tenth of a short hkq command's start).
-    private static let lookedUp = Mutex<[String: QuantityType]>([:])
-
-    /// The type whose short identifier is `identifier`.
-    private static func withShortIdentifier(_ identifier: String) -> QuantityType? {
-        if let type = lookedUp.withLock({ $0[identifier] }) { return type }
-        let built: QuantityType
-        if let position = QuantityCatalog.entries.firstIndex(where: { $0.0 == identifier }) {
-            built = quantity(at: position)
-        } else if let position = CategoryCatalog.entries.firstIndex(where: { $0.0 == identifier }) {
-            built = category(at: position)
-        } else {
-            return nil
+    /// Every type by its short and its full identifier: built once, then read without a lock.
+    private static let byIdentifier: [String: QuantityType] = {
+        var index: [String: QuantityType] = [:]
+        index.reserveCapacity(all.count * 2)
+        for type in all {
+            index[type.identifier] = type
+            index[type.fullIdentifier] = type
         }
-        lookedUp.withLock { $0[identifier] = built }
-        return built
-    }
-
-    /// The type a name spelled exactly as Apple spells it names: a short identifier, or a full one.
-    private static func exactly(_ name: String) -> QuantityType? {
-        if let type = withShortIdentifier(name) { return type }
-        for prefix in [fullPrefix, categoryPrefix] where name.hasPrefix(prefix) {
-            let tail = name.dropFirst(prefix.count)
-            let short =
-                QuantityCatalog.shortSpellings[String(tail)] ?? tail.prefix(1).lowercased() + tail.dropFirst()
-            if let type = withShortIdentifier(short), type.fullIdentifier == name { return type }
-        }
-        return nil
-    }
+        return index
+    }()
 
     /// Looks a type up by short (`stepCount`) or full (`HKQuantityTypeIdentifierStepCount`) identifier, spelled
     /// exactly as Apple spells it (`HKQuantityTypeIdentifierVO2Max`).
@@ -82,10 +59,10 @@ extension QuantityType {
     ///
     /// Throws ``ErrorCode/unknownQuantityType`` naming the string and suggesting the nearest known name.
     public static func named(_ name: String) throws -> QuantityType {
-        if let type = exactly(name) { return type }
+        if let type = byIdentifier[name] { return type }
         let kind = hasPrefix(categoryPrefix, name) ? "category" : "quantity"
         var message = "unknown \(kind) type \"\(name)\""
-        if let nearest = nearestIdentifier(to: name), let type = withShortIdentifier(nearest) {
+        if let nearest = nearestIdentifier(to: name), let type = byIdentifier[nearest] {
             // Suggest in the form the caller used: full identifier for a full one, short otherwise.
             let suggestion =
                 hasFullPrefix(name) || hasPrefix(categoryPrefix, name) ? type.fullIdentifier : type.identifier

@@ -92,3 +92,15 @@ public struct HealthUnit: Hashable, Sendable, CustomStringConvertible {
         return ((value * scale + offset) - target.offset) / target.scale
     }
 }
+
+extension HealthUnit: ExpressibleByStringLiteral {
+    /// The unit a literal spells (`"km"`), for code that names a unit it knows; a literal that does not parse
+    /// stops the program. Units that come from people and peers go through ``init(parsing:)``.
+    public init(stringLiteral text: String) {
+        do {
+            self = try Self(parsing: text)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+}

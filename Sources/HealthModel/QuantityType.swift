@@ -94,3 +94,15 @@ public struct QuantityType: Hashable, Sendable, CustomStringConvertible {
         return unit
     }
 }
+
+extension QuantityType: ExpressibleByStringLiteral {
+    /// The type a literal names (`"stepCount"`), for code that names a type it knows; a literal naming no type
+    /// stops the program. Names that come from people and peers go through ``named(_:)``.
+    public init(stringLiteral name: String) {
+        do {
+            self = try Self.named(name)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+}

@@ -58,7 +58,7 @@ public struct ConnectionStateMachine: Sendable {
         /// Send these bytes (one or more encoded frames).
         case write([UInt8])
         /// Run this request and send its reply frames tagged with `requestID`.
-        case dispatch(requestID: UInt32, message: Message, identity: ClientIdentity)
+        case dispatch(requestID: UInt32, request: PreparedRequest, identity: ClientIdentity)
         /// Inflate and decode this frame off the event loop (``decodeRequest(_:limits:)``), then report the
         /// outcome with ``decoded(_:frame:identity:now:)``.
         case decode(Frame, identity: ClientIdentity)
@@ -324,17 +324,17 @@ public struct ConnectionStateMachine: Sendable {
         case .pong:
             return []
         default:
+            let request: PreparedRequest
             do {
-                try message.validateRequest()
+                guard let prepared = try message.prepared() else {
+                    throw HealthError(.invalidArgument, "\(frame.kind) is a reply; a client may not send it")
+                }
+                request = prepared
             } catch {
-                return [errorReply(error, requestID: frame.requestID)]
-            }
-            guard frame.kind.isRequest else {
-                let error = HealthError(.invalidArgument, "\(frame.kind) is a reply; a client may not send it")
-                return [errorReply(error, requestID: frame.requestID)]
+                return [errorReply(RequestDispatcher.healthError(error, of: message), requestID: frame.requestID)]
             }
             inFlight += 1
-            return [.dispatch(requestID: frame.requestID, message: message, identity: identity)]
+            return [.dispatch(requestID: frame.requestID, request: request, identity: identity)]
         }
     }
 

@@ -61,162 +61,52 @@ public struct RequestDispatcher: Sendable {
         self.status = status
     }
 
-    /// The reply: one or more messages; all but the last go out with ``FrameFlags/more``.
-    /// Failures come back as a single ``ErrorReply``.
+    /// The reply to a request: one or more messages, all but the last sent with ``FrameFlags/more``. Failures,
+    /// including a request that does not check (``Message/prepared()``) and a message that is no request, come
+    /// back as a single ``ErrorReply``.
     public func handle(_ message: Message, identity: ClientIdentity) -> [Message] {
         do {
-            if let placement, let subject = message.placedSubject { try placement(subject) }
-            guard let identities else { return try reply(to: message, writer: 0) }
-            let access = try identities.access(for: identity)
-            return try authorizedReply(to: message, access: access, identities: identities)
-        } catch let error as HealthError {
-            return [.error(ErrorReply(error))]
+            guard let request = try message.prepared() else {
+                throw HealthError(.invalidArgument, "\(message.kind) is not a request")
+            }
+            return handle(request, identity: identity)
         } catch {
-            return [.error(ErrorReply(HealthError(.internalError, "\(message.kind) failed: \(error)")))]
+            return [.error(ErrorReply(Self.healthError(error, of: message)))]
         }
     }
 
-    /// The reply to a request already authorized; inserted samples are marked as written by `writer`.
-    func reply(to message: Message, writer: UInt32) throws -> [Message] {
-        switch message {
-        case .insert(let m):
-            guard m.batch.count <= Int(clamping: limits.maxBatchRows) else {
-                throw HealthError(
-                    .batchTooLarge,
-                    "batch \(m.batch.batchID) has \(m.batch.count) rows; this server accepts at most \(limits.maxBatchRows)"
-                )
-            }
-            let result = try durable.insert(m.batch, writer: writer, encodedBatch: m.receivedBatchBytes)
-            if result.inserted > 0 { subscriptions?.changed(subject: m.batch.subject, type: m.batch.typeIdentifier) }
-            return [
-                .insertAck(
-                    InsertAck(
-                        batchID: m.batch.batchID, inserted: UInt64(result.inserted),
-                        duplicates: UInt64(result.duplicates)))
-            ]
-
-        case .delete(let m):
-            let filter: SampleFilter
-            switch m.selection {
-            case .uuids(let uuids): filter = SampleFilter(uuids: Set(uuids))
-            case .filter(let given): filter = given
-            }
-            let deleted = try durable.delete(subject: m.subject, type: m.type, filter: filter)
-            if deleted > 0 { subscriptions?.changed(subject: m.subject, type: m.type) }
-            return [.deleteAck(DeleteAck(deleted: UInt64(deleted)))]
-
-        case .sampleQuery(let m):
-            let result = try store.samples(
-                subject: m.subject, type: m.type, filter: m.filter, sort: m.sort, limit: Int(clamping: m.limit),
-                unit: m.unit.isEmpty ? nil : m.unit)
-            return resultFrames(result, subject: m.subject)
-
-        case .statisticsQuery(let m):
-            let statistics = try store.statistics(
-                subject: m.subject, type: m.type, filter: m.filter, options: m.options,
-                unit: m.unit.isEmpty ? nil : m.unit)
-            let unit = m.unit.isEmpty ? try QuantityType.named(m.type).batchUnit : m.unit
-            return [.statisticsResult(StatisticsResult(unit: unit, statistics: statistics))]
-
-        case .collectionQuery(let m):
-            let buckets = try store.collection(
-                subject: m.subject, type: m.type, filter: m.filter, options: m.options, anchor: m.anchor,
-                interval: m.interval, timeZone: m.timeZone, unit: m.unit.isEmpty ? nil : m.unit,
-                enumerateFrom: m.enumerateFrom, enumerateTo: m.enumerateTo)
-            let unit = m.unit.isEmpty ? try QuantityType.named(m.type).batchUnit : m.unit
-            return collectionFrames(buckets, unit: unit)
-
-        case .getSourcePriority(let m):
-            let type = try QuantityType.named(m.type)
-            return [
-                .sourcePriority(
-                    SourcePriority(
-                        subject: m.subject, type: type.identifier,
-                        sources: try store.sourcePriority(subject: m.subject, type: m.type)))
-            ]
-
-        case .setSourcePriority(let m):
-            let type = try QuantityType.named(m.type)
-            let known = try store.sourcePriority(subject: m.subject, type: m.type)
-            let order = m.order.map { name in
-                known.first { $0.name == name || (!$0.bundleIdentifier.isEmpty && $0.bundleIdentifier == name) }
-                    ?? SourceInfo(name: name)
-            }
-            try durable.setSourcePriority(subject: m.subject, type: m.type, order: order)
-            return [
-                .sourcePriority(
-                    SourcePriority(
-                        subject: m.subject, type: type.identifier,
-                        sources: try store.sourcePriority(subject: m.subject, type: m.type)))
-            ]
-
-        case .authorizationStatusQuery(let m):
-            // Authorization is off (`hkd --auth off`): every connection may share every known type.
-            return [
-                .authorizationStatus(
-                    AuthorizationStatus(
-                        statuses: try m.types.map { name in
-                            .init(type: try QuantityType.named(name).identifier, state: .sharingAuthorized)
-                        }))
-            ]
-
-        case .clusterStatusQuery:
-            return [.clusterStatus(try clusterStatus?() ?? ClusterStatus(node: "", partitions: []))]
-
-        case .serverInfoQuery:
-            let info: StoreContents
-            if let clusterContents {
-                info = try clusterContents()
-            } else {
-                let local = store.info()
-                info = StoreContents(subjects: local.subjects, samplesByType: local.samplesByType)
-            }
-            let status = status()
-            let perType = info.samplesByType.filter { $0.value > 0 }.sorted { $0.key < $1.key }
-                .map { ServerInfo.TypeCount(type: $0.key, samples: UInt64($0.value)) }
-            let blocks = store.blockResidency()
-            return [
-                .serverInfo(
-                    ServerInfo(
-                        serverVersion: status.version, uptimeMicros: status.uptimeMicros,
-                        connections: status.connections,
-                        residentBytes: status.residentBytes, subjects: UInt64(info.subjects), samplesPerType: perType,
-                        blockBytesInMemory: UInt64(blocks.hotBytes), blockBytesOnDisk: UInt64(blocks.coldBytes)))
-            ]
-
-        case .adminRequest:
-            throw HealthError(.forbidden, "administration needs authorization on (this hkd runs with --auth off)")
-
-        case .changesQuery(let m):
-            return try changesReply(m)
-
-        case .backupRequest(let m):
-            return [.backupResult(try backup(into: m.directory))]
-
-        case .workoutInsert, .workoutQuery, .workoutDelete:
-            return try workoutReply(to: message, writer: writer)
-
-        case .characteristicsSet, .characteristicsQuery, .activitySummaryInsert, .activitySummaryQuery:
-            return try profileReply(to: message)
-        case .correlationInsert, .correlationQuery, .correlationDelete:
-            return try correlationReply(to: message, writer: writer)
-
-        case .routeInsert, .routeQuery:
-            return try routeReply(to: message, writer: writer)
-
-        case .ping(let m):
-            // The connection answers pings itself; a dispatcher handed one answers the same.
-            return [.pong(Pong(nonce: m.nonce))]
-
-        case .subscribe, .unsubscribe:
-            // Subscriptions live on a connection: ServerConnection handles them before dispatch.
-            throw HealthError(
-                .unsupportedRequest, "\(message.kind) needs a connection; a dispatcher alone cannot serve it")
-
-        default:
-            // Replies and handshake messages: the connection refuses them before dispatch (`MessageKind.isRequest`).
-            throw HealthError(.invalidArgument, "\(message.kind) is not a request")
+    /// The reply to a request checked at the edge: placed (cluster mode), authorized, served.
+    func handle(_ request: PreparedRequest, identity: ClientIdentity) -> [Message] {
+        do {
+            if let placement, let subject = request.message.placedSubject { try placement(subject) }
+            return try request.reply(self, try identities?.access(for: identity))
+        } catch {
+            return [.error(ErrorReply(Self.healthError(error, of: request.message)))]
         }
+    }
+
+    /// `error` as the error reply to `message` names it.
+    static func healthError(_ error: any Error, of message: Message) -> HealthError {
+        error as? HealthError ?? HealthError(.internalError, "\(message.kind) failed: \(error)")
+    }
+
+    /// What the server holds and how it runs, for ``ServerInfo``.
+    func serverInfo() throws -> ServerInfo {
+        let info: StoreContents
+        if let clusterContents {
+            info = try clusterContents()
+        } else {
+            let local = store.info()
+            info = StoreContents(subjects: local.subjects, samplesByType: local.samplesByType)
+        }
+        let status = status()
+        let perType = info.samplesByType.filter { $0.value > 0 }.sorted { $0.key < $1.key }
+            .map { ServerInfo.TypeCount(type: $0.key, samples: UInt64($0.value)) }
+        let blocks = store.blockResidency()
+        return ServerInfo(
+            serverVersion: status.version, uptimeMicros: status.uptimeMicros, connections: status.connections,
+            residentBytes: status.residentBytes, subjects: UInt64(info.subjects), samplesPerType: perType,
+            blockBytesInMemory: UInt64(blocks.hotBytes), blockBytesOnDisk: UInt64(blocks.coldBytes))
     }
 
     /// Backs the store up into `directory` (see ``DurableStore/backup(to:)``), with the identities so that the

@@ -142,8 +142,8 @@ final class ServerConnection: ConnectionHandler, Sendable {
             switch action {
             case .write(let bytes):
                 connection.write(bytes)
-            case .dispatch(let requestID, let message, let identity):
-                dispatch(requestID: requestID, message: message, identity: identity)
+            case .dispatch(let requestID, let request, let identity):
+                dispatch(requestID: requestID, request: request, identity: identity)
             case .decode(let frame, let identity):
                 decode(frame, identity: identity)
             case .close(let reason):
@@ -222,7 +222,8 @@ final class ServerConnection: ConnectionHandler, Sendable {
         }
     }
 
-    private func dispatch(requestID: UInt32, message: Message, identity: ClientIdentity) {
+    private func dispatch(requestID: UInt32, request: PreparedRequest, identity: ClientIdentity) {
+        let message = request.message
         guard state.value.connection != nil else { return }
         let dispatcher = server.dispatcher
         let metrics = server.metrics
@@ -239,7 +240,7 @@ final class ServerConnection: ConnectionHandler, Sendable {
         // On the worker: the request and its encoding, no state; the reply hops back to the loop.
         let accepted = server.workers.submit { [self] in
             let started = Deadline.now()
-            let replies = dispatcher.handle(message, identity: identity)
+            let replies = dispatcher.handle(request, identity: identity)
             metrics.record(message, replies: replies, since: started)
             if replies.count == 1, case .error(let refusal) = replies[0], (300..<400).contains(refusal.code) {
                 ServerLog.warning("refused \(message.kind) of identity \"\(identity.name)\": \(refusal.message)")

@@ -1,6 +1,5 @@
 import HealthCodec
 import HealthModel
-import Synchronization
 
 /// What the registry knows of one ``MessageKind``: its message type, whether it is a request and what answers
 /// it, and how its payload becomes a ``Message``. Built from the `Message` case that carries the type, so the
@@ -26,20 +25,19 @@ struct MessageRegistration: Sendable {
         self.wrap = { body in (body as? M).map(wrap) }
     }
 
-    /// The registrations built so far, at their kind's raw value. Each is built at its kind's first use: a
-    /// short-lived hkq uses three kinds, and building all of them (two closures and a type's metadata each, their
-    /// code spread over the binary) cost it a tenth of a millisecond. An array, not a dictionary: a dictionary
-    /// keyed by the kind looks up its Hashable conformance at run time, a scan of every conformance record.
-    private static let built = Mutex([MessageRegistration?](repeating: nil, count: Int(UInt8.max) + 1))
+    /// Every kind's registration at its raw value: built at first use, then read without a lock. An array, not
+    /// a dictionary: a dictionary keyed by the kind looks up its Hashable conformance at run time, a scan of every
+    /// conformance record.
+    private static let table: [MessageRegistration?] = {
+        var table = [MessageRegistration?](repeating: nil, count: Int(UInt8.max) + 1)
+        for kind in MessageKind.allCases { table[Int(kind.rawValue)] = kind.registration }
+        return table
+    }()
 
     /// The registration of `kind`.
     static subscript(kind: MessageKind) -> MessageRegistration {
-        built.withLock { built in
-            if let registration = built[Int(kind.rawValue)] { return registration }
-            let registration = kind.registration
-            built[Int(kind.rawValue)] = registration
-            return registration
-        }
+        // Every kind is registered: `registration` is an exhaustive switch.
+        table[Int(kind.rawValue)]!
     }
 }
 

@@ -1,9 +1,9 @@
 import HealthCodec
 import HealthModel
 
-// The registry of the protocol's messages. A new kind is added here and nowhere else in HealthWire (besides its
-// type's definition): its byte in `MessageKind`, its case in `Message`, its line in `registration` and in `body`,
-// and for a request the conformance naming its reply. Both switches are exhaustive: the compiler asks for their
+// The registry of the protocol's messages. A new kind is added here (besides its type's definition): its byte in
+// `MessageKind`, its case in `Message`, its line in `registration`, in `body` and in `request`; a request's
+// conformance goes in Requests.swift. The switches are exhaustive, without `default`: the compiler asks for their
 // lines once the kind and the case exist. (`body` is a switch, not a mirror: a mirror costs microseconds a frame.)
 
 /// The one-byte message kind in every frame header. Values are part of the protocol (Protocol/PROTOCOL.md).
@@ -277,33 +277,61 @@ extension Message {
     }
 }
 
-// MARK: Requests and their replies
+extension Message {
+    /// The wrapped message if it is a request (a client sends it and the server answers); `nil` for replies and
+    /// handshake messages.
+    public var request: (any Request)? {
+        switch self {
+        case .ping(let m): m
+        case .insert(let m): m
+        case .delete(let m): m
+        case .sampleQuery(let m): m
+        case .statisticsQuery(let m): m
+        case .collectionQuery(let m): m
+        case .changesQuery(let m): m
+        case .subscribe(let m): m
+        case .unsubscribe(let m): m
+        case .getSourcePriority(let m): m
+        case .setSourcePriority(let m): m
+        case .authorizationStatusQuery(let m): m
+        case .serverInfoQuery(let m): m
+        case .clusterStatusQuery(let m): m
+        case .adminRequest(let m): m
+        case .backupRequest(let m): m
+        case .workoutInsert(let m): m
+        case .workoutQuery(let m): m
+        case .workoutDelete(let m): m
+        case .characteristicsSet(let m): m
+        case .characteristicsQuery(let m): m
+        case .activitySummaryInsert(let m): m
+        case .activitySummaryQuery(let m): m
+        case .correlationInsert(let m): m
+        case .correlationQuery(let m): m
+        case .correlationDelete(let m): m
+        case .routeInsert(let m): m
+        case .routeQuery(let m): m
+        case .hello, .challenge, .proof, .welcome, .error, .pong, .insertAck, .deleteAck, .sampleResult,
+            .statisticsResult, .collectionResult, .changesResult, .subscribed, .unsubscribed, .update,
+            .sourcePriority, .authorizationStatus, .serverInfo, .clusterStatus, .adminResult, .backupResult,
+            .workoutInsertAck, .workoutResult, .characteristicsResult, .activitySummaryInsertAck,
+            .activitySummaryResult, .correlationInsertAck, .correlationResult, .routeInsertAck, .routeResult:
+            nil
+        }
+    }
 
-extension Ping: Request { public typealias Reply = Pong }
-extension Insert: Request { public typealias Reply = InsertAck }
-extension Delete: Request { public typealias Reply = DeleteAck }
-extension SampleQuery: StreamedRequest { public typealias Reply = SampleResult }
-extension StatisticsQuery: Request { public typealias Reply = StatisticsResult }
-extension CollectionQuery: StreamedRequest { public typealias Reply = CollectionResult }
-extension ChangesQuery: Request { public typealias Reply = ChangesResult }
-extension Subscribe: Request { public typealias Reply = Subscribed }
-extension Unsubscribe: Request { public typealias Reply = Unsubscribed }
-extension GetSourcePriority: Request { public typealias Reply = SourcePriority }
-extension SetSourcePriority: Request { public typealias Reply = SourcePriority }
-extension AuthorizationStatusQuery: Request { public typealias Reply = AuthorizationStatus }
-extension ServerInfoQuery: Request { public typealias Reply = ServerInfo }
-extension ClusterStatusQuery: Request { public typealias Reply = ClusterStatus }
-extension AdminRequest: Request { public typealias Reply = AdminResult }
-extension BackupRequest: Request { public typealias Reply = BackupResult }
-extension WorkoutInsert: Request { public typealias Reply = WorkoutInsertAck }
-extension WorkoutQuery: Request { public typealias Reply = WorkoutResult }
-extension WorkoutDelete: Request { public typealias Reply = DeleteAck }
-extension CharacteristicsSet: Request { public typealias Reply = CharacteristicsResult }
-extension CharacteristicsQuery: Request { public typealias Reply = CharacteristicsResult }
-extension ActivitySummaryInsert: Request { public typealias Reply = ActivitySummaryInsertAck }
-extension ActivitySummaryQuery: Request { public typealias Reply = ActivitySummaryResult }
-extension CorrelationInsert: Request { public typealias Reply = CorrelationInsertAck }
-extension CorrelationQuery: Request { public typealias Reply = CorrelationResult }
-extension CorrelationDelete: Request { public typealias Reply = DeleteAck }
-extension RouteInsert: Request { public typealias Reply = RouteInsertAck }
-extension RouteQuery: Request { public typealias Reply = RouteResult }
+    /// The subject whose partition serves this request in cluster mode (``Request/placedSubject``); `nil` for
+    /// every other message.
+    public var placedSubject: String? { request?.placedSubject }
+
+    /// Checks a request as the server does before any work is queued (``Request/checked()``); nothing for other
+    /// messages.
+    public func validateRequest() throws(HealthError) {
+        do {
+            _ = try request?.checked()
+        } catch let error as HealthError {
+            throw error
+        } catch {
+            throw HealthError(.internalError, "validation failed: \(error)")
+        }
+    }
+}

@@ -28,13 +28,14 @@ struct ConcurrencyTests {
                     }
                 } else {
                     for _ in 0..<200 {
-                        let result = try store.samples(subject: "p0", type: type)
+                        let result = try store.samples(subject: "p0", type: try QuantityType.named(type))
                         if result.starts != result.starts.sorted() { failures.add("\(type) unsorted under writes") }
                         let options: StatisticsOptions =
                             type == "stepCount" || type == "activeEnergyBurned"
                             ? [.cumulativeSum, .separateBySource] : [.discreteAverage, .mostRecent]
                         let error = healthError {
-                            _ = try store.statistics(subject: "p1", type: type, options: options)
+                            _ = try store.statistics(
+                                subject: "p1", type: try QuantityType.named(type), options: options)
                         }
                         if let error, error.code != .noData { failures.add(error.message) }
                         _ = store.info()
@@ -49,7 +50,7 @@ struct ConcurrencyTests {
         for type in types { #expect(info.samplesByType[type] == batchesPerWriter * rowsPerBatch) }
         #expect(info.subjects == 3)
         for subject in ["p0", "p1", "p2"] {
-            let counts = try types.map { try store.samples(subject: subject, type: $0).count }
+            let counts = try types.map { try store.samples(subject: subject, type: QuantityType.named($0)).count }
             let batches = (0..<batchesPerWriter).filter { $0 % 3 == Int(subject.dropFirst())! }.count
             #expect(counts == Array(repeating: batches * rowsPerBatch, count: types.count))
         }

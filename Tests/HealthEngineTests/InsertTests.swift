@@ -67,7 +67,7 @@ struct InsertTests {
         ])
     func convertsOnInput(type: String, unit: String, value: Double, canonical: Double) throws {
         let store = try store(type: type, unit: unit, rows: [Row(0, sec(1), value)])
-        let result = try store.samples(subject: "anna", type: type)
+        let result = try store.samples(subject: "anna", type: try QuantityType.named(type))
         #expect(close(result.values.first, canonical, tolerance: 1e-5))
         #expect(result.unit == (try QuantityType.named(type)).canonicalUnit)
     }

@@ -143,7 +143,8 @@ struct SampleQueryTests {
         ])
     func convertsOnOutput(type: String, canonical: Double, unit: String, expected: Double) throws {
         let store = try store(type: type, rows: [Row(0, 0, canonical)])
-        let result = try store.samples(subject: "anna", type: type, unit: unit)
+        let result = try store.samples(
+            subject: "anna", type: try QuantityType.named(type), unit: HealthUnit(parsing: unit))
         #expect(close(result.values.first, expected, tolerance: 1e-5))
         #expect(result.unit.symbol == unit)
     }
@@ -161,7 +162,8 @@ struct SampleQueryTests {
         let store = try store(type: "stepCount", rows: [Row(0, 10, 5)])
         let error = healthError {
             _ = try store.samples(
-                subject: "anna", type: type, filter: SampleFilter(date: predicate), limit: limit, unit: unit)
+                subject: "anna", type: try QuantityType.named(type), filter: SampleFilter(date: predicate),
+                limit: limit, unit: HealthUnit(parsing: unit))
         }
         #expect(error?.code.rawValue == code)
     }

@@ -69,7 +69,7 @@ struct SourcePriorityTests {
     }
 
     static func order(_ store: HealthStore, _ type: String = "stepCount") throws -> [String] {
-        try store.sourcePriority(subject: "anna", type: type).map(\.name)
+        try store.sourcePriority(subject: "anna", type: try QuantityType.named(type)).map(\.name)
     }
 
     static func mergedSum(_ store: HealthStore) throws -> Double? {

@@ -27,7 +27,9 @@ struct StatisticsTests {
     func optionMatrix(type: String, option: StatisticsOptions, expected: Double?) throws {
         let store = try store(type: type, rows: threeRows)
         var statistics: Statistics?
-        let error = healthError { statistics = try store.statistics(subject: "anna", type: type, options: option) }
+        let error = healthError {
+            statistics = try store.statistics(subject: "anna", type: try QuantityType.named(type), options: option)
+        }
         guard let expected else {
             #expect(error?.code.rawValue == ErrorCode.invalidOptions.rawValue)
             #expect(error?.message.contains(option.description) == true)
@@ -57,7 +59,7 @@ struct StatisticsTests {
     func optionsForEveryStyle(type: String) throws {
         let store = try store(type: type, rows: threeRows)
         let statistics = try store.statistics(
-            subject: "anna", type: type, options: [.mostRecent, .duration, .separateBySource])
+            subject: "anna", type: try QuantityType.named(type), options: [.mostRecent, .duration, .separateBySource])
         #expect(statistics.figures.mostRecent == MostRecent(value: 30, start: sec(150), end: sec(210)))
         #expect(statistics.figures.duration == sec(150))
         #expect(statistics.bySource.map(\.source) == [phone])
@@ -180,7 +182,9 @@ struct StatisticsTests {
         ])
     func unitsOnOutput(type: String, option: StatisticsOptions, unit: String, expected: Double) throws {
         let store = try store(type: type, rows: threeRows)
-        let statistics = try store.statistics(subject: "anna", type: type, options: [option, .duration], unit: unit)
+        let statistics = try store.statistics(
+            subject: "anna", type: try QuantityType.named(type), options: [option, .duration],
+            unit: HealthUnit(parsing: unit))
         let value =
             statistics.figures.sum ?? statistics.figures.average ?? statistics.figures.minimum
             ?? statistics.figures.maximum

@@ -144,7 +144,7 @@ struct ConnectionDeadlineTests {
         #expect(machine.inFlight == 1)
         let outcome = Machine.decodeRequest(frame, limits: ConnectionStateMachineTests.limits)
         let dispatched = machine.decoded(outcome, frame: frame, identity: identity, now: Self.at(2))
-        guard case .dispatch(7, .insert(let decoded), _) = dispatched.first else {
+        guard case .dispatch(7, let request, _) = dispatched.first, case .insert(let decoded) = request.message else {
             Issue.record("\(dispatched)")
             return
         }

@@ -122,7 +122,7 @@ struct LiveCollectionStepTests {
 
     static func current(_ store: HealthStore, _ query: CollectionQuery) throws -> [Timestamp: Statistics] {
         let buckets = try store.collection(
-            subject: query.subject, type: query.type, options: query.options, anchor: query.anchor,
+            subject: query.subject, type: QuantityType.named(query.type), options: query.options, anchor: query.anchor,
             interval: query.interval, timeZone: query.timeZone)
         return Dictionary(uniqueKeysWithValues: buckets.map { ($0.start, $0) })
     }

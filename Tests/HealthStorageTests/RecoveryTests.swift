@@ -53,7 +53,7 @@ struct RecoveryTests {
             let subject = subjects[Int(random.next() % UInt64(subjects.count))]
             if random.next() % 6 == 0 {
                 let deleted = try durable.delete(
-                    subject: subject, type: type,
+                    subject: subject, type: try QuantityType.named(type),
                     filter: SampleFilter(date: DatePredicate(start: Int64(random.next() % 400) * Micros.minute)))
                 if deleted > 0 { logged += 1 }  // a deletion of nothing logs nothing
                 continue
@@ -71,8 +71,8 @@ struct RecoveryTests {
         func state(_ store: HealthStore) throws -> [String] {
             try subjects.flatMap { subject in
                 try types.map { type, _ in
-                    "\(try store.changes(subject: subject, type: type, anchor: 0))"
-                        + "\(try store.samples(subject: subject, type: type))"
+                    "\(try store.changes(subject: subject, type: try QuantityType.named(type), anchor: 0))"
+                        + "\(try store.samples(subject: subject, type: try QuantityType.named(type)))"
                 }
             }
         }

@@ -53,7 +53,24 @@ struct MessageRegistryTests {
             #expect(Message(body) == entry.message, "\(entry.name)")
             let frame = entry.message.frame(requestID: entry.requestID)
             #expect(try Message.decode(frame) == entry.message, "\(entry.name)")
+            // `request` lists exactly the kinds the conformances make requests.
+            #expect((entry.message.request != nil) == entry.message.kind.isRequest, "\(entry.name)")
         }
+    }
+
+    @Test("a checked request carries its type and unit resolved and its filter in the canonical unit")
+    func checkedRequestsAreTyped() throws {
+        var query = SampleQuery(subject: "anna", type: "HKQuantityTypeIdentifierBodyMass", unit: "lb")
+        query.filter.values = ValueBounds(lower: 1000, upper: 2000, unit: "g")
+        let typed = try query.checked()
+        #expect(typed.type == "bodyMass")
+        #expect(typed.unit == "lb")
+        #expect(typed.request.filter.values?.unit == "")
+        #expect(typed.request.filter.values?.lower == 1)
+        #expect(try SampleQuery(subject: "anna", type: "bodyMass").checked().unit == nil)
+        #expect(throws: HealthError.self) { try SampleQuery(subject: "anna", type: "stepz").checked() }
+        #expect(throws: HealthError.self) { try SampleQuery(subject: "anna", type: "stepCount", unit: "kg").checked() }
+        #expect(throws: HealthError.self) { try SampleQuery(subject: "", type: "stepCount").checked() }
     }
 
     @Test("a reply of the wrong type cannot be taken for the request's reply")

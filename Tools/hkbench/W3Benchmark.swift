@@ -107,7 +107,8 @@ enum W3Benchmark: BenchCommand {
         let serverSide = try store.map { store in
             try Latencies.measure(runs: runs) {
                 _ = try store.statistics(
-                    subject: subject, type: query.type.rawValue, filter: query.filter, options: query.options)
+                    subject: subject, type: QuantityType.named(query.type.rawValue), filter: query.filter,
+                    options: query.options)
             }
         }
         let endToEnd = try AsyncBridge.wait {

@@ -10,10 +10,9 @@ extension HealthStore {
     /// deletion (or one deleted longer than ``deletionRetention`` ago) or newer than any this store handed out.
     /// Takes the type's read lock; a changed sample arriving later always gets a larger anchor.
     public func changes(
-        subject: String, type: String, filter: SampleFilter = .all, anchor: UInt64, limit: Int = 0,
-        unit: String? = nil
+        subject: String, type: QuantityType, filter: SampleFilter = .all, anchor: UInt64, limit: Int = 0,
+        unit: HealthUnit? = nil
     ) throws -> ChangeSet {
-        let type = try QuantityType.named(type)
         let transform = try UnitTransform(type: type, unit: unit)
         try SampleRules.validate(subject: subject)
         let filter = try filter.validated(for: type)
@@ -68,9 +67,8 @@ extension HealthStore {
     /// they reach (for live collections: the buckets to recompute). Same anchor checks as ``changes``; with
     /// ``SampleFilter/writer`` set only that writer's samples and deletions count (the HealthKit read rule).
     public func changedSpans(
-        subject: String, type: String, after anchor: UInt64, writer: UInt32? = nil
+        subject: String, type: QuantityType, after anchor: UInt64, writer: UInt32? = nil
     ) throws -> ChangedSpans {
-        let type = try QuantityType.named(type)
         try SampleRules.validate(subject: subject)
         let cutoff = deletionCutoff()
         return try shard(type).read { state in
@@ -92,9 +90,8 @@ extension HealthStore {
     /// The newest change anchor handed out for a type (0 before any change); with anchors derived from log
     /// sequences (``init(anchorsFromSequences:)``), the newest of `subject`'s changes of that type (without a
     /// subject: the newest of any subject's, which orders nothing across subjects).
-    public func lastAnchor(type: String, subject: String? = nil) throws -> UInt64 {
-        let type = try QuantityType.named(type)
-        return shard(type).read { state in
+    public func lastAnchor(type: QuantityType, subject: String? = nil) -> UInt64 {
+        shard(type).read { state in
             if let subject { return state.lastAnchor(of: subject) }
             return state.subjectAnchors?.newestOfAll ?? state.clock.lastAnchor
         }

@@ -11,17 +11,18 @@ extension HealthStore {
     /// bounds in `filter` only the samples overlapping the runs are read (a binary search); with date bounds the
     /// whole filter's samples take part. Thread-safe.
     public func collectionBuckets(
-        subject: String, type: String, filter: SampleFilter = .all, options: StatisticsOptions, anchor: Timestamp,
-        interval: CalendarInterval, timeZone: String, unit: String? = nil, touching spans: [ClosedRange<Timestamp>],
+        subject: String, type: QuantityType, filter: SampleFilter = .all, options: StatisticsOptions,
+        anchor: Timestamp, interval: CalendarInterval, timeZone: String, unit: HealthUnit? = nil,
+        touching spans: [ClosedRange<Timestamp>],
         boundaries cache: BucketBoundaryCache = BucketBoundaryCache()
     ) throws -> [Statistics] {
         var filter = filter
-        let (quantityType, transform, calendar) = try Self.collectionSetup(
+        let (transform, calendar) = try Self.collectionSetup(
             subject: subject, type: type, filter: &filter, options: options, anchor: anchor, interval: interval,
             timeZone: timeZone, unit: unit)
         let runs = try Self.bucketRuns(of: spans, calendar: calendar, cache: cache)
         guard !runs.isEmpty else { return [] }
-        return read(quantityType) { state -> [Statistics] in
+        return read(type) { state -> [Statistics] in
             var buckets: [Statistics] = []
             for boundaries in runs {
                 var narrowed = filter
@@ -35,8 +36,8 @@ extension HealthStore {
                     continue
                 }
                 buckets += series.collection(
-                    of: selection, boundaries: boundaries, options: options, style: quantityType.style,
-                    unit: transform, listEmpty: true, envelope: quantityType.categoryValues?.envelope)
+                    of: selection, boundaries: boundaries, options: options, style: type.style,
+                    unit: transform, listEmpty: true, envelope: type.categoryValues?.envelope)
             }
             return buckets
         }

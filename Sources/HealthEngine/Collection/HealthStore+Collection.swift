@@ -4,21 +4,17 @@ extension HealthStore {
     /// The most buckets one collection query may span; a longer span is refused with ``ErrorCode/invalidInterval``.
     public static let maximumCollectionBuckets = 1_000_000
 
-    /// Checks a collection request and resolves its type, unit and calendar (shared by one-off and live queries);
+    /// Checks a collection request and resolves its unit and calendar (shared by one-off and live queries);
     /// `filter` comes back validated, its value bounds in the canonical unit.
     static func collectionSetup(
-        subject: String, type: String, filter: inout SampleFilter, options: StatisticsOptions, anchor: Timestamp,
-        interval: CalendarInterval, timeZone: String, unit: String?
-    ) throws -> (QuantityType, UnitTransform, BucketCalendar) {
-        let quantityType = try QuantityType.named(type)
-        try options.validate(for: quantityType)
-        let transform = try UnitTransform(type: quantityType, unit: unit)
+        subject: String, type: QuantityType, filter: inout SampleFilter, options: StatisticsOptions,
+        anchor: Timestamp, interval: CalendarInterval, timeZone: String, unit: HealthUnit?
+    ) throws -> (UnitTransform, BucketCalendar) {
+        try options.validate(for: type)
+        let transform = try UnitTransform(type: type, unit: unit)
         try SampleRules.validate(subject: subject)
-        filter = try filter.validated(for: quantityType)
-        return (
-            quantityType, transform,
-            try BucketCalendar(anchor: anchor, interval: interval, timeZoneIdentifier: timeZone)
-        )
+        filter = try filter.validated(for: type)
+        return (transform, try BucketCalendar(anchor: anchor, interval: interval, timeZoneIdentifier: timeZone))
     }
 
     /// HKStatisticsCollectionQuery (HEALTHKIT.md §7): statistics of one subject's samples of a type matching
@@ -35,12 +31,12 @@ extension HealthStore {
     /// for more than ``maximumCollectionBuckets`` buckets) and ``ErrorCode/invalidArgument`` (one enumeration
     /// bound without the other, bounds in the wrong order). Thread-safe; holds the type's read lock while it runs.
     public func collection(
-        subject: String, type: String, filter: SampleFilter = .all, options: StatisticsOptions, anchor: Timestamp,
-        interval: CalendarInterval, timeZone: String, unit: String? = nil, enumerateFrom: Timestamp? = nil,
-        enumerateTo: Timestamp? = nil
+        subject: String, type: QuantityType, filter: SampleFilter = .all, options: StatisticsOptions,
+        anchor: Timestamp, interval: CalendarInterval, timeZone: String, unit: HealthUnit? = nil,
+        enumerateFrom: Timestamp? = nil, enumerateTo: Timestamp? = nil
     ) throws -> [Statistics] {
         var filter = filter
-        let (quantityType, transform, calendar) = try Self.collectionSetup(
+        let (transform, calendar) = try Self.collectionSetup(
             subject: subject, type: type, filter: &filter, options: options, anchor: anchor, interval: interval,
             timeZone: timeZone, unit: unit)
         let enumerated: BucketBoundaries?
@@ -52,7 +48,7 @@ extension HealthStore {
         default:
             throw HealthError(.invalidArgument, "an enumeration needs both a start and an end date, or neither")
         }
-        return try read(quantityType) { state in
+        return try read(type) { state in
             let series = state.series[subject]
             let selection = series?.select(filter) ?? Selection()
             guard let series, !selection.isEmpty else {
@@ -72,8 +68,8 @@ extension HealthStore {
                     from: span.lowerBound, to: span.upperBound, maximumBucketCount: Self.maximumCollectionBuckets)
             }
             return series.collection(
-                of: selection, boundaries: boundaries, options: options, style: quantityType.style, unit: transform,
-                listEmpty: enumerated != nil, envelope: quantityType.categoryValues?.envelope)
+                of: selection, boundaries: boundaries, options: options, style: type.style, unit: transform,
+                listEmpty: enumerated != nil, envelope: type.categoryValues?.envelope)
         }
     }
 }

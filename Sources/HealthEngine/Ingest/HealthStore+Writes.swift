@@ -49,9 +49,8 @@ extension HealthStore {
     /// Announces `rows` more samples for one subject's series of a type (recovery calls it with the rows each log
     /// segment holds): the series is created when `rows > 0`. Rows are sealed into blocks as they arrive, so there
     /// is no column to size in advance; an unknown type or invalid subject is ignored (replay reports those).
-    public func reserve(subject: String, type: String, rows: Int) {
-        guard rows > 0, let type = try? QuantityType.named(type), (try? SampleRules.validate(subject: subject)) != nil
-        else { return }
+    public func reserve(subject: String, type: QuantityType, rows: Int) {
+        guard rows > 0, (try? SampleRules.validate(subject: subject)) != nil else { return }
         shard(type).write { state in
             if state.series[subject] == nil { state.series[subject] = Series(blockRows: state.blockRows) }
         }
@@ -60,7 +59,7 @@ extension HealthStore {
     /// Deletes one subject's samples of a type matching `filter` (dates, sources, UUIDs); returns how many.
     /// `hook` runs only when at least one sample matches. Deleted UUIDs may be inserted again later.
     public func delete(
-        subject: String, type: String, filter: SampleFilter, beforeApplying hook: ChangeHook = {}
+        subject: String, type: QuantityType, filter: SampleFilter, beforeApplying hook: ChangeHook = {}
     ) throws -> Int {
         try delete(subject: subject, type: type, filter: filter) { () throws -> UInt64? in
             try hook()
@@ -71,15 +70,14 @@ extension HealthStore {
     /// ``delete(subject:type:filter:beforeApplying:)`` whose hook returns the sequence of the change's log
     /// record (see ``init(anchorsFromSequences:)``).
     public func delete(
-        subject: String, type: String, filter: SampleFilter, sequencedBy hook: SequencedChangeHook
+        subject: String, type: QuantityType, filter: SampleFilter, sequencedBy hook: SequencedChangeHook
     ) throws -> Int {
         try delete(subject: subject, type: type, filter: filter) { () throws -> UInt64? in try hook() }
     }
 
     private func delete(
-        subject: String, type: String, filter: SampleFilter, hook: () throws -> UInt64?
+        subject: String, type: QuantityType, filter: SampleFilter, hook: () throws -> UInt64?
     ) throws -> Int {
-        let type = try QuantityType.named(type)
         try SampleRules.validate(subject: subject)
         let filter = try filter.validated(for: type)
         return try shard(type).write { state in
@@ -95,9 +93,8 @@ extension HealthStore {
     /// Sets the priority of sources (see ``setSourcePriority(subject:type:order:)``); `hook` runs before it
     /// changes.
     public func setSourcePriority(
-        subject: String, type: String, order: [SourceInfo], beforeApplying hook: ChangeHook
+        subject: String, type: QuantityType, order: [SourceInfo], beforeApplying hook: ChangeHook
     ) throws {
-        let type = try QuantityType.named(type)
         try SampleRules.validate(subject: subject)
         if order.count > SeriesSources.capacity {
             throw HealthError(.invalidArgument, "a priority order lists at most \(SeriesSources.capacity) sources")

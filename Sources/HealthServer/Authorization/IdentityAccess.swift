@@ -68,28 +68,26 @@ public struct IdentityAccess: Hashable, Sendable {
     }
 
     /// Throws ``ErrorCode/forbidden`` unless the identity may write `type` for `subject`.
-    public func checkShare(subject: String, type: String) throws {
+    public func checkShare(subject: String, type: QuantityType) throws {
         try checkSubject(subject)
-        let quantityType = try QuantityType.named(type)
-        guard canShare(quantityType) else {
-            throw HealthError(.forbidden, "identity \"\(name)\" has no share permission for \(quantityType.identifier)")
+        guard canShare(type) else {
+            throw HealthError(.forbidden, "identity \"\(name)\" has no share permission for \(type.identifier)")
         }
     }
 
     /// `filter` narrowed to what the identity may read of `type` for `subject`: unchanged with a read grant,
     /// otherwise only the identity's own samples (the HealthKit rule: nothing tells the caller more exists).
     /// Throws ``ErrorCode/forbidden`` for a subject outside the identity's subjects.
-    public func readFilter(_ filter: SampleFilter, subject: String, type: String) throws -> SampleFilter {
+    public func readFilter(_ filter: SampleFilter, subject: String, type: QuantityType) throws -> SampleFilter {
         try checkSubject(subject)
-        let quantityType = try QuantityType.named(type)
-        if canRead(quantityType) { return filter }
+        if canRead(type) { return filter }
         var narrowed = filter
         narrowed.writer = id
         return narrowed
     }
 
     /// `filter` narrowed to what the identity may delete: only its own samples (admins: any sample).
-    public func deleteFilter(_ filter: SampleFilter, subject: String, type: String) throws -> SampleFilter {
+    public func deleteFilter(_ filter: SampleFilter, subject: String, type: QuantityType) throws -> SampleFilter {
         try checkShare(subject: subject, type: type)
         if isAdmin { return filter }
         var narrowed = filter

@@ -31,16 +31,18 @@ public enum SubscriptionUpdater {
     /// query's anchor for an anchored one, all buckets for a collection. Throws the query's errors.
     public static func start(_ request: SubscriptionRequest, store: HealthStore) throws -> Step {
         switch request {
-        case .observer(let subject, let type, let filter):
+        case .observer(let subject, let name, let filter):
+            let type = try QuantityType.named(name)
             _ = try store.changes(subject: subject, type: type, filter: filter, anchor: 0, limit: 1)
-            return Step(updates: [], anchor: try store.lastAnchor(type: type, subject: subject), more: false)
+            return Step(updates: [], anchor: store.lastAnchor(type: type, subject: subject), more: false)
         case .anchored(let query):
             let result = try changes(query, after: query.anchor, store: store)
             return Step(updates: [.changes(result)], anchor: result.anchor, more: result.hasMore)
         case .collection(let query):
             // The anchor first: a change racing the query is recomputed by the next step, never lost.
-            let anchor = try store.lastAnchor(type: query.type, subject: query.subject)
-            let buckets = try collection(query, from: query.enumerateFrom, to: query.enumerateTo, store: store)
+            let typed = try query.checked()
+            let anchor = store.lastAnchor(type: typed.type, subject: query.subject)
+            let buckets = try collection(typed, from: query.enumerateFrom, to: query.enumerateTo, store: store)
             let unit = try unitSymbol(query)
             var updates: [UpdateContent] = []
             var start = 0
@@ -65,26 +67,28 @@ public enum SubscriptionUpdater {
         boundaries: BucketBoundaryCache = BucketBoundaryCache()
     ) throws -> Step {
         switch request {
-        case .observer(let subject, let type, let filter):
+        case .observer(let subject, let name, let filter):
+            let type = try QuantityType.named(name)
             let probe = try store.changes(subject: subject, type: type, filter: filter, anchor: anchor, limit: 1)
             if probe.isEmpty { return Step(updates: [], anchor: probe.anchor, more: false) }
-            let newest = try store.lastAnchor(type: type, subject: subject)
+            let newest = store.lastAnchor(type: type, subject: subject)
             return Step(updates: [.changed(anchor: newest)], anchor: newest, more: false)
         case .anchored(let query):
             let result = try changes(query, after: anchor, store: store)
             return Step(
                 updates: result.isEmptyChange ? [] : [.changes(result)], anchor: result.anchor, more: result.hasMore)
         case .collection(let query):
+            let typed = try query.checked()
             let key = CollectionStepCache.Key(query: query, from: anchor)
             if let shared = cache?.step(key) {
                 // Another subscriber computed this step. Changes after its end anchor may have arrived before this
                 // subscription was marked clean, so any newer change (of any subject: the clock is per type)
                 // calls for a further step.
-                let newest = try store.lastAnchor(type: query.type, subject: query.subject)
+                let newest = store.lastAnchor(type: typed.type, subject: query.subject)
                 return Step(updates: shared.updates, anchor: shared.anchor, more: newest > shared.anchor)
             }
             let changed = try store.changedSpans(
-                subject: query.subject, type: query.type, after: anchor, writer: query.filter.writer)
+                subject: query.subject, type: typed.type, after: anchor, writer: query.filter.writer)
             let spans = changed.spans.compactMap { span -> ClosedRange<Timestamp>? in
                 let low = max(span.lowerBound, query.enumerateFrom ?? .min)
                 let high = min(span.upperBound, query.enumerateTo ?? .max)
@@ -93,9 +97,9 @@ public enum SubscriptionUpdater {
             var updates: [UpdateContent] = []
             if !spans.isEmpty {
                 let buckets = try store.collectionBuckets(
-                    subject: query.subject, type: query.type, filter: query.filter, options: query.options,
-                    anchor: query.anchor, interval: query.interval, timeZone: query.timeZone,
-                    unit: query.unit.isEmpty ? nil : query.unit, touching: spans, boundaries: boundaries)
+                    subject: query.subject, type: typed.type, filter: query.filter, options: query.options,
+                    anchor: query.anchor, interval: query.interval, timeZone: query.timeZone, unit: typed.unit,
+                    touching: spans, boundaries: boundaries)
                 if !buckets.isEmpty {
                     updates = [.buckets(CollectionResult(unit: try unitSymbol(query), buckets: buckets))]
                 }
@@ -112,19 +116,21 @@ public enum SubscriptionUpdater {
     private static func changes(_ query: ChangesQuery, after anchor: UInt64, store: HealthStore) throws -> ChangesResult
     {
         let limit = query.limit == 0 ? maxChangesPerUpdate : min(Int(clamping: query.limit), maxChangesPerUpdate)
+        let typed = try query.checked()
         let set = try store.changes(
-            subject: query.subject, type: query.type, filter: query.filter, anchor: anchor, limit: limit,
-            unit: query.unit.isEmpty ? nil : query.unit)
+            subject: query.subject, type: typed.type, filter: query.filter, anchor: anchor, limit: limit,
+            unit: typed.unit)
         return ChangesResult(set, subject: query.subject)
     }
 
     private static func collection(
-        _ query: CollectionQuery, from: Timestamp?, to: Timestamp?, store: HealthStore
+        _ typed: TypedRequest<CollectionQuery>, from: Timestamp?, to: Timestamp?, store: HealthStore
     ) throws -> [Statistics] {
-        try store.collection(
-            subject: query.subject, type: query.type, filter: query.filter, options: query.options,
-            anchor: query.anchor, interval: query.interval, timeZone: query.timeZone,
-            unit: query.unit.isEmpty ? nil : query.unit, enumerateFrom: from, enumerateTo: to)
+        let query = typed.request
+        return try store.collection(
+            subject: query.subject, type: typed.type, filter: query.filter, options: query.options,
+            anchor: query.anchor, interval: query.interval, timeZone: query.timeZone, unit: typed.unit,
+            enumerateFrom: from, enumerateTo: to)
     }
 
     private static func unitSymbol(_ query: CollectionQuery) throws -> String {

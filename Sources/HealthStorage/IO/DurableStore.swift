@@ -183,15 +183,15 @@ public final class DurableStore: Sendable {
 
     /// Deletes a subject's samples of a type matching `filter` (its ``SampleFilter/writer`` included); returns
     /// how many, once the deletion is durable.
-    public func delete(subject: String, type: String, filter: SampleFilter) throws -> Int {
+    public func delete(subject: String, type: QuantityType, filter: SampleFilter) throws -> Int {
         try logged(
-            .delete(subject: subject, type: type, filter: filter),
+            .delete(subject: subject, type: type.identifier, filter: filter),
             sequenced: { hook in try store.delete(subject: subject, type: type, filter: filter, sequencedBy: hook) })
     }
 
     /// Sets a source priority order, durably.
-    public func setSourcePriority(subject: String, type: String, order: [SourceInfo]) throws {
-        try logged(.sourcePriority(subject: subject, type: type, order: order)) { hook in
+    public func setSourcePriority(subject: String, type: QuantityType, order: [SourceInfo]) throws {
+        try logged(.sourcePriority(subject: subject, type: type.identifier, order: order)) { hook in
             try store.setSourcePriority(subject: subject, type: type, order: order, beforeApplying: hook)
         }
     }

@@ -180,9 +180,10 @@ enum Recovery {
         switch change {
         case .insert(let batch, let writer): _ = try store.insert(batch, writer: writer, sequencedBy: sequence)
         case .delete(let subject, let type, let filter):
-            _ = try store.delete(subject: subject, type: type, filter: filter, sequencedBy: sequence)
+            _ = try store.delete(
+                subject: subject, type: try QuantityType.named(type), filter: filter, sequencedBy: sequence)
         case .sourcePriority(let subject, let type, let order):
-            try store.setSourcePriority(subject: subject, type: type, order: order)
+            try store.setSourcePriority(subject: subject, type: try QuantityType.named(type), order: order)
         case .workouts(let subject, let workouts, let writer):
             try store.workouts.insert(subject: subject, workouts, writer: writer, sequencedBy: sequence)
         case .workoutDelete(let subject, let uuids, let writer):

@@ -51,15 +51,15 @@ struct BlockedSeriesPropertyTests {
                 let from = start + Timestamp(Int.random(in: 0...3 * 86_400, using: &random)) * 1_000_000
                 let filter = SampleFilter(date: DatePredicate(start: from, end: from + 3_600_000_000))
                 #expect(
-                    try blocked.delete(subject: "anna", type: type, filter: filter)
-                        == plain.delete(subject: "anna", type: type, filter: filter))
+                    try blocked.delete(subject: "anna", type: try QuantityType.named(type), filter: filter)
+                        == plain.delete(subject: "anna", type: try QuantityType.named(type), filter: filter))
             case 1:
                 // A deletion by UUID of a stored sample.
-                let stored = try plain.samples(subject: "anna", type: type)
+                let stored = try plain.samples(subject: "anna", type: try QuantityType.named(type))
                 guard let uuid = stored.uuids.randomElement(using: &random) else { continue }
                 let filter = SampleFilter(uuids: [uuid])
-                #expect(try blocked.delete(subject: "anna", type: type, filter: filter) == 1)
-                #expect(try plain.delete(subject: "anna", type: type, filter: filter) == 1)
+                #expect(try blocked.delete(subject: "anna", type: try QuantityType.named(type), filter: filter) == 1)
+                #expect(try plain.delete(subject: "anna", type: try QuantityType.named(type), filter: filter) == 1)
             default:
                 // Mostly live data after the latest rows; some late batches land among sealed ones.
                 let late = Int.random(in: 0..<4, using: &random) == 0
@@ -90,11 +90,13 @@ struct BlockedSeriesPropertyTests {
                 store.read(try QuantityType.named(type)) { $0.series["anna"]?.rows.blocks.count ?? 0 }
             }
             #expect(blockCounts[0] > 10 && blockCounts[1] == 0, "\(blockCounts)")
-            #expect(try blocked.samples(subject: "anna", type: type) == plain.samples(subject: "anna", type: type))
+            #expect(
+                try blocked.samples(subject: "anna", type: try QuantityType.named(type))
+                    == plain.samples(subject: "anna", type: try QuantityType.named(type)))
             for sort in [SampleSort.startDescending, .endAscending, .endDescending] {
                 #expect(
-                    try blocked.samples(subject: "anna", type: type, sort: sort, limit: 17)
-                        == plain.samples(subject: "anna", type: type, sort: sort, limit: 17))
+                    try blocked.samples(subject: "anna", type: try QuantityType.named(type), sort: sort, limit: 17)
+                        == plain.samples(subject: "anna", type: try QuantityType.named(type), sort: sort, limit: 17))
             }
             let options: StatisticsOptions =
                 type == "stepCount"
@@ -112,24 +114,29 @@ struct BlockedSeriesPropertyTests {
                     strictEndDate: Bool.random(using: &random))
                 let filter = SampleFilter(date: date, sources: Bool.random(using: &random) ? nil : [phone.name])
                 #expect(
-                    try blocked.samples(subject: "anna", type: type, filter: filter)
-                        == plain.samples(subject: "anna", type: type, filter: filter))
+                    try blocked.samples(subject: "anna", type: try QuantityType.named(type), filter: filter)
+                        == plain.samples(subject: "anna", type: try QuantityType.named(type), filter: filter))
                 if type == "heartRate" {
                     let read = outcome {
-                        try blocked.statistics(subject: "anna", type: type, filter: filter, options: averaged)
+                        try blocked.statistics(
+                            subject: "anna", type: try QuantityType.named(type), filter: filter, options: averaged)
                     }
                     let expected = outcome {
-                        try plain.statistics(subject: "anna", type: type, filter: filter, options: averaged)
+                        try plain.statistics(
+                            subject: "anna", type: try QuantityType.named(type), filter: filter, options: averaged)
                     }
                     #expect(Self.agreeUpToRounding(read, expected), "\(read) \(expected)")
                 }
                 for options in [options, summarised, options.subtracting(.separateBySource)] {
                     #expect(
                         outcome {
-                            try blocked.statistics(subject: "anna", type: type, filter: filter, options: options)
+                            try blocked.statistics(
+                                subject: "anna", type: try QuantityType.named(type), filter: filter, options: options)
                         }
                             == outcome {
-                                try plain.statistics(subject: "anna", type: type, filter: filter, options: options)
+                                try plain.statistics(
+                                    subject: "anna", type: try QuantityType.named(type), filter: filter,
+                                    options: options)
                             })
                 }
             }
@@ -137,20 +144,24 @@ struct BlockedSeriesPropertyTests {
                 for interval in [CalendarInterval(1, .hour), CalendarInterval(1, .day)] {
                     // Read block by block, a bucket's bulk sum may be added in two parts: equal up to rounding.
                     let read = try blocked.collection(
-                        subject: "anna", type: type, options: summarised, anchor: Self.start, interval: interval,
+                        subject: "anna", type: try QuantityType.named(type), options: summarised, anchor: Self.start,
+                        interval: interval,
                         timeZone: zone)
                     let expected = try plain.collection(
-                        subject: "anna", type: type, options: summarised, anchor: Self.start, interval: interval,
+                        subject: "anna", type: try QuantityType.named(type), options: summarised, anchor: Self.start,
+                        interval: interval,
                         timeZone: zone)
                     #expect(Self.agreeUpToRounding(read, expected), "\(zone) \(interval)")
                     if type == "stepCount" {
                         // Sums by source alone are read block by block beside the merge; with more figures asked,
                         // from the decoded selection: each source's sums the same either way.
                         let chunked = try blocked.collection(
-                            subject: "anna", type: type, options: [.cumulativeSum, .separateBySource],
+                            subject: "anna", type: try QuantityType.named(type),
+                            options: [.cumulativeSum, .separateBySource],
                             anchor: Self.start, interval: interval, timeZone: zone)
                         let decoded = try blocked.collection(
-                            subject: "anna", type: type, options: options, anchor: Self.start, interval: interval,
+                            subject: "anna", type: try QuantityType.named(type), options: options, anchor: Self.start,
+                            interval: interval,
                             timeZone: zone)
                         let mergedAlone = chunked.map {
                             var bucket = $0
@@ -172,34 +183,37 @@ struct BlockedSeriesPropertyTests {
                     }
                     #expect(
                         try blocked.collection(
-                            subject: "anna", type: type, options: options, anchor: Self.start, interval: interval,
+                            subject: "anna", type: try QuantityType.named(type), options: options, anchor: Self.start,
+                            interval: interval,
                             timeZone: zone)
                             == plain.collection(
-                                subject: "anna", type: type, options: options, anchor: Self.start,
+                                subject: "anna", type: try QuantityType.named(type), options: options,
+                                anchor: Self.start,
                                 interval: interval, timeZone: zone))
                 }
             }
-            let last = try plain.lastAnchor(type: type)
+            let last = try plain.lastAnchor(type: QuantityType.named(type))
             for anchor in [0, last / 3, last / 2, last.saturatingSubtract(5)] {
                 #expect(
-                    try blocked.changes(subject: "anna", type: type, anchor: anchor)
-                        == plain.changes(subject: "anna", type: type, anchor: anchor))
+                    try blocked.changes(subject: "anna", type: try QuantityType.named(type), anchor: anchor)
+                        == plain.changes(subject: "anna", type: try QuantityType.named(type), anchor: anchor))
                 // Paged with a limit, the same changes in the same order.
                 var paged: [UUID] = []
                 var cursor = anchor
                 while true {
-                    let page = try blocked.changes(subject: "anna", type: type, anchor: cursor, limit: 7)
+                    let page = try blocked.changes(
+                        subject: "anna", type: try QuantityType.named(type), anchor: cursor, limit: 7)
                     paged += page.added.uuids + page.deleted.map(\.uuid)
                     cursor = page.anchor
                     if !page.hasMore { break }
                 }
-                let whole = try plain.changes(subject: "anna", type: type, anchor: anchor)
+                let whole = try plain.changes(subject: "anna", type: try QuantityType.named(type), anchor: anchor)
                 #expect(
                     paged.map(\.uuidString).sorted()
                         == (whole.added.uuids + whole.deleted.map(\.uuid)).map(\.uuidString).sorted())
                 #expect(
-                    try blocked.changedSpans(subject: "anna", type: type, after: anchor)
-                        == plain.changedSpans(subject: "anna", type: type, after: anchor))
+                    try blocked.changedSpans(subject: "anna", type: try QuantityType.named(type), after: anchor)
+                        == plain.changedSpans(subject: "anna", type: try QuantityType.named(type), after: anchor))
             }
         }
     }

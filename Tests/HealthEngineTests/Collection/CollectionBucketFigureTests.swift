@@ -12,7 +12,8 @@ struct CollectionBucketFigureTests {
 
     static func hourly(_ store: HealthStore, type: String, _ options: StatisticsOptions) throws -> [Statistics] {
         try store.collection(
-            subject: "anna", type: type, options: options, anchor: nine, interval: CalendarInterval(1, .hour),
+            subject: "anna", type: try QuantityType.named(type), options: options, anchor: nine,
+            interval: CalendarInterval(1, .hour),
             timeZone: "UTC")
     }
 

@@ -20,7 +20,8 @@ extension HealthStore {
         to: Timestamp? = nil, type: String = "stepCount"
     ) throws -> [Statistics] {
         try collection(
-            subject: "anna", type: type, filter: filter, options: options, anchor: anchor, interval: interval,
+            subject: "anna", type: try QuantityType.named(type), filter: filter, options: options, anchor: anchor,
+            interval: interval,
             timeZone: zone, enumerateFrom: from, enumerateTo: to)
     }
 }
