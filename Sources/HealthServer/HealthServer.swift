@@ -291,7 +291,7 @@ public final class HealthServer: Sendable {
             threads: configuration.workers > 0 ? configuration.workers : cores, queueCapacity: 4096, name: "hkd-worker")
         listener = Mutex(nil)
         budget = MemoryBudget(capacity: configuration.maxBufferedBytes)
-        handshakes = HandshakeQuota(limit: configuration.maxHandshakingConnections)
+        handshakes = HandshakeQuota(limit: configuration.handshakingLimit)
         try coldBlocks?.start()
     }
 

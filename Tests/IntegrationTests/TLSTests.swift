@@ -211,16 +211,16 @@ struct TLSTests {
 
     @Test("over the connection limit a TLS client gets the plaintext refusal as the retryable tooManyConnections")
     func connectionLimit() async throws {
-        let hkd = try await TestServer(arguments: ["--tls", "auto", "--max-connections", "1"])
+        let hkd = try await TestServer(arguments: ["--tls", "auto", "--max-connections", "2"])
         let tls = TLSClientOptions(fingerprint: try Self.loggedFingerprint(hkd))
-        let holder = Self.client(hkd, tls: tls)
-        defer { holder.close() }
-        _ = try await holder.serverInfo()
+        let holders = [Self.client(hkd, tls: tls), Self.client(hkd, tls: tls)]
+        defer { for holder in holders { holder.close() } }
+        for holder in holders { _ = try await holder.serverInfo() }
         let refused = Self.client(hkd, tls: tls)
         defer { refused.close() }
         do {
             _ = try await refused.serverInfo()
-            Issue.record("a second connection was served over a limit of 1")
+            Issue.record("a third connection was served over a limit of 2")
         } catch {
             #expect(error.code == .tooManyConnections, "\(error)")
             #expect(error.isRetryable)
