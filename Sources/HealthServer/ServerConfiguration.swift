@@ -292,7 +292,8 @@ public struct ServerConfiguration: Hashable, Sendable {
                                   must not exist or be empty, then start from it.
           --metrics-listen HOST:PORT
                                   Serve /metrics (Prometheus text format), /healthz and /readyz over HTTP on
-                                  this address, without tokens (default: not served; e.g. 127.0.0.1:9420).
+                                  this address, without tokens, from before hkd opens its data (/readyz: 503
+                                  until hkd listens on its port) (default: not served; e.g. 127.0.0.1:9420).
           --cluster URLS          Cluster mode: keep the data in NATS JetStream at URLS (comma-separated
                                   nats://host:port) instead of DIR's log and snapshots; this node serves the
                                   partitions of the subjects whose leases it holds and sends clients to the
