@@ -143,7 +143,8 @@ final class HTTPResponder: ConnectionHandler, Sendable {
     func connectionDidOpen(_ connection: Connection) {
         state.value.deadline = connection.loop.schedule(after: target.limits.deadline) { connection.close() }
         state.value.waiting = true
-        target.waiting.enter(id) { connection.close() }?()
+        let eviction = target.waiting.enter(id) { connection.close() }
+        eviction?()
     }
 
     func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
