@@ -28,6 +28,9 @@ static inline long hk_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
     return SSL_CTX_set_session_cache_mode(ctx, mode);
 }
 
+/// Turns off TLS 1.2 session tickets (SSL_OP_NO_TICKET is a macro over a 64-bit shift Swift does not import).
+static inline void hk_SSL_CTX_disable_tickets(SSL_CTX *ctx) { SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET); }
+
 /// A new empty memory BIO (BIO_s_mem), whose reads report "retry" when empty.
 static inline BIO *hk_BIO_new_mem(void) { return BIO_new(BIO_s_mem()); }
 

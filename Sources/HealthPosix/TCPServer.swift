@@ -67,11 +67,13 @@ public final class TCPServer: Sendable {
         return try start(group: group, listener: listener, configuration: configuration, handlerFactory: handlerFactory)
     }
 
-    /// Starts accepting on a socket bound earlier (its address wins over the configuration's host and port).
+    /// Starts accepting on a socket bound earlier (its address wins over the configuration's host and port),
+    /// listening on it first if it was only reserved (``ListeningSocket/reserve(host:port:)``).
     public static func start(
         group: EventLoopGroup, listener: ListeningSocket, configuration: TCPServerConfiguration,
         handlerFactory: @escaping @Sendable (Connection) -> any ConnectionHandler
     ) throws -> TCPServer {
+        try listener.listen(backlog: configuration.backlog)
         let server = TCPServer(
             listener: listener, group: group, configuration: configuration, handlerFactory: handlerFactory)
         try server.acceptLoop.submitAndWait { try server.registerListener() }

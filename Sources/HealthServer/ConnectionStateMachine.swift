@@ -284,6 +284,22 @@ public struct ConnectionStateMachine: Sendable {
             inFlight += 1
             return [.decode(frame, identity: identity)]
         }
+        // In the handshake only one kind is accepted: any other gets handshakeRequired before its payload is
+        // decoded (a request's payload is not looked at before the client is known).
+        switch (state, frame.kind) {
+        case (.awaitingHello, let kind) where kind != .hello:
+            return fail(
+                HealthError(.handshakeRequired, "the first frame must be hello, not \(kind)"),
+                requestID: frame.requestID)
+        case (.awaitingProof, let kind) where kind != .proof:
+            return fail(
+                HealthError(.handshakeRequired, "the answer to challenge must be proof, not \(kind)"),
+                requestID: frame.requestID)
+        case (.established, .hello), (.established, .proof):
+            return fail(Self.handshakeOver(frame.kind), requestID: frame.requestID)
+        default:
+            break
+        }
         let message: Message
         do {
             message = try Message.decode(frame)
@@ -296,16 +312,12 @@ public struct ConnectionStateMachine: Sendable {
             return []
         case .awaitingHello:
             guard case .hello(let hello) = message else {
-                return fail(
-                    HealthError(.handshakeRequired, "the first frame must be hello, not \(frame.kind)"),
-                    requestID: frame.requestID)
+                preconditionFailure("a \(frame.kind) frame decoded as hello")
             }
             return handshake(hello, payload: frame.payload, requestID: frame.requestID)
         case .awaitingProof(let pending):
             guard case .proof(let proof) = message else {
-                return fail(
-                    HealthError(.handshakeRequired, "the answer to challenge must be proof, not \(frame.kind)"),
-                    requestID: frame.requestID)
+                preconditionFailure("a \(frame.kind) frame decoded as proof")
             }
             return complete(pending, proof: proof, requestID: frame.requestID)
         case .established(let identity):
@@ -316,9 +328,7 @@ public struct ConnectionStateMachine: Sendable {
     private mutating func handleEstablished(_ message: Message, frame: Frame, identity: ClientIdentity) -> [Action] {
         switch message {
         case .hello, .proof:
-            return fail(
-                HealthError(.handshakeRequired, "\(frame.kind) is only part of the handshake, which is over"),
-                requestID: frame.requestID)
+            return fail(Self.handshakeOver(frame.kind), requestID: frame.requestID)
         case .ping(let ping):
             return [.write(encode(.pong(Pong(nonce: ping.nonce)), requestID: frame.requestID))]
         case .pong:
@@ -336,6 +346,11 @@ public struct ConnectionStateMachine: Sendable {
             inFlight += 1
             return [.dispatch(requestID: frame.requestID, request: request, identity: identity)]
         }
+    }
+
+    /// The refusal of a `hello` or `proof` after the handshake.
+    private static func handshakeOver(_ kind: MessageKind) -> HealthError {
+        HealthError(.handshakeRequired, "\(kind) is only part of the handshake, which is over")
     }
 
     private mutating func handshake(_ hello: Hello, payload: [UInt8], requestID: UInt32) -> [Action] {

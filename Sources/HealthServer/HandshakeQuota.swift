@@ -5,7 +5,8 @@ import Synchronization
 ///
 /// Beyond the quota, a new connection is still let in, and the oldest connection that has been in its
 /// handshake for at least ``grace`` is closed instead: a burst of legitimate clients (all young) is never
-/// refused, while connections that linger are the ones to go. Thread-safe.
+/// refused, while connections that linger are the ones to go. The metrics endpoint keeps its connections that
+/// wait for their request in one too, with no grace. Thread-safe.
 final class HandshakeQuota: Sendable {
     /// How many connections may be in their handshake before the oldest lingering one is closed.
     let limit: Int

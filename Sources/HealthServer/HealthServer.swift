@@ -48,10 +48,11 @@ public final class HealthServer: Sendable {
     let budget: MemoryBudget
     /// Counters and latencies for `/metrics`.
     let metrics = ServerMetrics()
-    private let metricsEndpoint = Mutex<MetricsEndpoint?>(nil)
+    /// The operator endpoint (`--metrics-listen`), started before the data was opened.
+    private let metricsEndpoint: MetricsEndpoint?
 
     /// The port of the metrics endpoint (`--metrics-listen`), when it runs.
-    public var metricsPort: Int? { metricsEndpoint.withLock { $0?.port } }
+    public var metricsPort: Int? { metricsEndpoint?.port }
 
     /// Connections open, accepted and refused by the main listener.
     var listenerStatistics: (open: Int, accepted: Int, refused: Int) {
@@ -65,17 +66,23 @@ public final class HealthServer: Sendable {
     /// The port the server listens on (the real one when port 0 was asked for).
     public var port: Int { listener.withLock { $0?.port ?? 0 } }
 
-    /// Binds the port, then creates and checks the data directory, locks it, recovers the data and starts
-    /// serving. A port that cannot be bound fails before anything is written to disk.
+    /// Reserves the port and starts the metrics endpoint, then creates and checks the data directory, locks it,
+    /// recovers the data, and listens once it can answer. A port that cannot be bound fails before anything is
+    /// written to disk; until hkd listens its port refuses connections and `/readyz` says "starting", so that a
+    /// port check or a readiness probe never reports a server whose requests would fail.
     public static func start(_ configuration: ServerConfiguration) throws -> HealthServer {
+        try configuration.checkLimits()
         let security = try configuration.transportSecurity()
         let socket: ListeningSocket
         do {
-            socket = try ListeningSocket.bind(host: configuration.host, port: configuration.port)
+            socket = try ListeningSocket.reserve(host: configuration.host, port: configuration.port)
         } catch {
             throw HealthError(
                 .invalidArgument, "cannot listen on \(configuration.host):\(configuration.port): \(error.message)")
         }
+        let metrics = try configuration.metricsListen.map { try startMetrics($0) }
+        var started = false
+        defer { if !started { metrics?.stop() } }
         if let backup = configuration.restoreFrom { try restore(backup, into: configuration.dataDirectory) }
         do {
             try FileSystem.makeDirectories(configuration.dataDirectory, permissions: 0o700)
@@ -142,22 +149,22 @@ public final class HealthServer: Sendable {
         do {
             server = try HealthServer(
                 configuration: configuration, durable: durable, cluster: cluster, identities: identities,
-                dataLock: lock, tls: tls)
+                dataLock: lock, tls: tls, metricsEndpoint: metrics)
         } catch {
             cluster?.stop()
             durable.close(snapshot: false)
             lock.release()
             throw error
         }
-        try server.listen(on: socket)
-        if let metrics = configuration.metricsListen {
-            do {
-                try server.startMetrics(host: metrics.host, port: metrics.port)
-            } catch {
-                server.stop()
-                throw HealthError(.invalidArgument, "cannot serve metrics on \(metrics.host):\(metrics.port): \(error)")
-            }
+        do {
+            try server.listen(on: socket)
+        } catch {
+            server.stop()
+            throw HealthError(
+                .invalidArgument, "cannot listen on \(configuration.host):\(configuration.port): \(error)")
         }
+        metrics?.serve(server)
+        started = true
         if !ServerConfiguration.isLoopback(configuration.host) {
             ServerLog.warning(
                 "listening on \(configuration.host), not a loopback address: anyone who can reach port \(server.port) can "
@@ -252,9 +259,10 @@ public final class HealthServer: Sendable {
 
     private init(
         configuration: ServerConfiguration, durable: DurableStore, cluster: ClusterNode?,
-        identities: IdentityRegistry?, dataLock: DirectoryLock, tls: TLSContext?
+        identities: IdentityRegistry?, dataLock: DirectoryLock, tls: TLSContext?, metricsEndpoint: MetricsEndpoint?
     ) throws {
         self.configuration = configuration
+        self.metricsEndpoint = metricsEndpoint
         self.cluster = cluster
         self.tls = tls
         self.identities = identities
@@ -291,7 +299,7 @@ public final class HealthServer: Sendable {
             threads: configuration.workers > 0 ? configuration.workers : cores, queueCapacity: 4096, name: "hkd-worker")
         listener = Mutex(nil)
         budget = MemoryBudget(capacity: configuration.maxBufferedBytes)
-        handshakes = HandshakeQuota(limit: configuration.maxHandshakingConnections)
+        handshakes = HandshakeQuota(limit: configuration.handshakingLimit)
         try coldBlocks?.start()
     }
 
@@ -389,10 +397,16 @@ public final class HealthServer: Sendable {
         }
     }
 
-    private func startMetrics(host: String, port: Int) throws {
-        let endpoint = try MetricsEndpoint(host: host, port: port, group: group, server: self)
-        metricsEndpoint.withLock { $0 = endpoint }
-        ServerLog.info("metrics on \(host):\(endpoint.port) (/metrics, /healthz, /readyz)")
+    /// The metrics endpoint at `address`, answering "starting" until ``MetricsEndpoint/serve(_:)``.
+    private static func startMetrics(_ address: ServerConfiguration.MetricsAddress) throws -> MetricsEndpoint {
+        let endpoint: MetricsEndpoint
+        do {
+            endpoint = try MetricsEndpoint(host: address.host, port: address.port)
+        } catch {
+            throw HealthError(.invalidArgument, "cannot serve metrics on \(address.host):\(address.port): \(error)")
+        }
+        ServerLog.info("metrics on \(address.host):\(endpoint.port) (/metrics, /healthz, /readyz)")
+        return endpoint
     }
 
     /// Connections open now.
@@ -405,10 +419,7 @@ public final class HealthServer: Sendable {
             return listener
         }
         tcp?.stop()
-        metricsEndpoint.withLock { endpoint in
-            endpoint?.stop()
-            endpoint = nil
-        }
+        metricsEndpoint?.stop()
         workers.shutdown()
         group.shutdown()
         identityRefresher?.stop()

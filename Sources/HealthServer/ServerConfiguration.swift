@@ -16,7 +16,29 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var maxConnections = 1024
     /// Connections in their handshake at once before the one lingering longest (over a second) is closed to make
     /// room, so that clients which never authenticate cannot take every slot; new connections are never refused.
-    public var maxHandshakingConnections = 256
+    /// `nil`: 256, or half of ``maxConnections`` when that is less (see ``handshakingLimit``).
+    public var maxHandshakingConnections: Int?
+
+    /// The handshake quota in force: ``maxHandshakingConnections``, else its default.
+    public var handshakingLimit: Int { maxHandshakingConnections ?? min(256, maxConnections / 2) }
+
+    /// Throws ``ErrorCode/invalidArgument`` for limits that contradict each other: a handshake quota at or above
+    /// the connection limit lets peers that never finish their handshake take every slot, which the quota exists
+    /// to prevent (the connection limit refuses new clients before the quota closes a lingering peer).
+    public func checkLimits() throws {
+        guard maxConnections >= 2 else {
+            throw HealthError(
+                .invalidArgument,
+                "--max-connections \(maxConnections) leaves no room for a client while another connection is in its "
+                    + "handshake: give at least 2")
+        }
+        guard handshakingLimit < maxConnections else {
+            throw HealthError(
+                .invalidArgument,
+                "--max-handshaking \(handshakingLimit) must be below --max-connections \(maxConnections): otherwise "
+                    + "connections that never finish their handshake can take every slot and lock clients out")
+        }
+    }
     /// Seconds a connection has to complete its handshake, and a frame its arrival (plus its length at 64 KiB/s).
     public var handshakeTimeoutSeconds: UInt64 = 10
     /// Seconds replies may stay unread (the reply queue over `maxQueuedReplyBytes`) before the connection closes.
@@ -218,10 +240,11 @@ public struct ServerConfiguration: Hashable, Sendable {
           --data-dir DIR          Data directory, created if missing (default: ./hkd-data).
           --threads N             Event-loop threads (default: one per core).
           --workers N             Worker threads for queries and inserts (default: one per core).
-          --max-connections N     Connections served at once (default: 1024).
+          --max-connections N     Connections served at once, at least 2 (default: 1024).
           --max-handshaking N     Connections in their handshake at once before the one lingering longest
-                                  (over 1 s) is closed to make room; a burst of new clients is never refused
-                                  (default: 256).
+                                  (over 1 s) is closed to make room; a burst of new clients is never refused.
+                                  Must be below --max-connections (default: 256, or half of
+                                  --max-connections when that is less).
           --idle-timeout SECONDS  Close connections silent this long; 0 never (default: 300). Bytes of an
                                   unfinished frame do not count as activity.
           --handshake-timeout SECONDS
@@ -269,7 +292,8 @@ public struct ServerConfiguration: Hashable, Sendable {
                                   must not exist or be empty, then start from it.
           --metrics-listen HOST:PORT
                                   Serve /metrics (Prometheus text format), /healthz and /readyz over HTTP on
-                                  this address, without tokens (default: not served; e.g. 127.0.0.1:9420).
+                                  this address, without tokens, from before hkd opens its data (/readyz: 503
+                                  until hkd listens on its port) (default: not served; e.g. 127.0.0.1:9420).
           --cluster URLS          Cluster mode: keep the data in NATS JetStream at URLS (comma-separated
                                   nats://host:port) instead of DIR's log and snapshots; this node serves the
                                   partitions of the subjects whose leases it holds and sends clients to the
@@ -363,6 +387,7 @@ public struct ServerConfiguration: Hashable, Sendable {
         }
         try config.apply(environment: environment)
         for flag in flags { try flag.setting.apply(&config, flag.value, flag.origin) }
+        try config.checkLimits()
         return .run(config)
     }
 

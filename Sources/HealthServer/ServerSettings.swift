@@ -32,14 +32,27 @@ struct ServerSetting: Sendable {
         _ key: String, minimum: T = 0, _ path: WritableKeyPath<ServerConfiguration, T> & Sendable
     ) -> ServerSetting {
         ServerSetting(key) { config, text, origin in
-            guard let number = T(text) else {
-                throw HealthError(.invalidArgument, "\(origin) needs a non-negative whole number, not \"\(text)\"")
-            }
-            guard number >= minimum else {
-                throw HealthError(.invalidArgument, "\(origin) must be at least \(minimum), not \(number)")
-            }
-            config[keyPath: path] = number
+            config[keyPath: path] = try wholeNumber(text, minimum: minimum, origin: origin)
         }
+    }
+
+    /// A whole number of at least `minimum`, for a setting whose absence means a default computed later.
+    static func number<T: FixedWidthInteger & Sendable>(
+        _ key: String, minimum: T = 0, _ path: WritableKeyPath<ServerConfiguration, T?> & Sendable
+    ) -> ServerSetting {
+        ServerSetting(key) { config, text, origin in
+            config[keyPath: path] = try wholeNumber(text, minimum: minimum, origin: origin)
+        }
+    }
+
+    private static func wholeNumber<T: FixedWidthInteger>(_ text: String, minimum: T, origin: String) throws -> T {
+        guard let number = T(text) else {
+            throw HealthError(.invalidArgument, "\(origin) needs a non-negative whole number, not \"\(text)\"")
+        }
+        guard number >= minimum else {
+            throw HealthError(.invalidArgument, "\(origin) must be at least \(minimum), not \(number)")
+        }
+        return number
     }
 
     /// A switch.

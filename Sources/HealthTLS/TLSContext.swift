@@ -25,8 +25,10 @@ public final class TLSContext: @unchecked Sendable {
         guard hk_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
             throw .openSSL(.configuration, "cannot require TLS 1.2")
         }
-        // No session resumption: connections are long-lived, and no session state is kept in the context.
+        // No session resumption (PROTOCOL.md): connections are long-lived, and no session state is kept. The
+        // session cache is off, TLS 1.2 tickets are off (SSL_OP_NO_TICKET), TLS 1.3 issues none.
         _ = hk_SSL_CTX_set_session_cache_mode(context, Int(SSL_SESS_CACHE_OFF))
+        hk_SSL_CTX_disable_tickets(context)
         _ = SSL_CTX_set_num_tickets(context, 0)
     }
 

@@ -314,6 +314,30 @@ import HealthModel
             missing.err.hasPrefix("error: cannot read a token from '\(path).missing' (--token-file)"), "\(missing.err)")
     }
 
+    @Test("a token file other users can read is used, with a warning on stderr naming it and the fix")
+    func tokenFileReadableByOthers() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hkq-token-\(UUID().uuidString)").path
+        try "hkd1_secret\n".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let warning =
+            "warning: the token file '\(path)' (--token-file) is readable by other users (mode 644); "
+            + "run chmod 600 \(path)\n"
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+        let open = await runHKQ(["echo", "x", "--token-file", path], program: testProgram)
+        #expect(open.status == 0)
+        #expect(open.out.contains("token=hkd1_secret"), "\(open.out)")
+        #expect(open.err == warning, "\(open.err)")
+        let fromEnvironment = await runHKQ(["echo", "x"], environment: ["HKQ_TOKEN_FILE": path], program: testProgram)
+        #expect(fromEnvironment.err.contains("'\(path)' (HKQ_TOKEN_FILE) is readable by other users"))
+        // A token given outright wins, and the file is not looked at.
+        let explicit = await runHKQ(["echo", "x", "--token", "t2", "--token-file", path], program: testProgram)
+        #expect(explicit.err.isEmpty, "\(explicit.err)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        let closed = await runHKQ(["echo", "x", "--token-file", path], program: testProgram)
+        #expect(closed.out.contains("token=hkd1_secret"))
+        #expect(closed.err.isEmpty, "\(closed.err)")
+    }
+
     @Test(arguments: [("-40", false), ("-.5", false), ("-h", true), ("--x", true), ("-", false), ("x", false)])
     func negativeNumbersAreNotOptions(word: String, isOption: Bool) {
         #expect(ArgumentParser.looksLikeOption(word) == isOption)

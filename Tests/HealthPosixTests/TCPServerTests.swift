@@ -35,6 +35,28 @@ struct TCPServerTests {
         #expect(server.connectionCount == 0)
     }
 
+    @Test("a reserved port refuses connections until the server listens on it, then serves them")
+    func reservedPortRefusesUntilListening() throws {
+        let listener = try ListeningSocket.reserve(host: "127.0.0.1", port: 0)
+        #expect(listener.address.port != 0)
+        do throws(SystemError) {
+            _ = try ClientSocket.connect(host: "127.0.0.1", port: listener.address.port, timeout: .seconds(5))
+            Issue.record("a reserved port accepted a connection")
+        } catch {
+            #expect(error.code == ECONNREFUSED, "\(error)")
+        }
+        let group = try EventLoopGroup(threads: 1, name: "reserved")
+        defer { group.shutdown() }
+        let server = try TCPServer.start(group: group, listener: listener, configuration: .init()) { _ in
+            EchoHandler(log: HandlerLog())
+        }
+        defer { server.stop() }
+        let socket = try ClientSocket.connect(host: "127.0.0.1", port: server.port, timeout: .seconds(5))
+        defer { socket.close() }
+        try socket.write([1, 2, 3], timeout: .seconds(5))
+        #expect(try readBytes(socket, count: 3, timeout: .seconds(5)) == [1, 2, 3])
+    }
+
     @Test("a 16 MB payload goes through intact, in both directions, with the echo backed up")
     func largePayload() async throws {
         let group = try EventLoopGroup(threads: 2, name: "big")

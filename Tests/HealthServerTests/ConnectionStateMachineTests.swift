@@ -75,6 +75,40 @@ struct ConnectionStateMachineTests {
         #expect(machine.received(Self.hello).isEmpty)
     }
 
+    @Test("before and after hello, a frame of the wrong kind gets handshakeRequired before its payload is decoded")
+    func wrongKindIsNotDecoded() throws {
+        // A request kind whose payload does not decode: malformedPayload (106) once established, but in the
+        // handshake its kind alone is wrong (PROTOCOL.md: anything but hello first gets 105).
+        let garbage = FrameEncoder().encode(Frame(kind: .statisticsQuery, requestID: 3, payload: [0xFF, 0xFF, 0xFF]))
+        var fresh = Self.machine()
+        let early = fresh.received(garbage)
+        guard case .error(let reply) = try Self.written(early).first else {
+            Issue.record("no error in \(early)")
+            return
+        }
+        #expect(reply.code == ErrorCode.handshakeRequired.rawValue)
+        #expect(reply.closesConnection)
+        #expect(Self.closes(early))
+
+        var established = Self.machine()
+        _ = established.received(Self.hello)
+        guard case .error(let later) = try Self.written(established.received(garbage)).first else {
+            Issue.record("no error after hello")
+            return
+        }
+        #expect(later.code == ErrorCode.malformedPayload.rawValue)
+
+        // A second hello with a payload that does not decode is refused as a second hello.
+        var twice = Self.machine()
+        _ = twice.received(Self.hello)
+        let second = FrameEncoder().encode(Frame(kind: .hello, requestID: 4, payload: [0xFF]))
+        guard case .error(let again) = try Self.written(twice.received(second)).first else {
+            Issue.record("no error for a second hello")
+            return
+        }
+        #expect(again.code == ErrorCode.handshakeRequired.rawValue)
+    }
+
     @Test("a refused token gets unauthenticated and the connection closes")
     func refusedToken() throws {
         var machine = Self.machine(refuse: true)

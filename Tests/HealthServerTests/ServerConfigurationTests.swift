@@ -119,6 +119,21 @@ struct ServerConfigurationTests {
                 ["--memory-limit", "-5M"],
                 "--memory-limit takes a byte count such as 2147483648, 512M or 4GiB, not \"-5M\""
             ),
+            (
+                ["--max-connections", "100", "--max-handshaking", "100"],
+                "--max-handshaking 100 must be below --max-connections 100: otherwise connections that never finish "
+                    + "their handshake can take every slot and lock clients out"
+            ),
+            (
+                ["--max-handshaking", "2000"],
+                "--max-handshaking 2000 must be below --max-connections 1024: otherwise connections that never finish "
+                    + "their handshake can take every slot and lock clients out"
+            ),
+            (
+                ["--max-connections", "1"],
+                "--max-connections 1 leaves no room for a client while another connection is in its handshake: give "
+                    + "at least 2"
+            ),
         ])
     func badFlags(arguments: [String], message: String) {
         do {
@@ -129,6 +144,26 @@ struct ServerConfigurationTests {
             #expect(error.code == .invalidArgument)
         } catch {
             Issue.record("\(error)")
+        }
+    }
+
+    @Test("the handshake quota defaults to 256, or half the connection limit when that is less")
+    func handshakingLimit() throws {
+        for (arguments, limit) in [
+            ([], 256), (["--max-connections", "100"], 50), (["--max-connections", "2"], 1),
+            (["--max-connections", "100", "--max-handshaking", "99"], 99), (["--max-handshaking", "7"], 7),
+        ] {
+            guard case .run(let config) = try ServerConfiguration.parse(arguments) else {
+                Issue.record("\(arguments) not run")
+                continue
+            }
+            #expect(config.handshakingLimit == limit, "\(arguments)")
+        }
+        // A file and the environment are checked alike.
+        #expect(throws: HealthError.self) {
+            try ServerConfiguration.parse(
+                ["--config", "/etc/hkd.conf"], environment: ["HKD_MAX_HANDSHAKING": "64"],
+                readFile: { _ in "max-connections = 64\n" })
         }
     }
 

@@ -64,6 +64,7 @@ struct HostileClientTests {
             ),
             ("unknown kind", Self.header(kind: 0x7E, length: 0), true, .unknownMessageKind),
             ("truncated payload", Self.header(kind: 0x13, length: 1) + [0x80], true, .malformedPayload),
+            ("truncated payload before hello", Self.header(kind: 0x13, length: 1) + [0x80], false, .handshakeRequired),
         ]
         for entry in cases {
             let messages = try Self.exchange(entry.bytes, port: hkd.port, hello: entry.hello, token: hkd.token)

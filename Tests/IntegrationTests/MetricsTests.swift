@@ -2,8 +2,13 @@ import Foundation
 import HealthClient
 import HealthModel
 import HealthPosix
+import Synchronization
 import TestSupport
 import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `--metrics-listen`: the Prometheus page, health and readiness, against the real hkd and the real promtool.
 @Suite("metrics and health endpoint", .serialized)
@@ -25,6 +30,13 @@ struct MetricsTests {
         return (status, parts.dropFirst().joined(separator: "\r\n\r\n"))
     }
 
+    /// The metrics port hkd logged.
+    static func metricsPort(_ hkd: TestServer) throws -> Int {
+        let log = hkd.logText
+        let marker = try #require(log.range(of: "metrics on 127.0.0.1:"))
+        return try #require(Int(log[marker.upperBound...].prefix { $0.isNumber }))
+    }
+
     /// The value of the sample line `name` (with its labels, exactly as written), 0 when absent.
     static func value(_ name: String, in page: String) -> Double {
         for line in page.split(separator: "\n") where line.hasPrefix(name + " ") {
@@ -42,9 +54,7 @@ struct MetricsTests {
     @Test("/metrics counts inserts exactly, passes promtool, and /healthz, /readyz and errors answer")
     func scrape() async throws {
         let hkd = try await HKDProcess(arguments: ["--auth", "off", "--metrics-listen", "127.0.0.1:0"])
-        let log = hkd.logText
-        let marker = try #require(log.range(of: "metrics on 127.0.0.1:"))
-        let port = try #require(Int(log[marker.upperBound...].prefix { $0.isNumber }))
+        let port = try Self.metricsPort(hkd)
         let client = hkd.client()
         defer { client.close() }
 
@@ -73,6 +83,116 @@ struct MetricsTests {
         #expect(try Self.get("/nope", port: port).status == "HTTP/1.1 404 Not Found")
         #expect(try Self.get("/metrics", port: port, method: "POST").status == "HTTP/1.1 405 Method Not Allowed")
         #expect(try Self.get("/" + String(repeating: "x", count: 9000), port: port).status.hasPrefix("HTTP/1.1 431"))
+        await hkd.stop()
+    }
+
+    @Test("idle and half-sent connections cannot keep probes out: /healthz, /readyz and /metrics answer at once")
+    func probesGetThrough() async throws {
+        let hkd = try await HKDProcess(arguments: ["--auth", "off", "--metrics-listen", "127.0.0.1:0"])
+        let port = try Self.metricsPort(hkd)
+        // Far more than the endpoint keeps waiting for a request (and than its old cap of 64, which locked probes
+        // out until the peers left): silent ones, and ones that sent half a request.
+        let idle = try (0..<200).map { _ in try ClientSocket.connect(host: "127.0.0.1", port: port) }
+        defer { for socket in idle { socket.close() } }
+        for socket in idle.suffix(50) {
+            try socket.write(Array("GET /metrics HTTP/1.1\r\n".utf8), timeout: .seconds(5))
+        }
+        for _ in 0..<3 {
+            let started = ContinuousClock.now
+            #expect(try Self.get("/healthz", port: port) == ("HTTP/1.1 200 OK", "ok\n"))
+            #expect(try Self.get("/readyz", port: port) == ("HTTP/1.1 200 OK", "ready\n"))
+            #expect(try Self.get("/metrics", port: port).status == "HTTP/1.1 200 OK")
+            #expect(ContinuousClock.now - started < .seconds(3))
+        }
+        await hkd.stop()
+    }
+
+    /// What a connection to hkd's port got while hkd restarted.
+    enum MainPortProbe: Equatable {
+        /// The port refused the connection: hkd does not listen (yet).
+        case refused
+        /// The handshake completed.
+        case answered
+        /// The port accepted the connection, and then the handshake failed.
+        case acceptedThenFailed(String)
+    }
+
+    /// Connects to hkd's port and performs the handshake (`--auth off`).
+    static func probeMainPort(_ port: Int) -> MainPortProbe {
+        let socket: ClientSocket
+        do {
+            socket = try ClientSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(5))
+        } catch {
+            return error.code == ECONNREFUSED ? .refused : .acceptedThenFailed("connect: \(error)")
+        }
+        defer { socket.close() }
+        do {
+            _ = try RawHandshake.perform(socket, token: "", name: "probe")
+            return .answered
+        } catch {
+            return .acceptedThenFailed("\(error)")
+        }
+    }
+
+    /// The restarted server once ``TestServer/restart(arguments:samePort:)`` returned, or its error.
+    final class Restarted: Sendable {
+        let outcome = Mutex<Result<TestServer, any Error>?>(nil)
+    }
+
+    @Test("hkd listens only once it answers: while it recovers its port refuses and /readyz says starting")
+    func readyExactly() async throws {
+        let arguments = ["--auth", "off", "--snapshot-interval", "0", "--metrics-listen", "127.0.0.1:0"]
+        let first = try await HKDProcess(arguments: arguments)
+        let metricsPort = try Self.metricsPort(first)
+        let client = first.client()
+        // A log to replay at the restart (killed: no snapshot at shutdown), so that starting takes a while.
+        _ = try await client.insert(try EndToEndTests.steps(subject: "anna", minutes: 100_000))
+        client.close()
+        await first.kill()
+
+        let restarted = Restarted()
+        let restarting = Task {
+            let outcome: Result<TestServer, any Error>
+            do {
+                outcome = .success(
+                    try await first.restart(
+                        arguments: ["--auth", "off", "--metrics-listen", "127.0.0.1:\(metricsPort)"], samePort: true))
+            } catch {
+                outcome = .failure(error)
+            }
+            restarted.outcome.withLock { $0 = outcome }
+        }
+        // Each round: /readyz (nil while nothing listens on the metrics port), then a connection to the port.
+        var rounds: [(readyz: (status: String, body: String)?, main: MainPortProbe)] = []
+        try await waitUntil(timeout: .seconds(120), "hkd to restart and answer") {
+            let finished = restarted.outcome.withLock { $0 != nil }
+            let readyz = try? Self.get("/readyz", port: metricsPort)
+            rounds.append((readyz, Self.probeMainPort(first.port)))
+            return finished && rounds.last?.main == .answered && readyz?.status == "HTTP/1.1 200 OK"
+        }
+        await restarting.value
+        let hkd = try #require(try restarted.outcome.withLock { $0 }?.get())
+        for (index, round) in rounds.enumerated() {
+            if case .acceptedThenFailed(let failure) = round.main {
+                Issue.record("round \(index): hkd's port accepted a connection it did not serve: \(failure)")
+            }
+            // Ready means served: a connection made after /readyz said so is answered.
+            if round.readyz?.status == "HTTP/1.1 200 OK" {
+                #expect(round.main == .answered, "round \(index): /readyz said ready, the port \(round.main)")
+            }
+            // Served means ready: once a connection was answered, /readyz says so from the next round on.
+            if index > 0, rounds[index - 1].main == .answered {
+                #expect(
+                    round.readyz?.status == "HTTP/1.1 200 OK", "round \(index): \(String(describing: round.readyz))")
+            }
+        }
+        // The start was seen: /readyz answering "starting" while the port refused connections.
+        let starting = rounds.filter { round in
+            round.main == .refused && round.readyz?.status == "HTTP/1.1 503 Service Unavailable"
+                && round.readyz?.body.hasPrefix("starting:") == true
+        }
+        #expect(
+            !starting.isEmpty, "no round saw hkd starting: \(rounds.map { "\($0.readyz?.status ?? "-") \($0.main)" })")
         await hkd.stop()
     }
 }

@@ -77,6 +77,27 @@ struct TLSTests {
         await hkd.stop()
     }
 
+    @Test("no session resumption: hkd sends no TLS 1.2 ticket, and a session openssl saved is not resumed")
+    func noResumption() async throws {
+        let hkd = try await TestServer(arguments: ["--tls", "auto"])
+        let directory = try TestDirectory(prefix: "tls-sessions")
+        for version in ["-tls1_2", "-tls1_3"] {
+            let session = directory.appending("session\(version)")
+            let connect = ["openssl", "s_client", "-connect", "127.0.0.1:\(hkd.port)", version]
+            let first = try await runTool(connect + ["-sess_out", session], input: "")
+            #expect(first.status == 0, "\(first.printed)")
+            #expect(first.printed.contains("New, TLSv1"), "\(version): \(first.printed)")
+            #expect(!first.printed.contains("TLS session ticket:"), "\(version): a ticket was issued")
+            // With neither a ticket nor a session cache on the server, s_client may have nothing worth saving.
+            guard FileManager.default.fileExists(atPath: session) else { continue }
+            let second = try await runTool(connect + ["-sess_in", session], input: "")
+            #expect(second.status == 0, "\(second.printed)")
+            #expect(second.printed.contains("New, TLSv1"), "\(version): \(second.printed)")
+            #expect(!second.printed.contains("Reused, TLSv1"), "\(version): the session was resumed")
+        }
+        await hkd.stop()
+    }
+
     @Test("a Python ssl client verifies hkd, completes the token handshake and pings over TLS")
     func pythonClient() async throws {
         let hkd = try await TestServer(arguments: ["--tls", "auto"])
@@ -190,16 +211,16 @@ struct TLSTests {
 
     @Test("over the connection limit a TLS client gets the plaintext refusal as the retryable tooManyConnections")
     func connectionLimit() async throws {
-        let hkd = try await TestServer(arguments: ["--tls", "auto", "--max-connections", "1"])
+        let hkd = try await TestServer(arguments: ["--tls", "auto", "--max-connections", "2"])
         let tls = TLSClientOptions(fingerprint: try Self.loggedFingerprint(hkd))
-        let holder = Self.client(hkd, tls: tls)
-        defer { holder.close() }
-        _ = try await holder.serverInfo()
+        let holders = [Self.client(hkd, tls: tls), Self.client(hkd, tls: tls)]
+        defer { for holder in holders { holder.close() } }
+        for holder in holders { _ = try await holder.serverInfo() }
         let refused = Self.client(hkd, tls: tls)
         defer { refused.close() }
         do {
             _ = try await refused.serverInfo()
-            Issue.record("a second connection was served over a limit of 1")
+            Issue.record("a third connection was served over a limit of 2")
         } catch {
             #expect(error.code == .tooManyConnections, "\(error)")
             #expect(error.isRetryable)

@@ -103,6 +103,7 @@ public struct HKQ: Sendable {
             let globals = try GlobalOptions.resolve(
                 options: parse.arguments.options, flags: parse.arguments.flags, environment: environment,
                 commandPath: path)
+            for warning in globals.warnings { console.printError("warning: \(warning)") }
             let context = CommandContext(
                 program: self, commandPath: path, arguments: parse.arguments, globals: globals,
                 environment: environment, console: console)

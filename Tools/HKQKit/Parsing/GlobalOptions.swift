@@ -1,4 +1,5 @@
 import HealthClient
+import HealthPosix
 
 /// A server address `host:port`; IPv6 hosts are written in brackets, `[::1]:7420`.
 public struct ServerAddress: Hashable, Sendable, CustomStringConvertible {
@@ -64,6 +65,8 @@ public struct GlobalOptions: Sendable, Equatable {
     public var tls: TLSClientOptions?
     /// `--fields a,b,c`: the keys and columns to print, in that order; nil: all of them.
     public var fields: FieldSelection?
+    /// What hkq tells the user on stderr before the command runs (a token file other users can read).
+    public var warnings: [String] = []
 
     /// Global options from their parts.
     public init(
@@ -139,18 +142,33 @@ public struct GlobalOptions: Sendable, Equatable {
         }
         let subject = options["subject"]?.last ?? environment["HKQ_SUBJECT"] ?? "me"
         if subject.isEmpty { throw UsageError("the subject is empty", commandPath: commandPath) }
+        var warnings: [String] = []
+        func tokenFile(_ path: String, origin: String) throws -> String {
+            if let warning = tokenFileWarning(path, origin: origin) { warnings.append(warning) }
+            return try readTokenFile(path, origin: origin, commandPath)
+        }
         let token =
             try options["token"]?.last
-            ?? options["token-file"]?.last.map { try readTokenFile($0, origin: "--token-file", commandPath) }
+            ?? options["token-file"]?.last.map { try tokenFile($0, origin: "--token-file") }
             ?? environment["HKQ_TOKEN"]
-            ?? environment["HKQ_TOKEN_FILE"].map { try readTokenFile($0, origin: "HKQ_TOKEN_FILE", commandPath) }
+            ?? environment["HKQ_TOKEN_FILE"].map { try tokenFile($0, origin: "HKQ_TOKEN_FILE") }
         let format = options["format"]?.last.flatMap(OutputFormat.init(rawValue:)) ?? .table
         let timeFormat = options["time-format"]?.last.flatMap(TimeFormat.init(rawValue:)) ?? .rfc3339
         let tls = try resolveTLS(options: options, flags: flags, environment: environment, commandPath: commandPath)
         let fields = try options["fields"]?.last.map { try FieldSelection(parsing: $0, commandPath: commandPath) }
-        return GlobalOptions(
+        var globals = GlobalOptions(
             server: server, subject: subject, token: token, format: format, timeFormat: timeFormat, tls: tls,
             fields: fields)
+        globals.warnings = warnings
+        return globals
+    }
+
+    /// A warning when other users may read the token file at `path` (any of the mode bits 077), as hkd refuses
+    /// an `admin.token` so; nil otherwise, also when its mode cannot be read.
+    static func tokenFileWarning(_ path: String, origin: String) -> String? {
+        guard let mode = try? FileSystem.permissions(of: path), mode & 0o077 != 0 else { return nil }
+        return "the token file '\(path)' (\(origin)) is readable by other users (mode \(String(mode, radix: 8))); "
+            + "run chmod 600 \(path)"
     }
 
     /// The first line of a token file, trimmed; a missing, unreadable or empty file is a usage error naming it.
