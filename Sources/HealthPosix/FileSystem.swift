@@ -16,6 +16,15 @@ public enum FileSystem {
         return info.st_mode & S_IFMT == S_IFDIR
     }
 
+    /// Whether `path` itself is a symbolic link (not followed).
+    public static func isSymbolicLink(_ path: String) throws(SystemError) -> Bool {
+        guard let info = try Sys.statPath(path, followLinks: false) else { return false }
+        return info.st_mode & S_IFMT == S_IFLNK
+    }
+
+    /// `path` with every symbolic link, `.` and `..` resolved (realpath(3)); it must exist.
+    public static func resolvedPath(_ path: String) throws(SystemError) -> String { try Sys.realPath(path) }
+
     /// The size of the file at `path`.
     public static func size(of path: String) throws(SystemError) -> Int64 {
         guard let info = try Sys.statPath(path) else { throw SystemError(errno: ENOENT, call: "stat(\(path))") }
