@@ -193,9 +193,13 @@ struct DamageTests {
         let (repaired, lines) = try openStore(directory, repair: true)
         #expect(try steps(repaired.store).count == 10)
         #expect(lines.all.contains { $0.contains("stepCount-1.snap.damaged") })
-        _ = try repaired.snapshot()
+        #expect(lines.all.contains { $0.contains("of what the repair kept") })
         #expect(try FileSystem.exists(directory + "/snapshots/stepCount-1.snap.damaged"))
         repaired.close(snapshot: false)
+        // The repair's own snapshot: a kill now, and the next start needs no --repair.
+        let (again, _) = try openStore(directory)
+        #expect(try steps(again.store).count == 10)
+        again.close(snapshot: false)
     }
 
     /// Writes snapshot generation `generation` of what `durable` holds as a snapshot does, files then manifest,

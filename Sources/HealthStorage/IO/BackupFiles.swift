@@ -28,20 +28,8 @@ struct BackupWriter {
 
     /// Copies the file at `source` (as far as it is written when the copy starts) to `name` in the backup.
     mutating func copy(_ source: String, as name: String) throws {
-        let input = try File(path: source)
-        defer { input.close() }
-        let length = try input.size()
         var crc: UInt32 = 0
-        var copied: Int64 = 0
-        try FileSystem.writeFileAtomically(directory + "/" + name, permissions: 0o600) { output in
-            while copied < length {
-                let chunk = try input.read(count: Int(min(1 << 20, length - copied)), at: copied)
-                if chunk.isEmpty { break }
-                try output.write(chunk)
-                crc = Zlib.crc32(chunk, initial: crc)
-                copied += Int64(chunk.count)
-            }
-        }
+        let copied = try FileSystem.copyFile(source, to: directory + "/" + name) { crc = Zlib.crc32($0, initial: crc) }
         files.append(.init(path: name, size: UInt64(copied), crc32: crc))
     }
 

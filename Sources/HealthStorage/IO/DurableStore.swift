@@ -129,6 +129,17 @@ public final class DurableStore: Sendable {
                 "the disk holding \(directory) is full: serving reads; changes fail with the retryable "
                     + "storageUnavailable until space is freed")
         }
+        if configuration.repair, !report.repairs.isEmpty {
+            // What the repair kept becomes a snapshot generation at once, so that the next start (without
+            // --repair) finds a manifest the log agrees with, even after a kill.
+            do {
+                if let taken = try snapshot() {
+                    logLine("snapshot \(taken.generation) of what the repair kept: \(taken.samples) samples")
+                }
+            } catch {
+                logLine("the snapshot after the repair failed (the next start may need --repair again): \(error)")
+            }
+        }
         if configuration.snapshotIntervalSeconds > 0 || configuration.snapshotLogBytes > 0 {
             let thread = try PosixThread.spawn(name: "hkd-snapshots") { [self] in snapshotLoop() }
             snapshotter.withLock { $0.thread = thread }
