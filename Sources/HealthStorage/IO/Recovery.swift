@@ -27,8 +27,9 @@ public struct RecoveryReport: Sendable {
     public var manifest: SnapshotManifest?
 }
 
-/// Start-up: removes temporaries of unfinished snapshots, loads the snapshots named by the manifest, then
-/// replays the log records after them (``LogRecovery``).
+/// Start-up: checks a backup's files against its `backup.json` when there is one, removes temporaries of
+/// unfinished snapshots, loads the snapshots named by the manifest, replays the log records after them
+/// (``LogRecovery``), then sets aside snapshot files no manifest names (an unfinished snapshot's).
 ///
 /// Damage stops start-up with a ``ErrorCode/storageUnavailable`` error naming the file, the offset and
 /// `--repair`. With `repair`, everything before the damage is kept and everything given up is set aside as
@@ -57,7 +58,6 @@ enum Recovery {
             UInt64(name.dropLast(4), radix: 16).map { (walDirectory + "/" + name, $0) }
         }
         report.manifest = try manifest(snapshots, firstLogged: firstLogged, repair: repair, report: &report)
-        try setAsideUnfinished(snapshots, keeping: report.manifest, log: log)
         let applied = try loadSnapshots(snapshots, into: store, repair: repair, cold: coldBlocks, report: &report)
         if let manifest = report.manifest, !manifest.entries.isEmpty {
             report.nextSequence = (manifest.entries.map(\.sequence).max() ?? 0) + 1
@@ -67,6 +67,8 @@ enum Recovery {
             lowestApplied: report.manifest?.entries.map(\.sequence).min() ?? 0, repair: repair,
             quarantineDirectory: directory + "/" + quarantineDirectory
         ).run(&report, log: log)
+        // Only once the log is judged whole: a refused start changes nothing here.
+        try setAsideUnfinished(snapshots, keeping: report.manifest, log: log)
         if let backup { try startedFromBackup(backup, directory: directory, repair: repair, report: &report, log: log) }
         for line in report.repairs { log("repair: " + line) }
         return report
