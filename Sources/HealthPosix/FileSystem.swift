@@ -16,6 +16,15 @@ public enum FileSystem {
         return info.st_mode & S_IFMT == S_IFDIR
     }
 
+    /// Whether `path` itself is a symbolic link (not followed).
+    public static func isSymbolicLink(_ path: String) throws(SystemError) -> Bool {
+        guard let info = try Sys.statPath(path, followLinks: false) else { return false }
+        return info.st_mode & S_IFMT == S_IFLNK
+    }
+
+    /// `path` with every symbolic link, `.` and `..` resolved (realpath(3)); it must exist.
+    public static func resolvedPath(_ path: String) throws(SystemError) -> String { try Sys.realPath(path) }
+
     /// The size of the file at `path`.
     public static func size(of path: String) throws(SystemError) -> Int64 {
         guard let info = try Sys.statPath(path) else { throw SystemError(errno: ENOENT, call: "stat(\(path))") }
@@ -131,10 +140,12 @@ public enum FileSystem {
     }
 
     /// Copies the file at `source` to `destination` (atomically, fsynced), at most `limit` bytes of it (a file
-    /// still being appended to is copied up to its size when the copy starts). Returns the bytes copied.
+    /// still being appended to is copied up to its size when the copy starts). `observe` sees each piece copied,
+    /// in order. Returns the bytes copied.
     @discardableResult
     public static func copyFile(
-        _ source: String, to destination: String, permissions: UInt32 = 0o600, limit: Int64 = .max
+        _ source: String, to destination: String, permissions: UInt32 = 0o600, limit: Int64 = .max,
+        observing observe: ([UInt8]) -> Void = { _ in }
     ) throws -> Int64 {
         let input = try File(path: source)
         defer { input.close() }
@@ -145,6 +156,7 @@ public enum FileSystem {
                 let chunk = try input.read(count: Int(min(1 << 20, length - offset)), at: offset)
                 if chunk.isEmpty { break }
                 try output.write(chunk)
+                observe(chunk)
                 offset += Int64(chunk.count)
             }
         }

@@ -335,6 +335,15 @@ enum Sys {
     /// geteuid(2).
     static func effectiveUserID() -> UInt32 { UInt32(Glibc.geteuid()) }
 
+    /// realpath(3): `path` with every symbolic link, `.` and `..` resolved; the path must exist.
+    static func realPath(_ path: String) throws(SystemError) -> String {
+        guard let resolved = Glibc.realpath(path, nil) else {
+            throw SystemError(errno: errno, call: "realpath(\(path))")
+        }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// rename(2).
     static func rename(_ from: String, _ to: String) throws(SystemError) {
         _ = try retrying("rename(\(from), \(to))") { Glibc.rename(from, to) }

@@ -368,7 +368,9 @@ public final class HealthServer: Sendable {
         FrameEncoder().encode(Message.error(ErrorReply(error)).frame(requestID: 0))
     }
 
-    /// Copies a backup's files (snapshots, manifest, log segments, identities) into an empty data directory.
+    /// Copies a backup's files (snapshots, manifest, log segments, durable mark, identities, `backup.json`) into
+    /// an empty data directory, once they match the backup's `backup.json` (``BackupCheck``); a backup without one
+    /// is restored with a warning.
     static func restore(_ backup: String, into directory: String) throws {
         do {
             guard try FileSystem.isDirectory(backup),
@@ -380,6 +382,16 @@ public final class HealthServer: Sendable {
                 throw HealthError(
                     .invalidArgument, "cannot restore into \(directory): it is not empty (restore into a new directory)"
                 )
+            }
+            // Checked before anything is copied (and the copy again at start-up, as any backup directory is).
+            if let manifest = try BackupCheck.verify(backup) {
+                ServerLog.info(
+                    "checked the backup \(backup): \(manifest.files.count) files as written, \(manifest.samples) samples "
+                        + "in its snapshot, the log through sequence \(manifest.lastSequence)")
+            } else {
+                ServerLog.warning(
+                    "\(backup) has no \(BackupManifest.fileName) (a backup of a release before it, or one that did not "
+                        + "finish): its files cannot be checked against what the backup wrote")
             }
             for folder in ["", "/snapshots", "/wal"] {
                 try FileSystem.makeDirectories(directory + folder, permissions: 0o700)

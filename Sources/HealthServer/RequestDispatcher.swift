@@ -109,27 +109,15 @@ public struct RequestDispatcher: Sendable {
             blockBytesInMemory: UInt64(blocks.hotBytes), blockBytesOnDisk: UInt64(blocks.coldBytes))
     }
 
-    /// Backs the store up into `directory` (see ``DurableStore/backup(to:)``), with the identities so that the
-    /// tokens work after a restore, and `--tls auto`'s certificate and key so that its fingerprint stays the same.
+    /// Backs the store up into `directory` (see ``DurableStore/backup(to:including:)``, which checks the path
+    /// first), with the identities so that the tokens work after a restore, and `--tls auto`'s certificate and key
+    /// so that its fingerprint stays the same.
     func backup(into directory: String) throws -> BackupResult {
-        guard directory.hasPrefix("/") else {
-            throw HealthError(.invalidArgument, "the backup directory must be an absolute path on the server's host")
-        }
-        var report = try durable.backup(to: directory)
-        if let dataDirectory = durable.directory {
-            for name in [
+        let report = try durable.backup(
+            to: directory,
+            including: [
                 IdentityRegistry.fileName, AutomaticCertificate.certificateFileName, AutomaticCertificate.keyFileName,
-            ] {
-                let file = dataDirectory + "/" + name
-                guard try FileSystem.exists(file) else { continue }
-                do {
-                    report.add(try FileSystem.copyFile(file, to: directory + "/" + name))
-                    try FileSystem.syncDirectory(directory)
-                } catch {
-                    throw HealthError(.storageUnavailable, "cannot copy \(name) into \(directory): \(error)")
-                }
-            }
-        }
+            ])
         return BackupResult(
             generation: report.generation, samples: UInt64(report.samples), files: UInt64(report.files),
             bytes: UInt64(report.bytes))

@@ -87,8 +87,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     }
     /// Whether clients need a token (`--auth`; SECURITY.md).
     public var auth = AuthMode.required
-    /// A backup (`hkq admin backup`) to copy into the data directory before starting (`--restore-from`); the
-    /// data directory must not exist or be empty.
+    /// A backup (`hkq admin backup`) to check and copy into the data directory before starting
+    /// (`--restore-from`); the data directory must not exist or be empty.
     public var restoreFrom: String?
     /// Cluster mode: the NATS JetStream servers (`--cluster nats://host:port,...`); `nil`: single-node mode.
     public var cluster: String?
@@ -288,8 +288,9 @@ public struct ServerConfiguration: Hashable, Sendable {
                                   first start writes the admin token to DIR/admin.token (mode 0600), which
                                   hkq on the same host reads by itself. off: anyone who reaches the port may
                                   read and change everything (default: required; see SECURITY.md).
-          --restore-from DIR      Copy the backup DIR (from hkq admin backup) into the data directory, which
-                                  must not exist or be empty, then start from it.
+          --restore-from DIR      Check the backup DIR (from hkq admin backup) against its backup.json, copy
+                                  it into the data directory, which must not exist or be empty, then start
+                                  from it.
           --metrics-listen HOST:PORT
                                   Serve /metrics (Prometheus text format), /healthz and /readyz over HTTP on
                                   this address, without tokens, from before hkd opens its data (/readyz: 503

@@ -193,9 +193,82 @@ struct DamageTests {
         let (repaired, lines) = try openStore(directory, repair: true)
         #expect(try steps(repaired.store).count == 10)
         #expect(lines.all.contains { $0.contains("stepCount-1.snap.damaged") })
-        _ = try repaired.snapshot()
+        #expect(lines.all.contains { $0.contains("of what the repair kept") })
         #expect(try FileSystem.exists(directory + "/snapshots/stepCount-1.snap.damaged"))
         repaired.close(snapshot: false)
+        // The repair's own snapshot: a kill now, and the next start needs no --repair.
+        let (again, _) = try openStore(directory)
+        #expect(try steps(again.store).count == 10)
+        again.close(snapshot: false)
+    }
+
+    /// Writes snapshot generation `generation` of what `durable` holds as a snapshot does, files then manifest,
+    /// and puts the manifest back as it was before: a snapshot killed after its files were renamed into place,
+    /// before its manifest was.
+    func unfinishedSnapshot(_ durable: DurableStore, _ directory: String, generation: UInt64, through: UInt64) throws {
+        let manifest = directory + "/snapshots/MANIFEST"
+        let before = try FileSystem.exists(manifest) ? try FileSystem.readFile(manifest) : nil
+        _ = try SnapshotFiles(directory: directory + "/snapshots").write(
+            generation: generation, images: { durable.store.image(of: $0) { through } },
+            keptApart: { SnapshotPart.keptApart(of: durable.store) { through } })
+        if let before {
+            try FileSystem.writeFileAtomically(manifest, before)
+        } else {
+            try FileSystem.remove(manifest)
+        }
+    }
+
+    @Test(
+        "a first snapshot killed before its manifest (files, no MANIFEST, the log from 1) is set aside; start goes on")
+    func unfinishedFirstSnapshot() throws {
+        let directory = try logged()
+        defer { try? FileSystem.removeTree(directory) }
+        var (durable, _) = try openStore(directory)
+        try unfinishedSnapshot(durable, directory, generation: 1, through: 4)
+        durable.close(snapshot: false)
+        let file = directory + "/snapshots/stepCount-1.snap"
+        #expect(try FileSystem.exists(file))
+        #expect(try !FileSystem.exists(directory + "/snapshots/MANIFEST"))
+        let lines: LogLines
+        (durable, lines) = try openStore(directory)
+        #expect(try steps(durable.store).count == 40)
+        #expect(try !FileSystem.exists(file))
+        #expect(try FileSystem.exists(file + ".unfinished"))
+        #expect(lines.all.contains { $0.contains("set aside \(file)") && $0.contains("did not finish") })
+        // The next snapshot covers everything: the set-aside file goes.
+        _ = try durable.snapshot()
+        #expect(try !FileSystem.exists(file + ".unfinished"))
+        durable.close(snapshot: false)
+        (durable, _) = try openStore(directory)
+        #expect(try steps(durable.store).count == 40)
+        durable.close(snapshot: false)
+    }
+
+    @Test("a later snapshot whose files are in place but whose manifest update never happened is set aside")
+    func unfinishedLaterSnapshot() throws {
+        let directory = try makeDataDirectory()
+        defer { try? FileSystem.removeTree(directory) }
+        var (durable, _) = try openStore(directory)
+        _ = try durable.insert(stepBatch(id: 1))
+        _ = try durable.insert(stepBatch(id: 2, from: 100))
+        _ = try durable.snapshot()  // generation 1: records 1 and 2
+        _ = try durable.insert(stepBatch(id: 3, from: 200))
+        _ = try durable.insert(stepBatch(id: 4, from: 300))
+        try unfinishedSnapshot(durable, directory, generation: 2, through: 4)
+        durable.close(snapshot: false)
+        let file = directory + "/snapshots/stepCount-2.snap"
+        #expect(try FileSystem.exists(file))
+        let lines: LogLines
+        (durable, lines) = try openStore(directory)
+        #expect(durable.recovery.manifest?.generation == 1)
+        #expect(try steps(durable.store).count == 40)
+        #expect(try FileSystem.exists(file + ".unfinished"))
+        #expect(lines.all.contains { $0.contains("set aside \(file)") })
+        durable.close()
+        (durable, _) = try openStore(directory)
+        #expect(try steps(durable.store).count == 40)
+        #expect(try FileSystem.contentsOfDirectory(directory + "/snapshots").allSatisfy { !$0.contains("unfinished") })
+        durable.close(snapshot: false)
     }
 
     @Test("a missing manifest without snapshot files refuses too when the log starts after sequence 1")
@@ -244,19 +317,58 @@ struct DamageTests {
         #expect(lines.all.contains { $0.contains(leftover) })
     }
 
-    @Test("a deleted or damaged durable mark only weakens the check: start-up goes on")
-    func durableMarkIsAdvisory() throws {
-        for damage in ["remove", "flip"] {
+    @Test("a deleted or damaged durable mark over a log that ends cleanly: start-up goes on, says so, writes a new one")
+    func durableMarkOverIntactLog() throws {
+        for damage in ["remove", "flip", "empty"] {
             let directory = try logged()
             defer { try? FileSystem.removeTree(directory) }
             let mark = directory + "/wal/DURABLE"
             #expect(try DurableMark.decode(FileSystem.readFile(mark)) >= 4)
-            if damage == "remove" { try FileSystem.remove(mark) } else { try flipBit(mark, at: 9) }
+            switch damage {
+            case "remove": try FileSystem.remove(mark)
+            case "flip": try flipBit(mark, at: 9)
+            default: try truncateFile(mark, to: 0)
+            }
             let (reopened, lines) = try openStore(directory)
             #expect(try steps(reopened.store).count == 40)
-            #expect(damage == "remove" || lines.all.contains { $0.contains("DURABLE") })
+            #expect(lines.all.contains { $0.contains("DURABLE: it is") && $0.contains("ends cleanly") })
+            #expect(try DurableMark.decode(FileSystem.readFile(mark)) == 4)
             reopened.close(snapshot: false)
         }
+    }
+
+    @Test("a torn log end with the durable mark missing or damaged refuses, naming it; --repair cuts and keeps a copy")
+    func tornEndWithoutMark() throws {
+        for damage in ["remove", "flip"] {
+            let directory = try logged()
+            defer { try? FileSystem.removeTree(directory) }
+            let (path, scan) = try #require(try records(directory).last)
+            // The last record cut short (acknowledged, were the mark there to say so).
+            let length = try Int(FileSystem.size(of: path))
+            try truncateFile(path, to: length - 7)
+            let mark = directory + "/wal/DURABLE"
+            if damage == "remove" { try FileSystem.remove(mark) } else { try flipBit(mark, at: 9) }
+            expectRefusal(directory, file: mark, naming: [path, damage == "remove" ? "missing" : "damaged"])
+            let (repaired, lines) = try openStore(directory, repair: true)
+            #expect(try steps(repaired.store).count == 30)
+            #expect(lines.all.contains { $0.hasPrefix("repair: cut \(path) at offset \(scan.records[3].offset)") })
+            #expect(try FileSystem.exists(path + ".damaged"))
+            repaired.close(snapshot: false)
+            let (again, _) = try openStore(directory)
+            #expect(try steps(again.store).count == 30)
+            again.close(snapshot: false)
+        }
+        // A torn segment header (a last segment cut inside its header) without a mark: the same.
+        let directory = try logged(segments: [2, 2])
+        defer { try? FileSystem.removeTree(directory) }
+        let last = try #require(try records(directory).last).path
+        try truncateFile(last, to: 9)
+        try FileSystem.remove(directory + "/wal/DURABLE")
+        expectRefusal(directory, file: directory + "/wal/DURABLE", naming: [last])
+        let (repaired, _) = try openStore(directory, repair: true)
+        #expect(try steps(repaired.store).count == 20)
+        #expect(try FileSystem.exists(last + ".damaged"))
+        repaired.close(snapshot: false)
     }
 
     @Test("a full disk at start: the store opens, serves reads and refuses changes retryably until space is freed")

@@ -129,6 +129,17 @@ public final class DurableStore: Sendable {
                 "the disk holding \(directory) is full: serving reads; changes fail with the retryable "
                     + "storageUnavailable until space is freed")
         }
+        if configuration.repair, !report.repairs.isEmpty {
+            // What the repair kept becomes a snapshot generation at once, so that the next start (without
+            // --repair) finds a manifest the log agrees with, even after a kill.
+            do {
+                if let taken = try snapshot() {
+                    logLine("snapshot \(taken.generation) of what the repair kept: \(taken.samples) samples")
+                }
+            } catch {
+                logLine("the snapshot after the repair failed (the next start may need --repair again): \(error)")
+            }
+        }
         if configuration.snapshotIntervalSeconds > 0 || configuration.snapshotLogBytes > 0 {
             let thread = try PosixThread.spawn(name: "hkd-snapshots") { [self] in snapshotLoop() }
             snapshotter.withLock { $0.thread = thread }
@@ -280,49 +291,84 @@ public final class DurableStore: Sendable {
 
     // MARK: Backups
 
-    /// A consistent online backup into `target` (created; it must not exist or be empty), taken while changes
-    /// go on: a snapshot of every shard, the manifest, and the log segments after the snapshot as far as they
-    /// are written when the copy starts (a torn last record there is cut at restore, as after a crash). Every
-    /// change acknowledged before the backup started is in it. `target` is a data directory: start hkd on it
-    /// (or on a copy) to restore. Snapshots wait while the backup copies. Throws ``ErrorCode/storageUnavailable``
-    /// naming the file that could not be written.
-    public func backup(to target: String) throws -> BackupReport {
-        guard let log, let snapshots else {
+    /// A consistent online backup into `target`, taken while changes go on: a snapshot of every shard, the
+    /// manifest, the log segments after the snapshot through the last record written when the copy starts, a
+    /// durable mark for that record, the data directory's files named in `including` that exist
+    /// (`identities.json`, say), and last `backup.json` (``BackupManifest``: every file's size and CRC-32, the
+    /// snapshot's samples and the log's last sequence), which start-up checks. Every change acknowledged before
+    /// the backup started is in it. `target` is a data directory: start hkd on it (or on a copy) to restore.
+    /// Snapshots wait while the backup copies.
+    ///
+    /// `target` is checked before anything is written (``BackupTarget``: absolute, an existing parent reached
+    /// without symbolic links, absent or empty, outside the data directory); a refusal is the non-retryable
+    /// ``ErrorCode/invalidArgument``. Throws ``ErrorCode/storageUnavailable`` naming the file that could not be
+    /// written or read.
+    public func backup(to target: String, including: [String] = []) throws -> BackupReport {
+        guard let log, let snapshots, let configuration else {
             throw HealthError(.unsupportedRequest, "this store keeps no files to back up")
         }
-        if try FileSystem.exists(target), !(try FileSystem.contentsOfDirectory(target)).isEmpty {
-            throw HealthError(.invalidArgument, "the backup directory \(target) exists and is not empty")
-        }
+        let checked = try BackupTarget(target, dataDirectory: configuration.directory)
         guard let taken = try snapshot() else {
             throw HealthError(.internalError, "the backup's snapshot was not taken")
         }
         do {
             return try current.withLock { manifest in
-                var report = BackupReport(generation: taken.generation, samples: taken.samples)
-                try FileSystem.makeDirectories(target + "/snapshots", permissions: 0o700)
-                try FileSystem.makeDirectories(target + "/wal", permissions: 0o700)
+                var writer = try BackupWriter(checked)
                 for entry in manifest?.entries ?? [] where !entry.file.isEmpty {
-                    report.add(
-                        try FileSystem.copyFile(
-                            snapshots.directory + "/" + entry.file, to: target + "/snapshots/" + entry.file))
+                    try writer.copy(snapshots.directory + "/" + entry.file, as: "snapshots/" + entry.file)
                 }
-                report.add(
-                    try FileSystem.copyFile(
-                        snapshots.directory + "/" + SnapshotFiles.manifestName,
-                        to: target + "/snapshots/" + SnapshotFiles.manifestName))
-                // Segments named after the snapshot's rotation; the last one may be growing: copy what is written.
-                for name in try FileSystem.contentsOfDirectory(log.directory).sorted() where name.hasSuffix(".log") {
-                    report.add(try FileSystem.copyFile(log.directory + "/" + name, to: target + "/wal/" + name))
+                try writer.copy(
+                    snapshots.directory + "/" + SnapshotFiles.manifestName,
+                    as: "snapshots/" + SnapshotFiles.manifestName)
+                // Every record through `last` is written whole (appends are single writes under the log's lock);
+                // later ones may be half-copied, and are left out.
+                let last = log.lastSequence
+                try copySegments(of: log, through: last, into: &writer)
+                try writer.write(DurableMark.encode(last), as: "wal/" + DurableMarkFile.name)
+                for name in including where try FileSystem.exists(configuration.directory + "/" + name) {
+                    try writer.copy(configuration.directory + "/" + name, as: name)
                 }
-                try FileSystem.syncDirectory(target + "/wal")
-                try FileSystem.syncDirectory(target + "/snapshots")
-                try FileSystem.syncDirectory(target)
+                let manifestBytes = try writer.finish(
+                    generation: taken.generation, samples: taken.samples, lastSequence: last)
+                var report = BackupReport(generation: taken.generation, samples: taken.samples)
+                for file in writer.files { report.add(Int64(file.size)) }
+                report.add(Int64(manifestBytes))
                 return report
             }
         } catch let error as HealthError {
             throw error
         } catch {
-            throw storageError("cannot write the backup into \(target)", error)
+            throw storageError("cannot write the backup into \(checked.path)", error)
+        }
+    }
+
+    /// Copies the log's segments into the backup, each up to its last record at or below `last`, and checks that
+    /// the copy reaches `last` without a gap (else the backup would come up short: it fails instead).
+    private func copySegments(of log: WriteAheadLog, through last: UInt64, into writer: inout BackupWriter) throws {
+        var expected: UInt64?
+        for name in try FileSystem.contentsOfDirectory(log.directory) where name.hasSuffix(".log") {
+            let path = log.directory + "/" + name
+            let bytes = try FileSystem.readFile(path)
+            let scan = LogFraming.scan(bytes)
+            guard bytes.count >= LogFraming.headerSize, scan.firstSequence <= last + 1 else { continue }
+            let intact = scan.records.prefix { record in
+                record.sequence <= last && scan.damage.map { record.offset < $0.offset } ?? true
+            }
+            if let expected, scan.firstSequence != expected {
+                throw HealthError(
+                    .storageUnavailable,
+                    "cannot back up the log: \(path) starts at sequence \(scan.firstSequence) where \(expected) was expected"
+                )
+            }
+            expected = scan.firstSequence + UInt64(intact.count)
+            let end = intact.last.map { $0.payloadRange.upperBound } ?? LogFraming.headerSize
+            try writer.write(Array(bytes[..<end]), as: "wal/" + name)
+        }
+        if let expected, expected != last + 1 {
+            throw HealthError(
+                .storageUnavailable,
+                "cannot back up the log: it holds records through \(expected - 1), but \(last) were written "
+                    + "(damage in \(log.directory))")
         }
     }
 

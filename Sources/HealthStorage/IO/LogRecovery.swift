@@ -9,10 +9,12 @@ import Synchronization
 /// snapshots, then judges the damage found, changing nothing on disk before the whole log has been judged.
 ///
 /// Dropped without `--repair`, and logged, only what provably was never acknowledged: a torn last record with
-/// no valid record after it, or a torn header of the last segment, and only when the log still reaches the
-/// durable mark (`wal/DURABLE`). Everything else refuses naming the file and offset; with `repair` the damaged
-/// segment is cut there (its original kept as `.damaged`), later segments are renamed `.damaged`, and the
-/// report says how many samples could not be kept.
+/// no valid record after it, or a torn header of the last segment, and only when the durable mark
+/// (`wal/DURABLE`) is there and the log still reaches it. Everything else refuses naming the file and offset
+/// (a missing or damaged mark where a torn end would be dropped included); with `repair` the damaged segment is
+/// cut there (its original kept as `.damaged`), later segments are renamed `.damaged`, and the report says how
+/// many samples could not be kept. A missing or damaged mark over a log that ends cleanly is logged, not refused
+/// (data directories of releases before the mark have none).
 struct LogRecovery {
     let walDirectory: String
     let store: HealthStore
@@ -116,7 +118,18 @@ struct LogRecovery {
             stop(found.offset, reason, expected: next)
             break
         }
-        let missing = missingAcknowledged(lastSequence: report.nextSequence - 1, end: end, log: log)
+        let mark = readMark()
+        let missing = mark.sequence.flatMap {
+            missingAcknowledged(mark: $0, lastSequence: report.nextSequence - 1, end: end)
+        }
+        // Dropping a torn tail is safe only on the mark's word: without one it may hold acknowledged records.
+        let dropped = removals.compactMap { $0.line == nil ? nil : $0.path } + (tornCut.map { [$0.path] } ?? [])
+        let unproven = mark.problem.flatMap { problem in
+            dropped.isEmpty
+                ? nil
+                : "\(walDirectory)/\(DurableMarkFile.name): \(problem), so start-up cannot tell whether the torn end of "
+                    + dropped.joined(separator: ", ") + " held acknowledged records"
+        }
         if !repair {
             if let damage {
                 throw HealthError(
@@ -131,17 +144,40 @@ struct LogRecovery {
                     missing + "; acknowledged records are missing (a truncated or deleted segment, or zeroed pages): "
                         + "restore the log from a backup, or start hkd with --repair to keep the records before it")
             }
+            if let unproven {
+                throw HealthError(
+                    .storageUnavailable,
+                    unproven + ": restore the log from a backup, or start hkd with --repair to cut the torn end "
+                        + "(what it cuts is kept as *.damaged)")
+            }
+        }
+        if let problem = mark.problem, unproven == nil, !segments.isEmpty {
+            log(
+                "\(walDirectory)/\(DurableMarkFile.name): \(problem); the log ends cleanly, so start-up goes on without "
+                    + "it (acknowledged records lost at a record boundary could not be told) and writes a new mark")
         }
         for removal in removals {
+            if unproven != nil, removal.line != nil {
+                report.repairs.append(
+                    "kept \(removal.path) as \(try DamagedCopies.setAside(removal.path)): \(unproven!)")
+                continue
+            }
             try FileSystem.remove(removal.path)
             if let line = removal.line { log(line) }
         }
         if let tornCut {
+            if let unproven {
+                let copy = try DamagedCopies.keepCopy(of: tornCut.path, try FileSystem.readFile(tornCut.path))
+                report.repairs.append(
+                    "cut \(tornCut.path) at offset \(tornCut.offset), kept whole as \(copy): \(unproven)")
+            }
             try Recovery.cut(tornCut.path, at: tornCut.offset)
             report.tornBytes = tornCut.lost
-            log(
-                "cut off \(tornCut.lost) bytes of a torn record at the end of \(tornCut.path) (offset \(tornCut.offset)); it was never acknowledged"
-            )
+            if unproven == nil {
+                log(
+                    "cut off \(tornCut.lost) bytes of a torn record at the end of \(tornCut.path) (offset \(tornCut.offset)); it was never acknowledged"
+                )
+            }
         }
         if let damage { try cut(damage, segments: segments, report: &report) }
         if let missing { report.repairs.append(missing + "; their samples are lost") }
@@ -149,18 +185,19 @@ struct LogRecovery {
         if !removals.isEmpty || damage != nil { try FileSystem.syncDirectory(walDirectory) }
     }
 
-    /// A description of the acknowledged records the log lacks, when the durable mark is past its end.
-    private func missingAcknowledged(
-        lastSequence: UInt64, end: (path: String, offset: Int)?, log: (String) -> Void
-    ) -> String? {
-        let mark: UInt64?
+    /// The durable mark, or what is wrong with it: missing, or damaged.
+    private func readMark() -> (sequence: UInt64?, problem: String?) {
         do {
-            mark = try DurableMarkFile.read(walDirectory)
+            guard let mark = try DurableMarkFile.read(walDirectory) else { return (nil, "it is missing") }
+            return (mark, nil)
         } catch {
-            log("ignored \(error); the log is checked without it")
-            mark = nil
+            return (nil, "it is damaged (\((error as? HealthError)?.message ?? "\(error)"))")
         }
-        guard let mark, mark > lastSequence else { return nil }
+    }
+
+    /// A description of the acknowledged records the log lacks, when the durable mark is past its end.
+    private func missingAcknowledged(mark: UInt64, lastSequence: UInt64, end: (path: String, offset: Int)?) -> String? {
+        guard mark > lastSequence else { return nil }
         let place = end.map { "\($0.path) at offset \($0.offset)" } ?? walDirectory
         return "\(place): the log ends at sequence \(lastSequence), but records through \(mark) were acknowledged "
             + "(\(walDirectory)/\(DurableMarkFile.name)): \(mark - lastSequence) records"

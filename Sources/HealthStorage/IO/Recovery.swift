@@ -27,8 +27,9 @@ public struct RecoveryReport: Sendable {
     public var manifest: SnapshotManifest?
 }
 
-/// Start-up: removes temporaries of unfinished snapshots, loads the snapshots named by the manifest, then
-/// replays the log records after them (``LogRecovery``).
+/// Start-up: checks a backup's files against its `backup.json` when there is one, removes temporaries of
+/// unfinished snapshots, loads the snapshots named by the manifest, replays the log records after them
+/// (``LogRecovery``), then sets aside snapshot files no manifest names (an unfinished snapshot's).
 ///
 /// Damage stops start-up with a ``ErrorCode/storageUnavailable`` error naming the file, the offset and
 /// `--repair`. With `repair`, everything before the damage is kept and everything given up is set aside as
@@ -46,6 +47,7 @@ enum Recovery {
         directory: String, store: HealthStore, repair: Bool, coldBlocks: Bool = false, log: (String) -> Void
     ) throws -> RecoveryReport {
         var report = RecoveryReport()
+        let backup = try checkBackup(directory, repair: repair, report: &report)
         let snapshots = SnapshotFiles(directory: directory + "/snapshots")
         let walDirectory = directory + "/wal"
         for name in try FileSystem.removeAtomicWriteLeftovers(in: snapshots.directory) {
@@ -65,13 +67,64 @@ enum Recovery {
             lowestApplied: report.manifest?.entries.map(\.sequence).min() ?? 0, repair: repair,
             quarantineDirectory: directory + "/" + quarantineDirectory
         ).run(&report, log: log)
+        // Only once the log is judged whole: a refused start changes nothing here.
+        try setAsideUnfinished(snapshots, keeping: report.manifest, log: log)
+        if let backup { try startedFromBackup(backup, directory: directory, repair: repair, report: &report, log: log) }
         for line in report.repairs { log("repair: " + line) }
         return report
     }
 
-    /// The current manifest. A missing one is fine only when nothing shows there was one: no snapshot files
-    /// and a log that starts at sequence 1. Otherwise (and for a damaged one) start-up stops, or with `repair`
-    /// the manifest and snapshot files are set aside and start-up goes on from the log alone.
+    /// A data directory that is a backup (or a copy of one) holds `backup.json`: every file it lists must be there
+    /// as the backup wrote it. Anything else stops start-up naming each file, or with `repair` is reported and
+    /// start-up goes on from what is there. Returns the manifest, nil when there is none.
+    private static func checkBackup(_ directory: String, repair: Bool, report: inout RecoveryReport) throws
+        -> BackupManifest?
+    {
+        guard let (manifest, problems) = try BackupCheck.run(directory) else { return nil }
+        guard !problems.isEmpty else { return manifest }
+        let summary = BackupCheck.describe(problems, in: directory)
+        guard repair else {
+            throw HealthError(
+                .storageUnavailable,
+                summary + ". Restore an intact copy of the backup, or start hkd with --repair to start from what "
+                    + "is there (what it cannot keep is reported)")
+        }
+        report.repairs.append(summary + "; started from what is there")
+        return manifest
+    }
+
+    /// After a start from a backup: checks that the snapshot's samples and the log's last sequence are what the
+    /// backup held (stops start-up otherwise, or with `repair` reports the shortfall), then removes
+    /// `backup.json`: from here on the directory changes as any data directory does.
+    private static func startedFromBackup(
+        _ backup: BackupManifest, directory: String, repair: Bool, report: inout RecoveryReport,
+        log: (String) -> Void
+    ) throws {
+        let reached = report.nextSequence - 1
+        if reached < backup.lastSequence || report.snapshotSamples < Int(clamping: backup.samples) {
+            let short =
+                "\(directory)/\(BackupManifest.fileName): the backup held \(backup.samples) samples in its snapshot and "
+                + "the log through sequence \(backup.lastSequence); start-up found \(report.snapshotSamples) and "
+                + "sequence \(reached)"
+            guard repair else {
+                throw HealthError(.storageUnavailable, short + ": restore an intact copy of the backup")
+            }
+            report.repairs.append(short)
+        }
+        let path = directory + "/" + BackupManifest.fileName
+        try FileSystem.remove(path)
+        try FileSystem.syncDirectory(directory)
+        log(
+            "started from the backup in \(directory): checked its \(backup.files.count) files against \(path) "
+                + "(snapshot generation \(backup.generation), \(backup.samples) samples, the log through sequence "
+                + "\(backup.lastSequence)), then removed it")
+    }
+
+    /// The current manifest. A missing one is fine when the log starts at sequence 1 (it holds every record, so
+    /// snapshot files there are what a first snapshot that did not finish left: ``setAsideUnfinished``), or
+    /// when nothing shows there was one (no snapshot files, no log or one that starts at sequence 1). Otherwise
+    /// (and for a damaged one) start-up stops, or with `repair` the manifest and snapshot files are set aside and
+    /// start-up goes on from the log alone.
     private static func manifest(
         _ snapshots: SnapshotFiles, firstLogged: (path: String, sequence: UInt64)?, repair: Bool,
         report: inout RecoveryReport
@@ -95,7 +148,9 @@ enum Recovery {
             evidence = "it is damaged (\(damaged.message))"
         } else {
             let files = try snapshots.snapshotFiles()
-            if let file = files.first {
+            if firstLogged?.sequence == 1 {
+                return nil
+            } else if let file = files.first {
                 evidence = "it is missing but \(files.count) snapshot files are there (\(snapshots.directory)/\(file))"
             } else if let firstLogged, firstLogged.sequence > 1 {
                 evidence =
@@ -119,6 +174,25 @@ enum Recovery {
         }
         report.repairs.append(line + "; the snapshots' samples are lost")
         return nil
+    }
+
+    /// Sets aside (as `NAME.unfinished`, replacing an older one) every snapshot file `manifest` does not name:
+    /// a snapshot writes its files before the manifest that makes them count, so such a file is what a snapshot
+    /// that did not finish left, and the log still holds its records (segments go only once a manifest covers
+    /// them). The next snapshot removes them (``SnapshotFiles/removeUnlisted(keeping:)``).
+    private static func setAsideUnfinished(
+        _ snapshots: SnapshotFiles, keeping manifest: SnapshotManifest?, log: (String) -> Void
+    ) throws {
+        let named = Set(manifest?.entries.map(\.file) ?? [])
+        let unfinished = try snapshots.snapshotFiles().filter { !named.contains($0) }
+        for name in unfinished {
+            let path = snapshots.directory + "/" + name
+            try FileSystem.rename(path, to: path + SnapshotFiles.unfinishedSuffix)
+            log(
+                "set aside \(path) as \(name)\(SnapshotFiles.unfinishedSuffix): no \(SnapshotFiles.manifestName) names it, "
+                    + "so a snapshot that did not finish left it; the log holds its records")
+        }
+        if !unfinished.isEmpty { try FileSystem.syncDirectory(snapshots.directory) }
     }
 
     /// Loads every snapshot the manifest names, on every core; returns each type's snapshot sequence. With

@@ -12,6 +12,8 @@ struct SnapshotFiles: Sendable {
     var manifestPath: String { directory + "/" + Self.manifestName }
     /// The manifest's file name.
     static let manifestName = "MANIFEST"
+    /// The suffix start-up gives a snapshot file no manifest names (what a snapshot that did not finish left).
+    static let unfinishedSuffix = ".unfinished"
 
     /// The current manifest, `nil` before the first snapshot. Throws naming the file for a damaged one.
     func readManifest() throws -> SnapshotManifest? {
@@ -118,10 +120,15 @@ struct SnapshotFiles: Sendable {
             type: type, file: name, sequence: sequence, size: UInt64(bytes.count), crc: SnapshotFiles.trailer(bytes))
     }
 
-    /// Removes snapshot files the manifest does not name (older generations, leftovers of a crash).
+    /// Removes snapshot files the manifest does not name (older generations) and those start-up set aside as
+    /// unfinished (their records are in this generation now).
     func removeUnlisted(keeping manifest: SnapshotManifest) throws {
         let keep = Set(manifest.entries.map(\.file))
         for name in try snapshotFiles() where !keep.contains(name) {
+            try FileSystem.remove(directory + "/" + name)
+        }
+        for name in try FileSystem.contentsOfDirectory(directory) where name.hasSuffix(".snap" + Self.unfinishedSuffix)
+        {
             try FileSystem.remove(directory + "/" + name)
         }
     }

@@ -23,7 +23,8 @@ public enum FsyncPolicy: String, Sendable, CaseIterable {
 /// When the disk is full at start-up no segment can be created: the log starts without one, and every `append`
 /// tries again, failing with the retryable ``ErrorCode/storageUnavailable`` until space is freed (the server
 /// serves reads meanwhile). After every fsync the log records the durable sequence in `DURABLE`
-/// (``DurableMarkFile``), which start-up checks the segments against.
+/// (``DurableMarkFile``, created durably when the log opens, or once space is back), which start-up checks the
+/// segments against.
 /// Thread-safe; `append` and `waitUntilDurable` block, so call them on worker threads only.
 public final class WriteAheadLog: Sendable {
     struct State {
@@ -72,8 +73,7 @@ public final class WriteAheadLog: Sendable {
         } catch {
             throw error.reported
         }
-        let mark = DurableMarkFile.open(directory)
-        DurableMarkFile.write(nextSequence - 1, to: mark)
+        let mark = DurableMarkFile.open(directory, recording: nextSequence - 1)
         state = ConditionLock(
             State(
                 file: file, fileSize: Int64(LogFraming.headerSize), segmentFirstSequence: nextSequence,
@@ -149,6 +149,8 @@ public final class WriteAheadLog: Sendable {
                     throw error.reported
                 }
                 (s.file, s.fileSize, s.segmentFirstSequence) = (file, Int64(LogFraming.headerSize), s.nextSequence)
+                // Space is back: the mark a full disk kept from being written too.
+                if s.mark == nil { s.mark = DurableMarkFile.open(directory, recording: s.synced) }
             }
             let sequence = s.nextSequence
             let record = LogFraming.record(kind: kind.rawValue, sequence: sequence, payload: payload)

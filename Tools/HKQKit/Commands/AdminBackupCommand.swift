@@ -12,9 +12,11 @@ public struct AdminBackupCommand: Command {
             name: "backup", abstract: "Take a consistent online backup into a directory on the server's host.",
             discussion: """
                 The server snapshots every type, then copies the snapshot, the log after it and the identities into \
-                DIRECTORY (an absolute path on the server's host that must not exist or be empty) while writes go \
-                on. Every change acknowledged before the backup started is in it. Restore with \
-                hkd --restore-from DIRECTORY --data-dir NEW.
+                DIRECTORY while writes go on, with backup.json (each file's size and checksum) last. DIRECTORY is \
+                an absolute path on the server's host whose parent exists; it must not exist or be empty, be \
+                reached through a symbolic link or lie inside the server's data directory. Every change \
+                acknowledged before the backup started is in it. Restore with \
+                hkd --restore-from DIRECTORY --data-dir NEW (which checks backup.json first).
                 """,
             arguments: [ArgumentSpec("directory", help: "Absolute path on the server's host.")])
     }
