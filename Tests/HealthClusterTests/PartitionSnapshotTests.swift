@@ -93,7 +93,7 @@ struct PartitionSnapshotTests {
             #expect(try snapshots.write(index, store: writer.store, log: writerLog) == nil)
         }
         try Self.write(writer, count: 60, firstID: 1000, random: &random)
-        let anchor = try Self.subjects.map { try writer.store.lastAnchor(type: "stepCount", subject: $0) }.max() ?? 0
+        let anchor = Self.subjects.map { writer.store.lastAnchor(type: "stepCount", subject: $0) }.max() ?? 0
         let expected = try Self.view(writer.store, changesAfter: anchor / 2)
 
         // A node that never held the partitions: snapshot, then the 60 changes after it.
@@ -117,7 +117,7 @@ struct PartitionSnapshotTests {
         _ = try writer.insert(next)
         try freshLog.catchUp(writerLog.layout.partition(of: subject), into: fresh.store)
         #expect(
-            try fresh.store.lastAnchor(type: "stepCount", subject: subject)
+            fresh.store.lastAnchor(type: "stepCount", subject: subject)
                 == writer.store.lastAnchor(type: "stepCount", subject: subject))
     }
 

@@ -116,7 +116,7 @@ struct IdempotencyTests {
         var second = makeBatch(type: "stepCount", rows: [Row(0, 10, 5), Row(10, 20, 6), Row(20, 30, 7)])
         second.uuids = [first.uuids![0], UUID(), UUID()]
         #expect(try store.insert(second) == InsertResult(inserted: 2, duplicates: 1))
-        #expect(try store.lastAnchor(type: "stepCount") == 4)
+        #expect(store.lastAnchor(type: "stepCount") == 4)
         let changes = try store.changes(subject: "anna", type: "stepCount", anchor: 1)
         #expect(changes.added.uuids == Array(second.uuids![1...]))
         #expect(changes.anchor == 4)
