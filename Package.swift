@@ -34,6 +34,8 @@ let package = Package(
     targets: [
         // MARK: C shims
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // http-parser 2.9 (libhttp_parser): the HTTP/1.1 request parser of the HTTP listener.
+        .systemLibrary(name: "CHTTPParser", path: "Sources/CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
         .target(name: "CLinux", path: "Sources/CLinux"),
         // OpenSSL 3 (libssl, libcrypto): a module map and static inline wrappers of its macros.
         .systemLibrary(
@@ -53,6 +55,8 @@ let package = Package(
         .target(name: "HealthPosix", dependencies: ["CLinux"], swiftSettings: swiftSettings),
         // TLS as a layer between a connection's socket and its handler (server) or over a client socket.
         .target(name: "HealthTLS", dependencies: ["COpenSSL", "HealthPosix"], swiftSettings: swiftSettings),
+        // HTTP/1.1 messages: requests parsed by http-parser within caps, responses written; no sockets.
+        .target(name: "HealthHTTP", dependencies: ["CHTTPParser"], swiftSettings: swiftSettings),
         // Write-ahead log and snapshots: formats are pure (Format/), file I/O goes through HealthPosix (IO/).
         .target(
             name: "HealthStorage", dependencies: ["HealthModel", "HealthCodec", "HealthEngine", "HealthPosix"],
@@ -116,6 +120,7 @@ let package = Package(
         .testTarget(
             name: "HealthCodecTests", dependencies: ["HealthCodec", "HealthModel", "TestSupport"],
             swiftSettings: swiftSettings),
+        .testTarget(name: "HealthHTTPTests", dependencies: ["HealthHTTP"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthWireTests", dependencies: ["HealthWire", "HealthModel", "HealthCodec", "TestSupport"],
             swiftSettings: swiftSettings),

@@ -1,0 +1,60 @@
+/// One HTTP/1.1 response: status, header fields and a whole body, written with ``serialized(keepAlive:)``.
+public struct HTTPResponse: Sendable, Equatable {
+    public var status: Int
+    /// Header fields besides `Content-Length` and `Connection`, which ``serialized(keepAlive:)`` writes.
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A response whose body is `text` with the media type `contentType`.
+    public init(status: Int, contentType: String, _ text: String, headers: [(name: String, value: String)] = []) {
+        self.init(status: status, headers: [("Content-Type", contentType)] + headers, body: Array(text.utf8))
+    }
+
+    /// The status line, the header fields with `Content-Length` and `Connection`, and the body.
+    public func serialized(keepAlive: Bool) -> [UInt8] {
+        var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        head += "Content-Length: \(body.count)\r\n"
+        head += keepAlive ? "\r\n" : "Connection: close\r\n\r\n"
+        return Array(head.utf8) + body
+    }
+
+    /// The reason phrase of `status` (RFC 9110), or an empty one for a status it does not name.
+    public static func reason(_ status: Int) -> String {
+        switch status {
+        case 200: "OK"
+        case 201: "Created"
+        case 204: "No Content"
+        case 307: "Temporary Redirect"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 406: "Not Acceptable"
+        case 408: "Request Timeout"
+        case 409: "Conflict"
+        case 413: "Content Too Large"
+        case 415: "Unsupported Media Type"
+        case 422: "Unprocessable Content"
+        case 429: "Too Many Requests"
+        case 431: "Request Header Fields Too Large"
+        case 500: "Internal Server Error"
+        case 501: "Not Implemented"
+        case 503: "Service Unavailable"
+        case 505: "HTTP Version Not Supported"
+        default: ""
+        }
+    }
+
+    public static func == (lhs: HTTPResponse, rhs: HTTPResponse) -> Bool {
+        lhs.status == rhs.status && lhs.body == rhs.body
+            && lhs.headers.elementsEqual(rhs.headers) { $0.name == $1.name && $0.value == $1.value }
+    }
+}
