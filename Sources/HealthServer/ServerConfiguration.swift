@@ -1,5 +1,7 @@
+import Glibc
 import HealthCluster
 import HealthModel
+import HealthPosix
 import HealthStorage
 import HealthWire
 
@@ -215,7 +217,8 @@ public struct ServerConfiguration: Hashable, Sendable {
 
         OPTIONS:
           --listen HOST:PORT      Address to listen on (default: 127.0.0.1:7420; port 0 picks a free port).
-          --data-dir DIR          Data directory, created if missing (default: ./hkd-data).
+          --data-dir DIR          Data directory, created if missing (default: ./hkd-data; under systemd the
+                                  unit's StateDirectory, as $STATE_DIRECTORY names it).
           --threads N             Event-loop threads (default: one per core).
           --workers N             Worker threads for queries and inserts (default: one per core).
           --max-connections N     Connections served at once (default: 1024).
@@ -302,6 +305,9 @@ public struct ServerConfiguration: Hashable, Sendable {
                                   dashes; # comments). Every setting can also be given as HKD_<NAME>, e.g.
                                   HKD_MAX_CONNECTIONS=100. Flags win over the environment, which wins over the
                                   file; an unknown key or HKD_ variable is an error. HKD_CONFIG names the file.
+          --config-if-present FILE
+                                  As --config, but a FILE that does not exist is skipped (the systemd unit's
+                                  /etc/hkd.conf); one that exists and cannot be read is still an error.
           --version               Print the version and exit.
           -h, --help              Show this help and exit.
 
@@ -316,14 +322,17 @@ public struct ServerConfiguration: Hashable, Sendable {
     }
 
     /// Parses hkd's arguments (without the program name), over the `HKD_*` variables of `environment` and the
-    /// `--config` file (or `HKD_CONFIG`), read with `readFile`: flags win over the environment, which wins over
-    /// the file. Throws ``HealthError`` (``ErrorCode/invalidArgument``) naming the bad flag, variable or line.
+    /// `--config` file (or `HKD_CONFIG`), or the `--config-if-present` file when it exists, read with `readFile`:
+    /// flags win over the environment, which wins over the file, which wins over the defaults. systemd's
+    /// `STATE_DIRECTORY` (its first path) is the default data directory. Throws ``HealthError``
+    /// (``ErrorCode/invalidArgument``) naming the bad flag, variable or line.
     public static func parse(
         _ arguments: [String], environment: [String: String] = [:],
         readFile: (String) throws -> String = ServerConfiguration.readConfigFile
     ) throws -> Request {
         var flags: [(setting: ServerSetting, value: String, origin: String)] = []
         var configPath = environment["HKD_CONFIG"]
+        var configIsOptional = false
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
             var flag = argument
@@ -342,7 +351,9 @@ public struct ServerConfiguration: Hashable, Sendable {
             switch flag {
             case "-h", "--help", "help": return .help
             case "--version": return .version
-            case "--config": configPath = try value()
+            case "--config", "--config-if-present":
+                configPath = try value()
+                configIsOptional = flag == "--config-if-present"
             default:
                 guard flag.hasPrefix("--"), let setting = ServerSetting.named(String(flag.dropFirst(2))) else {
                     let hint = flag.hasPrefix("--") ? ServerSetting.hint(for: String(flag.dropFirst(2))) : ""
@@ -352,14 +363,19 @@ public struct ServerConfiguration: Hashable, Sendable {
             }
         }
         var config = ServerConfiguration()
+        if let stateDirectory = environment["STATE_DIRECTORY"]?.split(separator: ":").first {
+            config.dataDirectory = String(stateDirectory)
+        }
         if let configPath {
-            let text: String
+            let text: String?
             do {
                 text = try readFile(configPath)
+            } catch let error as SystemError where configIsOptional && error.code == ENOENT {
+                text = nil
             } catch {
                 throw HealthError(.invalidArgument, "cannot read the configuration file \(configPath): \(error)")
             }
-            try config.apply(configFile: text, path: configPath)
+            if let text { try config.apply(configFile: text, path: configPath) }
         }
         try config.apply(environment: environment)
         for flag in flags { try flag.setting.apply(&config, flag.value, flag.origin) }
