@@ -63,7 +63,7 @@ public final class HealthClient: Sendable {
         }
     }
 
-    /// ``connect()`` on the calling thread, blocking it for up to the connect timeout and a round trip: for a
+    /// ``connect()`` on the calling thread, blocking it for the connect timeout and a round trip per attempt: for a
     /// program whose task runs on a thread of its own (hkq's main thread, a `ThreadExecutor`), where it saves
     /// handing the blocking connect to a dispatch thread. Requests then sent from this thread read their replies
     /// on it too, with no reader thread, until something else needs one (a request from another thread, a
