@@ -82,6 +82,16 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var leaseTTLSeconds: UInt64 = 10
     /// A standby node takes no share of the partitions while an active node lives (`--standby`).
     public var standby = false
+    /// The configuration file named by `--config`, `--config-if-present` or `HKD_CONFIG`, if any.
+    public var configurationFile: ConfigurationFile?
+
+    /// A configuration file hkd was pointed at, and whether its settings apply.
+    public struct ConfigurationFile: Hashable, Sendable {
+        /// Its path.
+        public var path: String
+        /// Whether it was read; `false` when `--config-if-present` found no file there.
+        public var wasRead: Bool
+    }
 
     /// The cluster this node joins; `nil` in single-node mode. Throws ``ErrorCode/invalidArgument`` for
     /// `--cluster` without `--node-id` (or the other way round) and for a bad node id.
@@ -376,6 +386,7 @@ public struct ServerConfiguration: Hashable, Sendable {
                 throw HealthError(.invalidArgument, "cannot read the configuration file \(configPath): \(error)")
             }
             if let text { try config.apply(configFile: text, path: configPath) }
+            config.configurationFile = ConfigurationFile(path: configPath, wasRead: text != nil)
         }
         try config.apply(environment: environment)
         for flag in flags { try flag.setting.apply(&config, flag.value, flag.origin) }

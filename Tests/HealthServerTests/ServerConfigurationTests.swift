@@ -269,6 +269,7 @@ struct ServerConfigurationTests {
         let absent = try #require(try Self.underSystemd(arguments, files: [:]))
         var expected = ServerConfiguration()
         expected.dataDirectory = "/var/lib/hkd"
+        expected.configurationFile = .init(path: "/etc/hkd.conf", wasRead: false)
         #expect(absent == expected, "the defaults, in the unit's StateDirectory")
         // The shipped example: every key it sets applies, none is overridden by the unit.
         var root = URL(fileURLWithPath: #filePath)
@@ -281,6 +282,7 @@ struct ServerConfigurationTests {
         let present = try #require(try Self.underSystemd(arguments, files: ["/etc/hkd.conf": file]))
         #expect(present.host == "127.0.0.1" && present.port == 7555)
         #expect(present.dataDirectory == "/srv/hkd" && present.logFormat == .json, "the file wins over the unit")
+        #expect(present.configurationFile == .init(path: "/etc/hkd.conf", wasRead: true))
     }
 
     @Test("--config-if-present skips only a missing file; --config still refuses one; flags and HKD_ still win")

@@ -53,7 +53,7 @@ struct SystemdUnitTests {
         client.close()
         #expect(await configured.stop() == 0)
         let lines = configured.logText.split(separator: "\n")
-        #expect(!lines.isEmpty)
+        #expect(configured.logText.contains("settings from \(config)"), "\(configured.logText)")
         for line in lines {
             #expect(
                 (try? JSONSerialization.jsonObject(with: Data(line.utf8))) is [String: String], "not JSON: \(line)")
@@ -73,5 +73,6 @@ struct SystemdUnitTests {
         admin.close()
         #expect(await bare.stop() == 0)
         #expect(!bare.logText.hasPrefix("{"), "text logs by default")
+        #expect(bare.logText.contains("no configuration file at \(config) (--config-if-present)"), "\(bare.logText)")
     }
 }
