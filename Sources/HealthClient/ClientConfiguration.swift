@@ -18,7 +18,8 @@ public struct ClientConfiguration: Hashable, Sendable {
     public var connectTimeout: Duration
     /// How long a request may wait for its reply before failing with ``HealthModel/ErrorCode/timedOut``.
     public var requestTimeout: Duration
-    /// How requests (inserts, queries, administration) retry retryable errors: a bounded number of attempts.
+    /// How every call (inserts, queries, administration, connecting, a subscription's first subscribe) retries
+    /// retryable errors: jittered exponential backoff within a time budget that outlasts a restart of hkd.
     public var retry: RetryPolicy
     /// How live subscriptions reconnect after a lost connection: for as long as their stream is iterated.
     public var reconnect: ReconnectPolicy
@@ -59,48 +60,5 @@ public struct ClientConfiguration: Hashable, Sendable {
         self.requestTimeout = requestTimeout
         self.retry = retry
         self.reconnect = reconnect
-    }
-}
-
-/// Retries of a request after retryable errors (busy, storage unavailable, connection lost, timeout):
-/// exponential backoff without jitter, a bounded number of attempts, then the last error is thrown. An insert is
-/// re-sent with the same batch id, so a retry never stores a batch twice. Subscriptions reconnect under
-/// ``ReconnectPolicy`` instead, without limit.
-public struct RetryPolicy: Hashable, Sendable {
-    /// Attempts in all, the first one included; 1 means no retry.
-    public var maxAttempts: Int
-    /// The pause before the first retry; it doubles before each further retry.
-    public var initialBackoff: Duration
-    /// The longest pause between two attempts.
-    public var maxBackoff: Duration
-
-    /// A policy.
-    public init(maxAttempts: Int, initialBackoff: Duration, maxBackoff: Duration) {
-        self.maxAttempts = maxAttempts
-        self.initialBackoff = initialBackoff
-        self.maxBackoff = maxBackoff
-    }
-
-    /// Six attempts, with pauses of 50, 100, 200, 400 and 800 ms between them: 1.55 s of pauses in all (the
-    /// 2 s cap is never reached), so a request rides out a server restart of about 1.5 s and no longer (each
-    /// attempt also costs its connect or request time: a refused connect returns at once).
-    public static let standard = RetryPolicy(maxAttempts: 6, initialBackoff: .milliseconds(50), maxBackoff: .seconds(2))
-    /// One attempt, no retry.
-    public static let none = RetryPolicy(maxAttempts: 1, initialBackoff: .zero, maxBackoff: .zero)
-
-    /// The sum of every pause between the attempts: how long retrying can wait in all, attempts' own time aside
-    /// (1.55 s for ``standard``).
-    public var totalBackoff: Duration {
-        (1..<max(maxAttempts, 1)).reduce(Duration.zero) { total, retry in total + backoff(beforeAttempt: retry + 1) }
-    }
-
-    /// The pause before attempt `attempt` (2 for the first retry).
-    func backoff(beforeAttempt attempt: Int) -> Duration {
-        var delay = initialBackoff
-        for _ in 2..<max(attempt, 2) {
-            delay = delay * 2
-            if delay >= maxBackoff { return maxBackoff }
-        }
-        return min(delay, maxBackoff)
     }
 }

@@ -6,10 +6,11 @@ import Synchronization
 
 /// The library an ingest agent or a tool embeds to talk to `hkd`.
 ///
-/// Connects lazily and reconnects after a lost connection; retries retryable errors (busy, storage
-/// unavailable, connection lost, timeout) with the same batch id, so a retried insert is recognised by the
-/// server; never retries permanent errors. Thread-safe: share one client between tasks; requests are
-/// pipelined on one connection.
+/// Connects lazily and reconnects after a lost connection. Every call retries retryable errors (busy, storage
+/// unavailable, connection lost or refused, timeout) within ``ClientConfiguration/retry``'s budget (30 s by
+/// default: longer than hkd takes to restart), an insert with the same batch id, so a retried insert is
+/// recognised by the server; permanent errors are thrown at once. Thread-safe: share one client between tasks;
+/// requests are pipelined on one connection.
 ///
 /// ```swift
 /// let client = HealthClient(ClientConfiguration(host: "127.0.0.1", port: 7420, token: token))
@@ -27,27 +28,62 @@ public final class HealthClient: Sendable {
     private let owners = Mutex<[String: HealthConnection]>([:])
     /// Redirects one request follows before it fails with the last ``ErrorCode/notOwner``.
     static let maxRedirects = 3
+    /// Told of each retry before its pause.
+    let retryObserver: (@Sendable (RetryEvent) -> Void)?
 
     /// A client for `configuration`; it connects on its first request (or ``connect()``), not here.
-    public init(_ configuration: ClientConfiguration) {
+    ///
+    /// `onRetry`, if given, is called before each pause of a retry (on the retrying call's thread; keep it short),
+    /// e.g. to say that the server is being waited for.
+    public init(_ configuration: ClientConfiguration, onRetry: (@Sendable (RetryEvent) -> Void)? = nil) {
         self.configuration = configuration
+        self.retryObserver = onRetry
     }
 
-    /// Connects now (instead of at the first request), surfacing connection and authentication errors early.
+    /// Connects now (instead of at the first request), surfacing authentication errors early; a server that
+    /// cannot be reached is retried for as long as ``ClientConfiguration/retry`` allows.
     @discardableResult
     public func connect() async throws(HealthClientError) -> Welcome {
-        try await connection().welcome
+        try await retrying { () async throws(HealthClientError) in try await connection() }.welcome
     }
 
-    /// ``connect()`` on the calling thread, blocking it for up to the connect timeout and a round trip: for a
+    /// Runs `attempt` until it succeeds, fails with a permanent error, or the retry budget is spent (then its last
+    /// error is thrown), pausing between attempts per ``ClientConfiguration/retry``. A cancelled task stops
+    /// retrying.
+    func retrying<T>(_ attempt: () async throws(HealthClientError) -> T) async throws(HealthClientError) -> T {
+        var schedule = RetrySchedule(configuration.retry)
+        while true {
+            do {
+                return try await attempt()
+            } catch {
+                guard !Task.isCancelled, let retry = schedule.retry(after: error) else { throw error }
+                retryObserver?(retry)
+                try? await Task.sleep(for: retry.pause)
+            }
+        }
+    }
+
+    /// ``connect()`` on the calling thread, blocking it for the connect timeout and a round trip per attempt: for a
     /// program whose task runs on a thread of its own (hkq's main thread, a `ThreadExecutor`), where it saves
     /// handing the blocking connect to a dispatch thread. Requests then sent from this thread read their replies
     /// on it too, with no reader thread, until something else needs one (a request from another thread, a
     /// subscription). Never call it from Swift's global executor.
+    ///
+    /// A server that cannot be reached is retried as by ``connect()``, the pauses blocking the thread.
     package func connectInPlace() throws(HealthClientError) -> Welcome {
-        if let connection = current.withLock({ $0 }), !connection.isClosed { return connection.welcome }
-        let fresh = try HealthConnection.open(configuration, readingInPlace: true)
-        return adopt(fresh).welcome
+        var schedule = RetrySchedule(configuration.retry)
+        while true {
+            if let connection = current.withLock({ $0 }), !connection.isClosed { return connection.welcome }
+            do {
+                return adopt(try HealthConnection.open(configuration, readingInPlace: true)).welcome
+            } catch {
+                guard let retry = schedule.retry(after: error) else { throw error }
+                retryObserver?(retry)
+                Thread.sleep(
+                    forTimeInterval: Double(retry.pause.components.seconds)
+                        + Double(retry.pause.components.attoseconds) / 1e18)
+            }
+        }
     }
 
     /// Closes the connection (and those to other cluster nodes); a later request reconnects.
@@ -132,21 +168,19 @@ public final class HealthClient: Sendable {
     /// ``ErrorCode/notOwner`` sends the request to the owner it names at once; the client remembers the owner of
     /// the subject for its next requests (and forgets it when that node cannot be reached).
     package func request(_ message: Message) async throws(HealthClientError) -> [Message] {
-        var attempt = 1
         var redirects = 0
         let subject = message.placedSubject
-        while true {
-            let owner = knownOwner(of: subject)
-            do {
-                return try await connection(to: owner).request(message)
-            } catch {
-                if learnRoute(subject, from: error, routed: owner != nil), redirects < Self.maxRedirects {
+        return try await retrying { () async throws(HealthClientError) in
+            while true {
+                let owner = knownOwner(of: subject)
+                do throws(HealthClientError) {
+                    return try await connection(to: owner).request(message)
+                } catch {
+                    guard learnRoute(subject, from: error, routed: owner != nil), redirects < Self.maxRedirects else {
+                        throw error
+                    }
                     redirects += 1
-                    continue
                 }
-                guard error.isRetryable, attempt < configuration.retry.maxAttempts else { throw error }
-                attempt += 1
-                try? await Task.sleep(for: configuration.retry.backoff(beforeAttempt: attempt))
             }
         }
     }
@@ -205,10 +239,11 @@ public final class HealthClient: Sendable {
     }
 
     /// Stores samples, grouped into batches by subject, type and unit (at most `maxBatchRows` rows each,
-    /// default the server's announced limit). Returns one acknowledgement per batch.
+    /// default the server's announced limit, learnt by connecting, which is retried like every request). Returns
+    /// one acknowledgement per batch.
     public func insert(_ samples: [Sample], maxBatchRows: Int? = nil) async throws(HealthClientError) -> [InsertAck] {
         var limit = maxBatchRows ?? 0
-        if limit <= 0 { limit = Int(clamping: try await connection().welcome.limits.maxBatchRows) }
+        if limit <= 0 { limit = Int(clamping: try await connect().limits.maxBatchRows) }
         var acks: [InsertAck] = []
         for batch in SampleBatch.grouping(samples, maxRows: limit, makeBatchID: Self.makeBatchID) {
             acks.append(try await insert(batch))

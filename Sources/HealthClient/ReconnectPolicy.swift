@@ -36,8 +36,9 @@ public struct ReconnectPolicy: Hashable, Sendable {
     public func pauses() -> ReconnectPauses { ReconnectPauses(self) }
 }
 
-/// The successive pauses of one subscription under a ``ReconnectPolicy``; ``reset()`` after a reconnect starts
-/// the doubling again (the random generator carries on). A value type owned by one task.
+/// The successive pauses of one subscription under a ``ReconnectPolicy`` (or of one call under a ``RetryPolicy``,
+/// which pauses by the same rule); ``reset()`` after a reconnect starts the doubling again (the random generator
+/// carries on). A value type owned by one task.
 public struct ReconnectPauses: Sendable {
     private let policy: ReconnectPolicy
     private var nominal: Duration

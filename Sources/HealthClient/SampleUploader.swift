@@ -5,15 +5,20 @@ import HealthWire
 public enum UploadOutcome: Hashable, Sendable {
     /// The server acknowledged the batch.
     case acknowledged(InsertAck)
-    /// The server refused the batch for good (after retries of retryable errors); its rows are not stored.
+    /// The server refused the batch for good (a permanent error: an invalid sample, a refused token); its rows are
+    /// not stored. Retryable failures are never reported: the uploader keeps the batch and sends it again.
     case rejected(batchID: UInt64, rows: Int, error: HealthClientError)
 }
 
 /// Automatic batching for ingest agents: add samples one at a time or in bursts; they are sent in batches when
 /// a batch is full (`maxRows`) or has waited `maxDelay`, with up to `maxInFlight` batches pipelined.
 ///
-/// Every batch's fate is reported on ``outcomes`` (acknowledged, or rejected with the server's error).
-/// Retryable failures are retried by the client with the same batch id. Call ``finish()`` to flush and wait.
+/// Every batch's fate is reported on ``outcomes``: acknowledged, or rejected with the server's permanent error.
+/// A batch is kept until one of the two: retryable failures (the server restarting or away, busy, storage
+/// unavailable) are retried with the same batch id, by the client within its retry budget, then again after a
+/// pause of the budget's longest backoff, for as long as it takes. The rows held stay bounded: at most
+/// `maxInFlight` batches sent and unanswered, plus the batch being filled for each subject, type and unit; while
+/// `maxInFlight` batches wait, ``add(_:)`` waits too (backpressure). Call ``finish()`` to flush and wait.
 public actor SampleUploader {
     public nonisolated let outcomes: AsyncStream<UploadOutcome>
     private let continuation: AsyncStream<UploadOutcome>.Continuation
@@ -79,7 +84,7 @@ public actor SampleUploader {
         for batch in batches { await send(batch) }
     }
 
-    /// Flushes, waits for every acknowledgement, and ends ``outcomes``.
+    /// Flushes, waits until every batch is acknowledged or rejected for good, and ends ``outcomes``.
     public func finish() async {
         await flush()
         timer?.cancel()
@@ -96,14 +101,22 @@ public actor SampleUploader {
         }
         let client = client
         let continuation = continuation
-        inFlight.append(
-            Task {
-                do throws(HealthClientError) {
-                    continuation.yield(.acknowledged(try await client.insert(batch)))
-                } catch {
-                    continuation.yield(.rejected(batchID: batch.batchID, rows: batch.count, error: error))
-                }
-            })
+        inFlight.append(Task { continuation.yield(await Self.deliver(batch, client: client)) })
+    }
+
+    /// Sends `batch` until the server acknowledges it or refuses it for good. Each insert retries within the
+    /// client's budget; after a budget spent on retryable failures, the batch is sent again after the longest
+    /// backoff.
+    private static func deliver(_ batch: SampleBatch, client: HealthClient) async -> UploadOutcome {
+        while true {
+            do throws(HealthClientError) {
+                return .acknowledged(try await client.insert(batch))
+            } catch  where error.isRetryable {
+                try? await Task.sleep(for: client.configuration.retry.maxBackoff)
+            } catch {
+                return .rejected(batchID: batch.batchID, rows: batch.count, error: error)
+            }
+        }
     }
 
     private func startTimerIfNeeded() {

@@ -87,7 +87,7 @@ extension HealthClient {
     /// one ``SubscriptionEvent/disconnected(_:)`` and one ``SubscriptionEvent/reconnected(_:)``.
     ///
     /// Retry contract: until the first subscription is confirmed, connection failures are retried per
-    /// ``ClientConfiguration/retry`` (bounded, so a wrong address fails); once it ran, a lost connection is
+    /// ``ClientConfiguration/retry`` (within its budget, so a wrong address fails); once it ran, a lost connection is
     /// retried without limit per ``ClientConfiguration/reconnect`` (jittered exponential backoff, capped),
     /// resubscribing where the query left off (an anchored query from the last anchor delivered; a collection
     /// sends its table whole again). A permanent error from the server (e.g. access revoked) ends the stream
@@ -111,7 +111,7 @@ extension HealthClient {
             let session = query.start()
             var pauses = configuration.reconnect.pauses()
             var outage: (cause: HealthClientError, since: ContinuousClock.Instant, attempts: Int)?
-            var initialAttempts = 1
+            var initial = RetrySchedule(configuration.retry)
             // Cluster mode: a subscription lives on the node owning its subject, found as requests find it.
             let subject = session.request().subject
             var redirects = 0
@@ -167,12 +167,12 @@ extension HealthClient {
                         outage = current
                         try? await Task.sleep(for: pauses.next())
                     } else {
-                        initialAttempts += 1
-                        guard initialAttempts <= configuration.retry.maxAttempts else {
+                        guard let retry = initial.retry(after: error) else {
                             output.finish(throwing: error)
                             return
                         }
-                        try? await Task.sleep(for: configuration.retry.backoff(beforeAttempt: initialAttempts))
+                        retryObserver?(retry)
+                        try? await Task.sleep(for: retry.pause)
                     }
                 }
             }

@@ -28,6 +28,12 @@ public enum HKDMain {
             return 64
         }
         ServerLog.configure(format: configuration.logFormat, level: configuration.logLevel)
+        if let file = configuration.configurationFile {
+            ServerLog.info(
+                file.wasRead
+                    ? "settings from \(file.path)"
+                    : "no configuration file at \(file.path) (--config-if-present): flags, HKD_ variables and defaults")
+        }
         do {
             // Block the termination signals before any thread starts, so only the waiting main thread gets them.
             try SignalSet.termination.block()

@@ -1,5 +1,7 @@
+import Glibc
 import HealthCluster
 import HealthModel
+import HealthPosix
 import HealthStorage
 import HealthWire
 
@@ -102,6 +104,16 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var leaseTTLSeconds: UInt64 = 10
     /// A standby node takes no share of the partitions while an active node lives (`--standby`).
     public var standby = false
+    /// The configuration file named by `--config`, `--config-if-present` or `HKD_CONFIG`, if any.
+    public var configurationFile: ConfigurationFile?
+
+    /// A configuration file hkd was pointed at, and whether its settings apply.
+    public struct ConfigurationFile: Hashable, Sendable {
+        /// Its path.
+        public var path: String
+        /// Whether it was read; `false` when `--config-if-present` found no file there.
+        public var wasRead: Bool
+    }
 
     /// The cluster this node joins; `nil` in single-node mode. Throws ``ErrorCode/invalidArgument`` for
     /// `--cluster` without `--node-id` (or the other way round) and for a bad node id.
@@ -237,7 +249,8 @@ public struct ServerConfiguration: Hashable, Sendable {
 
         OPTIONS:
           --listen HOST:PORT      Address to listen on (default: 127.0.0.1:7420; port 0 picks a free port).
-          --data-dir DIR          Data directory, created if missing (default: ./hkd-data).
+          --data-dir DIR          Data directory, created if missing (default: ./hkd-data; under systemd the
+                                  unit's StateDirectory, as $STATE_DIRECTORY names it).
           --threads N             Event-loop threads (default: one per core).
           --workers N             Worker threads for queries and inserts (default: one per core).
           --max-connections N     Connections served at once, at least 2 (default: 1024).
@@ -327,6 +340,9 @@ public struct ServerConfiguration: Hashable, Sendable {
                                   dashes; # comments). Every setting can also be given as HKD_<NAME>, e.g.
                                   HKD_MAX_CONNECTIONS=100. Flags win over the environment, which wins over the
                                   file; an unknown key or HKD_ variable is an error. HKD_CONFIG names the file.
+          --config-if-present FILE
+                                  As --config, but a FILE that does not exist is skipped (the systemd unit's
+                                  /etc/hkd.conf); one that exists and cannot be read is still an error.
           --version               Print the version and exit.
           -h, --help              Show this help and exit.
 
@@ -341,14 +357,17 @@ public struct ServerConfiguration: Hashable, Sendable {
     }
 
     /// Parses hkd's arguments (without the program name), over the `HKD_*` variables of `environment` and the
-    /// `--config` file (or `HKD_CONFIG`), read with `readFile`: flags win over the environment, which wins over
-    /// the file. Throws ``HealthError`` (``ErrorCode/invalidArgument``) naming the bad flag, variable or line.
+    /// `--config` file (or `HKD_CONFIG`), or the `--config-if-present` file when it exists, read with `readFile`:
+    /// flags win over the environment, which wins over the file, which wins over the defaults. systemd's
+    /// `STATE_DIRECTORY` (its first path) is the default data directory. Throws ``HealthError``
+    /// (``ErrorCode/invalidArgument``) naming the bad flag, variable or line.
     public static func parse(
         _ arguments: [String], environment: [String: String] = [:],
         readFile: (String) throws -> String = ServerConfiguration.readConfigFile
     ) throws -> Request {
         var flags: [(setting: ServerSetting, value: String, origin: String)] = []
         var configPath = environment["HKD_CONFIG"]
+        var configIsOptional = false
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
             var flag = argument
@@ -367,7 +386,9 @@ public struct ServerConfiguration: Hashable, Sendable {
             switch flag {
             case "-h", "--help", "help": return .help
             case "--version": return .version
-            case "--config": configPath = try value()
+            case "--config", "--config-if-present":
+                configPath = try value()
+                configIsOptional = flag == "--config-if-present"
             default:
                 guard flag.hasPrefix("--"), let setting = ServerSetting.named(String(flag.dropFirst(2))) else {
                     let hint = flag.hasPrefix("--") ? ServerSetting.hint(for: String(flag.dropFirst(2))) : ""
@@ -377,14 +398,20 @@ public struct ServerConfiguration: Hashable, Sendable {
             }
         }
         var config = ServerConfiguration()
+        if let stateDirectory = environment["STATE_DIRECTORY"]?.split(separator: ":").first {
+            config.dataDirectory = String(stateDirectory)
+        }
         if let configPath {
-            let text: String
+            let text: String?
             do {
                 text = try readFile(configPath)
+            } catch let error as SystemError where configIsOptional && error.code == ENOENT {
+                text = nil
             } catch {
                 throw HealthError(.invalidArgument, "cannot read the configuration file \(configPath): \(error)")
             }
-            try config.apply(configFile: text, path: configPath)
+            if let text { try config.apply(configFile: text, path: configPath) }
+            config.configurationFile = ConfigurationFile(path: configPath, wasRead: text != nil)
         }
         try config.apply(environment: environment)
         for flag in flags { try flag.setting.apply(&config, flag.value, flag.origin) }

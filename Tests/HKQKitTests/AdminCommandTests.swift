@@ -61,12 +61,12 @@ struct AdminCommandTests {
         #expect(update.out.contains("sync,false,*,*,,"), "\(update.out)")
 
         let forbidden = await runHKQ(["admin", "list", "--server", live.address, "--token", token])
-        #expect(forbidden.status == 1)
+        #expect(forbidden.status == 77, "authorization refused")
         #expect(forbidden.err == "error: identity \"sync\" may not administer identities: it is not an admin\n")
 
         #expect(try await runLive(["admin", "revoke", "sync"], subject: "anna").status == 0)
         let revoked = await runHKQ(["auth", "status", "stepCount", "--server", live.address, "--token", token])
-        #expect(revoked.status == 1)
+        #expect(revoked.status == 77, "authentication refused")
         #expect(revoked.err == "error: the identity \"sync\" was revoked\n")
     }
 
@@ -98,10 +98,10 @@ struct AdminCommandTests {
                 "characteristics", "set", "wheelchairUse=yes", "--server", live.address, "--token", token,
                 "--subject", "grants-anna",
             ])
-        #expect(write.status == 1 && write.err.contains("no share permission for characteristics"), "\(write.err)")
+        #expect(write.status == 77 && write.err.contains("no share permission for characteristics"), "\(write.err)")
         let unknown = try await runLive(
             ["admin", "create", "typo", "--read", "charactristics"], subject: "grants-anna")
-        #expect(unknown.status == 1 && unknown.err.contains("charactristics"), "\(unknown.err)")
+        #expect(unknown.status == 65 && unknown.err.contains("charactristics"), "\(unknown.err)")
     }
 
     @Test("without a token hkq is refused with a hint, and reads ./hkd-data/admin.token only for a local server")
@@ -111,7 +111,7 @@ struct AdminCommandTests {
         let noToken = HKQ(commands: HKQ.commands, localTokenPath: live.directory.path + "/no-such/admin.token")
         let refused = await runHKQ(
             ["auth", "status", "stepCount", "--server", live.address], environment: [:], program: noToken)
-        #expect(refused.status == 1)
+        #expect(refused.status == 77)
         #expect(refused.err.contains("this server requires a token"), "\(refused.err)")
         #expect(refused.err.contains("pass --token or set HKQ_TOKEN"))
         #expect(

@@ -58,7 +58,7 @@ import Testing
         #expect(unknownErr.hasPrefix("error: unknown command 'frobnicate'\n"))
 
         let (failStatus, _, failErr) = try await Self.run(["units", "convert", "1", "kg", "count"])
-        #expect(failStatus == 1)
+        #expect(failStatus == 65)
         #expect(failErr == "error: cannot convert from \"kg\" (mass) to \"count\" (dimensionless)\n")
     }
 

@@ -73,7 +73,7 @@ private let table = CommandTable(commands: HKQ.commands)
         #expect(
             lines[6]
                 == "--help --server --subject --token --token-file --format --time-format --fields --tls --tls-ca "
-                + "--tls-fingerprint --tls-cert --tls-key")
+                + "--tls-fingerprint --tls-cert --tls-key --retry-for")
         #expect(lines[7].split(separator: " ").contains("heartRate"))
         #expect(lines[8] == "set")
         #expect(lines[9] == "wheelchairUse=no wheelchairUse=yes")

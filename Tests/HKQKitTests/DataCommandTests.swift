@@ -327,10 +327,10 @@ import Testing
         let days: [[String: Any]] = try json(buckets.out)
         #expect(days.compactMap { $0["sum"] as? Double } == [300])
         let wrongUnit = try await runLive(["samples", "stepCount", "--min", "1 kg"], subject: "query-values")
-        #expect(wrongUnit.status == 1)
+        #expect(wrongUnit.status == 65)
         #expect(wrongUnit.err == "error: unit \"kg\" is not compatible with stepCount (count)\n")
         let empty = try await runLive(["samples", "stepCount", "--min", "5", "--max", "4"], subject: "query-values")
-        #expect(empty.status == 1)
+        #expect(empty.status == 65)
         #expect(empty.err.hasPrefix("error: the value bounds are empty"), "\(empty.err)")
         let bad = try await runLive(["samples", "stepCount", "--min", "lots"], subject: "query-values")
         #expect(bad.status == 64)
@@ -372,13 +372,13 @@ import Testing
             subject: "query-units")
         #expect(perType.map { $0["unit"] as? String } == ["count", "km"])
         let wrong = try await runLive(["samples", "stepCount", "--unit", "kg"], subject: "query-units")
-        #expect(wrong.status == 1)
+        #expect(wrong.status == 65)
         #expect(wrong.err == "error: unit \"kg\" is not compatible with stepCount (count)\n")
         let stray = try await runLive(["samples", "stepCount", "--unit", "heartRate=count/s"], subject: "query-units")
         #expect(stray.status == 64)
         #expect(stray.err.hasPrefix("error: --unit names 'heartRate', which is not among the types queried\n"))
         let unknown = try await runLive(["samples", "stepz"], subject: "query-units")
-        #expect(unknown.status == 1)
+        #expect(unknown.status == 65)
         #expect(unknown.err == "error: unknown quantity type \"stepz\"\n")
     }
 
@@ -578,7 +578,7 @@ import Testing
                 as? Double == 300)
         let tokyo = try await runLive(
             ["stats", "stepCount", "--from", "today", "--tz", "Asia/Tokyo"], subject: "stats-dates")
-        #expect(tokyo.status == 1)
+        #expect(tokyo.status == 2)
         #expect(tokyo.out == "")
         #expect(tokyo.err == "no stepCount data for subject \"stats-dates\" since 2024-03-11 00:00:00 +09:00\n")
     }
@@ -588,16 +588,16 @@ import Testing
         let none = try await runLive(
             ["stats", "stepCount", "--from", "yesterday", "--to", "2024-03-10T09:00:00Z", "--tz", "UTC"],
             subject: "stats-errors")
-        #expect(none.status == 1)
+        #expect(none.status == 2)
         #expect(
             none.err
                 == "no stepCount data for subject \"stats-errors\" between 2024-03-09 00:00:00 +00:00 and 2024-03-10 09:00:00 +00:00\n"
         )
         let nobody = try await runLive(["stats", "heartRate", "--source", "Ring"], subject: "nobody")
-        #expect(nobody.status == 1)
+        #expect(nobody.status == 2)
         #expect(nobody.err == "no heartRate data for subject \"nobody\" at any time from \"Ring\"\n")
         let mismatch = try await runLive(["stats", "stepCount", "--options", "avg"], subject: "stats-errors")
-        #expect(mismatch.status == 1)
+        #expect(mismatch.status == 65)
         #expect(mismatch.err == "error: discreteAverage is not valid for cumulative type stepCount\n")
         let unknown = try await runLive(["stats", "stepCount", "--options", "sum,median"], subject: "stats-errors")
         #expect(unknown.status == 64)
@@ -663,8 +663,8 @@ import Testing
         ["samples", "stepCount"], ["stats", "stepCount"], ["server-info"], ["insert", "/nonexistent.csv"],
     ])
     func aDownServerIsOneClearLine(arguments: [String]) async {
-        let result = await runHKQ(["--server", "127.0.0.1:1"] + arguments)
-        #expect(result.status == 1)
+        let result = await runHKQ(["--server", "127.0.0.1:1", "--retry-for", "0"] + arguments)
+        #expect(result.status == 69, "server unreachable")
         #expect(result.out == "")
         #expect(
             result.err
@@ -682,7 +682,7 @@ extension DataCommandTests {
             ], subject: "priority-names")
         let typed = try await runLive(
             ["sources", "stepCount", "--priority", "Phillip's Apple Watch"], subject: "priority-names")
-        #expect(typed.status == 1)
+        #expect(typed.status == 65)
         #expect(
             typed.err.contains(#"no source "Phillip's Apple Watch" has stepCount samples for priority-names"#),
             "\(typed.err)")

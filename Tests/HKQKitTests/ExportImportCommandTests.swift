@@ -144,7 +144,7 @@ func exportRecord(
         #expect(rejected.first?["firstLines"] as? [Int] == [9])
     }
 
-    @Test("malformed files give one clear error line and exit 1")
+    @Test("malformed files give one clear error line and exit 65 (bad input)")
     func malformedFiles() async throws {
         let live = try #require(LiveServer.current)
         let real = try Data(contentsOf: URL(fileURLWithPath: try realExportPath()))
@@ -161,7 +161,7 @@ func exportRecord(
         ]
         for (path, message) in cases {
             let run = try await runLive(["import", path], subject: "broken")
-            #expect(run.status == 1, "\(path)")
+            #expect(run.status == 65, "\(path)")
             #expect(run.out.isEmpty, "\(run.out)")
             #expect(run.err.hasPrefix("error: ") && run.err.contains(message), "\(run.err)")
             #expect(run.err.split(separator: "\n").count == 1, "\(run.err)")

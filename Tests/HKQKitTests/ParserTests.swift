@@ -155,9 +155,9 @@ import HealthModel
                 "error: invalid server address 'host:' in HKQ_SERVER; expected host, host:port or [v6]:port\n"))
     }
 
-    @Test func runtimeErrorsExit1WithOneLine() async {
+    @Test func runtimeErrorsPrintOneLineAndExitWithTheirKindsStatus() async {
         let health = await runHKQ(["fail", "health"], program: testProgram)
-        #expect(health.status == 1)
+        #expect(health.status == 2, "no data")
         #expect(health.err == "error: no data for stepCount\n")
         #expect(health.out == "")
         let other = await runHKQ(["fail", "other"], program: testProgram)

@@ -67,7 +67,7 @@ struct FailCommand: Command {
         case "health": throw HealthError(.noData, "no data for stepCount")
         case "exit":
             context.print("partial output")
-            throw CommandExit(3)
+            throw CommandExit(.partialImport)
         case "usage": throw context.usageError("bad combination")
         default: throw Other()
         }

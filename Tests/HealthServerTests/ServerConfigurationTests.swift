@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import HealthPosix
 import Testing
 
 @testable import HealthServer
@@ -263,22 +264,104 @@ struct ServerConfigurationTests {
         #expect(ServerLog.Level.debug < .info && ServerLog.Level.info < .warning && ServerLog.Level.warning < .error)
     }
 
-    @Test("the systemd unit's ExecStart flags parse, and its config file setting names a real key")
-    func systemdUnit() throws {
+    /// The systemd unit, Tools/packaging/hkd.service.
+    static func systemdUnit() throws -> String {
         var root = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { root.deleteLastPathComponent() }
-        let unit = try String(
-            contentsOf: root.appendingPathComponent("Tools/packaging/hkd.service"), encoding: .utf8)
-        let exec = try #require(unit.split(separator: "\n").first { $0.hasPrefix("ExecStart=") })
-        let words = exec.dropFirst("ExecStart=".count).split(separator: " ").map(String.init)
-        #expect(words.first == "/usr/local/bin/hkd")
-        guard case .run(let config) = try ServerConfiguration.parse(Array(words.dropFirst())) else {
-            Issue.record("not a run request")
-            return
+        return try String(contentsOf: root.appendingPathComponent("Tools/packaging/hkd.service"), encoding: .utf8)
+    }
+
+    /// The unit's lines that start with `key=`, without it.
+    static func values(_ key: String, in unit: String) -> [String] {
+        unit.split(separator: "\n").filter { $0.hasPrefix("\(key)=") }.map { String($0.dropFirst(key.count + 1)) }
+    }
+
+    /// Parses `arguments` as hkd does under systemd: `STATE_DIRECTORY` set, and the file system holding only the
+    /// files in `files` (a missing file is ENOENT, as `open` says).
+    static func underSystemd(_ arguments: [String], environment: [String: String] = [:], files: [String: String])
+        throws -> ServerConfiguration?
+    {
+        var environment = environment
+        environment["STATE_DIRECTORY"] = "/var/lib/hkd:/var/lib/hkd-backups"
+        let request = try ServerConfiguration.parse(arguments, environment: environment) { path in
+            guard let text = files[path] else { throw SystemError(errno: ENOENT, call: "open") }
+            return text
         }
-        #expect(config.dataDirectory == "/var/lib/hkd" && config.logFormat == .json)
-        #expect(config.metricsListen == .init(host: "127.0.0.1", port: 9420))
-        #expect(unit.contains("Environment=HKD_CONFIG=/etc/hkd.conf") && unit.contains("StateDirectoryMode=0700"))
+        guard case .run(let config) = request else { return nil }
+        return config
+    }
+
+    @Test("the systemd unit's command line overrides nothing: with /etc/hkd.conf absent hkd starts on its defaults")
+    func systemdUnitCommandLine() throws {
+        let unit = try Self.systemdUnit()
+        let exec = try #require(Self.values("ExecStart", in: unit).first)
+        let words = exec.split(separator: " ").map(String.init)
+        #expect(words == ["/usr/local/bin/hkd", "--config-if-present", "/etc/hkd.conf"])
+        #expect(Self.values("Environment", in: unit).isEmpty, "a HKD_ variable would override the file")
+        #expect(Self.values("StateDirectory", in: unit).first?.split(separator: " ").first == "hkd")
+        #expect(Self.values("StateDirectoryMode", in: unit) == ["0700"])
+        let arguments = Array(words.dropFirst())
+        let absent = try #require(try Self.underSystemd(arguments, files: [:]))
+        var expected = ServerConfiguration()
+        expected.dataDirectory = "/var/lib/hkd"
+        expected.configurationFile = .init(path: "/etc/hkd.conf", wasRead: false)
+        #expect(absent == expected, "the defaults, in the unit's StateDirectory")
+        // The shipped example: every key it sets applies, none is overridden by the unit.
+        var root = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { root.deleteLastPathComponent() }
+        let example = try String(
+            contentsOf: root.appendingPathComponent("Tools/packaging/hkd.conf"), encoding: .utf8)
+        let shipped = try #require(try Self.underSystemd(arguments, files: ["/etc/hkd.conf": example]))
+        #expect(shipped.metricsListen == .init(host: "127.0.0.1", port: 9420) && shipped.logFormat == .json)
+        let file = "listen = 127.0.0.1:7555\ndata-dir = /srv/hkd\nlog-format = json\n"
+        let present = try #require(try Self.underSystemd(arguments, files: ["/etc/hkd.conf": file]))
+        #expect(present.host == "127.0.0.1" && present.port == 7555)
+        #expect(present.dataDirectory == "/srv/hkd" && present.logFormat == .json, "the file wins over the unit")
+        #expect(present.configurationFile == .init(path: "/etc/hkd.conf", wasRead: true))
+    }
+
+    @Test("--config-if-present skips only a missing file; --config still refuses one; flags and HKD_ still win")
+    func configIfPresent() throws {
+        let skipped = try #require(try Self.underSystemd(["--config-if-present", "/etc/none.conf"], files: [:]))
+        #expect(skipped.dataDirectory == "/var/lib/hkd")
+        #expect(throws: HealthError.self) {
+            try Self.underSystemd(["--config", "/etc/none.conf"], files: [:])
+        }
+        let unreadable = #expect(throws: HealthError.self) {
+            try ServerConfiguration.parse(["--config-if-present", "/etc/hkd.conf"]) { _ in
+                throw SystemError(errno: EACCES, call: "open")
+            }
+        }
+        #expect(unreadable?.message.hasPrefix("cannot read the configuration file /etc/hkd.conf") == true)
+        let flagsWin = try #require(
+            try Self.underSystemd(
+                ["--config-if-present", "/etc/hkd.conf", "--threads", "3"], environment: ["HKD_LOG_LEVEL": "error"],
+                files: ["/etc/hkd.conf": "threads = 2\nlog-level = debug\ndata-dir = /srv/hkd\n"]))
+        #expect(flagsWin.threads == 3 && flagsWin.logLevel == .error && flagsWin.dataDirectory == "/srv/hkd")
+        #expect(ServerConfiguration.usage.contains("--config-if-present FILE"))
+    }
+
+    @Test("README's backup directory is one the unit lets hkd write: a StateDirectory or a ReadWritePaths entry")
+    func backupDirectoryIsWritable() throws {
+        let unit = try Self.systemdUnit()
+        #expect(Self.values("ProtectSystem", in: unit) == ["strict"])
+        var writable = Self.values("StateDirectory", in: unit).flatMap { $0.split(separator: " ") }.map {
+            "/var/lib/\($0)/"
+        }
+        writable += Self.values("ReadWritePaths", in: unit).flatMap { $0.split(separator: " ") }.map {
+            ($0.hasPrefix("-") ? String($0.dropFirst()) : String($0)) + "/"
+        }
+        var root = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { root.deleteLastPathComponent() }
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let backups = readme.components(separatedBy: "hkq admin backup ").dropFirst().map {
+            String($0.prefix { $0 != "`" && $0 != " " })
+        }
+        #expect(!backups.isEmpty)
+        for path in backups {
+            #expect(writable.contains { path.hasPrefix($0) }, "\(path) is not under any of \(writable)")
+            #expect(!path.hasPrefix("/var/lib/hkd/"), "a backup inside the data directory")
+        }
     }
 
 }

@@ -55,7 +55,8 @@ struct BackupStorageTests {
         expectRefused(durable, scratch + "/real/../escape", naming: "'..'")
         expectRefused(durable, scratch + "/missing/parent/backup", naming: "not an existing directory")
         expectRefused(durable, scratch + "/link", naming: "symbolic link")
-        expectRefused(durable, scratch + "/linked-parent/backup", naming: "symbolic link")
+        try FileManager.default.createSymbolicLink(atPath: scratch + "/data-link", withDestinationPath: data)
+        expectRefused(durable, scratch + "/data-link/backup", naming: "inside hkd's data directory")
         expectRefused(durable, data + "/backup", naming: "inside hkd's data directory")
         expectRefused(durable, data, naming: "not empty")
         expectRefused(durable, scratch + "/full", naming: "not empty")
@@ -74,6 +75,9 @@ struct BackupStorageTests {
         _ = try durable.backup(to: scratch + "/real/")
         _ = try durable.backup(to: scratch + "//fresh")
         #expect(try FileSystem.exists(scratch + "/fresh/" + BackupManifest.fileName))
+        // A parent reached through a symbolic link (systemd's StateDirectory of a DynamicUser service) is resolved.
+        _ = try durable.backup(to: scratch + "/linked-parent/through-link")
+        #expect(try FileSystem.exists(scratch + "/real/through-link/" + BackupManifest.fileName))
     }
 
     @Test("a backup carries its durable mark and backup.json; a start from it checks them, then drops backup.json")

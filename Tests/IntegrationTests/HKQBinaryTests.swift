@@ -45,7 +45,7 @@ struct HKQBinaryTests {
 
         let none = try await Self.hkq(
             server + ["stats", "stepCount", "--from", "2020-01-01T00:00:00Z", "--to", "2020-01-02T00:00:00Z"])
-        #expect(none.status == 1)
+        #expect(none.status == 2, "no data")
         #expect(none.err.contains("no stepCount data"))
 
         let bad = try await Self.hkq(
@@ -56,8 +56,8 @@ struct HKQBinaryTests {
         #expect(bad.err.contains("kg"))
         await hkd.stop()
 
-        let down = try await Self.hkq(server + ["samples", "stepCount"])
-        #expect(down.status == 1)
+        let down = try await Self.hkq(server + ["--retry-for", "0", "samples", "stepCount"])
+        #expect(down.status == 69, "server unreachable")
         #expect(down.err.contains("cannot connect"))
     }
 

@@ -46,7 +46,7 @@ struct LiveHKQTests {
         #expect(second.out.contains("deleted"))
         #expect(second.out.contains(batch.uuid(row: 0).uuidString))
         let bad = await run(["changes", "stepCount", "--anchor", "999999"] + server)
-        #expect(bad.status == 1)
+        #expect(bad.status == 65, "an expired anchor is input the server refuses")
         #expect(bad.err.contains("resync from 0"))
         await hkd.stop()
     }

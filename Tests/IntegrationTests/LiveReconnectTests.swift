@@ -9,12 +9,13 @@ import Testing
 /// Subscriptions outlive a restart of hkd: the client reconnects and subscribes again (HEALTHKIT.md §7, §9).
 @Suite("subscriptions across a restart of hkd", .serialized)
 struct LiveReconnectTests {
-    /// A client that keeps retrying for about ten seconds, long enough for hkd to come back.
+    /// A client that keeps retrying for ten seconds, long enough for hkd to come back.
     static func patientClient(_ port: Int, name: String, tls: TLSClientOptions? = nil) -> HealthClient {
         HealthClient(
             ClientConfiguration(
                 host: "127.0.0.1", port: port, clientName: name, requestTimeout: .seconds(30),
-                retry: RetryPolicy(maxAttempts: 60, initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(200)),
+                retry: RetryPolicy(
+                    budget: .seconds(10), initialBackoff: .milliseconds(20), maxBackoff: .milliseconds(200)),
                 tls: tls))
     }
 

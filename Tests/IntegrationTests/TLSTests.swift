@@ -291,7 +291,7 @@ struct TLSTests {
     }
 
     @Test(
-        "the hkq binary over TLS: pinned with --tls-fingerprint it works; a wrong pin or plaintext exits 1 naming the code"
+        "the hkq binary over TLS: pinned with --tls-fingerprint it works; a wrong pin exits 77, plaintext 1, naming the code"
     )
     func hkqBinary() async throws {
         let hkd = try await TestServer(arguments: ["--tls", "auto"])
@@ -303,7 +303,7 @@ struct TLSTests {
         wrong[5] ^= 0x10
         let refused = try await HKQBinaryTests.hkq(
             hkd.hkqServer + ["--tls-fingerprint", "\(CertificateFingerprint(bytes: wrong)!)", "server-info"])
-        #expect(refused.status == 1)
+        #expect(refused.status == 77, "the server failed verification")
         #expect(refused.err.contains("(fingerprintMismatch (307))"), "\(refused.err)")
         let plaintext = try await HKQBinaryTests.hkq(hkd.hkqServer + ["server-info"])
         #expect(plaintext.status == 1)

@@ -107,7 +107,7 @@ struct WorkoutEndToEndTests {
         #expect(chosen.statistics.first?.maximum == expected.map(\.value).max())
         let unknown = await Self.run(
             hkd.hkqServer + ["--subject", "anna", "samples", "heartRate", "--workout", UUID().uuidString])
-        #expect(unknown.status == 1 && unknown.err.contains("no workout"), "\(unknown.err)")
+        #expect(unknown.status == 65 && unknown.err.contains("no workout"), "\(unknown.err)")
 
         // kill -9: the log alone brings everything back; then a clean stop writes the workout snapshot.
         await hkd.kill()

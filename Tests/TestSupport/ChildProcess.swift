@@ -19,10 +19,12 @@ public struct ChildOutcome: Sendable {
 /// Standard output and error go to temporary files, so neither can fill a pipe while the other is read;
 /// `input` is standard input (none when `nil`). `environment` replaces the environment when given;
 /// `currentDirectory` defaults to a fresh temporary directory, so that a program looking in its working
-/// directory (hkq for `./hkd-data`) does not find the package's.
+/// directory (hkq for `./hkd-data`) does not find the package's. `started`, if given, is called once the program
+/// runs, with the path of the file its standard error goes to (there until this returns), for a test that waits
+/// on what the program says while it runs.
 public func runChild(
     _ executable: String, _ arguments: [String], environment: [String: String]? = nil, input: String? = nil,
-    currentDirectory: String? = nil
+    currentDirectory: String? = nil, started: (@Sendable (_ errorsFile: String) -> Void)? = nil
 ) async throws -> ChildOutcome {
     let scratch = try TestDirectory(prefix: "hk-child")
     let outPath = scratch.appending("out")
@@ -52,7 +54,10 @@ public func runChild(
     process.standardError = err
     let status: Int32 = try await withCheckedThrowingContinuation { continuation in
         process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-        do { try process.run() } catch {
+        do {
+            try process.run()
+            started?(errPath)
+        } catch {
             process.terminationHandler = nil
             continuation.resume(throwing: error)
         }
@@ -63,7 +68,7 @@ public func runChild(
     return ChildOutcome(status: status, output: printed(outPath), errors: printed(errPath))
 }
 
-/// ``runChild(_:_:environment:input:currentDirectory:)`` for a program found on `PATH`: `arguments[0]` names it.
+/// ``runChild(_:_:environment:input:currentDirectory:started:)`` for a program found on `PATH`: `arguments[0]` names it.
 public func runTool(_ arguments: [String], input: String? = nil) async throws -> ChildOutcome {
     try await runChild("/usr/bin/env", arguments, input: input)
 }

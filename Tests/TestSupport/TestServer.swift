@@ -66,6 +66,37 @@ public final class TestServer: Sendable {
         }
         let child = try HKDChild(
             binary: try Self.binary("hkd"), arguments: ["--listen", "\(host):\(port)", "--data-dir", path] + arguments)
+        self.port = try await Self.listeningPort(of: child, host: host, startTimeout: startTimeout)
+        self.host = host
+        self.dataDirectory = path
+        self.arguments = arguments
+        self.directory = owner
+        self.child = child
+        let tokenFile = (try? String(contentsOfFile: path + "/admin.token", encoding: .utf8)) ?? ""
+        token = tokenFile.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// hkd started with exactly `arguments` (no `--listen` or `--data-dir` added: a systemd unit's command line,
+    /// say), with `environment` added to the test's, on the data directory `dataDirectory` those settings name,
+    /// which the test manages; waits until it logged the port it listens on at `host`.
+    public init(
+        exactly arguments: [String], environment: [String: String], dataDirectory: String, host: String = "127.0.0.1",
+        startTimeout: Duration = .seconds(60)
+    ) async throws {
+        let child = try HKDChild(binary: try Self.binary("hkd"), arguments: arguments, environment: environment)
+        self.port = try await Self.listeningPort(of: child, host: host, startTimeout: startTimeout)
+        self.host = host
+        self.dataDirectory = dataDirectory
+        self.arguments = arguments
+        self.directory = TestDirectory.existing(at: dataDirectory)
+        self.child = child
+        let tokenFile = (try? String(contentsOfFile: dataDirectory + "/admin.token", encoding: .utf8)) ?? ""
+        token = tokenFile.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Waits until `child` logged the port it listens on at `host`, and returns it; throws with hkd's log when it
+    /// exits instead or takes longer than `startTimeout`.
+    private static func listeningPort(of child: HKDChild, host: String, startTimeout: Duration) async throws -> Int {
         var found: Int?
         do {
             try await waitUntil(timeout: startTimeout, "hkd to log \"listening on \(host):…\" or to exit") {
@@ -81,14 +112,7 @@ public final class TestServer: Sendable {
             let status = await child.end(nil)
             throw HealthError(.internalError, "hkd did not start (exit status \(status)): \(child.output.text)")
         }
-        self.port = found
-        self.host = host
-        self.dataDirectory = path
-        self.arguments = arguments
-        self.directory = owner
-        self.child = child
-        let tokenFile = (try? String(contentsOfFile: path + "/admin.token", encoding: .utf8)) ?? ""
-        token = tokenFile.trimmingCharacters(in: .whitespacesAndNewlines)
+        return found
     }
 
     /// hkd again on this server's data directory (which both then keep alive), usually after ``stop()`` or
@@ -174,7 +198,7 @@ final class HKDChild: Sendable {
     private let status = ConditionLock<Int32?>(nil)
     private let process: Process
 
-    init(binary: URL, arguments: [String], name: String = "hkd") throws {
+    init(binary: URL, arguments: [String], environment extra: [String: String] = [:], name: String = "hkd") throws {
         self.name = name
         let process = Process()
         process.executableURL = binary
@@ -182,6 +206,7 @@ final class HKDChild: Sendable {
         // hkd refuses HKD_* variables it does not know, and HKD_TEST_SEED (which replays a seeded test) is not one.
         var environment = ProcessInfo.processInfo.environment
         environment["HKD_TEST_SEED"] = nil
+        environment.merge(extra) { $1 }
         process.environment = environment
         let pipe = Pipe()
         process.standardError = pipe

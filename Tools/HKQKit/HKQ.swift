@@ -84,8 +84,9 @@ public struct HKQ: Sendable {
         HelpFormatter(program: name, overview: overview, commands: commands, globalOptions: globalOptions)
     }
 
-    /// Parses `arguments` (without the program name), runs the command and returns the exit status:
-    /// 0 success, 1 runtime error (`error: <message>` on stderr), 64 usage error (message, usage and hint).
+    /// Parses `arguments` (without the program name), runs the command and returns the exit status, one of
+    /// ``ExitStatus``: 0 success; for an error, the status of its kind (``ExitStatus/init(for:)``) after
+    /// `error: <message>` on stderr (a usage error adds the usage and a hint).
     public func run(arguments: [String], environment: [String: String], console: Console) async -> Int32 {
         let parser = ArgumentParser(commands: commands, globalOptions: globalOptions)
         var path: [String] = []
@@ -94,11 +95,11 @@ public struct HKQ: Sendable {
             path = parse.path
             if parse.wantsHelp {
                 console.out.write(helpFormatter.help(for: parse.commands))
-                return ExitStatus.success
+                return ExitStatus.success.rawValue
             }
             if parse.wantsVersion {
                 console.out.write(versionLine)
-                return ExitStatus.success
+                return ExitStatus.success.rawValue
             }
             let globals = try GlobalOptions.resolve(
                 options: parse.arguments.options, flags: parse.arguments.flags, environment: environment,
@@ -121,18 +122,21 @@ public struct HKQ: Sendable {
                 if globals.format == .chart { throw context.usageError("--fields does not apply to --format chart") }
             }
             try await command.run(context)
-            return ExitStatus.success
-        } catch let error as UsageError {
-            report(error, console: console)
-            return ExitStatus.usage
-        } catch let exit as CommandExit {
-            return exit.status
-        } catch let error as HealthError {
-            console.printError("error: \(error.message)")
-            return ExitStatus.failure
+            return ExitStatus.success.rawValue
         } catch {
-            console.printError("error: \(error)")
-            return ExitStatus.failure
+            reportFailure(error, console: console)
+            return ExitStatus(for: error).rawValue
+        }
+    }
+
+    /// Prints what ended a command: `error: <message>` (for a usage error also the usage and a hint); nothing for
+    /// a ``CommandExit``, whose command printed what it wanted.
+    func reportFailure(_ error: any Error, console: Console) {
+        switch error {
+        case let usage as UsageError: report(usage, console: console)
+        case is CommandExit: break
+        case let error as HealthError: console.printError("error: \(error.message)")
+        default: console.printError("error: \(error)")
         }
     }
 

@@ -3,11 +3,12 @@ import HealthPosix
 
 /// The directory a backup is written into (``DurableStore/backup(to:including:)``), checked before anything is
 /// created or written: an absolute path with no NUL byte and no `.` or `..` component; its parent an existing
-/// directory named by its real path (no symbolic link on the way); the directory itself absent, or an empty
-/// directory that is not a symbolic link; and outside the data directory. Every refusal is
+/// directory (symbolic links on the way are resolved once, here: systemd's `StateDirectory` of a `DynamicUser`
+/// service is one, and the backup is written to the real path); the directory itself absent, or an empty
+/// directory that is not a symbolic link; and, resolved, outside the data directory. Every refusal is
 /// ``ErrorCode/invalidArgument``: asking again for the same path cannot succeed.
 struct BackupTarget: Sendable {
-    /// The checked path, without repeated or trailing slashes.
+    /// The checked path with its parent resolved, without repeated or trailing slashes.
     let path: String
     /// Whether the directory exists already (then it is empty).
     let exists: Bool
@@ -25,16 +26,12 @@ struct BackupTarget: Sendable {
             throw refuse("contains a '.' or '..' component: name the directory itself")
         }
         let parent = "/" + components.dropLast().joined(separator: "/")
-        path = (parent == "/" ? "" : parent) + "/" + name
         do {
             guard try FileSystem.isDirectory(parent) else {
                 throw refuse("is in \(parent), which is not an existing directory (create it first)")
             }
             let resolvedParent = try FileSystem.resolvedPath(parent)
-            guard resolvedParent == parent else {
-                throw refuse(
-                    "goes through a symbolic link (\(parent) is \(resolvedParent)): name the real directory")
-            }
+            path = (resolvedParent == "/" ? "" : resolvedParent) + "/" + name
             if try FileSystem.isSymbolicLink(path) { throw refuse("is a symbolic link: name the real directory") }
             exists = try FileSystem.exists(path)
             if exists {

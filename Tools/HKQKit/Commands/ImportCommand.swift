@@ -10,9 +10,6 @@ public struct ImportCommand: Command {
     /// Batches sent and not yet acknowledged, at most: enough to keep parsing, sending and storing busy at
     /// once, while the memory held stays bounded (each batch is at most 10,000 rows).
     public static let maxInFlight = 4
-    /// The exit status of an import or insert that stored everything it could but rejected some elements (the
-    /// summary lists them); 0 means every element was stored or already stored, 1 that the import could not go on.
-    public static let someRejected: Int32 = 3
     /// Compressed bytes read between two progress callbacks (the bar itself redraws at most ten times a second).
     public static let progressInterval: Int64 = 64 << 10
 
@@ -64,8 +61,9 @@ public struct ImportCommand: Command {
                 Elements and attributes it does not keep are counted as skipped, by name; an element that cannot \
                 be stored (malformed, or refused by the server) is named with its reason and line, and the \
                 import goes on. Exit status: 0 when every element was stored or already stored, \
-                \(ImportCommand.someRejected) when some were rejected (the summary says which), 1 when the import \
-                could not go on. A progress bar is drawn on standard error when it is a terminal; the summary \
+                \(ExitStatus.partialImport.rawValue) when some were rejected (the summary says which), \
+                \(ExitStatus.badInput.rawValue) when the file cannot be read on, \
+                \(ExitStatus.unavailable.rawValue) when the server is gone. A progress bar is drawn on standard error when it is a terminal; the summary \
                 goes to standard output (--format json for one object).
                 """,
             arguments: [ArgumentSpec("file", help: "The export: export.zip or export.xml.")],
@@ -278,7 +276,7 @@ public struct ImportCommand: Command {
             storedSummaries: objects.summaries?.counts, storedCorrelations: objects.correlations?.counts,
             storedRoutes: objects.routes?.counts, replaced: objects.replaced, seconds: clock() - started)
         context.console.printBlock(report.rendered(as: context.globals.format))
-        if summary.rejectedCount > 0 { throw CommandExit(ImportCommand.someRejected) }
+        if summary.rejectedCount > 0 { throw CommandExit(.partialImport) }
     }
 }
 

@@ -29,8 +29,9 @@ public struct InsertCommand: Command {
 
                 Rows are checked and sent in batches of \(InsertCommand.batchRows). A row that is not a valid \
                 sample, or that the server refuses, is reported on standard error with its line and reason and \
-                the rest are stored; the exit status is then \(ImportCommand.someRejected) (0 when every row was \
-                stored or already stored, 1 when the file cannot be read on or the server is gone). Rows without a uuid get one derived \
+                the rest are stored; the exit status is then \(ExitStatus.partialImport.rawValue) (0 when every \
+                row was stored or already stored, \(ExitStatus.badInput.rawValue) when the file cannot be read \
+                on, \(ExitStatus.unavailable.rawValue) when the server is gone). Rows without a uuid get one derived \
                 from their content: source, type, start, end and the value in the type's canonical unit rounded \
                 to 9 significant digits (stored so), so importing the same file again, or the same values \
                 written in other units (1 km, 1000 m), adds nothing. Two identical rows in one file are one \
@@ -98,7 +99,7 @@ public struct InsertCommand: Command {
                     + (tally.rejectedCount > 0 ? ", \(tally.rejectedCount) rejected" : "")
                     + ")")
         }
-        if tally.rejectedCount > 0 { throw CommandExit(ImportCommand.someRejected) }
+        if tally.rejectedCount > 0 { throw CommandExit(.partialImport) }
     }
 }
 

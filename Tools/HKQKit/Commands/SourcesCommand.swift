@@ -30,7 +30,7 @@ public struct SourcesCommand: Command {
     /// Prints the (new) order: rank, name, bundle identifier, version, device.
     public func run(_ context: CommandContext) async throws {
         let type = try QuantityType.named(context.argument(0)!)
-        let client = HealthClient(ServerSession.configuration(context))
+        let client = ServerSession.client(context)
         defer { client.close() }
         var records = RecordSet(columns: [
             .init("rank", title: "RANK"), .init("name", title: "NAME"), .init("bundleIdentifier", title: "BUNDLE ID"),

@@ -61,7 +61,7 @@ public struct StatsCommand: Command {
             }
         } catch let error as HealthError where error.code == .noData {
             context.console.printError(StatsCommand.noDataMessage(type: type, subject: subject, scope: scope))
-            throw CommandExit(ExitStatus.failure)
+            throw CommandExit(.noData)
         }
         let records = StatisticsRecords(
             type: type, unit: result.unit, statistics: result.statistics, options: options, times: scope.times,

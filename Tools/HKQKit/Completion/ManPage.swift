@@ -20,6 +20,7 @@ extension GlobalOptions {
         ("HKQ_TLS_FINGERPRINT", "The pinned SHA-256 fingerprint of the server's certificate, as --tls-fingerprint."),
         ("HKQ_TLS_CERT", "The client certificate, as --tls-cert."),
         ("HKQ_TLS_KEY", "The client certificate's key, as --tls-key."),
+        ("HKQ_RETRY_FOR", "Seconds to keep retrying a server that cannot be reached, as --retry-for."),
     ]
 }
 
@@ -79,14 +80,11 @@ public struct ManPage: Sendable {
         for variable in GlobalOptions.environmentVariables {
             lines += [".TP", ".B \(variable.name)", ManPage.escape(variable.help)]
         }
+        lines.append(".SH EXIT STATUS")
+        for status in ExitStatus.allCases {
+            lines += [".TP", ".B \(status.rawValue)", ManPage.escape(status.meaning)]
+        }
         lines += [
-            ".SH EXIT STATUS",
-            ".TP", ".B \(ExitStatus.success)", "The command did what was asked.",
-            ".TP", ".B \(ExitStatus.failure)",
-            ManPage.escape("A runtime failure: the server refused, a unit did not parse, the connection broke."),
-            ".TP", ".B \(ExitStatus.usage)",
-            ManPage.escape(
-                "The command line was wrong: unknown command or option, missing or malformed argument (EX_USAGE)."),
             ".SH SEE ALSO",
             ".BR hkd (1),",
             ManPage.escape("'\(name) completion bash|zsh|fish' for shell completion."),

@@ -1,13 +1,3 @@
-/// Exit statuses of hkq, as swift-argument-parser uses them.
-public enum ExitStatus {
-    /// The command did what was asked.
-    public static let success: Int32 = 0
-    /// A runtime failure: the server refused, the unit did not parse, the connection broke.
-    public static let failure: Int32 = 1
-    /// The command line itself was wrong (EX_USAGE).
-    public static let usage: Int32 = 64
-}
-
 /// A mistake in the command line: unknown command or option, missing or malformed argument. Exit status 64.
 ///
 /// hkq prints `error: <message>`, the usage of ``commandPath`` and a hint to its help.
@@ -30,8 +20,8 @@ public struct UsageError: Error, Equatable, Sendable, CustomStringConvertible {
 /// Thrown by a command to end with a particular exit status after it has printed what it wanted.
 public struct CommandExit: Error, Equatable, Sendable {
     /// The process exit status.
-    public var status: Int32
+    public var status: ExitStatus
 
     /// Ends the command with `status`.
-    public init(_ status: Int32) { self.status = status }
+    public init(_ status: ExitStatus) { self.status = status }
 }

@@ -67,6 +67,9 @@ public struct GlobalOptions: Sendable, Equatable {
     public var fields: FieldSelection?
     /// What hkq tells the user on stderr before the command runs (a token file other users can read).
     public var warnings: [String] = []
+    /// `--retry-for SECONDS`, else `HKQ_RETRY_FOR`, else 30 s: how long a command keeps retrying a server that
+    /// cannot be reached or is unavailable (``RetryPolicy/budget``); zero fails at the first refusal.
+    public var retryFor: Duration = RetryPolicy.standard.budget
 
     /// Global options from their parts.
     public init(
@@ -120,6 +123,12 @@ public struct GlobalOptions: Sendable, Equatable {
             "tls-cert", value: "path",
             help: "Client certificate (PEM) for servers that require one; implies --tls (default: $HKQ_TLS_CERT)."),
         .option("tls-key", value: "path", help: "The client certificate's private key (default: $HKQ_TLS_KEY)."),
+        .option(
+            "retry-for", value: "seconds",
+            help:
+                "Keep retrying a server that cannot be reached or is unavailable (restarting, busy) for this long, "
+                + "then exit \(ExitStatus.unavailable.rawValue); 0 fails at once (default: $HKQ_RETRY_FOR, else "
+                + "\(RetryPolicy.standard.budget.components.seconds))."),
     ]
 
     /// Resolves the options: the command line first, then the environment, then the defaults.
@@ -160,6 +169,14 @@ public struct GlobalOptions: Sendable, Equatable {
             server: server, subject: subject, token: token, format: format, timeFormat: timeFormat, tls: tls,
             fields: fields)
         globals.warnings = warnings
+        if let text = options["retry-for"]?.last ?? environment["HKQ_RETRY_FOR"] {
+            guard let seconds = Double(text), seconds.isFinite, seconds >= 0, seconds <= 86_400 else {
+                let origin = options["retry-for"] != nil ? "--retry-for" : "HKQ_RETRY_FOR"
+                throw UsageError(
+                    "invalid value '\(text)' for \(origin); expected seconds from 0 to 86400", commandPath: commandPath)
+            }
+            globals.retryFor = .milliseconds(Int64((seconds * 1000).rounded()))
+        }
         return globals
     }
 

@@ -69,6 +69,13 @@ public struct HelpFormatter: Sendable {
         for option in globalOptions { text += HelpFormatter.row(option.synopsis, option.help) }
         text += HelpFormatter.row("-h, --help", "Show help information.")
         if spec == nil { text += HelpFormatter.row("--version", HelpFormatter.versionHelp) }
+        if spec == nil {
+            text += "\nEXIT STATUS:\n"
+            for status in ExitStatus.allCases {
+                let code = "\(status.rawValue)"
+                text += "  " + code + String(repeating: " ", count: 4 - code.count) + status.meaning + "\n"
+            }
+        }
         if !subcommands.isEmpty {
             let placeholder = spec == nil ? "<command>" : "<subcommand>"
             let words = ([program, "help"] + chain.map(\.spec.name) + [placeholder]).joined(separator: " ")
