@@ -118,7 +118,7 @@ struct CrashConsistencyTests {
         #expect(caught > 0, "no try stopped hkd between a snapshot file and its MANIFEST")
     }
 
-    @Test("backup paths: NUL, relative, '..', missing parent, symbolic links, the data directory: invalidArgument")
+    @Test("backup paths: NUL, relative, '..', missing parent, a link, the data directory: invalidArgument")
     func refusedBackupPaths() async throws {
         let hkd = try await TestServer()
         _ = try await Self.fill(hkd, batches: 2)
@@ -128,7 +128,7 @@ struct CrashConsistencyTests {
         try FileManager.default.createSymbolicLink(
             atPath: scratch + "/link", withDestinationPath: scratch + "/elsewhere")
         try FileManager.default.createSymbolicLink(
-            atPath: scratch + "/via", withDestinationPath: scratch + "/elsewhere")
+            atPath: scratch + "/into-data", withDestinationPath: hkd.dataDirectory)
         let client = HealthClient(
             ClientConfiguration(
                 host: "127.0.0.1", port: hkd.port, token: hkd.token, clientName: "backup-paths",
@@ -140,7 +140,7 @@ struct CrashConsistencyTests {
             (scratch + "/elsewhere/../../escape", "'..'"),
             (scratch + "/missing/parents/backup", "not an existing directory"),
             (scratch + "/link", "symbolic link"),
-            (scratch + "/via/backup", "symbolic link"),
+            (scratch + "/into-data/backup", "inside hkd's data directory"),
             (hkd.dataDirectory + "/snapshots/backup", "inside hkd's data directory"),
         ]
         for (path, naming) in cases {
@@ -157,9 +157,11 @@ struct CrashConsistencyTests {
         #expect(try !FileSystem.exists(scratch + "/missing"))
         #expect(try Self.files(scratch + "/elsewhere").isEmpty)
         #expect(try !FileSystem.exists(hkd.dataDirectory + "/snapshots/backup"))
-        // A good path still works.
+        // A good path still works, also through a linked parent (resolved: written to the real directory).
         _ = try await client.backup(to: scratch + "/good")
         #expect(try FileSystem.exists(scratch + "/good/backup.json"))
+        _ = try await client.backup(to: scratch + "/link/linked")
+        #expect(try FileSystem.exists(scratch + "/elsewhere/linked/backup.json"))
         await hkd.stop()
     }
 
