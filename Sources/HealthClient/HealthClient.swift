@@ -30,6 +30,15 @@ public final class HealthClient: Sendable {
     static let maxRedirects = 3
     /// Told of each retry before its pause.
     let retryObserver: (@Sendable (RetryEvent) -> Void)?
+    /// Set for a client whose requests are answered in the same process (``init(answeredBy:welcome:)``).
+    private let inProcess: InProcessServer?
+
+    /// What answers the requests of an in-process client: the server's reply messages to one request, and the
+    /// welcome it stands for.
+    package struct InProcessServer: Sendable {
+        let answer: @Sendable (Message) -> [Message]
+        let welcome: Welcome
+    }
 
     /// A client for `configuration`; it connects on its first request (or ``connect()``), not here.
     ///
@@ -38,13 +47,24 @@ public final class HealthClient: Sendable {
     public init(_ configuration: ClientConfiguration, onRetry: (@Sendable (RetryEvent) -> Void)? = nil) {
         self.configuration = configuration
         self.retryObserver = onRetry
+        inProcess = nil
+    }
+
+    /// A client whose requests `answer` serves in this process, as hkd's HTTP API runs hkq's queries: no socket,
+    /// no handshake, no retries (the server that answers is the one asking). `answer` returns a request's reply
+    /// messages; an ``ErrorReply`` among them becomes the call's ``HealthClientError``.
+    package init(answeredBy answer: @escaping @Sendable (Message) -> [Message], welcome: Welcome) {
+        configuration = ClientConfiguration(host: "", port: 0, clientName: welcome.identity, retry: .none)
+        retryObserver = nil
+        inProcess = InProcessServer(answer: answer, welcome: welcome)
     }
 
     /// Connects now (instead of at the first request), surfacing authentication errors early; a server that
     /// cannot be reached is retried for as long as ``ClientConfiguration/retry`` allows.
     @discardableResult
     public func connect() async throws(HealthClientError) -> Welcome {
-        try await retrying { () async throws(HealthClientError) in try await connection() }.welcome
+        if let inProcess { return inProcess.welcome }
+        return try await retrying { () async throws(HealthClientError) in try await connection() }.welcome
     }
 
     /// Runs `attempt` until it succeeds, fails with a permanent error, or the retry budget is spent (then its last
@@ -71,6 +91,7 @@ public final class HealthClient: Sendable {
     ///
     /// A server that cannot be reached is retried as by ``connect()``, the pauses blocking the thread.
     package func connectInPlace() throws(HealthClientError) -> Welcome {
+        if let inProcess { return inProcess.welcome }
         var schedule = RetrySchedule(configuration.retry)
         while true {
             if let connection = current.withLock({ $0 }), !connection.isClosed { return connection.welcome }
@@ -168,6 +189,13 @@ public final class HealthClient: Sendable {
     /// ``ErrorCode/notOwner`` sends the request to the owner it names at once; the client remembers the owner of
     /// the subject for its next requests (and forgets it when that node cannot be reached).
     package func request(_ message: Message) async throws(HealthClientError) -> [Message] {
+        if let inProcess {
+            let replies = inProcess.answer(message)
+            if replies.count == 1, case .error(let reply) = replies[0] {
+                throw HealthClientError(.server, reply.healthError)
+            }
+            return replies
+        }
         var redirects = 0
         let subject = message.placedSubject
         return try await retrying { () async throws(HealthClientError) in

@@ -1,4 +1,5 @@
 import Foundation
+import HealthClient
 import HealthModel
 import HealthPosix
 
@@ -23,6 +24,9 @@ public struct HKQ: Sendable {
     /// holds up nothing else: a command then connects in place instead of handing the blocking connect to a
     /// dispatch thread. Off for commands run in-process by tests, whose tasks share Swift's global executor.
     public var ownsThread = false
+    /// Set when the server runs hkq's commands itself (hkd's HTTP API): the client commands use instead of a
+    /// connection to `--server`, answering in the same process.
+    package var inProcessClient: (@Sendable () -> HealthClient)?
 
     /// A program with the given commands, global options and clock (the system clock by default).
     public init(
@@ -88,45 +92,50 @@ public struct HKQ: Sendable {
     /// ``ExitStatus``: 0 success; for an error, the status of its kind (``ExitStatus/init(for:)``) after
     /// `error: <message>` on stderr (a usage error adds the usage and a hint).
     public func run(arguments: [String], environment: [String: String], console: Console) async -> Int32 {
-        let parser = ArgumentParser(commands: commands, globalOptions: globalOptions)
-        var path: [String] = []
         do {
-            let parse = try parser.parse(arguments)
-            path = parse.path
-            if parse.wantsHelp {
-                console.out.write(helpFormatter.help(for: parse.commands))
-                return ExitStatus.success.rawValue
-            }
-            if parse.wantsVersion {
-                console.out.write(versionLine)
-                return ExitStatus.success.rawValue
-            }
-            let globals = try GlobalOptions.resolve(
-                options: parse.arguments.options, flags: parse.arguments.flags, environment: environment,
-                commandPath: path)
-            for warning in globals.warnings { console.printError("warning: \(warning)") }
-            let context = CommandContext(
-                program: self, commandPath: path, arguments: parse.arguments, globals: globals,
-                environment: environment, console: console)
-            let command = parse.commands.last!
-            if globals.format == .chart, !command.spec.drawsChart {
-                throw context.usageError(
-                    "'\(path.joined(separator: " "))' draws no chart; use --format table, json or csv")
-            }
-            if globals.fields != nil {
-                let words = path.joined(separator: " ")
-                guard command.spec.selectsFields else {
-                    throw context.usageError(
-                        "'\(words)' does not print a list of records; --fields applies to commands that do")
-                }
-                if globals.format == .chart { throw context.usageError("--fields does not apply to --format chart") }
-            }
-            try await command.run(context)
+            try await execute(arguments: arguments, environment: environment, console: console)
             return ExitStatus.success.rawValue
         } catch {
             reportFailure(error, console: console)
             return ExitStatus(for: error).rawValue
         }
+    }
+
+    /// Parses `arguments` and runs the command, throwing what ended it: a ``UsageError``, a ``HealthError``, or a
+    /// ``CommandExit`` after the command printed its own message.
+    package func execute(arguments: [String], environment: [String: String], console: Console) async throws {
+        let parser = ArgumentParser(commands: commands, globalOptions: globalOptions)
+        let parse = try parser.parse(arguments)
+        let path = parse.path
+        if parse.wantsHelp {
+            console.out.write(helpFormatter.help(for: parse.commands))
+            return
+        }
+        if parse.wantsVersion {
+            console.out.write(versionLine)
+            return
+        }
+        let globals = try GlobalOptions.resolve(
+            options: parse.arguments.options, flags: parse.arguments.flags, environment: environment,
+            commandPath: path)
+        for warning in globals.warnings { console.printError("warning: \(warning)") }
+        let context = CommandContext(
+            program: self, commandPath: path, arguments: parse.arguments, globals: globals,
+            environment: environment, console: console)
+        let command = parse.commands.last!
+        if globals.format == .chart, !command.spec.drawsChart {
+            throw context.usageError(
+                "'\(path.joined(separator: " "))' draws no chart; use --format table, json or csv")
+        }
+        if globals.fields != nil {
+            let words = path.joined(separator: " ")
+            guard command.spec.selectsFields else {
+                throw context.usageError(
+                    "'\(words)' does not print a list of records; --fields applies to commands that do")
+            }
+            if globals.format == .chart { throw context.usageError("--fields does not apply to --format chart") }
+        }
+        try await command.run(context)
     }
 
     /// Prints what ended a command: `error: <message>` (for a usage error also the usage and a hint); nothing for

@@ -38,6 +38,7 @@ public enum ServerSession {
 
     /// A client of `context`'s server that says on stderr, once, when it starts waiting for the server.
     static func client(_ context: CommandContext, connectTimeout: Duration = .seconds(10)) -> HealthClient {
+        if let inProcess = context.program.inProcessClient { return inProcess() }
         let notice = WaitingNotice(server: context.globals.server, sink: context.console.err)
         return HealthClient(configuration(context, connectTimeout: connectTimeout)) { notice.retrying($0) }
     }
