@@ -21,15 +21,17 @@ public final class NATSServer: Sendable {
     public let storeDirectory: TestDirectory
     private let child: HKDChild
 
-    /// Starts `nats-server -js` on `127.0.0.1` and a free port, storing in a fresh directory unless
-    /// `storeDirectory` is given (a restart on the same store); as `member` of a cluster when given.
+    /// Starts `nats-server -js` on `127.0.0.1` and `port` (a free one when `nil`), storing in a fresh directory
+    /// unless `storeDirectory` is given (a restart on the same store); as `member` of a cluster when given.
     public init(
-        storeDirectory: TestDirectory? = nil, member: ClusterMember? = nil, startTimeout: Duration = .seconds(30)
+        port: Int? = nil, storeDirectory: TestDirectory? = nil, member: ClusterMember? = nil,
+        startTimeout: Duration = .seconds(30)
     ) async throws {
         let store = try storeDirectory ?? TestDirectory(prefix: "hkd-nats")
         let child = try HKDChild(
             binary: try Self.binary(),
-            arguments: ["-a", "127.0.0.1", "-p", "-1", "-js", "-sd", store.path] + (member?.arguments ?? []),
+            arguments: ["-a", "127.0.0.1", "-p", port.map(String.init) ?? "-1", "-js", "-sd", store.path]
+                + (member?.arguments ?? []),
             name: "nats-server")
         var found: Int?
         do {
@@ -49,7 +51,7 @@ public final class NATSServer: Sendable {
             throw HealthError(
                 .internalError, "nats-server did not start (exit status \(status)): \(child.output.text)")
         }
-        port = found
+        self.port = found
         self.member = member
         self.storeDirectory = store
         self.child = child
@@ -75,17 +77,19 @@ public final class NATSServer: Sendable {
     public let member: ClusterMember?
 
     /// `size` servers forming one JetStream cluster on loopback (route ports picked free, each with its own
-    /// store). They are listening when this returns; JetStream elects its leader a moment later, so wait on a
-    /// first successful request.
-    public static func cluster(size: Int) async throws -> [NATSServer] {
+    /// store), on `clientPorts` when given (one per server; free ones otherwise). They are listening when this
+    /// returns; JetStream elects its leader a moment later, so wait on a first successful request.
+    public static func cluster(size: Int, clientPorts: [Int]? = nil) async throws -> [NATSServer] {
+        precondition(clientPorts == nil || clientPorts?.count == size, "one client port per server")
         var attempt = 1
         while true {
-            let routePorts = try (0..<size).map { _ in try freeRoutePort() }
+            let routePorts = try (0..<size).map { _ in try freePort() }
             var servers: [NATSServer] = []
             do {
                 for (index, port) in routePorts.enumerated() {
                     servers.append(
                         try await NATSServer(
+                            port: clientPorts?[index],
                             member: ClusterMember(name: "n\(index + 1)", routePort: port, routePorts: routePorts)))
                 }
                 return servers
@@ -103,20 +107,26 @@ public final class NATSServer: Sendable {
         try await NATSServer(storeDirectory: storeDirectory, member: member)
     }
 
-    /// The next route port to try: below Linux's ephemeral range (32768-60999), where no port-0 listener and no
-    /// outgoing connection of a test running beside this one takes it before its member starts; spread by
-    /// process so two test processes seldom try the same ones.
-    private static let nextRoutePort = Atomic(20_000 + Int(getpid()) % 10_000)
+    /// The URLs of `ports` on loopback, comma-separated, as hkd's `--cluster` takes them.
+    public static func urls(_ ports: [Int]) -> String {
+        ports.map { "nats://127.0.0.1:\($0)" }.joined(separator: ",")
+    }
+
+    /// The next port to try for a route, or a client port known before its server starts: below Linux's
+    /// ephemeral range (32768-60999), where no port-0 listener and no outgoing connection of a test running
+    /// beside this one takes it before its server starts; spread by process so two test processes seldom try
+    /// the same ones.
+    private static let nextPort = Atomic(20_000 + Int(getpid()) % 10_000)
 
     /// A loopback port below the ephemeral range that nothing listens on right now.
-    static func freeRoutePort() throws -> Int {
+    public static func freePort() throws -> Int {
         for _ in 0..<2_000 {
-            let port = 20_000 + (nextRoutePort.add(1, ordering: .relaxed).oldValue - 20_000) % 12_000
+            let port = 20_000 + (nextPort.add(1, ordering: .relaxed).oldValue - 20_000) % 12_000
             guard let socket = try? ListeningSocket.bind(host: "127.0.0.1", port: port) else { continue }
             socket.close()
             return port
         }
-        throw HealthError(.internalError, "no free loopback port between 20000 and 32000 for a NATS route")
+        throw HealthError(.internalError, "no free loopback port between 20000 and 32000 for a NATS server")
     }
 
     /// `nats://127.0.0.1:PORT`.
