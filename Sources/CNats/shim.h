@@ -11,13 +11,16 @@
 
 /// Connects to one of the `count` server URLs `servers` (natsOptions_SetURL does not take a list in nats.c 3.4),
 /// reconnecting for ever (every `reconnectWaitMs`) after a lost connection; `timeoutMs` bounds each connection
-/// attempt.
+/// attempt. The server is pinged every `pingIntervalMs`, and a connection with two pings unanswered is taken
+/// for lost (a server cut off without a reset is left within seconds, not after nats.c's default minutes).
 static inline natsStatus hk_nats_connect(natsConnection **nc, const char **servers, int count, int64_t timeoutMs,
-                                         int64_t reconnectWaitMs) {
+                                         int64_t reconnectWaitMs, int64_t pingIntervalMs) {
     natsOptions *opts = NULL;
     natsStatus s = natsOptions_Create(&opts);
     if (s == NATS_OK) s = natsOptions_SetServers(opts, servers, count);
     if (s == NATS_OK) s = natsOptions_SetTimeout(opts, timeoutMs);
+    if (s == NATS_OK) s = natsOptions_SetPingInterval(opts, pingIntervalMs);
+    if (s == NATS_OK) s = natsOptions_SetMaxPingsOut(opts, 2);
     if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);
     if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, reconnectWaitMs);
     if (s == NATS_OK) s = natsConnection_Connect(nc, opts);

@@ -16,16 +16,19 @@ public final class JetStream: @unchecked Sendable {
 
     /// Connects to `urls` (comma-separated `nats://host:port`) and opens its JetStream context. `wait` bounds
     /// each JetStream request (a publish waits that long for its acknowledgement); a lost connection is
-    /// re-established in the background every `reconnectWait`.
-    public init(urls: String, wait: Duration = .seconds(5), reconnectWait: Duration = .milliseconds(250))
-        throws(NATSFailure)
-    {
+    /// re-established in the background every `reconnectWait`, and one whose server stopped answering `ping`s
+    /// (two unanswered, one every `pingInterval`) is taken for lost.
+    public init(
+        urls: String, wait: Duration = .seconds(5), reconnectWait: Duration = .milliseconds(250),
+        pingInterval: Duration = .seconds(2)
+    ) throws(NATSFailure) {
         var nc: OpaquePointer?
         let servers = urls.split(separator: ",").map { strdup($0.trimmingCharacters(in: .whitespaces)) }
         defer { for server in servers { free(server) } }
         var list = servers.map { UnsafePointer($0) }
         try check(
-            hk_nats_connect(&nc, &list, Int32(list.count), wait.milliseconds, reconnectWait.milliseconds),
+            hk_nats_connect(
+                &nc, &list, Int32(list.count), wait.milliseconds, reconnectWait.milliseconds, pingInterval.milliseconds),
             "cannot connect to \(urls)")
         var js: OpaquePointer?
         let status = hk_nats_jetstream(&js, nc, wait.milliseconds)
