@@ -7,7 +7,7 @@ import Synchronization
 #endif
 
 /// Linux network namespaces on one bridge, for network-partition tests on one host: namespace `i` has the
-/// address `10.213.S.(i+1)/24` on a veth pair whose other end is on the bridge, which holds `10.213.S.254` in
+/// address `10.213.S.(i+1)/24` (S a subnet no interface uses yet) on a veth pair whose other end is on the bridge, which holds `10.213.S.254` in
 /// this process's namespace, so the test reaches every namespace while ``cut(_:from:)`` drops the traffic
 /// between two of them (blackhole routes on both sides: packets vanish, as in a real partition, and
 /// connections time out). Needs root and `ip` (iproute2); ``unavailableReason`` says why not where it is
@@ -31,7 +31,7 @@ public final class NamespaceNetwork: Sendable {
         let probe = "hkprobe\(getpid())"
         do {
             try run(["netns", "add", probe])
-            try? run(["netns", "del", probe])
+            _ = try? run(["netns", "del", probe])
             return nil
         } catch {
             return "ip netns add fails here: \(error)"
@@ -41,7 +41,12 @@ public final class NamespaceNetwork: Sendable {
     /// `count` namespaces on a new bridge, each with its address, loopback up.
     public init(count: Int) throws {
         let tag = "\(getpid())"
-        let subnet = "10.213.\(Int(getpid()) % 250)"
+        // A subnet no interface here uses yet (another test process's network, or one a killed run left).
+        let free = try (0..<250).map { (Int(getpid()) + $0) % 250 }.first { candidate in
+            try Self.run(["-o", "-4", "addr", "show", "to", "10.213.\(candidate).0/24"]).isEmpty
+        }
+        guard let free else { throw HealthError(.internalError, "no free subnet in 10.213.0.0/16 for namespaces") }
+        let subnet = "10.213.\(free)"
         names = (0..<count).map { "hk\(tag)n\($0)" }
         addresses = (0..<count).map { "\(subnet).\($0 + 1)" }
         bridge = "hkbr\(tag)"
@@ -93,12 +98,13 @@ public final class NamespaceNetwork: Sendable {
                 defer { done = true }; return done
             })
         else { return }
-        for name in names { try? Self.run(["netns", "del", name]) }
-        try? Self.run(["link", "del", bridge])
+        for name in names { _ = try? Self.run(["netns", "del", name]) }
+        _ = try? Self.run(["link", "del", bridge])
     }
 
-    /// Runs `ip` with `arguments`; throws with its output unless it exits 0.
-    static func run(_ arguments: [String]) throws {
+    /// Runs `ip` with `arguments` and returns what it printed; throws with it unless it exits 0.
+    @discardableResult
+    static func run(_ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = ip
         process.arguments = arguments
@@ -114,5 +120,6 @@ public final class NamespaceNetwork: Sendable {
                 "ip \(arguments.joined(separator: " ")): exit \(process.terminationStatus): "
                     + String(decoding: output, as: UTF8.self))
         }
+        return String(decoding: output, as: UTF8.self)
     }
 }
