@@ -1,8 +1,10 @@
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 #include "CLinux.h"
 
@@ -60,6 +62,15 @@ int hk_sigwait(const int *signals, int count, int *received) {
     sigset_t set;
     fill_set(&set, signals, count);
     return sigwait(&set, received);
+}
+
+int hk_sigtimedwait(const int *signals, int count, long long timeout_ns) {
+    sigset_t set;
+    fill_set(&set, signals, count);
+    struct timespec timeout = {.tv_sec = (time_t)(timeout_ns / 1000000000LL), .tv_nsec = (long)(timeout_ns % 1000000000LL)};
+    int received = sigtimedwait(&set, NULL, &timeout);
+    if (received >= 0) return received;
+    return errno == EAGAIN ? 0 : -errno;
 }
 
 long hk_getrandom(void *buf, unsigned long len) { return (long)getrandom(buf, len, 0); }

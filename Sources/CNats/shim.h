@@ -7,16 +7,20 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /// Connects to one of the `count` server URLs `servers` (natsOptions_SetURL does not take a list in nats.c 3.4),
 /// reconnecting for ever (every `reconnectWaitMs`) after a lost connection; `timeoutMs` bounds each connection
-/// attempt.
+/// attempt. The server is pinged every `pingIntervalMs`, and a connection with two pings unanswered is taken
+/// for lost (a server cut off without a reset is left within seconds, not after nats.c's default minutes).
 static inline natsStatus hk_nats_connect(natsConnection **nc, const char **servers, int count, int64_t timeoutMs,
-                                         int64_t reconnectWaitMs) {
+                                         int64_t reconnectWaitMs, int64_t pingIntervalMs) {
     natsOptions *opts = NULL;
     natsStatus s = natsOptions_Create(&opts);
     if (s == NATS_OK) s = natsOptions_SetServers(opts, servers, count);
     if (s == NATS_OK) s = natsOptions_SetTimeout(opts, timeoutMs);
+    if (s == NATS_OK) s = natsOptions_SetPingInterval(opts, pingIntervalMs);
+    if (s == NATS_OK) s = natsOptions_SetMaxPingsOut(opts, 2);
     if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);
     if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, reconnectWaitMs);
     if (s == NATS_OK) s = natsConnection_Connect(nc, opts);
@@ -180,6 +184,47 @@ static inline natsStatus hk_msg_stream_sequence(natsMsg *msg, uint64_t *sequence
         jsMsgMetaData_Destroy(meta);
     }
     return s;
+}
+
+/// Whether JetStream answers on `js` within `waitMs`: its account information, which in a cluster only the
+/// metadata leader gives, so a cluster still electing one does not answer yet.
+static inline natsStatus hk_js_ready(jsCtx *js, int64_t waitMs, jsErrCode *errCode) {
+    jsOptions opts;
+    natsStatus s = jsOptions_Init(&opts);
+    if (s != NATS_OK) return s;
+    opts.Wait = waitMs;
+    jsAccountInfo *ai = NULL;
+    s = js_GetAccountInfo(&ai, js, &opts, errCode);
+    if (s == NATS_OK) jsAccountInfo_Destroy(ai);
+    return s;
+}
+
+/// Raises the replicas of stream `name` to `replicas` when it has fewer (its configuration otherwise unchanged);
+/// sets `previous` to the count it had.
+static inline natsStatus hk_js_raise_replicas(jsCtx *js, const char *name, int64_t replicas, int64_t *previous,
+                                              jsErrCode *errCode) {
+    jsStreamInfo *si = NULL;
+    natsStatus s = js_GetStreamInfo(&si, js, name, NULL, errCode);
+    if (s != NATS_OK) return s;
+    *previous = si->Config != NULL ? si->Config->Replicas : 0;
+    if (si->Config != NULL && si->Config->Replicas < replicas) {
+        si->Config->Replicas = replicas;
+        jsStreamInfo *updated = NULL;
+        s = js_UpdateStream(&updated, js, si->Config, NULL, errCode);
+        if (s == NATS_OK) jsStreamInfo_Destroy(updated);
+    }
+    jsStreamInfo_Destroy(si);
+    return s;
+}
+
+/// The number of servers in the connection's pool: the URLs given and those the servers announced.
+static inline int hk_nats_known_servers(natsConnection *nc) {
+    char **servers = NULL;
+    int count = 0;
+    if (natsConnection_GetServers(nc, &servers, &count) != NATS_OK) return 0;
+    for (int i = 0; i < count; i++) free(servers[i]);
+    free(servers);
+    return count;
 }
 
 #endif

@@ -12,8 +12,9 @@ public struct ClusterOptions: Hashable, Sendable {
     public var nodeID: String
     /// P when this node creates the cluster (ignored otherwise: P is the recorded one).
     public var partitions: Int
-    /// Copies of every stream and bucket this node creates (3 on a 3-server NATS cluster).
-    public var replicas: Int
+    /// Copies of every stream and bucket this node creates (`--replicas`); `nil`: min(3, the JetStream
+    /// cluster's size), raising existing ones with fewer (``ClusterReplicas``).
+    public var replicas: Int?
     /// How long a lease outlives its last renewal.
     public var leaseTTL: Duration
     /// A standby node takes no share of the partitions while an active node lives: only partitions nobody
@@ -26,7 +27,7 @@ public struct ClusterOptions: Hashable, Sendable {
     public var snapshotStreamBytes: UInt64
 
     public init(
-        urls: String, nodeID: String, partitions: Int = 64, replicas: Int = 1, leaseTTL: Duration = .seconds(10),
+        urls: String, nodeID: String, partitions: Int = 64, replicas: Int? = nil, leaseTTL: Duration = .seconds(10),
         standby: Bool = false, snapshotInterval: Duration? = .seconds(600), snapshotStreamBytes: UInt64 = 64 << 20
     ) {
         self.urls = urls
@@ -71,38 +72,46 @@ public final class ClusterNode: Sendable {
     /// How often this node publishes what its partitions hold.
     static let contentsInterval: Duration = .seconds(2)
 
+    /// The copies of the cluster's streams and buckets, as decided at start.
+    public let replicas: ClusterReplicas
+
     /// Connects, opens (or creates) the cluster, announces itself, takes free partitions up to its fair share
     /// (``PartitionLeases``), rebuilding each from its stream, and starts renewing and rebalancing, and
     /// publishing what its partitions hold. `address` is where clients reach this node (`host:port`), which
-    /// other nodes send them to. Throws ``ErrorCode/storageUnavailable`` when NATS cannot be reached.
-    public init(_ options: ClusterOptions, address: String, log logLine: @escaping @Sendable (String) -> Void) throws {
+    /// other nodes send them to. Waits for JetStream as `startup` says (``JetStreamStartup``: NATS servers not
+    /// up yet, a NATS cluster without a metadata leader yet), logging to its `logLine`; throws
+    /// ``ErrorCode/shuttingDown`` when told to stop while waiting.
+    public init(_ options: ClusterOptions, address: String, startup: JetStreamStartup) throws {
         try ClusterOptions.checkNodeID(options.nodeID)
-        let jetStream: JetStream
-        do {
-            jetStream = try JetStream(urls: options.urls)
-        } catch {
-            throw error.healthError
+        let logLine = startup.logLine
+        let jetStream = try startup.connect()
+        let (replicas, layout, settings) = try startup.retrying {
+            let replicas = try ClusterReplicas.measure(jetStream, requested: options.replicas)
+            let layout = try ClusterSetup.open(
+                jetStream, partitions: options.partitions, replicas: replicas, log: logLine)
+            let settings = try ClusterSetup.bucket(
+                jetStream, ClusterSetup.settingsBucket, replicas: replicas, log: logLine)
+            return (replicas, layout, settings)
         }
-        let layout = try ClusterSetup.open(jetStream, partitions: options.partitions, replicas: options.replicas)
-        do {
-            settings = try jetStream.keyValue(ClusterSetup.settingsBucket, replicas: options.replicas)
-        } catch {
-            throw error.healthError
-        }
+        self.replicas = replicas
+        self.settings = settings
         let holders = HolderBox()
         let log = JetStreamChangeLog(jetStream: jetStream, layout: layout) { partition, subject in
             Self.refusal(partition: partition, subject: subject, holder: holders.leases?.holder(of: partition))
         }
         let store = HealthStore(anchorsFromSequences: true)
-        let leases = try PartitionLeases(
-            log: log, store: store, node: options.nodeID, address: address, ttl: options.leaseTTL,
-            replicas: options.replicas, standby: options.standby, logLine: logLine)
+        let leases = try startup.retrying {
+            try PartitionLeases(
+                log: log, store: store, node: options.nodeID, address: address, ttl: options.leaseTTL,
+                replicas: replicas, standby: options.standby, logLine: logLine)
+        }
         holders.set(leases)
-        try leases.checkNodeIDUnused()
+        try startup.retrying { try leases.checkNodeIDUnused() }
         let taken = leases.pass()
         logLine(
             "cluster node \(options.nodeID)\(options.standby ? " (standby)" : "") at \(address): \(layout.count) "
-                + "partitions on \(options.urls), holds \(taken.count)")
+                + "partitions on \(options.urls) (JetStream servers \(replicas.servers), replicas \(replicas.count)), "
+                + "holds \(taken.count)")
         try leases.start()
         snapshotter = PartitionSnapshotter(
             log: log, store: store, leases: leases, interval: options.snapshotInterval,
@@ -190,6 +199,25 @@ public final class ClusterNode: Sendable {
             return PartitionStatus(
                 index: index, holder: leases.holder(of: index), stream: stream,
                 applied: log.owns(index) ? log.lastApplied(index) : 0)
+        }
+    }
+
+    /// The warning for the cluster's streams and buckets that have fewer copies than
+    /// ``ClusterReplicas/recommended`` (``ClusterReplicas/shortfall(partitionStreams:others:)``), given the
+    /// partitions as ``status()`` read them; `nil` when none has. Reads the other streams' states; throws
+    /// ``ErrorCode/storageUnavailable`` when NATS does not answer.
+    public func replicaShortfall(_ partitions: [PartitionStatus]) throws -> String? {
+        let others = [
+            PartitionSnapshots.streamName, ClusterSetup.bucketStream(ClusterSetup.settingsBucket),
+            ClusterSetup.bucketStream(PartitionLeases.bucketName),
+        ]
+        do {
+            let states = try others.map { name throws(NATSFailure) in
+                (name: name, replicas: try log.jetStream.streamState(name).replicas)
+            }
+            return replicas.shortfall(partitionStreams: partitions.map(\.stream.replicas), others: states)
+        } catch {
+            throw error.healthError
         }
     }
 

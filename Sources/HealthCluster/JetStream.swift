@@ -16,16 +16,19 @@ public final class JetStream: @unchecked Sendable {
 
     /// Connects to `urls` (comma-separated `nats://host:port`) and opens its JetStream context. `wait` bounds
     /// each JetStream request (a publish waits that long for its acknowledgement); a lost connection is
-    /// re-established in the background every `reconnectWait`.
-    public init(urls: String, wait: Duration = .seconds(5), reconnectWait: Duration = .milliseconds(250))
-        throws(NATSFailure)
-    {
+    /// re-established in the background every `reconnectWait`, and one whose server stopped answering `ping`s
+    /// (two unanswered, one every `pingInterval`) is taken for lost.
+    public init(
+        urls: String, wait: Duration = .seconds(5), reconnectWait: Duration = .milliseconds(250),
+        pingInterval: Duration = .seconds(2)
+    ) throws(NATSFailure) {
         var nc: OpaquePointer?
         let servers = urls.split(separator: ",").map { strdup($0.trimmingCharacters(in: .whitespaces)) }
         defer { for server in servers { free(server) } }
         var list = servers.map { UnsafePointer($0) }
         try check(
-            hk_nats_connect(&nc, &list, Int32(list.count), wait.milliseconds, reconnectWait.milliseconds),
+            hk_nats_connect(
+                &nc, &list, Int32(list.count), wait.milliseconds, reconnectWait.milliseconds, pingInterval.milliseconds),
             "cannot connect to \(urls)")
         var js: OpaquePointer?
         let status = hk_nats_jetstream(&js, nc, wait.milliseconds)
@@ -44,6 +47,87 @@ public final class JetStream: @unchecked Sendable {
         try check(
             hk_js_add_stream(context, name, subject, Int64(replicas), &code), "cannot create stream \(name)", code)
     }
+
+    /// Throws unless JetStream answers within `wait`: its account information, which in a NATS cluster only the
+    /// metadata leader gives (a cluster still electing one, or without a quorum, does not answer).
+    public func checkReady(wait: Duration = .seconds(1)) throws(NATSFailure) {
+        var code = jsErrCode(rawValue: 0)
+        try check(hk_js_ready(context, wait.milliseconds, &code), "JetStream does not answer within \(wait)", code)
+    }
+
+    /// Raises the replicas of stream `name` to `replicas` when it has fewer (JetStream copies its messages to the
+    /// new replicas); returns the count it had.
+    @discardableResult
+    public func raiseReplicas(_ name: String, to replicas: Int) throws(NATSFailure) -> Int {
+        var previous: Int64 = 0
+        var code = jsErrCode(rawValue: 0)
+        try check(
+            hk_js_raise_replicas(context, name, Int64(replicas), &previous, &code),
+            "cannot raise the replicas of stream \(name) to \(replicas)", code)
+        return Int(previous)
+    }
+
+    /// The servers of the NATS cluster as they answer for themselves, and the servers the connection knows.
+    public struct Servers: Sendable, Equatable {
+        /// The servers with JetStream that answered the ping, by name.
+        public var jetStream: Set<String>
+        /// Whether the servers that answered are in a NATS cluster.
+        public var clustered: Bool
+        /// The servers in the connection's pool: the URLs given and the ones the servers announced.
+        public var known: Int
+
+        public init(jetStream: Set<String>, clustered: Bool, known: Int) {
+            self.jetStream = jetStream
+            self.clustered = clustered
+            self.known = known
+        }
+
+        /// The JetStream cluster's size: 1 for a server outside a cluster; in a cluster, the JetStream servers
+        /// that answered or, when more, the servers known (one still starting or down has not answered); the
+        /// servers known when none answered (the system account's requests are off).
+        public var count: Int {
+            if jetStream.isEmpty { return max(1, known) }
+            return clustered ? max(jetStream.count, known) : 1
+        }
+    }
+
+    /// Asks every server of the NATS cluster for itself (`$SYS.REQ.ACCOUNT.PING.CONNZ`, which each server
+    /// answers for the account with its name, cluster and whether it runs JetStream), collecting answers until
+    /// none came for `quiet` (or none at all for `wait`).
+    public func servers(quiet: Duration = .milliseconds(250), wait: Duration = .seconds(2)) throws(NATSFailure)
+        -> Servers
+    {
+        var inbox: UnsafeMutablePointer<natsInbox>?
+        try check(natsInbox_Create(&inbox), "cannot make an inbox")
+        defer { natsInbox_Destroy(inbox) }
+        var subscription: OpaquePointer?
+        try check(natsConnection_SubscribeSync(&subscription, connection, inbox), "cannot subscribe to an inbox")
+        defer {
+            natsSubscription_Unsubscribe(subscription)
+            natsSubscription_Destroy(subscription)
+        }
+        try check(
+            natsConnection_PublishRequestString(connection, Self.serverPing, inbox, #"{"limit":1}"#),
+            "cannot ask the NATS servers for themselves")
+        var servers = Servers(jetStream: [], clustered: false, known: Int(hk_nats_known_servers(connection)))
+        var timeout = wait
+        while true {
+            var msg: OpaquePointer?
+            let status = natsSubscription_NextMsg(&msg, subscription, timeout.milliseconds)
+            defer { natsMsg_Destroy(msg) }
+            guard status == NATS_OK else { break }
+            timeout = quiet
+            guard let answer = try? JSONSerialization.jsonObject(with: Data(Self.data(of: msg))) as? [String: Any],
+                let server = answer["server"] as? [String: Any], let name = server["name"] as? String
+            else { continue }
+            if server["jetstream"] as? Bool == true { servers.jetStream.insert(name) }
+            if let cluster = server["cluster"] as? String, !cluster.isEmpty { servers.clustered = true }
+        }
+        return servers
+    }
+
+    /// The request every NATS server answers for the requesting account.
+    static let serverPing = "$SYS.REQ.ACCOUNT.PING.CONNZ"
 
     /// What a stream holds.
     public struct StreamState: Sendable, Equatable {

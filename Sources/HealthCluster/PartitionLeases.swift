@@ -67,18 +67,15 @@ public final class PartitionLeases: Sendable {
     /// The leases bucket's name.
     public static let bucketName = "HK_LEASES"
 
-    /// Opens the leases bucket (created with `replicas` copies and `ttl` when it does not exist) for node `node`,
-    /// reachable at `address`, owning partitions through `log` and rebuilding them into `store`. Nothing is
-    /// taken until ``pass()`` or ``start()``.
+    /// Opens the leases bucket (created with `replicas` copies and `ttl` when it does not exist, raised like
+    /// every bucket: ``ClusterSetup/bucket(_:_:ttl:replicas:log:)``) for node `node`, reachable at `address`,
+    /// owning partitions through `log` and rebuilding them into `store`. Nothing is taken until ``pass()`` or
+    /// ``start()``.
     public init(
-        log: JetStreamChangeLog, store: HealthStore, node: String, address: String, ttl: Duration, replicas: Int,
-        standby: Bool = false, logLine: @escaping @Sendable (String) -> Void
-    ) throws {
-        do {
-            bucket = try log.jetStream.keyValue(Self.bucketName, ttl: ttl, replicas: replicas)
-        } catch {
-            throw error.healthError
-        }
+        log: JetStreamChangeLog, store: HealthStore, node: String, address: String, ttl: Duration,
+        replicas: ClusterReplicas, standby: Bool = false, logLine: @escaping @Sendable (String) -> Void
+    ) throws(NATSFailure) {
+        bucket = try ClusterSetup.bucket(log.jetStream, Self.bucketName, ttl: ttl, replicas: replicas, log: logLine)
         self.log = log
         self.store = store
         self.node = node
@@ -255,7 +252,8 @@ public final class PartitionLeases: Sendable {
 
     /// Refuses to start a second node with this node's id: when the registry announces this id at another
     /// address, waits until that entry expires (a node restarted on another port after kill -9 left it) and
-    /// throws ``ErrorCode/invalidArgument`` if it is written again meanwhile (another live node has this id).
+    /// throws ``ErrorCode/invalidArgument`` if it is written again meanwhile (another live node has this id);
+    /// ``NATSFailure`` when JetStream does not answer.
     public func checkNodeIDUnused() throws {
         let key = registryKey
         guard let first = try read(key), first.value != Array(address.utf8) else { return }
@@ -279,13 +277,7 @@ public final class PartitionLeases: Sendable {
             "node id \(node) is announced by \(other) and the announcement did not expire within \(ttl + ttl / 2)")
     }
 
-    private func read(_ key: String) throws -> KeyValueBucket.Entry? {
-        do {
-            return try bucket.get(key)
-        } catch {
-            throw error.healthError
-        }
-    }
+    private func read(_ key: String) throws(NATSFailure) -> KeyValueBucket.Entry? { try bucket.get(key) }
 
     /// Reads the holder of partition `index`, which this node does not hold.
     private func refresh(_ index: Int) {

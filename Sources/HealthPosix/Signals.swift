@@ -23,6 +23,12 @@ public struct SignalSet: Sendable {
     /// Waits until one of the (blocked) signals arrives and returns its number. Blocks the calling thread.
     public func wait() throws(SystemError) -> Int32 { try Sys.waitForSignal(signals) }
 
+    /// Waits up to `timeout` until one of the (blocked) signals arrives and returns its number; `nil` when none
+    /// came in time. Blocks the calling thread.
+    public func wait(timeout: Duration) throws(SystemError) -> Int32? {
+        try Sys.waitForSignal(signals, timeout: timeout)
+    }
+
     /// Starts a thread that blocks the signals for itself, waits for one, and calls `handler` with it once.
     /// Returns once the signals are blocked in that thread. Only signals directed at that thread, or
     /// process-directed ones while every other thread blocks them, reach it.

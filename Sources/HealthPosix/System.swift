@@ -420,6 +420,22 @@ enum Sys {
         }
     }
 
+    /// Waits up to `timeout` until one of `signals` (which must be blocked) is pending and returns it; `nil` when
+    /// none came in time.
+    static func waitForSignal(_ signals: [Int32], timeout: Duration) throws(SystemError) -> Int32? {
+        let deadline = monotonicNanoseconds().addingReportingOverflow(timeout.clampedNanoseconds)
+        let end = deadline.overflow ? UInt64.max : deadline.partialValue
+        while true {
+            let now = monotonicNanoseconds()
+            let left = Int64(clamping: end > now ? end - now : 0)
+            let result = signals.withUnsafeBufferPointer { hk_sigtimedwait($0.baseAddress, Int32($0.count), left) }
+            if result > 0 { return result }
+            if result == 0 { return nil }
+            if result == -EINTR { continue }
+            throw SystemError(errno: -result, call: "sigtimedwait")
+        }
+    }
+
     /// CLOCK_MONOTONIC in nanoseconds.
     static func monotonicNanoseconds() -> UInt64 {
         var now = timespec()

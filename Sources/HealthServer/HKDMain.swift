@@ -43,7 +43,13 @@ public enum HKDMain {
         }
         let server: HealthServer
         do {
-            server = try HealthServer.start(configuration)
+            // While waiting for JetStream (cluster mode), SIGINT or SIGTERM ends the wait and hkd.
+            server = try HealthServer.start(configuration) { pause in
+                (try? SignalSet.termination.wait(timeout: pause)) == nil
+            }
+        } catch let error as HealthError where error.code == .shuttingDown {
+            ServerLog.info("\(error.message); stopped")
+            return 0
         } catch {
             ServerLog.error("cannot start: \(error)")
             return 1

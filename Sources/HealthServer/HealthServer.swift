@@ -69,8 +69,12 @@ public final class HealthServer: Sendable {
     /// Reserves the port and starts the metrics endpoint, then creates and checks the data directory, locks it,
     /// recovers the data, and listens once it can answer. A port that cannot be bound fails before anything is
     /// written to disk; until hkd listens its port refuses connections and `/readyz` says "starting", so that a
-    /// port check or a readiness probe never reports a server whose requests would fail.
-    public static func start(_ configuration: ServerConfiguration) throws -> HealthServer {
+    /// port check or a readiness probe never reports a server whose requests would fail. In cluster mode it waits
+    /// for JetStream first (``JetStreamStartup``), pausing with `pause` between attempts, which returns `false` to
+    /// stop waiting (start then throws ``ErrorCode/shuttingDown``).
+    public static func start(
+        _ configuration: ServerConfiguration, pause: @escaping @Sendable (Duration) -> Bool = JetStreamStartup.sleep
+    ) throws -> HealthServer {
         try configuration.checkLimits()
         let security = try configuration.transportSecurity()
         let socket: ListeningSocket
@@ -101,7 +105,7 @@ public final class HealthServer: Sendable {
         }
         let tls: TLSContext?
         do {
-            tls = try makeTLSContext(security, configuration)
+            tls = try makeTLSContext(security, configuration, pause: pause)
         } catch {
             lock.release()
             throw error
@@ -114,7 +118,11 @@ public final class HealthServer: Sendable {
             }
             cluster = try configuration.clusterOptions().map { options in
                 let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
-                return try ClusterNode(options, address: "\(host):\(socket.address.port)") { ServerLog.info($0) }
+                let node = try ClusterNode(
+                    options, address: "\(host):\(socket.address.port)",
+                    startup: JetStreamStartup(urls: options.urls, pause: pause) { ServerLog.info($0) })
+                if let warning = node.replicas.warning { ServerLog.warning(warning) }
+                return node
             }
         } catch let error as SystemError {
             lock.release()
@@ -194,11 +202,13 @@ public final class HealthServer: Sendable {
     /// `--tls auto` in cluster mode: the certificate every node serves, kept in the cluster's settings
     /// (``ClusterSetup/certificateKey``) and made by the first node that needs it, so that a client pinning one
     /// node's certificate can follow redirects to the others. Copied into the data directory.
-    private static func clusterCertificate(_ options: ClusterOptions, _ configuration: ServerConfiguration) throws
-        -> AutomaticCertificate
-    {
+    private static func clusterCertificate(
+        _ options: ClusterOptions, _ configuration: ServerConfiguration, pause: @escaping @Sendable (Duration) -> Bool
+    ) throws -> AutomaticCertificate {
         let shared = try ClusterSetup.sharedSetting(
-            ClusterSetup.certificateKey, urls: options.urls, replicas: options.replicas
+            ClusterSetup.certificateKey,
+            startup: JetStreamStartup(urls: options.urls, pause: pause) { ServerLog.info($0) },
+            requested: options.replicas
         ) {
             AutomaticCertificate.combinedPEM(
                 try AutomaticCertificate.generate(
@@ -211,7 +221,8 @@ public final class HealthServer: Sendable {
     /// The TLS context for the listener's security (nil for plaintext), logging the certificate's fingerprint;
     /// `--tls auto` makes the data directory's certificate on the first start.
     private static func makeTLSContext(
-        _ security: ServerConfiguration.TransportSecurity, _ configuration: ServerConfiguration
+        _ security: ServerConfiguration.TransportSecurity, _ configuration: ServerConfiguration,
+        pause: @escaping @Sendable (Duration) -> Bool
     ) throws -> TLSContext? {
         let certificate: String
         let key: String
@@ -223,7 +234,7 @@ public final class HealthServer: Sendable {
             let cluster = try configuration.clusterOptions()
             do {
                 automatic =
-                    try cluster.map { try clusterCertificate($0, configuration) }
+                    try cluster.map { try clusterCertificate($0, configuration, pause: pause) }
                     ?? AutomaticCertificate.ensure(
                         in: configuration.dataDirectory, hostName: ProcessInfo.processInfo.hostName,
                         listenHost: configuration.host)

@@ -98,8 +98,9 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var nodeID: String?
     /// P, when this node creates the cluster (`--partitions`).
     public var partitions = 64
-    /// Copies of each stream and bucket this node creates (`--replicas`).
-    public var replicas = 1
+    /// Copies of each stream and bucket this node creates (`--replicas`); `nil`: min(3, the JetStream cluster's
+    /// size), raising existing ones with fewer (``ClusterReplicas``).
+    public var replicas: Int?
     /// Seconds a partition's lease outlives its owner's last renewal (`--lease-ttl`).
     public var leaseTTLSeconds: UInt64 = 10
     /// A standby node takes no share of the partitions while an active node lives (`--standby`).
@@ -315,8 +316,10 @@ public struct ServerConfiguration: Hashable, Sendable {
           --node-id ID            This node's id in the cluster (1-64 of A-Z a-z 0-9 . _ -); with --cluster.
           --partitions N          Partitions of the subjects when this node creates the cluster (1-4096;
                                   fixed afterwards, the recorded count wins) (default: 64).
-          --replicas N            Copies of each partition stream this node creates: 3 on a 3-server NATS
-                                  cluster (default: 1).
+          --replicas N            Copies of each partition stream and bucket this node creates (1-5); fewer
+                                  than the default is warned about in the log and hkq cluster status
+                                  (default: 3, or the JetStream cluster's size when smaller, and existing
+                                  streams with fewer are raised to it).
           --lease-ttl SECONDS     How long a partition stays with a node that stopped renewing its lease,
                                   before another node takes it over (default: 10).
           --standby               A hot spare: take no share of the partitions while another node that is not

@@ -138,7 +138,12 @@ struct ServerSetting: Sendable {
             }
             config.partitions = count
         },
-        .number("replicas", minimum: 1, \.replicas),
+        ServerSetting("replicas") { config, text, origin in
+            guard let count = Int(text), (1...ClusterReplicas.maximum).contains(count) else {
+                throw HealthError(.invalidArgument, "\(origin) takes 1 to \(ClusterReplicas.maximum), not \"\(text)\"")
+            }
+            config.replicas = count
+        },
         .number("lease-ttl", minimum: 1, \.leaseTTLSeconds),
         .flag("standby", \.standby),
         .choice("log-format", \.logFormat),

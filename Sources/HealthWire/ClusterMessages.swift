@@ -10,13 +10,19 @@ public struct ClusterStatusQuery: WireMessage {
 }
 
 /// The cluster as one node sees it: every partition, who holds its lease, how far its stream goes and how far
-/// this node applied it. A single-node server answers with an empty ``node`` and no partitions.
+/// this node applied it, and warnings about the cluster's safety. A single-node server answers with an empty
+/// ``node`` and no partitions.
 public struct ClusterStatus: WireMessage {
     public static let kind = MessageKind.clusterStatus
     /// The answering node's id ("" in single-node mode).
     public var node: String
     /// Every partition, by index.
     public var partitions: [Partition]
+    /// The JetStream cluster's size as the node counted it at start (0: not said).
+    public var jetStreamServers: UInt64
+    /// What puts the cluster's availability or data at risk, one sentence each (streams with fewer replicas
+    /// than the JetStream cluster allows).
+    public var warnings: [String]
 
     /// One partition.
     public struct Partition: Hashable, Sendable {
@@ -48,9 +54,11 @@ public struct ClusterStatus: WireMessage {
         }
     }
 
-    public init(node: String, partitions: [Partition]) {
+    public init(node: String, partitions: [Partition], jetStreamServers: UInt64 = 0, warnings: [String] = []) {
         self.node = node
         self.partitions = partitions
+        self.jetStreamServers = jetStreamServers
+        self.warnings = warnings
     }
 
     public func encode(into w: inout ByteWriter) {
@@ -61,6 +69,12 @@ public struct ClusterStatus: WireMessage {
             w.writeString(p.owner)
             w.writeString(p.ownerAddress)
             for value in [p.lastSequence, p.appliedSequence, p.messages, p.bytes, p.replicas] { w.writeVarint(value) }
+        }
+        // Written together, and only when either is set: a payload that ends after the partitions means 0 and none.
+        if jetStreamServers != 0 || !warnings.isEmpty {
+            w.writeVarint(jetStreamServers)
+            w.writeVarint(UInt64(warnings.count))
+            for warning in warnings { w.writeString(warning) }
         }
     }
 
@@ -81,5 +95,12 @@ public struct ClusterStatus: WireMessage {
                     replicas: try r.readVarint()))
         }
         self.partitions = partitions
+        if r.remaining > 0 {
+            jetStreamServers = try r.readVarint()
+            let count = try r.readListCount("warning", limits: limits, minBytes: 1)
+            warnings = try (0..<count).map { _ in try r.readString(limits) }
+        } else {
+            (jetStreamServers, warnings) = (0, [])
+        }
     }
 }

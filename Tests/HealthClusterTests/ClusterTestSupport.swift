@@ -28,7 +28,8 @@ func openNode(
     anchorsFromSequences: Bool = false
 ) throws -> (DurableStore, JetStreamChangeLog) {
     let jetStream = try JetStream(urls: url, wait: wait)
-    let layout = try ClusterSetup.open(jetStream, partitions: partitions, replicas: replicas)
+    let layout = try ClusterSetup.open(
+        jetStream, partitions: partitions, replicas: ClusterReplicas(servers: replicas, requested: replicas))
     let log = JetStreamChangeLog(jetStream: jetStream, layout: layout)
     let store = HealthStore(anchorsFromSequences: anchorsFromSequences)
     for index in owned ?? Array(0..<layout.count) {

@@ -127,8 +127,9 @@ struct JetStreamChangeLogTests {
         let server = try await NATSServer()
         let jetStream = try JetStream(urls: server.url)
         defer { jetStream.close() }
-        #expect(try ClusterSetup.open(jetStream, partitions: 8, replicas: 1).count == 8)
-        #expect(try ClusterSetup.open(jetStream, partitions: 64, replicas: 1).count == 8)
+        let replicas = ClusterReplicas(servers: 1, requested: nil)
+        #expect(try ClusterSetup.open(jetStream, partitions: 8, replicas: replicas).count == 8)
+        #expect(try ClusterSetup.open(jetStream, partitions: 64, replicas: replicas).count == 8)
         let settings = try jetStream.keyValue(ClusterSetup.settingsBucket)
         #expect(try settings.get(ClusterSetup.partitionsKey)?.value == Array("8".utf8))
         for index in 0..<8 { #expect(try jetStream.streamState("HK_P\(index)").lastSequence == 0) }

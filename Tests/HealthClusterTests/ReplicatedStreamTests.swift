@@ -64,6 +64,8 @@ struct ReplicatedStreamTests {
         }
         let (durable, log) = try #require(opened)
         #expect(try log.jetStream.streamState(log.layout.streamName(0)).replicas == 3)
+        let members = try log.jetStream.servers()
+        #expect(members.jetStream == ["n1", "n2", "n3"] && members.clustered && members.count == 3, "\(members)")
         var ledger = Ledger()
         for _ in 0..<20 {
             let batch = ledger.nextBatch()

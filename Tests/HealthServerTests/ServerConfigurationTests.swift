@@ -56,6 +56,7 @@ struct ServerConfigurationTests {
     func clusterFlags() throws {
         guard case .run(let single) = try ServerConfiguration.parse([]) else { throw HealthError(.internalError, "") }
         #expect(try single.clusterOptions() == nil)
+        #expect(single.replicas == nil)
         guard
             case .run(let node) = try ServerConfiguration.parse([
                 "--cluster", "nats://127.0.0.1:4222,nats://127.0.0.1:4223", "--node-id", "hkd-1.a_b", "--partitions",
@@ -71,6 +72,7 @@ struct ServerConfigurationTests {
         #expect(options.standby)
         for arguments in [
             ["--cluster", "127.0.0.1:4222"], ["--partitions", "0"], ["--partitions", "4097"], ["--replicas", "0"],
+            ["--replicas", "6"],
             ["--lease-ttl", "0"],
         ] {
             #expect(throws: HealthError.self, "\(arguments)") { try ServerConfiguration.parse(arguments) }

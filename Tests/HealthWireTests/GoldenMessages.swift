@@ -313,6 +313,20 @@ enum Golden {
                     ]))
         ),
         (
+            "cluster-status-warning",
+            "Node a's answer on a 3-server JetStream cluster whose one partition stream has 1 replica: a warning.", 17,
+            [],
+            .clusterStatus(
+                ClusterStatus(
+                    node: "a",
+                    partitions: [
+                        .init(
+                            index: 0, owner: "a", ownerAddress: "127.0.0.1:7420", lastSequence: 1, appliedSequence: 1,
+                            messages: 1, bytes: 200, replicas: 1)
+                    ], jetStreamServers: 3,
+                    warnings: ["1 partition streams on a JetStream cluster of 3 servers have 1 replica"]))
+        ),
+        (
             "admin-request", "Create a write-only ingest identity.", 17, [],
             .adminRequest(AdminRequest(.create(identity)))
         ),

@@ -22,23 +22,14 @@ struct ClusterFaultTests {
         return (servers, servers.map(\.url).joined(separator: ","))
     }
 
-    /// hkd node `id` of the cluster on `urls` with 3 replicas, lease TTL 2 s. The first node creates the cluster;
-    /// until the NATS cluster elected its leaders hkd cannot, and exits: it is started again until it runs.
+    /// hkd node `id` of the cluster on `urls` with the default replicas (3 on these three servers), lease TTL
+    /// 2 s. Until the NATS cluster elected its leaders hkd waits.
     static func node(_ id: String, urls: String) async throws -> TestServer {
-        var started: TestServer?
-        var lastError = ""
-        try await waitUntil(timeout: .seconds(90), "node \(id) to join the NATS cluster; last: \(lastError)") {
-            do {
-                started = try await TestServer(arguments: [
-                    "--auth", "off", "--cluster", urls, "--node-id", id, "--partitions", "\(partitions)",
-                    "--replicas", "3", "--lease-ttl", "2", "--snapshot-interval", "0",
-                ])
-            } catch {
-                lastError = "\(error)".suffix(300).description
-            }
-            return started != nil
-        }
-        return try #require(started)
+        try await TestServer(
+            arguments: [
+                "--auth", "off", "--cluster", urls, "--node-id", id, "--partitions", "\(partitions)",
+                "--lease-ttl", "2", "--snapshot-interval", "0",
+            ], startTimeout: .seconds(90))
     }
 
     static func client(_ hkd: TestServer, retry: RetryPolicy = .standard) -> HealthClient {
@@ -76,10 +67,15 @@ struct ClusterFaultTests {
         private let failures = Atomic<Int>(0)
         let stopping = Atomic<Bool>(false)
 
-        func record(_ batch: SampleBatch) throws {
+        /// Records `batch` as acknowledged by `who` (for ``events``).
+        func record(_ batch: SampleBatch, by who: String = "") throws {
             let uuids = try batch.samples().map(\.uuid)
+            let line = "\(Date()) \(who) batch \(batch.batchID) \(batch.subject) \(uuids.map(\.uuidString))"
             acknowledged.withLock { $0[batch.subject, default: []].append(contentsOf: uuids) }
+            events.withLock { $0.append(line) }
         }
+        /// One line per acknowledged batch: when, by whom, its id, subject and samples.
+        let events = Mutex<[String]>([])
         func failed() { failures.add(1, ordering: .relaxed) }
         var failureCount: Int { failures.load(ordering: .relaxed) }
         var samples: [String: [UUID]] { acknowledged.withLock { $0 } }
@@ -99,11 +95,11 @@ struct ClusterFaultTests {
     /// subjects, each batch id used once (a retry inside the client repeats it). Only acknowledged batches go into
     /// the ledger.
     static func writer(_ index: Int, through hkd: TestServer, seed: UInt64, ledger: Ledger) -> Task<Void, Never> {
-        let port = hkd.port
+        let (host, port) = (hkd.host, hkd.port)
         return Task {
             let client = HealthClient(
                 ClientConfiguration(
-                    host: "127.0.0.1", port: port, token: "", clientName: "writer-\(index)",
+                    host: host, port: port, token: "", clientName: "writer-\(index)",
                     requestTimeout: .seconds(10), retry: writerRetry))
             defer { client.close() }
             var random = SplitMix64(seed: seed &+ UInt64(index))
@@ -114,7 +110,7 @@ struct ClusterFaultTests {
                 let batch = ClusterTests.batch(id: id, subject: subject, rows: 1 + Int(random.next() % 10))
                 do {
                     _ = try await client.insert(batch)
-                    try? ledger.record(batch)
+                    try? ledger.record(batch, by: "writer \(index) via \(host):\(port)")
                 } catch {
                     ledger.failed()
                 }
@@ -130,8 +126,11 @@ struct ClusterFaultTests {
     }
 
     /// Counts what `reader` returns against the ledger: acknowledged, lost (acknowledged, not stored) and
-    /// duplicated (stored twice); prints them as `label` and expects nothing lost or doubled.
-    static func check(_ ledger: Ledger, through reader: HealthClient, _ label: String) async throws {
+    /// duplicated (stored twice); prints them as `label`, expects nothing lost or doubled, and returns the two.
+    @discardableResult
+    static func check(_ ledger: Ledger, through reader: HealthClient, _ label: String) async throws -> (
+        lost: Int, duplicated: Int
+    ) {
         let acknowledged = ledger.samples
         var (total, lost, duplicated, stored) = (0, 0, 0, 0)
         for subject in subjects {
@@ -150,6 +149,7 @@ struct ClusterFaultTests {
         #expect(total > 0)
         #expect(lost == 0)
         #expect(duplicated == 0)
+        return (lost, duplicated)
     }
 
     /// Every change of `subject` after `anchor`, paged, and the anchor reached.

@@ -42,7 +42,7 @@ struct ClusterTests {
     static func client(_ hkd: TestServer, retry: RetryPolicy = .standard) -> HealthClient {
         HealthClient(
             ClientConfiguration(
-                host: "127.0.0.1", port: hkd.port, token: "", clientName: "cluster-test", requestTimeout: .seconds(10),
+                host: hkd.host, port: hkd.port, token: "", clientName: "cluster-test", requestTimeout: .seconds(10),
                 retry: retry))
     }
 
@@ -57,7 +57,7 @@ struct ClusterTests {
 
     /// A connection to `hkd` that neither retries nor follows redirects: what a node answers itself.
     static func raw(_ hkd: TestServer) throws -> HealthConnection {
-        try HealthConnection.open(ClientConfiguration(host: "127.0.0.1", port: hkd.port, token: "", clientName: "raw"))
+        try HealthConnection.open(ClientConfiguration(host: hkd.host, port: hkd.port, token: "", clientName: "raw"))
     }
 
     /// The error an insert of `batch` gets on `connection`; `nil` when it is stored.

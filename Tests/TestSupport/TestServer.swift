@@ -47,11 +47,16 @@ public final class TestServer: Sendable {
     ///   - port: the port to listen on; 0 (the default) for a free one.
     ///   - arguments: further hkd arguments, e.g. `["--auth", "off"]`.
     ///   - startTimeout: how long hkd may take to start before the test fails.
+    ///   - whenLogged: a line hkd logs while it starts, and what to do once it did (given hkd's process id)
+    ///     before hkd is awaited further: start the NATS server it waits for, say, or signal it.
+    ///   - namespace: the network namespace to run hkd in (``NamespaceNetwork``); `nil`: this process's.
     /// - Throws: `HealthError(.internalError)` with hkd's complete log when hkd exits instead of starting (it
     ///   refused the directory, say) or does not start within `startTimeout`.
     public init(
         directory: TestDirectory? = nil, dataDirectory: String? = nil, host: String = "127.0.0.1", port: Int = 0,
-        arguments: [String] = [], startTimeout: Duration = .seconds(60)
+        arguments: [String] = [], startTimeout: Duration = .seconds(60),
+        whenLogged: (text: String, action: @Sendable (_ processID: Int32) async throws -> Void)? = nil,
+        namespace: String? = nil
     ) async throws {
         precondition(directory == nil || dataDirectory == nil, "pass a directory or a data directory path, not both")
         let owner: TestDirectory?
@@ -64,8 +69,22 @@ public final class TestServer: Sendable {
             let fresh = try TestDirectory(prefix: "hkd-test")
             (owner, path) = (fresh, fresh.path)
         }
+        let hkdArguments = ["--listen", "\(host):\(port)", "--data-dir", path] + arguments
         let child = try HKDChild(
-            binary: try Self.binary("hkd"), arguments: ["--listen", "\(host):\(port)", "--data-dir", path] + arguments)
+            binary: namespace == nil ? try Self.binary("hkd") : NamespaceNetwork.ip,
+            arguments: namespace.map { ["netns", "exec", $0, try Self.binary("hkd").path] + hkdArguments }
+                ?? hkdArguments)
+        if let (text, action) = whenLogged {
+            do {
+                try await waitUntil(timeout: startTimeout, "hkd to log \"\(text)\" or to exit") {
+                    child.output.text.contains(text) || child.exitStatus != nil
+                }
+                if child.exitStatus == nil { try await action(child.processIdentifier) }
+            } catch {
+                await child.end(SIGKILL)
+                throw HealthError(.internalError, "\(error); hkd's log: \(child.output.text)")
+            }
+        }
         self.port = try await Self.listeningPort(of: child, host: host, startTimeout: startTimeout)
         self.host = host
         self.dataDirectory = path

@@ -57,6 +57,9 @@ void hk_set_thread_name(const char *name);
 int hk_block_signals(const int *signals, int count);
 /// sigwait on the given signals; stores the signal received.
 int hk_sigwait(const int *signals, int count, int *received);
+/// sigtimedwait on the given signals for up to timeout_ns: the signal received, 0 when none came in time,
+/// -errno on failure (-EINTR when another signal interrupted it).
+int hk_sigtimedwait(const int *signals, int count, long long timeout_ns);
 /// getrandom(buf, len, 0): bytes from the kernel's CSPRNG (blocks only until it is seeded at boot).
 long hk_getrandom(void *buf, unsigned long len);
 

@@ -21,8 +21,9 @@ public struct ClusterStatusCommand: Command {
             discussion: """
                 Asks the node --server names. LAST is the partition stream's last sequence, APPLIED how far the \
                 node asked applied it and LAG the difference, for the partitions it holds (0 when caught up); \
-                OWNER and ADDRESS are the lease holder as that node last saw it. A single-node server has no \
-                partitions.
+                OWNER and ADDRESS are the lease holder as that node last saw it. JETSTREAM SERVERS is the \
+                JetStream cluster's size the node counted at start; a WARNING names streams with fewer replicas \
+                than it allows (min(3, servers)). A single-node server has no partitions.
                 """)
     }
 
@@ -56,24 +57,30 @@ public struct ClusterStatusCommand: Command {
             ])
         }
         let nodes = held.sorted { $0.key < $1.key }.map { "\($0.key) (\($0.value))" }.joined(separator: ", ")
+        let servers: JSONValue =
+            status.jetStreamServers == 0 ? .null : .integer(Int64(clamping: status.jetStreamServers))
         let summary = RecordSet(
             columns: [
                 .init("node", title: "NODE"), .init("partitions", title: "PARTITIONS"), .init("nodes", title: "NODES"),
+                .init("jetStreamServers", title: "JETSTREAM SERVERS"),
             ],
             rows: [
                 [
                     status.node.isEmpty ? .string("single-node") : .string(status.node),
-                    .integer(Int64(status.partitions.count)), .string(nodes),
+                    .integer(Int64(status.partitions.count)), .string(nodes), servers,
                 ]
             ])
         switch format {
         case .table, .chart:
-            return summary.renderedFields() + (status.partitions.isEmpty ? "" : "\n" + partitions.renderedTable())
+            let warnings = status.warnings.map { "WARNING: \($0)\n" }.joined()
+            return summary.renderedFields() + (warnings.isEmpty ? "" : "\n" + warnings)
+                + (status.partitions.isEmpty ? "" : "\n" + partitions.renderedTable())
         case .json:
             let rows = (0..<partitions.rows.count).map { partitions.jsonObject(row: $0) }
             let owners = held.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.integer(Int64($0.value))) }
             return JSONValue.object([
                 ("node", status.node.isEmpty ? .null : .string(status.node)), ("nodes", .object(owners)),
+                ("jetStreamServers", servers), ("warnings", .array(status.warnings.map(JSONValue.string))),
                 ("partitions", .array(rows)),
             ]).rendered + "\n"
         case .csv:
