@@ -71,7 +71,7 @@ let package = Package(
             name: "HealthServer",
             dependencies: [
                 "HealthModel", "HealthCodec", "HealthWire", "HealthEngine", "HealthPosix", "HealthStorage", "HealthTLS",
-                "HealthCluster",
+                "HealthCluster", "HealthHTTP",
             ],
             swiftSettings: swiftSettings),
         .target(

@@ -5,8 +5,9 @@ import CHTTPParser
 /// caller's buffer until the previous one is answered.
 ///
 /// Every size is capped before it is buffered (``Limits``); a request over a cap, or bytes that are not HTTP/1.x,
-/// end the connection with an ``HTTPParseError`` naming the status to answer with.
-public struct HTTPRequestParser: ~Copyable {
+/// end the connection with an ``HTTPParseError`` naming the status to answer with. Not thread-safe: one
+/// connection's thread uses it.
+public final class HTTPRequestParser {
     /// The caps a request must stay within.
     public struct Limits: Sendable, Hashable {
         /// The request line and header fields together, in bytes.
@@ -41,7 +42,7 @@ public struct HTTPRequestParser: ~Copyable {
     /// Parses from `bytes` up to the end of the next complete request. Returns the request (nil when `bytes` ended
     /// before it did) and how many bytes were consumed; the caller keeps the rest for the next call. Throws
     /// ``HTTPParseError`` for bytes that are not a request within the limits; the connection must then close.
-    public mutating func parse(_ bytes: UnsafeRawBufferPointer) throws(HTTPParseError) -> (HTTPRequest?, Int) {
+    public func parse(_ bytes: UnsafeRawBufferPointer) throws(HTTPParseError) -> (HTTPRequest?, Int) {
         if let error = state.error { throw error }
         http_parser_pause(parser, 0)
         let consumed = withUnsafePointer(to: Self.settings) { settings in
@@ -100,6 +101,11 @@ public struct HTTPRequestParser: ~Copyable {
 
 /// Why bytes could not be taken as a request: the status to answer with before closing, and a message.
 public struct HTTPParseError: Error, Sendable, Equatable {
+    public init(status: Int, message: String) {
+        self.status = status
+        self.message = message
+    }
+
     /// 400 for malformed bytes, 413 for a body over the cap, 431 for headers over theirs, 505 for HTTP/2 or 0.9.
     public var status: Int
     public var message: String

@@ -72,10 +72,21 @@ public final class HealthServer: Sendable {
     /// port check or a readiness probe never reports a server whose requests would fail. In cluster mode it waits
     /// for JetStream first (``JetStreamStartup``), pausing with `pause` between attempts, which returns `false` to
     /// stop waiting (start then throws ``ErrorCode/shuttingDown``).
+    ///
+    /// `http` answers the HTTP/JSON API's requests when `--http-listen` asks for it.
     public static func start(
-        _ configuration: ServerConfiguration, pause: @escaping @Sendable (Duration) -> Bool = JetStreamStartup.sleep
+        _ configuration: ServerConfiguration, http: (any HTTPService)? = nil,
+        pause: @escaping @Sendable (Duration) -> Bool = JetStreamStartup.sleep
     ) throws -> HealthServer {
         try configuration.checkLimits()
+        if let address = configuration.httpListen, !ServerConfiguration.isLoopback(address.host),
+            try configuration.transportSecurity() == .plaintext
+        {
+            throw HealthError(
+                .invalidArgument,
+                "--http-listen \(address.host):\(address.port) is beyond loopback: serve it with --tls, since "
+                    + "Bearer tokens cross the wire")
+        }
         let security = try configuration.transportSecurity()
         let socket: ListeningSocket
         do {
@@ -170,6 +181,14 @@ public final class HealthServer: Sendable {
             server.stop()
             throw HealthError(
                 .invalidArgument, "cannot listen on \(configuration.host):\(configuration.port): \(error)")
+        }
+        if let http, let address = configuration.httpListen {
+            do {
+                try server.listenHTTP(on: address, service: http)
+            } catch {
+                server.stop()
+                throw HealthError(.invalidArgument, "cannot serve HTTP on \(address.host):\(address.port): \(error)")
+            }
         }
         metrics?.serve(server)
         started = true
@@ -421,7 +440,7 @@ public final class HealthServer: Sendable {
     }
 
     /// The metrics endpoint at `address`, answering "starting" until ``MetricsEndpoint/serve(_:)``.
-    private static func startMetrics(_ address: ServerConfiguration.MetricsAddress) throws -> MetricsEndpoint {
+    private static func startMetrics(_ address: ServerConfiguration.ListenAddress) throws -> MetricsEndpoint {
         let endpoint: MetricsEndpoint
         do {
             endpoint = try MetricsEndpoint(host: address.host, port: address.port)
@@ -431,6 +450,41 @@ public final class HealthServer: Sendable {
         ServerLog.info("metrics on \(address.host):\(endpoint.port) (/metrics, /healthz, /readyz)")
         return endpoint
     }
+
+    /// The HTTP API's listener (`--http-listen`), once it listens.
+    private let httpListener = Mutex<TCPServer?>(nil)
+
+    /// The port of the HTTP API (`--http-listen`), when it runs.
+    public var httpPort: Int? { httpListener.withLock { $0?.port } }
+
+    /// Serves `service` on `address`, with the main listener's TLS.
+    private func listenHTTP(on address: ServerConfiguration.ListenAddress, service: any HTTPService) throws {
+        let limits = HTTPLimits()
+        let refusal = HTTPProblem(HealthError(.tooManyConnections, "the HTTP listener is at its limit of connections"))
+        let tcp = try TCPServer.start(
+            group: group,
+            configuration: TCPServerConfiguration(
+                host: address.host, port: address.port, maxConnections: configuration.maxConnections,
+                refusalMessage: refusal.response.serialized(keepAlive: false))
+        ) { [self] connection in
+            if let tls {
+                do {
+                    connection.install(try TLSServerLayer(context: tls, plaintextRefusal: Self.plaintextOnHTTPS))
+                } catch {
+                    ServerLog.warning("HTTP connection from \(connection.remoteAddress): \(error)")
+                    connection.close()
+                }
+            }
+            return HTTPConnectionHandler(server: self, service: service, limits: limits, loop: connection.loop)
+        }
+        httpListener.withLock { $0 = tcp }
+        ServerLog.info("HTTP API on \(address.host):\(tcp.port) (\(tls == nil ? "http" : "https")://…/v1)")
+    }
+
+    /// What a plaintext client of the HTTPS listener reads before the connection closes.
+    static let plaintextOnHTTPS = HTTPProblem(
+        status: 400, title: "Bad Request", detail: "this listener speaks HTTPS: connect with https://"
+    ).response.serialized(keepAlive: false)
 
     /// Connections open now.
     public var connectionCount: Int { listener.withLock { $0?.connectionCount ?? 0 } }
@@ -442,6 +496,10 @@ public final class HealthServer: Sendable {
             return listener
         }
         tcp?.stop()
+        httpListener.withLock { listener in
+            defer { listener = nil }
+            return listener
+        }?.stop()
         metricsEndpoint?.stop()
         workers.shutdown()
         group.shutdown()

@@ -132,10 +132,13 @@ public struct ServerConfiguration: Hashable, Sendable {
     }
 
     /// Where the metrics and health endpoint listens (`--metrics-listen`); `nil`: not served.
-    public var metricsListen: MetricsAddress?
+    public var metricsListen: ListenAddress?
 
-    /// A host and port for the metrics endpoint.
-    public struct MetricsAddress: Hashable, Sendable {
+    /// Where the HTTP/JSON API listens (`--http-listen`); `nil`: not served.
+    public var httpListen: ListenAddress?
+
+    /// A host and port for a listener besides the main one.
+    public struct ListenAddress: Hashable, Sendable {
         public var host: String
         public var port: Int
     }
@@ -309,6 +312,10 @@ public struct ServerConfiguration: Hashable, Sendable {
                                   Serve /metrics (Prometheus text format), /healthz and /readyz over HTTP on
                                   this address, without tokens, from before hkd opens its data (/readyz: 503
                                   until hkd listens on its port) (default: not served; e.g. 127.0.0.1:9420).
+          --http-listen HOST:PORT|off
+                                  Serve the HTTP/JSON API (/v1, with the same tokens as the main port, as
+                                  Authorization: Bearer) on this address; beyond loopback only with TLS
+                                  (default: off; e.g. 127.0.0.1:7421).
           --cluster URLS          Cluster mode: keep the data in NATS JetStream at URLS (comma-separated
                                   nats://host:port) instead of DIR's log and snapshots; this node serves the
                                   partitions of the subjects whose leases it holds and sends clients to the

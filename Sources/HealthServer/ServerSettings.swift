@@ -124,6 +124,11 @@ struct ServerSetting: Sendable {
             let (host, port) = try ServerConfiguration.parseAddress(text, origin: origin)
             config.metricsListen = .init(host: host, port: port)
         },
+        ServerSetting("http-listen") { config, text, origin in
+            guard text != "off" else { return config.httpListen = nil }
+            let (host, port) = try ServerConfiguration.parseAddress(text, origin: origin)
+            config.httpListen = .init(host: host, port: port)
+        },
         ServerSetting("cluster") { config, text, origin in
             guard text.hasPrefix("nats://") || text.hasPrefix("tls://") else {
                 throw HealthError(.invalidArgument, "\(origin) takes nats://host:port[,...], not \"\(text)\"")

@@ -8,7 +8,7 @@ struct HTTPRequestParserTests {
     static func parseAll(
         _ bytes: [UInt8], piece: Int = .max, limits: HTTPRequestParser.Limits = .init()
     ) -> (requests: [HTTPRequest], error: HTTPParseError?) {
-        var parser = HTTPRequestParser(limits: limits)
+        let parser = HTTPRequestParser(limits: limits)
         var requests: [HTTPRequest] = []
         var buffer: [UInt8] = []
         var offset = 0

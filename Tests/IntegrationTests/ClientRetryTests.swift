@@ -122,7 +122,8 @@ struct ClientRetryTests {
         let elapsed = ContinuousClock.now - started
         #expect(elapsed >= budget, "gave up after \(elapsed)")
         #expect(elapsed < budget + .seconds(5), "gave up after \(elapsed)")
-        #expect(retries.count >= 3 && retries.all.map(\.retry) == Array(1...retries.count))
+        // How many retries fit depends on how long each refused attempt takes on a loaded machine; at least one.
+        #expect(retries.count >= 1 && retries.all.map(\.retry) == Array(1...retries.count))
     }
 
     @Test("SampleUploader keeps rows while hkd is away, holding add back, and reports only permanent rejections")

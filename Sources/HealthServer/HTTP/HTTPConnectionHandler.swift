@@ -1,0 +1,105 @@
+import HealthHTTP
+import HealthModel
+import HealthPosix
+
+/// One connection of the HTTP listener: parses requests with ``HTTPRequestParser``, answers them one at a time
+/// on a worker through the ``HTTPService``, and keeps the connection alive while the client asks. A request must
+/// arrive whole within ``HTTPLimits/requestDeadline`` of its first byte, and an idle connection closes after
+/// ``HTTPLimits/idleDeadline``; a request over the parser's caps, or bytes that are not HTTP/1.x, get their
+/// status and the connection closes.
+final class HTTPConnectionHandler: ConnectionHandler, Sendable {
+    private struct State {
+        let parser: HTTPRequestParser
+        /// Bytes received and not yet parsed (pipelined requests wait here while one is served).
+        var buffer: [UInt8] = []
+        /// Whether a request is being served (reading is paused meanwhile).
+        var serving = false
+        var deadline: ScheduledTask?
+    }
+
+    private let server: HealthServer
+    private let service: any HTTPService
+    private let limits: HTTPLimits
+    private let state: LoopBoundBox<State>
+
+    init(server: HealthServer, service: any HTTPService, limits: HTTPLimits, loop: EventLoop) {
+        self.server = server
+        self.service = service
+        self.limits = limits
+        state = LoopBoundBox(State(parser: HTTPRequestParser(limits: limits.parser)), loop: loop)
+    }
+
+    func connectionDidOpen(_ connection: Connection) { arm(connection, after: limits.idleDeadline) }
+
+    func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
+        state.value.buffer.append(contentsOf: bytes)
+        parseNext(connection)
+    }
+
+    func connectionDidClose(_ connection: Connection, error: SystemError?) {
+        state.value.deadline?.cancel()
+        state.value.deadline = nil
+    }
+
+    /// Parses the buffered bytes up to the next whole request and serves it; waits for more bytes otherwise.
+    private func parseNext(_ connection: Connection) {
+        guard connection.isOpen, !state.value.serving else { return }
+        let wasInside = state.value.parser.isInsideRequest
+        let parsed: HTTPRequest?
+        do {
+            let parser = state.value.parser
+            let (request, used) = try state.value.buffer.withUnsafeBytes { try parser.parse($0) }
+            state.value.buffer.removeFirst(used)
+            parsed = request
+        } catch {
+            let failure = error as? HTTPParseError ?? HTTPParseError(status: 400, message: "\(error)")
+            let problem = HTTPProblem(
+                status: failure.status, title: HTTPResponse.reason(failure.status), detail: failure.message)
+            connection.write(problem.response.serialized(keepAlive: false))
+            connection.closeAfterFlush()
+            return
+        }
+        guard let request = parsed else {
+            if state.value.parser.isInsideRequest, !wasInside { arm(connection, after: limits.requestDeadline) }
+            return
+        }
+        serve(request, on: connection)
+    }
+
+    private func serve(_ request: HTTPRequest, on connection: Connection) {
+        state.value.serving = true
+        state.value.deadline?.cancel()
+        state.value.deadline = nil
+        connection.pauseReading()
+        let (server, service, loop) = (server, service, connection.loop)
+        let peer = connection.remoteAddress.host
+        let accepted = server.workers.submit { [self] in
+            let response = service.respond(to: request, peer: peer, server: server)
+            let bytes = response.serialized(keepAlive: request.keepAlive)
+            _ = loop.execute { self.finish(bytes, keepAlive: request.keepAlive, on: connection) }
+        }
+        if !accepted {
+            let busy = HTTPProblem(
+                HealthError(.busy, "the server is busy (worker queue full); retry later"))
+            finish(busy.response.serialized(keepAlive: false), keepAlive: false, on: connection)
+        }
+    }
+
+    private func finish(_ bytes: [UInt8], keepAlive: Bool, on connection: Connection) {
+        state.value.serving = false
+        guard connection.isOpen else { return }
+        connection.write(bytes)
+        guard keepAlive else { return connection.closeAfterFlush() }
+        connection.resumeReading()
+        arm(connection, after: limits.idleDeadline)
+        parseNext(connection)
+    }
+
+    /// Closes the connection after `delay` unless a request is being served by then.
+    private func arm(_ connection: Connection, after delay: Duration) {
+        state.value.deadline?.cancel()
+        state.value.deadline = connection.loop.schedule(after: delay) { [self] in
+            if !state.value.serving { connection.close() }
+        }
+    }
+}
