@@ -80,7 +80,14 @@ let package = Package(
             swiftSettings: swiftSettings),
 
         // MARK: Executables (thin mains)
-        .executableTarget(name: "hkd", dependencies: ["HealthServer"], swiftSettings: swiftSettings),
+        // The HTTP/JSON API: each /v1 resource runs hkq's query command in process against the server's handlers.
+        .target(
+            name: "HealthAPI",
+            dependencies: [
+                "HealthServer", "HKQKit", "HealthHTTP", "HealthClient", "HealthModel", "HealthWire", "HealthPosix",
+            ],
+            swiftSettings: swiftSettings),
+        .executableTarget(name: "hkd", dependencies: ["HealthServer", "HealthAPI"], swiftSettings: swiftSettings),
         .target(
             name: "HKQKit", dependencies: ["HealthModel", "HealthWire", "HealthClient", "HealthImport", "HealthPosix"],
             path: "Tools/HKQKit",

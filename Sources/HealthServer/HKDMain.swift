@@ -5,11 +5,12 @@ import HealthPosix
 /// The `hkd` program: parse flags, start the server, stop it cleanly on SIGINT or SIGTERM.
 public enum HKDMain {
     /// Runs hkd with the process's arguments and exits: 0 after a clean stop, 64 on bad usage, 1 on failure.
-    public static func main() -> Never {
-        exit(run(Array(CommandLine.arguments.dropFirst())))
+    /// `http` serves `--http-listen`.
+    public static func main(http: any HTTPService) -> Never {
+        exit(run(Array(CommandLine.arguments.dropFirst()), http: http))
     }
 
-    static func run(_ arguments: [String]) -> Int32 {
+    static func run(_ arguments: [String], http: any HTTPService) -> Int32 {
         let configuration: ServerConfiguration
         do {
             switch try ServerConfiguration.parse(arguments, environment: ProcessInfo.processInfo.environment) {
@@ -44,7 +45,7 @@ public enum HKDMain {
         let server: HealthServer
         do {
             // While waiting for JetStream (cluster mode), SIGINT or SIGTERM ends the wait and hkd.
-            server = try HealthServer.start(configuration) { pause in
+            server = try HealthServer.start(configuration, http: http) { pause in
                 (try? SignalSet.termination.wait(timeout: pause)) == nil
             }
         } catch let error as HealthError where error.code == .shuttingDown {

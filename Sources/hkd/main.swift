@@ -1,3 +1,4 @@
+import HealthAPI
 import HealthServer
 
-HKDMain.main()
+HKDMain.main(http: HealthAPI())

@@ -368,3 +368,18 @@ public final class IdentityRegistry: Sendable {
         return normalized
     }
 }
+
+extension IdentityRegistry {
+    /// The identity whose token `text` is (`hkd1_…`, as an HTTP client sends it after `Bearer`): the token is
+    /// checked against the same verifier a handshake's proof is, so a wrong token, an unknown id and a malformed
+    /// token are refused alike (``ErrorCode/unauthenticated``); a revoked identity gets ``ErrorCode/tokenRevoked``.
+    public func identity(presenting text: String) throws(HealthError) -> ClientIdentity {
+        guard let token = AccessToken(text) else { throw TokenAuthenticator.invalid }
+        let (salt, verifier) = challengeMaterial(for: token.identityID)
+        let presented = TokenVerifier(saltedToken: AccessToken.saltedToken(secret: token.secret, salt: salt))
+        guard HMACSHA256.constantTimeEqual(presented.storedKey, verifier.storedKey) else {
+            throw TokenAuthenticator.invalid
+        }
+        return try identity(provenFor: token.identityID)
+    }
+}

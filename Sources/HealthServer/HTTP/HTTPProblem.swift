@@ -4,14 +4,14 @@ import HealthModel
 
 /// An error as the HTTP API answers it: RFC 9457 `application/problem+json`, with hkd's numeric code, its name
 /// and whether retrying can help, and the HTTP status that matches the code.
-struct HTTPProblem: Sendable {
-    var status: Int
-    var title: String
-    var detail: String
+public struct HTTPProblem: Sendable {
+    public var status: Int
+    public var title: String
+    public var detail: String
     /// hkd's error code; `nil` for refusals of the HTTP layer itself (a malformed request).
-    var code: ErrorCode?
+    public var code: ErrorCode?
 
-    init(status: Int, title: String, detail: String, code: ErrorCode? = nil) {
+    public init(status: Int, title: String, detail: String, code: ErrorCode? = nil) {
         self.status = status
         self.title = title
         self.detail = detail
@@ -19,8 +19,13 @@ struct HTTPProblem: Sendable {
     }
 
     /// The problem `error` is, at the status its code calls for.
-    init(_ error: HealthError) {
+    public init(_ error: HealthError) {
         self.init(status: Self.status(of: error.code), title: error.code.name, detail: error.message, code: error.code)
+    }
+
+    /// A 400 for a request the API cannot take as it is.
+    public static func badRequest(_ detail: String) -> HTTPProblem {
+        HTTPProblem(status: 400, title: "Bad Request", detail: detail)
     }
 
     /// 404 for no data, 400 for other bad input, 401 for a missing, wrong or revoked token, 403 for a missing
@@ -45,7 +50,7 @@ struct HTTPProblem: Sendable {
 
     /// The response: the problem document, with `Retry-After` when a retry can help and `WWW-Authenticate` for
     /// 401.
-    var response: HTTPResponse {
+    public var response: HTTPResponse {
         var fields: [(String, String)] = [
             ("type", JSONString.quoted("about:blank")), ("title", JSONString.quoted(title)),
             ("status", String(status)), ("detail", JSONString.quoted(detail)),

@@ -1,0 +1,178 @@
+import Foundation
+import HealthPosix
+import TestSupport
+import Testing
+
+/// hkd's HTTP/JSON API (`--http-listen`) against the real hkd: hkq's JSON and CSV byte for byte, tokens and
+/// grants as over the binary protocol, problem documents for errors, kept-alive and pipelined connections.
+@Suite("HTTP/JSON API", .serialized)
+struct HTTPAPITests {
+    /// A response as the test reads it.
+    struct Response {
+        var status: Int
+        var headers: [String: String]
+        var body: String
+    }
+
+    static let walk = """
+        type,start,end,value,unit,source
+        stepCount,2026-11-29T06:00:00-05:00,2026-11-29T06:10:00-05:00,1200,count,iPhone
+        stepCount,2026-11-29T06:10:00-05:00,2026-11-29T06:20:00-05:00,950,count,iPhone
+        stepCount,2026-11-29T06:05:00-05:00,2026-11-29T06:15:00-05:00,1100,count,Apple Watch
+        stepCount,2026-11-30T07:00:00-05:00,2026-11-30T07:30:00-05:00,2400,count,Apple Watch
+        heartRate,2026-11-29T06:00:00-05:00,2026-11-29T06:00:00-05:00,72,count/min,Apple Watch
+        """
+
+    /// hkd with the HTTP API on a free port, and that port.
+    static func server() async throws -> (TestServer, Int) {
+        let hkd = try await TestServer(arguments: ["--http-listen", "127.0.0.1:0"])
+        let log = hkd.logText
+        let marker = try #require(log.range(of: "HTTP API on 127.0.0.1:"))
+        return (hkd, try #require(Int(log[marker.upperBound...].prefix { $0.isNumber })))
+    }
+
+    /// Sends `requests` (whole request texts) on one connection, pipelined, and reads one response each.
+    static func exchange(_ requests: [String], port: Int) throws -> [Response] {
+        let socket = try ClientSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(5))
+        defer { socket.close() }
+        try socket.write(Array(requests.joined().utf8))
+        var buffer: [UInt8] = []
+        var responses: [Response] = []
+        while responses.count < requests.count {
+            if let (response, used) = parse(buffer) {
+                responses.append(response)
+                buffer.removeFirst(used)
+                continue
+            }
+            let chunk = try socket.read(maxBytes: 65_536, timeout: .seconds(30))
+            if chunk.isEmpty { break }
+            buffer += chunk
+        }
+        return responses
+    }
+
+    /// The first whole response in `bytes` (by its Content-Length) and its length.
+    static func parse(_ bytes: [UInt8]) -> (Response, Int)? {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let headEnd = text.range(of: "\r\n\r\n") else { return nil }
+        let lines = text[..<headEnd.lowerBound].components(separatedBy: "\r\n")
+        guard let status = Int(lines[0].split(separator: " ")[1]) else { return nil }
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            headers[parts[0].lowercased()] = parts[1].trimmingCharacters(in: .whitespaces)
+        }
+        let length = Int(headers["content-length"] ?? "0") ?? 0
+        let headBytes = text[..<headEnd.upperBound].utf8.count
+        guard bytes.count >= headBytes + length else { return nil }
+        let body = String(decoding: bytes[headBytes..<headBytes + length], as: UTF8.self)
+        return (Response(status: status, headers: headers, body: body), headBytes + length)
+    }
+
+    static func get(_ target: String, token: String?, accept: String? = nil) -> String {
+        var request = "GET \(target) HTTP/1.1\r\nHost: localhost\r\n"
+        if let token { request += "Authorization: Bearer \(token)\r\n" }
+        if let accept { request += "Accept: \(accept)\r\n" }
+        return request + "\r\n"
+    }
+
+    @Test("each resource answers with the JSON (and CSV) hkq prints for the same query, byte for byte")
+    func sameAsHKQ() async throws {
+        let (hkd, port) = try await Self.server()
+        let anna = HKQBinaryTests.anna(at: hkd)
+        #expect(try await HKQBinaryTests.hkq(anna + ["insert", "-"], input: Self.walk).status == 0)
+        let cases: [(target: String, hkq: [String], accept: String?)] = [
+            (
+                "/v1/subjects/anna/statistics?type=stepCount&tz=America/New_York&options=sum,by-source",
+                ["stats", "stepCount", "--tz", "America/New_York", "--options", "sum,by-source"], nil
+            ),
+            (
+                "/v1/subjects/anna/collection?type=stepCount&interval=1d&tz=America%2FNew_York",
+                ["collection", "stepCount", "--interval", "1d", "--tz", "America/New_York"], nil
+            ),
+            (
+                "/v1/subjects/anna/samples?type=stepCount,heartRate&tz=America/New_York",
+                ["samples", "stepCount,heartRate", "--tz", "America/New_York"], nil
+            ),
+            (
+                "/v1/subjects/anna/samples?type=heartRate&tz=Europe/Paris",
+                ["samples", "heartRate", "--tz", "Europe/Paris"], "text/csv"
+            ),
+            ("/v1/types", ["types"], nil),
+        ]
+        for (target, command, accept) in cases {
+            let format = accept == "text/csv" ? "csv" : "json"
+            let expected = try await HKQBinaryTests.hkq(anna + ["--format", format] + command)
+            #expect(expected.status == 0, "\(expected.err)")
+            let response = try #require(
+                try Self.exchange([Self.get(target, token: hkd.token, accept: accept)], port: port).first)
+            #expect(response.status == 200, "\(target): \(response.body)")
+            #expect(response.body == expected.out, "\(target)")
+            #expect(
+                response.headers["content-type"]?.hasPrefix(format == "csv" ? "text/csv" : "application/json") == true)
+        }
+        await hkd.stop()
+    }
+
+    @Test("tokens and grants as over the binary protocol: 401 without or with a bad token, own samples without read")
+    func authorization() async throws {
+        let (hkd, port) = try await Self.server()
+        let admin = HKQBinaryTests.anna(at: hkd)
+        #expect(try await HKQBinaryTests.hkq(admin + ["insert", "-"], input: Self.walk).status == 0)
+        let created = try await HKQBinaryTests.hkq(
+            admin + ["admin", "create", "watch", "--subjects", "anna", "--share", "stepCount"])
+        let token = try #require(created.out.split(separator: "\n").first { $0.hasPrefix("hkd1_") }.map(String.init))
+        let own = """
+            type,start,end,value,unit,source
+            stepCount,2026-11-29T08:00:00-05:00,2026-11-29T08:10:00-05:00,77,count,Watch Sync
+            """
+        let writer = ["--server", "127.0.0.1:\(hkd.port)", "--token", token, "--subject", "anna"]
+        #expect(try await HKQBinaryTests.hkq(writer + ["insert", "-"], input: own).status == 0)
+
+        let target = "/v1/subjects/anna/samples?type=stepCount&tz=America/New_York"
+        let responses = try Self.exchange(
+            [
+                Self.get(target, token: nil),
+                Self.get(target, token: "hkd1_00000001_" + String(repeating: "0", count: 64)),
+                Self.get(target, token: token), Self.get("/v1/subjects/ben/samples?type=stepCount", token: token),
+            ], port: port)
+        #expect(responses.map(\.status) == [401, 401, 200, 403])
+        #expect(responses[0].headers["www-authenticate"]?.hasPrefix("Bearer") == true)
+        #expect(responses[0].headers["content-type"] == "application/problem+json")
+        #expect(responses[1].body.contains("\"code\":300"))
+        // Without the read grant the identity sees only the sample it wrote, as hkq with its token does.
+        let expected = try await HKQBinaryTests.hkq(
+            writer + ["--format", "json", "samples", "stepCount", "--tz", "America/New_York"])
+        #expect(responses[2].body == expected.out)
+        #expect(responses[2].body.contains("Watch Sync") && !responses[2].body.contains("iPhone"))
+        #expect(responses[3].body.contains("\"code\":301") && responses[3].body.contains("\"retryable\":false"))
+        await hkd.stop()
+    }
+
+    @Test("errors are problem documents with hkd's code; unknown paths 404, other methods 405, bad requests close")
+    func errors() async throws {
+        let (hkd, port) = try await Self.server()
+        let responses = try Self.exchange(
+            [
+                Self.get("/v1/subjects/anna/statistics?type=stepz", token: hkd.token),
+                Self.get("/v1/subjects/nobody/statistics?type=stepCount", token: hkd.token),
+                Self.get("/v1/subjects/anna/samples", token: hkd.token),
+                Self.get("/v1/subjects/anna/samples?type=stepCount&server=elsewhere:1", token: hkd.token),
+                Self.get("/v2/nothing", token: hkd.token),
+                "DELETE /v1/types HTTP/1.1\r\nAuthorization: Bearer \(hkd.token)\r\n\r\n",
+            ], port: port)
+        #expect(responses.map(\.status) == [400, 404, 400, 400, 404, 405])
+        #expect(
+            responses[0].body.contains("\"code\":200") && responses[0].body.contains("\"name\":\"unknownQuantityType\"")
+        )
+        #expect(responses[1].body.contains("\"code\":206"))
+        #expect(responses[2].body.contains("type parameter is required"))
+        #expect(responses[3].body.contains("server"))
+        #expect(responses[5].headers["allow"] == "GET, HEAD")
+        // Headers over the cap get 431 and the connection closes.
+        let huge = "GET /v1/types HTTP/1.1\r\nX-Filler: \(String(repeating: "a", count: 20_000))\r\n\r\n"
+        let refused = try Self.exchange([huge], port: port)
+        #expect(refused.first?.status == 431)
+        await hkd.stop()
+    }
+}
