@@ -20,10 +20,15 @@ public struct HealthAPI: HTTPService {
             return HTTPProblem.badRequest("the request target is not valid percent-encoded UTF-8").response
         }
         guard let (route, subject) = APIRoute.match(segments) else {
-            return HTTPProblem(status: 404, title: "Not Found", detail: "no resource \(segments.joined(separator: "/")); see Protocol/openapi.yaml").response
+            return HTTPProblem(
+                status: 404, title: "Not Found",
+                detail: "no resource \(segments.joined(separator: "/")); see Protocol/openapi.yaml"
+            ).response
         }
         guard request.method == "GET" || request.method == "HEAD" else {
-            var response = HTTPProblem(status: 405, title: "Method Not Allowed", detail: "\(request.method) is not served here; use GET").response
+            var response = HTTPProblem(
+                status: 405, title: "Method Not Allowed", detail: "\(request.method) is not served here; use GET"
+            ).response
             response.headers.append(("Allow", "GET, HEAD"))
             return response
         }

@@ -11,7 +11,8 @@ extension HealthServer {
         guard let authorization, authorization.lowercased().hasPrefix("bearer ") else {
             throw HealthError(.unauthenticated, "send the token as Authorization: Bearer hkd1_…")
         }
-        return try identities.identity(presenting: String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+        return try identities.identity(
+            presenting: String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces))
     }
 
     /// The reply messages to `message`, checked, placed, authorized and served for `identity` exactly as on the
