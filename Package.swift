@@ -28,7 +28,7 @@ let package = Package(
             name: "HealthDecoders",
             targets: [
                 "HealthModel", "HealthCodec", "HealthWire", "HealthEngine", "HealthStorage", "HealthImport", "HKQKit",
-                "HealthTLS", "HealthPosix",
+                "HealthTLS", "HealthPosix", "HealthHTTP",
             ]),
     ],
     targets: [

@@ -134,8 +134,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// Where the metrics and health endpoint listens (`--metrics-listen`); `nil`: not served.
     public var metricsListen: ListenAddress?
 
-    /// Where the HTTP/JSON API listens (`--http-listen`); `nil`: not served.
-    public var httpListen: ListenAddress?
+    /// Where the HTTP/JSON API listens (`--http-listen`, default 127.0.0.1:7421); `nil` (`off`): not served.
+    public var httpListen: ListenAddress? = ListenAddress(host: "127.0.0.1", port: 7421)
 
     /// A host and port for a listener besides the main one.
     public struct ListenAddress: Hashable, Sendable {
@@ -314,8 +314,8 @@ public struct ServerConfiguration: Hashable, Sendable {
                                   until hkd listens on its port) (default: not served; e.g. 127.0.0.1:9420).
           --http-listen HOST:PORT|off
                                   Serve the HTTP/JSON API (/v1, with the same tokens as the main port, as
-                                  Authorization: Bearer) on this address; beyond loopback only with TLS
-                                  (default: off; e.g. 127.0.0.1:7421).
+                                  Authorization: Bearer) on this address, or off; beyond loopback only
+                                  with TLS (default: 127.0.0.1:7421).
           --cluster URLS          Cluster mode: keep the data in NATS JetStream at URLS (comma-separated
                                   nats://host:port) instead of DIR's log and snapshots; this node serves the
                                   partitions of the subjects whose leases it holds and sends clients to the

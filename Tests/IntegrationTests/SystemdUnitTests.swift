@@ -42,8 +42,10 @@ struct SystemdUnitTests {
         let elsewhere = try TestDirectory(prefix: "hkd-conf-data")
         let etc = try TestDirectory(prefix: "hkd-etc")
         let config = etc.appending("hkd.conf")
-        try "listen = 127.0.0.1:0\ndata-dir = \(elsewhere.path)\nlog-format = json\nauth = off\n".write(
-            toFile: config, atomically: true, encoding: .utf8)
+        try
+            "listen = 127.0.0.1:0\nhttp-listen = 127.0.0.1:0\ndata-dir = \(elsewhere.path)\nlog-format = json\nauth = off\n"
+            .write(
+                toFile: config, atomically: true, encoding: .utf8)
         // The unit's STATE_DIRECTORY (StateDirectory=hkd …) is the default data directory; the file moves it.
         let environment = ["STATE_DIRECTORY": "\(state.path):\(etc.path)/backups"]
         let configured = try await TestServer(
@@ -62,11 +64,12 @@ struct SystemdUnitTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: state.path).isEmpty)
 
         // No /etc/hkd.conf: hkd starts on its defaults, in the unit's state directory (the port from the
-        // environment, so that the test does not take 7420).
+        // environment, so that the test does not take 7420 and 7421).
         try FileManager.default.removeItem(atPath: config)
         let bare = try await TestServer(
             exactly: try Self.arguments(configAt: config),
-            environment: environment.merging(["HKD_LISTEN": "127.0.0.1:0"]) { $1 }, dataDirectory: state.path)
+            environment: environment.merging(["HKD_LISTEN": "127.0.0.1:0", "HKD_HTTP_LISTEN": "127.0.0.1:0"]) { $1 },
+            dataDirectory: state.path)
         #expect(!bare.token.isEmpty, "admin.token in the state directory")
         let admin = bare.client()
         try await admin.ping()

@@ -69,7 +69,9 @@ public final class TestServer: Sendable {
             let fresh = try TestDirectory(prefix: "hkd-test")
             (owner, path) = (fresh, fresh.path)
         }
-        let hkdArguments = ["--listen", "\(host):\(port)", "--data-dir", path] + arguments
+        // The HTTP API on a free port too, unless the test chose (its default port may be taken).
+        let http = arguments.contains("--http-listen") ? [] : ["--http-listen", "\(host):0"]
+        let hkdArguments = ["--listen", "\(host):\(port)", "--data-dir", path] + http + arguments
         let child = try HKDChild(
             binary: namespace == nil ? try Self.binary("hkd") : NamespaceNetwork.ip,
             arguments: namespace.map { ["netns", "exec", $0, try Self.binary("hkd").path] + hkdArguments }

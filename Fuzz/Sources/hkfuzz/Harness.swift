@@ -34,7 +34,7 @@ struct Harness: Sendable {
         ImportHarnesses.exportXML, ImportHarnesses.exportZip, ImportHarnesses.exportFields,
         ModelHarnesses.unit, BlockHarnesses.block, SnapshotBlockHarness.harness,
         HKQHarnesses.csv, HKQHarnesses.jsonLines, HKQHarnesses.dates,
-        TLSHarnesses.layer,
+        TLSHarnesses.layer, HTTPHarnesses.request,
     ]
 
     /// The harness `HKFUZZ_HARNESS` names, looked up once.
