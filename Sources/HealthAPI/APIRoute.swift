@@ -4,21 +4,37 @@ import HealthModel
 /// One resource of the HTTP API and the hkq command that answers it: `GET /v1/subjects/{subject}/statistics`
 /// runs `hkq --subject SUBJECT stats TYPE …`. Query parameters are hkq's options by name (`tz=Europe/Paris` is
 /// `--tz Europe/Paris`; a parameter without a value is a switch), except ``positional`` ones, which fill the
-/// command's arguments in order.
+/// command's arguments in order after the path's own (`{workout}`). Reads only: options that would change data
+/// (``refused``) are not accepted.
 struct APIRoute: Sendable {
-    /// The path under `/v1`, `{subject}` standing for a subject.
+    /// The path under `/v1`: `{subject}` stands for the subject, any other `{name}` for a positional argument.
     let path: [String]
     /// The hkq command words.
     let command: [String]
-    /// Query parameters that are the command's positional arguments, in order; each is required.
+    /// Query parameters that are the command's positional arguments, in order; each is required (a repeated
+    /// one gives several arguments).
     let positional: [String]
+    /// Options of the command that write, refused on a read.
+    var refused: Set<String> = []
 
     static let all: [APIRoute] = [
         APIRoute(path: ["server"], command: ["server-info"], positional: []),
         APIRoute(path: ["types"], command: ["types"], positional: []),
+        APIRoute(path: ["units", "convert"], command: ["units", "convert"], positional: ["value", "from", "to"]),
+        APIRoute(path: ["auth", "status"], command: ["auth", "status"], positional: ["type"]),
         APIRoute(path: ["subjects", "{subject}", "samples"], command: ["samples"], positional: ["type"]),
         APIRoute(path: ["subjects", "{subject}", "statistics"], command: ["stats"], positional: ["type"]),
         APIRoute(path: ["subjects", "{subject}", "collection"], command: ["collection"], positional: ["type"]),
+        APIRoute(path: ["subjects", "{subject}", "changes"], command: ["changes"], positional: ["type"]),
+        APIRoute(path: ["subjects", "{subject}", "sleep"], command: ["sleep"], positional: []),
+        APIRoute(path: ["subjects", "{subject}", "workouts"], command: ["workouts"], positional: []),
+        APIRoute(
+            path: ["subjects", "{subject}", "workouts", "{workout}", "route"], command: ["route"], positional: []),
+        APIRoute(path: ["subjects", "{subject}", "characteristics"], command: ["characteristics"], positional: []),
+        APIRoute(path: ["subjects", "{subject}", "activity"], command: ["activity"], positional: []),
+        APIRoute(
+            path: ["subjects", "{subject}", "sources"], command: ["sources"], positional: ["type"],
+            refused: ["priority", "allow-unseen"]),
     ]
 
     /// hkq's options that choose where and how it connects and prints: the request decides those.
@@ -27,20 +43,31 @@ struct APIRoute: Sendable {
         "tls-key", "retry-for",
     ]
 
-    /// The route for a path's segments (after `/`), and the subject it names, if it names one.
-    static func match(_ segments: [String]) -> (APIRoute, String?)? {
+    /// What a request's path names: its route, the subject, and the values of the path's other placeholders.
+    struct Match {
+        let route: APIRoute
+        let subject: String?
+        let pathArguments: [String]
+    }
+
+    /// The route for a path's segments (after `/`), if one serves it.
+    static func match(_ segments: [String]) -> Match? {
         guard segments.first == "v1" else { return nil }
         let rest = Array(segments.dropFirst())
         for route in all where route.path.count == rest.count {
             var subject: String?
+            var values: [String] = []
             let matches = zip(route.path, rest).allSatisfy { pattern, segment in
                 if pattern == "{subject}" {
                     subject = segment
-                    return true
+                } else if pattern.hasPrefix("{") {
+                    values.append(segment)
+                } else {
+                    return pattern == segment
                 }
-                return pattern == segment
+                return true
             }
-            if matches { return (route, subject) }
+            if matches { return Match(route: route, subject: subject, pathArguments: values) }
         }
         return nil
     }
@@ -48,24 +75,28 @@ struct APIRoute: Sendable {
     /// hkq's command line for this route: the subject and output format, the command, its positional arguments,
     /// then every other parameter as an option. Throws a ``UsageError`` naming a missing argument or a reserved
     /// option.
-    func arguments(subject: String?, query: [(name: String, value: String)], format: OutputFormat) throws(UsageError)
-        -> [String]
-    {
+    func arguments(
+        _ match: Match, query: [(name: String, value: String)], format: OutputFormat
+    ) throws(UsageError) -> [String] {
         var arguments = ["--format", format.rawValue]
-        if let subject { arguments += ["--subject", subject] }
+        if let subject = match.subject { arguments += ["--subject", subject] }
         arguments += command
-        for name in positional {
-            guard let value = query.first(where: { $0.name == name })?.value, !value.isEmpty else {
-                throw UsageError("the \(name) parameter is required")
-            }
-            arguments.append(value)
-        }
         for (name, value) in query where !positional.contains(name) {
-            guard !Self.reserved.contains(name), !name.hasPrefix("-"), !name.isEmpty else {
+            guard !Self.reserved.contains(name), !refused.contains(name), !name.hasPrefix("-"), !name.isEmpty else {
                 throw UsageError("the parameter \(name) is not accepted here")
             }
             arguments.append("--" + name)
             if !value.isEmpty { arguments.append(value) }
+        }
+        // After "--" nothing is taken for an option: a value such as -40 stays an argument.
+        arguments.append("--")
+        arguments += match.pathArguments
+        for name in positional {
+            let values = query.filter { $0.name == name }.map(\.value)
+            guard !values.isEmpty, values.allSatisfy({ !$0.isEmpty }) else {
+                throw UsageError("the \(name) parameter is required")
+            }
+            arguments += values
         }
         return arguments
     }

@@ -19,7 +19,7 @@ public struct HealthAPI: HTTPService {
         guard let segments = request.pathSegments, let query = request.queryItems else {
             return HTTPProblem.badRequest("the request target is not valid percent-encoded UTF-8").response
         }
-        guard let (route, subject) = APIRoute.match(segments) else {
+        guard let match = APIRoute.match(segments) else {
             return HTTPProblem(
                 status: 404, title: "Not Found",
                 detail: "no resource \(segments.joined(separator: "/")); see Protocol/openapi.yaml"
@@ -41,7 +41,7 @@ public struct HealthAPI: HTTPService {
         let format: OutputFormat = Self.wantsCSV(request.header("Accept")) ? .csv : .json
         let arguments: [String]
         do {
-            arguments = try route.arguments(subject: subject, query: query, format: format)
+            arguments = try match.route.arguments(match, query: query, format: format)
         } catch {
             return HTTPProblem.badRequest(error.message).response
         }
