@@ -7,6 +7,8 @@ import HealthModel
 /// command's arguments in order after the path's own (`{workout}`). Reads only: options that would change data
 /// (``refused``) are not accepted.
 struct APIRoute: Sendable {
+    /// `GET` for reads; `POST` for the one write, whose body is the command's standard input.
+    var method = "GET"
     /// The path under `/v1`: `{subject}` stands for the subject, any other `{name}` for a positional argument.
     let path: [String]
     /// The hkq command words.
@@ -23,6 +25,8 @@ struct APIRoute: Sendable {
         APIRoute(path: ["units", "convert"], command: ["units", "convert"], positional: ["value", "from", "to"]),
         APIRoute(path: ["auth", "status"], command: ["auth", "status"], positional: ["type"]),
         APIRoute(path: ["subjects", "{subject}", "samples"], command: ["samples"], positional: ["type"]),
+        APIRoute(
+            method: "POST", path: ["subjects", "{subject}", "samples"], command: ["insert", "-"], positional: []),
         APIRoute(path: ["subjects", "{subject}", "statistics"], command: ["stats"], positional: ["type"]),
         APIRoute(path: ["subjects", "{subject}", "collection"], command: ["collection"], positional: ["type"]),
         APIRoute(path: ["subjects", "{subject}", "changes"], command: ["changes"], positional: ["type"]),
@@ -50,10 +54,26 @@ struct APIRoute: Sendable {
         let pathArguments: [String]
     }
 
-    /// The route for a path's segments (after `/`), if one serves it.
-    static func match(_ segments: [String]) -> Match? {
-        guard segments.first == "v1" else { return nil }
+    /// The route for a path's segments (after `/`) and a method (`HEAD` as `GET`), if one serves it; `nil`
+    /// when none does, or the methods of the path when only the method is wrong.
+    static func match(_ segments: [String], method: String) -> Result<Match, MethodNotAllowed>? {
+        let candidates = matches(segments)
+        guard !candidates.isEmpty else { return nil }
+        let wanted = method == "HEAD" ? "GET" : method
+        if let match = candidates.first(where: { $0.route.method == wanted }) { return .success(match) }
+        return .failure(MethodNotAllowed(allowed: candidates.map(\.route.method)))
+    }
+
+    /// The methods a path is served with, when a request used another.
+    struct MethodNotAllowed: Error {
+        let allowed: [String]
+    }
+
+    /// Every route serving a path's segments.
+    static func matches(_ segments: [String]) -> [Match] {
+        guard segments.first == "v1" else { return [] }
         let rest = Array(segments.dropFirst())
+        var found: [Match] = []
         for route in all where route.path.count == rest.count {
             var subject: String?
             var values: [String] = []
@@ -67,9 +87,9 @@ struct APIRoute: Sendable {
                 }
                 return true
             }
-            if matches { return Match(route: route, subject: subject, pathArguments: values) }
+            if matches { found.append(Match(route: route, subject: subject, pathArguments: values)) }
         }
-        return nil
+        return found
     }
 
     /// hkq's command line for this route: the subject and output format, the command, its positional arguments,

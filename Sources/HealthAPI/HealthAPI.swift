@@ -19,17 +19,22 @@ public struct HealthAPI: HTTPService {
         guard let segments = request.pathSegments, let query = request.queryItems else {
             return HTTPProblem.badRequest("the request target is not valid percent-encoded UTF-8").response
         }
-        guard let match = APIRoute.match(segments) else {
+        guard let matched = APIRoute.match(segments, method: request.method) else {
             return HTTPProblem(
                 status: 404, title: "Not Found",
                 detail: "no resource \(segments.joined(separator: "/")); see Protocol/openapi.yaml"
             ).response
         }
-        guard request.method == "GET" || request.method == "HEAD" else {
+        let match: APIRoute.Match
+        switch matched {
+        case .success(let found):
+            match = found
+        case .failure(let wrong):
+            let allowed = wrong.allowed.flatMap { $0 == "GET" ? ["GET", "HEAD"] : [$0] }.joined(separator: ", ")
             var response = HTTPProblem(
-                status: 405, title: "Method Not Allowed", detail: "\(request.method) is not served here; use GET"
+                status: 405, title: "Method Not Allowed", detail: "\(request.method) is not served here; use \(allowed)"
             ).response
-            response.headers.append(("Allow", "GET, HEAD"))
+            response.headers.append(("Allow", allowed))
             return response
         }
         let identity: ClientIdentity
@@ -41,11 +46,13 @@ public struct HealthAPI: HTTPService {
         let format: OutputFormat = Self.wantsCSV(request.header("Accept")) ? .csv : .json
         let arguments: [String]
         do {
-            arguments = try match.route.arguments(match, query: query, format: format)
+            let given = query + Self.inputFormat(request.header("Content-Type"), route: match.route)
+            arguments = try match.route.arguments(match, query: given, format: format)
         } catch {
             return HTTPProblem.badRequest(error.message).response
         }
-        var response = Self.run(arguments, for: identity, on: server)
+        var response = Self.run(
+            arguments, for: identity, on: server, input: match.route.method == "POST" ? request.body : nil)
         if request.method == "HEAD" { response.body = [] }
         return response
     }
@@ -56,10 +63,26 @@ public struct HealthAPI: HTTPService {
         return accept.split(separator: ",").first?.trimmingCharacters(in: .whitespaces).hasPrefix("text/csv") == true
     }
 
-    /// Runs hkq with `arguments` on this thread, its requests answered by `server` as `identity`.
-    static func run(_ arguments: [String], for identity: ClientIdentity, on server: HealthServer) -> HTTPResponse {
+    /// `hkq insert`'s `--input-format` for a body's media type: CSV, JSON lines, or (another) found from the body.
+    static func inputFormat(_ contentType: String?, route: APIRoute) -> [(name: String, value: String)] {
+        guard route.method == "POST", let type = contentType?.split(separator: ";").first?.lowercased() else {
+            return []
+        }
+        switch type.trimmingCharacters(in: .whitespaces) {
+        case "text/csv": return [("input-format", "csv")]
+        case "application/x-ndjson", "application/jsonl", "application/jsonlines": return [("input-format", "jsonl")]
+        default: return []
+        }
+    }
+
+    /// Runs hkq with `arguments` on this thread, its requests answered by `server` as `identity`, `-` reading
+    /// `input`.
+    static func run(
+        _ arguments: [String], for identity: ClientIdentity, on server: HealthServer, input: [UInt8]? = nil
+    ) -> HTTPResponse {
         var program = HKQ.standard
         program.ownsThread = true
+        program.standardInput = input
         program.inProcessClient = {
             HealthClient(answeredBy: { server.answer($0, as: identity) }, welcome: server.welcome(for: identity))
         }
@@ -91,9 +114,13 @@ public struct HealthAPI: HTTPService {
         case let exit as CommandExit:
             // The command said why on its standard error.
             let detail = err.text.trimmingCharacters(in: .whitespacesAndNewlines)
-            return exit.status == .noData
-                ? HTTPProblem(HealthError(.noData, detail)).response
-                : HTTPProblem(status: 400, title: "Bad Request", detail: detail).response
+            switch exit.status {
+            case .noData: return HTTPProblem(HealthError(.noData, detail)).response
+            case .partialImport:
+                // Some rows were stored: the detail names the others, line by line.
+                return HTTPProblem(status: 422, title: "Unprocessable Content", detail: detail).response
+            default: return HTTPProblem(status: 400, title: "Bad Request", detail: detail).response
+            }
         default:
             return HTTPProblem(HealthError(.internalError, "\(failure)")).response
         }

@@ -155,6 +155,35 @@ struct HTTPAPITests {
         await hkd.stop()
     }
 
+    @Test("POST samples stores a CSV or JSON-lines body as hkq insert does, once however often it is sent")
+    func insert() async throws {
+        let (hkd, port) = try await Self.server()
+        func post(_ body: String, type: String) -> String {
+            "POST /v1/subjects/anna/samples HTTP/1.1\r\nAuthorization: Bearer \(hkd.token)\r\nContent-Type: \(type)\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        }
+        let jsonl = """
+            {"type":"stepCount","start":"2026-11-30T08:00:00Z","end":"2026-11-30T08:10:00Z","value":10,"unit":"count","source":"Agent"}
+
+            """
+        let bad = Self.walk + "\nstepCount,2026-11-29T09:00:00-05:00,2026-11-29T08:00:00-05:00,5,count,iPhone\n"
+        let responses = try Self.exchange(
+            [
+                post(Self.walk, type: "text/csv"), post(Self.walk, type: "text/csv"),
+                post(jsonl, type: "application/x-ndjson"), post(bad, type: "text/csv"),
+            ], port: port)
+        #expect(responses.map(\.status) == [200, 200, 200, 422], "\(responses.map(\.body))")
+        // Insert's JSON: rows, inserted and already stored per type; the second time all were stored already.
+        #expect(responses[0].body.contains("\"inserted\":4"), "\(responses[0].body)")
+        #expect(responses[1].body.contains("\"inserted\":0"), "\(responses[1].body)")
+        #expect(responses[2].body.contains("\"inserted\":1"), "\(responses[2].body)")
+        #expect(responses[3].body.contains("line 7: start"), "\(responses[3].body)")
+        let samples = try await HKQBinaryTests.hkq(
+            HKQBinaryTests.anna(at: hkd) + ["--format", "csv", "samples", "stepCount"])
+        #expect(samples.out.split(separator: "\n").count == 1 + 5)
+        await hkd.stop()
+    }
+
     @Test("errors are problem documents with hkd's code; unknown paths 404, other methods 405, bad requests close")
     func errors() async throws {
         let (hkd, port) = try await Self.server()
@@ -177,6 +206,9 @@ struct HTTPAPITests {
         #expect(responses[3].body.contains("server"))
         #expect(responses[5].body.contains("priority"))
         #expect(responses[6].headers["allow"] == "GET, HEAD")
+        let post = try Self.exchange(
+            ["PUT /v1/subjects/anna/samples HTTP/1.1\r\nContent-Length: 0\r\n\r\n"], port: port)
+        #expect(post.first?.headers["allow"] == "GET, HEAD, POST")
         // Headers over the cap get 431 and the connection closes.
         let huge = "GET /v1/types HTTP/1.1\r\nX-Filler: \(String(repeating: "a", count: 20_000))\r\n\r\n"
         let refused = try Self.exchange([huge], port: port)

@@ -27,6 +27,8 @@ public struct HKQ: Sendable {
     /// Set when the server runs hkq's commands itself (hkd's HTTP API): the client commands use instead of a
     /// connection to `--server`, answering in the same process.
     package var inProcessClient: (@Sendable () -> HealthClient)?
+    /// What `-` reads instead of the process's standard input (an HTTP request's body).
+    package var standardInput: [UInt8]?
 
     /// A program with the given commands, global options and clock (the system clock by default).
     public init(

@@ -54,7 +54,7 @@ public struct InsertCommand: Command {
         let tally = try await ServerSession.run(context) { client in
             let reader = try SampleFileReader(
                 path: path, format: format, subject: context.globals.subject,
-                ignoreUnknown: context.arguments.flag("ignore-unknown"))
+                ignoreUnknown: context.arguments.flag("ignore-unknown"), standardInput: context.program.standardInput)
             var tally = InsertTally()
             var pending: [Sample] = []
             pending.reserveCapacity(InsertCommand.batchRows)

@@ -5,7 +5,8 @@ import Foundation
 ///
 /// Not thread-safe: one reader per task.
 public final class LineReader {
-    private let handle: FileHandle
+    /// `nil` for a reader over bytes already in memory.
+    private let handle: FileHandle?
     private let closesHandle: Bool
     private var buffer: [UInt8] = []
     private var start = 0
@@ -22,6 +23,14 @@ public final class LineReader {
         self.closesHandle = closesHandle
     }
 
+    /// A reader over `bytes` (a request's body standing for standard input).
+    public init(bytes: [UInt8]) {
+        handle = nil
+        closesHandle = false
+        buffer = bytes
+        finished = true
+    }
+
     /// Opens `path` for reading; `-` is standard input.
     public convenience init(path: String) throws {
         if path == "-" {
@@ -34,7 +43,7 @@ public final class LineReader {
         self.init(handle: handle, closesHandle: true)
     }
 
-    deinit { if closesHandle { try? handle.close() } }
+    deinit { if closesHandle { try? handle?.close() } }
 
     /// The next line without its terminator, or `nil` at the end of input. Invalid UTF-8 is repaired with U+FFFD.
     public func next() throws -> String? {
@@ -65,7 +74,7 @@ public final class LineReader {
             buffer.removeFirst(start)
             start = 0
         }
-        guard let chunk = try handle.read(upToCount: 1 << 16), !chunk.isEmpty else {
+        guard let chunk = try handle?.read(upToCount: 1 << 16), !chunk.isEmpty else {
             finished = true
             return
         }

@@ -41,11 +41,19 @@ public final class SampleFileReader {
     /// Whether columns or keys not listed above are skipped instead of refused.
     public let ignoresUnknown: Bool
 
-    /// Opens `path` and reads up to the first row; fails on an unreadable file or a bad CSV header.
-    public init(path: String, format: SampleFileFormat?, subject: String, ignoreUnknown: Bool = false) throws {
+    /// Opens `path` and reads up to the first row; fails on an unreadable file or a bad CSV header. `-` reads
+    /// `standardInput` when given, else the process's standard input.
+    public init(
+        path: String, format: SampleFileFormat?, subject: String, ignoreUnknown: Bool = false,
+        standardInput: [UInt8]? = nil
+    ) throws {
         self.path = path
         ignoresUnknown = ignoreUnknown
-        lines = try LineReader(path: path)
+        if path == "-", let standardInput {
+            lines = LineReader(bytes: standardInput)
+        } else {
+            lines = try LineReader(path: path)
+        }
         decoder = SampleRowDecoder(subject: subject)
         self.format = format ?? SampleFileFormat.implied(byPath: path) ?? .csv
         guard let first = try nextNonBlank() else { return }
