@@ -69,8 +69,9 @@ public final class TestServer: Sendable {
             let fresh = try TestDirectory(prefix: "hkd-test")
             (owner, path) = (fresh, fresh.path)
         }
-        // The HTTP API on a free port too, unless the test chose (its default port may be taken).
-        let http = arguments.contains("--http-listen") ? [] : ["--http-listen", "\(host):0"]
+        // The HTTP API on a free loopback port, unless the test chose (its default port may be taken, and beyond
+        // loopback it needs TLS).
+        let http = arguments.contains("--http-listen") ? [] : ["--http-listen", "127.0.0.1:0"]
         let hkdArguments = ["--listen", "\(host):\(port)", "--data-dir", path] + http + arguments
         let child = try HKDChild(
             binary: namespace == nil ? try Self.binary("hkd") : NamespaceNetwork.ip,
