@@ -188,8 +188,9 @@ struct ReadmeExampleTests {
         print(
             "README.md: \(report.commands) commands run, \(report.notRun.count) blocks not run:\n"
                 + report.notRun.map { "  README.md:\($0.line): \($0.reason)" }.joined(separator: "\n"))
-        #expect(report.commands >= 20, "README's commands were not found")
-        #expect(report.notRun.count <= 12, "more README blocks are marked `not run` than a README test allows")
+        #expect(report.commands >= 30, "README's commands were not found")
+        // Six today (the TLS start and pinning, the cluster recipes, the W1 load): raise only with a reason.
+        #expect(report.notRun.count <= 6, "more README blocks are marked `not run` than before: can one run?")
     }
 
     @Test("an example whose output README changed fails, naming its line, and masked fields do not")
