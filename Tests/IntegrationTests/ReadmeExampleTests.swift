@@ -33,16 +33,28 @@ struct ReadmeRunner {
             let expected = ReadmeRunner.masked(step.expected)
             let printed = ReadmeRunner.masked(actual)
             var diff = [
-                "\(file):\(step.line): `\(step.command)` printed other lines than README shows (- README, + run):"
+                "\(file):\(step.line): `\(step.command)` printed other lines than \(file) shows (- \(file), + run):"
             ]
-            for index in 0..<max(expected.count, printed.count) {
-                let want = index < expected.count ? expected[index] : nil
-                let got = index < printed.count ? printed[index] : nil
-                if want == got {
-                    diff.append("  \(want ?? "")")
+            // The lines README has and the run lacks (-), the run has and README lacks (+), the rest shared.
+            var removed = Set<Int>()
+            var inserted = Set<Int>()
+            for change in printed.difference(from: expected) {
+                switch change {
+                case .remove(let offset, _, _): removed.insert(offset)
+                case .insert(let offset, _, _): inserted.insert(offset)
+                }
+            }
+            var (old, new) = (0, 0)
+            while old < expected.count || new < printed.count {
+                if old < expected.count, removed.contains(old) {
+                    diff.append("- \(expected[old])")
+                    old += 1
+                } else if new < printed.count, inserted.contains(new) {
+                    diff.append("+ \(printed[new])")
+                    new += 1
                 } else {
-                    if let want { diff.append("- \(want)") }
-                    if let got { diff.append("+ \(got)") }
+                    diff.append("  \(expected[old])")
+                    (old, new) = (old + 1, new + 1)
                 }
             }
             return diff.joined(separator: "\n")
