@@ -10,8 +10,10 @@ import TestSupport
 // What it prints (standard output and standard error, interleaved) must be the lines README shows after it.
 //
 // Comments of the form `<!-- readme-test: … -->` just before a block say what README's prose takes for granted:
-//   fresh                      stop the servers, go on in a new, empty working directory
-//   server ADDRESS [ARGS]      start hkd with ARGS (data directory ./hkd-data unless --data-dir) for ADDRESS
+//   fresh                      stop the servers, go on in a new working directory (with the files written so far)
+//   server ADDRESS [http=PORT] [ARGS]
+//                              start hkd with ARGS (data directory ./hkd-data unless --data-dir) for ADDRESS,
+//                              and its HTTP API for PORT
 //   file NAME                  the block is the content of file NAME: write it to the working directory
 //   fixture NAME PATH          copy PATH (from the package root) to NAME in the working directory
 //   not run: REASON            the block cannot run in a test (counted and listed by the test)
@@ -89,8 +91,12 @@ struct ReadmeRunner {
     let file: String
     let examples: ReadmeExamples
 
-    /// The servers started for README addresses, by the port README names.
-    private var servers: [(readmePort: String, server: TestServer)] = []
+    /// The servers started for README addresses.
+    private var servers: [TestServer] = []
+    /// The ports README names, with the servers' real ones.
+    private var ports: [(readme: String, actual: Int)] = []
+    /// The files written so far, by name, which a `fresh` working directory holds too.
+    private var files: [String: String] = [:]
     private var directory: TestDirectory
 
     init(file: String, markdown: String) throws {
@@ -109,11 +115,14 @@ struct ReadmeRunner {
                 case .fresh:
                     await stopServers()
                     directory = try TestDirectory(prefix: "hk-readme")
-                case .server(let address, let arguments):
-                    try await startServer(readmeAddress: address, arguments: arguments)
+                    for (name, text) in files {
+                        try text.write(toFile: directory.appending(name), atomically: true, encoding: .utf8)
+                    }
+                case .server(let address, let httpPort, let arguments):
+                    try await startServer(readmeAddress: address, httpPort: httpPort, arguments: arguments)
                 case .file(let name):
-                    try (block.lines.joined(separator: "\n") + "\n").write(
-                        toFile: directory.appending(name), atomically: true, encoding: .utf8)
+                    files[name] = block.lines.joined(separator: "\n") + "\n"
+                    try files[name]?.write(toFile: directory.appending(name), atomically: true, encoding: .utf8)
                     skip = true
                 case .fixture(let name, let path):
                     try FileManager.default.copyItem(
@@ -147,29 +156,27 @@ struct ReadmeRunner {
         environment["TZ"] = "UTC"
         environment["COLUMNS"] = "80"
         environment["LC_ALL"] = "C.UTF-8"
-        if let main = servers.first(where: { $0.readmePort == "7420" }) {
-            environment["HKQ_SERVER"] = main.server.address
+        if let main = ports.first(where: { $0.readme == "7420" }) {
+            environment["HKQ_SERVER"] = "127.0.0.1:\(main.actual)"
         }
         var text = command
-        for (readmePort, server) in servers {
+        for (readme, actual) in ports {
             text = text.replacingOccurrences(
-                of: #"(127\.0\.0\.1|localhost):\#(readmePort)\b"#, with: "$1:\(server.port)",
-                options: .regularExpression)
+                of: #"(127\.0\.0\.1|localhost):\#(readme)\b"#, with: "$1:\(actual)", options: .regularExpression)
         }
         let outcome = try await runChild(
             "/bin/sh", ["-c", "exec 2>&1\n" + text], environment: environment, currentDirectory: directory.path)
         var printed = outcome.output
-        for (readmePort, server) in servers {
+        for (readme, actual) in ports {
             printed = printed.replacingOccurrences(
-                of: #"(127\.0\.0\.1|localhost):\#(server.port)\b"#, with: "$1:\(readmePort)",
-                options: .regularExpression)
+                of: #"(127\.0\.0\.1|localhost):\#(actual)\b"#, with: "$1:\(readme)", options: .regularExpression)
         }
         var lines = printed.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         while lines.last?.trimmingCharacters(in: .whitespaces).isEmpty == true { lines.removeLast() }
         return lines
     }
 
-    private mutating func startServer(readmeAddress: String, arguments: [String]) async throws {
+    private mutating func startServer(readmeAddress: String, httpPort: String?, arguments: [String]) async throws {
         var rest = arguments
         var dataDirectory = "hkd-data"
         if let index = rest.firstIndex(of: "--data-dir"), index + 1 < rest.count {
@@ -177,13 +184,20 @@ struct ReadmeRunner {
             rest.removeSubrange(index...index + 1)
         }
         let server = try await TestServer(dataDirectory: directory.appending(dataDirectory), arguments: rest)
-        let port = readmeAddress.split(separator: ":").last.map(String.init) ?? readmeAddress
-        servers.append((port, server))
+        servers.append(server)
+        ports.append((readmeAddress.split(separator: ":").last.map(String.init) ?? readmeAddress, server.port))
+        if let httpPort {
+            try await server.waitForLog("HTTP API on")
+            let logged = try #require(
+                server.logText.firstMatch(of: #/HTTP API on [0-9.]+:([0-9]+)/#).flatMap { Int($0.1) },
+                "hkd did not log its HTTP API's port: \(server.logText)")
+            ports.append((httpPort, logged))
+        }
     }
 
     private mutating func stopServers() async {
-        for (_, server) in servers { _ = await server.stop() }
-        servers = []
+        for server in servers { _ = await server.stop() }
+        (servers, ports) = ([], [])
     }
 }
 

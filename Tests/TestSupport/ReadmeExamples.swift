@@ -3,9 +3,10 @@ import Foundation
 /// The examples of a Markdown file (README.md) as the README test runs them: its fenced blocks in order, each with
 /// the `<!-- readme-test: … -->` directives written on the lines just before it.
 ///
-/// A block holding lines that start with `$ ` is a command block: each such line is a command, and the lines
-/// after it up to the next command (trailing blank lines left out) are what the command prints, standard output
-/// and standard error as they interleave. Other blocks are shown text, used only when a directive names them
+/// A block holding lines that start with `$ ` is a command block: each such line is a command (with the lines
+/// after it while one ends with a backslash, as in a shell), and the lines after it up to the next command
+/// (trailing blank lines left out) are what the command prints, standard output and standard error as they
+/// interleave. Other blocks are shown text, used only when a directive names them
 /// (`file NAME`).
 public struct ReadmeExamples: Sendable {
     /// One fenced block.
@@ -32,10 +33,12 @@ public struct ReadmeExamples: Sendable {
 
     /// What a `<!-- readme-test: … -->` comment asks for the block after it.
     public enum Directive: Sendable, Equatable {
-        /// `fresh`: stop the examples' servers and continue in a new, empty working directory.
+        /// `fresh`: stop the examples' servers and continue in a new working directory holding only the files
+        /// written so far.
         case fresh
-        /// `server ADDRESS [HKD ARGUMENTS]`: start hkd (on a free port) for the address the examples name.
-        case server(address: String, arguments: [String])
+        /// `server ADDRESS [http=PORT] [HKD ARGUMENTS]`: start hkd (on a free port) for the address the examples
+        /// name, its HTTP API (when given) for the port the examples name.
+        case server(address: String, httpPort: String?, arguments: [String])
         /// `file NAME`: write the block's text to NAME in the working directory instead of running it.
         case file(String)
         /// `fixture NAME PATH`: copy PATH, relative to the package root, to NAME in the working directory.
@@ -95,7 +98,10 @@ public struct ReadmeExamples: Sendable {
         let words = text.split(separator: " ").map(String.init)
         switch words.first {
         case "fresh" where words.count == 1: return .fresh
-        case "server" where words.count >= 2: return .server(address: words[1], arguments: Array(words.dropFirst(2)))
+        case "server" where words.count >= 2:
+            let http = words.count > 2 && words[2].hasPrefix("http=") ? String(words[2].dropFirst(5)) : nil
+            return .server(
+                address: words[1], httpPort: http, arguments: Array(words.dropFirst(http == nil ? 2 : 3)))
         case "file" where words.count == 2: return .file(words[1])
         case "fixture" where words.count == 3: return .fixture(name: words[1], path: words[2])
         case "not" where text.hasPrefix("not run:"):
@@ -107,12 +113,16 @@ public struct ReadmeExamples: Sendable {
     /// The commands of a block's lines and the lines shown after each.
     static func steps(_ body: [String], firstLine: Int) -> [Step] {
         var steps: [Step] = []
+        var continued = false
         for (offset, line) in body.enumerated() {
-            if line.hasPrefix("$ ") {
+            if continued {
+                steps[steps.count - 1].command += "\n" + line
+            } else if line.hasPrefix("$ ") {
                 steps.append(Step(line: firstLine + offset, command: String(line.dropFirst(2)), expected: []))
             } else if !steps.isEmpty {
                 steps[steps.count - 1].expected.append(line)
             }
+            continued = (continued || line.hasPrefix("$ ")) && line.hasSuffix("\\")
         }
         for index in steps.indices {
             while steps[index].expected.last?.trimmingCharacters(in: .whitespaces).isEmpty == true {
