@@ -5,8 +5,9 @@ import TestSupport
 // README's examples, run.
 //
 // Every fenced block of README.md that shows `$ ` lines is run in order against real hkd servers: each command
-// with `/bin/sh -c` in the examples' working directory, `PATH` starting with the built hkq and hkd, `HKQ_SERVER`
-// the server README calls 127.0.0.1:7420, and the admin token found the way README says (`./hkd-data/admin.token`).
+// with `/bin/sh -c` (for at most a minute) in the examples' working directory, `PATH` starting with the built hkq
+// and hkd, `HKQ_SERVER` the server README calls 127.0.0.1:7420, and the admin token found the way README says
+// (`./hkd-data/admin.token`).
 // What it prints (standard output and standard error, interleaved) must be the lines README shows after it.
 //
 // Comments of the form `<!-- readme-test: … -->` just before a block say what README's prose takes for granted:
@@ -165,8 +166,10 @@ struct ReadmeRunner {
             text = text.replacingOccurrences(
                 of: #"(127\.0\.0\.1|localhost):\#(readme)\b"#, with: "$1:\(actual)", options: .regularExpression)
         }
+        // A command that hangs (a `watch` without `--count`, say) ends after a minute with what it printed.
         let outcome = try await runChild(
-            "/bin/sh", ["-c", "exec 2>&1\n" + text], environment: environment, currentDirectory: directory.path)
+            "/usr/bin/timeout", ["60", "/bin/sh", "-c", "exec 2>&1\n" + text], environment: environment,
+            currentDirectory: directory.path)
         var printed = outcome.output
         for (readme, actual) in ports {
             printed = printed.replacingOccurrences(
