@@ -96,7 +96,9 @@ public final class ClusterNode: Sendable {
         self.replicas = replicas
         self.settings = settings
         let holders = HolderBox()
-        let log = JetStreamChangeLog(jetStream: jetStream, layout: layout) { partition, subject in
+        let log = JetStreamChangeLog(
+            jetStream: jetStream, layout: layout, leaseDeadline: { holders.leases?.currentUntil($0) }
+        ) { partition, subject in
             Self.refusal(partition: partition, subject: subject, holder: holders.leases?.holder(of: partition))
         }
         let store = HealthStore(anchorsFromSequences: true)
@@ -154,9 +156,12 @@ public final class ClusterNode: Sendable {
         let partition = log.layout.partition(of: subject)
         if log.serves(partition) {
             if leases.isCurrent(partition) { return }
+            let others = leases.otherHolders.map { "\($0.node) at \($0.address)" }
             throw HealthError(
                 .storageUnavailable,
-                "the lease of partition \(partition) (subject \(subject)) was not renewed in time; retry")
+                "the lease of partition \(partition) (subject \(subject)) was not renewed in time (this node may be "
+                    + "cut off from the cluster's NATS servers); retry"
+                    + (others.isEmpty ? "" : ", or ask another node: " + others.joined(separator: ", ")))
         }
         if log.owns(partition) {
             throw HealthError(

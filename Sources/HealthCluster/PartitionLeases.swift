@@ -60,6 +60,13 @@ public final class PartitionLeases: Sendable {
         var writtenAt: [ContinuousClock.Instant?]
         /// The active nodes as last listed, sorted.
         var active: [String] = []
+        /// Partitions whose lease this node created and has not rebuilt yet (logged `took partition` once
+        /// rebuilt, whichever pass does it).
+        var taking: Set<Int> = []
+        /// Partitions whose lease this node holds but could not renew in time (logged once each way).
+        var lapsed: Set<Int> = []
+        /// Set by ``stop()``: renewals stop retrying.
+        var stopping = false
         /// Runs the passes while the node serves.
         var passes: PeriodicThread?
     }
@@ -133,9 +140,21 @@ public final class PartitionLeases: Sendable {
     /// (paused, cut off from NATS, its lease thread late) stops serving before its lease can expire, so it does
     /// not answer from a partition another node may have taken; the 10 % allow for clocks running at different
     /// rates.
-    public func isCurrent(_ index: Int) -> Bool {
-        guard let written = state.withLock({ $0.writtenAt[index] }) else { return false }
-        return ContinuousClock.now - written < ttl * 0.9
+    public func isCurrent(_ index: Int) -> Bool { currentUntil(index).map { ContinuousClock.now < $0 } ?? false }
+
+    /// The instant until which this node's lease of partition `index` is certainly its own (``isCurrent(_:)``):
+    /// 90 % of the TTL after the write that created or last renewed it was sent; `nil` when it holds no lease.
+    public func currentUntil(_ index: Int) -> ContinuousClock.Instant? {
+        state.withLock { $0.writtenAt[index] }.map { $0 + ttl * 0.9 }
+    }
+
+    /// The other nodes holding partitions, as last seen, by id: where a client may go while this node cannot
+    /// serve.
+    public var otherHolders: [Holder] {
+        let holders = state.withLock { $0.holders }
+        var seen: [String: Holder] = [:]
+        for case let holder? in holders where holder.node != node { seen[holder.node] = holder }
+        return seen.values.sorted { $0.node < $1.node }
     }
 
     /// The partitions this node holds.
@@ -153,8 +172,13 @@ public final class PartitionLeases: Sendable {
     /// partitions taken. Failures to reach NATS are logged and retried on the next pass.
     @discardableResult
     public func pass() -> [Int] {
-        let active = announce()
-        for index in held { renew(index) }
+        guard let active = announce() else {
+            // JetStream does not take the registry's write: renew (retrying) and leave the rest, each step of which
+            // would wait out its own timeout, to the next pass.
+            renewHeld()
+            return []
+        }
+        renewHeld()
         for index in 0..<log.layout.count where state.withLock({ $0.revisions[index] }) == nil {
             refresh(index)
         }
@@ -179,7 +203,14 @@ public final class PartitionLeases: Sendable {
         }
         for index in log.uncertainPartitions {
             do {
-                try log.catchUp(index, into: store)
+                if state.withLock({ $0.taking.contains(index) }) {
+                    try rebuild(index, since: .now)
+                } else {
+                    let caughtUp = try log.catchUp(index, into: store)
+                    logLine(
+                        "partition \(index): caught up with its stream after a refused or unacknowledged write (replayed "
+                            + "\(caughtUp.replayed) records)")
+                }
             } catch {
                 logLine("partition \(index): \(error)")
             }
@@ -189,9 +220,9 @@ public final class PartitionLeases: Sendable {
         return taken
     }
 
-    /// Writes this node's registry key and lists the active nodes; on a failure to reach NATS keeps the nodes
-    /// last listed. Returns them (this node among them when it is active).
-    private func announce() -> [String] {
+    /// Writes this node's registry key and lists the active nodes (this node among them when it is active);
+    /// `nil` when NATS could not be reached (the nodes last listed are kept).
+    private func announce() -> [String]? {
         do {
             try bucket.put(registryKey, Array(address.utf8))
             var active = Self.activeNodes(try bucket.keys())
@@ -210,33 +241,97 @@ public final class PartitionLeases: Sendable {
             return active
         } catch {
             logLine("cannot announce node \(node): \(error)")
-            return state.withLock { $0.active }
+            return nil
         }
     }
 
-    /// Renews the lease of partition `index`, which this node holds; disowns it when another node has it.
-    private func renew(_ index: Int) {
-        guard let revision = state.withLock({ $0.revisions[index] }) else { return }
+    /// Renews every lease held. A renewal that fails to reach NATS (no responders while JetStream elects a
+    /// leader, a timeout) is tried again every ``retryPause`` while the lease is still certain
+    /// (``isCurrent(_:)``), so that a moment's failure does not end it; after that the next passes go on trying.
+    private func renewHeld() {
+        var pending = held
+        while true {
+            pending = pending.filter { !renew($0) }
+            pending = pending.filter { index in
+                guard isCurrent(index) else {
+                    lapse(index)
+                    return false
+                }
+                return true
+            }
+            guard !pending.isEmpty, !state.withLock({ $0.stopping }) else { return }
+            Thread.sleep(forTimeInterval: Double(Self.retryPause.milliseconds) / 1000)
+        }
+    }
+
+    /// The pause between tries of a renewal that failed to reach NATS.
+    static let retryPause: Duration = .milliseconds(250)
+
+    /// Logs, once, that the lease of partition `index` could not be renewed in time: this node stops serving it
+    /// until a renewal succeeds.
+    private func lapse(_ index: Int) {
+        let first = state.withLock { s in s.revisions[index] != nil && s.lapsed.insert(index).inserted }
+        if first {
+            logLine(
+                "cannot renew the lease of partition \(index) in time: not serving it until a renewal succeeds "
+                    + "(another node takes it once it expires)")
+        }
+    }
+
+    /// Renews the lease of partition `index`, which this node holds; returns false when NATS could not be reached
+    /// (to try again), true when the renewal is settled: renewed, or the partition disowned because another node
+    /// holds it or the lease expired. A refused renewal whose key still holds this node's value at a newer
+    /// revision (an earlier renewal was stored, its acknowledgement lost) keeps the lease at that revision.
+    @discardableResult
+    private func renew(_ index: Int) -> Bool {
+        guard let revision = state.withLock({ $0.revisions[index] }) else { return true }
+        let key = log.layout.leaseKey(index)
         let sent = ContinuousClock.now
         do {
-            if let renewed = try bucket.update(log.layout.leaseKey(index), value, last: revision) {
-                state.withLock { s in
+            if let renewed = try bucket.update(key, value, last: revision) {
+                let lapsed = state.withLock { s in
                     s.revisions[index] = renewed
                     s.writtenAt[index] = sent
+                    return s.lapsed.remove(index) != nil
                 }
-            } else {
-                state.withLock { s in
-                    s.revisions[index] = nil
-                    s.holders[index] = nil
-                    s.writtenAt[index] = nil
-                }
-                log.disown(index)
-                leaving.withLock { $0 }?(index)
-                logLine("lost the lease of partition \(index): another node holds it")
+                if lapsed { logLine("renewed the lease of partition \(index): serving it again") }
+                return true
             }
+            let current = try bucket.get(key)
+            if let current, current.value == value {
+                // This node's own write, stored at a revision it did not learn: still its lease. Its expiry counts
+                // from that write, sent after the last one known, so the instant kept is on the safe side.
+                state.withLock { $0.revisions[index] = current.revision }
+                return renew(index)
+            }
+            let holder = current.flatMap { Self.holder($0.value) }
+            disownLost(index)
+            logLine(
+                "lost the lease of partition \(index): "
+                    + (holder.map { "node \($0.node) at \($0.address) holds it" }
+                        ?? "it expired (not renewed within \(ttl))"))
+            state.withLock { s in
+                s.holders[index] = holder
+                if holder == nil { s.freeSince[index] = .now }
+            }
+            return true
         } catch {
             logLine("partition \(index): \(error)")
+            return false
         }
+    }
+
+    /// Forgets the lease of partition `index`, which another node holds or which expired, and stops serving it.
+    private func disownLost(_ index: Int) {
+        state.withLock { s in
+            s.revisions[index] = nil
+            s.holders[index] = nil
+            s.writtenAt[index] = nil
+            s.lapsed.remove(index)
+            s.taking.remove(index)
+        }
+        log.disown(index)
+        leaving.withLock { $0 }?(index)
     }
 
     /// Renews the leases held whose last write is a third of the TTL old or more: a pass that rebuilds several
@@ -296,7 +391,8 @@ public final class PartitionLeases: Sendable {
         }
     }
 
-    /// Takes partition `index` if its lease is still free, and rebuilds it; returns whether it was taken.
+    /// Takes partition `index` if its lease is still free, and rebuilds it; returns whether it was taken. A
+    /// rebuild that fails leaves the partition refusing changes; a later pass rebuilds it and logs the take then.
     private func take(_ index: Int) throws -> Bool {
         let sent = ContinuousClock.now
         guard let revision = try bucket.create(log.layout.leaseKey(index), value) else {
@@ -310,8 +406,17 @@ public final class PartitionLeases: Sendable {
             s.holders[index] = Holder(node: node, address: address)
             s.freeSince[index] = nil
             s.writtenAt[index] = sent
+            s.taking.insert(index)
         }
+        try rebuild(index, since: started)
+        return true
+    }
+
+    /// Catches partition `index`, whose lease this node created, up with its stream, and logs
+    /// `took partition` with what it loaded and how long it took since `started`.
+    private func rebuild(_ index: Int, since started: ContinuousClock.Instant) throws {
         let caughtUp = try log.catchUp(index, into: store)
+        state.withLock { _ = $0.taking.remove(index) }
         let (seconds, attoseconds) = (ContinuousClock.now - started).components
         let milliseconds = Double(seconds) * 1000 + Double(attoseconds) / 1e15
         let snapshot = caughtUp.snapshot.map { head in
@@ -321,7 +426,6 @@ public final class PartitionLeases: Sendable {
         logLine(
             "took partition \(index): \(snapshot ?? "")replayed \(caughtUp.replayed) records to stream sequence "
                 + "\(log.lastApplied(index)) in " + String(format: "%.1f ms", milliseconds))
-        return true
     }
 
     /// Hands over what this node holds beyond `share`, as many partitions as the other active nodes lack (as
@@ -356,6 +460,8 @@ public final class PartitionLeases: Sendable {
             s.holders[index] = nil
             s.freeSince[index] = .now
             s.writtenAt[index] = nil
+            s.lapsed.remove(index)
+            s.taking.remove(index)
         }
         log.disown(index)
         leaving.withLock { $0 }?(index)
@@ -376,6 +482,7 @@ public final class PartitionLeases: Sendable {
     public func stop() {
         let passes = state.update { s in
             defer { s.passes = nil }
+            s.stopping = true
             return s.passes
         }
         passes?.stop()
