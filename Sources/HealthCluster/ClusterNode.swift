@@ -149,13 +149,16 @@ public final class ClusterNode: Sendable {
     }
 
     /// Throws unless this node serves `subject` now: ``ErrorCode/notOwner`` naming the owner when another node
-    /// holds its partition, the retryable ``ErrorCode/storageUnavailable`` when nobody does yet, this node is
-    /// still rebuilding it, or its lease was not renewed recently enough to be sure it is still this node's
-    /// (``PartitionLeases/isCurrent(_:)``).
+    /// holds its partition; the retryable ``ErrorCode/storageUnavailable`` when nobody does yet, when this node's
+    /// lease was not renewed recently enough to be sure it is still this node's (``PartitionLeases/isCurrent(_:)``;
+    /// the message names the other nodes holding partitions, where a client may go meanwhile), or when this node
+    /// is still rebuilding it.
     public func checkServes(_ subject: String) throws {
         let partition = log.layout.partition(of: subject)
-        if log.serves(partition) {
-            if leases.isCurrent(partition) { return }
+        guard log.owns(partition) else {
+            throw Self.refusal(partition: partition, subject: subject, holder: leases.holder(of: partition))
+        }
+        guard leases.isCurrent(partition) else {
             let others = leases.otherHolders.map { "\($0.node) at \($0.address)" }
             throw HealthError(
                 .storageUnavailable,
@@ -163,12 +166,9 @@ public final class ClusterNode: Sendable {
                     + "cut off from the cluster's NATS servers); retry"
                     + (others.isEmpty ? "" : ", or ask another node: " + others.joined(separator: ", ")))
         }
-        if log.owns(partition) {
-            throw HealthError(
-                .storageUnavailable,
-                "partition \(partition) (subject \(subject)) is being rebuilt from its stream; retry")
-        }
-        throw Self.refusal(partition: partition, subject: subject, holder: leases.holder(of: partition))
+        if log.serves(partition) { return }
+        throw HealthError(
+            .storageUnavailable, "partition \(partition) (subject \(subject)) is being rebuilt from its stream; retry")
     }
 
     /// The error for a change or query of `subject`, whose partition this node does not hold.
@@ -185,6 +185,10 @@ public final class ClusterNode: Sendable {
         public var index: Int
         /// The lease holder as last seen (this node when it holds it); `nil` when nobody holds it.
         public var holder: PartitionLeases.Holder?
+        /// Whether this node holds the lease, and whether it renewed it in time (``PartitionLeases/isCurrent(_:)``):
+        /// a lease held but not current may have expired, and another node may hold it.
+        public var held: Bool
+        public var current: Bool
         /// Its stream now.
         public var stream: JetStream.StreamState
         /// The last stream sequence this node applied (0 unless it holds the partition).
@@ -202,7 +206,8 @@ public final class ClusterNode: Sendable {
                 throw failure.healthError
             }
             return PartitionStatus(
-                index: index, holder: leases.holder(of: index), stream: stream,
+                index: index, holder: leases.holder(of: index), held: leases.currentUntil(index) != nil,
+                current: leases.isCurrent(index), stream: stream,
                 applied: log.owns(index) ? log.lastApplied(index) : 0)
         }
     }

@@ -43,6 +43,8 @@ public final class PartitionLeases: Sendable {
     private let logLine: @Sendable (String) -> Void
     /// Per partition: the revision of this node's lease (when it holds one) and the holder last seen.
     private let state: ConditionLock<State>
+    /// Held while leases are renewed: by the renewal thread or a pass, one at a time.
+    private let renewing = Mutex<Void>(())
     /// Called with each partition this node stops serving (handed over, released, or its lease lost).
     private let leaving = Mutex<(@Sendable (Int) -> Void)?>(nil)
 
@@ -69,6 +71,9 @@ public final class PartitionLeases: Sendable {
         var stopping = false
         /// Runs the passes while the node serves.
         var passes: PeriodicThread?
+        /// Renews the leases held while the node serves, apart from the passes, whose other steps can each wait
+        /// out a request timeout.
+        var renewals: PeriodicThread?
     }
 
     /// The leases bucket's name.
@@ -172,13 +177,13 @@ public final class PartitionLeases: Sendable {
     /// partitions taken. Failures to reach NATS are logged and retried on the next pass.
     @discardableResult
     public func pass() -> [Int] {
-        guard let active = announce() else {
-            // JetStream does not take the registry's write: renew (retrying) and leave the rest, each step of which
-            // would wait out its own timeout, to the next pass.
-            renewHeld()
-            return []
-        }
+        let announced = announce()
+        // Before the list of nodes, whose reading can wait out a timeout of its own.
         renewHeld()
+        // JetStream does not take this node's registry write: leave the rest, each step of which would wait out its
+        // own timeout, to the next pass.
+        guard announced else { return [] }
+        let active = listNodes()
         for index in 0..<log.layout.count where state.withLock({ $0.revisions[index] }) == nil {
             refresh(index)
         }
@@ -220,11 +225,25 @@ public final class PartitionLeases: Sendable {
         return taken
     }
 
-    /// Writes this node's registry key and lists the active nodes (this node among them when it is active);
-    /// `nil` when NATS could not be reached (the nodes last listed are kept).
-    private func announce() -> [String]? {
+    /// Writes this node's registry key; false when NATS could not be reached (or the bucket has no leader).
+    private func announce() -> Bool {
         do {
             try bucket.put(registryKey, Array(address.utf8))
+            return true
+        } catch {
+            logLine("cannot announce node \(node): \(error)")
+            return false
+        }
+    }
+
+    /// Writes this node's registry key again, so that it outlives a pass held up by timeouts; failures are left
+    /// to the passes to log.
+    private func renewRegistration() { _ = try? bucket.put(registryKey, Array(address.utf8)) }
+
+    /// Lists the active nodes (this node among them when it is active); when the list cannot be read, returns the
+    /// nodes last listed.
+    private func listNodes() -> [String] {
+        do {
             var active = Self.activeNodes(try bucket.keys())
             if !standby && !active.contains(node) { active = (active + [node]).sorted() }
             let listed = active
@@ -240,15 +259,17 @@ public final class PartitionLeases: Sendable {
             }
             return active
         } catch {
-            logLine("cannot announce node \(node): \(error)")
-            return nil
+            logLine("cannot list the cluster's nodes (keeping the last list): \(error)")
+            return state.withLock { $0.active }
         }
     }
 
     /// Renews every lease held. A renewal that fails to reach NATS (no responders while JetStream elects a
     /// leader, a timeout) is tried again every ``retryPause`` while the lease is still certain
     /// (``isCurrent(_:)``), so that a moment's failure does not end it; after that the next passes go on trying.
-    private func renewHeld() {
+    private func renewHeld() { renewing.withLock { _ in renewHeldNow() } }
+
+    private func renewHeldNow() {
         var pending = held
         while true {
             pending = pending.filter { !renew($0) }
@@ -289,7 +310,9 @@ public final class PartitionLeases: Sendable {
         let sent = ContinuousClock.now
         do {
             if let renewed = try bucket.update(key, value, last: revision) {
+                // Kept only if the lease is still the one renewed (not handed over or released meanwhile).
                 let lapsed = state.withLock { s in
+                    guard s.revisions[index] == revision else { return false }
                     s.revisions[index] = renewed
                     s.writtenAt[index] = sent
                     return s.lapsed.remove(index) != nil
@@ -297,19 +320,28 @@ public final class PartitionLeases: Sendable {
                 if lapsed { logLine("renewed the lease of partition \(index): serving it again") }
                 return true
             }
+            guard state.withLock({ $0.revisions[index] }) == revision else { return true }
             let current = try bucket.get(key)
             if let current, current.value == value {
                 // This node's own write, stored at a revision it did not learn: still its lease. Its expiry counts
                 // from that write, sent after the last one known, so the instant kept is on the safe side.
-                state.withLock { $0.revisions[index] = current.revision }
-                return renew(index)
+                let kept = state.withLock { s in
+                    guard s.revisions[index] == revision else { return false }
+                    s.revisions[index] = current.revision
+                    return true
+                }
+                return kept ? renew(index) : true
             }
             let holder = current.flatMap { Self.holder($0.value) }
+            let cause =
+                holder.map { "node \($0.node) at \($0.address) holds it" } ?? "it expired (not renewed within \(ttl))"
+            let rebuilding = state.withLock { $0.taking.contains(index) }
             disownLost(index)
+            // A partition never served (its rebuild had not succeeded) did not change hands as far as clients saw.
             logLine(
-                "lost the lease of partition \(index): "
-                    + (holder.map { "node \($0.node) at \($0.address) holds it" }
-                        ?? "it expired (not renewed within \(ttl))"))
+                rebuilding
+                    ? "partition \(index): lost its lease before its rebuild succeeded: \(cause)"
+                    : "lost the lease of partition \(index): \(cause)")
             state.withLock { s in
                 s.holders[index] = holder
                 if holder == nil { s.freeSince[index] = .now }
@@ -342,7 +374,9 @@ public final class PartitionLeases: Sendable {
                 s.revisions[index] != nil && s.writtenAt[index].map { ContinuousClock.now - $0 >= ttl / 3 } ?? true
             }
         }
-        for index in due { renew(index) }
+        renewing.withLock { _ in
+            for index in due { renew(index) }
+        }
     }
 
     /// Refuses to start a second node with this node's id: when the registry announces this id at another
@@ -438,13 +472,15 @@ public final class PartitionLeases: Sendable {
             }
             return (s.revisions.indices.filter { s.revisions[$0] != nil }, counts)
         }
+        let rebuilding = state.withLock { $0.taking }
         guard mine.count > share else { return }
         let partitions = log.layout.count
         let lacking = active.filter { $0 != node }.map { other in
             max(0, Self.fairShare(of: other, among: active, partitions: partitions) - counts[other, default: 0])
         }.reduce(0, +)
         let surplus = min(mine.count - share, lacking)
-        for index in mine.suffix(surplus).reversed() {
+        // Partitions still being rebuilt were never served: they are kept until they are (then handed over).
+        for index in mine.filter({ !rebuilding.contains($0) }).suffix(surplus).reversed() {
             release(index)
             logLine(
                 "handed partition \(index) over: held \(mine.count), fair share \(share) of \(log.layout.count) on "
@@ -472,19 +508,28 @@ public final class PartitionLeases: Sendable {
         }
     }
 
-    /// Starts the thread that runs a ``pass()`` every third of the TTL.
+    /// Starts the thread that runs a ``pass()`` every third of the TTL, and the one that renews the leases held
+    /// (and this node's registry key) every quarter of it, apart from the passes' slower steps.
     public func start() throws {
         let passes = try PeriodicThread(name: "hkd-leases", every: ttl / 3) { [self] in pass() }
-        state.withLock { $0.passes = passes }
+        let renewals = try PeriodicThread(name: "hkd-renewals", every: ttl / 4) { [self] in
+            renewHeld()
+            renewRegistration()
+        }
+        state.withLock { s in
+            s.passes = passes
+            s.renewals = renewals
+        }
     }
 
     /// Stops renewing, leaves the registry and gives the leases up (deleted, so other nodes take them at once).
     public func stop() {
-        let passes = state.update { s in
-            defer { s.passes = nil }
+        let (passes, renewals) = state.update { s in
+            defer { (s.passes, s.renewals) = (nil, nil) }
             s.stopping = true
-            return s.passes
+            return (s.passes, s.renewals)
         }
+        renewals?.stop()
         passes?.stop()
         try? bucket.delete(registryKey)
         let released = held
