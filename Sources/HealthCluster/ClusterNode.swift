@@ -99,7 +99,9 @@ public final class ClusterNode: Sendable {
         let log = JetStreamChangeLog(
             jetStream: jetStream, layout: layout, leaseDeadline: { holders.leases?.currentUntil($0) }
         ) { partition, subject in
-            Self.refusal(partition: partition, subject: subject, holder: holders.leases?.holder(of: partition))
+            Self.refusal(
+                partition: partition, subject: subject, holder: holders.leases?.holder(of: partition),
+                others: holders.leases?.otherHolders ?? [])
         }
         let store = HealthStore(anchorsFromSequences: true)
         let leases = try startup.retrying {
@@ -156,28 +158,38 @@ public final class ClusterNode: Sendable {
     public func checkServes(_ subject: String) throws {
         let partition = log.layout.partition(of: subject)
         guard log.owns(partition) else {
-            throw Self.refusal(partition: partition, subject: subject, holder: leases.holder(of: partition))
+            throw Self.refusal(
+                partition: partition, subject: subject, holder: leases.holder(of: partition),
+                others: leases.otherHolders)
         }
         guard leases.isCurrent(partition) else {
-            let others = leases.otherHolders.map { "\($0.node) at \($0.address)" }
             throw HealthError(
                 .storageUnavailable,
                 "the lease of partition \(partition) (subject \(subject)) was not renewed in time (this node may be "
-                    + "cut off from the cluster's NATS servers); retry"
-                    + (others.isEmpty ? "" : ", or ask another node: " + others.joined(separator: ", ")))
+                    + "cut off from the cluster's NATS servers); retry" + Self.elsewhere(leases.otherHolders))
         }
         if log.serves(partition) { return }
         throw HealthError(
             .storageUnavailable, "partition \(partition) (subject \(subject)) is being rebuilt from its stream; retry")
     }
 
-    /// The error for a change or query of `subject`, whose partition this node does not hold.
-    static func refusal(partition: Int, subject: String, holder: PartitionLeases.Holder?) -> HealthError {
+    /// The error for a change or query of `subject`, whose partition this node does not hold: names its holder,
+    /// or, when none is known, the `others` holding partitions.
+    static func refusal(
+        partition: Int, subject: String, holder: PartitionLeases.Holder?, others: [PartitionLeases.Holder]
+    ) -> HealthError {
         guard let holder else {
             return HealthError(
-                .storageUnavailable, "no node holds partition \(partition) (subject \(subject)) yet; retry")
+                .storageUnavailable,
+                "no node holds partition \(partition) (subject \(subject)) yet; retry" + elsewhere(others))
         }
         return HealthError(.notOwner, "\(holder.address) owns partition \(partition) (subject \(subject))")
+    }
+
+    /// `, or ask another node: <id> at <address>, …` naming `others`; empty when there is none.
+    static func elsewhere(_ others: [PartitionLeases.Holder]) -> String {
+        others.isEmpty
+            ? "" : ", or ask another node: " + others.map { "\($0.node) at \($0.address)" }.joined(separator: ", ")
     }
 
     /// One partition as this node sees it: for ``status()``.

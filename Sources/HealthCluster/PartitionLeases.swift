@@ -183,7 +183,7 @@ public final class PartitionLeases: Sendable {
         // JetStream does not take this node's registry write: leave the rest, each step of which would wait out its
         // own timeout, to the next pass.
         guard announced else { return [] }
-        let active = listNodes()
+        let (active, listed) = listNodes()
         for index in 0..<log.layout.count where state.withLock({ $0.revisions[index] }) == nil {
             refresh(index)
         }
@@ -221,7 +221,8 @@ public final class PartitionLeases: Sendable {
             }
             renewDue()
         }
-        handOver(share: share, active: active)
+        // Hands over only by a fresh list: by a stale one the receiver may be a node that is gone or cut off.
+        if listed { handOver(share: share, active: active) }
         return taken
     }
 
@@ -240,9 +241,9 @@ public final class PartitionLeases: Sendable {
     /// to the passes to log.
     private func renewRegistration() { _ = try? bucket.put(registryKey, Array(address.utf8)) }
 
-    /// Lists the active nodes (this node among them when it is active); when the list cannot be read, returns the
-    /// nodes last listed.
-    private func listNodes() -> [String] {
+    /// Lists the active nodes (this node among them when it is active), and true; when the list cannot be read,
+    /// the nodes last listed, and false.
+    private func listNodes() -> (active: [String], listed: Bool) {
         do {
             var active = Self.activeNodes(try bucket.keys())
             if !standby && !active.contains(node) { active = (active + [node]).sorted() }
@@ -257,10 +258,10 @@ public final class PartitionLeases: Sendable {
                         + "\(Self.fairShare(of: node, among: active, partitions: log.layout.count)) of "
                         + "\(log.layout.count) partitions")
             }
-            return active
+            return (active, true)
         } catch {
-            logLine("cannot list the cluster's nodes (keeping the last list): \(error)")
-            return state.withLock { $0.active }
+            logLine("cannot list the cluster's nodes (keeping the last list, handing nothing over): \(error)")
+            return (state.withLock { $0.active }, false)
         }
     }
 
