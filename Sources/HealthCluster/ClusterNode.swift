@@ -96,8 +96,12 @@ public final class ClusterNode: Sendable {
         self.replicas = replicas
         self.settings = settings
         let holders = HolderBox()
-        let log = JetStreamChangeLog(jetStream: jetStream, layout: layout) { partition, subject in
-            Self.refusal(partition: partition, subject: subject, holder: holders.leases?.holder(of: partition))
+        let log = JetStreamChangeLog(
+            jetStream: jetStream, layout: layout, leaseDeadline: { holders.leases?.currentUntil($0) }
+        ) { partition, subject in
+            Self.refusal(
+                partition: partition, subject: subject, holder: holders.leases?.holder(of: partition),
+                others: holders.leases?.otherHolders ?? [])
         }
         let store = HealthStore(anchorsFromSequences: true)
         let leases = try startup.retrying {
@@ -147,32 +151,45 @@ public final class ClusterNode: Sendable {
     }
 
     /// Throws unless this node serves `subject` now: ``ErrorCode/notOwner`` naming the owner when another node
-    /// holds its partition, the retryable ``ErrorCode/storageUnavailable`` when nobody does yet, this node is
-    /// still rebuilding it, or its lease was not renewed recently enough to be sure it is still this node's
-    /// (``PartitionLeases/isCurrent(_:)``).
+    /// holds its partition; the retryable ``ErrorCode/storageUnavailable`` when nobody does yet, when this node's
+    /// lease was not renewed recently enough to be sure it is still this node's (``PartitionLeases/isCurrent(_:)``;
+    /// the message names the other nodes holding partitions, where a client may go meanwhile), or when this node
+    /// is still rebuilding it.
     public func checkServes(_ subject: String) throws {
         let partition = log.layout.partition(of: subject)
-        if log.serves(partition) {
-            if leases.isCurrent(partition) { return }
+        guard log.owns(partition) else {
+            throw Self.refusal(
+                partition: partition, subject: subject, holder: leases.holder(of: partition),
+                others: leases.otherHolders)
+        }
+        guard leases.isCurrent(partition) else {
             throw HealthError(
                 .storageUnavailable,
-                "the lease of partition \(partition) (subject \(subject)) was not renewed in time; retry")
+                "the lease of partition \(partition) (subject \(subject)) was not renewed in time (this node may be "
+                    + "cut off from the cluster's NATS servers); retry" + Self.elsewhere(leases.otherHolders))
         }
-        if log.owns(partition) {
-            throw HealthError(
-                .storageUnavailable,
-                "partition \(partition) (subject \(subject)) is being rebuilt from its stream; retry")
-        }
-        throw Self.refusal(partition: partition, subject: subject, holder: leases.holder(of: partition))
+        if log.serves(partition) { return }
+        throw HealthError(
+            .storageUnavailable, "partition \(partition) (subject \(subject)) is being rebuilt from its stream; retry")
     }
 
-    /// The error for a change or query of `subject`, whose partition this node does not hold.
-    static func refusal(partition: Int, subject: String, holder: PartitionLeases.Holder?) -> HealthError {
+    /// The error for a change or query of `subject`, whose partition this node does not hold: names its holder,
+    /// or, when none is known, the `others` holding partitions.
+    static func refusal(
+        partition: Int, subject: String, holder: PartitionLeases.Holder?, others: [PartitionLeases.Holder]
+    ) -> HealthError {
         guard let holder else {
             return HealthError(
-                .storageUnavailable, "no node holds partition \(partition) (subject \(subject)) yet; retry")
+                .storageUnavailable,
+                "no node holds partition \(partition) (subject \(subject)) yet; retry" + elsewhere(others))
         }
         return HealthError(.notOwner, "\(holder.address) owns partition \(partition) (subject \(subject))")
+    }
+
+    /// `, or ask another node: <id> at <address>, …` naming `others`; empty when there is none.
+    static func elsewhere(_ others: [PartitionLeases.Holder]) -> String {
+        others.isEmpty
+            ? "" : ", or ask another node: " + others.map { "\($0.node) at \($0.address)" }.joined(separator: ", ")
     }
 
     /// One partition as this node sees it: for ``status()``.
@@ -180,6 +197,10 @@ public final class ClusterNode: Sendable {
         public var index: Int
         /// The lease holder as last seen (this node when it holds it); `nil` when nobody holds it.
         public var holder: PartitionLeases.Holder?
+        /// Whether this node holds the lease, and whether it renewed it in time (``PartitionLeases/isCurrent(_:)``):
+        /// a lease held but not current may have expired, and another node may hold it.
+        public var held: Bool
+        public var current: Bool
         /// Its stream now.
         public var stream: JetStream.StreamState
         /// The last stream sequence this node applied (0 unless it holds the partition).
@@ -197,7 +218,8 @@ public final class ClusterNode: Sendable {
                 throw failure.healthError
             }
             return PartitionStatus(
-                index: index, holder: leases.holder(of: index), stream: stream,
+                index: index, holder: leases.holder(of: index), held: leases.currentUntil(index) != nil,
+                current: leases.isCurrent(index), stream: stream,
                 applied: log.owns(index) ? log.lastApplied(index) : 0)
         }
     }

@@ -13,6 +13,8 @@ public final class JetStream: @unchecked Sendable {
     private let context: OpaquePointer
     /// The servers, as given.
     public let urls: String
+    /// How long each request waits for its answer (a publish for its acknowledgement) unless told otherwise.
+    public let wait: Duration
 
     /// Connects to `urls` (comma-separated `nats://host:port`) and opens its JetStream context. `wait` bounds
     /// each JetStream request (a publish waits that long for its acknowledgement); a lost connection is
@@ -39,6 +41,7 @@ public final class JetStream: @unchecked Sendable {
         connection = nc
         context = js
         self.urls = urls
+        self.wait = wait
     }
 
     /// Creates the stream `name` holding `subject` with `replicas` copies; an existing stream is kept.
@@ -153,14 +156,18 @@ public final class JetStream: @unchecked Sendable {
 
     /// Publishes `data` to `subject` provided the stream's last sequence is `expectedLast` (the
     /// `Nats-Expected-Last-Sequence` header), and returns the sequence JetStream stored it at once it
-    /// acknowledged it (on a quorum of the stream's replicas). A stream that moved on throws a failure whose
-    /// ``NATSFailure/isWrongLastSequence`` holds: nothing was stored.
-    public func publish(_ data: [UInt8], to subject: String, expectedLast: UInt64) throws(NATSFailure) -> UInt64 {
+    /// acknowledged it (on a quorum of the stream's replicas), waiting for it up to `wait` (at least 1 ms; `nil`:
+    /// ``wait``). A stream that moved on throws a failure whose ``NATSFailure/isWrongLastSequence`` holds: nothing
+    /// was stored.
+    public func publish(_ data: [UInt8], to subject: String, expectedLast: UInt64, wait: Duration? = nil)
+        throws(NATSFailure) -> UInt64
+    {
         var sequence: UInt64 = 0
         var code = jsErrCode(rawValue: 0)
+        let milliseconds = max(1, (wait ?? self.wait).milliseconds)
         let status = data.withUnsafeBytes { bytes in
             hk_js_publish_after(
-                context, subject, bytes.baseAddress, Int32(bytes.count), expectedLast, 0, &sequence, &code)
+                context, subject, bytes.baseAddress, Int32(bytes.count), expectedLast, milliseconds, &sequence, &code)
         }
         try check(status, "cannot publish to \(subject) after sequence \(expectedLast)", code)
         return sequence

@@ -17,6 +17,15 @@ import HealthPosix
 /// connection, no quorum) the record may or may not be stored. Either way the partition is refused until
 /// ``catchUp(_:into:)`` has loaded what the stream holds after the last sequence applied (the leases decide
 /// whether the partition is still this node's).
+///
+/// **Acknowledged within the lease.** With a lease deadline (``init(jetStream:layout:leaseDeadline:refusal:)``)
+/// a change is acknowledged only when JetStream's acknowledgement arrived before the instant until which this
+/// node is sure its lease is its own. The next owner creates the lease after it expired and reads the stream's
+/// end after that, so it finds every record a former owner acknowledged. A publish sent within the lease but
+/// acknowledged after it (a slow quorum, a leader election) may be stored: it is reported as not done (the
+/// retryable ``ErrorCode/storageUnavailable``; a retry of the batch is recognised once the record is applied)
+/// and the partition catches up before it appends again. Without this bound a new owner could read the stream's
+/// end before such a late record landed and then serve reads without it.
 public final class JetStreamChangeLog: ChangeLog {
     /// One partition as this node sees it.
     struct Partition {
@@ -33,11 +42,17 @@ public final class JetStreamChangeLog: ChangeLog {
     private let partitions: [ConditionLock<Partition>]
     /// Says why a partition is refused: names its owner when another node has it (``ErrorCode/notOwner``).
     private let refusal: @Sendable (_ partition: Int, _ subject: String) -> HealthError
+    /// The instant until which this node is sure it holds a partition's lease (`nil`: it is not); `nil` for a
+    /// log without leases (tests), whose appends have no deadline.
+    private let leaseDeadline: (@Sendable (_ partition: Int) -> ContinuousClock.Instant?)?
 
-    /// A log over `jetStream`'s partition streams, owning none yet. `refusal` makes the error for a change to a
-    /// partition this node does not own.
+    /// A log over `jetStream`'s partition streams, owning none yet. `leaseDeadline` gives, per partition, the
+    /// instant until which this node is sure its lease is its own (`nil`: not sure at all): a change is refused
+    /// from then on, and one whose acknowledgement arrives later is not acknowledged. `refusal` makes the error for
+    /// a change to a partition this node does not own.
     public init(
         jetStream: JetStream, layout: PartitionLayout,
+        leaseDeadline: (@Sendable (_ partition: Int) -> ContinuousClock.Instant?)? = nil,
         refusal: @escaping @Sendable (_ partition: Int, _ subject: String) -> HealthError = { partition, subject in
             HealthError(.storageUnavailable, "partition \(partition) of subject \(subject) is not owned by this node")
         }
@@ -46,6 +61,7 @@ public final class JetStreamChangeLog: ChangeLog {
         self.layout = layout
         partitions = (0..<layout.count).map { _ in ConditionLock(Partition()) }
         self.refusal = refusal
+        self.leaseDeadline = leaseDeadline
     }
 
     public func append(kind: LogRecordKind, payload: [UInt8], subject: String) throws -> UInt64 {
@@ -57,13 +73,31 @@ public final class JetStreamChangeLog: ChangeLog {
                     .storageUnavailable,
                     "partition \(index) is catching up with its stream after an unacknowledged write; retry")
             }
+            let deadline = leaseDeadline.map { $0(index) }
+            if let deadline, deadline.map({ ContinuousClock.now >= $0 }) ?? true {
+                throw HealthError(
+                    .storageUnavailable,
+                    "the lease of partition \(index) (subject \(subject)) was not renewed in time; retry")
+            }
             let record = LogFraming.record(kind: kind.rawValue, sequence: p.last + 1, payload: payload)
             do {
-                let stored = try jetStream.publish(record, to: layout.streamSubject(index), expectedLast: p.last)
+                // Waits no longer than the lease is certain: an isolated node fails at its deadline.
+                let wait = (deadline ?? nil).map { min(jetStream.wait, $0 - ContinuousClock.now) }
+                let stored = try jetStream.publish(
+                    record, to: layout.streamSubject(index), expectedLast: p.last, wait: wait)
                 guard stored == p.last + 1 else {
                     p.uncertain = true
                     throw HealthError(
                         .internalError, "partition \(index): JetStream stored record \(p.last + 1) at \(stored)")
+                }
+                if let deadline = deadline ?? nil, ContinuousClock.now >= deadline {
+                    // Another node may have taken the partition and read its stream before this record landed:
+                    // not acknowledged; catching up applies it here.
+                    p.uncertain = true
+                    throw HealthError(
+                        .storageUnavailable,
+                        "partition \(index): JetStream acknowledged record \(stored) only after this node's lease "
+                            + "could have expired; it may be stored, retry")
                 }
                 p.last = stored
                 return stored

@@ -43,6 +43,8 @@ public final class PartitionLeases: Sendable {
     private let logLine: @Sendable (String) -> Void
     /// Per partition: the revision of this node's lease (when it holds one) and the holder last seen.
     private let state: ConditionLock<State>
+    /// Held while leases are renewed: by the renewal thread or a pass, one at a time.
+    private let renewing = Mutex<Void>(())
     /// Called with each partition this node stops serving (handed over, released, or its lease lost).
     private let leaving = Mutex<(@Sendable (Int) -> Void)?>(nil)
 
@@ -60,8 +62,18 @@ public final class PartitionLeases: Sendable {
         var writtenAt: [ContinuousClock.Instant?]
         /// The active nodes as last listed, sorted.
         var active: [String] = []
+        /// Partitions whose lease this node created and has not rebuilt yet (logged `took partition` once
+        /// rebuilt, whichever pass does it).
+        var taking: Set<Int> = []
+        /// Partitions whose lease this node holds but could not renew in time (logged once each way).
+        var lapsed: Set<Int> = []
+        /// Set by ``stop()``: renewals stop retrying.
+        var stopping = false
         /// Runs the passes while the node serves.
         var passes: PeriodicThread?
+        /// Renews the leases held while the node serves, apart from the passes, whose other steps can each wait
+        /// out a request timeout.
+        var renewals: PeriodicThread?
     }
 
     /// The leases bucket's name.
@@ -133,9 +145,21 @@ public final class PartitionLeases: Sendable {
     /// (paused, cut off from NATS, its lease thread late) stops serving before its lease can expire, so it does
     /// not answer from a partition another node may have taken; the 10 % allow for clocks running at different
     /// rates.
-    public func isCurrent(_ index: Int) -> Bool {
-        guard let written = state.withLock({ $0.writtenAt[index] }) else { return false }
-        return ContinuousClock.now - written < ttl * 0.9
+    public func isCurrent(_ index: Int) -> Bool { currentUntil(index).map { ContinuousClock.now < $0 } ?? false }
+
+    /// The instant until which this node's lease of partition `index` is certainly its own (``isCurrent(_:)``):
+    /// 90 % of the TTL after the write that created or last renewed it was sent; `nil` when it holds no lease.
+    public func currentUntil(_ index: Int) -> ContinuousClock.Instant? {
+        state.withLock { $0.writtenAt[index] }.map { $0 + ttl * 0.9 }
+    }
+
+    /// The other nodes holding partitions, as last seen, by id: where a client may go while this node cannot
+    /// serve.
+    public var otherHolders: [Holder] {
+        let holders = state.withLock { $0.holders }
+        var seen: [String: Holder] = [:]
+        for case let holder? in holders where holder.node != node { seen[holder.node] = holder }
+        return seen.values.sorted { $0.node < $1.node }
     }
 
     /// The partitions this node holds.
@@ -153,8 +177,13 @@ public final class PartitionLeases: Sendable {
     /// partitions taken. Failures to reach NATS are logged and retried on the next pass.
     @discardableResult
     public func pass() -> [Int] {
-        let active = announce()
-        for index in held { renew(index) }
+        let announced = announce()
+        // Before the list of nodes, whose reading can wait out a timeout of its own.
+        renewHeld()
+        // JetStream does not take this node's registry write: leave the rest, each step of which would wait out its
+        // own timeout, to the next pass.
+        guard announced else { return [] }
+        let (active, listed) = listNodes()
         for index in 0..<log.layout.count where state.withLock({ $0.revisions[index] }) == nil {
             refresh(index)
         }
@@ -179,21 +208,43 @@ public final class PartitionLeases: Sendable {
         }
         for index in log.uncertainPartitions {
             do {
-                try log.catchUp(index, into: store)
+                if state.withLock({ $0.taking.contains(index) }) {
+                    try rebuild(index, since: .now)
+                } else {
+                    let caughtUp = try log.catchUp(index, into: store)
+                    logLine(
+                        "partition \(index): caught up with its stream after a refused or unacknowledged write (replayed "
+                            + "\(caughtUp.replayed) records)")
+                }
             } catch {
                 logLine("partition \(index): \(error)")
             }
             renewDue()
         }
-        handOver(share: share, active: active)
+        // Hands over only by a fresh list: by a stale one the receiver may be a node that is gone or cut off.
+        if listed { handOver(share: share, active: active) }
         return taken
     }
 
-    /// Writes this node's registry key and lists the active nodes; on a failure to reach NATS keeps the nodes
-    /// last listed. Returns them (this node among them when it is active).
-    private func announce() -> [String] {
+    /// Writes this node's registry key; false when NATS could not be reached (or the bucket has no leader).
+    private func announce() -> Bool {
         do {
             try bucket.put(registryKey, Array(address.utf8))
+            return true
+        } catch {
+            logLine("cannot announce node \(node): \(error)")
+            return false
+        }
+    }
+
+    /// Writes this node's registry key again, so that it outlives a pass held up by timeouts; failures are left
+    /// to the passes to log.
+    private func renewRegistration() { _ = try? bucket.put(registryKey, Array(address.utf8)) }
+
+    /// Lists the active nodes (this node among them when it is active), and true; when the list cannot be read,
+    /// the nodes last listed, and false.
+    private func listNodes() -> (active: [String], listed: Bool) {
+        do {
             var active = Self.activeNodes(try bucket.keys())
             if !standby && !active.contains(node) { active = (active + [node]).sorted() }
             let listed = active
@@ -207,36 +258,113 @@ public final class PartitionLeases: Sendable {
                         + "\(Self.fairShare(of: node, among: active, partitions: log.layout.count)) of "
                         + "\(log.layout.count) partitions")
             }
-            return active
+            return (active, true)
         } catch {
-            logLine("cannot announce node \(node): \(error)")
-            return state.withLock { $0.active }
+            logLine("cannot list the cluster's nodes (keeping the last list, handing nothing over): \(error)")
+            return (state.withLock { $0.active }, false)
         }
     }
 
-    /// Renews the lease of partition `index`, which this node holds; disowns it when another node has it.
-    private func renew(_ index: Int) {
-        guard let revision = state.withLock({ $0.revisions[index] }) else { return }
+    /// Renews every lease held. A renewal that fails to reach NATS (no responders while JetStream elects a
+    /// leader, a timeout) is tried again every ``retryPause`` while the lease is still certain
+    /// (``isCurrent(_:)``), so that a moment's failure does not end it; after that the next passes go on trying.
+    private func renewHeld() { renewing.withLock { _ in renewHeldNow() } }
+
+    private func renewHeldNow() {
+        var pending = held
+        while true {
+            pending = pending.filter { !renew($0) }
+            pending = pending.filter { index in
+                guard isCurrent(index) else {
+                    lapse(index)
+                    return false
+                }
+                return true
+            }
+            guard !pending.isEmpty, !state.withLock({ $0.stopping }) else { return }
+            Thread.sleep(forTimeInterval: Double(Self.retryPause.milliseconds) / 1000)
+        }
+    }
+
+    /// The pause between tries of a renewal that failed to reach NATS.
+    static let retryPause: Duration = .milliseconds(250)
+
+    /// Logs, once, that the lease of partition `index` could not be renewed in time: this node stops serving it
+    /// until a renewal succeeds.
+    private func lapse(_ index: Int) {
+        let first = state.withLock { s in s.revisions[index] != nil && s.lapsed.insert(index).inserted }
+        if first {
+            logLine(
+                "cannot renew the lease of partition \(index) in time: not serving it until a renewal succeeds "
+                    + "(another node takes it once it expires)")
+        }
+    }
+
+    /// Renews the lease of partition `index`, which this node holds; returns false when NATS could not be reached
+    /// (to try again), true when the renewal is settled: renewed, or the partition disowned because another node
+    /// holds it or the lease expired. A refused renewal whose key still holds this node's value at a newer
+    /// revision (an earlier renewal was stored, its acknowledgement lost) keeps the lease at that revision.
+    @discardableResult
+    private func renew(_ index: Int) -> Bool {
+        guard let revision = state.withLock({ $0.revisions[index] }) else { return true }
+        let key = log.layout.leaseKey(index)
         let sent = ContinuousClock.now
         do {
-            if let renewed = try bucket.update(log.layout.leaseKey(index), value, last: revision) {
-                state.withLock { s in
+            if let renewed = try bucket.update(key, value, last: revision) {
+                // Kept only if the lease is still the one renewed (not handed over or released meanwhile).
+                let lapsed = state.withLock { s in
+                    guard s.revisions[index] == revision else { return false }
                     s.revisions[index] = renewed
                     s.writtenAt[index] = sent
+                    return s.lapsed.remove(index) != nil
                 }
-            } else {
-                state.withLock { s in
-                    s.revisions[index] = nil
-                    s.holders[index] = nil
-                    s.writtenAt[index] = nil
-                }
-                log.disown(index)
-                leaving.withLock { $0 }?(index)
-                logLine("lost the lease of partition \(index): another node holds it")
+                if lapsed { logLine("renewed the lease of partition \(index): serving it again") }
+                return true
             }
+            guard state.withLock({ $0.revisions[index] }) == revision else { return true }
+            let current = try bucket.get(key)
+            if let current, current.value == value {
+                // This node's own write, stored at a revision it did not learn: still its lease. Its expiry counts
+                // from that write, sent after the last one known, so the instant kept is on the safe side.
+                let kept = state.withLock { s in
+                    guard s.revisions[index] == revision else { return false }
+                    s.revisions[index] = current.revision
+                    return true
+                }
+                return kept ? renew(index) : true
+            }
+            let holder = current.flatMap { Self.holder($0.value) }
+            let cause =
+                holder.map { "node \($0.node) at \($0.address) holds it" } ?? "it expired (not renewed within \(ttl))"
+            let rebuilding = state.withLock { $0.taking.contains(index) }
+            disownLost(index)
+            // A partition never served (its rebuild had not succeeded) did not change hands as far as clients saw.
+            logLine(
+                rebuilding
+                    ? "partition \(index): lost its lease before its rebuild succeeded: \(cause)"
+                    : "lost the lease of partition \(index): \(cause)")
+            state.withLock { s in
+                s.holders[index] = holder
+                if holder == nil { s.freeSince[index] = .now }
+            }
+            return true
         } catch {
             logLine("partition \(index): \(error)")
+            return false
         }
+    }
+
+    /// Forgets the lease of partition `index`, which another node holds or which expired, and stops serving it.
+    private func disownLost(_ index: Int) {
+        state.withLock { s in
+            s.revisions[index] = nil
+            s.holders[index] = nil
+            s.writtenAt[index] = nil
+            s.lapsed.remove(index)
+            s.taking.remove(index)
+        }
+        log.disown(index)
+        leaving.withLock { $0 }?(index)
     }
 
     /// Renews the leases held whose last write is a third of the TTL old or more: a pass that rebuilds several
@@ -247,7 +375,9 @@ public final class PartitionLeases: Sendable {
                 s.revisions[index] != nil && s.writtenAt[index].map { ContinuousClock.now - $0 >= ttl / 3 } ?? true
             }
         }
-        for index in due { renew(index) }
+        renewing.withLock { _ in
+            for index in due { renew(index) }
+        }
     }
 
     /// Refuses to start a second node with this node's id: when the registry announces this id at another
@@ -296,7 +426,8 @@ public final class PartitionLeases: Sendable {
         }
     }
 
-    /// Takes partition `index` if its lease is still free, and rebuilds it; returns whether it was taken.
+    /// Takes partition `index` if its lease is still free, and rebuilds it; returns whether it was taken. A
+    /// rebuild that fails leaves the partition refusing changes; a later pass rebuilds it and logs the take then.
     private func take(_ index: Int) throws -> Bool {
         let sent = ContinuousClock.now
         guard let revision = try bucket.create(log.layout.leaseKey(index), value) else {
@@ -310,8 +441,17 @@ public final class PartitionLeases: Sendable {
             s.holders[index] = Holder(node: node, address: address)
             s.freeSince[index] = nil
             s.writtenAt[index] = sent
+            s.taking.insert(index)
         }
+        try rebuild(index, since: started)
+        return true
+    }
+
+    /// Catches partition `index`, whose lease this node created, up with its stream, and logs
+    /// `took partition` with what it loaded and how long it took since `started`.
+    private func rebuild(_ index: Int, since started: ContinuousClock.Instant) throws {
         let caughtUp = try log.catchUp(index, into: store)
+        state.withLock { _ = $0.taking.remove(index) }
         let (seconds, attoseconds) = (ContinuousClock.now - started).components
         let milliseconds = Double(seconds) * 1000 + Double(attoseconds) / 1e15
         let snapshot = caughtUp.snapshot.map { head in
@@ -321,7 +461,6 @@ public final class PartitionLeases: Sendable {
         logLine(
             "took partition \(index): \(snapshot ?? "")replayed \(caughtUp.replayed) records to stream sequence "
                 + "\(log.lastApplied(index)) in " + String(format: "%.1f ms", milliseconds))
-        return true
     }
 
     /// Hands over what this node holds beyond `share`, as many partitions as the other active nodes lack (as
@@ -334,13 +473,15 @@ public final class PartitionLeases: Sendable {
             }
             return (s.revisions.indices.filter { s.revisions[$0] != nil }, counts)
         }
+        let rebuilding = state.withLock { $0.taking }
         guard mine.count > share else { return }
         let partitions = log.layout.count
         let lacking = active.filter { $0 != node }.map { other in
             max(0, Self.fairShare(of: other, among: active, partitions: partitions) - counts[other, default: 0])
         }.reduce(0, +)
         let surplus = min(mine.count - share, lacking)
-        for index in mine.suffix(surplus).reversed() {
+        // Partitions still being rebuilt were never served: they are kept until they are (then handed over).
+        for index in mine.filter({ !rebuilding.contains($0) }).suffix(surplus).reversed() {
             release(index)
             logLine(
                 "handed partition \(index) over: held \(mine.count), fair share \(share) of \(log.layout.count) on "
@@ -356,6 +497,8 @@ public final class PartitionLeases: Sendable {
             s.holders[index] = nil
             s.freeSince[index] = .now
             s.writtenAt[index] = nil
+            s.lapsed.remove(index)
+            s.taking.remove(index)
         }
         log.disown(index)
         leaving.withLock { $0 }?(index)
@@ -366,18 +509,28 @@ public final class PartitionLeases: Sendable {
         }
     }
 
-    /// Starts the thread that runs a ``pass()`` every third of the TTL.
+    /// Starts the thread that runs a ``pass()`` every third of the TTL, and the one that renews the leases held
+    /// (and this node's registry key) every quarter of it, apart from the passes' slower steps.
     public func start() throws {
         let passes = try PeriodicThread(name: "hkd-leases", every: ttl / 3) { [self] in pass() }
-        state.withLock { $0.passes = passes }
+        let renewals = try PeriodicThread(name: "hkd-renewals", every: ttl / 4) { [self] in
+            renewHeld()
+            renewRegistration()
+        }
+        state.withLock { s in
+            s.passes = passes
+            s.renewals = renewals
+        }
     }
 
     /// Stops renewing, leaves the registry and gives the leases up (deleted, so other nodes take them at once).
     public func stop() {
-        let passes = state.update { s in
-            defer { s.passes = nil }
-            return s.passes
+        let (passes, renewals) = state.update { s in
+            defer { (s.passes, s.renewals) = (nil, nil) }
+            s.stopping = true
+            return (s.passes, s.renewals)
         }
+        renewals?.stop()
         passes?.stop()
         try? bucket.delete(registryKey)
         let released = held

@@ -24,10 +24,27 @@ public struct ClusterStatus: WireMessage {
     /// than the JetStream cluster allows).
     public var warnings: [String]
 
+    /// A partition's lease as the answering node knows it.
+    public enum Lease: UInt8, Hashable, Sendable {
+        /// Not said (a server that predates the field).
+        case unsaid = 0
+        /// The answering node holds it and renewed it in time: it serves the partition.
+        case current = 1
+        /// The answering node holds it but could not renew it in time (cut off from NATS, say): it may have
+        /// expired and another node may hold it; the answering node does not serve the partition, and names no
+        /// owner.
+        case stale = 2
+        /// Another node held it when the answering node last read it (``Partition/owner`` names it).
+        case seen = 3
+        /// Nobody held it when the answering node last read it.
+        case free = 4
+    }
+
     /// One partition.
     public struct Partition: Hashable, Sendable {
         public var index: UInt64
-        /// The lease holder's node id and address as the answering node last saw them ("" when nobody holds it).
+        /// The lease holder's node id and address as the answering node last saw them ("" when nobody holds it,
+        /// and when the answering node cannot confirm its own lease: ``lease`` is ``Lease/stale``).
         public var owner: String
         public var ownerAddress: String
         /// The sequence of the last message of its stream.
@@ -38,10 +55,12 @@ public struct ClusterStatus: WireMessage {
         public var messages: UInt64
         public var bytes: UInt64
         public var replicas: UInt64
+        /// What the answering node knows of the lease.
+        public var lease: Lease
 
         public init(
             index: UInt64, owner: String, ownerAddress: String, lastSequence: UInt64, appliedSequence: UInt64,
-            messages: UInt64, bytes: UInt64, replicas: UInt64
+            messages: UInt64, bytes: UInt64, replicas: UInt64, lease: Lease = .unsaid
         ) {
             self.index = index
             self.owner = owner
@@ -51,6 +70,7 @@ public struct ClusterStatus: WireMessage {
             self.messages = messages
             self.bytes = bytes
             self.replicas = replicas
+            self.lease = lease
         }
     }
 
@@ -70,11 +90,17 @@ public struct ClusterStatus: WireMessage {
             w.writeString(p.ownerAddress)
             for value in [p.lastSequence, p.appliedSequence, p.messages, p.bytes, p.replicas] { w.writeVarint(value) }
         }
-        // Written together, and only when either is set: a payload that ends after the partitions means 0 and none.
-        if jetStreamServers != 0 || !warnings.isEmpty {
+        // Written together, and only when one is set: a payload that ends after the partitions means 0 and none,
+        // one that ends after the warnings leases not said.
+        let leasesSaid = partitions.contains { $0.lease != .unsaid }
+        if jetStreamServers != 0 || !warnings.isEmpty || leasesSaid {
             w.writeVarint(jetStreamServers)
             w.writeVarint(UInt64(warnings.count))
             for warning in warnings { w.writeString(warning) }
+        }
+        if leasesSaid {
+            w.writeVarint(UInt64(partitions.count))
+            for p in partitions { w.write(p.lease.rawValue) }
         }
     }
 
@@ -101,6 +127,21 @@ public struct ClusterStatus: WireMessage {
             warnings = try (0..<count).map { _ in try r.readString(limits) }
         } else {
             (jetStreamServers, warnings) = (0, [])
+        }
+        if r.remaining > 0 {
+            let count = try r.readListCount("lease", limits: limits, minBytes: 1)
+            guard count == partitions.count else {
+                throw CodecError(
+                    .malformedPayload,
+                    "\(count) partition leases for \(partitions.count) partitions before byte \(r.offset)")
+            }
+            for index in 0..<count {
+                let raw = try r.readByte()
+                guard let lease = Lease(rawValue: raw) else {
+                    throw CodecError(.malformedPayload, "unknown lease state \(raw) before byte \(r.offset)")
+                }
+                self.partitions[index].lease = lease
+            }
         }
     }
 }

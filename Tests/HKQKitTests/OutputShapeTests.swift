@@ -319,19 +319,22 @@ import Testing
         try OutputShapes.expectCSV(
             try await Self.run(["cluster", "status", "--format", "csv"], subject: "shape-cluster"),
             section: "cluster status")
-        // Partition 0 held by another node, 1 by the node asked (lagging by one), 2 by nobody.
-        let owners = ["a", "b", ""]
+        // Partition 0 held by another node, 1 by the node asked (lagging by one), 2 by nobody, 3 by the node asked
+        // without a renewal in time (no owner named).
+        let owners = ["a", "b", "", ""]
+        let leases: [ClusterStatus.Lease] = [.seen, .current, .free, .stale]
         let status = ClusterStatus(
             node: "b",
             partitions: owners.enumerated().map { index, owner in
                 ClusterStatus.Partition(
                     index: UInt64(index), owner: owner, ownerAddress: owner.isEmpty ? "" : "127.0.0.1:742\(index)",
                     lastSequence: UInt64(3 - index), appliedSequence: owner == "b" ? 1 : 0,
-                    messages: UInt64(3 - index), bytes: UInt64(100 * (3 - index)), replicas: 1)
+                    messages: UInt64(3 - index), bytes: UInt64(100 * (3 - index)), replicas: 1, lease: leases[index])
             })
         let rows = try OutputShapes.expectJSON(
             ClusterStatusCommand.rendered(status, format: .json), section: "cluster status")["partitions"]?.elements
-        #expect(rows?.count == 3)
+        #expect(rows?.count == 4)
+        #expect(rows?.map { "\($0["lease"].map { "\($0)" } ?? "")" }.last == "string(\"stale\")")
         try OutputShapes.expectCSV(ClusterStatusCommand.rendered(status, format: .csv), section: "cluster status")
     }
 

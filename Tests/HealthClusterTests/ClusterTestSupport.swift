@@ -22,15 +22,17 @@ func stepCount(_ store: HealthStore, subject: String) throws -> Int {
 }
 
 /// A node's view of a cluster on `url`: its change log owning `owned` partitions (all by default) after
-/// rebuilding them into a fresh store, and the durable store over both.
+/// rebuilding them into a fresh store, and the durable store over both; `leaseDeadline` as
+/// ``JetStreamChangeLog`` takes it (none: appends without a deadline).
 func openNode(
     url: String, partitions: Int = 4, owned: [Int]? = nil, replicas: Int = 1, wait: Duration = .seconds(5),
-    anchorsFromSequences: Bool = false
+    anchorsFromSequences: Bool = false,
+    leaseDeadline: (@Sendable (_ partition: Int) -> ContinuousClock.Instant?)? = nil
 ) throws -> (DurableStore, JetStreamChangeLog) {
     let jetStream = try JetStream(urls: url, wait: wait)
     let layout = try ClusterSetup.open(
         jetStream, partitions: partitions, replicas: ClusterReplicas(servers: replicas, requested: replicas))
-    let log = JetStreamChangeLog(jetStream: jetStream, layout: layout)
+    let log = JetStreamChangeLog(jetStream: jetStream, layout: layout, leaseDeadline: leaseDeadline)
     let store = HealthStore(anchorsFromSequences: anchorsFromSequences)
     for index in owned ?? Array(0..<layout.count) {
         log.own(index, after: 0)

@@ -2,6 +2,7 @@ import HealthCluster
 import HealthEngine
 import HealthModel
 import HealthStorage
+import Synchronization
 import Testing
 import TestSupport
 
@@ -122,6 +123,55 @@ struct JetStreamChangeLogTests {
         #expect(try stepCount(second.store, subject: "anna") == 15)
     }
 
+    @Test(
+        "A change acknowledged by JetStream only after the writer's lease could have expired is not acknowledged; the writer catches up with it, and a retry of the batch is recognised"
+    )
+    func lateAcknowledgementNotAcknowledged() async throws {
+        let server = try await NATSServer()
+        let lease = LeaseClock()
+        let (writer, log) = try openNode(url: server.url, leaseDeadline: { _ in lease.read() })
+        _ = try writer.insert(stepBatch(id: 1, subject: "anna"))
+        let index = log.layout.partition(of: "anna")
+        let stream = log.layout.streamName(index)
+
+        // The NATS server stops answering; the writer publishes within its lease, the lease runs out while the
+        // acknowledgement waits, then the server answers: the record is stored, but not acknowledged.
+        server.pause()
+        lease.expire(.milliseconds(200))
+        let late = stepBatch(id: 2, subject: "anna", from: 100)
+        let insert = Task.detached { () -> HealthError? in
+            do {
+                _ = try writer.insert(late)
+                return nil
+            } catch let error as HealthError {
+                return error
+            } catch {
+                return HealthError(.internalError, "\(error)")
+            }
+        }
+        try await waitUntil(timeout: .seconds(5), "the append to read its lease and the lease to run out") {
+            lease.reads > 1 && ContinuousClock.now > lease.deadline
+        }
+        server.resume()
+        let refusal = try #require(await insert.value, "an append acknowledged after its lease was acknowledged")
+        #expect(refusal.code.rawValue == ErrorCode.storageUnavailable.rawValue)
+        #expect(try log.jetStream.streamState(stream).lastSequence == 2)
+        #expect(try stepCount(writer.store, subject: "anna") == 5)
+        #expect(log.uncertainPartitions == [index])
+
+        // Past its lease the writer publishes nothing.
+        #expect(throws: HealthError.self) { _ = try writer.insert(stepBatch(id: 3, subject: "anna", from: 200)) }
+        #expect(try log.jetStream.streamState(stream).lastSequence == 2)
+
+        // Renewed, it catches up with the late record; the client's retry gets the first acknowledgement.
+        lease.set(.now + .seconds(3600))
+        #expect(try log.catchUp(index, into: writer.store).replayed == 1)
+        #expect(try stepCount(writer.store, subject: "anna") == 10)
+        #expect(try writer.insert(late).inserted == 5)
+        #expect(try log.jetStream.streamState(stream).lastSequence == 2)
+        #expect(try stepCount(writer.store, subject: "anna") == 10)
+    }
+
     @Test("The partition count is the one recorded when the cluster was created")
     func partitionCountRecorded() async throws {
         let server = try await NATSServer()
@@ -145,4 +195,30 @@ struct JetStreamChangeLogTests {
         #expect(layout.streamSubject(7) == "hk.p.7")
         #expect(layout.leaseKey(7) == "p.7")
     }
+}
+
+/// A lease deadline a test moves, counting how often the change log read it.
+private final class LeaseClock: Sendable {
+    private let state = Mutex<(deadline: ContinuousClock.Instant, reads: Int, expiring: Duration?)>(
+        (.now + .seconds(3600), 0, nil))
+
+    /// The deadline, counted as one read; after ``expire(_:)`` the first read sets it that long ahead.
+    func read() -> ContinuousClock.Instant {
+        state.withLock { s in
+            s.reads += 1
+            if let expiring = s.expiring {
+                s.deadline = .now + expiring
+                s.expiring = nil
+            }
+            return s.deadline
+        }
+    }
+
+    var reads: Int { state.withLock { $0.reads } }
+    var deadline: ContinuousClock.Instant { state.withLock { $0.deadline } }
+
+    /// The next read sets the deadline `duration` after itself.
+    func expire(_ duration: Duration) { state.withLock { $0.expiring = duration } }
+
+    func set(_ deadline: ContinuousClock.Instant) { state.withLock { $0.deadline = deadline } }
 }

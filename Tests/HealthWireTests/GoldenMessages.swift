@@ -327,6 +327,22 @@ enum Golden {
                     warnings: ["1 partition streams on a JetStream cluster of 3 servers have 1 replica"]))
         ),
         (
+            "cluster-status-stale",
+            "Node a, cut off from NATS: it holds partition 0 but could not renew its lease in time (stale, no owner "
+                + "named); partition 1 is node b's as last read.", 17, [],
+            .clusterStatus(
+                ClusterStatus(
+                    node: "a",
+                    partitions: [
+                        .init(
+                            index: 0, owner: "", ownerAddress: "", lastSequence: 5, appliedSequence: 5, messages: 5,
+                            bytes: 700, replicas: 3, lease: .stale),
+                        .init(
+                            index: 1, owner: "b", ownerAddress: "127.0.0.1:7421", lastSequence: 2, appliedSequence: 0,
+                            messages: 2, bytes: 300, replicas: 3, lease: .seen),
+                    ], jetStreamServers: 3))
+        ),
+        (
             "admin-request", "Create a write-only ingest identity.", 17, [],
             .adminRequest(AdminRequest(.create(identity)))
         ),

@@ -107,6 +107,33 @@ struct OptionalFieldTests {
         var half = ByteReader(Array(w.bytes.dropLast(1)))
         #expect(throws: (any Error).self) { try ServerInfo(from: &half, limits: .standard) }
     }
+
+    @Test(
+        "clusterStatus leases: one byte per partition after the warnings; a payload ending before them reads as not said; a count or state out of range is malformed"
+    )
+    func clusterStatusLeases() throws {
+        let partitions: [ClusterStatus.Partition] = [
+            .init(
+                index: 0, owner: "", ownerAddress: "", lastSequence: 5, appliedSequence: 5, messages: 5, bytes: 700,
+                replicas: 3, lease: .stale),
+            .init(
+                index: 1, owner: "b", ownerAddress: "127.0.0.1:7421", lastSequence: 2, appliedSequence: 0, messages: 2,
+                bytes: 300, replicas: 3, lease: .seen),
+        ]
+        let status = ClusterStatus(node: "a", partitions: partitions)
+        var w = ByteWriter()
+        status.encode(into: &w)
+        // JetStream servers 0 and no warnings are written before the leases: count 2, then stale and seen.
+        #expect(Array(w.bytes.suffix(5)) == [0, 0, 2, 2, 3])
+        var current = ByteReader(w.bytes)
+        #expect(try ClusterStatus(from: &current, limits: .standard).partitions.map(\.lease) == [.stale, .seen])
+        var old = ByteReader(Array(w.bytes.dropLast(3)))
+        #expect(try ClusterStatus(from: &old, limits: .standard).partitions.map(\.lease) == [.unsaid, .unsaid])
+        for bad in [[1, 2], [2, 2, 9]] as [[UInt8]] {
+            var reader = ByteReader(Array(w.bytes.dropLast(3)) + bad)
+            #expect(throws: (any Error).self) { try ClusterStatus(from: &reader, limits: .standard) }
+        }
+    }
 }
 
 /// The `Reply` type of a request type, opened from its existential.

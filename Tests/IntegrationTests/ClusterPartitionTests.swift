@@ -62,15 +62,25 @@ struct ClusterPartitionTests {
         // 45 s, the time it took printed (JetStream's own recovery on the majority side varies).
         let takeover: Duration? = try? await ClusterFaultTests.waitForHoldings(
             ["b": 4, "c": 4], seenBy: [nodes[1], nodes[2]], timeout: .seconds(45))
-        // Node a, asked directly (no redirect followed), stores nothing while it is cut off.
+        // Node a, asked directly (no redirect followed), stores nothing while it is cut off, and says so at once
+        // (no wait for a timeout), with a retryable error naming another node to ask (or the owner it saw).
         let direct = try ClusterTests.raw(nodes[0])
+        let others = [nodes[1], nodes[2]].map { "\($0.host):\($0.port)" }
         var refused = 0
+        var slowest: Duration = .zero
         for (offset, subject) in ClusterFaultTests.subjects.enumerated() {
             let batch = ClusterTests.batch(id: 800_000 + UInt64(offset), subject: subject, rows: 1)
-            if await ClusterTests.failure(inserting: batch, on: direct) != nil { refused += 1 }
+            let asked = ContinuousClock.now
+            let failure = await ClusterTests.failure(inserting: batch, on: direct)
+            slowest = max(slowest, ContinuousClock.now - asked)
+            guard let failure else { continue }
+            refused += 1
+            #expect(failure.error.code.isRetryable, "\(failure)")
+            #expect(others.contains { failure.error.message.contains($0) }, "names no other node: \(failure)")
         }
         direct.close()
         #expect(refused == ClusterFaultTests.subjects.count)
+        #expect(slowest < .seconds(1), "node a took \(slowest) to refuse a write")
         let duringCut = ledger.count - beforeCut
 
         // Heal, and time until every node takes a write for every subject at once (no retries).
@@ -97,16 +107,70 @@ struct ClusterPartitionTests {
             "network partition: site a cut off for \(healedAt - cutAt); b and c held every partition "
                 + "\(takeover.map { "\($0)" } ?? "not within 45 s") after the cut; \(duringCut) samples "
                 + "acknowledged during the cut; node a refused "
-                + "\(refused) of \(ClusterFaultTests.subjects.count) direct writes; every node took a write for "
+                + "\(refused) of \(ClusterFaultTests.subjects.count) direct writes (the slowest in \(slowest)); every node took a write for "
                 + "every subject \(recovery) after the heal")
         let reader = ClusterTests.client(nodes[1], retry: ClusterFaultTests.writerRetry)
         defer { reader.close() }
         let (lost, duplicated) = try await ClusterFaultTests.check(
             ledger, through: reader, "network partition of one site")
-        if lost + duplicated > 0 {
+        // Every change of ownership was logged once: what each node's log says it holds is what it reports as its
+        // current leases (once the rebalancing after the heal settled).
+        var logged: [Set<Int>] = []
+        var reported: [Set<Int>?] = []
+        var contradictions: [String] = []
+        try await waitUntil(timeout: .seconds(30), "the logs to agree with the leases: \(logged) \(reported)") {
+            logged = []
+            reported = []
+            contradictions = []
+            for (id, node) in zip(ids, nodes) {
+                let (held, wrong) = Self.loggedHoldings(node.logText)
+                logged.append(held)
+                contradictions += wrong.map { "node \(id): \($0)" }
+                reported.append(await Self.currentLeases(of: node, id: id))
+            }
+            return logged.map(Optional.some) == reported
+        }
+        #expect(contradictions.isEmpty, "\(contradictions)")
+        if lost + duplicated > 0 || ProcessInfo.processInfo.environment["HK_PARTITION_LOGS"] != nil {
             // What it takes to find out why: every node's log, and which node acknowledged each batch when.
             for (id, node) in zip(ids, nodes) { print("node \(id) (\(node.host)) logged:\n\(node.logText)") }
             print("acknowledged batches:\n" + ledger.events.withLock { $0.joined(separator: "\n") })
         }
+    }
+
+    /// The partitions a node's log says it holds, following `took partition N`, `lost the lease of partition N`,
+    /// `handed partition N over` and `released partitions …` in order; and each line that contradicts the lines
+    /// before it (a partition taken twice, or lost while not held).
+    static func loggedHoldings(_ log: String) -> (held: Set<Int>, contradictions: [String]) {
+        var held: Set<Int> = []
+        var contradictions: [String] = []
+        for line in log.split(separator: "\n") {
+            func partition(after prefix: String) -> Int? {
+                guard let range = line.range(of: prefix) else { return nil }
+                return Int(line[range.upperBound...].prefix { $0.isNumber })
+            }
+            if let index = partition(after: "took partition ") {
+                if !held.insert(index).inserted { contradictions.append("took \(index) again: \(line)") }
+            } else if let index = partition(after: "lost the lease of partition ")
+                ?? partition(after: "handed partition ")
+            {
+                if held.remove(index) == nil { contradictions.append("gave up \(index) not held: \(line)") }
+            } else if line.contains("released partitions ") {
+                held = []
+            }
+        }
+        return (held, contradictions)
+    }
+
+    /// The partitions `node` reports as its own current leases; nil when it does not answer.
+    static func currentLeases(of node: TestServer, id: String) async -> Set<Int>? {
+        let client = ClusterTests.client(node, retry: .none)
+        defer { client.close() }
+        guard let status = try? await client.clusterStatus() else { return nil }
+        for partition in status.partitions where partition.lease == .stale {
+            // A stale lease names no owner (it may be another node's by now).
+            #expect(partition.owner.isEmpty, "node \(id) names an owner for a stale lease: \(partition)")
+        }
+        return Set(status.partitions.filter { $0.lease == .current && $0.owner == id }.map { Int($0.index) })
     }
 }

@@ -179,6 +179,13 @@ public final class NATSServer: Sendable {
     /// SIGKILL; returns once the server is gone.
     public func kill() async { await child.end(SIGKILL) }
 
+    /// SIGSTOP: the server answers nothing (its connections stay open, what clients send waits in their
+    /// sockets) until ``resume()``.
+    public func pause() { child.signal(SIGSTOP) }
+
+    /// SIGCONT after ``pause()``.
+    public func resume() { child.signal(SIGCONT) }
+
     /// SIGTERM (a clean shutdown); returns the exit status.
     @discardableResult
     public func stop() async -> Int32 { await child.end(SIGTERM) }

@@ -265,6 +265,11 @@ final class HKDChild: Sendable {
         return exitStatus ?? -1
     }
 
+    /// Sends `signal` unless the process already exited.
+    func signal(_ signal: Int32) {
+        if exitStatus == nil { Glibc.kill(process.processIdentifier, signal) }
+    }
+
     /// SIGKILL if hkd still runs, and a blocking wait for its exit (for deinit and failed waits).
     func killNow() {
         guard exitStatus == nil else { return }

@@ -21,7 +21,9 @@ public struct ClusterStatusCommand: Command {
             discussion: """
                 Asks the node --server names. LAST is the partition stream's last sequence, APPLIED how far the \
                 node asked applied it and LAG the difference, for the partitions it holds (0 when caught up); \
-                OWNER and ADDRESS are the lease holder as that node last saw it. JETSTREAM SERVERS is the \
+                OWNER and ADDRESS are the lease holder as that node last saw it. LEASE is current (the node asked \
+                holds it and renewed it in time), stale (it holds it but could not renew it in time: it may have \
+                expired, so no owner is named), seen (another node's, as last read) or free. JETSTREAM SERVERS is the \
                 JetStream cluster's size the node counted at start; a WARNING names streams with fewer replicas \
                 than it allows (min(3, servers)). A single-node server has no partitions.
                 """)
@@ -33,12 +35,23 @@ public struct ClusterStatusCommand: Command {
         context.console.printBlock(Self.rendered(status, format: context.globals.format))
     }
 
+    /// The word for `lease`; null from a server that does not say.
+    static func lease(_ lease: ClusterStatus.Lease) -> JSONValue {
+        switch lease {
+        case .unsaid: .null
+        case .current: .string("current")
+        case .stale: .string("stale")
+        case .seen: .string("seen")
+        case .free: .string("free")
+        }
+    }
+
     /// The answer in `format`: a summary (node, partitions, nodes with how many each holds) and a row per
     /// partition in a table; the partitions alone in CSV; both in JSON.
     public static func rendered(_ status: ClusterStatus, format: OutputFormat) -> String {
         var partitions = RecordSet(columns: [
             .init("partition", title: "PARTITION"), .init("owner", title: "OWNER"),
-            .init("address", title: "ADDRESS"), .init("lastSequence", title: "LAST"),
+            .init("address", title: "ADDRESS"), .init("lease", title: "LEASE"), .init("lastSequence", title: "LAST"),
             .init("appliedSequence", title: "APPLIED"), .init("lag", title: "LAG"),
             .init("messages", title: "MESSAGES"), .init("bytes", title: "BYTES"), .init("replicas", title: "REPLICAS"),
         ])
@@ -49,7 +62,8 @@ public struct ClusterStatusCommand: Command {
             let owner: JSONValue = p.owner.isEmpty ? .null : .string(p.owner)
             let address: JSONValue = p.ownerAddress.isEmpty ? .null : .string(p.ownerAddress)
             partitions.append([
-                .integer(Int64(clamping: p.index)), owner, address, .integer(Int64(clamping: p.lastSequence)),
+                .integer(Int64(clamping: p.index)), owner, address, Self.lease(p.lease),
+                .integer(Int64(clamping: p.lastSequence)),
                 mine ? .integer(Int64(clamping: p.appliedSequence)) : .null,
                 mine ? .integer(Int64(clamping: p.lastSequence) - Int64(clamping: p.appliedSequence)) : .null,
                 .integer(Int64(clamping: p.messages)), .integer(Int64(clamping: p.bytes)),
