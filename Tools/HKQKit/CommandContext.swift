@@ -28,6 +28,13 @@ public struct CommandContext: Sendable {
         self.console = console
     }
 
+    /// The same context printing its results to `out` (a pager) instead.
+    func printing(to out: any TextSink) -> CommandContext {
+        CommandContext(
+            program: program, commandPath: commandPath, arguments: arguments, globals: globals,
+            environment: environment, console: Console(out: out, err: console.err, terminal: console.terminal))
+    }
+
     /// A usage error (exit 64) located in this command.
     public func usageError(_ message: String) -> UsageError { UsageError(message, commandPath: commandPath) }
 
