@@ -67,7 +67,8 @@ struct CollectionEndToEndTests {
         )
         let chart = await run(
             [
-                "collection", "stepCount", "--tz", "America/New_York", "--from", "2024-03-08", "--to", "2024-03-11",
+                "collection", "stepCount", "--tz", "America/New_York", "--from", "2024-03-08", "--through",
+                "2024-03-11",
                 "--format", "chart",
             ] + server)
         #expect(chart.status == 0, "\(chart.err)")

@@ -9,7 +9,7 @@ public struct CollectionCommand: Command {
     /// A collection command.
     public init() {}
 
-    /// `collection <type> [--options …] [--interval …] [--anchor …] [--tz …] [--from …] [--to …] [--unit …]`.
+    /// `collection <type> [--options …] [--interval …] [--anchor …] [--tz …] [--from …] [--through …] [--unit …]`.
     public var spec: CommandSpec {
         CommandSpec(
             name: "collection", abstract: "Statistics per calendar bucket (day, hour, week, …) in a time zone.",
@@ -19,13 +19,15 @@ public struct CollectionCommand: Command {
                 JSON and CSV write each bucket's start and end as an RFC 3339 instant with --tz's offset (or \
                 --time-format epoch-ms|epoch-us); tables label buckets in local time, with the offset where a \
                 wall time repeats (the hour after a fall-back) and the time of day when the anchor is not midnight.
-                With --from and --to every bucket between them is listed, empty ones included.
+                With --from and --through every bucket from the one holding --from through the one holding \
+                --through is listed, empty ones included (--to, the same, is deprecated: elsewhere --to excludes \
+                what it names).
                 --source, --uuid, --min, --max, --strict-start and --strict-end choose the samples as in \
                 'hkq samples': --min and --max are in --unit unless they name a unit; \
                 --strict-start keeps only samples that start at or after --from and --strict-end only those that \
-                end before --to (HealthKit's strict date options); without them the buckets take every sample \
+                end before --through (HealthKit's strict date options); without them the buckets take every sample \
                 overlapping them.
-                Example: hkq collection stepCount --interval 1d --tz Europe/Berlin --from 2024-01-01 --to 2024-01-31 --format chart
+                Example: hkq collection stepCount --interval 1d --tz Europe/Berlin --from 2024-01-01 --through 2024-01-31 --format chart
                 """,
             arguments: [ArgumentSpec("type", help: "The quantity type, e.g. stepCount.")],
             options: [
@@ -40,8 +42,10 @@ public struct CollectionCommand: Command {
                     "anchor", value: "date",
                     help: "Fixes the buckets' phase (default: 2000-01-01 local midnight; a Monday for weeks)."),
                 .option("tz", value: "zone", help: "IANA time zone of the buckets (default: this machine's)."),
-                .option("from", value: "date", help: "List every bucket from the one holding this date (with --to)."),
-                .option("to", value: "date", help: "… to the one holding this date (with --from)."),
+                .option(
+                    "from", value: "date", help: "List every bucket from the one holding this date (with --through)."),
+                RangeEnd.throughSpec("… through the one holding this date (with --from)."),
+                .option("to", value: "date", help: "Deprecated: as --through (--to elsewhere excludes what it names)."),
                 .option("unit", value: "unit", help: "Unit of the figures (default: the type's canonical unit)."),
             ] + QueryScope.predicateSpecs, drawsChart: true, selectsFields: true)
     }
@@ -70,14 +74,15 @@ public struct CollectionCommand: Command {
         let defaultAnchor = interval.unit == .week ? "2000-01-03" : "2000-01-01"
         let anchor = try date("anchor") ?? dates.parse(defaultAnchor)!
         let from = try date("from")
-        let to = try date("to")
-        if (from == nil) != (to == nil) { throw context.usageError("--from and --to go together") }
+        let end = try RangeEnd.parse(context, deprecatedInclusiveTo: "bucket")
+        let to = try end.map { try date($0.option)! }
+        if (from == nil) != (to == nil) { throw context.usageError("--from and --through go together") }
         let strictStart = context.arguments.flag("strict-start")
         let strictEnd = context.arguments.flag("strict-end")
         if (strictStart || strictEnd) && from == nil {
-            throw context.usageError("--strict-start and --strict-end need --from and --to")
+            throw context.usageError("--strict-start and --strict-end need --from and --through")
         }
-        // The bounds filter only with a strict option: the buckets listed already end at --from and --to.
+        // The bounds filter only with a strict option: the buckets listed already end at --from and --through.
         let unit = try context.arguments.value("unit").map(type.unit(parsing:)) ?? type.canonicalUnit
         let filter = try QueryScope.filter(
             QueryScope.filter(context, from: strictStart ? from : nil, to: strictEnd ? to : nil, timeZone: zone)
