@@ -91,6 +91,13 @@ public struct CommandContext: Sendable {
         }
     }
 
+    /// The columns `--format chart` fits its lines in: `COLUMNS` when it is a positive number, else the width of
+    /// the terminal standard output is, else 80.
+    public var chartWidth: Int {
+        if let text = environment["COLUMNS"], let columns = Int(text.trimmingWhitespace), columns > 0 { return columns }
+        return console.terminal?.columns ?? 80
+    }
+
     /// Prints one line to standard output.
     public func print(_ line: String) { console.print(line) }
 }

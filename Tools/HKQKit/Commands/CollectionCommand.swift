@@ -19,6 +19,8 @@ public struct CollectionCommand: Command {
                 JSON and CSV write each bucket's start and end as an RFC 3339 instant with --tz's offset (or \
                 --time-format epoch-ms|epoch-us); tables label buckets in local time, with the offset where a \
                 wall time repeats (the hour after a fall-back) and the time of day when the anchor is not midnight.
+                --format chart draws one bar chart per figure in --options (not the instants of recent), its \
+                lines fitted to $COLUMNS, else the terminal's width, else 80 columns.
                 With --from and --through every bucket from the one holding --from through the one holding \
                 --through is listed, empty ones included (--to, the same, is deprecated: elsewhere --to excludes \
                 what it names).
@@ -94,9 +96,10 @@ public struct CollectionCommand: Command {
             enumerateFrom: from,
             enumerateTo: to)
         let result = try await ServerSession.run(context) { client in try await client.collection(query) }
-        let report = CollectionReport(
+        var report = CollectionReport(
             result: result, options: options, times: context.times(in: zone), format: context.globals.format,
             subDay: interval.isShorterThanADay, values: type.categoryValues)
+        report.chartWidth = context.chartWidth
         try report.print(to: context.console, fields: context.globals.fields, commandPath: context.commandPath)
     }
 
@@ -133,6 +136,8 @@ struct CollectionReport {
     let showsSeconds: Bool
     /// A category type's enumeration: its values get a duration column each with by-value.
     let values: CategoryValueSet?
+    /// The columns a chart's lines fit in (``CommandContext/chartWidth``).
+    var chartWidth = 80
 
     /// A report of `result` for `format`; `subDay` says that the buckets are shorter than a day.
     init(
@@ -303,7 +308,7 @@ struct CollectionReport {
     /// The report in ``format``: a JSON array of bucket objects (one per line), CSV, a table or a chart.
     func rendered() -> String {
         switch format {
-        case .chart: return chart(width: 80)
+        case .chart: return chart(width: chartWidth)
         case .table: return records.renderedTable()
         case .csv: return renderedCSV()
         case .json:
@@ -326,18 +331,30 @@ struct CollectionReport {
         return text
     }
 
-    /// One line per bucket: its start, a bar scaled to the largest value, and the value (the first figure
-    /// requested); an empty bucket has no bar and `-`. Lines are at most `width` columns.
+    /// One chart per figure requested that is a number or a duration (instants are not drawn), separated by a
+    /// blank line: a heading, then one line per bucket with its start, a bar scaled to the largest value, and the
+    /// value; an empty bucket has no bar and `-`. Lines are at most `width` columns (bars at least 10).
     func chart(width: Int) -> String {
-        guard let column = figureColumns.first else { return "no figure to draw\n" }
-        let values = result.buckets.map { FigureColumn.headline($0.figures) }
-        let texts = values.map { $0.map(NumberFormat.rounded) ?? "-" }
+        let charted = figureColumns.filter { $0.amount != nil }
+        if charted.isEmpty { return "no figure to draw\n" }
+        return charted.map { chart($0, width: width) }.joined(separator: "\n")
+    }
+
+    /// The chart of one figure (see ``chart(width:)``): durations print as `7h 05m`, numbers rounded.
+    func chart(_ figure: FigureColumn, width: Int) -> String {
+        let values = result.buckets.map { figure.amount!($0.figures) }
+        let cells = result.buckets.map { figure.cell($0.figures) }
+        let texts = zip(values, cells).map { value, cell in
+            value == nil ? "-" : cell.isNumber ? NumberFormat.rounded(value!) : cell.plainText
+        }
+        let isDuration = cells.contains { !$0.isNumber && $0 != .null }
         let labels = result.buckets.map { label($0.start) }
         let labelWidth = labels.map(\.count).max() ?? 0
         let valueWidth = texts.map(\.count).max() ?? 1
         let barWidth = max(10, width - labelWidth - valueWidth - 2)
         let largest = values.compactMap { $0 }.max() ?? 0
-        var lines = ["\(column.column.key) (\(result.unit)), \(HumanFormat.count(result.buckets.count, "bucket"))"]
+        let unit = isDuration || result.unit.isEmpty ? "" : " (\(result.unit))"
+        var lines = ["\(figure.column.key)\(unit), \(HumanFormat.count(result.buckets.count, "bucket"))"]
         for (index, value) in values.enumerated() {
             let bar = Self.bar(value ?? 0, of: largest, width: barWidth)
             let padded = bar + String(repeating: " ", count: barWidth - bar.count)

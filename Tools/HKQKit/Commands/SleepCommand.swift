@@ -86,7 +86,7 @@ public struct SleepCommand: Command {
         let result = try await ServerSession.run(context) { client in try await client.collection(query) }
         let format = context.globals.format
         if format == .chart {
-            context.console.printBlock(Self.chart(result.buckets, times: times, width: 80))
+            context.console.printBlock(Self.chart(result.buckets, times: times, width: context.chartWidth))
             return
         }
         try context.print(Self.records(result.buckets, times: times, format: format))

@@ -99,7 +99,8 @@ public struct GlobalOptions: Sendable, Equatable {
         ),
         .option(
             "format", value: "format",
-            help: "Output format: table, json, csv or chart (collection only; default: table).",
+            help: "Output format: table, json, csv or chart (collection and sleep, fitted to $COLUMNS or the "
+                + "terminal; default: table).",
             allowedValues: OutputFormat.allCases.map(\.rawValue)),
         .option(
             "time-format", value: "style",
