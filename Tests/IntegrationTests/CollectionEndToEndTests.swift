@@ -116,7 +116,7 @@ struct CollectionEndToEndTests {
         await expectCode(.invalidInterval) { try await client.collection(water) }
         // The connection is still usable.
         #expect(
-            try await client.statistics("stepCount", subject: "anna", options: .cumulativeSum).statistics.figures.sum
+            try await client.statistics("stepCount", subject: "anna", options: .cumulativeSum)?.statistics.figures.sum
                 == 120)
         #expect(await hkd.stop() == 0)
     }
