@@ -1,7 +1,9 @@
 // swift-tools-version:6.0
 // Two small agents embedding the client library: `ingest-agent` tails a CSV or JSON-lines file into hkd, and
-// `live-steps` follows today's step count live. The dependency names the hkd checkout by path; outside this
-// repository use `.package(url: "…/hkd.git", from: "0.1.0")` and refer to it by the package's folder name.
+// `live-steps` follows today's step count live. The dependency names the hkd checkout by path and by the
+// package's name, `hkd`, so `package: "hkd"` finds it whatever the checkout's folder is called (SwiftPM otherwise
+// knows a path dependency by its folder's name); outside this repository use
+// `.package(url: "…/hkd.git", from: "0.1.0")`, known by the URL's last component, `hkd`.
 import PackageDescription
 
 let package = Package(

@@ -17,6 +17,7 @@ import Synchronization
 /// let ack = try await client.insert(samples)
 /// let today = try await client.statistics("stepCount", subject: "anna", options: .cumulativeSum,
 ///                                         filter: SampleFilter(date: DatePredicate(start: midnight)))
+/// print(today?.statistics.figures.sum ?? 0)  // nil: no sample matches
 /// ```
 public final class HealthClient: Sendable {
     /// Where it connects and how it retries.
@@ -316,11 +317,19 @@ public final class HealthClient: Sendable {
         }
     }
 
-    /// HKStatisticsQuery. "No data" is thrown as ``ErrorCode/noData``.
+    /// HKStatisticsQuery: the figures of the samples that match, or `nil` when none does (as HealthKit's
+    /// `HKStatisticsQueryDescriptor` answers: no data is neither an error nor a value of zero). A type the
+    /// subject has no samples of at all is no data too; an unknown type, a bad unit or an option the type does
+    /// not take is thrown.
     public func statistics(
         _ type: String, subject: String, options: StatisticsOptions, filter: SampleFilter = .all, unit: String = ""
-    ) async throws(HealthClientError) -> StatisticsResult {
-        try await send(StatisticsQuery(subject: subject, type: type, filter: filter, options: options, unit: unit))
+    ) async throws(HealthClientError) -> StatisticsResult? {
+        do {
+            return try await send(
+                StatisticsQuery(subject: subject, type: type, filter: filter, options: options, unit: unit))
+        } catch  where error.code == .noData {
+            return nil
+        }
     }
 
     /// HKStatisticsCollectionQuery: statistics per calendar bucket.

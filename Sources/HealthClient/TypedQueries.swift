@@ -27,18 +27,14 @@ extension HealthClient {
             type.identifier, subject: subject, filter: filter, sort: sort, limit: limit, unit: unit?.symbol ?? "")
     }
 
-    /// HKStatisticsQuery, or `nil` when no sample matches (the String form throws ``HealthModel/ErrorCode/noData``
-    /// instead, so no `catch` is needed here for the common "nothing yet" case).
+    /// HKStatisticsQuery for a typed type and unit: the figures, or `nil` when no sample matches (as the form
+    /// that takes the type's name).
     public func statistics(
         _ type: QuantityType, subject: String, options: StatisticsOptions, filter: SampleFilter = .all,
         unit: HealthUnit? = nil
     ) async throws(HealthClientError) -> StatisticsResult? {
-        do {
-            return try await statistics(
-                type.identifier, subject: subject, options: options, filter: filter, unit: unit?.symbol ?? "")
-        } catch  where error.code == .noData {
-            return nil
-        }
+        try await statistics(
+            type.identifier, subject: subject, options: options, filter: filter, unit: unit?.symbol ?? "")
     }
 
     /// HKAnchoredObjectQuery: samples added and deleted after `anchor`, at most `limit` (0: the server's page).

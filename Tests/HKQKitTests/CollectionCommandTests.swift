@@ -160,7 +160,7 @@ import Testing
         let unknown = await runHKQ(["collection", "stepCount", "--options", "median"])
         #expect(unknown.status == 64 && unknown.err.contains("unknown statistics option 'median'"))
         let lone = await runHKQ(["collection", "stepCount", "--from", "2024-01-01", "--tz", "UTC"])
-        #expect(lone.status == 64 && lone.err.contains("--from and --to go together"))
+        #expect(lone.status == 64 && lone.err.contains("--from and --through go together"))
         let zone = await runHKQ(["collection", "stepCount", "--tz", "Nowhere/Special"])
         #expect(zone.status == 64 && zone.err.contains("unknown time zone"))
     }

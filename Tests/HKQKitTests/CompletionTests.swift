@@ -72,7 +72,8 @@ private let table = CommandTable(commands: HKQ.commands)
         #expect(lines[5] == "bash zsh fish")
         #expect(
             lines[6]
-                == "--help --server --subject --token --token-file --format --time-format --fields --tls --tls-ca "
+                == "--help --server --subject --token --token-file --format --time-format --fields --no-pager --tls "
+                + "--tls-ca "
                 + "--tls-fingerprint --tls-cert --tls-key --retry-for")
         #expect(lines[7].split(separator: " ").contains("heartRate"))
         #expect(lines[8] == "set")

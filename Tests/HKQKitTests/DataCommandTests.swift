@@ -297,7 +297,7 @@ import Testing
         #expect(try await sums(range + ["--strict-start", "--strict-end"]) == [200])
         let lone = try await runLive(["collection", "stepCount", "--strict-start"], subject: "collection-predicates")
         #expect(lone.status == 64)
-        #expect(lone.err.hasPrefix("error: --strict-start and --strict-end need --from and --to\n"))
+        #expect(lone.err.hasPrefix("error: --strict-start and --strict-end need --from and --through\n"))
     }
 
     @Test func valueBoundsInSamplesStatsAndCollection() async throws {

@@ -150,7 +150,7 @@ import Testing
         try await Self.seed("shape-collection")
         let arguments =
             ["collection", "stepCount", "--interval", "1h", "--options", "sum,recent,duration,by-source"]
-            + Self.newYork + ["--from", "2026-11-01T00:00", "--to", "2026-11-01T02:00"]
+            + Self.newYork + ["--from", "2026-11-01T00:00", "--through", "2026-11-01T02:00"]
         let json = try await Self.run(arguments + ["--format", "json"], subject: "shape-collection")
         let buckets = try OutputShapes.expectJSON(json, section: "collection").elements
         let starts: [String] = buckets.compactMap { $0["start"]?.text }
@@ -278,7 +278,10 @@ import Testing
         #expect(try OutputShapes.expectJSON(compared, section: "activity").elements.count == 10)
         #expect(compared.contains("\"ourAppleStandHours\""))
         let csv = try await Self.run(
-            ["activity", "--compare", "--format", "csv", "--from", "2024-01-03", "--to", "2024-01-04", "--tz", "UTC"],
+            [
+                "activity", "--compare", "--format", "csv", "--from", "2024-01-03", "--through", "2024-01-04", "--tz",
+                "UTC",
+            ],
             subject: "shape-activity")
         #expect(
             try OutputShapes.expectCSV(csv, section: "activity").map { $0["date"] } == ["2024-01-03", "2024-01-04"])
@@ -395,7 +398,7 @@ import Testing
         let subject = "dst"
         var arguments = [
             "collection", "stepCount", "--interval", testCase.interval, "--tz", testCase.zone, "--from", testCase.from,
-            "--to", testCase.to,
+            "--through", testCase.to,
         ]
         if let anchor = testCase.anchor { arguments += ["--anchor", anchor] }
         let json = try await Self.run(arguments + ["--format", "json"], subject: subject)

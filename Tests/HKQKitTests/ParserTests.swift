@@ -185,7 +185,8 @@ import HealthModel
         #expect(out.contains("\nOPTIONS:\n  --server <host:port>    "))
         #expect(
             out.contains(
-                "  --format <format>       Output format: table, json, csv or chart (collection only; default: table).\n"
+                "  --format <format>       Output format: table, json, csv or chart (collection and sleep, fitted "
+                    + "to $COLUMNS or the terminal; default: table).\n"
             ))
         #expect(out.contains("  -h, --help              Show help information.\n"))
         #expect(out.hasSuffix("  See 'tool help <command>' for detailed help.\n"))

@@ -43,7 +43,8 @@ import Testing
         #expect(none.status == 64 && none.err.contains("missing argument '<key=value>'"), "\(none.err)")
         let unknown = await runHKQ(["characteristics", "show"])
         #expect(unknown.status == 64 && unknown.err.contains("unknown subcommand 'show'"), "\(unknown.err)")
-        let backwards = await runHKQ(["activity", "--from", "2024-02-01", "--to", "2024-01-01", "--tz", "UTC"])
-        #expect(backwards.status == 64 && backwards.err.contains("--to must not be before --from"), "\(backwards.err)")
+        let backwards = await runHKQ(["activity", "--from", "2024-02-01", "--through", "2024-01-01", "--tz", "UTC"])
+        #expect(
+            backwards.status == 64 && backwards.err.contains("--through must not be before --from"), "\(backwards.err)")
     }
 }

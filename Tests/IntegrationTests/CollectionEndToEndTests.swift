@@ -67,7 +67,8 @@ struct CollectionEndToEndTests {
         )
         let chart = await run(
             [
-                "collection", "stepCount", "--tz", "America/New_York", "--from", "2024-03-08", "--to", "2024-03-11",
+                "collection", "stepCount", "--tz", "America/New_York", "--from", "2024-03-08", "--through",
+                "2024-03-11",
                 "--format", "chart",
             ] + server)
         #expect(chart.status == 0, "\(chart.err)")
@@ -115,7 +116,7 @@ struct CollectionEndToEndTests {
         await expectCode(.invalidInterval) { try await client.collection(water) }
         // The connection is still usable.
         #expect(
-            try await client.statistics("stepCount", subject: "anna", options: .cumulativeSum).statistics.figures.sum
+            try await client.statistics("stepCount", subject: "anna", options: .cumulativeSum)?.statistics.figures.sum
                 == 120)
         #expect(await hkd.stop() == 0)
     }

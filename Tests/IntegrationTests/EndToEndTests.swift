@@ -64,12 +64,13 @@ struct EndToEndTests {
         #expect(all.count >= 3)
         #expect(all.map(\.count).reduce(0, +) == 120_000)
 
-        let sum = try await client.statistics("stepCount", subject: "anna", options: [.cumulativeSum, .duration])
+        let sum = try #require(
+            await client.statistics("stepCount", subject: "anna", options: [.cumulativeSum, .duration]))
         #expect(sum.statistics.figures.sum == Double((0..<600).map { $0 % 10 }.reduce(0, +)))
         #expect(sum.statistics.figures.duration == 600 * Micros.minute)
         #expect(sum.unit == "count")
-        let heartStats = try await client.statistics(
-            "heartRate", subject: "anna", options: [.discreteMin, .discreteMax, .mostRecent])
+        let heartStats = try #require(
+            await client.statistics("heartRate", subject: "anna", options: [.discreteMin, .discreteMax, .mostRecent]))
         #expect(heartStats.statistics.figures.minimum == 60)
         #expect(heartStats.statistics.figures.maximum == 89)
         #expect(heartStats.statistics.figures.mostRecent?.value == 89)
@@ -88,9 +89,14 @@ struct EndToEndTests {
         let hkd = try await TestServer()
         let client = hkd.client()
         defer { client.close() }
-        await #expect(throws: HealthClientError.self) {
-            try await client.statistics("stepCount", subject: "nobody", options: .cumulativeSum)
-        }
+        // No data is nil, from both forms, as HealthKit's statistics query answers: neither an error nor zero.
+        #expect(try await client.statistics("stepCount", subject: "nobody", options: .cumulativeSum) == nil)
+        let steps = try QuantityType.named("stepCount")
+        #expect(try await client.statistics(steps, subject: "nobody", options: .cumulativeSum) == nil)
+        let before = SampleFilter(date: DatePredicate(end: 1))
+        #expect(
+            try await client.statistics("stepCount", subject: "anna", options: .cumulativeSum, filter: before) == nil)
+        #expect(try await client.statistics(steps, subject: "anna", options: .cumulativeSum, filter: before) == nil)
         do {
             _ = try await client.statistics("heartRate", subject: "anna", options: .cumulativeSum)
             Issue.record("cumulativeSum on heartRate was accepted")
@@ -152,7 +158,7 @@ struct EndToEndTests {
             }
             try await group.waitForAll()
         }
-        let total = try await clients[0].statistics("stepCount", subject: "shared", options: .duration)
+        let total = try #require(await clients[0].statistics("stepCount", subject: "shared", options: .duration))
         #expect(total.statistics.figures.duration == 4 * 10 * 500 * Micros.minute)
         for client in clients { client.close() }
         await hkd.stop()

@@ -74,7 +74,7 @@ struct HostileClientTests {
             #expect(reply?.retryable == false, "\(entry.name)")
             // The well-behaved client is unaffected.
             #expect(
-                try await good.statistics("stepCount", subject: "anna", options: .cumulativeSum).statistics.figures.sum
+                try await good.statistics("stepCount", subject: "anna", options: .cumulativeSum)?.statistics.figures.sum
                     == 45)
         }
         #expect(hkd.isRunning)

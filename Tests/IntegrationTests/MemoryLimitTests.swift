@@ -35,7 +35,7 @@ struct MemoryLimitTests {
         for subject in subjects {
             let samples = try await client.samples("stepCount", subject: subject)
             let sum = try await client.statistics("stepCount", subject: subject, options: .cumulativeSum)
-            answers.append("\(subject) \(samples.count) \(sum.statistics.figures.sum ?? -1)")
+            answers.append("\(subject) \(samples.count) \(sum?.statistics.figures.sum ?? -1)")
         }
         return answers
     }

@@ -236,7 +236,7 @@ struct ProfileEndToEndTests {
         try await expectDays(hkd)
         let week = await Self.run(
             hkd.hkqServer + [
-                "--subject", "anna", "--format", "csv", "activity", "--from", "2024-01-29", "--to", "2024-02-04",
+                "--subject", "anna", "--format", "csv", "activity", "--from", "2024-01-29", "--through", "2024-02-04",
                 "--tz", "UTC",
             ])
         #expect(week.status == 0, "\(week.err)")

@@ -28,6 +28,13 @@ public struct CommandContext: Sendable {
         self.console = console
     }
 
+    /// The same context printing its results to `out` (a pager) instead.
+    func printing(to out: any TextSink) -> CommandContext {
+        CommandContext(
+            program: program, commandPath: commandPath, arguments: arguments, globals: globals,
+            environment: environment, console: Console(out: out, err: console.err, terminal: console.terminal))
+    }
+
     /// A usage error (exit 64) located in this command.
     public func usageError(_ message: String) -> UsageError { UsageError(message, commandPath: commandPath) }
 
@@ -82,6 +89,13 @@ public struct CommandContext: Sendable {
         case .json where records.rows.count == 1: console.print(records.jsonObject(row: 0).rendered)
         case .json, .csv: console.printBlock(records.rendered(as: globals.format))
         }
+    }
+
+    /// The columns `--format chart` fits its lines in: `COLUMNS` when it is a positive number, else the width of
+    /// the terminal standard output is, else 80.
+    public var chartWidth: Int {
+        if let text = environment["COLUMNS"], let columns = Int(text.trimmingWhitespace), columns > 0 { return columns }
+        return console.terminal?.columns ?? 80
     }
 
     /// Prints one line to standard output.

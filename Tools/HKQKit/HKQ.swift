@@ -137,7 +137,19 @@ public struct HKQ: Sendable {
             }
             if globals.format == .chart { throw context.usageError("--fields does not apply to --format chart") }
         }
-        try await command.run(context)
+        let paging = pagingSink(for: command, globals: globals, environment: environment, console: console)
+        defer { paging?.finish() }
+        try await command.run(paging.map { context.printing(to: $0) } ?? context)
+    }
+
+    /// Standard output through a pager (``Pager``) for a command that lists records on a terminal; nil otherwise.
+    func pagingSink(
+        for command: any Command, globals: GlobalOptions, environment: [String: String], console: Console
+    ) -> PagingSink? {
+        guard command.spec.selectsFields, let terminal = console.terminal,
+            let pager = Pager.command(environment: environment, terminal: terminal, noPager: globals.noPager)
+        else { return nil }
+        return PagingSink(terminal: console.out, screenLines: terminal.rows) { PagerChild.start(pager) }
     }
 
     /// Prints what ended a command: `error: <message>` (for a usage error also the usage and a hint); nothing for
@@ -183,20 +195,28 @@ public struct HKQ: Sendable {
         fatalError("hkq's command task ends the process; nothing stops its executor")
     }
 
-    /// The `HKQ_*` variables of `environment` (a `NAME=value` list ending in null, as `environ`), the only ones
-    /// hkq reads (``GlobalOptions/environmentVariables``): Foundation's `ProcessInfo` would first set itself up,
-    /// then hash every variable into a dictionary, a twentieth of a short command's time.
+    /// The `HKQ_*` variables of `environment` (a `NAME=value` list ending in null, as `environ`) and
+    /// ``sharedVariables``, the only ones hkq reads (``GlobalOptions/environmentVariables``): Foundation's
+    /// `ProcessInfo` would first set itself up, then hash every variable into a dictionary, a twentieth of a short
+    /// command's time.
     static func hkqVariables(in environment: UnsafePointer<UnsafeMutablePointer<CChar>?>) -> [String: String] {
         var variables: [String: String] = [:]
         var cursor = environment
         while let entry = cursor.pointee {
             cursor += 1
-            guard strncmp(entry, "HKQ_", 4) == 0, let equals = strchr(entry, Int32(UInt8(ascii: "="))) else { continue }
-            let name = UnsafeRawBufferPointer(start: entry, count: equals - entry)
-            variables[String(decoding: name, as: UTF8.self)] = String(cString: equals + 1)
+            let initial = UInt8(bitPattern: entry.pointee)
+            guard initial == UInt8(ascii: "H") || initial == UInt8(ascii: "P") || initial == UInt8(ascii: "C"),
+                let equals = strchr(entry, Int32(UInt8(ascii: "=")))
+            else { continue }
+            let name = String(decoding: UnsafeRawBufferPointer(start: entry, count: equals - entry), as: UTF8.self)
+            guard name.hasPrefix("HKQ_") || sharedVariables.contains(name) else { continue }
+            variables[name] = String(cString: equals + 1)
         }
         return variables
     }
+
+    /// The variables other programs also read that hkq honours: the pager and the terminal's width.
+    static let sharedVariables: Set<String> = ["PAGER", "COLUMNS"]
 }
 
 /// Runs hkq in-process: `arguments` without the program name; output goes to `console`. Returns the exit status.

@@ -169,9 +169,11 @@ enum CapacityBenchmark: BenchCommand {
         }
         for query in W3Benchmark.queries {
             try time("W3 " + query.name) {
-                let figures = try await client.statistics(
-                    query.type.rawValue, subject: subject, options: query.options, filter: query.filter
-                ).statistics.figures
+                guard
+                    let figures = try await client.statistics(
+                        query.type.rawValue, subject: subject, options: query.options, filter: query.filter
+                    )?.statistics.figures
+                else { throw HealthError(.noData, "W3 \(query.name): no data") }
                 return [
                     figures.minimum.map { "min \($0)" }, figures.maximum.map { "max \($0)" },
                     figures.average.map { String(format: "avg %.4f", $0) },

@@ -128,8 +128,11 @@ enum W3Benchmark: BenchCommand {
     }
 
     static func statistics(_ query: Query, _ client: HealthClient) async throws -> Statistics {
-        try await client.statistics(query.type.rawValue, subject: subject, options: query.options, filter: query.filter)
-            .statistics
+        guard
+            let result = try await client.statistics(
+                query.type.rawValue, subject: subject, options: query.options, filter: query.filter)
+        else { throw HealthError(.noData, "W3 \(query.name): no data") }
+        return result.statistics
     }
 
     /// The query's answer, printed so runs (and peers) can be compared for sameness.

@@ -14,18 +14,22 @@ public struct ActivityCommand: Command {
         CommandSpec(
             name: "activity", abstract: "List Apple's daily activity summaries (move, exercise, stand and goals).",
             discussion: """
-                One row per day from --from through --to (both included; default: every day stored), as \
+                One row per day from --from through --through (both included; default: every day stored), or \
+                up to the day before --to, as \
                 imported from the export's <ActivitySummary> elements: move (active energy, in its unit), \
                 exercise (minutes), stand (hours) and their goals; JSON and CSV add the move time and its goal \
                 (watches in move-time mode). With --compare, our own daily figures from the stored samples, \
                 merged across sources as every query is, follow each of Apple's: active energy (activeEnergyBurned, \
                 in the summary's unit), exercise minutes (appleExerciseTime) and stand hours (the time covered by \
                 appleStandHour samples of value stood, in hours), each day taken in --tz. Reading needs the read \
-                grant for activitySummary. Example: hkq activity --from 2024-01-01 --to 2024-01-31 --compare.
+                grant for activitySummary. Example: hkq activity --from 2024-01-01 --through 2024-01-31 --compare.
                 """,
             options: [
                 .option("from", value: "date", help: "The first day listed."),
-                .option("to", value: "date", help: "The last day listed (included)."),
+                RangeEnd.throughSpec("The last day listed."),
+                .option(
+                    "to", value: "date",
+                    help: "Deprecated: the last day listed, as --through (--to elsewhere excludes its day)."),
                 .option("tz", value: "zone", help: "IANA time zone of the days (default: local)."),
                 .flag("compare", help: "Add our daily sums of the stored samples beside Apple's figures."),
             ], selectsFields: true)
@@ -43,8 +47,8 @@ public struct ActivityCommand: Command {
         let zone = try QueryScope.timeZone(context)
         let dates = DateArgumentParser(timeZone: zone, now: context.program.clock())
         let times = context.times(in: zone)
-        func day(_ name: String) throws -> Int? {
-            guard let text = context.arguments.value(name) else { return nil }
+        func day(_ text: String?, _ name: String) throws -> Int? {
+            guard let text else { return nil }
             guard let instant = dates.parse(text) else {
                 throw context.usageError(
                     "invalid date '\(text)' for '--\(name)'; expected \(DateArgumentParser.expected)")
@@ -52,9 +56,12 @@ public struct ActivityCommand: Command {
             let civil = times.civil(instant)
             return CivilCalendar.dayNumber(year: civil.year, month: civil.month, day: civil.day)
         }
-        let first = try day("from")
-        let last = try day("to")
-        if let first, let last, last < first { throw context.usageError("--to must not be before --from") }
+        let first = try day(context.arguments.value("from"), "from")
+        let end = try RangeEnd.parse(context, deprecatedInclusiveTo: "day")
+        let last = try end.flatMap { try day($0.text, $0.option) }
+        if let first, let last, last < first {
+            throw context.usageError("--\(end!.option) must not be before --from")
+        }
         let subject = context.globals.subject
         let compare = context.arguments.flag("compare")
         let (summaries, ours) = try await ServerSession.run(context) { client in

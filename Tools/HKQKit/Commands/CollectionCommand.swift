@@ -9,7 +9,7 @@ public struct CollectionCommand: Command {
     /// A collection command.
     public init() {}
 
-    /// `collection <type> [--options …] [--interval …] [--anchor …] [--tz …] [--from …] [--to …] [--unit …]`.
+    /// `collection <type> [--options …] [--interval …] [--anchor …] [--tz …] [--from …] [--through …] [--unit …]`.
     public var spec: CommandSpec {
         CommandSpec(
             name: "collection", abstract: "Statistics per calendar bucket (day, hour, week, …) in a time zone.",
@@ -19,13 +19,17 @@ public struct CollectionCommand: Command {
                 JSON and CSV write each bucket's start and end as an RFC 3339 instant with --tz's offset (or \
                 --time-format epoch-ms|epoch-us); tables label buckets in local time, with the offset where a \
                 wall time repeats (the hour after a fall-back) and the time of day when the anchor is not midnight.
-                With --from and --to every bucket between them is listed, empty ones included.
+                --format chart draws one bar chart per figure in --options (not the instants of recent), its \
+                lines fitted to $COLUMNS, else the terminal's width, else 80 columns.
+                With --from and --through every bucket from the one holding --from through the one holding \
+                --through is listed, empty ones included (--to, the same, is deprecated: elsewhere --to excludes \
+                what it names).
                 --source, --uuid, --min, --max, --strict-start and --strict-end choose the samples as in \
                 'hkq samples': --min and --max are in --unit unless they name a unit; \
                 --strict-start keeps only samples that start at or after --from and --strict-end only those that \
-                end before --to (HealthKit's strict date options); without them the buckets take every sample \
+                end before --through (HealthKit's strict date options); without them the buckets take every sample \
                 overlapping them.
-                Example: hkq collection stepCount --interval 1d --tz Europe/Berlin --from 2024-01-01 --to 2024-01-31 --format chart
+                Example: hkq collection stepCount --interval 1d --tz Europe/Berlin --from 2024-01-01 --through 2024-01-31 --format chart
                 """,
             arguments: [ArgumentSpec("type", help: "The quantity type, e.g. stepCount.")],
             options: [
@@ -40,8 +44,10 @@ public struct CollectionCommand: Command {
                     "anchor", value: "date",
                     help: "Fixes the buckets' phase (default: 2000-01-01 local midnight; a Monday for weeks)."),
                 .option("tz", value: "zone", help: "IANA time zone of the buckets (default: this machine's)."),
-                .option("from", value: "date", help: "List every bucket from the one holding this date (with --to)."),
-                .option("to", value: "date", help: "… to the one holding this date (with --from)."),
+                .option(
+                    "from", value: "date", help: "List every bucket from the one holding this date (with --through)."),
+                RangeEnd.throughSpec("… through the one holding this date (with --from)."),
+                .option("to", value: "date", help: "Deprecated: as --through (--to elsewhere excludes what it names)."),
                 .option("unit", value: "unit", help: "Unit of the figures (default: the type's canonical unit)."),
             ] + QueryScope.predicateSpecs, drawsChart: true, selectsFields: true)
     }
@@ -70,14 +76,15 @@ public struct CollectionCommand: Command {
         let defaultAnchor = interval.unit == .week ? "2000-01-03" : "2000-01-01"
         let anchor = try date("anchor") ?? dates.parse(defaultAnchor)!
         let from = try date("from")
-        let to = try date("to")
-        if (from == nil) != (to == nil) { throw context.usageError("--from and --to go together") }
+        let end = try RangeEnd.parse(context, deprecatedInclusiveTo: "bucket")
+        let to = try end.map { try date($0.option)! }
+        if (from == nil) != (to == nil) { throw context.usageError("--from and --through go together") }
         let strictStart = context.arguments.flag("strict-start")
         let strictEnd = context.arguments.flag("strict-end")
         if (strictStart || strictEnd) && from == nil {
-            throw context.usageError("--strict-start and --strict-end need --from and --to")
+            throw context.usageError("--strict-start and --strict-end need --from and --through")
         }
-        // The bounds filter only with a strict option: the buckets listed already end at --from and --to.
+        // The bounds filter only with a strict option: the buckets listed already end at --from and --through.
         let unit = try context.arguments.value("unit").map(type.unit(parsing:)) ?? type.canonicalUnit
         let filter = try QueryScope.filter(
             QueryScope.filter(context, from: strictStart ? from : nil, to: strictEnd ? to : nil, timeZone: zone)
@@ -89,9 +96,10 @@ public struct CollectionCommand: Command {
             enumerateFrom: from,
             enumerateTo: to)
         let result = try await ServerSession.run(context) { client in try await client.collection(query) }
-        let report = CollectionReport(
+        var report = CollectionReport(
             result: result, options: options, times: context.times(in: zone), format: context.globals.format,
             subDay: interval.isShorterThanADay, values: type.categoryValues)
+        report.chartWidth = context.chartWidth
         try report.print(to: context.console, fields: context.globals.fields, commandPath: context.commandPath)
     }
 
@@ -128,6 +136,8 @@ struct CollectionReport {
     let showsSeconds: Bool
     /// A category type's enumeration: its values get a duration column each with by-value.
     let values: CategoryValueSet?
+    /// The columns a chart's lines fit in (``CommandContext/chartWidth``).
+    var chartWidth = 80
 
     /// A report of `result` for `format`; `subDay` says that the buckets are shorter than a day.
     init(
@@ -298,7 +308,7 @@ struct CollectionReport {
     /// The report in ``format``: a JSON array of bucket objects (one per line), CSV, a table or a chart.
     func rendered() -> String {
         switch format {
-        case .chart: return chart(width: 80)
+        case .chart: return chart(width: chartWidth)
         case .table: return records.renderedTable()
         case .csv: return renderedCSV()
         case .json:
@@ -321,18 +331,30 @@ struct CollectionReport {
         return text
     }
 
-    /// One line per bucket: its start, a bar scaled to the largest value, and the value (the first figure
-    /// requested); an empty bucket has no bar and `-`. Lines are at most `width` columns.
+    /// One chart per figure requested that is a number or a duration (instants are not drawn), separated by a
+    /// blank line: a heading, then one line per bucket with its start, a bar scaled to the largest value, and the
+    /// value; an empty bucket has no bar and `-`. Lines are at most `width` columns (bars at least 10).
     func chart(width: Int) -> String {
-        guard let column = figureColumns.first else { return "no figure to draw\n" }
-        let values = result.buckets.map { FigureColumn.headline($0.figures) }
-        let texts = values.map { $0.map(NumberFormat.rounded) ?? "-" }
+        let charted = figureColumns.filter { $0.amount != nil }
+        if charted.isEmpty { return "no figure to draw\n" }
+        return charted.map { chart($0, width: width) }.joined(separator: "\n")
+    }
+
+    /// The chart of one figure (see ``chart(width:)``): durations print as `7h 05m`, numbers rounded.
+    func chart(_ figure: FigureColumn, width: Int) -> String {
+        let values = result.buckets.map { figure.amount!($0.figures) }
+        let cells = result.buckets.map { figure.cell($0.figures) }
+        let texts = zip(values, cells).map { value, cell in
+            value == nil ? "-" : cell.isNumber ? NumberFormat.rounded(value!) : cell.plainText
+        }
+        let isDuration = cells.contains { !$0.isNumber && $0 != .null }
         let labels = result.buckets.map { label($0.start) }
         let labelWidth = labels.map(\.count).max() ?? 0
         let valueWidth = texts.map(\.count).max() ?? 1
         let barWidth = max(10, width - labelWidth - valueWidth - 2)
         let largest = values.compactMap { $0 }.max() ?? 0
-        var lines = ["\(column.column.key) (\(result.unit)), \(HumanFormat.count(result.buckets.count, "bucket"))"]
+        let unit = isDuration || result.unit.isEmpty ? "" : " (\(result.unit))"
+        var lines = ["\(figure.column.key)\(unit), \(HumanFormat.count(result.buckets.count, "bucket"))"]
         for (index, value) in values.enumerated() {
             let bar = Self.bar(value ?? 0, of: largest, width: barWidth)
             let padded = bar + String(repeating: " ", count: barWidth - bar.count)

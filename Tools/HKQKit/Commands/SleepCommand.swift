@@ -15,9 +15,9 @@ public struct SleepCommand: Command {
             name: "sleep", abstract: "Sleep per night: in bed, asleep, awake and per stage (sleepAnalysis).",
             discussion: """
                 A night runs from --anchor (default 18:00) local time to --anchor the next day in --tz, and is \
-                named by the date it ends on; nights with DST changes are 23 or 25 hours long. --from and --to \
-                are dates: the nights ending on --from up to the one before --to are listed, empty ones included \
-                (default: the last 7 nights). Every source's samples are merged by priority (see 'hkq sources \
+                named by the date it ends on; nights with DST changes are 23 or 25 hours long. --from, --to and \
+                --through are dates: the nights ending on --from up to the one before --to (or through the one \
+                ending on --through) are listed, empty ones included (default: the last 7 nights). Every source's samples are merged by priority (see 'hkq sources \
                 sleepAnalysis'): in each stretch of time the highest-priority source with a sample there counts, \
                 and within it the stage (or awake) wins over in bed, so an iPhone's in-bed interval, a Watch's \
                 stages and another app's sleep never add up to more than the night. inBed is the time covered by \
@@ -30,6 +30,7 @@ public struct SleepCommand: Command {
                 .option("tz", value: "zone", help: "IANA time zone of the nights (default: this machine's)."),
                 .option("from", value: "date", help: "The first night: the one ending on this date."),
                 .option("to", value: "date", help: "The night after the last: the one ending on this date."),
+                RangeEnd.throughSpec("The last night: the one ending on this date."),
                 .option("anchor", value: "HH:MM", help: "Local time at which one night ends and the next starts."),
             ] + QueryScope.predicateSpecs, drawsChart: true, selectsFields: true)
     }
@@ -49,8 +50,8 @@ public struct SleepCommand: Command {
         let dates = DateArgumentParser(timeZone: zone, now: context.program.clock())
         let times = context.times(in: zone)
         let (hour, minute) = try Self.anchorTime(context.arguments.value("anchor") ?? "18:00", context: context)
-        func date(_ name: String, default fallback: Timestamp) throws -> CivilTime {
-            guard let text = context.arguments.value(name) else { return times.civil(fallback) }
+        func date(_ text: String?, _ name: String, default fallback: Timestamp) throws -> CivilTime {
+            guard let text else { return times.civil(fallback) }
             guard let value = dates.parse(text) else {
                 throw context.usageError(
                     "invalid date '\(text)' for '--\(name)'; expected \(DateArgumentParser.expected)")
@@ -58,8 +59,12 @@ public struct SleepCommand: Command {
             return times.civil(value)
         }
         let today = dates.parse("today")!
-        let last = try date("to", default: dates.parse("tomorrow")!)
-        let first = try date("from", default: Self.shift(times.civil(today), days: -6, dates: dates))
+        let end = try RangeEnd.parse(context)
+        let named = try date(end?.text, end?.option ?? "to", default: dates.parse("tomorrow")!)
+        // The night after the last one listed.
+        let last = end?.inclusive == true ? times.civil(Self.shift(named, days: 1, dates: dates)) : named
+        let first = try date(
+            context.arguments.value("from"), "from", default: Self.shift(times.civil(today), days: -6, dates: dates))
         func nightStart(_ day: CivilTime, shift days: Int) -> Timestamp {
             let shifted = Self.shifted(day, days: days)
             return dates.parse(
@@ -67,7 +72,11 @@ public struct SleepCommand: Command {
         }
         let from = nightStart(first, shift: -1)
         let to = nightStart(last, shift: -1) - 1
-        if to < from { throw context.usageError("--to must be a later date than --from") }
+        if to < from {
+            let message =
+                end?.inclusive == true ? "--through must not be before --from" : "--to must be a later date than --from"
+            throw context.usageError(message)
+        }
         let filter = try QueryScope.filter(
             QueryScope.filter(context, from: nil, to: nil, timeZone: zone), values: context, for: type)
         let query = CollectionQuery(
@@ -77,7 +86,7 @@ public struct SleepCommand: Command {
         let result = try await ServerSession.run(context) { client in try await client.collection(query) }
         let format = context.globals.format
         if format == .chart {
-            context.console.printBlock(Self.chart(result.buckets, times: times, width: 80))
+            context.console.printBlock(Self.chart(result.buckets, times: times, width: context.chartWidth))
             return
         }
         try context.print(Self.records(result.buckets, times: times, format: format))

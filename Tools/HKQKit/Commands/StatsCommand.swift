@@ -51,15 +51,13 @@ public struct StatsCommand: Command {
         let unit = try scope.unit(for: type)
         let subject = context.globals.subject
         let filter = try QueryScope.filter(scope.filter.inQueryUnit(unit), values: context, for: type)
-        let result: StatisticsResult
-        do {
-            result = try await ServerSession.run(context) { client in
-                try await client.statistics(
-                    type.identifier, subject: subject, options: options,
-                    filter: try await WorkoutScope.narrow(filter, type: type, context: context, client: client),
-                    unit: unit.symbol)
-            }
-        } catch let error as HealthError where error.code == .noData {
+        let answer = try await ServerSession.run(context) { client in
+            try await client.statistics(
+                type.identifier, subject: subject, options: options,
+                filter: try await WorkoutScope.narrow(filter, type: type, context: context, client: client),
+                unit: unit.symbol)
+        }
+        guard let result = answer else {
             context.console.printError(StatsCommand.noDataMessage(type: type, subject: subject, scope: scope))
             throw CommandExit(.noData)
         }

@@ -21,6 +21,12 @@ extension GlobalOptions {
         ("HKQ_TLS_CERT", "The client certificate, as --tls-cert."),
         ("HKQ_TLS_KEY", "The client certificate's key, as --tls-key."),
         ("HKQ_RETRY_FOR", "Seconds to keep retrying a server that cannot be reached, as --retry-for."),
+        (
+            "HKQ_PAGER",
+            "The program a listing longer than the terminal is paged through (run by sh -c); empty or cat: none."
+        ),
+        ("PAGER", "The pager when HKQ_PAGER is not set (default: less, with LESS=FRX unless LESS is set)."),
+        ("COLUMNS", "The width --format chart fits its lines to (default: the terminal's, else 80)."),
     ]
 }
 

@@ -65,15 +65,19 @@ public struct Console: Sendable {
     public let out: any TextSink
     /// Where errors and diagnostics go (standard error).
     public let err: any TextSink
+    /// The size of the terminal standard output is; nil when it is no terminal (a pipe, a file, a test's buffer).
+    public let terminal: TerminalSize?
 
-    /// A console over the given sinks.
-    public init(out: any TextSink, err: any TextSink) {
+    /// A console over the given sinks; `terminal` is the size of the terminal `out` is, if it is one.
+    public init(out: any TextSink, err: any TextSink, terminal: TerminalSize? = nil) {
         self.out = out
         self.err = err
+        self.terminal = terminal
     }
 
     /// The process's standard output and standard error.
-    public static let standard = Console(out: StandardStream.output, err: StandardStream.error)
+    public static let standard = Console(
+        out: StandardStream.output, err: StandardStream.error, terminal: TerminalSize.of(descriptor: 1))
 
     /// A console writing into two fresh buffers, returned with it: `let (console, out, err) = Console.capturing()`.
     public static func capturing() -> (console: Console, out: CapturedText, err: CapturedText) {

@@ -65,6 +65,8 @@ public struct GlobalOptions: Sendable, Equatable {
     public var tls: TLSClientOptions?
     /// `--fields a,b,c`: the keys and columns to print, in that order; nil: all of them.
     public var fields: FieldSelection?
+    /// `--no-pager`: print a long listing on a terminal straight to it (``Pager``).
+    public var noPager = false
     /// What hkq tells the user on stderr before the command runs (a token file other users can read).
     public var warnings: [String] = []
     /// `--retry-for SECONDS`, else `HKQ_RETRY_FOR`, else 30 s: how long a command keeps retrying a server that
@@ -97,7 +99,8 @@ public struct GlobalOptions: Sendable, Equatable {
         ),
         .option(
             "format", value: "format",
-            help: "Output format: table, json, csv or chart (collection only; default: table).",
+            help: "Output format: table, json, csv or chart (collection and sleep, fitted to $COLUMNS or the "
+                + "terminal; default: table).",
             allowedValues: OutputFormat.allCases.map(\.rawValue)),
         .option(
             "time-format", value: "style",
@@ -109,6 +112,12 @@ public struct GlobalOptions: Sendable, Equatable {
             help:
                 "Print only these JSON keys and CSV/table columns, in this order (commands that print lists of "
                 + "records; an unknown name lists the fields)."),
+        .flag(
+            "no-pager",
+            help:
+                "Print a listing longer than the terminal straight to it instead of through $HKQ_PAGER, else "
+                + "$PAGER, else less (never paged when output is not a terminal; a pager of '' or cat also turns "
+                + "paging off)."),
         .flag("tls", help: "Connect with TLS, checking the server's certificate and name (default: $HKQ_TLS)."),
         .option(
             "tls-ca", value: "path",
@@ -169,6 +178,7 @@ public struct GlobalOptions: Sendable, Equatable {
             server: server, subject: subject, token: token, format: format, timeFormat: timeFormat, tls: tls,
             fields: fields)
         globals.warnings = warnings
+        globals.noPager = flags.contains("no-pager")
         if let text = options["retry-for"]?.last ?? environment["HKQ_RETRY_FOR"] {
             guard let seconds = Double(text), seconds.isFinite, seconds >= 0, seconds <= 86_400 else {
                 let origin = options["retry-for"] != nil ? "--retry-for" : "HKQ_RETRY_FOR"

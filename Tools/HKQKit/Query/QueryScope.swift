@@ -9,7 +9,7 @@ public struct QueryScope: Sendable {
         [
             .option(
                 "from", value: "date", help: "Start bound: ISO 8601, a date, today, yesterday, now, now-7d, now-2h..."),
-            .option("to", value: "date", help: "End bound (exclusive), same forms as --from."),
+            .option("to", value: "date", help: "End bound (excluded), same forms as --from."),
         ] + predicateSpecs + [
             .option("unit", value: "unit", help: "Values in this unit (default: canonical); TYPE=UNIT for one type."),
             .option("tz", value: "zone", help: "IANA time zone for dates and output (default: the local zone)."),

@@ -7,6 +7,9 @@ import HealthModel
 struct FigureColumn {
     var column: RecordSet.Column
     var cell: (StatisticsFigures) -> JSONValue
+    /// The figure as a number a chart's bar measures (a duration in seconds); nil for figures that are
+    /// instants (`mostRecentStart`, `mostRecentEnd`), which no chart draws.
+    var amount: ((StatisticsFigures) -> Double?)?
 
     /// The columns of the figures `options` asks for, in a fixed order, with times and durations as `format`
     /// prints them; `values` is the category type's enumeration (its values get a duration column each).
@@ -16,15 +19,22 @@ struct FigureColumn {
     ) -> [FigureColumn] {
         var figures: [FigureColumn] = []
         func number(_ value: Double?) -> JSONValue { value.map(JSONValue.number) ?? .null }
-        func figure(_ key: String, _ title: String, _ cell: @escaping (StatisticsFigures) -> JSONValue) {
-            figures.append(FigureColumn(column: .init(key, title: title, roundedInTable: true), cell: cell))
+        func figure(
+            _ key: String, _ title: String, amount: ((StatisticsFigures) -> Double?)? = nil,
+            _ cell: @escaping (StatisticsFigures) -> JSONValue
+        ) {
+            figures.append(
+                FigureColumn(column: .init(key, title: title, roundedInTable: true), cell: cell, amount: amount))
         }
-        if options.contains(.cumulativeSum) { figure("sum", "SUM") { number($0.sum) } }
-        if options.contains(.discreteAverage) { figure("average", "AVERAGE") { number($0.average) } }
-        if options.contains(.discreteMin) { figure("minimum", "MIN") { number($0.minimum) } }
-        if options.contains(.discreteMax) { figure("maximum", "MAX") { number($0.maximum) } }
+        func numeric(_ key: String, _ title: String, _ value: @escaping (StatisticsFigures) -> Double?) {
+            figure(key, title, amount: value) { number(value($0)) }
+        }
+        if options.contains(.cumulativeSum) { numeric("sum", "SUM") { $0.sum } }
+        if options.contains(.discreteAverage) { numeric("average", "AVERAGE") { $0.average } }
+        if options.contains(.discreteMin) { numeric("minimum", "MIN") { $0.minimum } }
+        if options.contains(.discreteMax) { numeric("maximum", "MAX") { $0.maximum } }
         if options.contains(.mostRecent) {
-            figure("mostRecent", "MOST RECENT") { number($0.mostRecent?.value) }
+            numeric("mostRecent", "MOST RECENT") { $0.mostRecent?.value }
             figure("mostRecentStart", "MOST RECENT START") {
                 $0.mostRecent.map { times.cell($0.start, format: format) } ?? .null
             }
@@ -37,11 +47,17 @@ struct FigureColumn {
             return format == .table || format == .chart
                 ? .string(HumanFormat.duration(micros: micros)) : .number(Double(micros) / 1e6)
         }
-        if options.contains(.duration) { figure("duration", "DURATION") { duration($0.duration) } }
+        func seconds(_ micros: Int64?) -> Double? { micros.map { Double($0) / 1e6 } }
+        if options.contains(.duration) {
+            figure("duration", "DURATION", amount: { seconds($0.duration) }) { duration($0.duration) }
+        }
         if options.contains(.separateByValue), let values {
             for value in values.values {
-                figure(value.name, Self.title(value.name)) { figures in
-                    figures.durationByValue == nil ? .null : duration(figures.duration(ofValue: value.rawValue))
+                func ofValue(_ figures: StatisticsFigures) -> Int64? {
+                    figures.durationByValue == nil ? nil : figures.duration(ofValue: value.rawValue)
+                }
+                figure(value.name, Self.title(value.name), amount: { seconds(ofValue($0)) }) {
+                    duration(ofValue($0))
                 }
             }
         }
