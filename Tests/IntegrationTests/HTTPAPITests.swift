@@ -152,6 +152,12 @@ struct HTTPAPITests {
         #expect(responses[2].body == expected.out)
         #expect(responses[2].body.contains("Watch Sync") && !responses[2].body.contains("iPhone"))
         #expect(responses[3].body.contains("\"code\":301") && responses[3].body.contains("\"retryable\":false"))
+        // Bad tokens are answered later and later (the handshake's throttle: 100, 200, 400 ms after the 200 above).
+        let wrong = "hkd1_00000009_" + String(repeating: "1", count: 64)
+        let started = ContinuousClock.now
+        let refused = try Self.exchange(Array(repeating: Self.get(target, token: wrong), count: 3), port: port)
+        #expect(refused.map(\.status) == [401, 401, 401])
+        #expect(ContinuousClock.now - started >= .milliseconds(700), "the three refusals came too soon")
         await hkd.stop()
     }
 

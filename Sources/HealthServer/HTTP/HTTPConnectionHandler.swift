@@ -6,7 +6,7 @@ import HealthPosix
 /// on a worker through the ``HTTPService``, and keeps the connection alive while the client asks. A request must
 /// arrive whole within ``HTTPLimits/requestDeadline`` of its first byte, and an idle connection closes after
 /// ``HTTPLimits/idleDeadline``; a request over the parser's caps, or bytes that are not HTTP/1.x, get their
-/// status and the connection closes.
+/// status and the connection closes. A 401 is sent after the server's ``FailureThrottle`` delay for the address.
 final class HTTPConnectionHandler: ConnectionHandler, Sendable {
     private struct State {
         let parser: HTTPRequestParser
@@ -76,7 +76,19 @@ final class HTTPConnectionHandler: ConnectionHandler, Sendable {
         let accepted = server.workers.submit { [self] in
             let response = service.respond(to: request, peer: peer, server: server)
             let bytes = response.serialized(keepAlive: request.keepAlive)
-            _ = loop.execute { self.finish(bytes, keepAlive: request.keepAlive, on: connection) }
+            // Bad tokens are answered later and later, as refused handshakes are (the same throttle, by address);
+            // only an answer that needed a good token forgets the address's failures.
+            let delay: Duration
+            if response.status == 401 {
+                delay = server.failures.failed(peer)
+            } else {
+                if (200..<300).contains(response.status) { server.failures.succeeded(peer) }
+                delay = .zero
+            }
+            _ = loop.execute {
+                guard delay > .zero else { return self.finish(bytes, keepAlive: request.keepAlive, on: connection) }
+                _ = loop.schedule(after: delay) { self.finish(bytes, keepAlive: request.keepAlive, on: connection) }
+            }
         }
         if !accepted {
             let busy = HTTPProblem(
