@@ -1,5 +1,6 @@
 import Foundation
 import HealthPosix
+import TestSupport
 import Testing
 
 @testable import HealthServer
@@ -11,27 +12,6 @@ import Testing
 /// The metrics endpoint's limits, in-process with small ones: no peer can keep a probe out.
 @Suite("metrics endpoint limits", .serialized)
 struct MetricsEndpointTests {
-    /// One HTTP exchange on a new connection: the status line and the body.
-    static func get(_ path: String, port: Int) throws -> (status: String, body: String) {
-        let socket = try ClientSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(5))
-        defer { socket.close() }
-        try socket.write(Array("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8), timeout: .seconds(5))
-        return try response(socket)
-    }
-
-    /// Everything `socket` reads until the server closes, as a status line and a body.
-    static func response(_ socket: ClientSocket) throws -> (status: String, body: String) {
-        var bytes: [UInt8] = []
-        while true {
-            let chunk = try socket.read(maxBytes: 65_536, timeout: .seconds(10))
-            if chunk.isEmpty { break }
-            bytes += chunk
-        }
-        let text = String(decoding: bytes, as: UTF8.self)
-        let parts = text.components(separatedBy: "\r\n\r\n")
-        return (parts[0].components(separatedBy: "\r\n")[0], parts.dropFirst().joined(separator: "\r\n\r\n"))
-    }
-
     /// Whether the server closed `socket` (end of stream, or a reset for a connection with unread bytes) without
     /// sending anything, within `timeout`.
     static func closedSilently(_ socket: ClientSocket, within timeout: Duration) -> Bool {
@@ -46,9 +26,9 @@ struct MetricsEndpointTests {
     func starting() throws {
         let endpoint = try MetricsEndpoint(host: "127.0.0.1", port: 0)
         defer { endpoint.stop() }
-        #expect(try Self.get("/healthz", port: endpoint.port) == ("HTTP/1.1 200 OK", "ok\n"))
+        #expect(try PlainHTTP.get("/healthz", port: endpoint.port) == ("HTTP/1.1 200 OK", "ok\n"))
         for path in ["/readyz", "/metrics"] {
-            let answer = try Self.get(path, port: endpoint.port)
+            let answer = try PlainHTTP.get(path, port: endpoint.port)
             #expect(answer.status == "HTTP/1.1 503 Service Unavailable", "\(path)")
             #expect(answer.body.hasPrefix("starting:"), "\(path): \(answer.body)")
         }
@@ -79,7 +59,7 @@ struct MetricsEndpointTests {
         defer { for socket in idle { socket.close() } }
         // Every probe is answered at once, long before the idle connections' deadline.
         for _ in 0..<5 {
-            #expect(try Self.get("/healthz", port: endpoint.port) == ("HTTP/1.1 200 OK", "ok\n"))
+            #expect(try PlainHTTP.get("/healthz", port: endpoint.port) == ("HTTP/1.1 200 OK", "ok\n"))
         }
         // The oldest idle connections were closed to make room; the deadline has not closed any.
         #expect(Self.closedSilently(idle[0], within: .seconds(10)))
@@ -96,7 +76,7 @@ struct MetricsEndpointTests {
         // The three are accepted in order and hold every slot; the fourth is refused.
         let refused = try ClientSocket.connect(host: "127.0.0.1", port: endpoint.port)
         defer { refused.close() }
-        let answer = try Self.response(refused)
+        let answer = try PlainHTTP.response(refused)
         #expect(answer.status == "HTTP/1.1 503 Service Unavailable")
         #expect(answer.body == "too many connections to the metrics endpoint\n")
     }

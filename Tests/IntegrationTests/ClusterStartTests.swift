@@ -35,7 +35,7 @@ struct ClusterStartTests {
         let log = hkd.logText
         let marker = try #require(log.range(of: "metrics on 127.0.0.1:"))
         let port = try #require(Int(log[marker.upperBound...].prefix { $0.isNumber }))
-        return try MetricsTests.get("/readyz", port: port).status
+        return try PlainHTTP.get("/readyz", port: port).status
     }
 
     /// The replicas of every stream and bucket of the cluster on `urls`, by stream name.

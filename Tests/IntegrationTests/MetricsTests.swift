@@ -13,22 +13,6 @@ import Testing
 /// `--metrics-listen`: the Prometheus page, health and readiness, against the real hkd and the real promtool.
 @Suite("metrics and health endpoint", .serialized)
 struct MetricsTests {
-    /// One HTTP exchange: the status line and the body.
-    static func get(_ path: String, port: Int, method: String = "GET") throws -> (status: String, body: String) {
-        let socket = try ClientSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(5))
-        defer { socket.close() }
-        try socket.write(Array("\(method) \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
-        var bytes: [UInt8] = []
-        while true {
-            let chunk = try socket.read(maxBytes: 65_536, timeout: .seconds(10))
-            if chunk.isEmpty { break }
-            bytes += chunk
-        }
-        let text = String(decoding: bytes, as: UTF8.self)
-        let parts = text.components(separatedBy: "\r\n\r\n")
-        let status = parts[0].components(separatedBy: "\r\n")[0]
-        return (status, parts.dropFirst().joined(separator: "\r\n\r\n"))
-    }
 
     /// The metrics port hkd logged.
     static func metricsPort(_ hkd: TestServer) throws -> Int {
@@ -58,12 +42,12 @@ struct MetricsTests {
         let client = hkd.client()
         defer { client.close() }
 
-        let before = try Self.get("/metrics", port: port)
+        let before = try PlainHTTP.get("/metrics", port: port)
         #expect(before.status == "HTTP/1.1 200 OK")
         _ = try await client.insert(try EndToEndTests.steps(subject: "anna", minutes: 25))
         _ = try await client.insert(try EndToEndTests.steps(subject: "ben", minutes: 5))
         _ = try? await client.statistics("noSuchType", subject: "anna", options: .cumulativeSum)
-        let after = try Self.get("/metrics", port: port).body
+        let after = try PlainHTTP.get("/metrics", port: port).body
         let samples = "hkd_ingested_samples_total{type=\"stepCount\"}"
         #expect(Self.value(samples, in: after) - Self.value(samples, in: before.body) == 30)
         #expect(Self.value("hkd_ingested_batches_total{type=\"stepCount\"}", in: after) == 2)
@@ -78,11 +62,12 @@ struct MetricsTests {
         let (status, output) = try await Self.promtool(after)
         #expect(status == 0, "promtool: \(output)")
 
-        #expect(try Self.get("/healthz", port: port) == ("HTTP/1.1 200 OK", "ok\n"))
-        #expect(try Self.get("/readyz", port: port) == ("HTTP/1.1 200 OK", "ready\n"))
-        #expect(try Self.get("/nope", port: port).status == "HTTP/1.1 404 Not Found")
-        #expect(try Self.get("/metrics", port: port, method: "POST").status == "HTTP/1.1 405 Method Not Allowed")
-        #expect(try Self.get("/" + String(repeating: "x", count: 9000), port: port).status.hasPrefix("HTTP/1.1 431"))
+        #expect(try PlainHTTP.get("/healthz", port: port) == ("HTTP/1.1 200 OK", "ok\n"))
+        #expect(try PlainHTTP.get("/readyz", port: port) == ("HTTP/1.1 200 OK", "ready\n"))
+        #expect(try PlainHTTP.get("/nope", port: port).status == "HTTP/1.1 404 Not Found")
+        #expect(try PlainHTTP.get("/metrics", port: port, method: "POST").status == "HTTP/1.1 405 Method Not Allowed")
+        #expect(
+            try PlainHTTP.get("/" + String(repeating: "x", count: 9000), port: port).status.hasPrefix("HTTP/1.1 431"))
         await hkd.stop()
     }
 
@@ -99,9 +84,9 @@ struct MetricsTests {
         }
         for _ in 0..<3 {
             let started = ContinuousClock.now
-            #expect(try Self.get("/healthz", port: port) == ("HTTP/1.1 200 OK", "ok\n"))
-            #expect(try Self.get("/readyz", port: port) == ("HTTP/1.1 200 OK", "ready\n"))
-            #expect(try Self.get("/metrics", port: port).status == "HTTP/1.1 200 OK")
+            #expect(try PlainHTTP.get("/healthz", port: port) == ("HTTP/1.1 200 OK", "ok\n"))
+            #expect(try PlainHTTP.get("/readyz", port: port) == ("HTTP/1.1 200 OK", "ready\n"))
+            #expect(try PlainHTTP.get("/metrics", port: port).status == "HTTP/1.1 200 OK")
             #expect(ContinuousClock.now - started < .seconds(3))
         }
         await hkd.stop()
@@ -197,7 +182,7 @@ struct MetricsTests {
         var rounds: [ProbeRound] = []
         try await waitUntil(timeout: .seconds(120), "hkd to restart and answer") {
             let finished = restarted.outcome.withLock { $0 != nil }
-            let readyz = try? Self.get("/readyz", port: metricsPort)
+            let readyz = try? PlainHTTP.get("/readyz", port: metricsPort)
             rounds.append((readyz, Self.probeMainPort(server.port)))
             return finished && rounds.last?.main == .answered && readyz?.status == "HTTP/1.1 200 OK"
         }

@@ -1,11 +1,13 @@
 import Foundation
+import HealthHTTP
 import HealthPosix
 import Synchronization
 
 /// A small HTTP/1.1 responder for operators, without tokens (`--metrics-listen`): `GET /metrics` (Prometheus text
 /// format), `GET /healthz` (the process is up) and `GET /readyz` (hkd accepts connections on its port and the
-/// write-ahead log accepts changes; 503 otherwise). One request per connection (`Connection: close`); a request
-/// head over 8 KiB gets 431, a method other than GET or HEAD gets 405, another path 404.
+/// write-ahead log accepts changes; 503 otherwise). One request per connection (`Connection: close`), parsed by
+/// the HTTP listener's parser (``HTTPRequestParser``): a request head over 8 KiB gets 431, a body 413, bytes that
+/// are not HTTP/1.x 400, a method other than GET or HEAD 405, another path 404.
 ///
 /// It starts before hkd recovers its data, on an event loop of its own, so that probes get through while hkd
 /// starts (`/healthz` 200, `/readyz` and `/metrics` 503 "starting") and whatever the main loops are doing, and
@@ -121,8 +123,9 @@ final class MetricsTarget: Sendable {
 /// it is doing, and earlier when it waits for its request while newer connections need the room.
 final class HTTPResponder: ConnectionHandler, Sendable {
     private struct State {
-        /// The request head received so far (requests are small; nothing is read after it).
-        var head: [UInt8] = []
+        let parser = HTTPRequestParser(limits: HTTPResponder.limits)
+        /// Bytes received and not yet parsed.
+        var received: [UInt8] = []
         /// Whether the connection counts against ``MetricsTarget/waiting``.
         var waiting = false
         var deadline: ScheduledTask?
@@ -132,7 +135,8 @@ final class HTTPResponder: ConnectionHandler, Sendable {
     private let id: UInt64
     private let state: LoopBoundBox<State>
 
-    static let maxHeadBytes = 8 << 10
+    /// A probe's request: a head of at most 8 KiB, no body.
+    static let limits = HTTPRequestParser.Limits(maxHeaderBytes: 8 << 10, maxHeaderCount: 100, maxBodyBytes: 0)
 
     init(target: MetricsTarget, loop: EventLoop) {
         self.target = target
@@ -149,19 +153,21 @@ final class HTTPResponder: ConnectionHandler, Sendable {
 
     func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
         guard connection.isOpen else { return }
-        state.value.head.append(contentsOf: bytes)
-        let buffer = state.value.head
-        if buffer.count > Self.maxHeadBytes {
-            return respond(connection, status: "431 Request Header Fields Too Large", body: "request head too large\n")
+        state.value.received.append(contentsOf: bytes)
+        let request: HTTPRequest
+        do {
+            let parser = state.value.parser
+            let (parsed, used) = try state.value.received.withUnsafeBytes { try parser.parse($0) }
+            state.value.received.removeFirst(used)
+            guard let parsed else { return }
+            request = parsed
+        } catch {
+            let failure = error as? HTTPParseError ?? HTTPParseError(status: 400, message: "\(error)")
+            let status = "\(failure.status) \(HTTPResponse.reason(failure.status))"
+            return respond(connection, status: status, body: failure.message + "\n")
         }
-        guard let end = Self.endOfHead(buffer) else { return }
-        let requestLine = String(decoding: buffer[..<end].prefix { $0 != 0x0D && $0 != 0x0A }, as: UTF8.self)
-        let parts = requestLine.split(separator: " ")
-        guard parts.count == 3, parts[2].hasPrefix("HTTP/1.") else {
-            return respond(connection, status: "400 Bad Request", body: "malformed request line\n")
-        }
-        let method = parts[0]
-        let path = parts[1].split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
+        let method = request.method
+        let path = request.target.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
         guard method == "GET" || method == "HEAD" else {
             return respond(
                 connection, status: "405 Method Not Allowed", body: "only GET\n", extra: "Allow: GET, HEAD\r\n")
@@ -228,15 +234,5 @@ final class HTTPResponder: ConnectionHandler, Sendable {
             "HTTP/1.1 \(status)\r\nContent-Type: \(contentType)\r\nContent-Length: \(bodyBytes.count)\r\n\(extra)"
             + "Connection: close\r\n\r\n"
         return Array(head.utf8) + (omitBody ? [] : bodyBytes)
-    }
-
-    /// The offset of the blank line ending a request head, if it arrived.
-    static func endOfHead(_ bytes: [UInt8]) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        for index in 3..<bytes.count where bytes[index] == 0x0A {
-            if bytes[index - 1] == 0x0D, bytes[index - 2] == 0x0A, bytes[index - 3] == 0x0D { return index }
-            if bytes[index - 1] == 0x0A { return index }
-        }
-        return nil
     }
 }

@@ -5,16 +5,7 @@ import HealthWire
 // Changes since an anchor and live subscriptions (HEALTHKIT.md §9). Without the read grant an identity sees only
 // its own added samples and deletion records.
 
-extension ChangesQuery: ServedRequest {
-
-    static func authorize(_ request: TypedRequest<ChangesQuery>, access: IdentityAccess, dispatcher: RequestDispatcher)
-        throws -> Authorized<TypedRequest<ChangesQuery>>
-    {
-        var narrowed = request
-        narrowed.request.filter = try access.readFilter(
-            request.request.filter, subject: request.request.subject, type: request.type)
-        return .serve(narrowed)
-    }
+extension ChangesQuery: SampleRead {
 
     /// Added samples in arrival order and deleted objects after the anchor, at most `limit` together (and at
     /// most one result frame's rows), and the anchor to continue from.

@@ -5,6 +5,24 @@ import HealthWire
 // Samples of one subject and type (HEALTHKIT.md §3–§8): writes need the share grant; deletes reach only the
 // identity's own samples (admins: any); reads without the read grant see only the identity's own samples.
 
+/// A read of one subject's samples of a type (samples, statistics, collections, changes): HealthKit's read rule,
+/// declared once. Without the read grant the filter narrows to the identity's own samples.
+protocol SampleRead: ServedRequest where Checked == TypedRequest<Self> {
+    var subject: String { get }
+    var filter: SampleFilter { get set }
+}
+
+extension SampleRead {
+    static func authorize(_ request: TypedRequest<Self>, access: IdentityAccess, dispatcher: RequestDispatcher) throws
+        -> Authorized<TypedRequest<Self>>
+    {
+        var narrowed = request
+        narrowed.request.filter = try access.readFilter(
+            request.request.filter, subject: request.request.subject, type: request.type)
+        return .serve(narrowed)
+    }
+}
+
 extension Insert: ServedRequest {
 
     static func authorize(_ request: TypedRequest<Insert>, access: IdentityAccess, dispatcher: RequestDispatcher) throws
@@ -56,16 +74,7 @@ extension Delete: ServedRequest {
     }
 }
 
-extension SampleQuery: ServedRequest {
-
-    static func authorize(_ request: TypedRequest<SampleQuery>, access: IdentityAccess, dispatcher: RequestDispatcher)
-        throws -> Authorized<TypedRequest<SampleQuery>>
-    {
-        var narrowed = request
-        narrowed.request.filter = try access.readFilter(
-            request.request.filter, subject: request.request.subject, type: request.type)
-        return .serve(narrowed)
-    }
+extension SampleQuery: SampleRead {
 
     static func serve(_ request: TypedRequest<SampleQuery>, dispatcher: RequestDispatcher, writer: UInt32) throws
         -> [Message]
@@ -78,18 +87,7 @@ extension SampleQuery: ServedRequest {
     }
 }
 
-extension StatisticsQuery: ServedRequest {
-
-    static func authorize(
-        _ request: TypedRequest<StatisticsQuery>, access: IdentityAccess, dispatcher: RequestDispatcher
-    )
-        throws -> Authorized<TypedRequest<StatisticsQuery>>
-    {
-        var narrowed = request
-        narrowed.request.filter = try access.readFilter(
-            request.request.filter, subject: request.request.subject, type: request.type)
-        return .serve(narrowed)
-    }
+extension StatisticsQuery: SampleRead {
 
     static func serve(_ request: TypedRequest<StatisticsQuery>, dispatcher: RequestDispatcher, writer: UInt32) throws
         -> [Message]
@@ -102,18 +100,7 @@ extension StatisticsQuery: ServedRequest {
     }
 }
 
-extension CollectionQuery: ServedRequest {
-
-    static func authorize(
-        _ request: TypedRequest<CollectionQuery>, access: IdentityAccess, dispatcher: RequestDispatcher
-    )
-        throws -> Authorized<TypedRequest<CollectionQuery>>
-    {
-        var narrowed = request
-        narrowed.request.filter = try access.readFilter(
-            request.request.filter, subject: request.request.subject, type: request.type)
-        return .serve(narrowed)
-    }
+extension CollectionQuery: SampleRead {
 
     static func serve(_ request: TypedRequest<CollectionQuery>, dispatcher: RequestDispatcher, writer: UInt32) throws
         -> [Message]

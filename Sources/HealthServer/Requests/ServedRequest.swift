@@ -40,10 +40,10 @@ public struct PreparedRequest: Sendable, Equatable {
 }
 
 extension ServedRequest {
-    /// This request checked, ready for ``RequestDispatcher/handle(_:identity:)``.
-    func prepared() throws -> PreparedRequest {
+    /// This request (which `message` wraps) checked, ready for ``RequestDispatcher/handle(_:identity:)``.
+    func prepared(as message: Message) throws -> PreparedRequest {
         let checked = try checked()
-        return PreparedRequest(message: Message(self)) { dispatcher, access in
+        return PreparedRequest(message: message) { dispatcher, access in
             guard let access else { return try Self.serve(checked, dispatcher: dispatcher, writer: 0) }
             switch try Self.authorize(checked, access: access, dispatcher: dispatcher) {
             case .serve(let authorized): return try Self.serve(authorized, dispatcher: dispatcher, writer: access.id)
@@ -57,7 +57,7 @@ extension Message {
     /// The request this message is, checked; `nil` for replies and handshake messages, which clients may not
     /// send once connected. Throws the ``HealthError`` a malformed request deserves.
     func prepared() throws -> PreparedRequest? {
-        try served?.prepared()
+        try served?.prepared(as: self)
     }
 
     /// Every request kind with its conformance; `nil` for the rest. No `default`: a new kind must be listed.
