@@ -1,12 +1,8 @@
 // swift-tools-version:6.0
 // hkd and hkq: a HealthKit-style health data server and its command-line tool.
 //
-// Dependencies point one way (see ARCHITECTURE.md):
-//   HealthModel ← HealthCodec ← HealthWire;  HealthModel ← HealthEngine;  CLinux ← HealthPosix;
-//   COpenSSL ← HealthTLS → HealthPosix (TLS over memory BIOs; the only module importing OpenSSL);
-//   HealthStorage uses Codec, Engine, Posix;  CNats ← HealthCluster → Storage (cluster mode over JetStream);
-//   HealthServer uses Codec, Wire, Engine, Posix, Storage, TLS, Cluster;
-//   HealthClient uses Codec, Wire, Posix and TLS;  tools use the client.
+// Dependencies point one way: ARCHITECTURE.md draws the layers. Each target declares exactly the package's modules
+// its files import; ModuleGraphTests checks that, and the drawing, against this file.
 import PackageDescription
 
 /// Settings shared by every Swift target: Swift 6 language mode everywhere.
@@ -136,7 +132,10 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthServerTests",
-            dependencies: ["HealthServer", "HealthModel", "HealthCodec", "HealthWire", "HealthEngine", "TestSupport"],
+            dependencies: [
+                "HealthServer", "HealthModel", "HealthCodec", "HealthWire", "HealthEngine", "HealthPosix",
+                "TestSupport",
+            ],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthClientTests", dependencies: ["HealthClient", "HealthWire", "HealthPosix"],
