@@ -74,8 +74,8 @@ extension ClientConfiguration {
     /// The content of the file at `path` (a token is one line), trimmed; `nil` when that leaves nothing, a system
     /// error when it cannot be read. (hkq reads `--token-file` with it too.)
     package static func readTokenFile(_ path: String) throws(SystemError) -> String? {
-        // Read through POSIX: usually there is no such file, and Foundation's error for that costs every hkq command
-        // to a local server a tenth of a millisecond to build. A token is a line; the cap keeps a wrong path cheap.
+        // Read through POSIX: usually there is no such file, and building Foundation's error for that is a
+        // noticeable part of a short hkq command. A token is a line; the cap keeps a wrong path cheap.
         let bytes = try FileSystem.readFile(path, maxBytes: 1 << 16)
         let token = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         return token.isEmpty ? nil : token

@@ -5,8 +5,8 @@ import HealthModel
 // the present bounds as zig-zag varints, the sources (sorted strings), the UUIDs (sorted), the writer id as a
 // varint, then the value bounds: a byte (bit 0 lower, 1 upper, 2 lower exclusive, 3 upper exclusive, 7 category
 // values), the present bounds as little-endian f64, the category values (varint n, n sorted zig-zag raw values), the
-// unit string (empty: canonical). A filter without value bounds is byte for byte what it was before bit 7, and
-// bounds without category values what they were before bit 7 of the bounds.
+// unit string (empty: canonical). Without value bounds, flag bit 7 is clear and nothing follows the writer;
+// without category values, bit 7 of the bounds byte is clear and no list follows.
 // The writer restriction is the server's own (an identity without read sees what it wrote): the log keeps it,
 // the protocol never carries it.
 

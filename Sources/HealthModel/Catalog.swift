@@ -235,7 +235,7 @@ enum QuantityCatalog {
         ("physicalEffort", "kcal/(kg*hr)", A),
         ("underwaterDepth", "m", A),
         ("waterTemperature", "degC", A),
-        // Added with the check against Apple's list (HKTypeIdentifiers.h); appended, so earlier indices stay.
+        // The rest of Apple's list (HKTypeIdentifiers.h), after the types above so that their indices stay.
         ("appleSleepingWristTemperature", "degC", A),
         ("appleSleepingBreathingDisturbances", "count", A),
         ("peripheralPerfusionIndex", "%", A),

@@ -5,7 +5,7 @@
 /// Runs the jobs of the tasks that prefer it (`Task(executorPreference:)`) on the thread that calls ``run()``:
 /// hkq's command on the process's main thread, or a test's tasks on a thread of its own. A task started without
 /// it runs on Swift's global executor, whose dispatch threads are created at the first job (three of them for
-/// hkq's one task), each costing a short command about a tenth of a millisecond.
+/// hkq's one task), a cost a short command's start notices.
 ///
 /// Tasks started unstructured from such a task (an import's uploads) still run on the global executor; its
 /// structured children share the one thread. A client connection opened in place on the thread reads its

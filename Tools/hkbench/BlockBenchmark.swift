@@ -12,7 +12,7 @@ enum BlockBenchmark: BenchCommand {
         ("--repeat <n>", "Runs of each stage; the fastest counts (default 5)."),
     ]
 
-    /// The goals of issue 20: decoding tens of millions of rows a second, and at most 4 bytes a sample.
+    /// The goals (BENCHMARKS.md): decoding tens of millions of rows a second, and at most 4 bytes a sample.
     static let decodeGoal = 20_000_000.0
     static let bytesGoal = 4.0
 

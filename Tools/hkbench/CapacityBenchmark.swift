@@ -9,8 +9,8 @@ import Synchronization
     import Glibc
 #endif
 
-/// `hkbench capacity`: how many samples one hkd holds on this machine with W2 and W3 still answering (issue 20's
-/// 2-billion row). Starts the real `hkd` (built beside hkbench) with `--memory-limit`, loads `--subjects` copies of
+/// `hkbench capacity`: how many samples one hkd holds on this machine with W2 and W3 still answering (the goal:
+/// 2 billion rows). Starts the real `hkd` (built beside hkbench) with `--memory-limit`, loads `--subjects` copies of
 /// W1's dataset (5,259,600 samples each: per-minute steps and heart rate over five years) through the client,
 /// pipelined, printing the server's resident memory, its block bytes in memory and on disk, and the data
 /// directory's size as it goes; then times W2's daily sums and W3's queries on the first subject (its blocks

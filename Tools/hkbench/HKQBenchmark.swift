@@ -2,10 +2,10 @@ import Foundation
 import HealthClient
 import HealthModel
 
-/// `hkbench hkq`: whole `hkq` processes answering the two queries of issue 20's hkq goals (most recent, W2's
+/// `hkbench hkq`: whole `hkq` processes answering the two queries of hkq's start-up goals (most recent, W2's
 /// daily sums as CSV) and `hkq types`, with `/bin/true` beside them for the machine's own cost of a process.
 ///
-/// What makes these figures comparable, learnt the hard way on shared virtual machines:
+/// What makes these figures comparable on shared virtual machines:
 /// - Every binary is copied into a fresh directory first. A file that has sat in the page cache for a while has
 ///   had pages reclaimed and split (a `kdamond` reclaims cold pages here); the same binary then starts up to a
 ///   millisecond and a half slower than a fresh copy of it, enough to turn an A/B around.
@@ -23,7 +23,7 @@ enum HKQBenchmark: BenchCommand {
         ("--subject <name>", "The subject holding W1's data on --server (default: w1-subject)."),
     ]
 
-    /// Issue 20's goals for the whole hkq process.
+    /// The goals for the whole hkq process (BENCHMARKS.md).
     static let mostRecentGoal = 3e-3
     static let w2Goal = 6e-3
 
@@ -73,8 +73,8 @@ enum HKQBenchmark: BenchCommand {
         var timings = [[ChildProcess.Timing]](repeating: [], count: commands.count * binaries.count + 1)
         for round in 0..<runs {
             for (c, command) in commands.enumerated() {
-                // The binaries take turns going first: the first run after another command came out about a
-                // tenth of a millisecond slower, whichever binary it was.
+                // The binaries take turns going first: the first run after another command is slower, whichever
+                // binary it is.
                 let order = round % 2 == 0 ? Array(binaries.indices) : binaries.indices.reversed()
                 for b in order {
                     timings[c * binaries.count + b].append(try ChildProcess.time(binaries[b].1, command.arguments))
@@ -120,9 +120,9 @@ enum HKQBenchmark: BenchCommand {
     }
 
     /// A copy of `path` in `directory`, executable, written with one `write` of the whole file: the page cache
-    /// then holds it in large folios, as after `cp`. (Foundation's `copyItem` sends the file 4 KiB at a time;
-    /// hkq copied so faults in 40 more pages at every start and takes a millisecond more of CPU here, as does a
-    /// file that has aged in the page cache.)
+    /// then holds it in large folios, as after `cp`. (Foundation's `copyItem` sends the file 4 KiB at a time; a
+    /// binary copied so faults in more pages at every start and takes more CPU, as does a file that has aged in
+    /// the page cache.)
     static func freshCopy(_ path: String, into directory: String, as name: String) throws -> String {
         let copy = directory + "/" + name
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))

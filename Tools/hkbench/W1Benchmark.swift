@@ -23,7 +23,7 @@ enum W1Benchmark: BenchCommand {
         ("--json <file>", "Also write the figures as JSON (for Tools/peers/run_peers.py)."),
     ]
 
-    /// Goals of issue 4: acknowledged ingest rate, and resident memory per stored sample.
+    /// Goals (BENCHMARKS.md): acknowledged ingest rate, and resident memory per stored sample.
     static let rateGoal = 1_000_000.0
     static let memoryGoal = 48.0
 

@@ -13,7 +13,7 @@ enum W3Benchmark: BenchCommand {
         ("--json <file>", "Also write the figures as JSON (for Tools/peers/run_peers.py)."),
     ]
 
-    /// Goals of issue 4, server-side.
+    /// Goals (BENCHMARKS.md), server-side.
     static let statisticsGoal = 0.5e-3
     static let mostRecentGoal = 50e-6
 

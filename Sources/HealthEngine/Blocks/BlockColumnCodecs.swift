@@ -265,9 +265,9 @@ enum ValueColumn {
         guard parameter < (mode == xorMode ? 64 : powers.count) else {
             throw BlockDecodingError("value parameter \(parameter)")
         }
-        // A mostly-one-value column (W1 steps: zeros, walking minutes as exceptions) is decoded like the others:
-        // written in one pass between its exceptions it ran slower on W1 (fewer instructions, but a short fill
-        // of unpredictable length per exception).
+        // A mostly-one-value column (W1 steps: zeros, walking minutes as exceptions) is decoded like the others,
+        // not filled in between its exceptions: that takes fewer instructions but a short fill of unpredictable
+        // length per exception, which is slower on such data.
         // The column is decoded as bit patterns in place, each slot holding a valid Double once done.
         try out.withMemoryRebound(to: UInt64.self, capacity: count) { (bits) throws(BlockDecodingError) in
             try PackedIntegers.decode(&reader, count: count, into: bits)

@@ -54,7 +54,7 @@ public struct BlockBuffers {
 ///
 /// Rows of one source make a version 1 block. Rows of several sources make a *laned* block (version 2): each
 /// source's rows are a version 1 block of their own (a ``lanes`` entry), and an order column says which lane
-/// each row of the block comes from, so the rows decode in their start order as before, while a merge of
+/// each row of the block comes from, so the rows decode in start order as from a version 1 block, while a merge of
 /// sources reads the lanes apart (``Series/chunkedMergedSums(_:into:bySource:)``).
 ///
 /// Blocks made here (``init(encoding:)``) and blocks read back (``init(validating:)``) hold rows that keep the

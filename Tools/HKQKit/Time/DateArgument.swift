@@ -87,7 +87,7 @@ public struct DateArgumentParser: Sendable {
 
     /// The instant a wall-clock time names in ``timeZone``, as Foundation's `Calendar` reads it: a time that
     /// occurs twice is the first, one in a DST gap moves later by the gap. Through ``ZoneOffsetWalker``: setting
-    /// up a `Calendar` cost a command given one date a tenth of its time.
+    /// up a `Calendar` is a large part of a short command's time.
     func local(_ civil: CivilTime) -> Timestamp {
         var offsets = ZoneOffsetWalker(zone: timeZone)
         return offsets.instant(atLocal: civil.timestamp(offsetSeconds: 0), repeated: .first)

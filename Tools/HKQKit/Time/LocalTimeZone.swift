@@ -4,7 +4,7 @@ import Foundation
 enum LocalTimeZone {
     /// With `TZ` unset, the zone `/etc/localtime` links to (`/usr/share/zoneinfo/Europe/Berlin`), by identifier;
     /// otherwise `TimeZone.current`. Foundation's `current` first asks `ProcessInfo` for `TZ`, which sets itself
-    /// up and copies the whole environment: a twentieth of a short command's start.
+    /// up and copies the whole environment.
     static var current: TimeZone {
         guard getenv("TZ") == nil, let target = linkTarget("/etc/localtime"),
             let identifier = zoneIdentifier(linkTarget: target), let zone = named(identifier)
@@ -14,8 +14,8 @@ enum LocalTimeZone {
 
     /// The zone named `identifier` (an IANA id), or nil for a name Foundation does not know. One of UTC's names
     /// (``utcNames``: most servers' and containers' local zone) is Foundation's fixed zero-offset zone, `GMT`,
-    /// the same offsets at every instant: Foundation would resolve the name through ICU, whose set-up costs a
-    /// short command a tenth of its time.
+    /// the same offsets at every instant: Foundation would resolve the name through ICU, whose set-up is a large
+    /// part of a short command's time.
     static func named(_ identifier: String) -> TimeZone? {
         utcNames.contains(identifier) ? TimeZone.gmt : TimeZone(identifier: identifier)
     }
