@@ -301,7 +301,7 @@ import HealthModel
     @Test("--token-file and HKQ_TOKEN_FILE read the token from a file; a missing one is a usage error")
     func tokenFiles() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("hkq-token-\(UUID().uuidString)").path
-        try "  hkd1_secret\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try "  hkd1_secret\n".write(toFile: path, atomically: false, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let fromFlag = await runHKQ(["echo", "x", "--token-file", path], program: testProgram)
         #expect(fromFlag.out.contains("token=hkd1_secret"), "\(fromFlag.out)")
@@ -318,7 +318,7 @@ import HealthModel
     @Test("a token file other users can read is used, with a warning on stderr naming it and the fix")
     func tokenFileReadableByOthers() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("hkq-token-\(UUID().uuidString)").path
-        try "hkd1_secret\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try "hkd1_secret\n".write(toFile: path, atomically: false, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let warning =
             "warning: the token file '\(path)' (--token-file) is readable by other users (mode 644); "

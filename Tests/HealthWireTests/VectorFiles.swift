@@ -50,7 +50,7 @@ struct VectorFile {
         for key in order { if let value = fields[key] { text += "\(key): \(value)\n" } }
         let folder = VectorFile.directory.appendingPathComponent(subdirectory)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try text.write(to: folder.appendingPathComponent("\(name).vector"), atomically: true, encoding: .utf8)
+        try text.write(to: folder.appendingPathComponent("\(name).vector"), atomically: false, encoding: .utf8)
     }
 
     var bytes: [UInt8] { VectorFile.bytes(hex: fields["hex"] ?? "") }

@@ -259,7 +259,7 @@ struct StartupTests {
     func environmentAndConfigFile() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("hkd-\(UUID().uuidString).conf").path
         try "auth = off\nlog-format = json\nmax-connections = 2\n".write(
-            toFile: file, atomically: true, encoding: .utf8)
+            toFile: file, atomically: false, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: file) }
         let hkd = try await HKDProcess(arguments: ["--config", file])
         let first = HealthClient(ClientConfiguration(port: hkd.port, token: "", retry: .none))

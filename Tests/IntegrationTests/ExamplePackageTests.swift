@@ -20,7 +20,7 @@ import Testing
             contentsOf: root.appendingPathComponent("Examples/ingest-agent/Package.swift"), encoding: .utf8)
         let moved = manifest.replacingOccurrences(of: #"path: "../..""#, with: #"path: "../\#(link)""#)
         #expect(moved != manifest, "the example names the checkout by path")
-        try edit(moved).write(to: agent.appendingPathComponent("Package.swift"), atomically: true, encoding: .utf8)
+        try edit(moved).write(to: agent.appendingPathComponent("Package.swift"), atomically: false, encoding: .utf8)
         return try await runChild(
             "/usr/bin/env", ["swift", "package", "show-dependencies"], currentDirectory: agent.path)
     }

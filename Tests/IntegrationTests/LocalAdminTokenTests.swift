@@ -33,7 +33,7 @@ struct LocalAdminTokenTests {
         ])
     func refusesRemoteHosts(host: String) throws {
         let directory = try TestDirectory()
-        try "hkd1_1_secret\n".write(toFile: directory.appending("admin.token"), atomically: true, encoding: .utf8)
+        try "hkd1_1_secret\n".write(toFile: directory.appending("admin.token"), atomically: false, encoding: .utf8)
         var configuration = ClientConfiguration(host: host, port: 7420)
         let error = try #require(throws: HealthClientError.self) {
             try configuration.useLocalAdminToken(dataDirectory: directory.path)
@@ -56,7 +56,7 @@ struct LocalAdminTokenTests {
         #expect(missing.message.contains("No such file"), "\(missing)")
         #expect(configuration.token == "kept")
 
-        try " \n".write(toFile: directory.appending("admin.token"), atomically: true, encoding: .utf8)
+        try " \n".write(toFile: directory.appending("admin.token"), atomically: false, encoding: .utf8)
         let empty = try #require(throws: HealthClientError.self) {
             try ClientConfiguration.localAdminToken(host: "::1", tokenFile: directory.appending("admin.token"))
         }
@@ -68,7 +68,7 @@ struct LocalAdminTokenTests {
     func trimsAndReadsAnyMode() throws {
         let directory = try TestDirectory()
         let path = directory.appending("admin.token")
-        try "  hkd1_7_abc \n".write(toFile: path, atomically: true, encoding: .utf8)
+        try "  hkd1_7_abc \n".write(toFile: path, atomically: false, encoding: .utf8)
         #expect(chmod(path, 0o644) == 0)
         #expect(try ClientConfiguration.localAdminToken(host: "127.0.0.2", tokenFile: path) == "hkd1_7_abc")
         #expect(ClientConfiguration.defaultDataDirectory == "./hkd-data")

@@ -118,13 +118,13 @@ struct ReadmeRunner {
                     await stopServers()
                     directory = try TestDirectory(prefix: "hk-readme")
                     for (name, text) in files {
-                        try text.write(toFile: directory.appending(name), atomically: true, encoding: .utf8)
+                        try text.write(toFile: directory.appending(name), atomically: false, encoding: .utf8)
                     }
                 case .server(let address, let httpPort, let arguments):
                     try await startServer(readmeAddress: address, httpPort: httpPort, arguments: arguments)
                 case .file(let name):
                     files[name] = block.lines.joined(separator: "\n") + "\n"
-                    try files[name]?.write(toFile: directory.appending(name), atomically: true, encoding: .utf8)
+                    try files[name]?.write(toFile: directory.appending(name), atomically: false, encoding: .utf8)
                     skip = true
                 case .fixture(let name, let path):
                     try FileManager.default.copyItem(

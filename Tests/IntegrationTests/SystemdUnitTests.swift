@@ -29,7 +29,7 @@ struct SystemdUnitTests {
         // verify checks that ExecStart's binary exists: point it at the built hkd.
         let text = try Self.unit().replacingOccurrences(
             of: "/usr/local/bin/hkd", with: try TestServer.binary("hkd").path)
-        try text.write(toFile: scratch.appending("hkd.service"), atomically: true, encoding: .utf8)
+        try text.write(toFile: scratch.appending("hkd.service"), atomically: false, encoding: .utf8)
         // --man=no: the unit's Documentation= names hkq(1), installed by hand (README), not here.
         let verified = try await runChild(analyze, ["verify", "--man=no", scratch.appending("hkd.service")])
         #expect(verified.status == 0, "\(verified.printed)")
@@ -45,7 +45,7 @@ struct SystemdUnitTests {
         try
             "listen = 127.0.0.1:0\nhttp-listen = 127.0.0.1:0\ndata-dir = \(elsewhere.path)\nlog-format = json\nauth = off\n"
             .write(
-                toFile: config, atomically: true, encoding: .utf8)
+                toFile: config, atomically: false, encoding: .utf8)
         // The unit's STATE_DIRECTORY (StateDirectory=hkd …) is the default data directory; the file moves it.
         let environment = ["STATE_DIRECTORY": "\(state.path):\(etc.path)/backups"]
         let configured = try await TestServer(

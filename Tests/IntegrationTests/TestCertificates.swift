@@ -47,7 +47,7 @@ final class TestCertificates: Sendable {
         let (certificate, key) = pair(file)
         let request = directory.appending("\(file).csr")
         let extensionFile = directory.appending("\(file).ext")
-        try extensions.write(toFile: extensionFile, atomically: true, encoding: .utf8)
+        try extensions.write(toFile: extensionFile, atomically: false, encoding: .utf8)
         try await Self.openssl([
             "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", request,
             "-subj", "/CN=\(name)",

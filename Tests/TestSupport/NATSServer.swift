@@ -35,7 +35,7 @@ public final class NATSServer: Sendable {
             ["-a", host, "-p", port.map(String.init) ?? "-1", "-js", "-sd", store.path] + (member?.arguments ?? [])
         if let configuration {
             let file = store.path + "/nats-server.conf"
-            try configuration.write(toFile: file, atomically: true, encoding: .utf8)
+            try configuration.write(toFile: file, atomically: false, encoding: .utf8)
             arguments = ["-c", file] + arguments
         }
         let child = try HKDChild(
