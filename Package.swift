@@ -76,11 +76,19 @@ let package = Package(
             swiftSettings: swiftSettings),
 
         // MARK: Executables (thin mains)
-        // The HTTP/JSON API: each /v1 resource runs hkq's query command in process against the server's handlers.
+        // The HTTP/JSON API: each /v1 resource runs hkq's query command in process against the server's handlers;
+        // and the dashboard, static files in Dashboard/ that read /v1 in the browser.
         .target(
             name: "HealthAPI",
             dependencies: [
                 "HealthServer", "HKQKit", "HealthHTTP", "HealthClient", "HealthModel", "HealthWire", "HealthPosix",
+            ],
+            // The dashboard's files, built into hkd as byte arrays (PackageResources), so the one binary serves
+            // them wherever it is installed; hkd --dashboard-dir reads them from a directory instead.
+            resources: [
+                .embedInCode("Dashboard/index.html"), .embedInCode("Dashboard/dashboard.css"),
+                .embedInCode("Dashboard/api.js"), .embedInCode("Dashboard/charts.js"),
+                .embedInCode("Dashboard/views.js"), .embedInCode("Dashboard/dashboard.js"),
             ],
             swiftSettings: swiftSettings),
         .executableTarget(name: "hkd", dependencies: ["HealthServer", "HealthAPI"], swiftSettings: swiftSettings),

@@ -11,7 +11,8 @@ import Synchronization
 /// in process, with hkq's option names as query parameters, so its JSON (and with `Accept: text/csv` its CSV) is
 /// hkq's byte for byte (docs/OUTPUT.md is the one contract for both). The command's requests go to the server's
 /// own request handlers as the caller's identity (``HealthServer/answer(_:as:)``): the same checks, grants and
-/// answers as over the binary protocol. Errors are RFC 9457 problem documents carrying hkd's error code.
+/// answers as over the binary protocol. Errors are RFC 9457 problem documents carrying hkd's error code. `/` and
+/// `/ui/…` serve the ``Dashboard``, a page in the browser that reads `/v1` like any other client.
 public struct HealthAPI: HTTPService {
     public init() {}
 
@@ -19,6 +20,7 @@ public struct HealthAPI: HTTPService {
         guard let segments = request.pathSegments, let query = request.queryItems else {
             return HTTPProblem.badRequest("the request target is not valid percent-encoded UTF-8").response
         }
+        if let page = Dashboard(server.configuration).response(to: request, segments: segments) { return page }
         guard let matched = APIRoute.match(segments, method: request.method) else {
             return HTTPProblem(
                 status: 404, title: "Not Found",

@@ -137,6 +137,13 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// Where the HTTP/JSON API listens (`--http-listen`, default 127.0.0.1:7421); `nil` (`off`): not served.
     public var httpListen: ListenAddress? = ListenAddress(host: "127.0.0.1", port: 7421)
 
+    /// A directory to read the dashboard's files (`/`, `/ui/…`) from instead of those built into hkd
+    /// (`--dashboard-dir`): Sources/HealthAPI/Dashboard while changing them, so a reload shows an edit.
+    public var dashboardDirectory: String?
+
+    /// Chart.js, which the dashboard draws with, served as `/ui/chart.js` (`--chartjs`; Debian's libjs-chart.js).
+    public var chartJS = "/usr/share/javascript/chart.js/chart.min.js"
+
     /// A host and port for a listener besides the main one.
     public struct ListenAddress: Hashable, Sendable {
         public var host: String
@@ -315,7 +322,12 @@ public struct ServerConfiguration: Hashable, Sendable {
           --http-listen HOST:PORT|off
                                   Serve the HTTP/JSON API (/v1, with the same tokens as the main port, as
                                   Authorization: Bearer) on this address, or off; beyond loopback only
-                                  with TLS (default: 127.0.0.1:7421).
+                                  with TLS (default: 127.0.0.1:7421), and the dashboard at / (a
+                                  browser opens http://127.0.0.1:7421/#token=TOKEN).
+          --dashboard-dir DIR     Serve the dashboard's files from DIR instead of those built into hkd (for
+                                  changing them: Sources/HealthAPI/Dashboard).
+          --chartjs PATH          Chart.js for the dashboard's charts (default:
+                                  /usr/share/javascript/chart.js/chart.min.js, from libjs-chart.js).
           --cluster URLS          Cluster mode: keep the data in NATS JetStream at URLS (comma-separated
                                   nats://host:port) instead of DIR's log and snapshots; this node serves the
                                   partitions of the subjects whose leases it holds and sends clients to the

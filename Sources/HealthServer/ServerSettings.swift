@@ -129,6 +129,11 @@ struct ServerSetting: Sendable {
             let (host, port) = try ServerConfiguration.parseAddress(text, origin: origin)
             config.httpListen = .init(host: host, port: port)
         },
+        .path("dashboard-dir", \.dashboardDirectory),
+        ServerSetting("chartjs") { config, text, origin in
+            guard !text.isEmpty else { throw HealthError(.invalidArgument, "\(origin) must not be empty") }
+            config.chartJS = text
+        },
         ServerSetting("cluster") { config, text, origin in
             guard text.hasPrefix("nats://") || text.hasPrefix("tls://") else {
                 throw HealthError(.invalidArgument, "\(origin) takes nats://host:port[,...], not \"\(text)\"")
