@@ -137,6 +137,26 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// Where the HTTP/JSON API listens (`--http-listen`, default 127.0.0.1:7421); `nil` (`off`): not served.
     public var httpListen: ListenAddress? = ListenAddress(host: "127.0.0.1", port: 7421)
 
+    /// The web origins whose pages may call the HTTP API from a browser (`--http-cors`, `scheme://host[:port]` in
+    /// lower case); empty: none (no CORS headers are sent).
+    public var httpCORS: [String] = []
+
+    /// `text` as an origin for ``httpCORS``: `http` or `https`, `://`, a host and an optional port, nothing after,
+    /// in lower case. Throws ``ErrorCode/invalidArgument`` for anything else, `*` included.
+    public static func parseOrigin(_ text: String, origin: String) throws -> String {
+        let lowered = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let scheme = lowered.hasPrefix("https://") ? "https://" : lowered.hasPrefix("http://") ? "http://" : nil
+        let authority = scheme.map { lowered.dropFirst($0.count) } ?? ""
+        let allowed = authority.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-.:[]".contains($0)) }
+        guard scheme != nil, !authority.isEmpty, allowed, !authority.hasPrefix(":"), !authority.hasSuffix(":") else {
+            throw HealthError(
+                .invalidArgument,
+                "\(origin) takes web origins, scheme://host[:port] such as https://dash.example.org (no path, no *), "
+                    + "not \"\(text)\"")
+        }
+        return lowered
+    }
+
     /// A host and port for a listener besides the main one.
     public struct ListenAddress: Hashable, Sendable {
         public var host: String
@@ -316,6 +336,12 @@ public struct ServerConfiguration: Hashable, Sendable {
                                   Serve the HTTP/JSON API (/v1, with the same tokens as the main port, as
                                   Authorization: Bearer) on this address, or off; beyond loopback only
                                   with TLS (default: 127.0.0.1:7421).
+          --http-cors ORIGIN      Let web pages from ORIGIN (scheme://host[:port], e.g.
+                                  https://dash.example.org) call the HTTP API from a browser: preflight
+                                  OPTIONS requests are answered, and responses to that origin carry
+                                  Access-Control-Allow-Origin with it (never *; tokens go in Authorization,
+                                  no cookies). Repeat the flag or separate origins with commas (default: no
+                                  origin, no CORS headers).
           --cluster URLS          Cluster mode: keep the data in NATS JetStream at URLS (comma-separated
                                   nats://host:port) instead of DIR's log and snapshots; this node serves the
                                   partitions of the subjects whose leases it holds and sends clients to the
@@ -404,7 +430,13 @@ public struct ServerConfiguration: Hashable, Sendable {
                     let hint = flag.hasPrefix("--") ? ServerSetting.hint(for: String(flag.dropFirst(2))) : ""
                     throw HealthError(.invalidArgument, "unknown option \"\(argument)\"\(hint) (see hkd --help)")
                 }
-                flags.append((setting, setting.isSwitch ? (inlineValue ?? "true") : try value(), flag))
+                let given = setting.isSwitch ? (inlineValue ?? "true") : try value()
+                // A repeatable setting given twice takes both values, as a comma-separated list.
+                if setting.isRepeatable, let earlier = flags.firstIndex(where: { $0.setting.key == setting.key }) {
+                    flags[earlier].value += "," + given
+                } else {
+                    flags.append((setting, given, flag))
+                }
             }
         }
         var config = ServerConfiguration()
