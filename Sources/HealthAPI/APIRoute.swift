@@ -4,10 +4,10 @@ import HealthModel
 /// One resource of the HTTP API and the hkq command that answers it: `GET /v1/subjects/{subject}/statistics`
 /// runs `hkq --subject SUBJECT stats TYPE …`. Query parameters are hkq's options by name (`tz=Europe/Paris` is
 /// `--tz Europe/Paris`; a parameter without a value is a switch), except ``positional`` ones, which fill the
-/// command's arguments in order after the path's own (`{workout}`). Reads only: options that would change data
-/// (``refused``) are not accepted.
+/// command's arguments in order after the path's own (`{workout}`). A read refuses the options that would change
+/// data (``refused``); the writes are their own routes (`POST`, `PUT`, `DELETE`).
 struct APIRoute: Sendable {
-    /// `GET` for reads; `POST` for the one write, whose body is the command's standard input.
+    /// `GET` for reads; `POST`, `PUT` or `DELETE` for writes (a `POST` body is the command's standard input).
     var method = "GET"
     /// The path under `/v1`: `{subject}` stands for the subject, any other `{name}` for a positional argument.
     let path: [String]
@@ -18,6 +18,13 @@ struct APIRoute: Sendable {
     let positional: [String]
     /// Options of the command that write, refused on a read.
     var refused: Set<String> = []
+    /// Options the request must give (`priority` to set an order).
+    var required: [String] = []
+    /// Whether every parameter is a `name=value` argument of the command instead of an option
+    /// (`characteristics set dateOfBirth=1984-05-01`).
+    var parametersAsPairs = false
+    /// Whether the command prints CSV; when not, the answer is its JSON whatever `Accept` asks.
+    var printsCSV = true
 
     static let all: [APIRoute] = [
         APIRoute(path: ["server"], command: ["server-info"], positional: []),
@@ -27,6 +34,9 @@ struct APIRoute: Sendable {
         APIRoute(path: ["subjects", "{subject}", "samples"], command: ["samples"], positional: ["type"]),
         APIRoute(
             method: "POST", path: ["subjects", "{subject}", "samples"], command: ["insert", "-"], positional: []),
+        APIRoute(
+            method: "DELETE", path: ["subjects", "{subject}", "samples"], command: ["delete"], positional: ["type"],
+            printsCSV: false),
         APIRoute(path: ["subjects", "{subject}", "statistics"], command: ["stats"], positional: ["type"]),
         APIRoute(path: ["subjects", "{subject}", "collection"], command: ["collection"], positional: ["type"]),
         APIRoute(path: ["subjects", "{subject}", "changes"], command: ["changes"], positional: ["type"]),
@@ -35,16 +45,22 @@ struct APIRoute: Sendable {
         APIRoute(
             path: ["subjects", "{subject}", "workouts", "{workout}", "route"], command: ["route"], positional: []),
         APIRoute(path: ["subjects", "{subject}", "characteristics"], command: ["characteristics"], positional: []),
+        APIRoute(
+            method: "PUT", path: ["subjects", "{subject}", "characteristics"], command: ["characteristics", "set"],
+            positional: [], parametersAsPairs: true),
         APIRoute(path: ["subjects", "{subject}", "activity"], command: ["activity"], positional: []),
         APIRoute(
             path: ["subjects", "{subject}", "sources"], command: ["sources"], positional: ["type"],
             refused: ["priority", "allow-unseen"]),
+        APIRoute(
+            method: "PUT", path: ["subjects", "{subject}", "sources"], command: ["sources"], positional: ["type"],
+            required: ["priority"]),
     ]
 
     /// hkq's options that choose where and how it connects and prints: the request decides those.
     static let reserved: Set<String> = [
         "server", "subject", "token", "token-file", "format", "tls", "tls-ca", "tls-fingerprint", "tls-cert",
-        "tls-key", "retry-for",
+        "tls-key", "retry-for", "idempotency-key",
     ]
 
     /// What a request's path names: its route, the subject, and the values of the path's other placeholders.
@@ -93,14 +109,22 @@ struct APIRoute: Sendable {
     }
 
     /// hkq's command line for this route: the subject and output format, the command, its positional arguments,
-    /// then every other parameter as an option. Throws a ``UsageError`` naming a missing argument or a reserved
-    /// option.
+    /// then every other parameter as an option, and the options the request's headers give (`headers`, taken as
+    /// they are). Throws a ``UsageError`` naming a missing argument or a reserved option.
     func arguments(
-        _ match: Match, query: [(name: String, value: String)], format: OutputFormat
+        _ match: Match, query: [(name: String, value: String)], headers: [(name: String, value: String)] = [],
+        format: OutputFormat
     ) throws(UsageError) -> [String] {
-        var arguments = ["--format", format.rawValue]
+        var arguments = ["--format", printsCSV ? format.rawValue : OutputFormat.json.rawValue]
         if let subject = match.subject { arguments += ["--subject", subject] }
         arguments += command
+        for name in required where !query.contains(where: { $0.name == name && !$0.value.isEmpty }) {
+            throw UsageError("the \(name) parameter is required")
+        }
+        if parametersAsPairs {
+            guard !query.isEmpty else { throw UsageError("name at least one parameter, as name=value") }
+            return arguments + ["--"] + query.map { "\($0.name)=\($0.value)" }
+        }
         for (name, value) in query where !positional.contains(name) {
             guard !Self.reserved.contains(name), !refused.contains(name), !name.hasPrefix("-"), !name.isEmpty else {
                 throw UsageError("the parameter \(name) is not accepted here")
@@ -108,6 +132,7 @@ struct APIRoute: Sendable {
             arguments.append("--" + name)
             if !value.isEmpty { arguments.append(value) }
         }
+        for (name, value) in headers { arguments += ["--" + name, value] }
         // After "--" nothing is taken for an option: a value such as -40 stays an argument.
         arguments.append("--")
         arguments += match.pathArguments

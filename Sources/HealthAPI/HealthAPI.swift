@@ -17,6 +17,14 @@ public struct HealthAPI: HTTPService {
     public init() {}
 
     public func respond(to request: HTTPRequest, peer: String, server: HealthServer) -> HTTPResponse {
+        let cors = CORSPolicy(origins: Set(server.configuration.httpCORS))
+        var response = answer(request, server: server, cors: cors)
+        cors.decorate(&response, for: request)
+        return response
+    }
+
+    /// The response to `request`, before CORS headers.
+    private func answer(_ request: HTTPRequest, server: HealthServer, cors: CORSPolicy) -> HTTPResponse {
         guard let segments = request.pathSegments, let query = request.queryItems else {
             return HTTPProblem.badRequest("the request target is not valid percent-encoded UTF-8").response
         }
@@ -27,12 +35,15 @@ public struct HealthAPI: HTTPService {
                 detail: "no resource \(segments.joined(separator: "/")); see Protocol/openapi.yaml"
             ).response
         }
+        if request.method == "OPTIONS", cors.isOn {
+            return cors.preflight(request, methods: Self.allowed(APIRoute.matches(segments).map(\.route.method)))
+        }
         let match: APIRoute.Match
         switch matched {
         case .success(let found):
             match = found
         case .failure(let wrong):
-            let allowed = wrong.allowed.flatMap { $0 == "GET" ? ["GET", "HEAD"] : [$0] }.joined(separator: ", ")
+            let allowed = Self.allowed(wrong.allowed).joined(separator: ", ")
             var response = HTTPProblem(
                 status: 405, title: "Method Not Allowed", detail: "\(request.method) is not served here; use \(allowed)"
             ).response
@@ -45,18 +56,35 @@ public struct HealthAPI: HTTPService {
         } catch {
             return HTTPProblem(error).response
         }
+        // Then placement, as on the binary protocol (after the handshake): another node's subject is served there.
+        if let subject = match.subject, let owner = server.httpOwner(of: subject) {
+            return HTTPResponse(status: 307, headers: [("Location", owner + request.target)])
+        }
+        if match.route.method == "POST", request.body.isEmpty {
+            return HTTPProblem.badRequest(
+                "the body is empty: send samples as CSV (text/csv) or JSON lines (application/x-ndjson)"
+            ).response
+        }
         let format: OutputFormat = Self.wantsCSV(request.header("Accept")) ? .csv : .json
         let arguments: [String]
         do {
-            let given = query + Self.inputFormat(request.header("Content-Type"), route: match.route)
-            arguments = try match.route.arguments(match, query: given, format: format)
+            let headers =
+                Self.inputFormat(request.header("Content-Type"), route: match.route)
+                + (try Self.idempotencyKey(request.header("Idempotency-Key"), route: match.route))
+            arguments = try match.route.arguments(match, query: query, headers: headers, format: format)
         } catch {
             return HTTPProblem.badRequest(error.message).response
         }
         var response = Self.run(
-            arguments, for: identity, on: server, input: match.route.method == "POST" ? request.body : nil)
+            arguments, for: identity, on: server, csv: format == .csv && match.route.printsCSV,
+            input: match.route.method == "POST" ? request.body : nil)
         if request.method == "HEAD" { response.body = [] }
         return response
+    }
+
+    /// The methods a path's routes serve, with `HEAD` after `GET`.
+    static func allowed(_ methods: [String]) -> [String] {
+        methods.flatMap { $0 == "GET" ? ["GET", "HEAD"] : [$0] }
     }
 
     /// Whether `accept` prefers hkq's CSV (`text/csv`) to its JSON.
@@ -77,10 +105,24 @@ public struct HealthAPI: HTTPService {
         }
     }
 
+    /// `hkq insert`'s `--idempotency-key` for an `Idempotency-Key` header on a `POST`. `PUT` and `DELETE` take
+    /// the header, checked by the same rules, and need nothing more: they set a state, so sending one again changes
+    /// nothing (a repeated `DELETE` answers `"deleted":0`).
+    static func idempotencyKey(_ header: String?, route: APIRoute) throws(UsageError) -> [(name: String, value: String)]
+    {
+        guard let header, route.method != "GET" else { return [] }
+        guard case .success(let key) = IdempotencyKey.parse(header) else {
+            throw UsageError(
+                "Idempotency-Key takes 1 to \(IdempotencyKey.maxLength) characters of visible ASCII (! to ~)")
+        }
+        return route.method == "POST" ? [("idempotency-key", key.text)] : []
+    }
+
     /// Runs hkq with `arguments` on this thread, its requests answered by `server` as `identity`, `-` reading
-    /// `input`.
+    /// `input`; `csv` says the arguments ask for CSV.
     static func run(
-        _ arguments: [String], for identity: ClientIdentity, on server: HealthServer, input: [UInt8]? = nil
+        _ arguments: [String], for identity: ClientIdentity, on server: HealthServer, csv: Bool,
+        input: [UInt8]? = nil
     ) -> HTTPResponse {
         var program = HKQ.standard
         program.ownsThread = true
@@ -104,15 +146,20 @@ public struct HealthAPI: HTTPService {
         }
         executor.run()
         guard case .some(let failure) = outcome.withLock({ $0 }), let failure else {
-            let csv = arguments.contains("csv")
             return HTTPResponse(
                 status: 200, contentType: csv ? "text/csv; charset=utf-8" : "application/json", out.text)
         }
         switch failure {
         case let error as HealthError:
             return HTTPProblem(error).response
+        case let error as HealthClientError:
+            // A command that calls the client itself (sources) passes the server's error on as it came.
+            return HTTPProblem(error.error).response
         case let error as UsageError:
             return HTTPProblem.badRequest(error.message).response
+        case let error as ImportError:
+            // A body that cannot be read on (a column no format defines, say).
+            return HTTPProblem.badRequest(error.description).response
         case let exit as CommandExit:
             // The command said why on its standard error.
             let detail = err.text.trimmingCharacters(in: .whitespacesAndNewlines)

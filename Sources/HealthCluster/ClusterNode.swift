@@ -78,10 +78,12 @@ public final class ClusterNode: Sendable {
     /// Connects, opens (or creates) the cluster, announces itself, takes free partitions up to its fair share
     /// (``PartitionLeases``), rebuilding each from its stream, and starts renewing and rebalancing, and
     /// publishing what its partitions hold. `address` is where clients reach this node (`host:port`), which
-    /// other nodes send them to. Waits for JetStream as `startup` says (``JetStreamStartup``: NATS servers not
+    /// other nodes send them to; `httpAddress` where HTTP clients do, when it serves the HTTP API. Waits for JetStream as `startup` says (``JetStreamStartup``: NATS servers not
     /// up yet, a NATS cluster without a metadata leader yet), logging to its `logLine`; throws
     /// ``ErrorCode/shuttingDown`` when told to stop while waiting.
-    public init(_ options: ClusterOptions, address: String, startup: JetStreamStartup) throws {
+    public init(
+        _ options: ClusterOptions, address: String, httpAddress: String? = nil, startup: JetStreamStartup
+    ) throws {
         try ClusterOptions.checkNodeID(options.nodeID)
         let logLine = startup.logLine
         let jetStream = try startup.connect()
@@ -106,7 +108,8 @@ public final class ClusterNode: Sendable {
         let store = HealthStore(anchorsFromSequences: true)
         let leases = try startup.retrying {
             try PartitionLeases(
-                log: log, store: store, node: options.nodeID, address: address, ttl: options.leaseTTL,
+                log: log, store: store, node: options.nodeID, address: address, httpAddress: httpAddress,
+                ttl: options.leaseTTL,
                 replicas: replicas, standby: options.standby, logLine: logLine)
         }
         holders.set(leases)
@@ -171,6 +174,17 @@ public final class ClusterNode: Sendable {
         if log.serves(partition) { return }
         throw HealthError(
             .storageUnavailable, "partition \(partition) (subject \(subject)) is being rebuilt from its stream; retry")
+    }
+
+    /// The HTTP API address of the node holding `subject`'s partition, when another node holds it and announced
+    /// one (``PartitionLeases/httpAddress(of:)``: one request to JetStream); `nil` when this node holds it, nobody
+    /// does, or the holder serves no HTTP API.
+    public func httpAddress(ofOwnerOf subject: String) -> String? {
+        let partition = log.layout.partition(of: subject)
+        guard !log.owns(partition), let holder = leases.holder(of: partition), holder.node != options.nodeID else {
+            return nil
+        }
+        return leases.httpAddress(of: holder.node)
     }
 
     /// The error for a change or query of `subject`, whose partition this node does not hold: names its holder,

@@ -22,6 +22,10 @@ import Synchronization
 /// differ). A node holding more than its share hands the surplus over, as many as the other active nodes lack:
 /// it stops serving each (no append is in flight once it is disowned), then deletes its lease, and the node
 /// short of its share takes it on its next pass and rebuilds it from the stream.
+///
+/// A node serving the HTTP API announces its address too, beside its registry key: key `h.<node id>`, value
+/// `<host>:<port>`, written and expiring with it, so that a node can send an HTTP client to another's
+/// (``httpAddress(of:)``).
 public final class PartitionLeases: Sendable {
     /// Who holds one partition's lease, as last read.
     public struct Holder: Sendable, Equatable {
@@ -33,6 +37,8 @@ public final class PartitionLeases: Sendable {
     /// This node's id and address.
     public let node: String
     public let address: String
+    /// Where this node serves the HTTP API (`host:port`); `nil` when it does not.
+    public let httpAddress: String?
     /// Whether this node is a standby: it takes no share while an active node lives.
     public let standby: Bool
     /// The lease TTL; renewals run every third of it.
@@ -82,16 +88,18 @@ public final class PartitionLeases: Sendable {
     /// Opens the leases bucket (created with `replicas` copies and `ttl` when it does not exist, raised like
     /// every bucket: ``ClusterSetup/bucket(_:_:ttl:replicas:log:)``) for node `node`, reachable at `address`,
     /// owning partitions through `log` and rebuilding them into `store`. Nothing is taken until ``pass()`` or
-    /// ``start()``.
+    /// ``start()``. A node serving the HTTP API at `httpAddress` announces it too.
     public init(
-        log: JetStreamChangeLog, store: HealthStore, node: String, address: String, ttl: Duration,
-        replicas: ClusterReplicas, standby: Bool = false, logLine: @escaping @Sendable (String) -> Void
+        log: JetStreamChangeLog, store: HealthStore, node: String, address: String, httpAddress: String? = nil,
+        ttl: Duration, replicas: ClusterReplicas, standby: Bool = false,
+        logLine: @escaping @Sendable (String) -> Void
     ) throws(NATSFailure) {
         bucket = try ClusterSetup.bucket(log.jetStream, Self.bucketName, ttl: ttl, replicas: replicas, log: logLine)
         self.log = log
         self.store = store
         self.node = node
         self.address = address
+        self.httpAddress = httpAddress
         self.standby = standby
         self.ttl = ttl
         self.logLine = logLine
@@ -112,6 +120,21 @@ public final class PartitionLeases: Sendable {
     /// The prefixes of the registry keys of active and standby nodes.
     static let activePrefix = "n."
     static let standbyPrefix = "s."
+    /// The prefix of the keys announcing nodes' HTTP API addresses.
+    static let httpPrefix = "h."
+
+    /// The HTTP API address node `node` announced (`host:port`); `nil` when it announced none (it serves no HTTP
+    /// API, or left), or when NATS does not answer.
+    public func httpAddress(of node: String) -> String? {
+        guard let entry = try? bucket.get(Self.httpPrefix + node), !entry.value.isEmpty else { return nil }
+        return String(decoding: entry.value, as: UTF8.self)
+    }
+
+    /// Writes this node's HTTP API address, when it serves one.
+    private func announceHTTP() throws(NATSFailure) {
+        guard let httpAddress else { return }
+        try bucket.put(Self.httpPrefix + node, Array(httpAddress.utf8))
+    }
 
     /// Parses a lease value; `nil` for anything but `<node> <address>`.
     static func holder(_ value: [UInt8]) -> Holder? {
@@ -230,6 +253,7 @@ public final class PartitionLeases: Sendable {
     private func announce() -> Bool {
         do {
             try bucket.put(registryKey, Array(address.utf8))
+            try announceHTTP()
             return true
         } catch {
             logLine("cannot announce node \(node): \(error)")
@@ -239,7 +263,10 @@ public final class PartitionLeases: Sendable {
 
     /// Writes this node's registry key again, so that it outlives a pass held up by timeouts; failures are left
     /// to the passes to log.
-    private func renewRegistration() { _ = try? bucket.put(registryKey, Array(address.utf8)) }
+    private func renewRegistration() {
+        _ = try? bucket.put(registryKey, Array(address.utf8))
+        _ = try? announceHTTP()
+    }
 
     /// Lists the active nodes (this node among them when it is active), and true; when the list cannot be read,
     /// the nodes last listed, and false.
@@ -533,6 +560,7 @@ public final class PartitionLeases: Sendable {
         renewals?.stop()
         passes?.stop()
         try? bucket.delete(registryKey)
+        if httpAddress != nil { try? bucket.delete(Self.httpPrefix + node) }
         let released = held
         for index in released { release(index) }
         if !released.isEmpty {

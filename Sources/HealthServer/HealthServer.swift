@@ -95,6 +95,19 @@ public final class HealthServer: Sendable {
             throw HealthError(
                 .invalidArgument, "cannot listen on \(configuration.host):\(configuration.port): \(error.message)")
         }
+        // The HTTP API's port too, which in cluster mode the node announces before it listens.
+        let httpSocket: ListeningSocket?
+        do {
+            httpSocket =
+                try http == nil
+                ? nil
+                : configuration.httpListen.map { address throws(SystemError) in
+                    try ListeningSocket.reserve(host: address.host, port: address.port)
+                }
+        } catch {
+            let address = configuration.httpListen.map { "\($0.host):\($0.port)" } ?? ""
+            throw HealthError(.invalidArgument, "cannot serve HTTP on \(address): \(error.message)")
+        }
         let metrics = try configuration.metricsListen.map { try startMetrics($0) }
         var started = false
         defer { if !started { metrics?.stop() } }
@@ -128,9 +141,11 @@ public final class HealthServer: Sendable {
                 ServerLog.info("removed \(configuration.dataDirectory)/\(name), left by a write that did not finish")
             }
             cluster = try configuration.clusterOptions().map { options in
-                let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
                 let node = try ClusterNode(
-                    options, address: "\(host):\(socket.address.port)",
+                    options, address: Self.address(configuration.host, socket.address.port),
+                    httpAddress: httpSocket.flatMap { reserved in
+                        configuration.httpListen.map { Self.address($0.host, reserved.address.port) }
+                    },
                     startup: JetStreamStartup(urls: options.urls, pause: pause) { ServerLog.info($0) })
                 if let warning = node.replicas.warning { ServerLog.warning(warning) }
                 return node
@@ -182,9 +197,9 @@ public final class HealthServer: Sendable {
             throw HealthError(
                 .invalidArgument, "cannot listen on \(configuration.host):\(configuration.port): \(error)")
         }
-        if let http, let address = configuration.httpListen {
+        if let http, let address = configuration.httpListen, let httpSocket {
             do {
-                try server.listenHTTP(on: address, service: http)
+                try server.listenHTTP(on: httpSocket, address: address, service: http)
             } catch {
                 server.stop()
                 throw HealthError(.invalidArgument, "cannot serve HTTP on \(address.host):\(address.port): \(error)")
@@ -458,11 +473,18 @@ public final class HealthServer: Sendable {
     public var httpPort: Int? { httpListener.withLock { $0?.port } }
 
     /// Serves `service` on `address`, with the main listener's TLS.
-    private func listenHTTP(on address: ServerConfiguration.ListenAddress, service: any HTTPService) throws {
+    /// `host:port`, an IPv6 host in brackets.
+    static func address(_ host: String, _ port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    private func listenHTTP(
+        on socket: ListeningSocket, address: ServerConfiguration.ListenAddress, service: any HTTPService
+    ) throws {
         let limits = HTTPLimits()
         let refusal = HTTPProblem(HealthError(.tooManyConnections, "the HTTP listener is at its limit of connections"))
         let tcp = try TCPServer.start(
-            group: group,
+            group: group, listener: socket,
             configuration: TCPServerConfiguration(
                 host: address.host, port: address.port, maxConnections: configuration.maxConnections,
                 refusalMessage: refusal.response.serialized(keepAlive: false))

@@ -144,6 +144,26 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// Chart.js, which the dashboard draws with, served as `/ui/chart.js` (`--chartjs`; Debian's libjs-chart.js).
     public var chartJS = "/usr/share/javascript/chart.js/chart.min.js"
 
+    /// The web origins whose pages may call the HTTP API from a browser (`--http-cors`, `scheme://host[:port]` in
+    /// lower case); empty: none (no CORS headers are sent).
+    public var httpCORS: [String] = []
+
+    /// `text` as an origin for ``httpCORS``: `http` or `https`, `://`, a host and an optional port, nothing after,
+    /// in lower case. Throws ``ErrorCode/invalidArgument`` for anything else, `*` included.
+    public static func parseOrigin(_ text: String, origin: String) throws -> String {
+        let lowered = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let scheme = lowered.hasPrefix("https://") ? "https://" : lowered.hasPrefix("http://") ? "http://" : nil
+        let authority = scheme.map { lowered.dropFirst($0.count) } ?? ""
+        let allowed = authority.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-.:[]".contains($0)) }
+        guard scheme != nil, !authority.isEmpty, allowed, !authority.hasPrefix(":"), !authority.hasSuffix(":") else {
+            throw HealthError(
+                .invalidArgument,
+                "\(origin) takes web origins, scheme://host[:port] such as https://dash.example.org (no path, no *), "
+                    + "not \"\(text)\"")
+        }
+        return lowered
+    }
+
     /// A host and port for a listener besides the main one.
     public struct ListenAddress: Hashable, Sendable {
         public var host: String
@@ -324,6 +344,12 @@ public struct ServerConfiguration: Hashable, Sendable {
                                   Authorization: Bearer) on this address, or off; beyond loopback only
                                   with TLS (default: 127.0.0.1:7421), and the dashboard at / (a
                                   browser opens http://127.0.0.1:7421/#token=TOKEN).
+          --http-cors ORIGIN      Let web pages from ORIGIN (scheme://host[:port], e.g.
+                                  https://dash.example.org) call the HTTP API from a browser: preflight
+                                  OPTIONS requests are answered, and responses to that origin carry
+                                  Access-Control-Allow-Origin with it (never *; tokens go in Authorization,
+                                  no cookies). Repeat the flag or separate origins with commas (default: no
+                                  origin, no CORS headers).
           --dashboard-dir DIR     Serve the dashboard's files from DIR instead of those built into hkd (for
                                   changing them: Sources/HealthAPI/Dashboard).
           --chartjs PATH          Chart.js for the dashboard's charts (default:
@@ -416,7 +442,13 @@ public struct ServerConfiguration: Hashable, Sendable {
                     let hint = flag.hasPrefix("--") ? ServerSetting.hint(for: String(flag.dropFirst(2))) : ""
                     throw HealthError(.invalidArgument, "unknown option \"\(argument)\"\(hint) (see hkd --help)")
                 }
-                flags.append((setting, setting.isSwitch ? (inlineValue ?? "true") : try value(), flag))
+                let given = setting.isSwitch ? (inlineValue ?? "true") : try value()
+                // A repeatable setting given twice takes both values, as a comma-separated list.
+                if setting.isRepeatable, let earlier = flags.firstIndex(where: { $0.setting.key == setting.key }) {
+                    flags[earlier].value += "," + given
+                } else {
+                    flags.append((setting, given, flag))
+                }
             }
         }
         var config = ServerConfiguration()

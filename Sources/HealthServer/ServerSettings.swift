@@ -12,6 +12,8 @@ struct ServerSetting: Sendable {
     let key: String
     /// A switch (`--repair`): no value on the command line; `true`/`false` in a file or the environment.
     let isSwitch: Bool
+    /// A list whose flag may be repeated (`--http-cors A --http-cors B` is `--http-cors A,B`).
+    var isRepeatable = false
     /// Applies a value; `origin` names where it came from, for errors.
     let apply: @Sendable (inout ServerConfiguration, _ value: String, _ origin: String) throws -> Void
 
@@ -53,6 +55,15 @@ struct ServerSetting: Sendable {
             throw HealthError(.invalidArgument, "\(origin) must be at least \(minimum), not \(number)")
         }
         return number
+    }
+
+    /// A comma-separated list whose flag may be repeated.
+    static func list(
+        _ key: String, _ apply: @escaping @Sendable (inout ServerConfiguration, String, String) throws -> Void
+    ) -> ServerSetting {
+        var setting = ServerSetting(key, apply)
+        setting.isRepeatable = true
+        return setting
     }
 
     /// A switch.
@@ -128,6 +139,11 @@ struct ServerSetting: Sendable {
             guard text != "off" else { return config.httpListen = nil }
             let (host, port) = try ServerConfiguration.parseAddress(text, origin: origin)
             config.httpListen = .init(host: host, port: port)
+        },
+        ServerSetting.list("http-cors") { config, text, origin in
+            config.httpCORS = try text.split(separator: ",").map {
+                try ServerConfiguration.parseOrigin(String($0), origin: origin)
+            }
         },
         .path("dashboard-dir", \.dashboardDirectory),
         ServerSetting("chartjs") { config, text, origin in

@@ -20,6 +20,31 @@ struct ServerConfigurationTests {
         #expect(config.threads == 0)
     }
 
+    @Test("--http-cors: repeated or comma-separated origins, lower-cased; flags replace the environment's")
+    func corsOrigins() throws {
+        let request = try ServerConfiguration.parse(
+            ["--http-cors", "https://Dash.Example.org", "--http-cors=http://localhost:3000,http://[::1]:8080"],
+            environment: ["HKD_HTTP_CORS": "https://env.example"])
+        guard case .run(let config) = request else {
+            Issue.record("\(request)")
+            return
+        }
+        #expect(config.httpCORS == ["https://dash.example.org", "http://localhost:3000", "http://[::1]:8080"])
+        let fromEnvironment = try ServerConfiguration.parse([], environment: ["HKD_HTTP_CORS": "https://env.example"])
+        #expect(fromEnvironment == .run(Self.with { $0.httpCORS = ["https://env.example"] }))
+        #expect(try ServerConfiguration.parse([]) == .run(ServerConfiguration()))
+        for bad in ["*", "https://dash.example.org/", "ftp://x", "https://", "dash.example.org", "https://a b"] {
+            #expect(throws: HealthError.self, "\(bad)") { try ServerConfiguration.parse(["--http-cors", bad]) }
+        }
+    }
+
+    /// The default configuration changed by `change`.
+    static func with(_ change: (inout ServerConfiguration) -> Void) -> ServerConfiguration {
+        var config = ServerConfiguration()
+        change(&config)
+        return config
+    }
+
     @Test("flags, both --flag value and --flag=value")
     func flags() throws {
         let request = try ServerConfiguration.parse([

@@ -23,12 +23,17 @@ struct HTTPAPITests {
         heartRate,2026-11-29T06:00:00-05:00,2026-11-29T06:00:00-05:00,72,count/min,Apple Watch
         """
 
-    /// hkd with the HTTP API on a free port, and that port.
-    static func server() async throws -> (TestServer, Int) {
-        let hkd = try await TestServer(arguments: ["--http-listen", "127.0.0.1:0"])
+    /// hkd with the HTTP API on a free port (and `arguments`), and that port.
+    static func server(_ arguments: [String] = []) async throws -> (TestServer, Int) {
+        let hkd = try await TestServer(arguments: ["--http-listen", "127.0.0.1:0"] + arguments)
+        return (hkd, try httpPort(of: hkd))
+    }
+
+    /// The HTTP API's port, as `hkd` logged it.
+    static func httpPort(of hkd: TestServer) throws -> Int {
         let log = hkd.logText
         let marker = try #require(log.range(of: "HTTP API on 127.0.0.1:"))
-        return (hkd, try #require(Int(log[marker.upperBound...].prefix { $0.isNumber })))
+        return try #require(Int(log[marker.upperBound...].prefix { $0.isNumber }))
     }
 
     /// Sends `requests` (whole request texts) on one connection, pipelined, and reads one response each.
@@ -74,6 +79,16 @@ struct HTTPAPITests {
         if let token { request += "Authorization: Bearer \(token)\r\n" }
         if let accept { request += "Accept: \(accept)\r\n" }
         return request + "\r\n"
+    }
+
+    /// A request text with `headers` (whole lines, without CRLF) and `body`, sized by Content-Length.
+    static func request(
+        _ method: String, _ target: String, token: String?, headers: [String] = [], body: String = ""
+    ) -> String {
+        var request = "\(method) \(target) HTTP/1.1\r\nHost: localhost\r\n"
+        if let token { request += "Authorization: Bearer \(token)\r\n" }
+        for header in headers { request += header + "\r\n" }
+        return request + "Content-Length: \(body.utf8.count)\r\n\r\n" + body
     }
 
     @Test("each resource answers with the JSON (and CSV) hkq prints for the same query, byte for byte")
@@ -214,11 +229,169 @@ struct HTTPAPITests {
         #expect(responses[6].headers["allow"] == "GET, HEAD")
         let post = try Self.exchange(
             ["PUT /v1/subjects/anna/samples HTTP/1.1\r\nContent-Length: 0\r\n\r\n"], port: port)
-        #expect(post.first?.headers["allow"] == "GET, HEAD, POST")
+        #expect(post.first?.headers["allow"] == "GET, HEAD, POST, DELETE")
+        // A body hkq cannot read on is the request's fault (schemathesis found this one answered 500).
+        let unreadable = try Self.exchange(
+            [
+                Self.request(
+                    "POST", "/v1/subjects/anna/samples", token: hkd.token, headers: ["Content-Type: text/csv"],
+                    body: "óg"),
+                Self.request("POST", "/v1/subjects/anna/samples", token: hkd.token),
+            ], port: port)
+        #expect(unreadable.map(\.status) == [400, 400])
+        #expect(unreadable.last?.body.contains("the body is empty") == true)
+        #expect(unreadable.first?.body.contains("unknown column") == true, "\(unreadable.first?.body ?? "")")
         // Headers over the cap get 431 and the connection closes.
         let huge = "GET /v1/types HTTP/1.1\r\nX-Filler: \(String(repeating: "a", count: 20_000))\r\n\r\n"
         let refused = try Self.exchange([huge], port: port)
         #expect(refused.first?.status == 431)
+        await hkd.stop()
+    }
+
+    @Test("DELETE samples, PUT sources and PUT characteristics change data as hkq does, with the same grants")
+    func writes() async throws {
+        let (hkd, port) = try await Self.server()
+        let admin = HKQBinaryTests.anna(at: hkd)
+        #expect(try await HKQBinaryTests.hkq(admin + ["insert", "-"], input: Self.walk).status == 0)
+        let token = hkd.token
+        let responses = try Self.exchange(
+            [
+                Self.request(
+                    "PUT", "/v1/subjects/anna/sources?type=stepCount&priority=Apple%20Watch,iPhone", token: token),
+                Self.request("PUT", "/v1/subjects/anna/sources?type=stepCount", token: token),
+                Self.request(
+                    "PUT", "/v1/subjects/anna/characteristics?biologicalSex=female&dateOfBirth=1984-05-01",
+                    token: token),
+                Self.request("PUT", "/v1/subjects/anna/characteristics?bloodType=purple", token: token),
+                Self.request("DELETE", "/v1/subjects/anna/samples?type=stepCount", token: token),
+                Self.request(
+                    "DELETE", "/v1/subjects/anna/samples?type=stepCount&source=iPhone&tz=America/New_York",
+                    token: token, headers: ["Accept: text/csv"]),
+                Self.request("DELETE", "/v1/subjects/anna/samples?type=stepCount&source=iPhone", token: token),
+            ], port: port)
+        #expect(responses.map(\.status) == [200, 400, 200, 400, 400, 200, 200], "\(responses.map(\.body))")
+        // The answers are hkq's for the same change: the order set, the characteristics after, the count deleted.
+        let sources = try await HKQBinaryTests.hkq(admin + ["--format", "json", "sources", "stepCount"])
+        #expect(responses[0].body == sources.out)
+        #expect(sources.out.range(of: "Apple Watch")!.lowerBound < sources.out.range(of: "iPhone")!.lowerBound)
+        #expect(responses[1].body.contains("the priority parameter is required"))
+        let characteristics = try await HKQBinaryTests.hkq(admin + ["--format", "json", "characteristics"])
+        #expect(responses[2].body == characteristics.out)
+        #expect(characteristics.out.contains("\"female\"") && characteristics.out.contains("1984-05-01"))
+        #expect(responses[3].body.contains("bloodType"), "\(responses[3].body)")
+        #expect(responses[4].body.contains("--all"), "deleting a whole type needs all: \(responses[4].body)")
+        #expect(responses[5].body == "{\"deleted\":2}\n")
+        #expect(responses[5].headers["content-type"] == "application/json")
+        #expect(responses[6].body == "{\"deleted\":0}\n")
+        let left = try await HKQBinaryTests.hkq(admin + ["--format", "csv", "samples", "stepCount"])
+        #expect(left.out.split(separator: "\n").count == 1 + 2 && !left.out.contains("iPhone"), "\(left.out)")
+
+        // A token that may share stepCount alone: its writes of other types are refused as over the binary protocol.
+        let created = try await HKQBinaryTests.hkq(
+            admin + ["admin", "create", "watch", "--subjects", "anna", "--share", "stepCount", "--read", "stepCount"])
+        let watch = try #require(created.out.split(separator: "\n").first { $0.hasPrefix("hkd1_") }.map(String.init))
+        let refused = try Self.exchange(
+            [
+                Self.request("DELETE", "/v1/subjects/anna/samples?type=heartRate&all", token: watch),
+                // allow-unseen: hkq first checks the names against the sources the token may see (it sees none here).
+                Self.request(
+                    "PUT", "/v1/subjects/anna/sources?type=heartRate&priority=iPhone&allow-unseen", token: watch),
+                Self.request("PUT", "/v1/subjects/anna/characteristics?biologicalSex=male", token: watch),
+                Self.request("DELETE", "/v1/subjects/ben/samples?type=stepCount&all", token: watch),
+                Self.request("PUT", "/v1/subjects/anna/sources?type=stepCount&priority=Apple+Watch", token: watch),
+            ], port: port)
+        #expect(refused.map(\.status) == [403, 403, 403, 403, 200], "\(refused.map(\.body))")
+        #expect(refused.dropLast().allSatisfy { $0.body.contains("\"code\":301") })
+        let after = try await HKQBinaryTests.hkq(admin + ["--format", "csv", "samples", "heartRate"])
+        #expect(after.out.split(separator: "\n").count == 2, "the heart rate sample stays")
+        await hkd.stop()
+    }
+
+    @Test("Idempotency-Key: a retried POST repeats the first answer and stores once; bad keys are refused")
+    func idempotencyKey() async throws {
+        let (hkd, port) = try await Self.server()
+        func post(_ body: String, key: String?) -> String {
+            Self.request(
+                "POST", "/v1/subjects/anna/samples", token: hkd.token,
+                headers: ["Content-Type: text/csv"] + (key.map { ["Idempotency-Key: \($0)"] } ?? []), body: body)
+        }
+        let other = """
+            type,start,end,value,unit,source
+            stepCount,2026-12-01T06:00:00-05:00,2026-12-01T06:10:00-05:00,300,count,iPhone
+            """
+        let responses = try Self.exchange(
+            [
+                post(Self.walk, key: "walk-2026-11-29"), post(Self.walk, key: "walk-2026-11-29"),
+                post(Self.walk, key: nil),
+                post(other, key: "walk-2026-11-29"), post(other, key: String(repeating: "k", count: 256)),
+                post(other, key: "two words"),
+                Self.request(
+                    "DELETE", "/v1/subjects/anna/samples?type=stepCount&source=Nobody", token: hkd.token,
+                    headers: ["Idempotency-Key: \(String(repeating: "k", count: 255))"]),
+            ], port: port)
+        #expect(responses.map(\.status) == [200, 200, 200, 200, 400, 400, 200], "\(responses.map(\.body))")
+        // The retry under the key answers what the first POST did; without the key the rows count as stored.
+        #expect(responses[0].body.contains("\"inserted\":4"), "\(responses[0].body)")
+        #expect(responses[1].body == responses[0].body)
+        #expect(responses[2].body.contains("\"inserted\":0"), "\(responses[2].body)")
+        // Other rows under the same key are stored as any others.
+        #expect(responses[3].body.contains("\"inserted\":1"), "\(responses[3].body)")
+        #expect(responses[4].body.contains("1 to 255 characters"), "\(responses[4].body)")
+        let samples = try await HKQBinaryTests.hkq(
+            HKQBinaryTests.anna(at: hkd) + ["--format", "csv", "samples", "stepCount"])
+        #expect(samples.out.split(separator: "\n").count == 1 + 5)
+        // hkq insert takes the same key: its first run under it repeats the HTTP POST's answer.
+        let hkq = try await HKQBinaryTests.hkq(
+            HKQBinaryTests.anna(at: hkd) + ["--format", "json", "insert", "-", "--idempotency-key", "walk-2026-11-29"],
+            input: Self.walk)
+        #expect(hkq.out == responses[0].body)
+        await hkd.stop()
+    }
+
+    @Test("CORS: off by default; with --http-cors the named origins alone get preflights and Allow-Origin")
+    func cors() async throws {
+        let preflight = { (origin: String) in
+            Self.request(
+                "OPTIONS", "/v1/subjects/anna/samples", token: nil,
+                headers: [
+                    "Origin: \(origin)", "Access-Control-Request-Method: POST",
+                    "Access-Control-Request-Headers: authorization, content-type",
+                ])
+        }
+        let (plain, plainPort) = try await Self.server()
+        let off = try Self.exchange(
+            [preflight("https://dash.example.org"), Self.get("/v1/types", token: plain.token)], port: plainPort)
+        #expect(off.map(\.status) == [405, 200])
+        #expect(off.allSatisfy { $0.headers["access-control-allow-origin"] == nil && $0.headers["vary"] == nil })
+        await plain.stop()
+
+        let (hkd, port) = try await Self.server([
+            "--http-cors", "https://dash.example.org", "--http-cors", "http://localhost:3000,http://127.0.0.1:8080",
+        ])
+        func get(origin: String, token: String?) -> String {
+            Self.request("GET", "/v1/types", token: token, headers: ["Origin: \(origin)"])
+        }
+        let responses = try Self.exchange(
+            [
+                preflight("https://dash.example.org"), preflight("https://evil.example"),
+                get(origin: "http://localhost:3000", token: hkd.token),
+                get(origin: "https://evil.example", token: hkd.token),
+                get(origin: "http://127.0.0.1:8080", token: nil),
+            ], port: port)
+        #expect(responses.map(\.status) == [200, 403, 200, 200, 401])
+        let allowed = responses[0].headers
+        #expect(allowed["access-control-allow-origin"] == "https://dash.example.org")
+        #expect(allowed["access-control-allow-methods"] == "GET, HEAD, POST, DELETE")
+        #expect(allowed["access-control-allow-headers"]?.contains("Authorization") == true)
+        #expect(allowed["access-control-allow-credentials"] == nil)
+        #expect(responses[1].headers["access-control-allow-origin"] == nil)
+        #expect(responses[2].headers["access-control-allow-origin"] == "http://localhost:3000")
+        #expect(responses[2].headers["vary"] == "Origin")
+        #expect(responses[3].headers["access-control-allow-origin"] == nil)
+        // Errors carry the header too, so a page can read why (the 401 here).
+        #expect(responses[4].headers["access-control-allow-origin"] == "http://127.0.0.1:8080")
+        #expect(responses[4].headers["access-control-expose-headers"]?.contains("WWW-Authenticate") == true)
+        #expect(responses.allSatisfy { $0.headers["access-control-allow-origin"] != "*" })
         await hkd.stop()
     }
 }

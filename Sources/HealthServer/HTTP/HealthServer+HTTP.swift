@@ -1,3 +1,4 @@
+import HealthCluster
 import HealthHTTP
 import HealthModel
 import HealthWire
@@ -19,6 +20,21 @@ extension HealthServer {
     /// binary protocol (``RequestDispatcher/handle(_:identity:)``).
     public func answer(_ message: Message, as identity: ClientIdentity) -> [Message] {
         dispatcher.handle(message, identity: identity)
+    }
+
+    /// Cluster mode: the HTTP API (`http://host:port`, `https://` with TLS) of the node that owns `subject`, when
+    /// another node does and announced its HTTP address; `nil` when this node serves the subject, in single-node
+    /// mode, and when no such node is known (the request then gets the error the binary protocol gives).
+    public func httpOwner(of subject: String) -> String? {
+        guard let cluster else { return nil }
+        do {
+            try cluster.checkServes(subject)
+            return nil
+        } catch let error as HealthError where error.code == .notOwner {
+            return cluster.httpAddress(ofOwnerOf: subject).map { (usesTLS ? "https://" : "http://") + $0 }
+        } catch {
+            return nil
+        }
     }
 
     /// What a connection's `welcome` would say to `identity`.

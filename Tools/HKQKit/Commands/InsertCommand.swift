@@ -36,6 +36,13 @@ public struct InsertCommand: Command {
                 to 9 significant digits (stored so), so importing the same file again, or the same values \
                 written in other units (1 km, 1000 m), adds nothing. Two identical rows in one file are one \
                 sample: the summary says "N identical rows counted once".
+
+                With --idempotency-key each batch's id is hashed from the key and the batch's rows, so the same \
+                insert sent again with the same key (a retry after a lost answer) stores nothing and reports the \
+                first run's counts; other rows under the same key are stored as usual. The server recognises a \
+                batch among the last 64 the same identity stored for the subject and type; past that the rows are \
+                still stored once, only counted as already stored. A key is 1 to \(IdempotencyKey.maxLength) \
+                characters of visible ASCII (! to ~).
                 """,
             arguments: [ArgumentSpec("file", help: "The file to read, or - for standard input.")],
             options: [
@@ -44,6 +51,9 @@ public struct InsertCommand: Command {
                     allowedValues: SampleFileFormat.allCases.map(\.rawValue)),
                 .flag(
                     "ignore-unknown", help: "Skip columns or keys the formats do not define instead of refusing them."),
+                .option(
+                    "idempotency-key", value: "key",
+                    help: "Name this insert: sent again with the same key and rows, it repeats the first counts."),
             ])
     }
 
@@ -51,11 +61,14 @@ public struct InsertCommand: Command {
     public func run(_ context: CommandContext) async throws {
         let path = context.argument(0)!
         let format = context.arguments.value("input-format").flatMap(SampleFileFormat.init(rawValue:))
+        let key = try context.arguments.value("idempotency-key").map { text in
+            try IdempotencyKey.parse(text).mapError { context.usageError($0.message) }.get()
+        }
         let tally = try await ServerSession.run(context) { client in
             let reader = try SampleFileReader(
                 path: path, format: format, subject: context.globals.subject,
                 ignoreUnknown: context.arguments.flag("ignore-unknown"), standardInput: context.program.standardInput)
-            var tally = InsertTally()
+            var tally = InsertTally(key: key)
             var pending: [Sample] = []
             pending.reserveCapacity(InsertCommand.batchRows)
             // Derived UUIDs name the content: a repeat is an identical row. Sent UUIDs go to the server, which
@@ -117,6 +130,9 @@ struct InsertTally: Sendable {
     /// Rejected rows reported one by one, at most; the rest are counted.
     static let maxReported = 20
 
+    /// Names the batches (``IdempotencyKey/batchID(of:)``); `nil`: each batch gets a fresh random id.
+    let key: IdempotencyKey?
+
     private(set) var order: [String] = []
     private(set) var counts: [String: Counts] = [:]
     /// The first ``maxReported`` rejected rows, with their lines and reasons.
@@ -133,8 +149,11 @@ struct InsertTally: Sendable {
     /// Sends `samples` as one batch per type and unit and adds the acknowledgements; a batch the server refuses
     /// for its content is sent again in parts until each refused row stands alone (``RefusalIsolation``).
     mutating func send(_ samples: [Sample], with client: HealthClient) async throws {
-        let batches = SampleBatch.grouping(
+        var batches = SampleBatch.grouping(
             samples, maxRows: InsertCommand.batchRows, makeBatchID: HealthClient.makeBatchID)
+        if let key {
+            for index in batches.indices { batches[index].batchID = key.batchID(of: batches[index]) }
+        }
         for batch in batches {
             var refused: [(row: Int, error: HealthClientError)] = []
             let ack = try await RefusalIsolation.send(rowsOf: batch, client: client) { refused.append(($0, $1)) }
