@@ -51,9 +51,16 @@ public struct HealthAPI: HTTPService {
         } catch {
             return HTTPProblem.badRequest(error.message).response
         }
-        var response = Self.run(
-            arguments, for: identity, on: server, input: match.route.method == "POST" ? request.body : nil)
-        if request.method == "HEAD" { response.body = [] }
+        if match.route.method == "POST" {
+            return Self.run(arguments, for: identity, on: server, input: request.body)
+        }
+        // A read streams: hkq's output is the body as hkq writes it (see HTTPBodyProducer).
+        let contentType = format == .csv ? "text/csv; charset=utf-8" : "application/json"
+        var response = HTTPResponse(status: 200, headers: [("Content-Type", contentType)])
+        response.producer = HTTPBodyProducer { body in
+            let sink = BodySink(body)
+            return Self.run(arguments, for: identity, on: server, out: sink, started: sink.attach)
+        }
         return response
     }
 
@@ -76,21 +83,33 @@ public struct HealthAPI: HTTPService {
     }
 
     /// Runs hkq with `arguments` on this thread, its requests answered by `server` as `identity`, `-` reading
-    /// `input`.
+    /// `input`: the whole response.
     static func run(
         _ arguments: [String], for identity: ClientIdentity, on server: HealthServer, input: [UInt8]? = nil
     ) -> HTTPResponse {
+        let out = CapturedText()
+        if let failure = run(arguments, for: identity, on: server, input: input, out: out) { return failure }
+        let csv = arguments.contains("csv")
+        return HTTPResponse(status: 200, contentType: csv ? "text/csv; charset=utf-8" : "application/json", out.text)
+    }
+
+    /// Runs hkq with `arguments` on this thread, printing to `out`, its requests answered by `server` as
+    /// `identity`, `-` reading `input`; `started` is told of the command's task (to cancel it). Returns `nil` when
+    /// the command succeeded, else the problem to answer with.
+    static func run(
+        _ arguments: [String], for identity: ClientIdentity, on server: HealthServer, input: [UInt8]? = nil,
+        out: any TextSink, started: (Task<Void, Never>) -> Void = { _ in }
+    ) -> HTTPResponse? {
         var program = HKQ.standard
         program.ownsThread = true
         program.standardInput = input
         program.inProcessClient = {
             HealthClient(answeredBy: { server.answer($0, as: identity) }, welcome: server.welcome(for: identity))
         }
-        let out = CapturedText()
         let err = CapturedText()
         let outcome = Mutex<(any Error)??>(nil)
         let executor = ThreadExecutor()
-        Task(executorPreference: executor) { [program] in
+        let task = Task(executorPreference: executor) { [program] in
             do {
                 try await program.execute(
                     arguments: arguments, environment: [:], console: Console(out: out, err: err))
@@ -100,12 +119,9 @@ public struct HealthAPI: HTTPService {
             }
             executor.stop()
         }
+        started(task)
         executor.run()
-        guard case .some(let failure) = outcome.withLock({ $0 }), let failure else {
-            let csv = arguments.contains("csv")
-            return HTTPResponse(
-                status: 200, contentType: csv ? "text/csv; charset=utf-8" : "application/json", out.text)
-        }
+        guard case .some(let failure) = outcome.withLock({ $0 }), let failure else { return nil }
         switch failure {
         case let error as HealthError:
             return HTTPProblem(error).response
@@ -124,5 +140,37 @@ public struct HealthAPI: HTTPService {
         default:
             return HTTPProblem(HealthError(.internalError, "\(failure)")).response
         }
+    }
+}
+
+/// hkq's standard output as a streamed response body: each write goes to the body's writer (which holds it back
+/// while the client is slow); once the client has gone, the command's task is cancelled so it stops.
+final class BodySink: TextSink {
+    private let body: any HTTPBodyWriter
+    private let state = Mutex<(task: Task<Void, Never>?, gone: Bool)>((nil, false))
+
+    init(_ body: any HTTPBodyWriter) { self.body = body }
+
+    /// The task of the command writing here, cancelled when the client goes.
+    func attach(_ task: Task<Void, Never>) {
+        let gone = state.withLock { state in
+            state.task = task
+            return state.gone
+        }
+        if gone { task.cancel() }
+    }
+
+    func write(_ text: String) {
+        var text = text
+        text.withUTF8 { write(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    func write(bytes: UnsafeRawBufferPointer) {
+        guard !body.write(bytes) else { return }
+        let task = state.withLock { state in
+            state.gone = true
+            return state.task
+        }
+        task?.cancel()
     }
 }

@@ -1,0 +1,199 @@
+import Foundation
+import HealthClient
+import HealthModel
+import HealthPosix
+import TestSupport
+import Testing
+
+/// Streamed HTTP responses against the real hkd: large listings go out chunked with bounded memory, byte for
+/// byte what hkq prints; a slow client holds the producer back; a client that leaves stops it.
+@Suite("HTTP streaming", .serialized)
+struct HTTPStreamingTests {
+    /// Reads HTTP/1.1 responses from a socket as they arrive: the head, then the body by `Content-Length` or
+    /// chunked (decoded), or lines of it (events).
+    final class ResponseReader {
+        let socket: ClientSocket
+        var buffer: [UInt8] = []
+
+        init(port: Int) throws {
+            socket = try ClientSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(5))
+        }
+
+        deinit { socket.close() }
+
+        func send(_ request: String) throws { try socket.write(Array(request.utf8)) }
+
+        /// Reads more bytes into the buffer; false at end of stream.
+        func fill() throws -> Bool {
+            let chunk = try socket.read(maxBytes: 256 * 1024, timeout: .seconds(60))
+            buffer += chunk
+            return !chunk.isEmpty
+        }
+
+        /// The bytes up to and without `delimiter`, consumed with it; nil at end of stream.
+        func take(until delimiter: [UInt8]) throws -> [UInt8]? {
+            var from = 0
+            while true {
+                if buffer.count >= delimiter.count {
+                    for index in from...(buffer.count - delimiter.count)
+                    where buffer[index..<index + delimiter.count].elementsEqual(delimiter) {
+                        let taken = Array(buffer[..<index])
+                        buffer.removeFirst(index + delimiter.count)
+                        return taken
+                    }
+                    from = buffer.count - delimiter.count + 1
+                }
+                guard try fill() else { return nil }
+            }
+        }
+
+        /// `count` bytes, consumed; nil when the stream ends first.
+        func take(_ count: Int) throws -> [UInt8]? {
+            while buffer.count < count { guard try fill() else { return nil } }
+            let taken = Array(buffer[..<count])
+            buffer.removeFirst(count)
+            return taken
+        }
+
+        /// The status and header fields (names in lower case).
+        func head() throws -> (status: Int, headers: [String: String]) {
+            let text = String(decoding: try #require(try take(until: Array("\r\n\r\n".utf8))), as: UTF8.self)
+            let lines = text.components(separatedBy: "\r\n")
+            var headers: [String: String] = [:]
+            for line in lines.dropFirst() {
+                let parts = line.split(separator: ":", maxSplits: 1)
+                headers[parts[0].lowercased()] = parts[1].trimmingCharacters(in: .whitespaces)
+            }
+            return (try #require(Int(lines[0].split(separator: " ")[1])), headers)
+        }
+
+        /// The body after `headers`; `complete` is false when a chunked body ended without its last chunk.
+        func body(_ headers: [String: String]) throws -> (bytes: [UInt8], complete: Bool) {
+            if let length = headers["content-length"].flatMap(Int.init) {
+                return (try #require(try take(length)), true)
+            }
+            var body: [UInt8] = []
+            while let line = try take(until: [13, 10]) {
+                guard let size = Int(String(decoding: line, as: UTF8.self), radix: 16) else { return (body, false) }
+                if size == 0 { return (body, try take(until: [13, 10]) != nil) }
+                guard let chunk = try take(size + 2) else { return (body, false) }
+                body += chunk.dropLast(2)
+            }
+            return (body, false)
+        }
+    }
+
+    /// A field of `/proc/PID/status` in kilobytes (`VmRSS`, `VmHWM`).
+    static func memory(_ field: String, of pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix(field + ":") })
+        return try #require(Int(line.split(separator: " ").dropFirst().first ?? ""))
+    }
+
+    /// The states (`R`, `S` …) of hkd's threads named `name`.
+    static func threadStates(_ name: String, of pid: Int32) -> [String] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.compactMap { task in
+            let comm = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)
+            guard comm?.trimmingCharacters(in: .newlines) == name,
+                let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return nil }
+            return stat[stat.index(close, offsetBy: 2)...].split(separator: " ").first.map(String.init)
+        }
+    }
+
+    /// `count` step samples of anna a minute apart, inserted in batches.
+    static func insertSteps(_ count: Int, into hkd: TestServer) async throws {
+        let client = hkd.client()
+        defer { client.close() }
+        let base: Timestamp = 1_780_000_000 * 1_000_000
+        var random = SplitMix64(seed: TestSeed.value(34))
+        for first in stride(from: 0, to: count, by: 50_000) {
+            let samples = (first..<min(count, first + 50_000)).map { index in
+                Sample(
+                    uuid: UUID(uuid: Self.uuid(&random)), subject: "anna", type: "stepCount",
+                    start: base + Timestamp(index) * 60_000_000, end: base + Timestamp(index + 1) * 60_000_000,
+                    value: Double(index % 97), unit: "count", source: SourceInfo(name: "iPhone"))
+            }
+            _ = try await client.insert(samples)
+        }
+    }
+
+    static func uuid(_ random: inout SplitMix64) -> uuid_t {
+        let (a, b) = (random.next(), random.next())
+        return withUnsafeBytes(of: (a, b)) { bytes in
+            bytes.load(as: uuid_t.self)
+        }
+    }
+
+    static func get(_ target: String, token: String, headers: [String] = []) -> String {
+        "GET \(target) HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(token)\r\n"
+            + headers.map { $0 + "\r\n" }.joined() + "\r\n"
+    }
+
+    @Test("a large listing streams chunked with bounded server memory, byte for byte hkq's output")
+    func largeListing() async throws {
+        let (hkd, port) = try await HTTPAPITests.server()
+        let rows = 200_000
+        try await Self.insertSteps(rows, into: hkd)
+        let pid = try #require(hkd.processIdentifier)
+        let target = "/v1/subjects/anna/samples?type=stepCount&tz=UTC"
+        // A small listing first, so that what any listing allocates once is in the baseline.
+        let warm = try ResponseReader(port: port)
+        try warm.send(Self.get(target + "&limit=3", token: hkd.token))
+        let warmHead = try warm.head()
+        #expect(warmHead.status == 200 && warmHead.headers["content-length"] != nil)
+        _ = try warm.body(warmHead.headers)
+        let baseline = try Self.memory("VmRSS", of: pid)
+        try "5".write(toFile: "/proc/\(pid)/clear_refs", atomically: false, encoding: .utf8)
+
+        let reader = try ResponseReader(port: port)
+        try reader.send(Self.get(target, token: hkd.token))
+        let head = try reader.head()
+        #expect(head.status == 200)
+        #expect(head.headers["transfer-encoding"] == "chunked" && head.headers["content-length"] == nil)
+        // The client reads nothing more until the producer waits for it: the connection's cap holds it back.
+        try await waitUntil("the body's producer to wait for the client") {
+            Self.threadStates("hkd-http-body", of: pid) == ["S"]
+        }
+        let waitingPeak = try Self.memory("VmHWM", of: pid)
+        let started = ContinuousClock.now
+        let (body, complete) = try reader.body(head.headers)
+        print("HTTPStreamingTests: streamed in \(ContinuousClock.now - started)")
+        let peak = try Self.memory("VmHWM", of: pid)
+        #expect(complete)
+        let expected = try await HKQBinaryTests.hkq(
+            HKQBinaryTests.anna(at: hkd) + ["--format", "json", "samples", "stepCount", "--tz", "UTC"])
+        #expect(expected.status == 0)
+        #expect(body.count == expected.out.utf8.count)
+        #expect(body.elementsEqual(expected.out.utf8), "the streamed body differs from hkq's output")
+        // The body is tens of megabytes; the server held a page of samples and a few chunks at a time.
+        let boundKB = 14 * 1024
+        #expect(body.count > 2 * 1024 * boundKB, "\(body.count) bytes")
+        #expect(peak - baseline < boundKB, "peak \(peak) kB, baseline \(baseline) kB, waiting \(waitingPeak) kB")
+        print("HTTPStreamingTests: body \(body.count) B, baseline \(baseline) kB, peak \(peak) kB")
+        await hkd.stop()
+    }
+
+    @Test("a client that leaves mid-stream stops the producer; the server serves on")
+    func clientLeaves() async throws {
+        let (hkd, port) = try await HTTPAPITests.server()
+        try await Self.insertSteps(150_000, into: hkd)
+        let pid = try #require(hkd.processIdentifier)
+        let reader = try ResponseReader(port: port)
+        try reader.send(Self.get("/v1/subjects/anna/samples?type=stepCount", token: hkd.token))
+        #expect(try reader.head().status == 200)
+        try await waitUntil("the body's producer to wait for the client") {
+            Self.threadStates("hkd-http-body", of: pid) == ["S"]
+        }
+        reader.socket.close()
+        try await waitUntil("the producer to stop") { Self.threadStates("hkd-http-body", of: pid).isEmpty }
+        let again = try ResponseReader(port: port)
+        try again.send(Self.get("/v1/subjects/anna/samples?type=stepCount&limit=2", token: hkd.token))
+        let head = try again.head()
+        #expect(head.status == 200)
+        #expect(try again.body(head.headers).bytes.count > 100)
+        await hkd.stop()
+    }
+}
