@@ -96,9 +96,9 @@ struct APIRoute: Sendable {
     /// then every other parameter as an option. Throws a ``UsageError`` naming a missing argument or a reserved
     /// option.
     func arguments(
-        _ match: Match, query: [(name: String, value: String)], format: OutputFormat
+        _ match: Match, query: [(name: String, value: String)], format: String
     ) throws(UsageError) -> [String] {
-        var arguments = ["--format", format.rawValue]
+        var arguments = ["--format", format]
         if let subject = match.subject { arguments += ["--subject", subject] }
         arguments += command
         for (name, value) in query where !positional.contains(name) {

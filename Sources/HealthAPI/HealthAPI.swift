@@ -43,11 +43,11 @@ public struct HealthAPI: HTTPService {
         } catch {
             return HTTPProblem(error).response
         }
-        let format: OutputFormat = Self.wantsCSV(request.header("Accept")) ? .csv : .json
+        let format = Self.outputFormat(request.header("Accept"))
         let arguments: [String]
         do {
             let given = query + Self.inputFormat(request.header("Content-Type"), route: match.route)
-            arguments = try match.route.arguments(match, query: given, format: format)
+            arguments = try match.route.arguments(match, query: given, format: format.option)
         } catch {
             return HTTPProblem.badRequest(error.message).response
         }
@@ -55,8 +55,7 @@ public struct HealthAPI: HTTPService {
             return Self.run(arguments, for: identity, on: server, input: request.body)
         }
         // A read streams: hkq's output is the body as hkq writes it (see HTTPBodyProducer).
-        let contentType = format == .csv ? "text/csv; charset=utf-8" : "application/json"
-        var response = HTTPResponse(status: 200, headers: [("Content-Type", contentType)])
+        var response = HTTPResponse(status: 200, headers: [("Content-Type", format.mediaType)])
         response.producer = HTTPBodyProducer { body in
             let sink = BodySink(body)
             return Self.run(arguments, for: identity, on: server, out: sink, started: sink.attach)
@@ -64,10 +63,36 @@ public struct HealthAPI: HTTPService {
         return response
     }
 
-    /// Whether `accept` prefers hkq's CSV (`text/csv`) to its JSON.
-    static func wantsCSV(_ accept: String?) -> Bool {
-        guard let accept else { return false }
-        return accept.split(separator: ",").first?.trimmingCharacters(in: .whitespaces).hasPrefix("text/csv") == true
+    /// The body's format an `Accept` header asks for by its first media type: hkq's CSV for `text/csv`, its
+    /// NDJSON for `application/x-ndjson` (listings), else its JSON.
+    enum BodyFormat {
+        case json, csv, ndjson
+
+        /// hkq's `--format` value.
+        var option: String {
+            switch self {
+            case .json: "json"
+            case .csv: "csv"
+            case .ndjson: "ndjson"
+            }
+        }
+
+        /// The response's `Content-Type`.
+        var mediaType: String {
+            switch self {
+            case .json: "application/json"
+            case .csv: "text/csv; charset=utf-8"
+            case .ndjson: "application/x-ndjson"
+            }
+        }
+    }
+
+    /// The format `accept` asks for (see ``BodyFormat``).
+    static func outputFormat(_ accept: String?) -> BodyFormat {
+        let first = accept?.split(separator: ",").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        if first.hasPrefix("text/csv") { return .csv }
+        if first.hasPrefix("application/x-ndjson") { return .ndjson }
+        return .json
     }
 
     /// `hkq insert`'s `--input-format` for a body's media type: CSV, JSON lines, or (another) found from the body.

@@ -1,5 +1,6 @@
 import Foundation
 import HealthClient
+import HealthCodec
 import HealthModel
 import HealthPosix
 import TestSupport
@@ -194,6 +195,70 @@ struct HTTPStreamingTests {
         let head = try again.head()
         #expect(head.status == 200)
         #expect(try again.body(head.headers).bytes.count > 100)
+        await hkd.stop()
+    }
+
+    @Test("Accept: application/x-ndjson gives hkq's --format ndjson: one object a line, the JSON array's elements")
+    func ndjson() async throws {
+        let (hkd, port) = try await HTTPAPITests.server()
+        let anna = HKQBinaryTests.anna(at: hkd)
+        #expect(try await HKQBinaryTests.hkq(anna + ["insert", "-"], input: HTTPAPITests.walk).status == 0)
+        for (target, command) in [
+            ("/v1/subjects/anna/samples?type=stepCount&tz=UTC", ["samples", "stepCount", "--tz", "UTC"]),
+            (
+                "/v1/subjects/anna/collection?type=stepCount&interval=1d&tz=UTC",
+                ["collection", "stepCount", "--tz", "UTC"]
+            ),
+            ("/v1/subjects/anna/changes?type=stepCount&limit=3", ["changes", "stepCount", "--limit", "3"]),
+        ] {
+            let reader = try ResponseReader(port: port)
+            try reader.send(Self.get(target, token: hkd.token, headers: ["Accept: application/x-ndjson"]))
+            let head = try reader.head()
+            #expect(head.status == 200 && head.headers["content-type"] == "application/x-ndjson")
+            let body = String(decoding: try reader.body(head.headers).bytes, as: UTF8.self)
+            let expected = try await HKQBinaryTests.hkq(anna + ["--format", "ndjson"] + command)
+            #expect(expected.status == 0 && body == expected.out, "\(target)")
+            let lines = body.split(separator: "\n")
+            #expect(lines.count >= 2 && lines.allSatisfy { $0.hasPrefix("{") && $0.hasSuffix("}") }, "\(body)")
+            if command[0] != "changes" {
+                // The elements of the JSON array, in order.
+                let json = try await HKQBinaryTests.hkq(anna + ["--format", "json"] + command)
+                let elements = json.out.split(separator: "\n").dropFirst().dropLast().map {
+                    $0.dropFirst(2).hasSuffix(",") ? String($0.dropFirst(2).dropLast()) : String($0.dropFirst(2))
+                }
+                #expect(lines.map(String.init) == elements)
+            }
+        }
+        let refused = try ResponseReader(port: port)
+        try refused.send(Self.get("/v1/types", token: hkd.token, headers: ["Accept: application/x-ndjson"]))
+        #expect(try refused.head().status == 400)
+        await hkd.stop()
+    }
+
+    @Test("Accept-Encoding: gzip compresses small and streamed bodies alike; q=0 refuses it")
+    func gzip() async throws {
+        let (hkd, port) = try await HTTPAPITests.server()
+        try await Self.insertSteps(3_000, into: hkd)
+        for target in ["/v1/subjects/anna/samples?type=stepCount&limit=5", "/v1/subjects/anna/samples?type=stepCount"] {
+            let plain = try ResponseReader(port: port)
+            try plain.send(Self.get(target, token: hkd.token, headers: ["Accept-Encoding: gzip;q=0, br"]))
+            let plainHead = try plain.head()
+            #expect(plainHead.headers["content-encoding"] == nil)
+            #expect(plainHead.headers["vary"] == "Accept-Encoding")
+            let expected = try plain.body(plainHead.headers).bytes
+
+            let reader = try ResponseReader(port: port)
+            try reader.send(Self.get(target, token: hkd.token, headers: ["Accept-Encoding: br, gzip;q=0.8"]))
+            let head = try reader.head()
+            #expect(head.status == 200)
+            #expect(head.headers["content-encoding"] == "gzip" && head.headers["vary"] == "Accept-Encoding")
+            let (compressed, complete) = try reader.body(head.headers)
+            #expect(complete)
+            #expect(try Zlib.inflate(compressed, maxOutput: 1 << 30, format: .gzip) == expected)
+            #expect(
+                expected.count < 65_536 || compressed.count < expected.count / 3,
+                "\(compressed.count) of \(expected.count) bytes")
+        }
         await hkd.stop()
     }
 }

@@ -39,7 +39,7 @@ public struct SamplesCommand: Command {
                 .option(
                     "join", value: "how", help: "interval: one row per interval and source, a field per type.",
                     allowedValues: ["interval"]),
-            ], selectsFields: true)
+            ], selectsFields: true, printsJSONLines: true)
     }
 
     /// Queries each type, merges the results, and prints them as sample rows or joined rows.
