@@ -19,6 +19,18 @@ public struct HealthAPI: HTTPService {
         guard let segments = request.pathSegments, let query = request.queryItems else {
             return HTTPProblem.badRequest("the request target is not valid percent-encoded UTF-8").response
         }
+        if segments.count == 4, segments[0] == "v1", segments[1] == "subjects", segments[3] == "events",
+            request.method == "GET"
+        {
+            do {
+                let identity = try server.identity(authorization: request.header("Authorization"))
+                return EventStream.response(
+                    subject: segments[2], query: query, lastEventID: request.header("Last-Event-ID"),
+                    identity: identity, server: server)
+            } catch {
+                return HTTPProblem(error).response
+            }
+        }
         guard let matched = APIRoute.match(segments, method: request.method) else {
             return HTTPProblem(
                 status: 404, title: "Not Found",

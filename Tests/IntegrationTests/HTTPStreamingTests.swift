@@ -56,6 +56,33 @@ struct HTTPStreamingTests {
             return taken
         }
 
+        /// Decoded bytes of a chunked event stream not yet parsed into events.
+        var events: [UInt8] = []
+
+        /// The next server-sent event of a chunked `text/event-stream` body (comments skipped): its `id` and
+        /// `data`; nil when the stream ended.
+        func nextEvent() throws -> (id: String?, data: String)? {
+            while true {
+                if let end = events.indices.dropLast().first(where: { events[$0] == 10 && events[$0 + 1] == 10 }) {
+                    let block = String(decoding: events[..<end], as: UTF8.self)
+                    events.removeFirst(end + 2)
+                    var id: String?
+                    var data: String?
+                    for line in block.split(separator: "\n") {
+                        if line.hasPrefix("id: ") { id = String(line.dropFirst(4)) }
+                        if line.hasPrefix("data: ") { data = String(line.dropFirst(6)) }
+                    }
+                    if let data { return (id, data) }
+                    continue
+                }
+                guard let line = try take(until: [13, 10]),
+                    let size = Int(String(decoding: line, as: UTF8.self), radix: 16), size > 0,
+                    let chunk = try take(size + 2)
+                else { return nil }
+                events += chunk.dropLast(2)
+            }
+        }
+
         /// The status and header fields (names in lower case).
         func head() throws -> (status: Int, headers: [String: String]) {
             let text = String(decoding: try #require(try take(until: Array("\r\n\r\n".utf8))), as: UTF8.self)
@@ -260,5 +287,74 @@ struct HTTPStreamingTests {
                 "\(compressed.count) of \(expected.count) bytes")
         }
         await hkd.stop()
+    }
+
+    /// The HTTP API's port, from hkd's log.
+    static func httpPort(_ hkd: TestServer) throws -> Int {
+        let log = hkd.logText
+        let marker = try #require(log.range(of: "HTTP API on 127.0.0.1:", options: .backwards))
+        return try #require(Int(log[marker.upperBound...].prefix { $0.isNumber }))
+    }
+
+    /// One step sample of anna at minute `minute` of 2026-12-01, named `uuid`.
+    static func step(_ minute: Int, _ uuid: UUID) -> Sample {
+        let start: Timestamp = 1_796_083_200 * 1_000_000 + Timestamp(minute) * 60_000_000
+        return Sample(
+            uuid: uuid, subject: "anna", type: "stepCount", start: start, end: start + 60_000_000, value: 10,
+            unit: "count", source: SourceInfo(name: "Watch"))
+    }
+
+    @Test(
+        "server-sent events: an insert arrives at once; after a restart Last-Event-ID resumes with the missed changes")
+    func events() async throws {
+        let (hkd, port) = try await HTTPAPITests.server()
+        let anna = HKQBinaryTests.anna(at: hkd)
+        #expect(try await HKQBinaryTests.hkq(anna + ["insert", "-"], input: HTTPAPITests.walk).status == 0)
+        let target = "/v1/subjects/anna/events?type=stepCount&tz=UTC"
+        var reader: ResponseReader? = try ResponseReader(port: port)
+        try reader!.send(Self.get(target, token: hkd.token))
+        let head = try reader!.head()
+        #expect(head.status == 200 && head.headers["content-type"] == "text/event-stream")
+        #expect(head.headers["transfer-encoding"] == "chunked" && head.headers["content-encoding"] == nil)
+        // Every change so far (anchor 0), each as hkq changes --format ndjson prints it.
+        var replayed: [(id: String?, data: String)] = []
+        for _ in 0..<4 { replayed.append(try #require(try reader!.nextEvent())) }
+        #expect(replayed.allSatisfy { $0.data.hasPrefix("{\"kind\":\"added\",\"type\":\"stepCount\"") })
+        #expect(replayed.dropLast().allSatisfy { $0.id?.contains(":") == true })
+        #expect(replayed.last?.id.flatMap { UInt64($0) } != nil)
+
+        let client = hkd.client()
+        let live = UUID()
+        let inserted = ContinuousClock.now
+        _ = try await client.insert([Self.step(1, live)])
+        let event = try #require(try reader!.nextEvent())
+        let latency = ContinuousClock.now - inserted
+        client.close()
+        #expect(event.data.contains(live.uuidString), "\(event.data)")
+        // HealthKit's observer promise is "soon"; hkd's is well under 100 ms on an idle machine (the bound is for a
+        // loaded one).
+        #expect(latency < .seconds(2), "\(latency)")
+        print("HTTPStreamingTests: an insert reached the event stream after \(latency)")
+        let lastID = try #require(event.id)
+
+        reader = nil
+        await hkd.kill()
+        let restarted = try await hkd.restart()
+        let missed = [UUID(), UUID()]
+        let writer = restarted.client()
+        _ = try await writer.insert([Self.step(2, missed[0])])
+        _ = try await writer.insert([Self.step(3, missed[1])])
+        let resumed = try ResponseReader(port: try Self.httpPort(restarted))
+        try resumed.send(Self.get(target, token: restarted.token, headers: ["Last-Event-ID: \(lastID)"]))
+        #expect(try resumed.head().status == 200)
+        let first = try #require(try resumed.nextEvent())
+        let second = try #require(try resumed.nextEvent())
+        #expect(first.data.contains(missed[0].uuidString) && second.data.contains(missed[1].uuidString))
+        // Nothing else was missed: the next event is the next insert.
+        let marker = UUID()
+        _ = try await writer.insert([Self.step(4, marker)])
+        #expect(try #require(try resumed.nextEvent()).data.contains(marker.uuidString))
+        writer.close()
+        await restarted.stop()
     }
 }
