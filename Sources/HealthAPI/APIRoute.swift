@@ -113,9 +113,9 @@ struct APIRoute: Sendable {
     /// they are). Throws a ``UsageError`` naming a missing argument or a reserved option.
     func arguments(
         _ match: Match, query: [(name: String, value: String)], headers: [(name: String, value: String)] = [],
-        format: OutputFormat
+        format: String
     ) throws(UsageError) -> [String] {
-        var arguments = ["--format", printsCSV ? format.rawValue : OutputFormat.json.rawValue]
+        var arguments = ["--format", format]
         if let subject = match.subject { arguments += ["--subject", subject] }
         arguments += command
         for name in required where !query.contains(where: { $0.name == name && !$0.value.isEmpty }) {

@@ -49,7 +49,7 @@ struct CORSPolicy: Sendable {
     /// and the readable headers.
     func decorate(_ response: inout HTTPResponse, for request: HTTPRequest) {
         guard isOn else { return }
-        response.headers.append(("Vary", "Origin"))
+        response.vary(on: "Origin")
         guard let origin = allowedOrigin(of: request) else { return }
         response.headers.append(("Access-Control-Allow-Origin", origin))
         response.headers.append(("Access-Control-Expose-Headers", Self.exposedHeaders))

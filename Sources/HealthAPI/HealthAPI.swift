@@ -29,6 +29,21 @@ public struct HealthAPI: HTTPService {
             return HTTPProblem.badRequest("the request target is not valid percent-encoded UTF-8").response
         }
         if let page = Dashboard(server.configuration).response(to: request, segments: segments) { return page }
+        if segments.count == 4, segments[0] == "v1", segments[1] == "subjects", segments[3] == "events",
+            request.method == "GET"
+        {
+            do {
+                let identity = try server.identity(authorization: request.header("Authorization"))
+                if let owner = server.httpOwner(of: segments[2]) {
+                    return HTTPResponse(status: 307, headers: [("Location", owner + request.target)])
+                }
+                return EventStream.response(
+                    subject: segments[2], query: query, lastEventID: request.header("Last-Event-ID"),
+                    identity: identity, server: server)
+            } catch {
+                return HTTPProblem(error).response
+            }
+        }
         guard let matched = APIRoute.match(segments, method: request.method) else {
             return HTTPProblem(
                 status: 404, title: "Not Found",
@@ -65,20 +80,25 @@ public struct HealthAPI: HTTPService {
                 "the body is empty: send samples as CSV (text/csv) or JSON lines (application/x-ndjson)"
             ).response
         }
-        let format: OutputFormat = Self.wantsCSV(request.header("Accept")) ? .csv : .json
+        let format = Self.outputFormat(request.header("Accept"), route: match.route)
         let arguments: [String]
         do {
             let headers =
                 Self.inputFormat(request.header("Content-Type"), route: match.route)
                 + (try Self.idempotencyKey(request.header("Idempotency-Key"), route: match.route))
-            arguments = try match.route.arguments(match, query: query, headers: headers, format: format)
+            arguments = try match.route.arguments(match, query: query, headers: headers, format: format.option)
         } catch {
             return HTTPProblem.badRequest(error.message).response
         }
-        var response = Self.run(
-            arguments, for: identity, on: server, csv: format == .csv && match.route.printsCSV,
-            input: match.route.method == "POST" ? request.body : nil)
-        if request.method == "HEAD" { response.body = [] }
+        if match.route.method == "POST" {
+            return Self.run(arguments, for: identity, on: server, format: format, input: request.body)
+        }
+        // The rest streams: hkq's output is the body as hkq writes it (see HTTPBodyProducer).
+        var response = HTTPResponse(status: 200, headers: [("Content-Type", format.mediaType)])
+        response.producer = HTTPBodyProducer { body in
+            let sink = BodySink(body)
+            return Self.run(arguments, for: identity, on: server, out: sink, started: sink.attach)
+        }
         return response
     }
 
@@ -87,10 +107,36 @@ public struct HealthAPI: HTTPService {
         methods.flatMap { $0 == "GET" ? ["GET", "HEAD"] : [$0] }
     }
 
-    /// Whether `accept` prefers hkq's CSV (`text/csv`) to its JSON.
-    static func wantsCSV(_ accept: String?) -> Bool {
-        guard let accept else { return false }
-        return accept.split(separator: ",").first?.trimmingCharacters(in: .whitespaces).hasPrefix("text/csv") == true
+    /// The body's format an `Accept` header asks for by its first media type: hkq's CSV for `text/csv`, its
+    /// NDJSON for `application/x-ndjson` (listings), else its JSON.
+    enum BodyFormat {
+        case json, csv, ndjson
+
+        /// hkq's `--format` value.
+        var option: String {
+            switch self {
+            case .json: "json"
+            case .csv: "csv"
+            case .ndjson: "ndjson"
+            }
+        }
+
+        /// The response's `Content-Type`.
+        var mediaType: String {
+            switch self {
+            case .json: "application/json"
+            case .csv: "text/csv; charset=utf-8"
+            case .ndjson: "application/x-ndjson"
+            }
+        }
+    }
+
+    /// The format `accept` asks for (see ``BodyFormat``); JSON for CSV where `route` prints no CSV.
+    static func outputFormat(_ accept: String?, route: APIRoute) -> BodyFormat {
+        let first = accept?.split(separator: ",").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        if first.hasPrefix("text/csv") { return route.printsCSV ? .csv : .json }
+        if first.hasPrefix("application/x-ndjson") { return .ndjson }
+        return .json
     }
 
     /// `hkq insert`'s `--input-format` for a body's media type: CSV, JSON lines, or (another) found from the body.
@@ -119,22 +165,33 @@ public struct HealthAPI: HTTPService {
     }
 
     /// Runs hkq with `arguments` on this thread, its requests answered by `server` as `identity`, `-` reading
-    /// `input`; `csv` says the arguments ask for CSV.
+    /// `input`: the whole response, in `format`.
     static func run(
-        _ arguments: [String], for identity: ClientIdentity, on server: HealthServer, csv: Bool,
+        _ arguments: [String], for identity: ClientIdentity, on server: HealthServer, format: BodyFormat,
         input: [UInt8]? = nil
     ) -> HTTPResponse {
+        let out = CapturedText()
+        if let failure = run(arguments, for: identity, on: server, input: input, out: out) { return failure }
+        return HTTPResponse(status: 200, contentType: format.mediaType, out.text)
+    }
+
+    /// Runs hkq with `arguments` on this thread, printing to `out`, its requests answered by `server` as
+    /// `identity`, `-` reading `input`; `started` is told of the command's task (to cancel it). Returns `nil` when
+    /// the command succeeded, else the problem to answer with.
+    static func run(
+        _ arguments: [String], for identity: ClientIdentity, on server: HealthServer, input: [UInt8]? = nil,
+        out: any TextSink, started: (Task<Void, Never>) -> Void = { _ in }
+    ) -> HTTPResponse? {
         var program = HKQ.standard
         program.ownsThread = true
         program.standardInput = input
         program.inProcessClient = {
             HealthClient(answeredBy: { server.answer($0, as: identity) }, welcome: server.welcome(for: identity))
         }
-        let out = CapturedText()
         let err = CapturedText()
         let outcome = Mutex<(any Error)??>(nil)
         let executor = ThreadExecutor()
-        Task(executorPreference: executor) { [program] in
+        let task = Task(executorPreference: executor) { [program] in
             do {
                 try await program.execute(
                     arguments: arguments, environment: [:], console: Console(out: out, err: err))
@@ -144,11 +201,9 @@ public struct HealthAPI: HTTPService {
             }
             executor.stop()
         }
+        started(task)
         executor.run()
-        guard case .some(let failure) = outcome.withLock({ $0 }), let failure else {
-            return HTTPResponse(
-                status: 200, contentType: csv ? "text/csv; charset=utf-8" : "application/json", out.text)
-        }
+        guard case .some(let failure) = outcome.withLock({ $0 }), let failure else { return nil }
         switch failure {
         case let error as HealthError:
             return HTTPProblem(error).response
@@ -173,5 +228,37 @@ public struct HealthAPI: HTTPService {
         default:
             return HTTPProblem(HealthError(.internalError, "\(failure)")).response
         }
+    }
+}
+
+/// hkq's standard output as a streamed response body: each write goes to the body's writer (which holds it back
+/// while the client is slow); once the client has gone, the command's task is cancelled so it stops.
+final class BodySink: TextSink {
+    private let body: any HTTPBodyWriter
+    private let state = Mutex<(task: Task<Void, Never>?, gone: Bool)>((nil, false))
+
+    init(_ body: any HTTPBodyWriter) { self.body = body }
+
+    /// The task of the command writing here, cancelled when the client goes.
+    func attach(_ task: Task<Void, Never>) {
+        let gone = state.withLock { state in
+            state.task = task
+            return state.gone
+        }
+        if gone { task.cancel() }
+    }
+
+    func write(_ text: String) {
+        var text = text
+        text.withUTF8 { write(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    func write(bytes: UnsafeRawBufferPointer) {
+        guard !body.write(bytes) else { return }
+        let task = state.withLock { state in
+            state.gone = true
+            return state.task
+        }
+        task?.cancel()
     }
 }

@@ -1,9 +1,12 @@
-/// One HTTP/1.1 response: status, header fields and a whole body, written with ``serialized(keepAlive:)``.
+/// One HTTP/1.1 response: status, header fields and a whole body, written with ``serialized(keepAlive:)``, or a
+/// body its ``producer`` writes as it goes (see ``HTTPBodyProducer``).
 public struct HTTPResponse: Sendable, Equatable {
     public var status: Int
-    /// Header fields besides `Content-Length` and `Connection`, which ``serialized(keepAlive:)`` writes.
+    /// Header fields besides `Content-Length`, `Transfer-Encoding` and `Connection`, which the server writes.
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
+    /// Writes the body instead of ``body`` (which is then empty), after the head; `nil` for a whole body.
+    public var producer: HTTPBodyProducer?
 
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status
@@ -16,13 +19,33 @@ public struct HTTPResponse: Sendable, Equatable {
         self.init(status: status, headers: [("Content-Type", contentType)] + headers, body: Array(text.utf8))
     }
 
+    /// Names `field` in the response's one `Vary` header, adding the header if there is none.
+    public mutating func vary(on field: String) {
+        guard let index = headers.firstIndex(where: { $0.name.lowercased() == "vary" }) else {
+            headers.append(("Vary", field))
+            return
+        }
+        headers[index].value += ", " + field
+    }
+
     /// The status line, the header fields with `Content-Length` and `Connection`, and the body.
     public func serialized(keepAlive: Bool) -> [UInt8] {
+        head(keepAlive: keepAlive, bodyLength: body.count) + body
+    }
+
+    /// The status line and the header fields, ending with the blank line: with `Content-Length: bodyLength`, or
+    /// `Transfer-Encoding: chunked` when `bodyLength` is `nil` (the body follows as ``HTTPChunk``s); with
+    /// `Connection: close` unless `keepAlive`.
+    public func head(keepAlive: Bool, bodyLength: Int?) -> [UInt8] {
         var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        head += "Content-Length: \(body.count)\r\n"
+        if let bodyLength {
+            head += "Content-Length: \(bodyLength)\r\n"
+        } else {
+            head += "Transfer-Encoding: chunked\r\n"
+        }
         head += keepAlive ? "\r\n" : "Connection: close\r\n\r\n"
-        return Array(head.utf8) + body
+        return Array(head.utf8)
     }
 
     /// The reason phrase of `status` (RFC 9110), or an empty one for a status it does not name.

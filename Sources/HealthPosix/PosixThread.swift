@@ -33,6 +33,14 @@ public final class PosixThread: Sendable {
         return PosixThread(handle: handle)
     }
 
+    /// Starts a detached thread named `name` running `body`: nobody joins it, its resources go when `body`
+    /// returns (work whose end its caller learns otherwise, e.g. a streamed HTTP response).
+    public static func detach(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) {
+        let thread = try spawn(name: name, body)
+        if thread.joined.exchange(true, ordering: .acquiringAndReleasing) { return }
+        _ = pthread_detach(thread.handle)
+    }
+
     /// Waits for the thread to finish; later calls return at once. Must not be called from the thread itself.
     public func join() {
         precondition(!isCurrent, "a thread cannot join itself")

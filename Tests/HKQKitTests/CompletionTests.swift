@@ -31,7 +31,7 @@ private let table = CommandTable(commands: HKQ.commands)
             }
         }
         for option in GlobalOptions.specs { #expect(script.contains(shell.quote("--\(option.name)")), "\(shell)") }
-        #expect(script.contains(shell.quote("words table json csv chart")), "--format values")
+        #expect(script.contains(shell.quote("words table json csv chart ndjson")), "--format values")
         #expect(script.contains(shell.quote("words rfc3339 epoch-ms epoch-us")), "--time-format values")
         #expect(script.contains(shell.quote("stepCount")) && script.contains(shell.quote("types")))
     }
@@ -66,7 +66,7 @@ private let table = CommandTable(commands: HKQ.commands)
         guard lines.count >= 10 else { return }
         #expect(lines[0] == "units")
         #expect(lines[1] == "convert show")
-        #expect(lines[2] == "table json csv chart")
+        #expect(lines[2] == "table json csv chart ndjson")
         #expect(lines[3] == "stepCount")
         #expect(lines[4] == "--sort")
         #expect(lines[5] == "bash zsh fish")

@@ -106,7 +106,8 @@ import HealthModel
             "Usage: tool echo", "See 'tool echo --help'"
         ),
         (
-            ["echo", "x", "--format", "xml"], "invalid value 'xml' for '--format'; expected table, json, csv or chart",
+            ["echo", "x", "--format", "xml"],
+            "invalid value 'xml' for '--format'; expected table, json, csv, chart or ndjson",
             "Usage: tool echo", "See 'tool echo --help'"
         ),
         (
@@ -185,8 +186,8 @@ import HealthModel
         #expect(out.contains("\nOPTIONS:\n  --server <host:port>    "))
         #expect(
             out.contains(
-                "  --format <format>       Output format: table, json, csv or chart (collection and sleep, fitted "
-                    + "to $COLUMNS or the terminal; default: table).\n"
+                "  --format <format>       Output format: table, json, csv, ndjson (listings: one JSON object a "
+                    + "line) or chart (collection and sleep, fitted to $COLUMNS or the terminal; default: table).\n"
             ))
         #expect(out.contains("  -h, --help              Show help information.\n"))
         #expect(out.hasSuffix("  See 'tool help <command>' for detailed help.\n"))

@@ -129,6 +129,11 @@ public struct HKQ: Sendable {
             throw context.usageError(
                 "'\(path.joined(separator: " "))' draws no chart; use --format table, json or csv")
         }
+        if globals.jsonLines, !command.spec.printsJSONLines {
+            throw context.usageError(
+                "'\(path.joined(separator: " "))' prints no listing; --format ndjson applies to samples, changes, "
+                    + "workouts, sleep and collection")
+        }
         if globals.fields != nil {
             let words = path.joined(separator: " ")
             guard command.spec.selectsFields else {
@@ -139,7 +144,10 @@ public struct HKQ: Sendable {
         }
         let paging = pagingSink(for: command, globals: globals, environment: environment, console: console)
         defer { paging?.finish() }
-        try await command.run(paging.map { context.printing(to: $0) } ?? context)
+        let lines = globals.jsonLines ? JSONLinesSink(paging ?? console.out) : nil
+        defer { lines?.finish() }
+        let out: (any TextSink)? = lines ?? paging
+        try await command.run(out.map { context.printing(to: $0) } ?? context)
     }
 
     /// Standard output through a pager (``Pager``) for a command that lists records on a terminal; nil otherwise.

@@ -7,6 +7,8 @@ import HealthPosix
 /// arrive whole within ``HTTPLimits/requestDeadline`` of its first byte, and an idle connection closes after
 /// ``HTTPLimits/idleDeadline``; a request over the parser's caps, or bytes that are not HTTP/1.x, get their
 /// status and the connection closes. A 401 is sent after the server's ``FailureThrottle`` delay for the address.
+/// A response with a ``HTTPBodyProducer`` is written by its producer on a thread of its own (`hkd-http-body`)
+/// through an ``HTTPBodyStream``, gzip-compressed when the client accepts it.
 final class HTTPConnectionHandler: ConnectionHandler, Sendable {
     private struct State {
         let parser: HTTPRequestParser
@@ -15,6 +17,8 @@ final class HTTPConnectionHandler: ConnectionHandler, Sendable {
         /// Whether a request is being served (reading is paused meanwhile).
         var serving = false
         var deadline: ScheduledTask?
+        /// The streamed response being written, if any.
+        var stream: HTTPBodyStream?
     }
 
     private let server: HealthServer
@@ -36,9 +40,15 @@ final class HTTPConnectionHandler: ConnectionHandler, Sendable {
         parseNext(connection)
     }
 
+    func connection(_ connection: Connection, writabilityChanged isWritable: Bool) {
+        state.value.stream?.writabilityChanged(isWritable)
+    }
+
     func connectionDidClose(_ connection: Connection, error: SystemError?) {
         state.value.deadline?.cancel()
         state.value.deadline = nil
+        state.value.stream?.clientGone()
+        state.value.stream = nil
     }
 
     /// Parses the buffered bytes up to the next whole request and serves it; waits for more bytes otherwise.
@@ -75,6 +85,11 @@ final class HTTPConnectionHandler: ConnectionHandler, Sendable {
         let peer = connection.remoteAddress.host
         let accepted = server.workers.submit { [self] in
             let response = service.respond(to: request, peer: peer, server: server)
+            if let producer = response.producer {
+                if (200..<300).contains(response.status) { server.failures.succeeded(peer) }
+                _ = loop.execute { self.stream(response, producer, for: request, on: connection) }
+                return
+            }
             let bytes = response.serialized(keepAlive: request.keepAlive)
             // Bad tokens are answered later and later, as refused handshakes are (the same throttle, by address);
             // only an answer that needed a good token forgets the address's failures.
@@ -97,11 +112,41 @@ final class HTTPConnectionHandler: ConnectionHandler, Sendable {
         }
     }
 
+    /// Starts `producer` on a thread of its own, writing `response`'s body through an ``HTTPBodyStream``.
+    private func stream(
+        _ response: HTTPResponse, _ producer: HTTPBodyProducer, for request: HTTPRequest, on connection: Connection
+    ) {
+        guard connection.isOpen else { return ended(keepOpen: false, on: connection) }
+        var head = response
+        let gzip = producer.compressible && ContentCoding.acceptsGzip(request.header("Accept-Encoding"))
+        if producer.compressible { head.vary(on: "Accept-Encoding") }
+        if gzip { head.headers.append(("Content-Encoding", "gzip")) }
+        let stream = HTTPBodyStream(
+            response: head, gzip: gzip, keepAlive: request.keepAlive, sendsBody: request.method != "HEAD",
+            connection: connection
+        ) { [self] keepOpen in ended(keepOpen: keepOpen, on: connection) }
+        state.value.stream = stream
+        do {
+            try PosixThread.detach(name: "hkd-http-body") { stream.finish(producer.produce(stream)) }
+        } catch {
+            state.value.stream = nil
+            let busy = HTTPProblem(HealthError(.busy, "the server is busy (\(error)); retry later"))
+            finish(busy.response.serialized(keepAlive: false), keepAlive: false, on: connection)
+        }
+    }
+
     private func finish(_ bytes: [UInt8], keepAlive: Bool, on connection: Connection) {
-        state.value.serving = false
-        guard connection.isOpen else { return }
+        guard connection.isOpen else { return ended(keepOpen: false, on: connection) }
         connection.write(bytes)
-        guard keepAlive else { return connection.closeAfterFlush() }
+        if !keepAlive { connection.closeAfterFlush() }
+        ended(keepOpen: keepAlive, on: connection)
+    }
+
+    /// A response is complete (or cut off): reads the next request unless the connection is closing.
+    private func ended(keepOpen: Bool, on connection: Connection) {
+        state.value.serving = false
+        state.value.stream = nil
+        guard keepOpen, connection.isOpen else { return }
         connection.resumeReading()
         arm(connection, after: limits.idleDeadline)
         parseNext(connection)

@@ -19,7 +19,8 @@ public struct ChangesCommand: Command {
                 Added rows carry change "added", deleted ones "deleted" with only their type and UUID. The last \
                 line (the JSON field "anchor", the CSV row "anchor") is the anchor to pass with --anchor next \
                 time; "more" says that more changes wait beyond --limit. JSON is one object: \
-                {"added":[…],"deleted":[…],"anchor":N,"more":false} (see docs/OUTPUT.md). An anchor older than the server's deletion retention fails: \
+                {"added":[…],"deleted":[…],"anchor":N,"more":false}; NDJSON is a line per change as watch \
+                prints it, then {"kind":"anchor","anchor":N,"more":false} (see docs/OUTPUT.md). An anchor older than the server's deletion retention fails: \
                 start again from 0.
                 """,
             arguments: [ArgumentSpec("type", help: "The quantity type, e.g. stepCount.")],
@@ -28,7 +29,7 @@ public struct ChangesCommand: Command {
                     "anchor", value: "n", help: "The anchor a previous call printed; 0: from the beginning (default)."),
                 .option(
                     "limit", value: "n", help: "At most n added plus deleted samples; 0: the server's page (default)."),
-            ], selectsFields: true)
+            ], selectsFields: true, printsJSONLines: true)
     }
 
     /// Queries the changes and prints them with the next anchor.
@@ -45,6 +46,18 @@ public struct ChangesCommand: Command {
             try await client.changes(
                 type.identifier, subject: subject, filter: scope.filter, since: UInt64(anchor), limit: UInt64(limit),
                 unit: unit.symbol)
+        }
+        if context.globals.jsonLines {
+            if context.globals.fields != nil {
+                throw context.usageError("--fields applies to the CSV and table rows of 'changes', not to NDJSON")
+            }
+            let stream = ChangeStream(type: type, times: scope.times, format: .json)
+            for line in try stream.lines(result) { context.print(line.text) }
+            context.print(
+                JSONValue.object([
+                    ("kind", "anchor"), ("anchor", .integer(Int64(result.anchor))), ("more", .bool(result.hasMore)),
+                ]).rendered)
+            return
         }
         context.console.printBlock(
             try ChangesCommand.rendered(

@@ -49,7 +49,7 @@ public struct CollectionCommand: Command {
                 RangeEnd.throughSpec("… through the one holding this date (with --from)."),
                 .option("to", value: "date", help: "Deprecated: as --through (--to elsewhere excludes what it names)."),
                 .option("unit", value: "unit", help: "Unit of the figures (default: the type's canonical unit)."),
-            ] + QueryScope.predicateSpecs, drawsChart: true, selectsFields: true)
+            ] + QueryScope.predicateSpecs, drawsChart: true, selectsFields: true, printsJSONLines: true)
     }
 
     /// Queries the server and prints the buckets in the chosen format.

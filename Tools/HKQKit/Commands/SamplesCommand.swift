@@ -39,7 +39,7 @@ public struct SamplesCommand: Command {
                 .option(
                     "join", value: "how", help: "interval: one row per interval and source, a field per type.",
                     allowedValues: ["interval"]),
-            ], selectsFields: true)
+            ], selectsFields: true, printsJSONLines: true)
     }
 
     /// Queries each type, merges the results, and prints them as sample rows or joined rows.
@@ -56,6 +56,27 @@ public struct SamplesCommand: Command {
         if limit < 0 { throw context.usageError("invalid value '\(limit)' for '--limit'; expected 0 or more") }
         let units = try types.map { try scope.unit(for: $0) }
         let subject = context.globals.subject
+        let format = context.globals.format
+        if correlation == nil, types.count == 1, context.arguments.value("join") == nil,
+            format == .json || format == .csv
+        {
+            let (type, unit) = (types[0], units[0])
+            try await ServerSession.run(context) { client in
+                let filter = try await WorkoutScope.narrow(
+                    try QueryScope.filter(scope.filter.inQueryUnit(unit), values: context, for: type), type: type,
+                    context: context, client: client)
+                let pages = SamplePages(filter: filter, order: order, limit: limit)
+                try await Self.printPages(times: scope.times, context: context) { page in
+                    try await pages.forEach(
+                        query: { filter, rows in
+                            try await client.samples(
+                                type.identifier, subject: subject, filter: filter, sort: order.sort, limit: rows,
+                                unit: unit.symbol)
+                        }, page)
+                }
+            }
+            return
+        }
         let (lists, correlations) = try await ServerSession.run(context) { client in
             var lists: [[Sample]] = []
             for (type, unit) in zip(types, units) {
@@ -72,7 +93,6 @@ public struct SamplesCommand: Command {
             return (lists, try await Self.correlations(correlation, of: lists.flatMap { $0 }, subject, client))
         }
         let samples = order.merge(lists)
-        let format = context.globals.format
         if correlation != nil {
             var rows = CorrelationRows(
                 correlations: correlations, samples: samples, types: types, units: units, times: scope.times,
@@ -113,16 +133,55 @@ public struct SamplesCommand: Command {
         _ records: RecordSet, _ metadata: [[String: MetadataValue]], times: TimestampFormatter,
         context: CommandContext? = nil
     ) throws -> String {
+        "[\n" + (try jsonObjects(records, metadata, times: times, context: context)).joined(separator: ",\n") + "\n]\n"
+    }
+
+    /// The lines of ``jsonWithMetadata(_:_:times:context:)``'s array: each record's object, indented.
+    static func jsonObjects(
+        _ records: RecordSet, _ metadata: [[String: MetadataValue]], times: TimestampFormatter,
+        context: CommandContext? = nil
+    ) throws -> [String] {
         let selection = context?.globals.fields
         if let selection, let context {
             try selection.check(known: records.columns.map(\.key) + ["metadata"], commandPath: context.commandPath)
         }
-        let objects = metadata.indices.map { row -> String in
+        return metadata.indices.map { row -> String in
             guard case .object(var pairs) = records.jsonObject(row: row) else { return "" }
             if !metadata[row].isEmpty { pairs.append(("metadata", metadataJSON(metadata[row], times: times))) }
             return "  " + JSONValue.object(selection?.select(pairs) ?? pairs).rendered
         }
-        return "[\n" + objects.joined(separator: ",\n") + "\n]\n"
+    }
+
+    /// Prints a listing of samples page by page as `pages` hands them over, in JSON or CSV: the same text
+    /// ``run(_:)`` prints for the whole listing at once (a JSON array one object a line, or a CSV header and
+    /// rows), with only one page in memory.
+    static func printPages(
+        times: TimestampFormatter, context: CommandContext,
+        _ pages: (_ page: ([Sample]) async throws -> Void) async throws -> Void
+    ) async throws {
+        let format = context.globals.format
+        let out = context.console.out
+        var started = false
+        try await pages { page in
+            let records = Self.records(page, times: times, format: format)
+            switch format {
+            case .csv:
+                var csv = try context.selected(records, extraFields: ["metadata"]).renderedCSV()
+                if started { csv.removeSubrange(...csv.firstIndex(of: "\n")!) }
+                out.write(csv)
+            default:
+                let objects = try jsonObjects(records, page.map(\.metadata), times: times, context: context)
+                out.write((started ? ",\n" : "[\n") + objects.joined(separator: ",\n"))
+            }
+            started = true
+        }
+        let empty = try context.selected(Self.records([], times: times, format: format), extraFields: ["metadata"])
+        switch (format, started) {
+        case (.csv, false): out.write(empty.renderedCSV())
+        case (.csv, true): break
+        case (_, false): out.write("[]\n")
+        case (_, true): out.write("\n]\n")
+        }
     }
 
     /// One metadata row as JSON: strings and numbers as they are, a date as `{"date": instant}`, a quantity as

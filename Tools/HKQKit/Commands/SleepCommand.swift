@@ -32,7 +32,7 @@ public struct SleepCommand: Command {
                 .option("to", value: "date", help: "The night after the last: the one ending on this date."),
                 RangeEnd.throughSpec("The last night: the one ending on this date."),
                 .option("anchor", value: "HH:MM", help: "Local time at which one night ends and the next starts."),
-            ] + QueryScope.predicateSpecs, drawsChart: true, selectsFields: true)
+            ] + QueryScope.predicateSpecs, drawsChart: true, selectsFields: true, printsJSONLines: true)
     }
 
     /// The sleep values, in output order, with their keys and titles.

@@ -34,7 +34,7 @@ public struct WorkoutsCommand: Command {
                     "by", value: "period", help: "week or month: totals per period.", allowedValues: ["week", "month"]),
                 .option("limit", value: "n", help: "At most n workouts; 0 means no limit (default: 0)."),
                 .flag("distinct", help: "Count each group of likely duplicates once (leave out the repeats)."),
-            ], selectsFields: true)
+            ], selectsFields: true, printsJSONLines: true)
     }
 
     /// Queries the workouts and prints them or their totals.

@@ -21,14 +21,18 @@ public struct CommandSpec: Sendable {
     /// Whether the command prints lists of records whose fields `--fields` selects; for the others (single
     /// objects such as `stats`, streams such as `watch`) that option is a usage error.
     public var selectsFields: Bool
+    /// Whether the command prints `--format ndjson`: its JSON is an array of records one a line (or, for
+    /// `changes`, it prints its own lines), printed as the records alone, one a line.
+    public var printsJSONLines: Bool
 
     /// Describes a command.
     public init(
         name: String, abstract: String, discussion: String? = nil, arguments: [ArgumentSpec] = [],
         options: [OptionSpec] = [], subcommands: [any Command] = [], drawsChart: Bool = false,
-        runsWithoutSubcommand: Bool = false, selectsFields: Bool = false
+        runsWithoutSubcommand: Bool = false, selectsFields: Bool = false, printsJSONLines: Bool = false
     ) {
         self.selectsFields = selectsFields
+        self.printsJSONLines = printsJSONLines
         self.runsWithoutSubcommand = runsWithoutSubcommand
         self.name = name
         self.abstract = abstract

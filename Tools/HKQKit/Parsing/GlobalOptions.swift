@@ -57,8 +57,11 @@ public struct GlobalOptions: Sendable, Equatable {
     /// `--token T`, else the first line of `--token-file PATH`, else `HKQ_TOKEN`, else that of `HKQ_TOKEN_FILE`,
     /// else none.
     public var token: String?
-    /// `--format table|json|csv`, else `table`.
+    /// `--format table|json|csv|chart`, else `table`; `json` for `--format ndjson` (with ``jsonLines``).
     public var format: OutputFormat
+    /// `--format ndjson`: a listing's JSON objects one a line, without the array around them (commands whose
+    /// ``CommandSpec/printsJSONLines`` is set).
+    public var jsonLines = false
     /// `--time-format rfc3339|epoch-ms|epoch-us`, else `rfc3339`: how JSON and CSV write instants.
     public var timeFormat: TimeFormat
     /// `--tls` and its options (or their `HKQ_TLS*` variables); nil: plaintext.
@@ -99,9 +102,9 @@ public struct GlobalOptions: Sendable, Equatable {
         ),
         .option(
             "format", value: "format",
-            help: "Output format: table, json, csv or chart (collection and sleep, fitted to $COLUMNS or the "
-                + "terminal; default: table).",
-            allowedValues: OutputFormat.allCases.map(\.rawValue)),
+            help: "Output format: table, json, csv, ndjson (listings: one JSON object a line) or chart (collection "
+                + "and sleep, fitted to $COLUMNS or the terminal; default: table).",
+            allowedValues: OutputFormat.allCases.map(\.rawValue) + ["ndjson"]),
         .option(
             "time-format", value: "style",
             help:
@@ -170,7 +173,8 @@ public struct GlobalOptions: Sendable, Equatable {
             ?? options["token-file"]?.last.map { try tokenFile($0, origin: "--token-file") }
             ?? environment["HKQ_TOKEN"]
             ?? environment["HKQ_TOKEN_FILE"].map { try tokenFile($0, origin: "HKQ_TOKEN_FILE") }
-        let format = options["format"]?.last.flatMap(OutputFormat.init(rawValue:)) ?? .table
+        let jsonLines = options["format"]?.last == "ndjson"
+        let format = jsonLines ? .json : options["format"]?.last.flatMap(OutputFormat.init(rawValue:)) ?? .table
         let timeFormat = options["time-format"]?.last.flatMap(TimeFormat.init(rawValue:)) ?? .rfc3339
         let tls = try resolveTLS(options: options, flags: flags, environment: environment, commandPath: commandPath)
         let fields = try options["fields"]?.last.map { try FieldSelection(parsing: $0, commandPath: commandPath) }
@@ -178,6 +182,7 @@ public struct GlobalOptions: Sendable, Equatable {
             server: server, subject: subject, token: token, format: format, timeFormat: timeFormat, tls: tls,
             fields: fields)
         globals.warnings = warnings
+        globals.jsonLines = jsonLines
         globals.noPager = flags.contains("no-pager")
         if let text = options["retry-for"]?.last ?? environment["HKQ_RETRY_FOR"] {
             guard let seconds = Double(text), seconds.isFinite, seconds >= 0, seconds <= 86_400 else {

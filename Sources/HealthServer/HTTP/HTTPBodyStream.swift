@@ -1,0 +1,179 @@
+import HealthCodec
+import HealthHTTP
+import HealthPosix
+import Synchronization
+
+/// The server's ``HTTPBodyWriter`` for one streamed response: frames the producer's bytes for the connection and
+/// holds the producer back while the connection has too much unsent (backpressure).
+///
+/// The producer's thread writes; the connection's loop tells it what the connection did (``delivered(_:)``,
+/// ``writabilityChanged(_:)``, ``clientGone()``). The first ``Limits/smallBody`` bytes are held back: a body
+/// that ends within them is sent with `Content-Length`, a longer one goes out in chunks of
+/// ``Limits/chunkBytes`` after a `Transfer-Encoding: chunked` head. The producer waits while more than
+/// ``Limits/maxUnsent`` bytes are on their way to the loop or the connection's outbound queue is over its
+/// high-water mark, so a response holds at most about `maxUnsent` + a chunk + the queue's high-water mark,
+/// however long the body. It never waits on the loop's thread.
+final class HTTPBodyStream: HTTPBodyWriter {
+    /// The sizes that bound a streamed response's memory.
+    struct Limits: Sendable {
+        /// A body that ends within this many bytes is sent whole, with `Content-Length`.
+        var smallBody = 64 * 1024
+        /// Bytes gathered before they go out as a chunk (compressed first with gzip).
+        var chunkBytes = 32 * 1024
+        /// Bytes handed to the loop and not yet queued on the connection, beyond which the producer waits.
+        var maxUnsent = 256 * 1024
+    }
+
+    /// What the loop reports and the producer waits on.
+    private struct Flow {
+        var inFlight = 0
+        var writable = true
+        var gone = false
+    }
+
+    /// The producer's own state (only its thread takes this lock).
+    private struct Output {
+        var pending: [UInt8] = []
+        var committed = false
+        var deflater: StreamingDeflater?
+        var discarded = 0
+    }
+
+    private let flow = ConditionLock(Flow())
+    private let output: Mutex<Output>
+    private let connection: Connection
+    private let response: HTTPResponse
+    private let keepAlive: Bool
+    private let sendsBody: Bool
+    private let limits: Limits
+    private let ended: @Sendable (_ keepOpen: Bool) -> Void
+
+    /// A stream answering with `response`'s status and headers on `connection`, compressed with gzip when
+    /// `gzip` (the caller added `Content-Encoding`), without body bytes for `HEAD` (`sendsBody` false). `ended`
+    /// runs on the loop once the response is complete or cut off: whether the connection stays open.
+    init(
+        response: HTTPResponse, gzip: Bool, keepAlive: Bool, sendsBody: Bool, connection: Connection,
+        limits: Limits = Limits(), ended: @escaping @Sendable (_ keepOpen: Bool) -> Void
+    ) {
+        self.response = response
+        self.keepAlive = keepAlive
+        self.sendsBody = sendsBody
+        self.connection = connection
+        self.limits = limits
+        self.ended = ended
+        output = Mutex(Output(deflater: gzip ? StreamingDeflater(level: 1, format: .gzip) : nil))
+    }
+
+    // MARK: The producer's side
+
+    func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if isGone { return false }
+        output.withLock { out in
+            guard sendsBody else { return out.discarded += bytes.count }
+            out.pending.append(contentsOf: bytes)
+            if !out.committed {
+                guard out.pending.count > limits.smallBody else { return }
+                out.committed = true
+                deliver(response.head(keepAlive: keepAlive, bodyLength: nil))
+            }
+            if out.pending.count >= limits.chunkBytes { sendPending(&out, flush: false) }
+        }
+        return !isGone
+    }
+
+    func flush() -> Bool {
+        if isGone { return false }
+        output.withLock { out in
+            guard sendsBody else { return }
+            if !out.committed {
+                out.committed = true
+                deliver(response.head(keepAlive: keepAlive, bodyLength: nil))
+            }
+            sendPending(&out, flush: true)
+        }
+        return !isGone
+    }
+
+    /// Ends the response once the producer returned: completes the body, or answers with `failure` when no byte
+    /// of it left yet, or cuts the chunked body off (no last chunk, the connection closed after what was sent).
+    func finish(_ failure: HTTPResponse?) {
+        let keepOpen: Bool = output.withLock { out in
+            if isGone { return false }
+            if let failure {
+                guard out.committed else {
+                    deliver(failure.serialized(keepAlive: keepAlive))
+                    return keepAlive
+                }
+                return false
+            }
+            if !out.committed {
+                var body = out.pending
+                if let deflater = out.deflater {
+                    body = body.withUnsafeBytes { deflater.compress($0) } + deflater.finish()
+                }
+                let length = sendsBody ? body.count : (out.deflater == nil ? out.discarded : nil)
+                deliver(response.head(keepAlive: keepAlive, bodyLength: length) + (sendsBody ? body : []))
+                return keepAlive
+            }
+            sendPending(&out, flush: false)
+            if let deflater = out.deflater { deliver(deflater.finish().withUnsafeBytes(HTTPChunk.framed)) }
+            deliver(HTTPChunk.last)
+            return keepAlive
+        }
+        let (connection, ended) = (connection, ended)
+        _ = connection.loop.execute {
+            if !keepOpen { connection.closeAfterFlush() }
+            ended(keepOpen)
+        }
+    }
+
+    /// Frames the pending bytes as a chunk (compressed first with gzip) and sends it.
+    private func sendPending(_ out: inout Output, flush: Bool) {
+        let payload = out.deflater.map { deflater in out.pending.withUnsafeBytes { deflater.compress($0, flush: flush) }
+        }
+        let chunk = (payload ?? out.pending).withUnsafeBytes(HTTPChunk.framed)
+        out.pending.removeAll(keepingCapacity: true)
+        deliver(chunk)
+    }
+
+    /// Hands `bytes` to the loop, first waiting while too much is unsent; drops them once the client has gone.
+    private func deliver(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        let maxUnsent = limits.maxUnsent
+        let open = flow.wait { flow -> Bool? in
+            if flow.gone { return false }
+            guard flow.inFlight <= maxUnsent, flow.writable else { return nil }
+            flow.inFlight += bytes.count
+            return true
+        }
+        guard open == true else { return }
+        let accepted = connection.loop.execute { [self] in
+            connection.write(bytes)
+            delivered(bytes.count)
+        }
+        if !accepted { clientGone() }
+    }
+
+    private var isGone: Bool { flow.withLock { $0.gone } }
+
+    // MARK: The loop's side
+
+    /// `count` bytes were queued on the connection (loop thread).
+    private func delivered(_ count: Int) {
+        let open = connection.isOpen
+        flow.update { flow in
+            flow.inFlight -= count
+            if !open { flow.gone = true }
+        }
+    }
+
+    /// The connection's outbound queue crossed a water mark (loop thread).
+    func writabilityChanged(_ isWritable: Bool) {
+        flow.update { $0.writable = isWritable }
+    }
+
+    /// The connection closed: the producer stops at its next write (any thread).
+    func clientGone() {
+        flow.update { $0.gone = true }
+    }
+}
