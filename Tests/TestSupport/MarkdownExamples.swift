@@ -1,14 +1,14 @@
 import Foundation
 
-/// The examples of a Markdown file (README.md) as the README test runs them: its fenced blocks in order, each with
-/// the `<!-- readme-test: … -->` directives written on the lines just before it.
+/// The examples of a Markdown file (README.md, docs/OUTPUT.md, …) as the example test runs them: its fenced blocks
+/// in order, each with the `<!-- readme-test: … -->` directives written on the lines just before it.
 ///
 /// A block holding lines that start with `$ ` is a command block: each such line is a command (with the lines
 /// after it while one ends with a backslash, as in a shell), and the lines after it up to the next command
 /// (trailing blank lines left out) are what the command prints, standard output and standard error as they
-/// interleave. Other blocks are shown text, used only when a directive names them
-/// (`file NAME`).
-public struct ReadmeExamples: Sendable {
+/// interleave. Other blocks are shown text, used only when a directive names them (`file NAME`). A fence may be
+/// indented (a block inside a list item): its indentation is taken off the block's lines.
+public struct MarkdownExamples: Sendable {
     /// One fenced block.
     public struct Block: Sendable {
         /// The 1-based line of the opening fence in the file.
@@ -57,6 +57,11 @@ public struct ReadmeExamples: Sendable {
     /// The blocks in the order of the file.
     public var blocks: [Block]
 
+    /// Whether the file has anything to run: a command block or a directive.
+    public var hasExamples: Bool {
+        blocks.contains { !$0.steps.isEmpty || !$0.directives.isEmpty }
+    }
+
     /// Parses Markdown text.
     /// - Throws: ``ParseError`` for a `readme-test` comment that names no known directive.
     public init(markdown: String) throws {
@@ -68,12 +73,12 @@ public struct ReadmeExamples: Sendable {
             let line = lines[index]
             if let directive = try Self.directive(line, number: index + 1) {
                 pending.append(directive)
-            } else if line.hasPrefix("```") {
+            } else if let indent = Self.fenceIndent(line) {
                 let opening = index
                 var body: [String] = []
                 index += 1
-                while index < lines.count, !lines[index].hasPrefix("```") {
-                    body.append(lines[index])
+                while index < lines.count, Self.fenceIndent(lines[index]) == nil {
+                    body.append(Self.outdented(lines[index], by: indent))
                     index += 1
                 }
                 blocks.append(
@@ -87,6 +92,32 @@ public struct ReadmeExamples: Sendable {
             index += 1
         }
         self.blocks = blocks
+    }
+
+    /// The Markdown files under `root` (hidden directories and `.build` left out), relative paths sorted.
+    public static func markdownFiles(under root: URL) -> [String] {
+        guard
+            let walker = FileManager.default.enumerator(
+                at: root, includingPropertiesForKeys: nil, options: [.skipsHiddenFiles])
+        else { return [] }
+        var paths: [String] = []
+        let prefix = root.standardizedFileURL.path + "/"
+        for case let url as URL in walker where url.pathExtension == "md" {
+            let path = url.standardizedFileURL.path
+            if path.hasPrefix(prefix) { paths.append(String(path.dropFirst(prefix.count))) }
+        }
+        return paths.sorted()
+    }
+
+    /// The indentation of a fence line (one starting, after spaces, with three backticks); nil for other lines.
+    static func fenceIndent(_ line: String) -> Int? {
+        let indent = line.prefix { $0 == " " }.count
+        return line.dropFirst(indent).hasPrefix("```") ? indent : nil
+    }
+
+    /// The line without up to `indent` leading spaces.
+    static func outdented(_ line: String, by indent: Int) -> String {
+        String(line.dropFirst(min(indent, line.prefix { $0 == " " }.count)))
     }
 
     /// The directive a line holds, nil for a line that is no `readme-test` comment.
