@@ -51,10 +51,21 @@ public struct HealthAPI: HTTPService {
         } catch {
             return HTTPProblem.badRequest(error.message).response
         }
-        var response = Self.run(
+        var (response, next) = Self.run(
             arguments, for: identity, on: server, input: match.route.method == "POST" ? request.body : nil)
+        if let next { response.headers.append(("Link", Self.nextPageLink(request.target, token: next))) }
         if request.method == "HEAD" { response.body = [] }
         return response
+    }
+
+    /// RFC 8288's `Link` to the next page: the request's own target with its `after` parameter replaced by
+    /// `token` (its text is base64url, safe in a query as it is), every other parameter as the client wrote it.
+    static func nextPageLink(_ target: String, token: PageToken) -> String {
+        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        var query = parts.count == 2 ? parts[1].split(separator: "&").map(String.init) : []
+        query.removeAll { HTTPRequest.percentDecoded($0.prefix { $0 != "=" }, plusIsSpace: true) == "after" }
+        query.append("after=" + token.text)
+        return "<\(parts[0])?\(query.joined(separator: "&"))>; rel=\"next\""
     }
 
     /// Whether `accept` prefers hkq's CSV (`text/csv`) to its JSON.
@@ -76,10 +87,11 @@ public struct HealthAPI: HTTPService {
     }
 
     /// Runs hkq with `arguments` on this thread, its requests answered by `server` as `identity`, `-` reading
-    /// `input`.
+    /// `input`; with the response, the next page's token when a limit cut the listing (hkq's hint on standard
+    /// error, which a successful response leaves out, handed over as a value).
     static func run(
         _ arguments: [String], for identity: ClientIdentity, on server: HealthServer, input: [UInt8]? = nil
-    ) -> HTTPResponse {
+    ) -> (HTTPResponse, next: PageToken?) {
         var program = HKQ.standard
         program.ownsThread = true
         program.standardInput = input
@@ -88,12 +100,13 @@ public struct HealthAPI: HTTPService {
         }
         let out = CapturedText()
         let err = CapturedText()
+        let next = Mutex<PageToken?>(nil)
+        let console = Console(out: out, err: err, nextPage: { token in next.withLock { $0 = token } })
         let outcome = Mutex<(any Error)??>(nil)
         let executor = ThreadExecutor()
         Task(executorPreference: executor) { [program] in
             do {
-                try await program.execute(
-                    arguments: arguments, environment: [:], console: Console(out: out, err: err))
+                try await program.execute(arguments: arguments, environment: [:], console: console)
                 outcome.withLock { $0 = .some(nil) }
             } catch {
                 outcome.withLock { $0 = .some(error) }
@@ -103,9 +116,15 @@ public struct HealthAPI: HTTPService {
         executor.run()
         guard case .some(let failure) = outcome.withLock({ $0 }), let failure else {
             let csv = arguments.contains("csv")
-            return HTTPResponse(
+            let response = HTTPResponse(
                 status: 200, contentType: csv ? "text/csv; charset=utf-8" : "application/json", out.text)
+            return (response, next.withLock { $0 })
         }
+        return (problem(failure, standardError: err.text), nil)
+    }
+
+    /// The problem document of a command's failure; `standardError` is what it wrote there.
+    static func problem(_ failure: any Error, standardError: String) -> HTTPResponse {
         switch failure {
         case let error as HealthError:
             return HTTPProblem(error).response
@@ -113,7 +132,7 @@ public struct HealthAPI: HTTPService {
             return HTTPProblem.badRequest(error.message).response
         case let exit as CommandExit:
             // The command said why on its standard error.
-            let detail = err.text.trimmingCharacters(in: .whitespacesAndNewlines)
+            let detail = standardError.trimmingCharacters(in: .whitespacesAndNewlines)
             switch exit.status {
             case .noData: return HTTPProblem(HealthError(.noData, detail)).response
             case .partialImport:

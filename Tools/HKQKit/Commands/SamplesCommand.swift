@@ -1,5 +1,6 @@
 import HealthClient
 import HealthModel
+import HealthWire
 
 /// `hkq samples TYPE[,TYPE...]`: HealthKit's sample query, printed as rows or joined per interval.
 public struct SamplesCommand: Command {
@@ -25,6 +26,11 @@ public struct SamplesCommand: Command {
                 source and uuid, with the values of their members among the samples the options select); \
                 member samples no stored correlation names are joined by interval and source. --workout UUID \
                 keeps the samples of one workout (hkq workouts): within its interval, from its source or device.
+
+                Paging (one type, without --join): when --limit leaves samples out, a hint on standard error \
+                names the token of the next page; --after TOKEN (with the same options) lists the samples after \
+                it. Following the tokens lists every sample that existed when paging began exactly once, \
+                whatever is written meanwhile.
                 """,
             arguments: [
                 ArgumentSpec(
@@ -33,6 +39,9 @@ public struct SamplesCommand: Command {
             options: QueryScope.specs + [
                 WorkoutScope.spec,
                 .option("limit", value: "n", help: "At most n rows; 0 means no limit (default: 0)."),
+                .option(
+                    "after", value: "token",
+                    help: "The rows after the page this token ended (one type; hkq prints it when --limit cut a list)."),
                 .option(
                     "sort", value: "order", help: "start, -start, end or -end; - is newest first (default: start).",
                     allowedValues: SampleOrder.allCases.map(\.rawValue)),
@@ -54,22 +63,29 @@ public struct SamplesCommand: Command {
         let order = context.arguments.value("sort").flatMap(SampleOrder.init(rawValue:)) ?? .start
         let limit = try context.integer(option: "limit") ?? 0
         if limit < 0 { throw context.usageError("invalid value '\(limit)' for '--limit'; expected 0 or more") }
+        // Pages continue the samples of one type, listed as they come.
+        let paged = correlation == nil && types.count == 1 && context.arguments.value("join") == nil
+        let after = try Self.pageToken(context)
+        if after != nil, !paged {
+            throw context.usageError(
+                "--after continues the samples of one type; give one quantity or category type, without --join")
+        }
         let units = try types.map { try scope.unit(for: $0) }
         let subject = context.globals.subject
-        let (lists, correlations) = try await ServerSession.run(context) { client in
+        let (lists, correlations, next) = try await ServerSession.run(context) { client in
             var lists: [[Sample]] = []
+            var next: PageToken?
             for (type, unit) in zip(types, units) {
                 let filter = try QueryScope.filter(scope.filter.inQueryUnit(unit), values: context, for: type)
-                lists.append(
-                    try await client.samples(
-                        type.identifier, subject: subject,
-                        filter: try await WorkoutScope.narrow(filter, type: type, context: context, client: client),
-                        sort: order.sort,
-                        limit: limit,
-                        unit: unit.symbol))
+                let page = try await client.samplePage(
+                    type.identifier, subject: subject,
+                    filter: try await WorkoutScope.narrow(filter, type: type, context: context, client: client),
+                    sort: order.sort, limit: limit, after: after, unit: unit.symbol)
+                lists.append(page.samples)
+                if paged { next = page.next }
             }
-            guard let correlation else { return (lists, [Correlation]()) }
-            return (lists, try await Self.correlations(correlation, of: lists.flatMap { $0 }, subject, client))
+            guard let correlation else { return (lists, [Correlation](), next) }
+            return (lists, try await Self.correlations(correlation, of: lists.flatMap { $0 }, subject, client), next)
         }
         let samples = order.merge(lists)
         let format = context.globals.format
@@ -89,12 +105,22 @@ public struct SamplesCommand: Command {
         }
         let shown = limit > 0 ? Array(samples.prefix(limit)) : samples
         let records = SamplesCommand.records(shown, times: scope.times, format: format)
-        guard format == .json, shown.contains(where: { !$0.metadata.isEmpty }) else {
+        if format == .json, shown.contains(where: { !$0.metadata.isEmpty }) {
+            context.console.printBlock(
+                try Self.jsonWithMetadata(records, shown.map(\.metadata), times: scope.times, context: context))
+        } else {
             try context.print(records, extraFields: ["metadata"])
-            return
         }
-        context.console.printBlock(
-            try Self.jsonWithMetadata(records, shown.map(\.metadata), times: scope.times, context: context))
+        if let next { context.console.printNextPage(next) }
+    }
+
+    /// The `--after` token, if given; a usage error for text that is not one.
+    static func pageToken(_ context: CommandContext) throws -> PageToken? {
+        guard let text = context.arguments.value("after") else { return nil }
+        guard let token = PageToken(text: text) else {
+            throw context.usageError("invalid value '\(text)' for '--after'; expected a page token as hkq printed it")
+        }
+        return token
     }
 
     /// The stored correlations of `type` starting within a day of `members` (the member samples queried).
