@@ -93,13 +93,41 @@ public struct HealthAPI: HTTPService {
         if match.route.method == "POST" {
             return Self.run(arguments, for: identity, on: server, format: format, input: request.body)
         }
-        // The rest streams: hkq's output is the body as hkq writes it (see HTTPBodyProducer).
         var response = HTTPResponse(status: 200, headers: [("Content-Type", format.mediaType)])
+        if query.contains(where: { $0.name == "limit" && !["", "0"].contains($0.value) }) {
+            // A listing a limit may cut is made whole first, so that the link to its next page leads the body.
+            let target = request.target
+            response.producer = HTTPBodyProducer { body in
+                let out = CapturedText()
+                let next = Mutex<PageToken?>(nil)
+                let nextPage: @Sendable (PageToken) -> Void = { token in next.withLock { $0 = token } }
+                if let failure = Self.run(arguments, for: identity, on: server, out: out, nextPage: nextPage) {
+                    return failure
+                }
+                if let token = next.withLock({ $0 }) {
+                    _ = body.addHeader("Link", Self.nextPageLink(target, token: token))
+                }
+                _ = body.write(out.text)
+                return nil
+            }
+            return response
+        }
+        // The rest streams: hkq's output is the body as hkq writes it (see HTTPBodyProducer).
         response.producer = HTTPBodyProducer { body in
             let sink = BodySink(body)
             return Self.run(arguments, for: identity, on: server, out: sink, started: sink.attach)
         }
         return response
+    }
+
+    /// RFC 8288's `Link` to the next page: the request's own target with its `after` parameter replaced by
+    /// `token` (its text is base64url, safe in a query as it is), every other parameter as the client wrote it.
+    static func nextPageLink(_ target: String, token: PageToken) -> String {
+        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        var query = parts.count == 2 ? parts[1].split(separator: "&").map(String.init) : []
+        query.removeAll { HTTPRequest.percentDecoded($0.prefix { $0 != "=" }, plusIsSpace: true) == "after" }
+        query.append("after=" + token.text)
+        return "<\(parts[0])?\(query.joined(separator: "&"))>; rel=\"next\""
     }
 
     /// The methods a path's routes serve, with `HEAD` after `GET`.
@@ -176,11 +204,12 @@ public struct HealthAPI: HTTPService {
     }
 
     /// Runs hkq with `arguments` on this thread, printing to `out`, its requests answered by `server` as
-    /// `identity`, `-` reading `input`; `started` is told of the command's task (to cancel it). Returns `nil` when
-    /// the command succeeded, else the problem to answer with.
+    /// `identity`, `-` reading `input`; `nextPage` is handed the token of a listing a limit cut, `started` the
+    /// command's task (to cancel it). Returns `nil` when the command succeeded, else the problem to answer with.
     static func run(
         _ arguments: [String], for identity: ClientIdentity, on server: HealthServer, input: [UInt8]? = nil,
-        out: any TextSink, started: (Task<Void, Never>) -> Void = { _ in }
+        out: any TextSink, nextPage: (@Sendable (PageToken) -> Void)? = nil,
+        started: (Task<Void, Never>) -> Void = { _ in }
     ) -> HTTPResponse? {
         var program = HKQ.standard
         program.ownsThread = true
@@ -189,12 +218,12 @@ public struct HealthAPI: HTTPService {
             HealthClient(answeredBy: { server.answer($0, as: identity) }, welcome: server.welcome(for: identity))
         }
         let err = CapturedText()
+        let console = Console(out: out, err: err, nextPage: nextPage)
         let outcome = Mutex<(any Error)??>(nil)
         let executor = ThreadExecutor()
         let task = Task(executorPreference: executor) { [program] in
             do {
-                try await program.execute(
-                    arguments: arguments, environment: [:], console: Console(out: out, err: err))
+                try await program.execute(arguments: arguments, environment: [:], console: console)
                 outcome.withLock { $0 = .some(nil) }
             } catch {
                 outcome.withLock { $0 = .some(error) }
@@ -204,6 +233,11 @@ public struct HealthAPI: HTTPService {
         started(task)
         executor.run()
         guard case .some(let failure) = outcome.withLock({ $0 }), let failure else { return nil }
+        return problem(failure, standardError: err.text)
+    }
+
+    /// The problem document of a command's failure; `standardError` is what it wrote there.
+    static func problem(_ failure: any Error, standardError: String) -> HTTPResponse {
         switch failure {
         case let error as HealthError:
             return HTTPProblem(error).response
@@ -217,7 +251,7 @@ public struct HealthAPI: HTTPService {
             return HTTPProblem.badRequest(error.description).response
         case let exit as CommandExit:
             // The command said why on its standard error.
-            let detail = err.text.trimmingCharacters(in: .whitespacesAndNewlines)
+            let detail = standardError.trimmingCharacters(in: .whitespacesAndNewlines)
             switch exit.status {
             case .noData: return HTTPProblem(HealthError(.noData, detail)).response
             case .partialImport:

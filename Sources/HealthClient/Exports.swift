@@ -16,6 +16,7 @@
 @_exported import struct HealthWire.IdentityInfo
 @_exported import struct HealthWire.IdentitySpec
 @_exported import struct HealthWire.InsertAck
+@_exported import struct HealthWire.PageToken
 @_exported import struct HealthWire.ServerInfo
 @_exported import struct HealthWire.SessionLimits
 @_exported import struct HealthWire.StatisticsResult

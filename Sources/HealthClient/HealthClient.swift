@@ -300,21 +300,14 @@ public final class HealthClient: Sendable {
         return try await sendStreamed(query).map(\.batch)
     }
 
-    /// HKSampleQuery: matching samples, in the requested order.
+    /// HKSampleQuery: matching samples, in the requested order (at most `limit`, 0: all; the pages after them:
+    /// ``samplePage(_:subject:filter:sort:limit:after:unit:)``).
     public func samples(
         _ type: String, subject: String, filter: SampleFilter = .all, sort: SampleSort = .startAscending,
         limit: Int = 0,
         unit: String = ""
     ) async throws(HealthClientError) -> [Sample] {
-        let batches = try await sampleBatches(
-            type, subject: subject, filter: filter, sort: sort, limit: limit, unit: unit)
-        do {
-            return try batches.flatMap { try $0.samples() }
-        } catch let error as HealthError {
-            throw .local(error.code, error.message)
-        } catch {
-            throw .local(.internalError, "\(error)")
-        }
+        try await samplePage(type, subject: subject, filter: filter, sort: sort, limit: limit, unit: unit).samples
     }
 
     /// HKStatisticsQuery: the figures of the samples that match, or `nil` when none does (as HealthKit's

@@ -80,22 +80,32 @@ public final class HealthStore: Sendable {
 
     /// The samples of one subject and type matching `filter` (HEALTHKIT.md §4), sorted, at most `limit` rows
     /// (0: no limit), values in `unit` (`nil`: the type's canonical unit). An unknown subject has no samples.
+    ///
+    /// Pages: with `after`, only the rows after that position of the order (a previous page's
+    /// ``SampleQueryResult/next``); the result's `next` is set when the limit left rows out. Paging so sees every
+    /// row that existed when it began exactly once, whatever is inserted meanwhile (a row inserted behind the
+    /// position is not seen); a row deleted meanwhile is not seen. A position of another sort is
+    /// ``ErrorCode/invalidArgument``.
     public func samples(
         subject: String, type: QuantityType, filter: SampleFilter = .all, sort: SampleSort = .startAscending,
-        limit: Int = 0, unit: HealthUnit? = nil
+        limit: Int = 0, after: SamplePosition? = nil, unit: HealthUnit? = nil
     ) throws -> SampleQueryResult {
         let transform = try UnitTransform(type: type, unit: unit)
         try SampleRules.validate(subject: subject)
         let filter = try filter.validated(for: type)
         if limit < 0 { throw HealthError(.invalidArgument, "the limit \(limit) is negative") }
+        try after?.check(continuing: sort)
         return shard(type).read { state in
             guard let series = state.series[subject] else {
                 return SampleQueryResult(
                     type: type, unit: transform.unit, sources: [], starts: [], ends: [], values: [],
                     sourceIndices: [], uuids: [])
             }
-            let rows = series.orderedRows(series.select(filter), sort: sort, limit: limit)
-            return series.queryResult(rows: rows, type: type, unit: transform)
+            let page = series.orderedRows(series.select(filter), sort: sort, limit: limit, after: after)
+            let rows = series.decodedRows(page.rows)
+            var result = series.queryResult(decoded: rows, type: type, unit: transform)
+            if page.cut { result.next = series.position(of: rows.count - 1, in: rows, sort: sort) }
+            return result
         }
     }
 

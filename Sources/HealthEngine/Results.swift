@@ -38,6 +38,9 @@ public struct SampleQueryResult: Hashable, Sendable {
     public var uuids: [UUID]
     /// Metadata of each row; `nil` when no row has any.
     public var metadata: [[String: MetadataValue]]?
+    /// Where the next page begins (the last row's position), when a limit left rows out; `nil` when no row
+    /// is left.
+    public var next: SamplePosition?
 
     /// A result from its columns (all of the same length).
     public init(
@@ -58,7 +61,8 @@ public struct SampleQueryResult: Hashable, Sendable {
     /// Number of rows.
     public var count: Int { starts.count }
 
-    /// Rows `rows` (clamped to the result) with the same source dictionary, for streaming in chunks.
+    /// Rows `rows` (clamped to the result) with the same source dictionary, for streaming in chunks (without
+    /// ``next``).
     public func chunk(_ rows: Range<Int>) -> SampleQueryResult {
         let rows = rows.clamped(to: 0..<count)
         return SampleQueryResult(

@@ -30,6 +30,18 @@ struct Selection: Sendable {
         count += rows.count
     }
 
+    /// Adds the rows of another selection, all after the rows added so far.
+    mutating func add(_ other: Selection) {
+        for run in other.runs { add(run) }
+    }
+
+    /// The selected rows within `range`.
+    func clipped(to range: Range<Int>) -> Selection {
+        var clipped = Selection()
+        for run in runs where run.overlaps(range) { clipped.add(run.clamped(to: range)) }
+        return clipped
+    }
+
     /// Every selected row, ascending.
     var rows: FlattenSequence<[Range<Int>]> { runs.joined() }
 

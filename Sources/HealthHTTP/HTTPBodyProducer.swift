@@ -7,6 +7,9 @@ public protocol HTTPBodyWriter: Sendable {
     func write(_ bytes: UnsafeRawBufferPointer) -> Bool
     /// Sends what is buffered now rather than when a chunk fills (a live event); false once the client has gone.
     func flush() -> Bool
+    /// Adds a header field to the response's head while it has not left (before the body's first bytes go
+    /// out); false once it has.
+    func addHeader(_ name: String, _ value: String) -> Bool
 }
 
 extension HTTPBodyWriter {

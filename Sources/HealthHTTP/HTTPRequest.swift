@@ -55,7 +55,7 @@ public struct HTTPRequest: Sendable, Equatable {
     }
 
     /// `text` with `%XX` escapes (and, in queries, `+`) decoded; `nil` for a bad escape or invalid UTF-8.
-    static func percentDecoded(_ text: Substring, plusIsSpace: Bool) -> String? {
+    public static func percentDecoded(_ text: Substring, plusIsSpace: Bool) -> String? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
         var iterator = text.utf8.makeIterator()

@@ -136,7 +136,8 @@ public struct RequestDispatcher: Sendable {
         return messages
     }
 
-    /// A sample query's rows as result messages of at most ``rowsPerResultFrame`` rows each (at least one).
+    /// A sample query's rows as result messages of at most ``rowsPerResultFrame`` rows each (at least one), the
+    /// last carrying the next page's token when the limit left rows out.
     func resultFrames(_ result: SampleQueryResult, subject: String) -> [Message] {
         var messages: [Message] = []
         var start = 0
@@ -147,7 +148,8 @@ public struct RequestDispatcher: Sendable {
                 batchID: 0, subject: subject, typeIdentifier: result.type.identifier, unit: result.unit.symbol,
                 sources: chunk.sources, starts: chunk.starts, ends: chunk.ends, values: chunk.values,
                 sourceIndices: chunk.sourceIndices, uuids: chunk.uuids, metadata: chunk.metadata)
-            messages.append(.sampleResult(SampleResult(batch: batch)))
+            let next = end == result.count ? result.next.map(PageToken.init) : nil
+            messages.append(.sampleResult(SampleResult(batch: batch, next: next)))
             start = end
         } while start < result.count
         return messages

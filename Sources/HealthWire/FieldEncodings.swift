@@ -75,6 +75,13 @@ extension ByteWriter {
 extension ByteReader {
     mutating func readTimestamp() throws -> Timestamp { try readSignedVarint() }
 
+    /// A page token ending a payload: absent (nothing left) or empty means none.
+    mutating func readOptionalPageToken(_ limits: MessageLimits) throws -> PageToken? {
+        guard remaining > 0 else { return nil }
+        let bytes = try readBlob(limit: limits.maxStringBytes)
+        return bytes.isEmpty ? nil : PageToken(bytes: bytes)
+    }
+
     mutating func readOptionalTimestamp() throws -> Timestamp? {
         try readBool() ? try readTimestamp() : nil
     }

@@ -1,7 +1,8 @@
 import HealthCodec
 import HealthModel
 
-/// HKSampleQuery: samples of one type for one subject, filtered, sorted and limited.
+/// HKSampleQuery: samples of one type for one subject, filtered, sorted and limited, from the first row or after
+/// a page token.
 ///
 /// Answered by one or more ``SampleResult`` frames; all but the last carry ``FrameFlags/more``.
 public struct SampleQuery: WireMessage {
@@ -14,10 +15,13 @@ public struct SampleQuery: WireMessage {
     public var limit: UInt64
     /// Unit of the returned values; empty means the type's canonical unit.
     public var unit: String
+    /// Where to continue: a previous answer's ``SampleResult/next`` (rows after its position); `nil`: from the
+    /// first row. On the wire only when set, after the unit, so older payloads still decode.
+    public var after: PageToken?
 
     public init(
         subject: String, type: String, filter: SampleFilter = .all, sort: SampleSort = .startAscending,
-        limit: UInt64 = 0, unit: String = ""
+        limit: UInt64 = 0, unit: String = "", after: PageToken? = nil
     ) {
         self.subject = subject
         self.type = type
@@ -25,6 +29,7 @@ public struct SampleQuery: WireMessage {
         self.sort = sort
         self.limit = limit
         self.unit = unit
+        self.after = after
     }
 
     public func encode(into w: inout ByteWriter) {
@@ -32,6 +37,7 @@ public struct SampleQuery: WireMessage {
         w.write(sort.rawValue)
         w.writeVarint(limit)
         w.writeString(unit)
+        if let after { w.writeBlob(after.bytes) }
     }
 
     public init(from r: inout ByteReader, limits: MessageLimits) throws {
@@ -39,6 +45,7 @@ public struct SampleQuery: WireMessage {
         sort = try r.readEnum(SampleSort.self, "sort order")
         limit = try r.readVarint()
         unit = try r.readString(limits)
+        after = try r.readOptionalPageToken(limits)
     }
 }
 
@@ -46,9 +53,24 @@ public struct SampleQuery: WireMessage {
 public struct SampleResult: WireMessage {
     public static let kind = MessageKind.sampleResult
     public var batch: SampleBatch
-    public init(batch: SampleBatch) { self.batch = batch }
-    public func encode(into w: inout ByteWriter) { w.writeBatch(batch) }
-    public init(from r: inout ByteReader, limits: MessageLimits) throws { batch = try r.readBatch(limits) }
+    /// On the last frame of an answer whose limit left rows out: the token to send as the next query's
+    /// ``SampleQuery/after``; `nil` when no row is left. On the wire only when set, after the batch.
+    public var next: PageToken?
+
+    public init(batch: SampleBatch, next: PageToken? = nil) {
+        self.batch = batch
+        self.next = next
+    }
+
+    public func encode(into w: inout ByteWriter) {
+        w.writeBatch(batch)
+        if let next { w.writeBlob(next.bytes) }
+    }
+
+    public init(from r: inout ByteReader, limits: MessageLimits) throws {
+        batch = try r.readBatch(limits)
+        next = try r.readOptionalPageToken(limits)
+    }
 }
 
 /// HKStatisticsQuery: the requested figures over every matching sample.

@@ -86,10 +86,21 @@ extension SampleQuery: StreamedRequest {
     public typealias Reply = SampleResult
     public var placedSubject: String? { subject }
 
+    /// A known type, unit and filter, and a page token (if any) of this query's sort order.
     public func checked() throws -> TypedRequest<SampleQuery> {
         var typed = try TypedRequest(self, subject: subject, typeName: type, unit: unit)
         typed.request.filter = try filter.validated(for: typed.type)
+        _ = try afterPosition()
         return typed
+    }
+
+    /// The position ``after`` names, checked against the query's sort; `nil` from the first row. Throws
+    /// ``ErrorCode/invalidArgument`` for a malformed token or one of another sort.
+    public func afterPosition() throws -> SamplePosition? {
+        guard let after else { return nil }
+        let position = try after.position()
+        try position.check(continuing: sort)
+        return position
     }
 }
 

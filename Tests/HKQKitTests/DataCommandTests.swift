@@ -244,6 +244,54 @@ import Testing
         #expect(negative.status == 64)
     }
 
+    @Test func samplesPagesWithAfter() async throws {
+        try await Self.insertQueryData(subject: "query-pages")
+        /// One page: the values listed and the token the hint names (nil without a hint).
+        func page(_ arguments: [String]) async throws -> (values: [Double], token: String?) {
+            let result = try await runLive(
+                ["samples", "stepCount", "--format", "json", "--tz", "UTC"] + arguments, subject: "query-pages")
+            #expect(result.status == 0, "\(result.err)")
+            let objects: [[String: Any]] = try json(result.out)
+            guard !result.err.isEmpty else { return (objects.compactMap { $0["value"] as? Double }, nil) }
+            let prefix = "hint: more samples follow; continue with --after "
+            #expect(result.err.hasPrefix(prefix) && result.err.hasSuffix("\n"), "\(result.err)")
+            let token = String(result.err.dropFirst(prefix.count).dropLast())
+            return (objects.compactMap { $0["value"] as? Double }, token)
+        }
+        for (sort, expected) in [("start", [40.0, 100, 200, 300, 50]), ("-end", [40, 300, 50, 200, 100])] {
+            var values: [Double] = []
+            var after: String?
+            repeat {
+                let next = try await page(["--sort", sort, "--limit", "2"] + (after.map { ["--after", $0] } ?? []))
+                values += next.values
+                after = next.token
+                #expect(next.values.count == (after == nil ? 1 : 2))
+            } while after != nil && values.count < 10
+            #expect(values == expected, "\(sort)")
+        }
+        // A limit that is not reached gives no hint; --after without a limit lists the rest.
+        #expect(try await page(["--limit", "5"]).token == nil)
+        let first = try await page(["--limit", "3"])
+        #expect(try await page(["--after", try #require(first.token)]) == ([300, 50], nil))
+
+        let garbled = try await runLive(["samples", "stepCount", "--after", "not a token"], subject: "query-pages")
+        #expect(garbled.status == 64)
+        #expect(garbled.err.hasPrefix("error: invalid value 'not a token' for '--after'; expected a page token"))
+        let twoTypes = try await runLive(
+            ["samples", "stepCount,distanceWalkingRunning", "--after", try #require(first.token)],
+            subject: "query-pages")
+        #expect(twoTypes.status == 64)
+        #expect(twoTypes.err.hasPrefix("error: --after continues the samples of one type"))
+        let otherSort = try await runLive(
+            ["samples", "stepCount", "--sort", "end", "--after", try #require(first.token)], subject: "query-pages")
+        #expect(otherSort.status != 0)
+        #expect(otherSort.err.contains("the page token continues a query sorted by start, not by end"))
+        // Several types cut by the limit give no hint: a token continues one type.
+        let both = try await runLive(
+            ["samples", "stepCount,distanceWalkingRunning", "--limit", "2"], subject: "query-pages")
+        #expect(both.status == 0 && both.err.isEmpty, "\(both.err)")
+    }
+
     @Test func samplesStatsAndCollectionByUUID() async throws {
         try await Self.insertQueryData(subject: "query-uuids")
         let all = try await Self.samples(["stepCount"], subject: "query-uuids")

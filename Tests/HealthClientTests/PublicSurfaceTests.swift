@@ -72,4 +72,12 @@ struct PublicSurfaceTests {
         #expect(query.type == "stepCount" && query.timeZone == "Europe/Berlin" && query.anchor == 0)
         #expect(ChangesQuery(subject: "anna", type: Self.steps, anchor: 7).anchor == 7)
     }
+
+    @Test("page tokens travel as text: what a page's next token prints reads back as the same token")
+    func pageTokenText() throws {
+        let page = SamplePage(samples: [], next: PageToken(bytes: [1, 0, 0xFB, 0xFF, 0x3E]))
+        let text = try #require(page.next?.text)
+        #expect(text == "AQD7_z4")
+        #expect(PageToken(text: text) == page.next)
+    }
 }

@@ -67,6 +67,42 @@ struct RequestDispatcherTests {
         #expect(empty.count == 1, "an empty result is one frame with no rows")
     }
 
+    @Test("a limit that cuts a result puts the next page's token on its last frame only")
+    func pageTokenOnLastFrame() throws {
+        let dispatcher = Self.dispatcher(rowsPerFrame: 100)
+        _ = dispatcher.handle(.insert(Insert(batch: Self.batch(rows: 450))), identity: Self.identity)
+        /// The frames answering a page of 250 rows after `after`.
+        func page(after: PageToken?) -> [SampleResult] {
+            dispatcher.handle(
+                .sampleQuery(SampleQuery(subject: "anna", type: "stepCount", limit: 250, after: after)),
+                identity: Self.identity
+            ).compactMap { reply in
+                if case .sampleResult(let result) = reply { return result }
+                return nil
+            }
+        }
+        let first = page(after: nil)
+        #expect(first.map(\.batch.count) == [100, 100, 50])
+        #expect(first.dropLast().allSatisfy { $0.next == nil })
+        let token = try #require(first.last?.next)
+        #expect(
+            try token.position()
+                == SamplePosition(
+                    sort: .startAscending, start: 249 * Micros.minute, end: 250 * Micros.minute, anchor: 250))
+        let second = page(after: token)
+        #expect(second.flatMap(\.batch.starts) == (250..<450).map { Int64($0) * Micros.minute })
+        #expect(second.allSatisfy { $0.next == nil }, "the rest fits the limit: no token")
+
+        let wrongSort = dispatcher.handle(
+            .sampleQuery(SampleQuery(subject: "anna", type: "stepCount", sort: .endAscending, after: token)),
+            identity: Self.identity)
+        guard case .error(let reply) = wrongSort.first else {
+            Issue.record("\(wrongSort)")
+            return
+        }
+        #expect(reply.code == ErrorCode.invalidArgument.rawValue)
+    }
+
     @Test("statistics name the unit of their figures; no data is an error")
     func statistics() {
         let dispatcher = Self.dispatcher()

@@ -42,6 +42,10 @@ enum Golden {
         return batch
     }
 
+    /// A token of a start-descending page whose last row started an hour after t0 and arrived with anchor 4097.
+    static let pageToken = PageToken(
+        SamplePosition(sort: .startDescending, key: t0 + Micros.hour, start: t0 + Micros.hour, anchor: 4097))
+
     static let dayFilter = SampleFilter(date: DatePredicate(start: t0, end: t0 + Micros.day, strictStartDate: true))
     /// ``dayFilter`` with HealthKit's quantity predicate: `> 100 count/min` and `<= 180 count/min`.
     static let valueFilter = SampleFilter(
@@ -156,6 +160,16 @@ enum Golden {
                     unit: "count/s"))
         ),
         (
+            "sample-query-after",
+            "The next page of sample-query: the 100 rows after the token its answer ended with (format 1, start "
+                + "descending, start t0 + 1 h, anchor 4097).",
+            4, [],
+            .sampleQuery(
+                SampleQuery(
+                    subject: "anna", type: "heartRate", filter: dayFilter, sort: .startDescending, limit: 100,
+                    unit: "count/s", after: pageToken))
+        ),
+        (
             "sample-query-value-bounds",
             "Heart rate of one day above 100 and at most 180 count/min (filter flag bit 7, f64 bounds).", 4, [],
             .sampleQuery(SampleQuery(subject: "anna", type: "heartRate", filter: valueFilter, unit: "count/min"))
@@ -213,6 +227,11 @@ enum Golden {
         (
             "sample-result", "Two heart-rate samples; more frames follow.", 4, [.more],
             .sampleResult(SampleResult(batch: resultBatch))
+        ),
+        (
+            "sample-result-next",
+            "The last frame of an answer its limit cut: two rows, then the token of the next page.", 4, [],
+            .sampleResult(SampleResult(batch: resultBatch, next: pageToken))
         ),
         (
             "statistics-query", "Sum, most recent and duration of a day's steps, separated by source.", 5, [],
@@ -655,6 +674,21 @@ enum Golden {
                     payload.write(2)
                     payload.writeString("")
                 }
+            ),
+            (
+                "page-token-other-sort",
+                "A start-ascending sample query continuing after a start-descending page's token.",
+                encodedFrame(
+                    .sampleQuery(
+                        SampleQuery(subject: "anna", type: "heartRate", sort: .startAscending, after: pageToken)))
+            ),
+            (
+                "page-token-truncated", "A sample query whose page token ends inside its anchor.",
+                encodedFrame(
+                    .sampleQuery(
+                        SampleQuery(
+                            subject: "anna", type: "heartRate", sort: .startDescending,
+                            after: PageToken(bytes: pageToken.bytes.dropLast()))))
             ),
             (
                 "workout-unknown-activity", "A workout insert whose activity type is 81, a raw value HealthKit skips.",

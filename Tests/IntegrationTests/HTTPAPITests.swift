@@ -135,6 +135,57 @@ struct HTTPAPITests {
         await hkd.stop()
     }
 
+    @Test("samples cut by a limit link their next page (RFC 8288 rel=next with after=TOKEN), to the last page")
+    func nextPageLinks() async throws {
+        let (hkd, port) = try await Self.server()
+        let anna = HKQBinaryTests.anna(at: hkd)
+        #expect(try await HKQBinaryTests.hkq(anna + ["insert", "-"], input: Self.walk).status == 0)
+        // The first page as hkq prints it: the same JSON, and its hint names the token the link carries.
+        let first = "/v1/subjects/anna/samples?type=stepCount&limit=2&tz=UTC&sort=-start"
+        let hkq = try await HKQBinaryTests.hkq(
+            anna + ["--format", "json", "samples", "stepCount", "--limit", "2", "--tz", "UTC", "--sort", "-start"])
+        let hint = try #require(hkq.err.split(separator: "\n").last { $0.hasPrefix("hint: ") })
+        let token = try #require(hint.split(separator: " ").last)
+        var target = first
+        var bodies: [String] = []
+        var links: [String] = []
+        while bodies.count < 5 {
+            let response = try #require(try Self.exchange([Self.get(target, token: hkd.token)], port: port).first)
+            #expect(response.status == 200, "\(target): \(response.body)")
+            bodies.append(response.body)
+            guard let link = response.headers["link"] else { break }
+            links.append(link)
+            // `<TARGET>; rel="next"`, TARGET this request's own with one after parameter, the token's.
+            #expect(link.hasSuffix(">; rel=\"next\""), "\(link)")
+            let next = String(link.dropFirst().prefix { $0 != ">" })
+            #expect(next.hasPrefix("/v1/subjects/anna/samples?type=stepCount&limit=2&tz=UTC&sort=-start&after="))
+            #expect(next.components(separatedBy: "after=").count == 2, "\(next)")
+            target = next
+        }
+        #expect(bodies.first == hkq.out, "the first page is hkq's output, byte for byte")
+        #expect(links.first?.contains("after=\(token)>") == true, "\(links)")
+        // Four stepCount samples, two a page, newest first: two pages, the second without a link.
+        #expect(bodies.count == 2 && links.count == 1, "\(bodies) \(links)")
+        let starts = try bodies.flatMap { body in
+            try #require(
+                try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [[String: Any]]
+            ).compactMap { $0["start"] as? String }
+        }
+        #expect(
+            starts == [
+                "2026-11-30T12:00:00Z", "2026-11-29T11:10:00Z", "2026-11-29T11:05:00Z", "2026-11-29T11:00:00Z",
+            ])
+        // A token that is not one, or one of another sort, is a 400 problem.
+        let refusals = try Self.exchange(
+            [
+                Self.get("/v1/subjects/anna/samples?type=stepCount&after=%2A%2A", token: hkd.token),
+                Self.get("/v1/subjects/anna/samples?type=stepCount&after=\(token)", token: hkd.token),
+            ], port: port)
+        #expect(refusals.map(\.status) == [400, 400], "\(refusals.map(\.body))")
+        #expect(refusals.last?.body.contains("sorted by -start") == true, "\(refusals.map(\.body))")
+        await hkd.stop()
+    }
+
     @Test("tokens and grants as over the binary protocol: 401 without or with a bad token, own samples without read")
     func authorization() async throws {
         let (hkd, port) = try await Self.server()

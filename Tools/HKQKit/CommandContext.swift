@@ -32,7 +32,9 @@ public struct CommandContext: Sendable {
     func printing(to out: any TextSink) -> CommandContext {
         CommandContext(
             program: program, commandPath: commandPath, arguments: arguments, globals: globals,
-            environment: environment, console: Console(out: out, err: console.err, terminal: console.terminal))
+            environment: environment,
+            console: Console(
+                out: out, err: console.err, terminal: console.terminal, nextPage: console.nextPage))
     }
 
     /// A usage error (exit 64) located in this command.

@@ -37,6 +37,8 @@ final class HTTPBodyStream: HTTPBodyWriter {
         var committed = false
         var deflater: StreamingDeflater?
         var discarded = 0
+        /// Header fields the producer added before the head left.
+        var addedHeaders: [(name: String, value: String)] = []
     }
 
     private let flow = ConditionLock(Flow())
@@ -66,6 +68,21 @@ final class HTTPBodyStream: HTTPBodyWriter {
 
     // MARK: The producer's side
 
+    func addHeader(_ name: String, _ value: String) -> Bool {
+        output.withLock { out in
+            guard !out.committed else { return false }
+            out.addedHeaders.append((name, value))
+            return true
+        }
+    }
+
+    /// The response's head with the headers the producer added.
+    private func head(_ out: Output, bodyLength: Int?) -> [UInt8] {
+        var head = response
+        head.headers += out.addedHeaders
+        return head.head(keepAlive: keepAlive, bodyLength: bodyLength)
+    }
+
     func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if isGone { return false }
         output.withLock { out in
@@ -74,7 +91,7 @@ final class HTTPBodyStream: HTTPBodyWriter {
             if !out.committed {
                 guard out.pending.count > limits.smallBody else { return }
                 out.committed = true
-                deliver(response.head(keepAlive: keepAlive, bodyLength: nil))
+                deliver(head(out, bodyLength: nil))
             }
             if out.pending.count >= limits.chunkBytes { sendPending(&out, flush: false) }
         }
@@ -87,7 +104,7 @@ final class HTTPBodyStream: HTTPBodyWriter {
             guard sendsBody else { return }
             if !out.committed {
                 out.committed = true
-                deliver(response.head(keepAlive: keepAlive, bodyLength: nil))
+                deliver(head(out, bodyLength: nil))
             }
             sendPending(&out, flush: true)
         }
@@ -112,7 +129,7 @@ final class HTTPBodyStream: HTTPBodyWriter {
                     body = body.withUnsafeBytes { deflater.compress($0) } + deflater.finish()
                 }
                 let length = sendsBody ? body.count : (out.deflater == nil ? out.discarded : nil)
-                deliver(response.head(keepAlive: keepAlive, bodyLength: length) + (sendsBody ? body : []))
+                deliver(head(out, bodyLength: length) + (sendsBody ? body : []))
                 return keepAlive
             }
             sendPending(&out, flush: false)

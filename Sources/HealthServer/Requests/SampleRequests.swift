@@ -82,7 +82,7 @@ extension SampleQuery: SampleRead {
         let m = request.request
         let result = try dispatcher.store.samples(
             subject: m.subject, type: request.type, filter: m.filter, sort: m.sort, limit: Int(clamping: m.limit),
-            unit: request.unit)
+            after: try m.afterPosition(), unit: request.unit)
         return dispatcher.resultFrames(result, subject: m.subject)
     }
 }

@@ -1,5 +1,6 @@
 import HealthClient
 import HealthModel
+import HealthWire
 
 /// `hkq samples TYPE[,TYPE...]`: HealthKit's sample query, printed as rows or joined per interval.
 public struct SamplesCommand: Command {
@@ -25,6 +26,11 @@ public struct SamplesCommand: Command {
                 source and uuid, with the values of their members among the samples the options select); \
                 member samples no stored correlation names are joined by interval and source. --workout UUID \
                 keeps the samples of one workout (hkq workouts): within its interval, from its source or device.
+
+                Paging (one type, without --join): when --limit leaves samples out, a hint on standard error \
+                names the token of the next page; --after TOKEN (with the same options) lists the samples after \
+                it. Following the tokens lists every sample that existed when paging began exactly once, \
+                whatever is written meanwhile.
                 """,
             arguments: [
                 ArgumentSpec(
@@ -33,6 +39,9 @@ public struct SamplesCommand: Command {
             options: QueryScope.specs + [
                 WorkoutScope.spec,
                 .option("limit", value: "n", help: "At most n rows; 0 means no limit (default: 0)."),
+                .option(
+                    "after", value: "token",
+                    help: "The rows after the page this token ended (one type; hkq prints it when --limit cut a list)."),
                 .option(
                     "sort", value: "order", help: "start, -start, end or -end; - is newest first (default: start).",
                     allowedValues: SampleOrder.allCases.map(\.rawValue)),
@@ -54,43 +63,46 @@ public struct SamplesCommand: Command {
         let order = context.arguments.value("sort").flatMap(SampleOrder.init(rawValue:)) ?? .start
         let limit = try context.integer(option: "limit") ?? 0
         if limit < 0 { throw context.usageError("invalid value '\(limit)' for '--limit'; expected 0 or more") }
+        // Pages continue the samples of one type, listed as they come.
+        let paged = correlation == nil && types.count == 1 && context.arguments.value("join") == nil
+        let after = try Self.pageToken(context)
+        if after != nil, !paged {
+            throw context.usageError(
+                "--after continues the samples of one type; give one quantity or category type, without --join")
+        }
         let units = try types.map { try scope.unit(for: $0) }
         let subject = context.globals.subject
         let format = context.globals.format
-        if correlation == nil, types.count == 1, context.arguments.value("join") == nil,
-            format == .json || format == .csv
-        {
+        if paged, format == .json || format == .csv {
             let (type, unit) = (types[0], units[0])
-            try await ServerSession.run(context) { client in
+            let next = try await ServerSession.run(context) { client in
                 let filter = try await WorkoutScope.narrow(
                     try QueryScope.filter(scope.filter.inQueryUnit(unit), values: context, for: type), type: type,
                     context: context, client: client)
-                let pages = SamplePages(filter: filter, order: order, limit: limit)
-                try await Self.printPages(times: scope.times, context: context) { page in
-                    try await pages.forEach(
-                        query: { filter, rows in
-                            try await client.samples(
-                                type.identifier, subject: subject, filter: filter, sort: order.sort, limit: rows,
-                                unit: unit.symbol)
-                        }, page)
+                return try await Self.printPages(times: scope.times, context: context, from: after, limit: limit) {
+                    after, rows in
+                    try await client.samplePage(
+                        type.identifier, subject: subject, filter: filter, sort: order.sort, limit: rows,
+                        after: after, unit: unit.symbol)
                 }
             }
+            if let next { context.console.printNextPage(next) }
             return
         }
-        let (lists, correlations) = try await ServerSession.run(context) { client in
+        let (lists, correlations, next) = try await ServerSession.run(context) { client in
             var lists: [[Sample]] = []
+            var next: PageToken?
             for (type, unit) in zip(types, units) {
                 let filter = try QueryScope.filter(scope.filter.inQueryUnit(unit), values: context, for: type)
-                lists.append(
-                    try await client.samples(
-                        type.identifier, subject: subject,
-                        filter: try await WorkoutScope.narrow(filter, type: type, context: context, client: client),
-                        sort: order.sort,
-                        limit: limit,
-                        unit: unit.symbol))
+                let page = try await client.samplePage(
+                    type.identifier, subject: subject,
+                    filter: try await WorkoutScope.narrow(filter, type: type, context: context, client: client),
+                    sort: order.sort, limit: limit, after: after, unit: unit.symbol)
+                lists.append(page.samples)
+                if paged { next = page.next }
             }
-            guard let correlation else { return (lists, [Correlation]()) }
-            return (lists, try await Self.correlations(correlation, of: lists.flatMap { $0 }, subject, client))
+            guard let correlation else { return (lists, [Correlation](), next) }
+            return (lists, try await Self.correlations(correlation, of: lists.flatMap { $0 }, subject, client), next)
         }
         let samples = order.merge(lists)
         if correlation != nil {
@@ -109,12 +121,22 @@ public struct SamplesCommand: Command {
         }
         let shown = limit > 0 ? Array(samples.prefix(limit)) : samples
         let records = SamplesCommand.records(shown, times: scope.times, format: format)
-        guard format == .json, shown.contains(where: { !$0.metadata.isEmpty }) else {
+        if format == .json, shown.contains(where: { !$0.metadata.isEmpty }) {
+            context.console.printBlock(
+                try Self.jsonWithMetadata(records, shown.map(\.metadata), times: scope.times, context: context))
+        } else {
             try context.print(records, extraFields: ["metadata"])
-            return
         }
-        context.console.printBlock(
-            try Self.jsonWithMetadata(records, shown.map(\.metadata), times: scope.times, context: context))
+        if let next { context.console.printNextPage(next) }
+    }
+
+    /// The `--after` token, if given; a usage error for text that is not one.
+    static func pageToken(_ context: CommandContext) throws -> PageToken? {
+        guard let text = context.arguments.value("after") else { return nil }
+        guard let token = PageToken(text: text) else {
+            throw context.usageError("invalid value '\(text)' for '--after'; expected a page token as hkq printed it")
+        }
+        return token
     }
 
     /// The stored correlations of `type` starting within a day of `members` (the member samples queried).
@@ -152,29 +174,41 @@ public struct SamplesCommand: Command {
         }
     }
 
-    /// Prints a listing of samples page by page as `pages` hands them over, in JSON or CSV: the same text
-    /// ``run(_:)`` prints for the whole listing at once (a JSON array one object a line, or a CSV header and
-    /// rows), with only one page in memory.
+    /// Rows per page of a listing printed page by page.
+    static let pageRows = 4_096
+
+    /// Prints a listing of samples page by page, in JSON or CSV: the same text ``run(_:)`` prints for the whole
+    /// listing at once (a JSON array one object a line, or a CSV header and rows), with only one page in memory.
+    /// `query` asks for the page after a token (from the first sample for `nil`) of at most `rows` samples; the
+    /// listing starts after `start` and ends after `limit` samples (0: none). Returns the token of the samples
+    /// the limit left out, if any.
     static func printPages(
-        times: TimestampFormatter, context: CommandContext,
-        _ pages: (_ page: ([Sample]) async throws -> Void) async throws -> Void
-    ) async throws {
+        times: TimestampFormatter, context: CommandContext, from start: PageToken?, limit: Int,
+        _ query: (_ after: PageToken?, _ rows: Int) async throws -> SamplePage
+    ) async throws -> PageToken? {
         let format = context.globals.format
         let out = context.console.out
         var started = false
-        try await pages { page in
-            let records = Self.records(page, times: times, format: format)
+        var after = start
+        var printed = 0
+        repeat {
+            try Task.checkCancellation()
+            let page = try await query(after, limit > 0 ? min(pageRows, limit - printed) : pageRows)
+            after = page.next
+            printed += page.samples.count
+            guard !page.samples.isEmpty else { continue }
+            let records = Self.records(page.samples, times: times, format: format)
             switch format {
             case .csv:
                 var csv = try context.selected(records, extraFields: ["metadata"]).renderedCSV()
                 if started { csv.removeSubrange(...csv.firstIndex(of: "\n")!) }
                 out.write(csv)
             default:
-                let objects = try jsonObjects(records, page.map(\.metadata), times: times, context: context)
+                let objects = try jsonObjects(records, page.samples.map(\.metadata), times: times, context: context)
                 out.write((started ? ",\n" : "[\n") + objects.joined(separator: ",\n"))
             }
             started = true
-        }
+        } while after != nil && (limit == 0 || printed < limit)
         let empty = try context.selected(Self.records([], times: times, format: format), extraFields: ["metadata"])
         switch (format, started) {
         case (.csv, false): out.write(empty.renderedCSV())
@@ -182,6 +216,7 @@ public struct SamplesCommand: Command {
         case (_, false): out.write("[]\n")
         case (_, true): out.write("\n]\n")
         }
+        return after
     }
 
     /// One metadata row as JSON: strings and numbers as they are, a date as `{"date": instant}`, a quantity as

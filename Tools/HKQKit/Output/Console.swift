@@ -1,4 +1,5 @@
 import Foundation
+import HealthWire
 import Synchronization
 
 /// A destination for text: standard output, standard error, or a buffer in tests.
@@ -67,12 +68,19 @@ public struct Console: Sendable {
     public let err: any TextSink
     /// The size of the terminal standard output is; nil when it is no terminal (a pipe, a file, a test's buffer).
     public let terminal: TerminalSize?
+    /// Told the token of the next page when a listing's limit left rows out, besides the hint on standard error
+    /// (the HTTP API makes it a `Link` header); nil for hkq itself.
+    public let nextPage: (@Sendable (PageToken) -> Void)?
 
     /// A console over the given sinks; `terminal` is the size of the terminal `out` is, if it is one.
-    public init(out: any TextSink, err: any TextSink, terminal: TerminalSize? = nil) {
+    public init(
+        out: any TextSink, err: any TextSink, terminal: TerminalSize? = nil,
+        nextPage: (@Sendable (PageToken) -> Void)? = nil
+    ) {
         self.out = out
         self.err = err
         self.terminal = terminal
+        self.nextPage = nextPage
     }
 
     /// The process's standard output and standard error.
@@ -91,6 +99,13 @@ public struct Console: Sendable {
 
     /// Writes `line` and a newline to standard error.
     public func printError(_ line: String) { err.write(line + "\n") }
+
+    /// Says that a listing's limit left rows out: the hint `hint: more samples follow; continue with --after
+    /// TOKEN` on standard error (docs/OUTPUT.md, *samples*), and the token to ``nextPage``.
+    public func printNextPage(_ token: PageToken) {
+        printError("hint: more samples follow; continue with --after \(token.text)")
+        nextPage?(token)
+    }
 
     /// Writes `text` to standard output, adding a final newline unless it is empty or already ends with one.
     public func printBlock(_ text: String) {
