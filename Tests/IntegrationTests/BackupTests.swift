@@ -52,7 +52,9 @@ struct BackupTests {
             }
         }
         // Synchronise on the writer having made progress, then back up while it goes on.
-        try await waitUntil("the writer to have 20 batches acknowledged") { acknowledged.withLock { $0.count } >= 20 }
+        try await waitUntil(timeout: .seconds(120), "the writer to have 20 batches acknowledged") {
+            acknowledged.withLock { $0.count } >= 20
+        }
         let before = acknowledged.withLock { $0.flatMap { $0 } }
         let admin = hkd.client(name: "admin")
         let result = try await admin.backup(to: backup)
