@@ -4,28 +4,36 @@ import HealthModel
 import HealthServer
 import HealthWire
 
-/// `GET /v1/subjects/{subject}/events?type=TYPE`: the subject's changes of a type as server-sent events, the live
-/// form of `hkq changes` (as `hkq watch` is over the binary protocol).
+/// `GET /v1/subjects/{subject}/events?type=TYPE[,TYPE…]`: the subject's changes of one or more types as
+/// server-sent events, the live form of `hkq changes` (as `hkq watch` is over the binary protocol).
 ///
-/// Each event's data is one line `hkq changes --format ndjson` prints for a change (`{"kind":"added",…}` or
-/// `{"kind":"deleted",…}`, as `hkq watch` prints them), so the HTTP body is again hkq's output. Changes come in
-/// pages after an anchor; the last event of a page has the page's anchor as its `id`, the ones before it
-/// `ANCHOR:N` (the N-th change of the page after ANCHOR). A client reconnecting with `Last-Event-ID` (or the
-/// `anchor` parameter, default 0: every change so far, then live) gets exactly the changes after the last it
-/// saw. While nothing changes, a comment line every ``heartbeat`` keeps proxies from closing the connection. The
-/// stream ends (with its last chunk) when this node no longer serves the subject (a partition moved: the client
-/// reconnects and is answered by the new owner); a server that stops closes it.
+/// `type` names the followed types, comma-separated and/or repeated (`type=a,b&type=c`), at most ``maxTypes``,
+/// each once. Each event's data is one line `hkq changes --format ndjson` prints for a change
+/// (`{"kind":"added","type":…}` or `{"kind":"deleted","type":…}`, as `hkq watch` prints them), so the HTTP body is
+/// again hkq's output, and the line names its type. Each type is followed on its own: its changes come in pages
+/// after its own anchor (anchors of different types are not comparable).
+///
+/// An event's `id` is the position of every followed type after that event, in the order the types were named,
+/// comma-separated: `POS[,POS…]`, where each `POS` is `ANCHOR` (after the page that ends at ANCHOR) or
+/// `ANCHOR:N` (the first N changes of the page after ANCHOR seen). With one type that is `ANCHOR` or `ANCHOR:N`.
+/// A client reconnecting with `Last-Event-ID` (or the `anchor` parameter in the same form, default `0` for each
+/// type: every change so far, then live) gets exactly the changes of each type after the last it saw. While
+/// nothing changes, a comment line every ``heartbeat`` keeps proxies from closing the connection. The stream ends
+/// (with its last chunk) when this node no longer serves the subject (a partition moved: the client reconnects
+/// and is answered by the new owner); a server that stops closes it.
 struct EventStream: Sendable {
     /// How long the stream stays silent before a heartbeat comment.
     static let heartbeat: Duration = .seconds(15)
+    /// The most types one stream follows.
+    static let maxTypes = 16
 
-    /// Where a stream resumes: after `anchor`, skipping the first `skip` changes of the page after it.
+    /// Where one type's changes resume: after `anchor`, skipping the first `skip` changes of the page after it.
     struct Cursor: Equatable, Sendable {
         var anchor: UInt64
         var skip: Int
 
-        /// A cursor from an event id or anchor: `ANCHOR` or `ANCHOR:N`; nil for anything else.
-        init?(_ text: String) {
+        /// A cursor from its text, `ANCHOR` or `ANCHOR:N`; nil for anything else.
+        init?(_ text: Substring) {
             let parts = text.split(separator: ":", omittingEmptySubsequences: false)
             guard (1...2).contains(parts.count), let anchor = UInt64(parts[0]) else { return nil }
             let skip = parts.count == 2 ? Int(parts[1]) : 0
@@ -37,15 +45,34 @@ struct EventStream: Sendable {
             self.anchor = anchor
             self.skip = skip
         }
+
+        /// `ANCHOR`, or `ANCHOR:N` when changes of the page after it were seen.
+        var text: String { skip == 0 ? String(anchor) : "\(anchor):\(skip)" }
+    }
+
+    /// Where a stream resumes: one cursor per followed type, in the order the types were named; an event id.
+    struct Position: Equatable, Sendable {
+        var cursors: [Cursor]
+
+        /// A position from an event id or anchor for `count` types: one cursor each, comma-separated; nil for
+        /// anything else.
+        init?(_ text: String, count: Int) {
+            let cursors = text.split(separator: ",", omittingEmptySubsequences: false).map(Cursor.init)
+            guard cursors.count == count, cursors.allSatisfy({ $0 != nil }) else { return nil }
+            self.cursors = cursors.compactMap { $0 }
+        }
+
+        /// The event id: the cursors' text, comma-separated.
+        var text: String { cursors.map(\.text).joined(separator: ",") }
     }
 
     let subject: String
-    let type: QuantityType
-    /// hkq `changes` options besides the anchor (`tz`, `unit`).
+    let types: [QuantityType]
+    /// hkq `changes` options besides the type and anchor (`tz`, `unit`).
     let options: [String]
     let identity: ClientIdentity
     let server: HealthServer
-    let start: Cursor
+    let start: Position
 
     /// The stream for a request, or the problem with it.
     static func response(
@@ -53,44 +80,59 @@ struct EventStream: Sendable {
         server: HealthServer
     ) -> HTTPResponse {
         var options: [String] = []
-        var typeName: String?
-        var anchor = "0"
+        var typeNames: [Substring] = []
+        var anchor: String?
         for (name, value) in query {
             switch name {
-            case "type": typeName = value
+            case "type": typeNames += value.split(separator: ",", omittingEmptySubsequences: false)
             case "anchor": anchor = value
             case "tz", "unit": options += ["--" + name, value]
             default: return HTTPProblem.badRequest("the parameter \(name) is not accepted here").response
             }
         }
-        guard let typeName else { return HTTPProblem.badRequest("the type parameter is required").response }
-        let type: QuantityType
-        do {
-            type = try QuantityType.named(typeName)
-        } catch {
-            return HTTPProblem(error as? HealthError ?? HealthError(.unknownQuantityType, "\(error)")).response
+        guard !typeNames.isEmpty else { return HTTPProblem.badRequest("the type parameter is required").response }
+        guard typeNames.count <= maxTypes else {
+            return HTTPProblem.badRequest(
+                "\(typeNames.count) types named; one stream follows at most \(maxTypes)"
+            ).response
         }
-        guard let start = Cursor(lastEventID ?? anchor) else {
-            return HTTPProblem.badRequest("the anchor or Last-Event-ID \(lastEventID ?? anchor) is not an anchor")
-                .response
+        var types: [QuantityType] = []
+        for name in typeNames {
+            let type: QuantityType
+            do {
+                type = try QuantityType.named(String(name))
+            } catch {
+                return HTTPProblem(error as? HealthError ?? HealthError(.unknownQuantityType, "\(error)")).response
+            }
+            guard !types.contains(type) else {
+                return HTTPProblem.badRequest("the type \(type.identifier) is named twice").response
+            }
+            types.append(type)
+        }
+        let resume = lastEventID ?? anchor ?? Array(repeating: "0", count: types.count).joined(separator: ",")
+        guard let start = Position(resume, count: types.count) else {
+            return HTTPProblem.badRequest(
+                "the anchor or Last-Event-ID \(resume) is not a position of the \(types.count) types named: "
+                    + "ANCHOR or ANCHOR:N for each, comma-separated"
+            ).response
         }
         let stream = EventStream(
-            subject: subject, type: type, options: options, identity: identity, server: server, start: start)
+            subject: subject, types: types, options: options, identity: identity, server: server, start: start)
         var response = HTTPResponse(
             status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
         response.producer = HTTPBodyProducer(compressible: false) { body in stream.run(into: body) }
         return response
     }
 
-    /// One page of changes after `cursor.anchor`: the change lines and the anchor after them.
+    /// One page of changes after an anchor: the change lines and the anchor after them.
     struct Page {
         var changes: [String]
         var anchor: UInt64
         var more: Bool
     }
 
-    /// Runs `hkq changes --format ndjson` after `anchor`; the problem when it fails.
-    func page(after anchor: UInt64) -> Result<Page, HTTPProblemResponse> {
+    /// Runs `hkq changes --format ndjson` for `type` after `anchor`; the problem when it fails.
+    func page(of type: QuantityType, after anchor: UInt64) -> Result<Page, HTTPProblemResponse> {
         let out = CapturedText()
         let arguments =
             ["--format", "ndjson", "--subject", subject, "changes", type.identifier, "--anchor", String(anchor)]
@@ -109,32 +151,41 @@ struct EventStream: Sendable {
 
     /// Writes the events until the client leaves, this node stops serving the subject, or a query fails.
     func run(into body: any HTTPBodyWriter) -> HTTPResponse? {
-        let watch = server.watchChanges(subject: subject, type: type)
-        var cursor = start
+        let watch = server.watchChanges(subject: subject, types: types)
+        var position = start
         var started = false
         while true {
-            let page: Page
-            switch self.page(after: cursor.anchor) {
-            case .success(let found): page = found
-            case .failure(let failure):
-                // Before the first byte the problem is the answer; after it, a moved partition ends the stream
-                // cleanly (the client reconnects to the owner) and anything else cuts it off.
-                guard started else { return failure.response }
-                return failure.response.status == 503 || failure.response.status == 307 ? nil : failure.response
+            // One page of each type in turn; again at once while any type has more.
+            var more = false
+            for (index, type) in types.enumerated() {
+                let cursor = position.cursors[index]
+                let page: Page
+                switch self.page(of: type, after: cursor.anchor) {
+                case .success(let found): page = found
+                case .failure(let failure):
+                    // Before the first byte the problem is the answer; after it, a moved partition ends the stream
+                    // cleanly (the client reconnects to the owner) and anything else cuts it off.
+                    guard started else { return failure.response }
+                    return failure.response.status == 503 || failure.response.status == 307 ? nil : failure.response
+                }
+                var text = started ? "" : "retry: 1000\n\n"
+                let fresh = page.changes.dropFirst(min(cursor.skip, page.changes.count))
+                for (offset, line) in fresh.enumerated() {
+                    let isLast = offset == fresh.count - 1
+                    position.cursors[index] =
+                        isLast
+                        ? Cursor(anchor: page.anchor, skip: 0)
+                        : Cursor(anchor: cursor.anchor, skip: cursor.skip + offset + 1)
+                    text += "id: \(position.text)\ndata: \(line)\n\n"
+                }
+                started = true
+                if !text.isEmpty {
+                    guard body.write(text), body.flush() else { return nil }
+                }
+                if page.anchor != cursor.anchor { position.cursors[index] = Cursor(anchor: page.anchor, skip: 0) }
+                more = more || page.more
             }
-            var text = started ? "" : "retry: 1000\n\n"
-            let fresh = page.changes.dropFirst(min(cursor.skip, page.changes.count))
-            for (offset, line) in fresh.enumerated() {
-                let isLast = offset == fresh.count - 1
-                let id = isLast ? String(page.anchor) : "\(cursor.anchor):\(cursor.skip + offset + 1)"
-                text += "id: \(id)\ndata: \(line)\n\n"
-            }
-            started = true
-            if !text.isEmpty {
-                guard body.write(text), body.flush() else { return nil }
-            }
-            if !fresh.isEmpty || page.anchor != cursor.anchor { cursor = Cursor(anchor: page.anchor, skip: 0) }
-            if page.more { continue }
+            if more { continue }
             while !watch.wait(for: Self.heartbeat) {
                 guard body.write(": heartbeat\n\n"), body.flush() else { return nil }
             }

@@ -296,65 +296,114 @@ struct HTTPStreamingTests {
         return try #require(Int(log[marker.upperBound...].prefix { $0.isNumber }))
     }
 
-    /// One step sample of anna at minute `minute` of 2026-12-01, named `uuid`.
-    static func step(_ minute: Int, _ uuid: UUID) -> Sample {
+    /// One sample of anna at minute `minute` of 2026-12-01, named `uuid`: steps (10) or, with `heart`, a heart
+    /// rate (60/min).
+    static func sample(_ minute: Int, _ uuid: UUID, heart: Bool = false) -> Sample {
         let start: Timestamp = 1_796_083_200 * 1_000_000 + Timestamp(minute) * 60_000_000
         return Sample(
-            uuid: uuid, subject: "anna", type: "stepCount", start: start, end: start + 60_000_000, value: 10,
-            unit: "count", source: SourceInfo(name: "Watch"))
+            uuid: uuid, subject: "anna", type: heart ? "heartRate" : "stepCount", start: start,
+            end: start + 60_000_000, value: heart ? 60 : 10, unit: heart ? "count/min" : "count",
+            source: SourceInfo(name: "Watch"))
     }
 
-    @Test(
-        "server-sent events: an insert arrives at once; after a restart Last-Event-ID resumes with the missed changes")
+    /// The status and body of a GET that is answered at once (not a stream).
+    static func answer(_ target: String, port: Int, token: String, headers: [String] = []) throws -> (
+        status: Int, body: String
+    ) {
+        let reader = try ResponseReader(port: port)
+        try reader.send(get(target, token: token, headers: headers))
+        let head = try reader.head()
+        return (head.status, String(decoding: try reader.body(head.headers).bytes, as: UTF8.self))
+    }
+
+    @Test("server-sent events of two types arrive at once; after a restart Last-Event-ID resumes each type exactly")
     func events() async throws {
         let (hkd, port) = try await HTTPAPITests.server()
         let anna = HKQBinaryTests.anna(at: hkd)
         #expect(try await HKQBinaryTests.hkq(anna + ["insert", "-"], input: HTTPAPITests.walk).status == 0)
-        let target = "/v1/subjects/anna/events?type=stepCount&tz=UTC"
         var reader: ResponseReader? = try ResponseReader(port: port)
-        try reader!.send(Self.get(target, token: hkd.token))
+        try reader!.send(Self.get("/v1/subjects/anna/events?type=stepCount,heartRate&tz=UTC", token: hkd.token))
         let head = try reader!.head()
         #expect(head.status == 200 && head.headers["content-type"] == "text/event-stream")
         #expect(head.headers["transfer-encoding"] == "chunked" && head.headers["content-encoding"] == nil)
-        // Every change so far (anchor 0), each as hkq changes --format ndjson prints it.
+        // Every change so far (anchor 0 for each type), each as hkq changes --format ndjson prints it: the walk's
+        // four step counts and one heart rate. Each id gives both types' positions.
         var replayed: [(id: String?, data: String)] = []
-        for _ in 0..<4 { replayed.append(try #require(try reader!.nextEvent())) }
-        #expect(replayed.allSatisfy { $0.data.hasPrefix("{\"kind\":\"added\",\"type\":\"stepCount\"") })
-        #expect(replayed.dropLast().allSatisfy { $0.id?.contains(":") == true })
-        #expect(replayed.last?.id.flatMap { UInt64($0) } != nil)
+        for _ in 0..<5 { replayed.append(try #require(try reader!.nextEvent())) }
+        let steps = replayed.filter { $0.data.hasPrefix("{\"kind\":\"added\",\"type\":\"stepCount\"") }
+        let hearts = replayed.filter { $0.data.hasPrefix("{\"kind\":\"added\",\"type\":\"heartRate\"") }
+        #expect(steps.count == 4 && hearts.count == 1, "\(replayed)")
+        #expect(replayed.allSatisfy { $0.id?.split(separator: ",").count == 2 }, "\(replayed)")
+        #expect(replayed.last?.id?.contains(":") == false, "\(replayed)")
 
         let client = hkd.client()
-        let live = UUID()
-        let inserted = ContinuousClock.now
-        _ = try await client.insert([Self.step(1, live)])
-        let event = try #require(try reader!.nextEvent())
-        let latency = ContinuousClock.now - inserted
+        var lastID: String?
+        for heart in [false, true] {
+            let live = UUID()
+            let inserted = ContinuousClock.now
+            _ = try await client.insert([Self.sample(1, live, heart: heart)])
+            let event = try #require(try reader!.nextEvent())
+            let latency = ContinuousClock.now - inserted
+            lastID = event.id
+            #expect(event.data.contains(live.uuidString), "\(event.data)")
+            // HealthKit's observer promise is "soon"; hkd's is well under 100 ms on an idle machine (the bound is
+            // for a loaded one).
+            #expect(latency < .seconds(2), "\(latency)")
+            print("HTTPStreamingTests: an insert (heart \(heart)) reached the event stream after \(latency)")
+        }
         client.close()
-        #expect(event.data.contains(live.uuidString), "\(event.data)")
-        // HealthKit's observer promise is "soon"; hkd's is well under 100 ms on an idle machine (the bound is for a
-        // loaded one).
-        #expect(latency < .seconds(2), "\(latency)")
-        print("HTTPStreamingTests: an insert reached the event stream after \(latency)")
-        let lastID = try #require(event.id)
+        let resumeID = try #require(lastID)
+        let positions = resumeID.split(separator: ",").map(String.init)
+        #expect(positions.count == 2 && positions.allSatisfy { !$0.contains(":") }, "\(resumeID)")
 
         reader = nil
         await hkd.kill()
         let restarted = try await hkd.restart()
-        let missed = [UUID(), UUID()]
+        let restartedPort = try Self.httpPort(restarted)
+        let missedSteps = [UUID(), UUID()]
+        let missedHearts = [UUID(), UUID()]
         let writer = restarted.client()
-        _ = try await writer.insert([Self.step(2, missed[0])])
-        _ = try await writer.insert([Self.step(3, missed[1])])
-        let resumed = try ResponseReader(port: try Self.httpPort(restarted))
-        try resumed.send(Self.get(target, token: restarted.token, headers: ["Last-Event-ID: \(lastID)"]))
+        _ = try await writer.insert([Self.sample(2, missedSteps[0])])
+        _ = try await writer.insert([Self.sample(2, missedHearts[0], heart: true)])
+        _ = try await writer.insert([Self.sample(3, missedSteps[1])])
+        _ = try await writer.insert([Self.sample(3, missedHearts[1], heart: true)])
+        // The same two types as repeated parameters, in the same order.
+        let both = "/v1/subjects/anna/events?type=stepCount&type=heartRate&tz=UTC"
+        let resumed = try ResponseReader(port: restartedPort)
+        try resumed.send(Self.get(both, token: restarted.token, headers: ["Last-Event-ID: \(resumeID)"]))
         #expect(try resumed.head().status == 200)
-        let first = try #require(try resumed.nextEvent())
-        let second = try #require(try resumed.nextEvent())
-        #expect(first.data.contains(missed[0].uuidString) && second.data.contains(missed[1].uuidString))
-        // Nothing else was missed: the next event is the next insert.
+        var missed: [String] = []
+        for _ in 0..<4 { missed.append(try #require(try resumed.nextEvent()).data) }
+        for uuid in missedSteps + missedHearts {
+            #expect(missed.filter { $0.contains(uuid.uuidString) }.count == 1, "\(uuid): \(missed)")
+        }
+        // A stream of one type resumes from that type's part of the id, in the one-type form ANCHOR[:N].
+        let single = try ResponseReader(port: restartedPort)
+        try single.send(
+            Self.get(
+                "/v1/subjects/anna/events?type=heartRate&tz=UTC", token: restarted.token,
+                headers: ["Last-Event-ID: \(positions[1])"]))
+        #expect(try single.head().status == 200)
+        for uuid in missedHearts { #expect(try #require(try single.nextEvent()).data.contains(uuid.uuidString)) }
+        // Nothing else was missed: the next event of each stream is the next insert.
         let marker = UUID()
-        _ = try await writer.insert([Self.step(4, marker)])
+        _ = try await writer.insert([Self.sample(4, marker, heart: true)])
         #expect(try #require(try resumed.nextEvent()).data.contains(marker.uuidString))
+        #expect(try #require(try single.nextEvent()).data.contains(marker.uuidString))
         writer.close()
+
+        // Too many types, a type twice, and an id without a position for each type are refused.
+        let seventeen = Array(repeating: "stepCount", count: 17).joined(separator: ",")
+        let tooMany = try Self.answer(
+            "/v1/subjects/anna/events?type=\(seventeen)", port: restartedPort, token: restarted.token)
+        #expect(tooMany.status == 400 && tooMany.body.contains("at most 16"), "\(tooMany)")
+        let twice = try Self.answer(
+            "/v1/subjects/anna/events?type=stepCount,heartRate&type=stepCount", port: restartedPort,
+            token: restarted.token)
+        #expect(twice.status == 400 && twice.body.contains("twice"), "\(twice)")
+        let short = try Self.answer(
+            both, port: restartedPort, token: restarted.token, headers: ["Last-Event-ID: \(positions[0])"])
+        #expect(short.status == 400, "\(short)")
         await restarted.stop()
     }
 }

@@ -46,30 +46,33 @@ extension HealthServer {
     }
 }
 
-/// Interest in one subject's samples of one type, for a stream of events outside the binary protocol (the HTTP
-/// API's server-sent events): told of every change, and of every moment it should check whether this node
-/// still serves the subject (cluster mode: a partition that moves away), as live subscriptions are.
+/// Interest in one subject's samples of some types, for a stream of events outside the binary protocol (the HTTP
+/// API's server-sent events): told of every change of any of them, and of every moment it should check whether
+/// this node still serves the subject (cluster mode: a partition that moves away), as live subscriptions are. One
+/// subscription per type, all waking one condition.
 ///
 /// Thread-safe. ``wait(for:)`` blocks: call it on the stream's own thread, never an event loop's.
 public final class ChangeWatch: Sendable {
     private let hub: SubscriptionHub
-    private let subscription: LiveSubscription
+    private let subscriptions: [LiveSubscription]
     private let woken: ConditionLock<Bool>
 
-    init(hub: SubscriptionHub, subject: String, type: QuantityType) {
+    init(hub: SubscriptionHub, subject: String, types: [QuantityType]) {
         let woken = ConditionLock(false)
         self.hub = hub
         self.woken = woken
-        subscription = LiveSubscription(subject: subject, typeIndex: type.index) {
-            woken.update { $0 = true }
+        subscriptions = types.map { type in
+            LiveSubscription(subject: subject, typeIndex: type.index) { woken.update { $0 = true } }
         }
-        hub.add(subscription)
+        for subscription in subscriptions { hub.add(subscription) }
     }
 
-    deinit { hub.remove(subscription) }
+    deinit {
+        for subscription in subscriptions { hub.remove(subscription) }
+    }
 
     /// Waits until a change (or a reason to check) arrived since the last call, or `timeout` passed; true for a
-    /// change. Changes that arrive meanwhile coalesce into one.
+    /// change. Changes that arrive meanwhile, of any of the types, coalesce into one.
     public func wait(for timeout: Duration) -> Bool {
         let woke =
             woken.waitThenUpdate(until: .after(timeout)) { woken -> Bool? in
@@ -78,14 +81,14 @@ public final class ChangeWatch: Sendable {
                 return true
             } ?? false
         // Cleared after the wake, so a change from now on wakes the next wait.
-        subscription.dirty.store(false, ordering: .releasing)
+        for subscription in subscriptions { subscription.dirty.store(false, ordering: .releasing) }
         return woke
     }
 }
 
 extension HealthServer {
-    /// A watch of `subject`'s samples of `type` (see ``ChangeWatch``); it ends when released.
-    public func watchChanges(subject: String, type: QuantityType) -> ChangeWatch {
-        ChangeWatch(hub: subscriptions, subject: subject, type: type)
+    /// A watch of `subject`'s samples of `types` (see ``ChangeWatch``); it ends when released.
+    public func watchChanges(subject: String, types: [QuantityType]) -> ChangeWatch {
+        ChangeWatch(hub: subscriptions, subject: subject, types: types)
     }
 }
