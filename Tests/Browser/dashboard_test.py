@@ -111,8 +111,10 @@ def check_daily_totals(driver, args, check, label):
     for metric, unit in metrics:
         expected = api(args, f"subjects/{args.subject}/collection", {
             "type": metric, "interval": "1d", "tz": args.tz, "unit": unit, "options": "sum",
-            "from": "today-6d", "to": "tomorrow"})
+            "from": "today-6d", "through": "now"})
         rows = shown_table(driver, metric)
+        # The last 7 days are today and the 6 before it: no day after today.
+        check.expect(len(expected) == 7, f"{label}: {metric}: the API gives {len(expected)} days for the last 7")
         check.expect(rows is not None and len(rows) == len(expected) > 0, f"{label}: {metric} has {len(expected)} days shown")
         for (key, values), bucket in zip(rows or [], expected):
             check.expect(key == bucket["start"], f"{label}: {metric} day {bucket['start']} (shown {key})")
@@ -170,7 +172,7 @@ def main():
             "the steps' per-source columns")
         by_source = api(args, f"subjects/{args.subject}/collection", {
             "type": "stepCount", "interval": "1d", "tz": args.tz, "unit": "count", "options": "sum,by-source",
-            "from": "today-6d", "to": "tomorrow"})
+            "from": "today-6d", "through": "now"})
         for (key, values), bucket in zip(shown_table(driver, "stepCount"), by_source):
             for source in bucket.get("sources") or []:
                 check.expect(values.get(source["source"]) == source["sum"],
@@ -213,7 +215,7 @@ def main():
                 "document.querySelector('figure[data-series=\"heartRate\"]') !== null"), "the heart view by keyboard")
         rates = api(args, f"subjects/{args.subject}/collection", {
             "type": "heartRate", "interval": "1d", "tz": args.tz, "options": "min,avg,max",
-            "from": "today-6d", "to": "tomorrow"})
+            "from": "today-6d", "through": "now"})
         shown = dict(shown_table(driver, "heartRate"))
         for bucket in rates:
             row = shown.get(bucket["start"], {})

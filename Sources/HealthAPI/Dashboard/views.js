@@ -23,7 +23,13 @@
 
   /** The query's span for the last `days` days (today alone for 1): hkq's own words, read in `tz` by hkd. */
   function span(days) {
-    return days <= 1 ? { from: 'today', to: 'tomorrow' } : { from: `today-${days - 1}d`, to: 'tomorrow' };
+    return { from: days <= 1 ? 'today' : `today-${days - 1}d`, to: 'tomorrow' };
+  }
+
+  /** A collection's buckets for the last `days` days: from the one holding the first day's start through the
+   *  one holding now (a collection's `to` would name a bucket to list, tomorrow's). */
+  function bucketSpan(days) {
+    return { from: days <= 1 ? 'today' : `today-${days - 1}d`, through: 'now' };
   }
 
   function rangeText(days) {
@@ -54,7 +60,7 @@
       const bySource = state.bySource || {};
       return Promise.all(activityMetrics.map((metric) => HK.get(HK.subjectPath('collection'), {
         type: metric.type, interval: days <= 1 ? '1h' : '1d', tz: HK.session.tz, unit: metric.unit,
-        options: bySource[metric.type] ? 'sum,by-source' : 'sum', ...span(days),
+        options: bySource[metric.type] ? 'sum,by-source' : 'sum', ...bucketSpan(days),
       })));
     },
     render(results, { days, state, reload }) {
@@ -120,8 +126,8 @@
     async load({ days, state }) {
       const interval = days <= 1 ? '1h' : '1d';
       const [rates, resting] = await Promise.all([
-        HK.get(HK.subjectPath('collection'), { type: 'heartRate', interval, tz: HK.session.tz, options: 'min,avg,max', ...span(days) }),
-        HK.get(HK.subjectPath('collection'), { type: 'restingHeartRate', interval: '1d', tz: HK.session.tz, options: 'avg', ...span(days) }),
+        HK.get(HK.subjectPath('collection'), { type: 'heartRate', interval, tz: HK.session.tz, options: 'min,avg,max', ...bucketSpan(days) }),
+        HK.get(HK.subjectPath('collection'), { type: 'restingHeartRate', interval: '1d', tz: HK.session.tz, options: 'avg', ...bucketSpan(days) }),
       ]);
       const withData = (rates || []).filter((bucket) => bucket.average !== null);
       const day = state.day || (withData.length ? withData[withData.length - 1].start.slice(0, 10) : today());
@@ -393,7 +399,7 @@
       const type = catalog.find((entry) => entry.identifier === (state.type || 'stepCount')) || catalog[0];
       const interval = state.interval || (days <= 1 ? '1h' : '1d');
       const options = type.kind === 'category' ? 'duration,by-value' : type.style === 'cumulative' ? 'sum' : 'min,avg,max';
-      const buckets = await HK.get(HK.subjectPath('collection'), { type: type.identifier, interval, tz: HK.session.tz, options, ...span(days) });
+      const buckets = await HK.get(HK.subjectPath('collection'), { type: type.identifier, interval, tz: HK.session.tz, options, ...bucketSpan(days) });
       return { type, interval, buckets: buckets || [] };
     },
     render({ type, interval, buckets }, { days, state, reload }) {
