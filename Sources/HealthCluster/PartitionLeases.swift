@@ -237,12 +237,14 @@ public final class PartitionLeases: Sendable {
     }
 
     /// Rebuilds the partitions taken but not rebuilt yet, and catches up those whose last publish was refused or
-    /// went unacknowledged (each once). Run under ``catchingUp``: by a pass (`fromPass`: every such partition,
-    /// failures logged, the leases due renewed between two), or every ``retryPause`` by the catch-up thread for
-    /// the partitions whose lease is certain, failures left to the passes to log, so that a partition serves
-    /// again as soon as its stream answers rather than at the next pass.
+    /// went unacknowledged (each once), whose lease is certain. Run under ``catchingUp``: by a pass (`fromPass`:
+    /// failures logged, the leases due renewed between two), or every ``retryPause`` by the catch-up thread,
+    /// failures left to the passes to log, so that a partition serves again as soon as its stream answers rather
+    /// than at the next pass.
     private func catchUpUncertain(fromPass: Bool) {
-        for index in log.uncertainPartitions where fromPass || isCurrent(index) {
+        // Only while the lease is certain: a catch-up ends with a confirmation, an append, which a node whose lease
+        // may have passed to another must not make.
+        for index in log.uncertainPartitions where isCurrent(index) {
             do {
                 if state.withLock({ $0.taking.contains(index) }) {
                     try rebuild(index, since: .now)
