@@ -167,13 +167,22 @@ public final class JetStreamChangeLog: ChangeLog {
         public var replayed = 0
     }
 
+    /// The kind of a confirmation record (Protocol/STORAGE.md, *Cluster mode*): appended, with an empty payload,
+    /// by a node that caught up with a partition's stream before it serves it, published like any record with
+    /// the stream's last sequence as it read it. JetStream stores it only if that sequence was the stream's end,
+    /// so a node never serves a partition from an end a server not current gave it (a former leader not yet
+    /// unseated after a network partition healed answers for the stream with what it had), and no record a
+    /// former owner had stored is missing. Replaying skips it.
+    public static let confirmationKind: UInt8 = 64
+
     /// Brings partition `index` in `store` up to its stream's end, then takes changes again: loads its newest
     /// snapshot (``PartitionSnapshots``) when that covers more than this node applied (replacing what the store
-    /// holds of the partition), then replays the stream after it. Call it with no shard lock held (replaying
-    /// takes them). Throws (the retryable ``ErrorCode/storageUnavailable``) leaving the partition refused, to
-    /// be caught up again.
+    /// holds of the partition), then replays the stream after it; with `confirm`, then appends a confirmation
+    /// record (``confirmationKind``) after the end it read, and serves only once JetStream stored it there. Call
+    /// it with no shard lock held (replaying takes them). Throws (the retryable ``ErrorCode/storageUnavailable``)
+    /// leaving the partition refused, to be caught up again.
     @discardableResult
-    public func catchUp(_ index: Int, into store: HealthStore) throws -> CatchUp {
+    public func catchUp(_ index: Int, into store: HealthStore, confirm: Bool = false) throws -> CatchUp {
         var report = CatchUp()
         var after = lastApplied(index)
         var applied: [String: UInt64] = [:]
@@ -190,10 +199,34 @@ public final class JetStreamChangeLog: ChangeLog {
         let (last, replayed) = try PartitionReplay(jetStream: jetStream, layout: layout).run(
             index, after: after, skipping: applied, into: store)
         report.replayed = replayed
+        let end = confirm ? try self.confirm(index, after: last) : last
         partitions[index].withLock { p in
-            p.last = last
+            p.last = end
             p.uncertain = false
         }
         return report
+    }
+
+    /// Appends a confirmation record to partition `index`'s stream provided it ends at sequence `last`; returns
+    /// the sequence it was stored at. Throws the retryable ``ErrorCode/storageUnavailable`` when the stream has
+    /// moved on (read again), or when JetStream does not answer.
+    private func confirm(_ index: Int, after last: UInt64) throws -> UInt64 {
+        let record = LogFraming.record(kind: Self.confirmationKind, sequence: last + 1, payload: [])
+        do {
+            let stored = try jetStream.publish(record, to: layout.streamSubject(index), expectedLast: last)
+            guard stored == last + 1 else {
+                throw HealthError(
+                    .internalError, "partition \(index): JetStream stored record \(last + 1) at \(stored)")
+            }
+            return stored
+        } catch let failure as NATSFailure {
+            if failure.isWrongLastSequence {
+                throw HealthError(
+                    .storageUnavailable,
+                    "partition \(index): its stream holds records after sequence \(last), the end it was read to "
+                        + "(a server not current answered, or a late write landed); retry")
+            }
+            throw failure.healthError
+        }
     }
 }

@@ -51,6 +51,8 @@ public final class PartitionLeases: Sendable {
     private let state: ConditionLock<State>
     /// Held while leases are renewed: by the renewal thread or a pass, one at a time.
     private let renewing = Mutex<Void>(())
+    /// Held while partitions are rebuilt or caught up: by a pass or the catch-up thread, one at a time.
+    private let catchingUp = Mutex<Void>(())
     /// Called with each partition this node stops serving (handed over, released, or its lease lost).
     private let leaving = Mutex<(@Sendable (Int) -> Void)?>(nil)
 
@@ -75,11 +77,18 @@ public final class PartitionLeases: Sendable {
         var lapsed: Set<Int> = []
         /// Set by ``stop()``: renewals stop retrying.
         var stopping = false
+        /// When a request to the bucket last failed to reach NATS (nil: never): for a while after it, what the
+        /// bucket says is not trusted to show every live node (``settling``).
+        var unreachable: ContinuousClock.Instant?
+        /// When this node's registry key was last written.
+        var announced: ContinuousClock.Instant?
         /// Runs the passes while the node serves.
         var passes: PeriodicThread?
         /// Renews the leases held while the node serves, apart from the passes, whose other steps can each wait
         /// out a request timeout.
         var renewals: PeriodicThread?
+        /// Catches up the partitions whose last publish failed, apart from the passes.
+        var catchUps: PeriodicThread?
     }
 
     /// The leases bucket's name.
@@ -188,6 +197,20 @@ public final class PartitionLeases: Sendable {
     /// The partitions this node holds.
     public var held: [Int] { state.withLock { s in s.revisions.indices.filter { s.revisions[$0] != nil } } }
 
+    /// Whether the bucket failed to answer less than half a TTL ago. Entries expire while JetStream elects the
+    /// bucket's leader (after a network partition heals, say): the registry may lack live nodes and their leases
+    /// may be gone until each renews, so meanwhile a pass keeps the nodes it listed before, takes no partition
+    /// free for less than half a TTL (its owner re-creates it: ``renew(_:)``), and hands nothing over.
+    var settling: Bool {
+        state.withLock { $0.unreachable }.map { ContinuousClock.now - $0 < ttl / 2 } ?? false
+    }
+
+    /// Notes that a request to the bucket failed to reach NATS, and logs `message`.
+    private func unreachable(_ message: String) {
+        state.withLock { $0.unreachable = .now }
+        logLine(message)
+    }
+
     /// The active nodes as last listed (sorted by id) and this node's fair share among them.
     public var share: (active: [String], share: Int) {
         let active = state.withLock { $0.active }
@@ -211,6 +234,7 @@ public final class PartitionLeases: Sendable {
             refresh(index)
         }
         let share = Self.fairShare(of: node, among: active, partitions: log.layout.count)
+        let patience = settling ? ttl / 2 : .zero
         var taken: [Int] = []
         for index in 0..<log.layout.count {
             let (free, since, count) = state.withLock { s in
@@ -220,8 +244,8 @@ public final class PartitionLeases: Sendable {
                 )
             }
             guard free else { continue }
-            let abandoned = since.map { ContinuousClock.now - $0 >= ttl } ?? false
-            guard count < share || abandoned else { continue }
+            let freeFor = since.map { ContinuousClock.now - $0 } ?? .zero
+            guard (count < share && freeFor >= patience) || freeFor >= ttl else { continue }
             do {
                 if try take(index) { taken.append(index) }
             } catch {
@@ -229,42 +253,56 @@ public final class PartitionLeases: Sendable {
             }
             renewDue()
         }
-        for index in log.uncertainPartitions {
+        catchingUp.withLock { _ in catchUpUncertain(fromPass: true) }
+        // Hands over only by a fresh list: by a stale one the receiver may be a node that is gone or cut off.
+        if listed && !settling { handOver(share: share, active: active) }
+        return taken
+    }
+
+    /// Rebuilds the partitions taken but not rebuilt yet, and catches up those whose last publish was refused or
+    /// went unacknowledged (each once), whose lease is certain. Run under ``catchingUp``: by a pass (`fromPass`:
+    /// failures logged, the leases due renewed between two), or every ``retryPause`` by the catch-up thread,
+    /// failures left to the passes to log, so that a partition serves again as soon as its stream answers rather
+    /// than at the next pass.
+    private func catchUpUncertain(fromPass: Bool) {
+        // Only while the lease is certain: a catch-up ends with a confirmation, an append, which a node whose lease
+        // may have passed to another must not make.
+        for index in log.uncertainPartitions where isCurrent(index) {
             do {
                 if state.withLock({ $0.taking.contains(index) }) {
                     try rebuild(index, since: .now)
                 } else {
-                    let caughtUp = try log.catchUp(index, into: store)
+                    let caughtUp = try log.catchUp(index, into: store, confirm: true)
                     logLine(
-                        "partition \(index): caught up with its stream after a refused or unacknowledged write (replayed "
-                            + "\(caughtUp.replayed) records)")
+                        "partition \(index): caught up with its stream after a refused or unacknowledged write "
+                            + "(replayed \(caughtUp.replayed) records)")
                 }
             } catch {
-                logLine("partition \(index): \(error)")
+                if fromPass { logLine("partition \(index): \(error)") }
             }
-            renewDue()
+            if fromPass { renewDue() }
         }
-        // Hands over only by a fresh list: by a stale one the receiver may be a node that is gone or cut off.
-        if listed { handOver(share: share, active: active) }
-        return taken
     }
 
     /// Writes this node's registry key; false when NATS could not be reached (or the bucket has no leader).
     private func announce() -> Bool {
         do {
             try bucket.put(registryKey, Array(address.utf8))
+            state.withLock { $0.announced = .now }
             try announceHTTP()
             return true
         } catch {
-            logLine("cannot announce node \(node): \(error)")
+            unreachable("cannot announce node \(node): \(error)")
             return false
         }
     }
 
-    /// Writes this node's registry key again, so that it outlives a pass held up by timeouts; failures are left
-    /// to the passes to log.
+    /// Writes this node's registry key again when a quarter of the TTL passed since it was last written (or it
+    /// never was), so that it outlives a pass held up by timeouts and comes back as soon as the bucket answers
+    /// again; failures are left to the passes to log.
     private func renewRegistration() {
-        _ = try? bucket.put(registryKey, Array(address.utf8))
+        guard state.withLock({ $0.announced.map { ContinuousClock.now - $0 >= ttl / 4 } ?? true }) else { return }
+        if (try? bucket.put(registryKey, Array(address.utf8))) != nil { state.withLock { $0.announced = .now } }
         _ = try? announceHTTP()
     }
 
@@ -274,6 +312,10 @@ public final class PartitionLeases: Sendable {
         do {
             var active = Self.activeNodes(try bucket.keys())
             if !standby && !active.contains(node) { active = (active + [node]).sorted() }
+            if settling {
+                // Nodes whose registry keys expired while the bucket did not answer have not renewed them yet.
+                active = Set(active).union(state.withLock { $0.active }).sorted()
+            }
             let listed = active
             let changed = state.withLock { s in
                 defer { s.active = listed }
@@ -287,18 +329,25 @@ public final class PartitionLeases: Sendable {
             }
             return (active, true)
         } catch {
-            logLine("cannot list the cluster's nodes (keeping the last list, handing nothing over): \(error)")
+            unreachable("cannot list the cluster's nodes (keeping the last list, handing nothing over): \(error)")
             return (state.withLock { $0.active }, false)
         }
     }
 
-    /// Renews every lease held. A renewal that fails to reach NATS (no responders while JetStream elects a
-    /// leader, a timeout) is tried again every ``retryPause`` while the lease is still certain
-    /// (``isCurrent(_:)``), so that a moment's failure does not end it; after that the next passes go on trying.
+    /// Renews the leases held that are due: written a quarter of the TTL ago or more, or lapsed. A renewal that
+    /// fails to reach NATS (no responders while JetStream elects a leader, a timeout) is tried again every
+    /// ``retryPause`` while the lease is still certain (``isCurrent(_:)``), so that a moment's failure does not
+    /// end it; a lapsed one is tried on every run of the renewal thread (every ``retryPause``).
     private func renewHeld() { renewing.withLock { _ in renewHeldNow() } }
 
     private func renewHeldNow() {
-        var pending = held
+        var pending = state.withLock { s in
+            s.revisions.indices.filter { index in
+                s.revisions[index] != nil
+                    && (s.lapsed.contains(index)
+                        || s.writtenAt[index].map { ContinuousClock.now - $0 >= ttl / 4 } ?? true)
+            }
+        }
         while true {
             pending = pending.filter { !renew($0) }
             pending = pending.filter { index in
@@ -352,14 +401,18 @@ public final class PartitionLeases: Sendable {
             let current = try bucket.get(key)
             if let current, current.value == value {
                 // This node's own write, stored at a revision it did not learn: still its lease. Its expiry counts
-                // from that write, sent after the last one known, so the instant kept is on the safe side.
-                let kept = state.withLock { s in
-                    guard s.revisions[index] == revision else { return false }
+                // from that write, sent after the last one known, so the instant kept is on the safe side. After
+                // the lease lapsed that write may be a create (``recreate(_:revision:)``) whose answer was lost, and
+                // another node may have held the lease before it: the partition catches up before it serves again.
+                let (kept, lapsed) = state.withLock { s in
+                    guard s.revisions[index] == revision else { return (false, false) }
                     s.revisions[index] = current.revision
-                    return true
+                    return (true, s.lapsed.contains(index))
                 }
+                if kept && lapsed { log.takeOver(index) }
                 return kept ? renew(index) : true
             }
+            if current == nil, try recreate(index, revision: revision) { return true }
             let holder = current.flatMap { Self.holder($0.value) }
             let cause =
                 holder.map { "node \($0.node) at \($0.address) holds it" } ?? "it expired (not renewed within \(ttl))"
@@ -376,9 +429,46 @@ public final class PartitionLeases: Sendable {
             }
             return true
         } catch {
-            logLine("partition \(index): \(error)")
+            unreachable("partition \(index): \(error)")
             return false
         }
+    }
+
+    /// Creates again the lease of partition `index`, which this node held at `revision` and which expired while
+    /// the bucket did not answer; returns false when another node created it first. No other node held it at
+    /// that instant, so the partition stays this node's, served again once caught up and confirmed (by the
+    /// catch-up thread, within a moment when nothing was written meanwhile).
+    private func recreate(_ index: Int, revision: UInt64) throws(NATSFailure) -> Bool {
+        let sent = ContinuousClock.now
+        let created: UInt64?
+        do {
+            created = try bucket.create(log.layout.leaseKey(index), value)
+        } catch {
+            // The create may be stored all the same (its answer lost): whatever the next renewal finds, the
+            // partition catches up before it serves again.
+            log.takeOver(index)
+            throw error
+        }
+        guard let created else { return false }
+        let kept = state.withLock { s in
+            guard s.revisions[index] == revision else { return false }
+            s.revisions[index] = created
+            s.writtenAt[index] = sent
+            s.lapsed.remove(index)
+            return true
+        }
+        guard kept else {
+            // Handed over or released meanwhile: not this node's to keep.
+            try? bucket.delete(log.layout.leaseKey(index))
+            return true
+        }
+        // Another node may have held the lease, and written, between the expiry and now; a server not current
+        // may say the stream ends where this node applied it: caught up and confirmed before it serves again.
+        log.takeOver(index)
+        logLine(
+            "took the lease of partition \(index) again: it expired while NATS did not answer and no other node held "
+                + "it; catching up with its stream before serving it")
+        return true
     }
 
     /// Forgets the lease of partition `index`, which another node holds or which expired, and stops serving it.
@@ -449,7 +539,7 @@ public final class PartitionLeases: Sendable {
                 }
             }
         } catch {
-            logLine("partition \(index): \(error)")
+            unreachable("partition \(index): \(error)")
         }
     }
 
@@ -470,14 +560,15 @@ public final class PartitionLeases: Sendable {
             s.writtenAt[index] = sent
             s.taking.insert(index)
         }
-        try rebuild(index, since: started)
+        // Under the catch-up lock: the catch-up thread would otherwise rebuild the same partition at once.
+        try catchingUp.withLock { _ in try rebuild(index, since: started) }
         return true
     }
 
     /// Catches partition `index`, whose lease this node created, up with its stream, and logs
     /// `took partition` with what it loaded and how long it took since `started`.
     private func rebuild(_ index: Int, since started: ContinuousClock.Instant) throws {
-        let caughtUp = try log.catchUp(index, into: store)
+        let caughtUp = try log.catchUp(index, into: store, confirm: true)
         state.withLock { _ = $0.taking.remove(index) }
         let (seconds, attoseconds) = (ContinuousClock.now - started).components
         let milliseconds = Double(seconds) * 1000 + Double(attoseconds) / 1e15
@@ -536,27 +627,34 @@ public final class PartitionLeases: Sendable {
         }
     }
 
-    /// Starts the thread that runs a ``pass()`` every third of the TTL, and the one that renews the leases held
-    /// (and this node's registry key) every quarter of it, apart from the passes' slower steps.
+    /// Starts the thread that runs a ``pass()`` every third of the TTL, the one that renews the leases held
+    /// (and this node's registry key) when due, every quarter of it, apart from the passes' slower steps, and the
+    /// one that catches up partitions whose last publish failed; the last two look every ``retryPause``, so a
+    /// lapsed lease or registry key is written again, and a partition serves again, as soon as NATS answers.
     public func start() throws {
         let passes = try PeriodicThread(name: "hkd-leases", every: ttl / 3) { [self] in pass() }
-        let renewals = try PeriodicThread(name: "hkd-renewals", every: ttl / 4) { [self] in
+        let renewals = try PeriodicThread(name: "hkd-renewals", every: Self.retryPause) { [self] in
             renewHeld()
             renewRegistration()
+        }
+        let catchUps = try PeriodicThread(name: "hkd-catch-up", every: Self.retryPause) { [self] in
+            _ = catchingUp.withLockIfAvailable { _ in catchUpUncertain(fromPass: false) }
         }
         state.withLock { s in
             s.passes = passes
             s.renewals = renewals
+            s.catchUps = catchUps
         }
     }
 
     /// Stops renewing, leaves the registry and gives the leases up (deleted, so other nodes take them at once).
     public func stop() {
-        let (passes, renewals) = state.update { s in
-            defer { (s.passes, s.renewals) = (nil, nil) }
+        let (passes, renewals, catchUps) = state.update { s in
+            defer { (s.passes, s.renewals, s.catchUps) = (nil, nil, nil) }
             s.stopping = true
-            return (s.passes, s.renewals)
+            return (s.passes, s.renewals, s.catchUps)
         }
+        catchUps?.stop()
         renewals?.stop()
         passes?.stop()
         try? bucket.delete(registryKey)

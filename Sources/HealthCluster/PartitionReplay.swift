@@ -13,8 +13,9 @@ struct PartitionReplay {
     /// complete up to); returns that end and how many records were applied. The records must follow one another
     /// from `after + 1`: a gap (records dropped because a newer snapshot covers them) throws the retryable
     /// ``ErrorCode/storageUnavailable``, and so does a message that is not one framed record of its own sequence
-    /// (naming the stream and sequence). A record that frames well but does not apply (it was published, then
-    /// its change failed) is skipped, as start-up quarantines one.
+    /// (naming the stream and sequence), and so does a stream that says it ends before `after` (a server not
+    /// current answered). A record that frames well but does not apply (it was published, then its change
+    /// failed, or a confirmation: ``JetStreamChangeLog/confirmationKind``) is skipped, as start-up quarantines one.
     func run(_ index: Int, after: UInt64, skipping applied: [String: UInt64] = [:], into store: HealthStore) throws
         -> (last: UInt64, applied: Int)
     {
@@ -24,6 +25,13 @@ struct PartitionReplay {
             end = try jetStream.streamState(stream).lastSequence
         } catch {
             throw error.healthError
+        }
+        guard end >= after else {
+            // A server that is no longer current (a leader cut off and not yet unseated) answered for the stream.
+            throw HealthError(
+                .storageUnavailable,
+                "stream \(stream) answered that it ends at sequence \(end), before sequence \(after) this node "
+                    + "applied: a server not current answered; retry")
         }
         var replayed = 0
         do {
@@ -41,6 +49,7 @@ struct PartitionReplay {
                         .storageUnavailable,
                         "stream \(stream): message \(sequence) is not a log record of that sequence")
                 }
+                guard record.kind != JetStreamChangeLog.confirmationKind else { return }
                 if (try? LogReplay.apply(record, to: store, skippingThrough: applied)) != nil { replayed += 1 }
             }
         } catch let failure as NATSFailure {

@@ -203,8 +203,10 @@ public struct PartitionSnapshots: Sendable {
         var data = [UInt8]()
         var messages = 0
         do {
+            // A snapshot of nothing (firstData 0) has no data messages to read.
             try jetStream.read(
-                Self.streamName, subject: Self.dataSubject(index), after: head.firstData - 1, through: head.lastData
+                Self.streamName, subject: Self.dataSubject(index), after: max(head.firstData, 1) - 1,
+                through: head.lastData
             ) { sequence, bytes in
                 guard messages > 0 || sequence == head.firstData, sequence <= head.lastData,
                     data.count + bytes.count <= head.dataBytes

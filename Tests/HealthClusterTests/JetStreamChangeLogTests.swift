@@ -124,6 +124,46 @@ struct JetStreamChangeLogTests {
     }
 
     @Test(
+        "A confirmed catch-up appends a confirmation after the end it read, which fences the former owner and which replay skips; a stream end below what was applied is refused"
+    )
+    func confirmedCatchUp() async throws {
+        let server = try await NATSServer()
+        let (first, firstLog) = try openNode(url: server.url)
+        let (second, secondLog) = try openNode(url: server.url)
+        _ = try first.insert(stepBatch(id: 1, subject: "anna"))
+        let index = firstLog.layout.partition(of: "anna")
+        let stream = firstLog.layout.streamName(index)
+
+        // The second node takes the partition over: it replays the record, then confirms after it.
+        secondLog.takeOver(index)
+        #expect(try secondLog.catchUp(index, into: second.store, confirm: true).replayed == 1)
+        #expect(try secondLog.jetStream.streamState(stream).lastSequence == 2)
+        #expect(secondLog.lastApplied(index) == 2)
+        #expect(secondLog.serves(index))
+        // The former owner's next append is fenced by the confirmation; catching up skips it.
+        #expect(throws: HealthError.self) { _ = try first.insert(stepBatch(id: 2, subject: "anna", from: 100)) }
+        #expect(try firstLog.catchUp(index, into: first.store).replayed == 0)
+        #expect(firstLog.lastApplied(index) == 2)
+        #expect(try stepCount(first.store, subject: "anna") == 5)
+        _ = try second.insert(stepBatch(id: 3, subject: "anna", from: 200))
+
+        // A third node replays both inserts, skipping the confirmation between them, and confirms after them.
+        let (third, thirdLog) = try openNode(url: server.url, owned: [])
+        thirdLog.takeOver(index)
+        #expect(try thirdLog.catchUp(index, into: third.store, confirm: true).replayed == 2)
+        #expect(thirdLog.lastApplied(index) == 4)
+        #expect(try stepCount(third.store, subject: "anna") == 10)
+
+        // A stream that says it ends before what the node applied (a server not current) is refused, and the
+        // partition is not served.
+        thirdLog.own(index, after: 99)
+        thirdLog.takeOver(index)
+        #expect(throws: HealthError.self) { try thirdLog.catchUp(index, into: third.store, confirm: true) }
+        #expect(!thirdLog.serves(index))
+        #expect(try secondLog.jetStream.streamState(stream).lastSequence == 4)
+    }
+
+    @Test(
         "A change acknowledged by JetStream only after the writer's lease could have expired is not acknowledged; the writer catches up with it, and a retry of the batch is recognised"
     )
     func lateAcknowledgementNotAcknowledged() async throws {

@@ -133,6 +133,7 @@ struct ClusterFaultTests {
     ) {
         let acknowledged = ledger.samples
         var (total, lost, duplicated, stored) = (0, 0, 0, 0)
+        var missing: [String] = []
         for subject in subjects {
             let uuids = try await reader.samples("stepCount", subject: subject).map(\.uuid)
             let unique = Set(uuids)
@@ -141,13 +142,15 @@ struct ClusterFaultTests {
             let expected = acknowledged[subject] ?? []
             total += expected.count
             duplicated += expected.count - Set(expected).count
-            lost += Set(expected).subtracting(unique).count
+            let gone = Set(expected).subtracting(unique)
+            lost += gone.count
+            missing += gone.prefix(10).map { "\(subject) (partition \(layout.partition(of: subject))) \($0)" }
         }
         print(
             "\(label): acknowledged \(total), lost \(lost), duplicated \(duplicated) (stored \(stored); "
                 + "\(ledger.failureCount) inserts failed after their retries, outcome unknown)")
         #expect(total > 0)
-        #expect(lost == 0)
+        #expect(lost == 0, "not stored: \(missing.prefix(20))")
         #expect(duplicated == 0)
         return (lost, duplicated)
     }

@@ -7,10 +7,13 @@ import Synchronization
 #endif
 
 /// Linux network namespaces on one bridge, for network-partition tests on one host: namespace `i` has the
-/// address `10.213.S.(i+1)/24` (S a subnet no interface uses yet) on a veth pair whose other end is on the bridge, which holds `10.213.S.254` in
-/// this process's namespace, so the test reaches every namespace while ``cut(_:from:)`` drops the traffic
-/// between two of them (blackhole routes on both sides: packets vanish, as in a real partition, and
-/// connections time out). Needs root and `ip` (iproute2); ``unavailableReason`` says why not without root. Everything made is deleted by ``remove()``, called on release too.
+/// address `10.213.S.(i+1)/24` (S a subnet no interface uses yet) on a veth pair whose other end is on the
+/// bridge, which holds `10.213.S.254` in this process's namespace, so the test reaches every namespace while
+/// ``cut(_:from:port:)`` drops traffic between two of them (blackhole rules on both sides: packets vanish, as in
+/// a real partition, and connections time out), all of it or only one TCP port's. Needs root and `ip`
+/// (iproute2); ``unavailableReason`` says why not without root. Names carry the process id and a count of the
+/// networks this process made, so networks made at once (tests running in parallel, or in two processes) never
+/// share a name or a subnet. Everything made is deleted by ``remove()``, called on release too.
 public final class NamespaceNetwork: Sendable {
     /// `ip`, which runs commands in a namespace (`ip netns exec NAME …`, the command keeping its process id).
     public static let ip = URL(fileURLWithPath: "/usr/sbin/ip")
@@ -31,20 +34,29 @@ public final class NamespaceNetwork: Sendable {
 
     /// `count` namespaces on a new bridge, each with its address, loopback up.
     public init(count: Int) throws {
-        let tag = "\(getpid())"
-        // A subnet no interface here uses yet (another test process's network, or one a killed run left).
-        let free = try (0..<250).map { (Int(getpid()) + $0) % 250 }.first { candidate in
-            try Self.run(["-o", "-4", "addr", "show", "to", "10.213.\(candidate).0/24"]).isEmpty
-        }
-        guard let free else { throw HealthError(.internalError, "no free subnet in 10.213.0.0/16 for namespaces") }
-        let subnet = "10.213.\(free)"
+        // Interface names have at most 15 bytes: "hkv", the process id and the count in base 36, "a" or "b", index.
+        let tag = String(getpid(), radix: 36) + "_" + String(Self.made.add(1, ordering: .relaxed).oldValue, radix: 36)
         names = (0..<count).map { "hk\(tag)n\($0)" }
-        addresses = (0..<count).map { "\(subnet).\($0 + 1)" }
         bridge = "hkbr\(tag)"
+        // Chosen and taken under one lock: two networks of this process never pick the same subnet.
+        let subnet = try Self.choosing.withLock { _ in
+            // A subnet no interface here uses yet (another test process's network, or one a killed run left).
+            let free = try (0..<250).map { (Int(getpid()) + $0) % 250 }.first { candidate in
+                try Self.run(["-o", "-4", "addr", "show", "to", "10.213.\(candidate).0/24"]).isEmpty
+            }
+            guard let free else { throw HealthError(.internalError, "no free subnet in 10.213.0.0/16 for namespaces") }
+            try Self.run(["link", "add", "hkbr\(tag)", "type", "bridge"])
+            do {
+                try Self.run(["addr", "add", "10.213.\(free).254/24", "dev", "hkbr\(tag)"])
+            } catch {
+                _ = try? Self.run(["link", "del", "hkbr\(tag)"])
+                throw error
+            }
+            return "10.213.\(free)"
+        }
+        addresses = (0..<count).map { "\(subnet).\($0 + 1)" }
         bridgeAddress = "\(subnet).254"
         do {
-            try Self.run(["link", "add", bridge, "type", "bridge"])
-            try Self.run(["addr", "add", "\(bridgeAddress)/24", "dev", bridge])
             try Self.run(["link", "set", bridge, "up"])
             for (index, name) in names.enumerated() {
                 let (outside, inside) = ("hkv\(tag)a\(index)", "hkv\(tag)b\(index)")
@@ -62,23 +74,43 @@ public final class NamespaceNetwork: Sendable {
         }
     }
 
+    /// How many networks this process made: part of every name.
+    private static let made = Atomic<Int>(0)
+    /// Held while a network picks its subnet and takes it.
+    private static let choosing = Mutex<Void>(())
+
     deinit { remove() }
 
-    /// Drops all traffic between namespace `index` and each of `others` (both directions), leaving their traffic
-    /// with this process's namespace alone.
-    public func cut(_ index: Int, from others: [Int]) throws {
-        for other in others {
-            try Self.run(["-n", names[index], "route", "add", "blackhole", "\(addresses[other])/32"])
-            try Self.run(["-n", names[other], "route", "add", "blackhole", "\(addresses[index])/32"])
+    /// Drops the traffic between namespace `index` and each of `others` (both directions): all of it, or with
+    /// `port` only TCP segments from or to that port (the routes between NATS servers, say, while their clients'
+    /// connections stay up). Traffic with this process's namespace is left alone.
+    public func cut(_ index: Int, from others: [Int], port: Int? = nil) throws {
+        for (namespace, address) in pairs(index, others) {
+            for selector in Self.selectors(address, port: port) {
+                try Self.run(["-n", namespace, "rule", "add"] + selector + ["blackhole"])
+            }
         }
     }
 
-    /// Undoes ``cut(_:from:)``.
-    public func heal(_ index: Int, from others: [Int]) throws {
-        for other in others {
-            try Self.run(["-n", names[index], "route", "del", "blackhole", "\(addresses[other])/32"])
-            try Self.run(["-n", names[other], "route", "del", "blackhole", "\(addresses[index])/32"])
+    /// Undoes ``cut(_:from:port:)`` (given the same arguments).
+    public func heal(_ index: Int, from others: [Int], port: Int? = nil) throws {
+        for (namespace, address) in pairs(index, others) {
+            for selector in Self.selectors(address, port: port) {
+                try Self.run(["-n", namespace, "rule", "del"] + selector + ["blackhole"])
+            }
         }
+    }
+
+    /// Each namespace of the cut with the address it must no longer send to.
+    private func pairs(_ index: Int, _ others: [Int]) -> [(String, String)] {
+        others.flatMap { other in [(names[index], addresses[other]), (names[other], addresses[index])] }
+    }
+
+    /// The `ip rule` selectors of the packets a namespace drops: those to `address`, or with `port` those to
+    /// `address` from or to that TCP port.
+    private static func selectors(_ address: String, port: Int?) -> [[String]] {
+        guard let port else { return [["to", address]] }
+        return ["dport", "sport"].map { ["to", address, "ipproto", "tcp", $0, "\(port)"] }
     }
 
     /// Deletes the namespaces and the bridge (the veth pairs go with them). Stop the processes in them first.
