@@ -106,8 +106,9 @@ extension QuantityType {
 /// "Did you mean": the candidate closest to a mistyped word, for error messages (types, units, commands, options).
 public enum Suggestion {
     /// The candidate nearest to `word`, ignoring case: the shortest one `word` abbreviates (three letters or more),
-    /// else the nearest by edit distance if it is close enough to be a typo (at most two edits, or a third of the
-    /// word's length for long words). `nil` when nothing is that close.
+    /// else the nearest by edit distance if it is close enough to be a typo (one edit for words of up to four
+    /// letters, else two, or a third of the word's length for long words; swapping two neighbours is one edit).
+    /// `nil` when nothing is that close.
     public static func nearest(to word: String, among candidates: some Sequence<String>) -> String? {
         let lowered = word.lowercased()
         if lowered.count >= 3,
@@ -121,23 +122,28 @@ public enum Suggestion {
             let distance = editDistance(wanted, Array(candidate.lowercased().utf8))
             if distance < (best?.distance ?? Int.max) { best = (distance, candidate) }
         }
-        guard let best, best.distance <= max(2, wanted.count / 3) else { return nil }
+        guard let best, best.distance <= (wanted.count <= 4 ? 1 : max(2, wanted.count / 3)) else { return nil }
         return best.candidate
     }
 }
 
-/// Levenshtein distance between two byte strings.
+/// Edit distance between two byte strings: insertions, deletions, substitutions and swaps of two neighbouring
+/// bytes, each one edit (the optimal string alignment distance).
 func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
     if a.isEmpty { return b.count }
-    var previous = Array(0...b.count)
+    var beforePrevious = Array(0...b.count)
+    var previous = beforePrevious
     var current = previous
     for i in 1...a.count {
         current[0] = i
         for j in stride(from: 1, through: b.count, by: 1) {
             let cost = a[i - 1] == b[j - 1] ? 0 : 1
             current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                current[j] = min(current[j], beforePrevious[j - 2] + 1)
+            }
         }
-        swap(&previous, &current)
+        (beforePrevious, previous, current) = (previous, current, beforePrevious)
     }
     return previous[b.count]
 }

@@ -88,5 +88,15 @@ import Testing
         #expect(distance("abc", "") == 3)
         #expect(distance("kitten", "sitting") == 3)
         #expect(distance("same", "same") == 0)
+        #expect(distance("tpye", "type") == 1)
+        #expect(distance("ca", "abc") == 3)
+    }
+
+    @Test func shortWordsAreSuggestedOnlyOneEditAway() {
+        let fields = ["type", "start", "end", "value", "unit", "source", "uuid", "metadata"]
+        #expect(Suggestion.nearest(to: "nope", among: fields) == nil)
+        #expect(Suggestion.nearest(to: "tpye", among: fields) == "type")
+        #expect(Suggestion.nearest(to: "vaule", among: fields) == "value")
+        #expect(Suggestion.nearest(to: "stop", among: fields) == nil)
     }
 }
