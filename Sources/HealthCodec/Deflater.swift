@@ -1,7 +1,9 @@
 import CZlib
 import Foundation
 
-/// A reusable deflate stream: each ``deflate(_:)`` compresses one whole message.
+/// A reusable deflate stream: each ``deflate(_:)`` compresses one whole message; or a stream fed in pieces,
+/// ``compress(_:flush:)`` returning the output zlib has ready and ``finish()`` the rest and the trailer, memory
+/// staying zlib's window and state whatever the total length (a streamed HTTP body compressed with gzip).
 ///
 /// Not thread-safe: use one instance from one thread at a time. The `z_stream` lives in heap memory this object
 /// owns, so it never moves after zlib initialised it.
@@ -49,5 +51,44 @@ public final class Deflater {
                 stream.pointee.next_out = nil
             }
         }
+    }
+
+    /// Compresses `input` as the next piece of a stream; returns the compressed bytes ready so far (often none:
+    /// zlib gathers a block). With `flush`, everything given so far comes out (a sync flush: the reader can
+    /// decompress it now).
+    public func compress(_ input: UnsafeRawBufferPointer, flush: Bool = false) -> [UInt8] {
+        run(input, mode: flush ? Z_SYNC_FLUSH : Z_NO_FLUSH)
+    }
+
+    /// Ends the stream ``compress(_:flush:)`` fed: the remaining compressed bytes and the format's trailer. The
+    /// next piece starts a new stream.
+    public func finish() -> [UInt8] {
+        defer { CZlib.deflateReset(stream) }
+        return run(UnsafeRawBufferPointer(start: nil, count: 0), mode: Z_FINISH)
+    }
+
+    /// Runs deflate over `input` with `mode` until it has taken all of it and has no more output to give.
+    private func run(_ input: UnsafeRawBufferPointer, mode: Int32) -> [UInt8] {
+        var output: [UInt8] = []
+        var piece = [UInt8](repeating: 0, count: 64 * 1024)
+        stream.pointee.next_in = input.baseAddress?.assumingMemoryBound(to: Bytef.self)
+        stream.pointee.avail_in = uInt(input.count)
+        defer { stream.pointee.next_in = nil }
+        while true {
+            let (rc, produced) = piece.withUnsafeMutableBufferPointer { buffer in
+                stream.pointee.next_out = buffer.baseAddress
+                stream.pointee.avail_out = uInt(buffer.count)
+                defer { stream.pointee.next_out = nil }
+                let rc = CZlib.deflate(stream, mode)
+                return (rc, buffer.count - Int(stream.pointee.avail_out))
+            }
+            // Z_BUF_ERROR only says no progress was possible (nothing left to do).
+            precondition(rc == Z_OK || rc == Z_STREAM_END || rc == Z_BUF_ERROR, "deflate failed: \(rc)")
+            output.append(contentsOf: piece[..<produced])
+            if rc == Z_STREAM_END { break }
+            // Output room left over means zlib has taken all input and given everything this mode asks for.
+            if produced < piece.count, stream.pointee.avail_in == 0 { break }
+        }
+        return output
     }
 }

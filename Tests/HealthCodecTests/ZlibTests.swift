@@ -24,6 +24,21 @@ struct ZlibTests {
         #expect(try Zlib.inflate(compressed, maxOutput: input.count, format: format) == input)
     }
 
+    @Test("a stream fed in pieces inflates to the pieces joined, twice on one deflater", arguments: ZlibFormat.allCases)
+    func pieces(format: ZlibFormat) throws {
+        let deflater = Deflater(level: 1, format: format)
+        for seed in [UInt64(3), 4] {
+            let input = Self.compressible(150_000, seed: seed)
+            var compressed: [UInt8] = []
+            for (index, start) in stride(from: 0, to: input.count, by: 10_000).enumerated() {
+                let piece = input[start..<min(start + 10_000, input.count)]
+                compressed += piece.withUnsafeBytes { deflater.compress($0, flush: index % 5 == 4) }
+            }
+            compressed += deflater.finish()
+            #expect(try Zlib.inflate(compressed, maxOutput: input.count, format: format) == input)
+        }
+    }
+
     @Test("empty input round-trips in every format", arguments: ZlibFormat.allCases)
     func empty(format: ZlibFormat) throws {
         let compressed = Zlib.deflate([UInt8](), format: format)

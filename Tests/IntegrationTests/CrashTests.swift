@@ -64,11 +64,8 @@ struct CrashTests {
             }
             // Once the round's ingest is under way (a batch acknowledged), hkd is killed at a random (seeded)
             // moment of it: that sleep is the behaviour under test.
-            let underWay = ContinuousClock.now
-            while ContinuousClock.now - underWay < .seconds(30),
-                !ledger.state.withLock({ $0.acknowledged.keys.contains { $0 >> 32 == UInt64(round) } })
-            {
-                try await Task.sleep(for: .milliseconds(2))
+            try await waitUntil("a batch of round \(round) acknowledged") {
+                ledger.state.withLock { $0.acknowledged.keys.contains { $0 >> 32 == UInt64(round) } }
             }
             try await Task.sleep(for: .milliseconds(Int.random(in: 0...230, using: &generator)))
             await hkd.kill()

@@ -35,7 +35,7 @@ final class HTTPBodyStream: HTTPBodyWriter {
     private struct Output {
         var pending: [UInt8] = []
         var committed = false
-        var deflater: StreamingDeflater?
+        var deflater: Deflater?
         var discarded = 0
         /// Header fields the producer added before the head left.
         var addedHeaders: [(name: String, value: String)] = []
@@ -63,7 +63,7 @@ final class HTTPBodyStream: HTTPBodyWriter {
         self.connection = connection
         self.limits = limits
         self.ended = ended
-        output = Mutex(Output(deflater: gzip ? StreamingDeflater(level: 1, format: .gzip) : nil))
+        output = Mutex(Output(deflater: gzip ? Deflater(level: 1, format: .gzip) : nil))
     }
 
     // MARK: The producer's side
