@@ -154,10 +154,13 @@ struct EventStream: Sendable {
         let watch = server.watchChanges(subject: subject, types: types)
         var position = start
         var started = false
+        // The types to read now: every one at first, then those that changed or have more.
+        var due = Array(types.indices)
         while true {
-            // One page of each type in turn; again at once while any type has more.
-            var more = false
-            for (index, type) in types.enumerated() {
+            // One page of each due type in turn; again at once for those that have more.
+            var more: [Int] = []
+            for index in due {
+                let type = types[index]
                 let cursor = position.cursors[index]
                 let page: Page
                 switch self.page(of: type, after: cursor.anchor) {
@@ -183,12 +186,18 @@ struct EventStream: Sendable {
                     guard body.write(text), body.flush() else { return nil }
                 }
                 if page.anchor != cursor.anchor { position.cursors[index] = Cursor(anchor: page.anchor, skip: 0) }
-                more = more || page.more
+                if page.more { more.append(index) }
             }
-            if more { continue }
-            while !watch.wait(for: Self.heartbeat) {
+            if !more.isEmpty {
+                due = more
+                continue
+            }
+            var changed = watch.wait(for: Self.heartbeat)
+            while changed == nil {
                 guard body.write(": heartbeat\n\n"), body.flush() else { return nil }
+                changed = watch.wait(for: Self.heartbeat)
             }
+            due = changed!.sorted()
         }
     }
 }

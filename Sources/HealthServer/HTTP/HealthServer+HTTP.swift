@@ -71,9 +71,10 @@ public final class ChangeWatch: Sendable {
         for subscription in subscriptions { hub.remove(subscription) }
     }
 
-    /// Waits until a change (or a reason to check) arrived since the last call, or `timeout` passed; true for a
-    /// change. Changes that arrive meanwhile, of any of the types, coalesce into one.
-    public func wait(for timeout: Duration) -> Bool {
+    /// Waits until a change (or a reason to check) arrived since the last call, or `timeout` passed; returns the
+    /// places (in the watched types' order) of the types that changed, `nil` when the time passed. Changes that
+    /// arrive meanwhile coalesce into one.
+    public func wait(for timeout: Duration) -> Set<Int>? {
         let woke =
             woken.waitThenUpdate(until: .after(timeout)) { woken -> Bool? in
                 guard woken else { return nil }
@@ -81,8 +82,12 @@ public final class ChangeWatch: Sendable {
                 return true
             } ?? false
         // Cleared after the wake, so a change from now on wakes the next wait.
-        for subscription in subscriptions { subscription.dirty.store(false, ordering: .releasing) }
-        return woke
+        var changed = Set<Int>()
+        for (index, subscription) in subscriptions.enumerated()
+        where subscription.dirty.exchange(false, ordering: .acquiringAndReleasing) {
+            changed.insert(index)
+        }
+        return woke ? changed : nil
     }
 }
 
