@@ -114,12 +114,20 @@ final class PartitionSites {
     /// how long after `healed` the last of them was sent.
     func waitForEveryNodeWriting(after healed: ContinuousClock.Instant) async throws -> Duration {
         var recovered: ContinuousClock.Instant?
-        try await waitUntil(
-            timeout: .seconds(120),
-            "every node to take a write of every subject; not yet: \(probes.notWritten(since: healed, nodes: nodes.count))"
-        ) {
-            recovered = probes.everyNodeWrote(since: healed, nodes: nodes.count)
-            return recovered != nil
+        do {
+            try await waitUntil(
+                timeout: .seconds(120),
+                "every node to take a write of every subject; not yet: \(probes.notWritten(since: healed, nodes: nodes.count))"
+            ) {
+                recovered = probes.everyNodeWrote(since: healed, nodes: nodes.count)
+                return recovered != nil
+            }
+        } catch {
+            // What it takes to find out why: whether each node still runs, and its log.
+            for (id, node) in zip(Self.ids, nodes) {
+                print("node \(id) (\(node.host)) \(node.isRunning ? "runs" : "has ended"); it logged:\n\(node.logText)")
+            }
+            throw error
         }
         return (recovered ?? healed) - healed
     }
