@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <malloc.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -7,6 +8,13 @@
 #include <time.h>
 #include <unistd.h>
 #include "CLinux.h"
+
+uint64_t hk_heap_in_use(void) {
+    struct mallinfo2 info = mallinfo2();
+    return (uint64_t)info.uordblks + (uint64_t)info.hblkhd;
+}
+uint64_t hk_heap_free(void) { return (uint64_t)mallinfo2().fordblks; }
+int hk_heap_trim(void) { return malloc_trim(0); }
 
 int hk_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 

@@ -157,22 +157,22 @@ public final class HealthStore: Sendable {
     public func info() -> StoreInfo {
         var samplesByType: [String: Int] = [:]
         var subjects = Set<String>()
-        var bytes = 0
-        var indexBytes = 0
+        var memory = StoreMemory()
         for type in QuantityType.all {
             shard(type).read { state in
                 var count = 0
+                memory.series +=
+                    state.series.capacity * (MemoryLayout<String>.stride + MemoryLayout<Series>.stride + 1)
                 for (subject, series) in state.series {
                     count += series.count
-                    indexBytes += series.ledger.approximateBytes
-                    bytes += series.approximateBytes + subject.utf8.count + 64
+                    series.addMemory(to: &memory)
+                    memory.series += subject.utf8.count > 15 ? subject.utf8.count + 32 : 0
                     if series.count > 0 { subjects.insert(subject) }
                 }
                 if count > 0 { samplesByType[type.identifier] = count }
             }
         }
-        return StoreInfo(
-            samplesByType: samplesByType, subjects: subjects.count, approximateBytes: bytes, indexBytes: indexBytes)
+        return StoreInfo(samplesByType: samplesByType, subjects: subjects.count, memory: memory)
     }
 }
 

@@ -78,18 +78,20 @@ public struct StoreInfo: Hashable, Sendable {
     public var samplesByType: [String: Int]
     /// Distinct subjects with at least one stored sample.
     public var subjects: Int
-    /// Approximate heap bytes held by the stored columns and source tables.
-    public var approximateBytes: Int
-    /// Approximate heap bytes of the retry bookkeeping (UUID fingerprints, recent batch ids, sync versions).
-    public var indexBytes: Int
+    /// Approximate heap bytes of the series, by structure.
+    public var memory: StoreMemory
 
     /// Store counts from their parts.
-    public init(samplesByType: [String: Int], subjects: Int, approximateBytes: Int, indexBytes: Int = 0) {
+    public init(samplesByType: [String: Int], subjects: Int, memory: StoreMemory = StoreMemory()) {
         self.samplesByType = samplesByType
         self.subjects = subjects
-        self.approximateBytes = approximateBytes
-        self.indexBytes = indexBytes
+        self.memory = memory
     }
+
+    /// Approximate heap bytes held by the stored rows and everything beside them but the retry bookkeeping.
+    public var approximateBytes: Int { memory.total - memory.index }
+    /// Approximate heap bytes of the retry bookkeeping (UUID fingerprints, recent batch ids, sync versions).
+    public var indexBytes: Int { memory.index }
 
     /// Samples of every type together.
     public var totalSamples: Int { samplesByType.values.reduce(0, +) }

@@ -52,9 +52,10 @@ struct Series: Sendable {
     var sources = SeriesSources()
     /// Batch ids, UUID fingerprints and sync versions: what makes a retry add nothing.
     var ledger = SeriesLedger()
-    /// The metadata of the rows that carry any, by change anchor (HEALTHKIT.md §3): a sparse table, so rows
-    /// without metadata cost nothing; it follows the rows through merges (anchors do not move) and deletes.
-    private(set) var metadata: [UInt64: [String: MetadataValue]] = [:]
+    /// The metadata of the rows that carry any, by change anchor (HEALTHKIT.md §3): a sparse, dictionary-encoded
+    /// table, so rows without metadata cost nothing; it follows the rows through merges (anchors do not move) and
+    /// deletes.
+    private(set) var metadata = SeriesMetadata()
     /// When a query last read the series (shared by every copy of it), for moving the blocks of the least
     /// recently used series out of memory first.
     let usage = SeriesUsage()
@@ -74,7 +75,7 @@ struct Series: Sendable {
     /// fingerprints are rebuilt from the UUIDs sent with batches.
     init(
         sortedRows: SeriesRows, batches: BatchTable, maxDuration: Int64, sources: SeriesSources,
-        ledger: SeriesLedger, metadata: [UInt64: [String: MetadataValue]] = [:]
+        ledger: SeriesLedger, metadata: SeriesMetadata = SeriesMetadata()
     ) {
         var blocked = BlockedRows()
         blocked.merge(sortedRows)
@@ -87,7 +88,7 @@ struct Series: Sendable {
     /// are rebuilt from the UUIDs sent with batches (only the anchors of such batches' rows are decoded).
     init(
         blockedRows: BlockedRows, batches: BatchTable, maxDuration: Int64, sources: SeriesSources,
-        ledger: SeriesLedger, metadata: [UInt64: [String: MetadataValue]] = [:]
+        ledger: SeriesLedger, metadata: SeriesMetadata = SeriesMetadata()
     ) {
         self.metadata = metadata
         rows = blockedRows
@@ -136,7 +137,7 @@ struct Series: Sendable {
     }
 
     /// Keeps `entry` as the metadata of the row with change anchor `anchor`.
-    mutating func setMetadata(_ entry: [String: MetadataValue], anchor: UInt64) { metadata[anchor] = entry }
+    mutating func setMetadata(_ entry: [String: MetadataValue], anchor: UInt64) { metadata.set(entry, anchor: anchor) }
 
     /// The metadata of the row with anchor `anchor`, empty when it has none.
     func metadata(anchor: UInt64) -> [String: MetadataValue] {
@@ -154,8 +155,8 @@ struct Series: Sendable {
         for anchor in decoded.arrivals {
             let entry = batches.entry(ofAnchor: anchor, hint: &hint)
             ledger.remove(uuid: entry.uuid(anchor: anchor), sentWithBatch: entry.uuids != nil)
-            if !metadata.isEmpty { metadata[anchor] = nil }
         }
+        if !metadata.isEmpty { metadata.remove(anchors: Set(decoded.arrivals)) }
         rows.removeRows(removed)
     }
 
@@ -197,20 +198,8 @@ struct Series: Sendable {
             + metadataBytes
     }
 
-    /// Rough heap bytes of ``metadata``: a table slot and a dictionary per row, keys and strings.
-    private var metadataBytes: Int {
-        metadata.values.reduce(metadata.capacity * 16) { total, row in
-            row.reduce(total + 64) { sum, entry in
-                let value: Int
-                switch entry.value {
-                case .string(let text): value = text.utf8.count
-                case .quantity(_, let unit): value = unit.utf8.count
-                case .number, .date: value = 0
-                }
-                return sum + 48 + entry.key.utf8.count + value
-            }
-        }
-    }
+    /// Rough heap bytes of ``metadata``.
+    var metadataBytes: Int { metadata.approximateBytes }
 }
 
 /// Read-only pointers to a series' columns, for the allocation-free loops of the reductions.

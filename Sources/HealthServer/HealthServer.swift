@@ -174,6 +174,9 @@ public final class HealthServer: Sendable {
             ServerLog.warning("authorization is off: anyone who reaches the port may read and change all data")
         }
         let report = durable.recovery
+        // Restoring decodes more than it keeps (a metadata row per sample, interned into a few): give the freed
+        // pages back rather than hold them for the process's life.
+        Heap.trim()
         if cluster == nil {
             ServerLog.info(
                 "recovered \(report.snapshotSamples) samples from snapshots and replayed \(report.replayedRecords) log records"

@@ -93,10 +93,10 @@ public struct RequestDispatcher: Sendable {
     /// What the server holds and how it runs, for ``ServerInfo``.
     func serverInfo() throws -> ServerInfo {
         let info: StoreContents
+        let local = store.info()
         if let clusterContents {
             info = try clusterContents()
         } else {
-            let local = store.info()
             info = StoreContents(subjects: local.subjects, samplesByType: local.samplesByType)
         }
         let status = status()
@@ -106,7 +106,8 @@ public struct RequestDispatcher: Sendable {
         return ServerInfo(
             serverVersion: status.version, uptimeMicros: status.uptimeMicros, connections: status.connections,
             residentBytes: status.residentBytes, subjects: UInt64(info.subjects), samplesPerType: perType,
-            blockBytesInMemory: UInt64(blocks.hotBytes), blockBytesOnDisk: UInt64(blocks.coldBytes))
+            blockBytesInMemory: UInt64(blocks.hotBytes), blockBytesOnDisk: UInt64(blocks.coldBytes),
+            memoryParts: local.memory.parts.map { .init(name: $0.name, bytes: UInt64($0.bytes)) })
     }
 
     /// Backs the store up into `directory` (see ``DurableStore/backup(to:including:)``, which checks the path

@@ -24,6 +24,19 @@ public struct ServerInfo: WireMessage {
     /// segment files on disk (`hkd --memory-limit`); both 0 from a server that predates them.
     public var blockBytesInMemory: UInt64
     public var blockBytesOnDisk: UInt64
+    /// The answering process's store memory by structure (``MemoryPart``), in the server's order; empty from a
+    /// server that predates it.
+    public var memoryParts: [MemoryPart]
+
+    /// Heap bytes of one of the store's structures (names as in docs/OUTPUT.md, *server-info*).
+    public struct MemoryPart: Hashable, Sendable {
+        public var name: String
+        public var bytes: UInt64
+        public init(name: String, bytes: UInt64) {
+            self.name = name
+            self.bytes = bytes
+        }
+    }
 
     /// The number of samples of one type.
     public struct TypeCount: Hashable, Sendable {
@@ -37,7 +50,8 @@ public struct ServerInfo: WireMessage {
 
     public init(
         serverVersion: String, uptimeMicros: UInt64, connections: UInt64, residentBytes: UInt64, subjects: UInt64,
-        samplesPerType: [TypeCount], blockBytesInMemory: UInt64 = 0, blockBytesOnDisk: UInt64 = 0
+        samplesPerType: [TypeCount], blockBytesInMemory: UInt64 = 0, blockBytesOnDisk: UInt64 = 0,
+        memoryParts: [MemoryPart] = []
     ) {
         self.serverVersion = serverVersion
         self.uptimeMicros = uptimeMicros
@@ -47,6 +61,7 @@ public struct ServerInfo: WireMessage {
         self.samplesPerType = samplesPerType
         self.blockBytesInMemory = blockBytesInMemory
         self.blockBytesOnDisk = blockBytesOnDisk
+        self.memoryParts = memoryParts
     }
 
     public func encode(into w: inout ByteWriter) {
@@ -60,10 +75,18 @@ public struct ServerInfo: WireMessage {
             w.writeString(entry.type)
             w.writeVarint(entry.samples)
         }
-        // An optional pair, written unless both are 0 (the payload of a server that predates them).
-        if blockBytesInMemory != 0 || blockBytesOnDisk != 0 {
+        // An optional pair, written unless both are 0 and no memory part follows (the payload of a server that
+        // predates them); then the optional list of memory parts, written unless empty.
+        if blockBytesInMemory != 0 || blockBytesOnDisk != 0 || !memoryParts.isEmpty {
             w.writeVarint(blockBytesInMemory)
             w.writeVarint(blockBytesOnDisk)
+        }
+        if !memoryParts.isEmpty {
+            w.writeVarint(UInt64(memoryParts.count))
+            for part in memoryParts {
+                w.writeString(part.name)
+                w.writeVarint(part.bytes)
+            }
         }
     }
 
@@ -82,8 +105,19 @@ public struct ServerInfo: WireMessage {
         if r.remaining > 0 {
             blockBytesInMemory = try r.readVarint()
             blockBytesOnDisk = try r.readVarint()
+            if blockBytesInMemory == 0, blockBytesOnDisk == 0, r.remaining == 0 {
+                throw CodecError(
+                    .malformedPayload, "block bytes 0 and 0 are written only before the store memory, which is missing")
+            }
         } else {
             (blockBytesInMemory, blockBytesOnDisk) = (0, 0)
         }
+        var parts: [MemoryPart] = []
+        if r.remaining > 0 {
+            let count = try r.readListCount("memory part count", limits: limits, minBytes: 2)
+            parts.reserveCapacity(count)
+            for _ in 0..<count { parts.append(MemoryPart(name: try r.readString(limits), bytes: try r.readVarint())) }
+        }
+        memoryParts = parts
     }
 }

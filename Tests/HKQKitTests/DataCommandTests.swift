@@ -702,9 +702,24 @@ import Testing
         #expect(lines.contains { $0.hasPrefix("BLOCKS IN MEMORY  ") && $0.hasSuffix("B") })
         #expect(lines.contains { $0 == "BLOCKS ON DISK    0 B" })
         #expect(lines.contains { $0.hasPrefix("flightsClimbed ") })
+        #expect(!lines.contains("STORE MEMORY"))
         let csv = try await runLive(["server-info", "--format", "csv"], subject: "info")
         #expect(csv.out.hasPrefix("version,uptime,connections,memory,blocksInMemory,blocksOnDisk,subjects,samples,"))
+        #expect(csv.out.contains(",memory.sealedBlocks,memory.blockIndex,memory.head,"))
         #expect(csv.out.split(separator: "\n").count == 2)
+
+        // The store's memory by structure: every part named, the unsealed rows holding the sample just stored.
+        let memory = try #require(after["storeMemory"] as? [String: Int])
+        #expect(
+            Set(memory.keys) == [
+                "sealedBlocks", "blockIndex", "head", "batchTable", "keptUUIDs", "uuidIndex", "retryLedger",
+                "metadata", "sources", "changeLog", "series",
+            ])
+        #expect(memory["head", default: 0] > 0)
+        let parts = try await runLive(["server-info", "--memory"], subject: "info")
+        let partLines = parts.out.split(separator: "\n").map(String.init)
+        #expect(partLines.contains { $0.hasPrefix("STORE MEMORY") && $0.hasSuffix("PER SAMPLE") })
+        #expect(partLines.contains { $0.hasPrefix("keptUUIDs ") && $0.hasSuffix(" B") })
     }
 
     @Test(arguments: [

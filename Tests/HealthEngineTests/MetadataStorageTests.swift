@@ -100,12 +100,12 @@ struct MetadataStorageTests {
         #expect(try store.samples(subject: "anna", type: "stepCount").metadata == [["k": .number(2)]])
         let type = try QuantityType.named("stepCount")
         let (image, _) = store.image(of: type) { () }
-        #expect(image.series[0].metadata.values.map { $0 } == [["k": .number(2)]])
+        #expect(image.series[0].metadata.entries.map(\.metadata) == [["k": .number(2)]])
         let restored = HealthStore()
         try restored.restore(image)
         #expect(try restored.samples(subject: "anna", type: "stepCount").metadata == [["k": .number(2)]])
         var stray = image
-        stray.series[0].metadata[999] = ["k": .number(3)]
+        stray.series[0].metadata.set(["k": .number(3)], anchor: 999)
         #expect(throws: HealthError.self) { try HealthStore().restore(stray) }
     }
 }

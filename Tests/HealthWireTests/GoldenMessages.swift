@@ -313,6 +313,15 @@ enum Golden {
                     blockBytesOnDisk: 3 << 20))
         ),
         (
+            "server-info-memory", "An answer with the store's memory by structure (two parts shown).", 16, [],
+            .serverInfo(
+                ServerInfo(
+                    serverVersion: "hkd 0.1.0", uptimeMicros: 90 * Micros.second.magnitude, connections: 1,
+                    residentBytes: 50 << 20, subjects: 1,
+                    samplesPerType: [.init(type: "heartRate", samples: 4096)],
+                    memoryParts: [.init(name: "sealedBlocks", bytes: 5_000), .init(name: "keptUUIDs", bytes: 65_536)]))
+        ),
+        (
             "cluster-status-query", "Ask a cluster node for its view of the partitions (empty payload).", 17, [],
             .clusterStatusQuery(ClusterStatusQuery())
         ),

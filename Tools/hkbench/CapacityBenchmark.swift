@@ -24,9 +24,16 @@ enum CapacityBenchmark: BenchCommand {
         ("--data-dir <dir>", "hkd's data directory (default a temporary one, removed afterwards)."),
         ("--in-flight <n>", "Batches sent and not yet acknowledged (default 8)."),
         ("--report-every <n>", "Print progress after this many subjects (default 20)."),
+        (
+            "--export <file>",
+            "Instead: import this Apple Health export (zip or export.xml) into a fresh hkd, restart it, and print "
+                + "resident and on-disk bytes per sample beside the file's bytes per record, with the store's "
+                + "memory by structure."
+        ),
     ]
 
     static func run(_ options: ParsedOptions) throws {
+        if let export = options.string("--export") { return try ExportCapacity.run(export: export) }
         let subjects = try options.integer("--subjects", default: 381, in: 1...100_000)
         let limit = options.string("--memory-limit") ?? "256M"
         let limitBytes = try ServerConfiguration.parseByteCount(limit, origin: "--memory-limit")

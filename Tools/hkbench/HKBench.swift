@@ -19,7 +19,7 @@ enum HKBench {
         CodecBenchmark.self, BlockBenchmark.self, W1Benchmark.self, W2Benchmark.self, W3Benchmark.self,
         CapacityBenchmark.self,
         StorageBenchmark.self,
-        ImportBenchmark.self, HKQBenchmark.self, DatasetCommand.self, LiveBenchmark.self,
+        ImportBenchmark.self, HKQBenchmark.self, DatasetCommand.self, ExportCommand.self, LiveBenchmark.self,
     ]
 
     /// Runs the command line and returns the exit status: 0 done, 1 failed, 64 usage error.

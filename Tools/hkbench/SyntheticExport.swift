@@ -38,25 +38,27 @@ enum SyntheticExport {
         return name.prefix(1).lowercased() + name.dropFirst()
     }
 
+    /// The DOCTYPE and header every export starts with, up to the first record.
+    static let header = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE HealthData [
+        <!-- HealthKit Export Version: 7 -->
+        <!ELEMENT HealthData (ExportDate,Me,(Record|Correlation|Workout|ActivitySummary)*)>
+        <!ATTLIST HealthData
+          locale CDATA #REQUIRED
+        >
+        ]>
+        <HealthData locale="en_US">
+         <ExportDate value="2018-04-15 22:29:28 -0400"/>
+         <Me HKCharacteristicTypeIdentifierDateOfBirth="" HKCharacteristicTypeIdentifierBiologicalSex="HKBiologicalSexNotSet"/>
+
+        """
+
     /// The export.xml text of `records` records.
     static func xml(records: Int) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(records * 380 + 1024)
-        out += Array(
-            """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <!DOCTYPE HealthData [
-            <!-- HealthKit Export Version: 7 -->
-            <!ELEMENT HealthData (ExportDate,Me,(Record|Correlation|Workout|ActivitySummary)*)>
-            <!ATTLIST HealthData
-              locale CDATA #REQUIRED
-            >
-            ]>
-            <HealthData locale="en_US">
-             <ExportDate value="2018-04-15 22:29:28 -0400"/>
-             <Me HKCharacteristicTypeIdentifierDateOfBirth="" HKCharacteristicTypeIdentifierBiologicalSex="HKBiologicalSexNotSet"/>
-
-            """.utf8)
+        out += Array(header.utf8)
         let device =
             "&lt;&lt;HKDevice: 0x1194d2a60&gt;, name:iPhone, manufacturer:Apple, model:iPhone, hardware:iPhone7,2, "
             + "software:10.3.1&gt;"

@@ -1,6 +1,7 @@
 #ifndef HKD_CLINUX_H
 #define HKD_CLINUX_H
-// What Glibc's Swift module lacks or imports awkwardly: epoll, eventfd, accept4, pipe2, flock, poll, TCP options.
+// What Glibc's Swift module lacks or imports awkwardly: epoll, eventfd, accept4, pipe2, flock, poll, TCP options,
+// the allocator's figures.
 // Wrappers take and return plain integers so Swift never touches epoll's packed union.
 #include <stdint.h>
 #include <sys/epoll.h>
@@ -35,6 +36,12 @@ static const int HK_LOCK_UN = LOCK_UN;
 static const short HK_POLLIN = POLLIN;
 static const short HK_POLLOUT = POLLOUT;
 
+/// Bytes the allocator has handed out and not had back (mallinfo2's uordblks + hblkhd).
+uint64_t hk_heap_in_use(void);
+/// Bytes the allocator holds free (mallinfo2's fordblks).
+uint64_t hk_heap_free(void);
+/// Gives the allocator's free pages back to the system (malloc_trim(0)); 1 when some were.
+int hk_heap_trim(void);
 /// epoll_create1(EPOLL_CLOEXEC).
 int hk_epoll_create(void);
 /// epoll_ctl with the event's data set to `token`.

@@ -203,8 +203,17 @@ struct BlockedRows: Sendable {
 
     /// Heap bytes held: the blocks and the head's columns.
     var approximateBytes: Int {
-        blocks.reduce(0) { $0 + $1.approximateBytes } + blocks.capacity * MemoryLayout<SealedBlock>.stride
-            + firstRows.capacity * 8 + arrivalSpans.capacity * 16 + head.approximateBytes
+        var memory = StoreMemory()
+        addMemory(to: &memory)
+        return memory.sealedBlocks + memory.blockIndex + memory.head
+    }
+
+    /// Adds the sealed blocks, their bookkeeping and the head to `memory`.
+    func addMemory(to memory: inout StoreMemory) {
+        memory.sealedBlocks += blocks.reduce(0) { $0 + $1.approximateBytes }
+        memory.blockIndex +=
+            blocks.capacity * MemoryLayout<SealedBlock>.stride + firstRows.capacity * 8 + arrivalSpans.capacity * 16
+        memory.head += head.approximateBytes
     }
 }
 

@@ -105,7 +105,7 @@ public struct SeriesImage: Hashable, Sendable {
     /// Deletion records and the newest pruned anchor.
     public var changeLog: SeriesChangeLog
     /// The metadata of the rows that carry any, by their change anchor (snapshot versions 6 to 8; empty before).
-    public var metadata: [UInt64: [String: MetadataValue]]
+    public var metadata: SeriesMetadata
     /// Whether every block's rows were checked against the engine's invariants when the blocks were read
     /// (``SealedBlock/init(validating:checkingInvariants:decoded:)`` with the check: starts ascending inside a
     /// block, ends at or after starts, instants supported) and their summaries recomputed: restoring the image
@@ -125,7 +125,7 @@ public struct SeriesImage: Hashable, Sendable {
         values: ContiguousArray<Double>, sourceIDs: ContiguousArray<UInt16>, arrivals: ContiguousArray<UInt64>,
         batches: [AppliedBatch], maxDuration: Int64, sources: [SourceInfo], userEnteredSources: [Bool],
         priorityOrder: [SourceInfo]?, recentBatches: [RecentBatch], syncHolders: [SyncHolder],
-        changeLog: SeriesChangeLog = SeriesChangeLog(), metadata: [UInt64: [String: MetadataValue]] = [:]
+        changeLog: SeriesChangeLog = SeriesChangeLog(), metadata: SeriesMetadata = SeriesMetadata()
     ) {
         let rows = SeriesRows(starts: starts, ends: ends, values: values, sourceIDs: sourceIDs, arrivals: arrivals)
         var blocks: [SealedBlock] = []
@@ -146,7 +146,7 @@ public struct SeriesImage: Hashable, Sendable {
         subject: String, blocks: [SealedBlock], batches: [AppliedBatch], maxDuration: Int64, sources: [SourceInfo],
         userEnteredSources: [Bool], priorityOrder: [SourceInfo]?, recentBatches: [RecentBatch],
         syncHolders: [SyncHolder], changeLog: SeriesChangeLog = SeriesChangeLog(),
-        metadata: [UInt64: [String: MetadataValue]] = [:]
+        metadata: SeriesMetadata = SeriesMetadata()
     ) {
         self.metadata = metadata
         self.subject = subject
@@ -306,7 +306,7 @@ extension Series {
         // of the table, which holds a dictionary for every row with metadata.
         let userEnteredAnchors =
             image.userEnteredFromMetadata
-            ? Set(image.metadata.lazy.filter { SeriesSources.marksUserEntered($0.value) }.map(\.key)) : []
+            ? Set(image.metadata.entries.filter { SeriesSources.marksUserEntered($0.metadata) }.map(\.anchor)) : []
         // Every block is decoded once and its rows checked; the blocks themselves are kept as they are. Blocks
         // whose rows were checked when they were read need only their summaries and arrival anchors here (and
         // their source ids when a row of several sources' block is marked as entered by hand).
@@ -365,7 +365,7 @@ extension Series {
             firstRow += block.count
         }
         guard image.maxDuration >= maxDuration else { throw broken("maxDuration below a stored duration") }
-        if let stray = image.metadata.keys.first(where: { !anchors.contains($0) }) {
+        if let stray = image.metadata.anchorsWithMetadata.first(where: { !anchors.contains($0) }) {
             throw broken("metadata of anchor \(stray), which no row has")
         }
         var ledger = SeriesLedger()

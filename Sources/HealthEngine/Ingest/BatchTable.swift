@@ -154,9 +154,15 @@ struct BatchTable: Sendable {
     /// Whether a batch with derived UUIDs and id `batchID` was applied.
     func hasDerivedBatch(_ batchID: UInt64) -> Bool { entryOfBatch[batchID] != nil }
 
-    /// Approximate heap bytes.
-    var approximateBytes: Int {
+    /// Approximate heap bytes: ``tableBytes`` and ``keptUUIDBytes``.
+    var approximateBytes: Int { tableBytes + keptUUIDBytes }
+
+    /// Heap bytes of the entries and their index by batch id.
+    var tableBytes: Int {
         entries.capacity * MemoryLayout<AppliedBatch>.stride + entryOfBatch.capacity * 24
-            + entries.reduce(0) { $0 + ($1.uuids?.capacity ?? 0) * 16 }
+            + laterEntriesOfBatch.capacity * 40
     }
+
+    /// Heap bytes of the UUIDs kept explicitly.
+    var keptUUIDBytes: Int { entries.reduce(0) { $0 + ($1.uuids?.capacity ?? 0) * 16 } }
 }

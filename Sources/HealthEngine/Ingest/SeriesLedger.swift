@@ -108,9 +108,15 @@ struct SeriesLedger: Sendable {
         syncKeyOfUUID[entry.uuid] = key
     }
 
-    /// Approximate heap bytes (hash tables counted at their bucket size).
-    var approximateBytes: Int {
-        fingerprints.approximateBytes + recentBatchOrder.capacity * 16 + recentBatches.capacity * 40
-            + syncEntries.count * 128
+    /// Approximate heap bytes (hash tables counted at their bucket size): ``indexBytes`` and ``retryBytes``.
+    var approximateBytes: Int { indexBytes + retryBytes }
+
+    /// Heap bytes of the UUID fingerprints.
+    var indexBytes: Int { fingerprints.approximateBytes }
+
+    /// Heap bytes of the recent batch ids and the sync identifiers' entries.
+    var retryBytes: Int {
+        recentBatchOrder.capacity * 16 + recentBatches.capacity * 40 + syncEntries.count * 128
+            + syncKeyOfUUID.capacity * 48
     }
 }

@@ -48,7 +48,8 @@ extension AuthorizationStatusQuery: ServedRequest {
 
 extension ServerInfoQuery: ServedRequest {
 
-    /// Subject and sample counts describe everyone's data: only administrators see them.
+    /// Subject and sample counts and the store's memory by structure describe everyone's data: only
+    /// administrators see them.
     static func authorize(_ request: ServerInfoQuery, access: IdentityAccess, dispatcher: RequestDispatcher) throws
         -> Authorized<ServerInfoQuery>
     {
@@ -56,6 +57,7 @@ extension ServerInfoQuery: ServedRequest {
         var info = try dispatcher.serverInfo()
         info.subjects = 0
         info.samplesPerType = []
+        info.memoryParts = []
         return .answered([.serverInfo(info)])
     }
 

@@ -127,7 +127,7 @@ public enum SnapshotCodec {
                 try column(rows.arrivals)
             }
             var table = ByteWriter(capacity: 16)
-            MetadataTable.encode(series.metadata, into: &table)
+            MetadataTable.encode(Array(series.metadata.entries), into: &table)
             w.writeBlob(table.bytes)
             if w.count >= pieceSize { try flush() }
         }
@@ -452,8 +452,8 @@ public enum SnapshotCodec {
 
     /// A version 6 or 7 series' metadata table: a blob holding a ``MetadataTable`` (rows within the batch limits
     /// they were accepted with).
-    static func readMetadataTable(_ r: inout ByteReader) throws -> [UInt64: [String: MetadataValue]] {
-        try MetadataTable.decode(try r.readBlob(limit: r.remaining))
+    static func readMetadataTable(_ r: inout ByteReader) throws -> SeriesMetadata {
+        SeriesMetadata(try MetadataTable.decode(try r.readBlob(limit: r.remaining)))
     }
 
     /// The batch table of a version 4 series (each entry at least 14 bytes).

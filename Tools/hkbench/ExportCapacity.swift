@@ -1,0 +1,83 @@
+import Foundation
+import HealthClient
+import HealthModel
+import HealthWire
+
+/// `hkbench capacity --export FILE`: what an Apple Health export costs once imported.
+///
+/// Starts the real hkd (a child process, fresh data directory, default settings), notes its resident memory
+/// empty, runs the real `hkq import FILE`, stops hkd cleanly and starts it again, then reports per stored sample:
+/// hkd's resident growth over the empty process, the data directory's bytes, the export's own zip per record,
+/// and the store's memory by structure (server-info's `storeMemory`), so a miss names the structure behind it.
+enum ExportCapacity {
+    /// Measures `export` (a zip or an export.xml) and prints the table.
+    static func run(export: String) throws {
+        let hkdPath = try ChildProcess.sibling("hkd")
+        let hkq = try ChildProcess.sibling("hkq")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hkbench-export-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let arguments = ["--data-dir", directory, "--auth", "off"]
+
+        let empty = try RunningHKD(path: hkdPath, arguments: arguments)
+        let emptyResident = try settledResident(empty)
+        let outcome = try ChildProcess.run(
+            hkq, ["--server", "127.0.0.1:\(empty.port)", "--subject", "capacity", "--format", "json", "import", export])
+        empty.stop()
+        guard outcome.status == 0 || outcome.status == 3,
+            let summary = try? JSONSerialization.jsonObject(with: Data(outcome.output.utf8)) as? [String: Any]
+        else { throw HealthError(.internalError, "hkq import \(export) failed: \(outcome.output)") }
+        let records = summary["recordsSeen"] as? Int ?? 0
+
+        let restarted = try RunningHKD(path: hkdPath, arguments: arguments)
+        defer { restarted.stop() }
+        let resident = try settledResident(restarted)
+        let client = HealthClient(
+            ClientConfiguration(
+                host: "127.0.0.1", port: restarted.port, clientName: "hkbench capacity", retry: .none))
+        defer { client.close() }
+        let info = try AsyncBridge.wait { try await client.serverInfo() }
+        let samples = Int(info.samplesPerType.reduce(UInt64(0)) { $0 + $1.samples })
+        let disk = CapacityBenchmark.diskUsage(directory)
+        let zip = ExportCapacity.fileBytes(export)
+
+        func perSample(_ bytes: Int) -> String { String(format: "%.2f", Double(bytes) / Double(max(samples, 1))) }
+        print("hkbench capacity --export \(export): \(records) records, \(samples) samples stored\n")
+        print("| samples | resident B/sample | on disk B/sample | the export's file B/record |")
+        print("|---:|---:|---:|---:|")
+        print(
+            "| \(samples) | \(perSample(resident - emptyResident)) | \(perSample(disk)) | "
+                + String(format: "%.2f", Double(zip) / Double(max(records, 1))) + " |")
+        print(
+            "\nresident: hkd's RSS after the restart (\(CapacityBenchmark.mib(resident))) less an empty hkd's "
+                + "(\(CapacityBenchmark.mib(emptyResident))); on disk: the data directory's blocks\n")
+        print("| store part | bytes | B/sample |")
+        print("|---|---:|---:|")
+        var total = 0
+        for part in info.memoryParts {
+            total += Int(part.bytes)
+            print("| \(part.name) | \(part.bytes) | \(perSample(Int(part.bytes))) |")
+        }
+        print("| all parts | \(total) | \(perSample(total)) |")
+        print(
+            "| the rest of the growth (allocator slack, caches, thread stacks) | \(resident - emptyResident - total) | "
+                + "\(perSample(resident - emptyResident - total)) |")
+    }
+
+    /// The server's resident bytes once it answers and has settled (two readings a second apart agree within
+    /// 64 KiB, or ten seconds passed): start-up frees what it read.
+    static func settledResident(_ hkd: RunningHKD) throws -> Int {
+        var last = hkd.residentBytes
+        for _ in 0..<10 {
+            Thread.sleep(forTimeInterval: 1)
+            let now = hkd.residentBytes
+            if abs(now - last) < 64 << 10 { return now }
+            last = now
+        }
+        return last
+    }
+
+    /// The size of the file at `path` (0 when it cannot be read).
+    static func fileBytes(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+    }
+}
