@@ -1,14 +1,14 @@
-import HealthCodec
 import HealthModel
 import HealthPosix
 import HealthTLS
 import HealthWire
 import Synchronization
 
-/// One protocol session over one TCP connection: handshake, pipelined requests matched by request id,
-/// streamed replies collected, pushed updates routed to their subscription.
+/// One protocol session over one TCP connection: the socket, the thread that reads it, and the calls back into
+/// the waiting requests and subscriptions. The protocol itself (handshake, matching replies to requests by id,
+/// pushed updates, timeouts, the heartbeat, the end of the connection) is its ``ClientConnectionStateMachine``'s.
 ///
-/// Thread-safe: any number of tasks may send requests at once. A reader thread owned by the connection decodes
+/// Thread-safe: any number of tasks may send requests at once. A reader thread owned by the connection reads
 /// replies; when the connection ends, every waiting request fails with ``ErrorCode/connectionLost``.
 ///
 /// A connection opened *in place* (``open(_:readingInPlace:)``, for a program whose task owns its thread, as
@@ -16,23 +16,24 @@ import Synchronization
 /// reads its own reply on that thread. The reader thread starts the first time anything else needs replies read:
 /// a request from another thread, requests still waiting when the in-place one is answered, a subscription.
 package final class HealthConnection: Sendable {
+    /// What waits for a request's reply.
+    typealias Waiter = CheckedContinuation<[Message], any Error>
+    /// The protocol logic this connection carries out.
+    typealias Machine = ClientConnectionStateMachine<Waiter, SubscriptionHandlers>
+
     /// The server's welcome: its version and the limits it enforces.
     package let welcome: Welcome
 
-    private let socket: any ByteStream
-    private let configuration: ClientConfiguration
+    let socket: any ByteStream
+    let configuration: ClientConfiguration
     private let state: Mutex<State>
     private let writeLock: Mutex<FrameEncoder>
-
-    private struct Pending {
-        var replies: [Message] = []
-        var deadline: ContinuousClock.Instant
-        let continuation: CheckedContinuation<[Message], any Error>
-    }
+    /// The thread that may read replies in place, for a connection opened in place.
+    private let inPlaceThread: UInt?
 
     /// Who reads the server's frames.
-    private enum Reading {
-        /// Nobody yet (a connection opened in place, between requests): ``State/inbox`` holds the decoder.
+    enum Reading {
+        /// Nobody yet (a connection opened in place, between requests).
         case idle
         /// The opening thread, for a request of its own.
         case inPlace
@@ -40,25 +41,9 @@ package final class HealthConnection: Sendable {
         case thread
     }
 
-    /// What the reader of the connection keeps between reads: frames half received and the heartbeat's clock.
-    private struct Inbox: Sendable {
-        var decoder: FrameDecoder
-        var heartbeat: Heartbeat
-    }
-
     private struct State {
-        var reading: Reading
-        /// The reading state while ``reading`` is `idle`; taken by whoever reads.
-        var inbox: Inbox?
-        var nextRequestID: UInt32 = 1
-        var pending: [UInt32: Pending] = [:]
-        var updateHandlers: [UInt32: @Sendable (Update) -> Void] = [:]
-        /// Handlers of subscribe requests in flight, by request id: installed when `subscribed` arrives, on the
-        /// reader thread, before any update frame that follows it is delivered.
-        var subscribing: [UInt32: SubscriptionHandlers] = [:]
-        /// Called once when the connection ends, per subscription id.
-        var endHandlers: [UInt32: @Sendable (HealthClientError) -> Void] = [:]
-        var failure: HealthClientError?
+        var machine: Machine
+        var reading = Reading.idle
     }
 
     /// What a subscription on this connection calls: each update in order, then once the end of the connection.
@@ -74,18 +59,14 @@ package final class HealthConnection: Sendable {
         }
     }
 
-    /// The thread that may read replies in place, for a connection opened in place.
-    private let inPlaceThread: UInt?
-
-    private init(socket: any ByteStream, welcome: Welcome, configuration: ClientConfiguration, inPlaceThread: UInt?) {
+    /// A connection over `socket`, whose `machine` has completed the handshake.
+    init(socket: any ByteStream, machine: Machine, configuration: ClientConfiguration, inPlaceThread: UInt?) {
+        guard let welcome = machine.welcome else { preconditionFailure("a connection before its handshake") }
         self.socket = socket
         self.welcome = welcome
         self.configuration = configuration
         self.inPlaceThread = inPlaceThread
-        let inbox = Inbox(
-            decoder: FrameDecoder(limits: welcome.limits.frameLimits),
-            heartbeat: Heartbeat(interval: configuration.heartbeat))
-        self.state = Mutex(State(reading: .idle, inbox: inbox))
+        self.state = Mutex(State(machine: machine))
         writeLock = Mutex(HealthConnection.requestEncoder(configuration, limits: welcome.limits.frameLimits))
     }
 
@@ -96,184 +77,11 @@ package final class HealthConnection: Sendable {
         return FrameEncoder(compressionThreshold: limits.maxFrameBytes &+ 1)
     }
 
-    /// Connects and performs the handshake. Blocks the calling thread for at most the connect timeout plus one
-    /// round trip; `HealthClient` calls it off the cooperative pool.
-    ///
-    /// `readingInPlace` defers the reader thread: requests sent from the calling thread then read their replies
-    /// on it (blocking it while they wait). Only for a thread that serves nothing else, never one of Swift's
-    /// cooperative pool.
-    package static func open(_ configuration: ClientConfiguration, readingInPlace: Bool = false)
-        throws(HealthClientError) -> HealthConnection
-    {
-        let tcp: ClientSocket
-        do {
-            tcp = try ClientSocket.connect(
-                host: configuration.host, port: configuration.port, timeout: configuration.connectTimeout)
-        } catch {
-            throw .local(
-                .connectionLost, "cannot connect to \(configuration.host):\(configuration.port): \(error.message)")
-        }
-        let socket: any ByteStream
-        do {
-            socket = try secure(tcp, configuration)
-        } catch {
-            tcp.close()
-            throw error
-        }
-        do {
-            let welcome = try handshake(socket, configuration)
-            let connection = HealthConnection(
-                socket: socket, welcome: welcome, configuration: configuration,
-                inPlaceThread: readingInPlace ? PosixThread.currentID : nil)
-            if !readingInPlace, let inbox = connection.claimInbox(for: .thread) { try connection.startReader(inbox) }
-            return connection
-        } catch {
-            socket.close()
-            throw error
-        }
-    }
-
-    /// The TCP connection itself, or with `configuration.tls` a TLS stream over it once the TLS handshake
-    /// passed every check.
-    private static func secure(_ tcp: ClientSocket, _ configuration: ClientConfiguration)
-        throws(HealthClientError) -> any ByteStream
-    {
-        guard let options = configuration.tls else { return tcp }
-        do {
-            let context = try TLSContext.client(options)
-            return try TLSClientStream.connect(
-                over: tcp, context: context, host: configuration.host, timeout: configuration.connectTimeout)
-        } catch let error as TLSError {
-            // A server that answered TLS in plaintext with an error frame (tlsUnavailable, tooManyConnections …)
-            // said why: its error, retryable or not, is the answer.
-            if let refusal = Self.errorFrame(in: error.plaintextReply) { throw HealthClientError(.server, refusal) }
-            throw HealthClientError(tlsError: error, configuration)
-        } catch let error as SystemError {
-            throw .local(
-                error.isTimeout ? .timedOut : .connectionLost,
-                "TLS handshake with \(configuration.host):\(configuration.port) failed: \(error.message)")
-        } catch {
-            throw .local(.internalError, "TLS handshake failed: \(error)")
-        }
-    }
-
-    /// The error an `error` frame at the start of `bytes` carries, if they hold one whole.
-    private static func errorFrame(in bytes: [UInt8]) -> HealthError? {
-        var decoder = FrameDecoder(limits: .standard)
-        decoder.append(bytes)
-        guard let frame = try? decoder.next(), case .error(let reply)? = try? Message.decode(frame) else { return nil }
-        return reply.healthError
-    }
-
-    /// hello, then (with a token) challenge → proof, then welcome, whose server signature must be right
-    /// before anything else is sent (Protocol/PROTOCOL.md "Authentication"). The token never leaves this side.
-    static func handshake(_ socket: any ByteStream, _ configuration: ClientConfiguration)
-        throws(HealthClientError) -> Welcome
-    {
-        let timeout = configuration.connectTimeout
-        var decoder = FrameDecoder(limits: .standard)
-        let encoder = FrameEncoder()
-        do {
-            let nonce = configuration.token.isEmpty ? [] : try SecureRandom.bytes(TokenAuthentication.nonceBytes)
-            var handshake = try ClientHandshake(
-                clientName: configuration.clientName, token: configuration.token, nonce: nonce)
-            try socket.write(encoder.encode(Message.hello(handshake.hello).frame(requestID: 0)), timeout: timeout)
-            while true {
-                if let frame = try decoder.next() {
-                    switch try Message.decode(frame) {
-                    case .challenge(let challenge):
-                        let proof = try handshake.respond(to: challenge, payload: frame.payload)
-                        try socket.write(encoder.encode(Message.proof(proof).frame(requestID: 0)), timeout: timeout)
-                    case .welcome(let welcome):
-                        try handshake.check(welcome)
-                        return welcome
-                    case .error(let reply): throw HealthClientError(.server, reply.healthError)
-                    default:
-                        throw HealthClientError.local(.malformedFrame, "the server answered hello with \(frame.kind)")
-                    }
-                    continue
-                }
-                let bytes = try socket.read(maxBytes: 64 << 10, timeout: timeout)
-                if bytes.isEmpty {
-                    throw HealthClientError.local(
-                        .connectionLost, "the server closed the connection during the handshake")
-                }
-                if configuration.tls == nil, bytes[0] == 0x15 || bytes[0] == 0x16 {
-                    // A TLS record (an alert, a hello) in answer to a plaintext hello.
-                    throw HealthClientError.local(
-                        .tlsRequired,
-                        "the server at \(configuration.host):\(configuration.port) speaks TLS: connect with TLS (hkq --tls)"
-                    )
-                }
-                decoder.append(bytes)
-            }
-        } catch let error as HealthClientError {
-            throw error
-        } catch let error as TLSError {
-            throw HealthClientError(tlsError: error, configuration)
-        } catch let error as SystemError {
-            throw .local(
-                error.isTimeout ? .timedOut : .connectionLost,
-                "handshake with \(configuration.host):\(configuration.port) failed: \(error.message)")
-        } catch let error as WireError {
-            throw .local(error.code, "the server's handshake reply is malformed: \(error.message)")
-        } catch let error as HealthError {
-            throw .local(error.code, error.message)
-        } catch {
-            throw .local(.internalError, "handshake failed: \(error)")
-        }
-    }
-
-    /// Makes `reader` the connection's reader and hands it the inbox, unless something reads already.
-    private func claimInbox(for reader: Reading) -> Inbox? {
-        state.withLock { state in
-            guard state.reading == .idle, let inbox = state.inbox.take() else { return nil }
-            state.reading = reader
-            return inbox
-        }
-    }
-
-    /// Starts the reader thread with `inbox` (claimed for it); if it cannot start, the connection fails.
-    private func startReader(_ inbox: Inbox) throws(HealthClientError) {
-        do {
-            _ = try PosixThread.spawn(name: "hk-client-reader") { [self] in readLoop(inbox) }
-        } catch {
-            let failure = HealthClientError.local(.internalError, "cannot start the reader thread: \(error.message)")
-            fail(failure)
-            throw failure
-        }
-    }
-
-    /// Reads, on the calling thread, until request `id` is answered (or fails), when the connection was opened in
-    /// place on this thread and nothing reads yet; from another thread, makes sure the reader thread reads.
-    /// Afterwards the reader thread takes over if other requests or subscriptions still wait for frames.
-    private func awaitReply(to id: UInt32) {
-        // Opened otherwise, the reader thread has read since the connection opened.
-        guard let inPlaceThread else { return }
-        guard inPlaceThread == PosixThread.currentID else {
-            if let inbox = claimInbox(for: .thread) { try? startReader(inbox) }
-            return
-        }
-        guard var inbox = claimInbox(for: .inPlace) else { return }
-        while state.withLock({ $0.pending[id] != nil }), readOnce(&inbox) {}
-        let handOver = state.withLock { state -> Bool in
-            let waiting = !state.pending.isEmpty || !state.subscribing.isEmpty || !state.endHandlers.isEmpty
-            if waiting && state.failure == nil {
-                state.reading = .thread
-                return true
-            }
-            state.reading = .idle
-            state.inbox = inbox
-            return false
-        }
-        if handOver { try? startReader(inbox) }
-    }
-
     /// Whether the connection's reader thread has started (at once, unless it was opened in place).
     package var hasReaderThread: Bool { state.withLock { $0.reading == .thread } }
 
     /// Whether the connection has ended (requests on it fail at once).
-    package var isClosed: Bool { state.withLock { $0.failure != nil } }
+    package var isClosed: Bool { state.withLock { $0.machine.isClosed } }
 
     /// Sends a request and waits for its whole reply (every frame of a streamed one).
     ///
@@ -282,7 +90,7 @@ package final class HealthConnection: Sendable {
     package func request(_ message: Message) async throws(HealthClientError) -> [Message] {
         do {
             return try await withCheckedThrowingContinuation { continuation in
-                if let id = transmit(message, continuation: continuation) { awaitReply(to: id) }
+                if let id = transmit(message, waiter: continuation) { awaitReply(to: id) }
             }
         } catch let error as HealthClientError {
             throw error
@@ -315,7 +123,7 @@ package final class HealthConnection: Sendable {
         let reply: [Message]
         do {
             reply = try await withCheckedThrowingContinuation { continuation in
-                let id = transmit(.subscribe(Subscribe(request)), continuation: continuation, subscription: handlers)
+                let id = transmit(.subscribe(Subscribe(request)), waiter: continuation, subscriber: handlers)
                 if let id { awaitReply(to: id) }
             }
         } catch let error as HealthClientError {
@@ -328,184 +136,148 @@ package final class HealthConnection: Sendable {
 
     /// Ends a subscription: no update handler runs for it once this returns.
     package func unsubscribe(_ subscriptionID: UInt32) async throws(HealthClientError) {
-        state.withLock { state in
-            state.updateHandlers[subscriptionID] = nil
-            state.endHandlers[subscriptionID] = nil
-        }
+        state.withLock { $0.machine.unsubscribe(subscriptionID) }
         _ = try await send(Unsubscribe(subscriptionID: subscriptionID))
-    }
-
-    /// Routes pushed updates with this subscription id to `handler` (on the reader thread; keep it short).
-    package func setUpdateHandler(subscriptionID: UInt32, _ handler: (@Sendable (Update) -> Void)?) {
-        state.withLock { $0.updateHandlers[subscriptionID] = handler }
-    }
-
-    /// Registers and sends a request; returns its id, or nil when it already failed (its continuation resumed).
-    private func transmit(
-        _ message: Message, continuation: CheckedContinuation<[Message], any Error>,
-        subscription: SubscriptionHandlers? = nil
-    ) -> UInt32? {
-        let registered: UInt32? = state.withLock { state in
-            if let failure = state.failure {
-                continuation.resume(throwing: failure)
-                return nil
-            }
-            let id = state.nextRequestID
-            state.nextRequestID = id == UInt32.max ? 1 : id + 1
-            state.pending[id] = Pending(deadline: .now + configuration.requestTimeout, continuation: continuation)
-            if let subscription { state.subscribing[id] = subscription }
-            return id
-        }
-        guard let id = registered else { return nil }
-        do {
-            try writeLock.withLock { encoder in
-                try socket.write(encoder.encode(message.frame(requestID: id)), timeout: configuration.requestTimeout)
-            }
-        } catch let error as SystemError {
-            fail(
-                .local(
-                    error.isTimeout ? .timedOut : .connectionLost, "sending \(message.kind) failed: \(error.message)"))
-            return nil
-        } catch let error as TLSError {
-            fail(HealthClientError(tlsError: error, configuration))
-            return nil
-        } catch {
-            fail(.local(.connectionLost, "sending \(message.kind) failed: \(error)"))
-            return nil
-        }
-        return id
-    }
-
-    /// The reader thread: decodes frames until the connection ends.
-    private func readLoop(_ inbox: Inbox) {
-        var inbox = inbox
-        while readOnce(&inbox) {}
-    }
-
-    /// Waits up to a second for bytes and delivers every whole frame they complete; on a quiet second, expires
-    /// overdue requests and checks the heartbeat. Returns false once the connection has ended.
-    private func readOnce(_ inbox: inout Inbox) -> Bool {
-        let bytes: [UInt8]
-        do {
-            bytes = try socket.read(maxBytes: 64 << 10, timeout: .seconds(1))
-        } catch let error as SystemError where error.isTimeout {
-            expireOverdueRequests()
-            let subscribed = state.withLock { !$0.endHandlers.isEmpty }
-            switch inbox.heartbeat.check(now: .now, subscribed: subscribed) {
-            case .quiet: break
-            case .ping: sendKeepAlive()
-            case .lost(let silence):
-                fail(.local(.connectionLost, "the server sent nothing for \(silence), not even a pong"))
-                return false
-            }
-            return true
-        } catch let error as TLSError {
-            fail(HealthClientError(tlsError: error, configuration))
-            return false
-        } catch {
-            fail(.local(.connectionLost, "connection to the server failed: \(error)"))
-            return false
-        }
-        if bytes.isEmpty {
-            fail(.local(.connectionLost, "the server closed the connection"))
-            return false
-        }
-        inbox.heartbeat.heard(at: .now)
-        inbox.decoder.append(bytes)
-        do {
-            while let frame = try inbox.decoder.next() {
-                try deliver(frame)
-            }
-        } catch let error as WireError {
-            fail(.local(error.code, "malformed frame from the server: \(error.message)"))
-            return false
-        } catch let error as HealthError {
-            fail(.local(error.code, "malformed reply from the server: \(error.message)"))
-            return false
-        } catch {
-            fail(.local(.internalError, "\(error)"))
-            return false
-        }
-        return true
-    }
-
-    private func deliver(_ frame: Frame) throws {
-        let message = try Message.decode(frame)
-        if case .update(let update) = message {
-            let handler = state.withLock { $0.updateHandlers[frame.requestID] }
-            handler?(update)
-            return
-        }
-        if case .error(let reply) = message, reply.closesConnection || frame.requestID == 0 {
-            // A connection-level error: the server closes; every request waiting here fails with it.
-            fail(HealthClientError(.server, reply.healthError))
-            return
-        }
-        state.withLock { state in
-            if let handlers = state.subscribing.removeValue(forKey: frame.requestID),
-                case .subscribed(let subscribed) = message
-            {
-                state.updateHandlers[subscribed.subscriptionID] = handlers.update
-                state.endHandlers[subscribed.subscriptionID] = handlers.end
-            }
-            guard var pending = state.pending[frame.requestID] else { return }
-            if case .error(let reply) = message {
-                state.pending[frame.requestID] = nil
-                pending.continuation.resume(throwing: HealthClientError(.server, reply.healthError))
-                return
-            }
-            pending.replies.append(message)
-            if frame.flags.contains(.more) {
-                state.pending[frame.requestID] = pending
-            } else {
-                state.pending[frame.requestID] = nil
-                pending.continuation.resume(returning: pending.replies)
-            }
-        }
-    }
-
-    /// Sends a ping under request id 0, which nothing waits for: its pong only shows the server is there.
-    private func sendKeepAlive() {
-        do {
-            try writeLock.withLock { encoder in
-                let ping = Message.ping(Ping(nonce: 0x6862_6561_7274_6265))  // "hbeartbe"
-                try socket.write(encoder.encode(ping.frame(requestID: 0)), timeout: .seconds(1))
-            }
-        } catch {
-            // A ping that cannot be written leaves the silence to run out: the next checks decide.
-        }
-    }
-
-    private func expireOverdueRequests() {
-        let now = ContinuousClock.now
-        state.withLock { state in
-            for (id, pending) in state.pending where pending.deadline <= now {
-                state.pending[id] = nil
-                pending.continuation.resume(
-                    throwing: HealthClientError.local(.timedOut, "no reply within \(configuration.requestTimeout)"))
-            }
-        }
-    }
-
-    /// Ends the connection: waiting requests fail with `error`, later ones at once.
-    private func fail(_ error: HealthClientError) {
-        let (pending, ends) = state.withLock { state -> ([Pending], [@Sendable (HealthClientError) -> Void]) in
-            if state.failure == nil { state.failure = error }
-            let waiting = Array(state.pending.values)
-            state.pending.removeAll()
-            state.subscribing.removeAll()
-            let ends = Array(state.endHandlers.values)
-            state.endHandlers.removeAll()
-            state.updateHandlers.removeAll()
-            return (waiting, ends)
-        }
-        for request in pending { request.continuation.resume(throwing: error) }
-        for end in ends { end(error) }
-        socket.shutdown()
     }
 
     /// Closes the connection; waiting requests fail with ``ErrorCode/connectionLost``.
     package func close() {
         fail(.local(.connectionLost, "the connection was closed by the client"))
+    }
+
+    /// Registers and sends a request; returns its id, or nil when it already failed (its waiter resumed).
+    private func transmit(_ message: Message, waiter: Waiter, subscriber: SubscriptionHandlers? = nil) -> UInt32? {
+        let now = ContinuousClock.now
+        let actions = state.withLock { $0.machine.request(message, waiter: waiter, subscriber: subscriber, now: now) }
+        guard case .send(let message, let id)? = actions.first else {
+            perform(actions)
+            return nil
+        }
+        return write(message, requestID: id) ? id : nil
+    }
+
+    /// Does what the machine asked, in order, outside the lock.
+    private func perform(_ actions: [Machine.Action]) {
+        for action in actions {
+            switch action {
+            case .send(let message, let id):
+                _ = write(message, requestID: id)
+            case .sendControl(let message, let id):
+                // A frame that cannot be written leaves the silence to run out: the heartbeat decides.
+                try? writeLock.withLock { encoder in
+                    try socket.write(encoder.encode(message.frame(requestID: id)), timeout: .seconds(1))
+                }
+            case .succeed(let waiter, let replies):
+                waiter.resume(returning: replies)
+            case .fail(let waiter, let error):
+                waiter.resume(throwing: error)
+            case .update(let handlers, let update):
+                handlers.update(update)
+            case .end(let handlers, let error):
+                handlers.end(error)
+            case .close:
+                socket.shutdown()
+            }
+        }
+    }
+
+    /// Writes a request's frame; returns whether it was written (if not, the connection has failed).
+    private func write(_ message: Message, requestID: UInt32) -> Bool {
+        let failure: HealthClientError
+        do {
+            try writeLock.withLock { encoder in
+                try socket.write(
+                    encoder.encode(message.frame(requestID: requestID)), timeout: configuration.requestTimeout)
+            }
+            return true
+        } catch let error as SystemError {
+            failure = .local(
+                error.isTimeout ? .timedOut : .connectionLost, "sending \(message.kind) failed: \(error.message)")
+        } catch let error as TLSError {
+            failure = HealthClientError(tlsError: error, configuration)
+        } catch {
+            failure = .local(.connectionLost, "sending \(message.kind) failed: \(error)")
+        }
+        fail(failure)
+        return false
+    }
+
+    /// Ends the connection: waiting requests fail with `error`, later ones at once.
+    func fail(_ error: HealthClientError) {
+        perform(state.withLock { $0.machine.failed(error) })
+    }
+
+    /// Makes `reader` the connection's reader, unless something reads already; returns whether it did.
+    func claimReading(for reader: Reading) -> Bool {
+        state.withLock { state in
+            guard state.reading == .idle else { return false }
+            state.reading = reader
+            return true
+        }
+    }
+
+    /// Starts the reader thread (reading claimed for it); if it cannot start, the connection fails.
+    func startReader() throws(HealthClientError) {
+        do {
+            _ = try PosixThread.spawn(name: "hk-client-reader") { [self] in
+                while readOnce() {}
+            }
+        } catch {
+            let failure = HealthClientError.local(.internalError, "cannot start the reader thread: \(error.message)")
+            fail(failure)
+            throw failure
+        }
+    }
+
+    /// Reads, on the calling thread, until request `id` is answered (or fails), when the connection was opened in
+    /// place on this thread and nothing reads yet; from another thread, makes sure the reader thread reads.
+    /// Afterwards the reader thread takes over if other requests or subscriptions still wait for frames.
+    private func awaitReply(to id: UInt32) {
+        // Opened otherwise, the reader thread has read since the connection opened.
+        guard let inPlaceThread else { return }
+        guard inPlaceThread == PosixThread.currentID else {
+            if claimReading(for: .thread) { try? startReader() }
+            return
+        }
+        guard claimReading(for: .inPlace) else { return }
+        while state.withLock({ $0.machine.isWaiting(for: id) }), readOnce() {}
+        let handOver = state.withLock { state -> Bool in
+            if state.machine.awaitsFrames && !state.machine.isClosed {
+                state.reading = .thread
+                return true
+            }
+            state.reading = .idle
+            return false
+        }
+        if handOver { try? startReader() }
+    }
+
+    /// Waits up to a second for bytes, hands them to the machine, then lets it check its deadlines when one is
+    /// due, and does what it asks. Returns false once the connection has ended.
+    private func readOnce() -> Bool {
+        let event: Result<[UInt8], HealthClientError>?
+        do {
+            event = .success(try socket.read(maxBytes: 64 << 10, timeout: .seconds(1)))
+        } catch let error as SystemError where error.isTimeout {
+            event = nil
+        } catch let error as TLSError {
+            event = .failure(HealthClientError(tlsError: error, configuration))
+        } catch {
+            event = .failure(.local(.connectionLost, "connection to the server failed: \(error)"))
+        }
+        let now = ContinuousClock.now
+        let (actions, open) = state.withLock { state -> ([Machine.Action], Bool) in
+            var actions: [Machine.Action]
+            switch event {
+            case nil: actions = []
+            case .success(let bytes) where bytes.isEmpty: actions = state.machine.peerClosed()
+            case .success(let bytes): actions = state.machine.received(bytes, now: now)
+            case .failure(let error): actions = state.machine.failed(error)
+            }
+            if let due = state.machine.nextDeadline, due <= now { actions += state.machine.tick(now: now) }
+            return (actions, !state.machine.isClosed)
+        }
+        perform(actions)
+        return open
     }
 }

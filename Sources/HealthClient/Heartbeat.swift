@@ -1,5 +1,5 @@
 /// When a connection with live subscriptions should ping the server, and when its silence means the connection
-/// is gone (``ClientConfiguration/heartbeat``). A value whoever reads the connection owns; time is passed in.
+/// is gone (``ClientConfiguration/heartbeat``). A value inside ``ClientConnectionStateMachine``; time is passed in.
 struct Heartbeat {
     /// What the reader should do after a quiet second.
     enum Decision: Equatable {
@@ -13,12 +13,19 @@ struct Heartbeat {
 
     /// The silence before a ping; `nil` never pings.
     let interval: Duration?
-    private var lastHeard = ContinuousClock.now
+    private var lastHeard: ContinuousClock.Instant
     private var pinged = false
 
-    init(interval: Duration?, now: ContinuousClock.Instant = .now) {
+    init(interval: Duration?, now: ContinuousClock.Instant) {
         self.interval = interval
         lastHeard = now
+    }
+
+    /// When ``check(now:subscribed:)`` next has something to decide for a connection holding subscriptions: the
+    /// ping, or after it the loss; `nil` without an interval.
+    var deadline: ContinuousClock.Instant? {
+        guard let interval else { return nil }
+        return lastHeard + (pinged ? interval * 2 : interval)
     }
 
     /// Bytes arrived from the server at `now`.
