@@ -90,7 +90,7 @@ final class HTTPConnectionHandler: ConnectionHandler, Sendable {
                 _ = loop.execute { self.stream(response, producer, for: request, on: connection) }
                 return
             }
-            let bytes = response.serialized(keepAlive: request.keepAlive)
+            let bytes = response.serialized(keepAlive: request.keepAlive, sendsBody: request.method != "HEAD")
             // Bad tokens are answered later and later, as refused handshakes are (the same throttle, by address);
             // only an answer that needed a good token forgets the address's failures.
             let delay: Duration
@@ -112,7 +112,8 @@ final class HTTPConnectionHandler: ConnectionHandler, Sendable {
         }
     }
 
-    /// Starts `producer` on a thread of its own, writing `response`'s body through an ``HTTPBodyStream``.
+    /// Starts `producer` on a thread of its own, writing `response`'s body through an ``HTTPBodyStream``; for
+    /// `HEAD`, sends the head alone (neither length nor chunks: the body is not made) and runs nothing.
     private func stream(
         _ response: HTTPResponse, _ producer: HTTPBodyProducer, for request: HTTPRequest, on connection: Connection
     ) {
@@ -121,14 +122,27 @@ final class HTTPConnectionHandler: ConnectionHandler, Sendable {
         let gzip = producer.compressible && ContentCoding.acceptsGzip(request.header("Accept-Encoding"))
         if producer.compressible { head.vary(on: "Accept-Encoding") }
         if gzip { head.headers.append(("Content-Encoding", "gzip")) }
+        if request.method == "HEAD" {
+            return finish(
+                head.head(keepAlive: request.keepAlive, framing: .none), keepAlive: request.keepAlive, on: connection)
+        }
+        let streams = server.httpStreams
+        guard streams.bodyStarted() else {
+            let stopping = HTTPProblem(HealthError(.shuttingDown, "the server is stopping; retry"))
+            return finish(stopping.response.serialized(keepAlive: false), keepAlive: false, on: connection)
+        }
         let stream = HTTPBodyStream(
-            response: head, gzip: gzip, keepAlive: request.keepAlive, sendsBody: request.method != "HEAD",
+            response: head, gzip: gzip, keepAlive: request.keepAlive, chunked: request.acceptsChunked,
             connection: connection
-        ) { [self] keepOpen in ended(keepOpen: keepOpen, on: connection) }
+        ) { [self] keepOpen in
+            streams.bodyEnded()
+            ended(keepOpen: keepOpen, on: connection)
+        }
         state.value.stream = stream
         do {
             try PosixThread.detach(name: "hkd-http-body") { stream.finish(producer.produce(stream)) }
         } catch {
+            streams.bodyEnded()
             state.value.stream = nil
             let busy = HTTPProblem(HealthError(.busy, "the server is busy (\(error)); retry later"))
             finish(busy.response.serialized(keepAlive: false), keepAlive: false, on: connection)
