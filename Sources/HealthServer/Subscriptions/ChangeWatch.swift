@@ -120,18 +120,21 @@ extension HealthServer {
     }
 
     /// Why a stream of `subject`'s events must end because of where the subject is served: `moved` (with the
-    /// new owner's HTTP API when known) once this node no longer holds its partition, `unavailable` while it
-    /// cannot serve it (a lease not renewed in time, a partition being rebuilt); `nil` while this node serves it,
-    /// and always in single-node mode.
+    /// new owner's HTTP API when known) once this node no longer holds its partition (handed over, released,
+    /// its lease lost; another node may not have taken it yet), `unavailable` while it holds it but cannot serve
+    /// it (a lease not renewed in time, a partition being rebuilt); `nil` while this node serves it, and always in
+    /// single-node mode.
     public func streamEnd(for subject: String) -> StreamEnd? {
         guard let cluster else { return nil }
         do {
             try cluster.checkServes(subject)
             return nil
-        } catch let error as HealthError where error.code == .notOwner {
-            return StreamEnd(reason: "moved", detail: error.message, owner: httpOwner(of: subject))
         } catch {
-            return StreamEnd(reason: "unavailable", detail: (error as? HealthError)?.message ?? "\(error)")
+            let detail = (error as? HealthError)?.message ?? "\(error)"
+            guard cluster.log.owns(cluster.log.layout.partition(of: subject)) else {
+                return StreamEnd(reason: "moved", detail: detail, owner: httpOwner(of: subject))
+            }
+            return StreamEnd(reason: "unavailable", detail: detail)
         }
     }
 }
