@@ -92,6 +92,7 @@ enum CollectionEvents {
         // Watching before the first computation: a change after the anchor it reads wakes the next one.
         let watch = server.watchChanges(subject: subject, types: [type])
         defer { watch.close() }
+        body.onClientGone { watch.end(.clientGone) }
         var channel = EventChannel(body: body, target: target)
         var anchor = start
         while true {

@@ -168,6 +168,7 @@ struct EventStream: Sendable {
     func run(into body: any HTTPBodyWriter) -> HTTPResponse? {
         let watch = server.watchChanges(subject: subject, types: types)
         defer { watch.close() }
+        body.onClientGone { watch.end(.clientGone) }
         var channel = EventChannel(body: body, target: target)
         var position = start
         // The types to read now: every one at first, then those that changed or have more.

@@ -26,8 +26,8 @@ public final class HealthServer: Sendable {
     let workers: WorkerPool
     /// Live subscriptions of every connection; changes wake the ones they touch.
     public let subscriptions = SubscriptionHub()
-    /// The HTTP API's streamed bodies and event streams, ended cleanly by ``stop()``.
-    let httpStreams = HTTPStreams()
+    /// The HTTP API's streamed bodies (at most `--http-max-streams`) and event streams, ended cleanly by ``stop()``.
+    let httpStreams: HTTPStreams
     private let group: EventLoopGroup
     private let listener: Mutex<TCPServer?>
     private let startedAt = ContinuousClock.now
@@ -309,6 +309,7 @@ public final class HealthServer: Sendable {
         identities: IdentityRegistry?, dataLock: DirectoryLock, tls: TLSContext?, metricsEndpoint: MetricsEndpoint?
     ) throws {
         self.configuration = configuration
+        httpStreams = HTTPStreams(limit: configuration.httpMaxStreams)
         self.metricsEndpoint = metricsEndpoint
         self.cluster = cluster
         self.tls = tls

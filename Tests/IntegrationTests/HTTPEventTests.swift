@@ -227,4 +227,35 @@ struct HTTPEventTests {
         #expect(first.data.hasPrefix("{\"kind\":\"added\",\"type\":\"stepCount\""), "\(first)")
         await hkd.stop()
     }
+
+    @Test(
+        "--http-max-streams caps the reads in progress: beyond it 503 with Retry-After; a stream whose client leaves frees its place at once"
+    )
+    func streamCap() async throws {
+        let (hkd, port) = try await HTTPAPITests.server(["--http-max-streams", "2"])
+        var open: [Reader] = []
+        for _ in 0..<2 {
+            let reader = try Reader(port: port)
+            try reader.send(Self.events("type=stepCount", token: hkd.token))
+            #expect(try reader.head().status == 200)
+            open.append(reader)
+        }
+        for target in ["/v1/subjects/anna/events?type=stepCount", "/v1/types"] {
+            let reader = try Reader(port: port)
+            try reader.send(HTTPStreamingTests.get(target, token: hkd.token))
+            let head = try reader.head()
+            #expect(head.status == 503 && head.headers["retry-after"] == "1", "\(target): \(head)")
+            let body = String(decoding: try reader.body(head.headers).bytes, as: UTF8.self)
+            #expect(body.contains("\"name\":\"busy\"") && body.contains("--http-max-streams"), "\(body)")
+        }
+        // A client leaves: its stream ends without waiting for the next heartbeat (15 s), and a read gets through.
+        open.removeLast()
+        let left = ContinuousClock.now
+        try await waitUntil(timeout: .seconds(5), "a place to free up") {
+            try HTTPAPITests.exchange([HTTPAPITests.get("/v1/types", token: hkd.token)], port: port).first?.status
+                == 200
+        }
+        print("HTTPEventTests: a stream's place was free \(ContinuousClock.now - left) after its client left")
+        await hkd.stop()
+    }
 }

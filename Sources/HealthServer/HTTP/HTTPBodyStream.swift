@@ -30,6 +30,8 @@ final class HTTPBodyStream: HTTPBodyWriter {
         var inFlight = 0
         var writable = true
         var gone = false
+        /// Called once the client has gone.
+        var goneHandlers: [@Sendable () -> Void] = []
     }
 
     /// The producer's own state (only its thread takes this lock).
@@ -179,15 +181,31 @@ final class HTTPBodyStream: HTTPBodyWriter {
 
     private var isGone: Bool { flow.withLock { $0.gone } }
 
+    func onClientGone(_ body: @escaping @Sendable () -> Void) {
+        let gone = flow.withLock { flow in
+            if !flow.gone { flow.goneHandlers.append(body) }
+            return flow.gone
+        }
+        if gone { body() }
+    }
+
+    /// Marks the client gone (waking the producer) and calls the handlers waiting for that, once.
+    private func markGone() {
+        let handlers = flow.update { flow in
+            flow.gone = true
+            defer { flow.goneHandlers = [] }
+            return flow.goneHandlers
+        }
+        for handler in handlers { handler() }
+    }
+
     // MARK: The loop's side
 
     /// `count` bytes were queued on the connection (loop thread).
     private func delivered(_ count: Int) {
         let open = connection.isOpen
-        flow.update { flow in
-            flow.inFlight -= count
-            if !open { flow.gone = true }
-        }
+        flow.update { $0.inFlight -= count }
+        if !open { markGone() }
     }
 
     /// The connection's outbound queue crossed a water mark (loop thread).
@@ -196,7 +214,5 @@ final class HTTPBodyStream: HTTPBodyWriter {
     }
 
     /// The connection closed: the producer stops at its next write (any thread).
-    func clientGone() {
-        flow.update { $0.gone = true }
-    }
+    func clientGone() { markGone() }
 }

@@ -127,9 +127,20 @@ final class HTTPConnectionHandler: ConnectionHandler, Sendable {
                 head.head(keepAlive: request.keepAlive, framing: .none), keepAlive: request.keepAlive, on: connection)
         }
         let streams = server.httpStreams
-        guard streams.bodyStarted() else {
-            let stopping = HTTPProblem(HealthError(.shuttingDown, "the server is stopping; retry"))
-            return finish(stopping.response.serialized(keepAlive: false), keepAlive: false, on: connection)
+        do {
+            try streams.bodyStarted()
+        } catch {
+            let refusal: HTTPProblem
+            switch error {
+            case .draining: refusal = HTTPProblem(HealthError(.shuttingDown, "the server is stopping; retry"))
+            case .full(let limit):
+                refusal = HTTPProblem(
+                    status: 503, title: ErrorCode.busy.name,
+                    detail: "\(limit) streamed responses are being written (hkd --http-max-streams); retry later",
+                    code: .busy)
+            }
+            return finish(
+                refusal.response.serialized(keepAlive: request.keepAlive), keepAlive: request.keepAlive, on: connection)
         }
         let stream = HTTPBodyStream(
             response: head, gzip: gzip, keepAlive: request.keepAlive, chunked: request.acceptsChunked,

@@ -3,6 +3,10 @@ import HealthPosix
 /// The HTTP API's streamed bodies being written, and the event streams among them (their ``ChangeWatch``es):
 /// what ``HealthServer/stop()`` ends cleanly before it closes the connections.
 ///
+/// Each streamed body holds a thread (`hkd-http-body`) and up to about 1.3 MiB of unsent bytes while its client
+/// is slow (``HTTPBodyStream``): at most ``limit`` run at once (`--http-max-streams`); beyond it a read is
+/// refused with 503 and `Retry-After`.
+///
 /// Draining ends every event stream (each says why in a last event and ends its body with the last chunk), then
 /// waits, at most a bound, until every streamed body has finished; a body that starts meanwhile is refused.
 /// Thread-safe; ``drain(within:)`` blocks.
@@ -13,15 +17,29 @@ final class HTTPStreams: Sendable {
         var watches: [ObjectIdentifier: ChangeWatch] = [:]
     }
 
-    private let state = ConditionLock(State())
+    /// Why a streamed body may not start.
+    enum Refusal: Error {
+        /// The server is stopping.
+        case draining
+        /// ``limit`` bodies are being written.
+        case full(limit: Int)
+    }
 
-    /// A streamed body starts; false once draining (the response is then refused).
-    func bodyStarted() -> Bool {
-        state.withLock { state in
-            guard !state.draining else { return false }
+    private let state = ConditionLock(State())
+    /// The most streamed bodies written at once.
+    let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    /// A streamed body starts; throws once draining or with ``limit`` bodies running (the response is refused).
+    func bodyStarted() throws(Refusal) {
+        let refusal = state.withLock { state -> Refusal? in
+            guard !state.draining else { return .draining }
+            guard state.bodies < limit else { return .full(limit: limit) }
             state.bodies += 1
-            return true
+            return nil
         }
+        if let refusal { throw refusal }
     }
 
     /// A streamed body ended (its last bytes are queued on the connection, or it was cut off).

@@ -4,13 +4,17 @@ import HealthPosix
 /// Why a stream of events outside the binary protocol ends while its client still reads: said in its last event,
 /// so that the client reconnects (to the subject's new owner, when its partition moved).
 public struct StreamEnd: Sendable, Equatable {
-    /// `shutdown` (the server stops), `moved` (this node no longer serves the subject: its partition moved) or
-    /// `unavailable` (this node cannot serve the subject now, e.g. its lease was not renewed in time).
+    /// `shutdown` (the server stops), `moved` (this node no longer serves the subject: its partition moved),
+    /// `unavailable` (this node cannot serve the subject now, e.g. its lease was not renewed in time), or `gone`
+    /// (the client left: never sent).
     public var reason: String
     /// A sentence for people.
     public var detail: String
     /// With `moved`: the HTTP API (`http://host:port`) of the node that serves the subject now, when known.
     public var owner: String?
+
+    /// The client closed the connection (nobody reads the `end` event).
+    public static let clientGone = StreamEnd(reason: "gone", detail: "the client closed the connection")
 
     /// The server stops.
     public static let shutdown = StreamEnd(
@@ -75,8 +79,8 @@ public final class ChangeWatch: Sendable {
         for subscription in subscriptions { hub.remove(subscription) }
     }
 
-    /// Ends the watch: the next (or current) ``wait(for:)`` returns `.end(end)`.
-    func end(_ end: StreamEnd) {
+    /// Ends the watch: the next (or current) ``wait(for:)`` returns `.end(end)` (the first end given wins).
+    public func end(_ end: StreamEnd) {
         state.update { state in
             if state.ending == nil { state.ending = end }
         }
