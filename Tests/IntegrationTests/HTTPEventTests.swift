@@ -185,6 +185,13 @@ struct HTTPEventTests {
         #expect(whole.status == 200 && whole.headers["transfer-encoding"] == "chunked")
         let expected = try reader.body(whole.headers)
         #expect(expected.complete && expected.bytes.count > 64 * 1024)
+        // A request pipelined behind a streamed body waits for it, then is answered.
+        try reader.send(
+            HTTPStreamingTests.get(listing, token: hkd.token) + HTTPStreamingTests.get("/v1/types", token: hkd.token))
+        let again = try reader.head()
+        #expect(try reader.body(again.headers).bytes == expected.bytes)
+        let behind = try reader.head()
+        #expect(behind.status == 200 && behind.headers["content-type"] == "application/json", "\(behind)")
 
         // HEAD, then GET on the same connection: the HEAD's head has no framing field and no body follows.
         for target in [listing, "/v1/subjects/anna/events?type=stepCount"] {
@@ -248,7 +255,9 @@ struct HTTPEventTests {
             let body = String(decoding: try reader.body(head.headers).bytes, as: UTF8.self)
             #expect(body.contains("\"name\":\"busy\"") && body.contains("--http-max-streams"), "\(body)")
         }
-        // A client leaves: its stream ends without waiting for the next heartbeat (15 s), and a read gets through.
+        // A client leaves (all it was sent read, so it closes with a FIN, not a reset): its stream ends without
+        // waiting for the next heartbeat (15 s), and a read gets through.
+        _ = try? open.last!.socket.read(maxBytes: 65_536, timeout: .milliseconds(300))
         open.removeLast()
         let left = ContinuousClock.now
         try await waitUntil(timeout: .seconds(5), "a place to free up") {

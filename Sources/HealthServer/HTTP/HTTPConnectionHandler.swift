@@ -8,7 +8,8 @@ import HealthPosix
 /// ``HTTPLimits/idleDeadline``; a request over the parser's caps, or bytes that are not HTTP/1.x, get their
 /// status and the connection closes. A 401 is sent after the server's ``FailureThrottle`` delay for the address.
 /// A response with a ``HTTPBodyProducer`` is written by its producer on a thread of its own (`hkd-http-body`)
-/// through an ``HTTPBodyStream``, gzip-compressed when the client accepts it.
+/// through an ``HTTPBodyStream``, gzip-compressed when the client accepts it; meanwhile the connection is read
+/// (what arrives is kept, up to the header cap, for after the response) so that a client that leaves stops it.
 final class HTTPConnectionHandler: ConnectionHandler, Sendable {
     private struct State {
         let parser: HTTPRequestParser
@@ -37,6 +38,11 @@ final class HTTPConnectionHandler: ConnectionHandler, Sendable {
 
     func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
         state.value.buffer.append(contentsOf: bytes)
+        // While a body streams, reading goes on only to notice the client leaving (an event stream may write
+        // nothing for a while): what it sends meanwhile (a pipelined request) waits, up to the header cap.
+        if state.value.stream != nil, state.value.buffer.count > limits.parser.maxHeaderBytes {
+            connection.pauseReading()
+        }
         parseNext(connection)
     }
 
@@ -152,6 +158,7 @@ final class HTTPConnectionHandler: ConnectionHandler, Sendable {
         state.value.stream = stream
         do {
             try PosixThread.detach(name: "hkd-http-body") { stream.finish(producer.produce(stream)) }
+            if state.value.buffer.count <= limits.parser.maxHeaderBytes { connection.resumeReading() }
         } catch {
             streams.bodyEnded()
             state.value.stream = nil
