@@ -77,7 +77,9 @@ struct HTTPEventTests {
         _ = try await client.insert([Self.steps(500, at: 1_796_043_600)])
         let update = try #require(try reader.nextNamedEvent())
         let latency = ContinuousClock.now - inserted
-        #expect(latency < .seconds(2), "\(latency)")
+        // About 50 ms on an idle machine (the insert's fsync included); the bound is for one loaded by the other
+        // suites running at the same time.
+        #expect(latency < .seconds(10), "\(latency)")
         print("HTTPEventTests: an insert reached the collection stream after \(latency)")
         #expect(update.event == "buckets")
         let updateID = try #require(update.id.flatMap { UInt64($0) })
