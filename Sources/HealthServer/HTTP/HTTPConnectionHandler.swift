@@ -142,7 +142,7 @@ final class HTTPConnectionHandler: ConnectionHandler, Sendable {
             case .full(let limit):
                 refusal = HTTPProblem(
                     status: 503, title: ErrorCode.busy.name,
-                    detail: "\(limit) streamed responses are being written (hkd --http-max-streams); retry later",
+                    detail: "\(limit) reads are being answered (hkd --http-max-streams); retry later",
                     code: .busy)
             }
             return finish(
