@@ -18,9 +18,10 @@ import HealthWire
 /// `ANCHOR:N` (the first N changes of the page after ANCHOR seen). With one type that is `ANCHOR` or `ANCHOR:N`.
 /// A client reconnecting with `Last-Event-ID` (or the `anchor` parameter in the same form, default `0` for each
 /// type: every change so far, then live) gets exactly the changes of each type after the last it saw. While
-/// nothing changes, a comment line every ``heartbeat`` keeps proxies from closing the connection. The stream ends
-/// (with its last chunk) when this node no longer serves the subject (a partition moved: the client reconnects
-/// and is answered by the new owner); a server that stops closes it.
+/// nothing changes, a comment line every ``heartbeat`` keeps proxies from closing the connection. When the
+/// server stops or this node no longer serves the subject (a partition moved), an `end` event says so and the
+/// body ends with its last chunk (see ``EventChannel``): the client reconnects and is answered by the new owner.
+/// With `collection` the stream follows a statistics collection instead (``CollectionEvents``).
 struct EventStream: Sendable {
     /// How long the stream stays silent before a heartbeat comment.
     static let heartbeat: Duration = .seconds(15)
@@ -73,12 +74,19 @@ struct EventStream: Sendable {
     let identity: ClientIdentity
     let server: HealthServer
     let start: Position
+    /// The request's target (for the `end` event's location).
+    let target: String
 
-    /// The stream for a request, or the problem with it.
+    /// The stream for a request to `target`, or the problem with it.
     static func response(
         subject: String, query: [(name: String, value: String)], lastEventID: String?, identity: ClientIdentity,
-        server: HealthServer
+        server: HealthServer, target: String
     ) -> HTTPResponse {
+        if query.contains(where: { $0.name == "collection" }) {
+            return CollectionEvents.response(
+                subject: subject, query: query, lastEventID: lastEventID, identity: identity, server: server,
+                target: target)
+        }
         var options: [String] = []
         var typeNames: [Substring] = []
         var anchor: String?
@@ -117,10 +125,16 @@ struct EventStream: Sendable {
             ).response
         }
         let stream = EventStream(
-            subject: subject, types: types, options: options, identity: identity, server: server, start: start)
+            subject: subject, types: types, options: options, identity: identity, server: server, start: start,
+            target: target)
+        return eventStream { body in stream.run(into: body) }
+    }
+
+    /// A `200` `text/event-stream` response whose body `produce` writes (never compressed).
+    static func eventStream(_ produce: @escaping @Sendable (any HTTPBodyWriter) -> HTTPResponse?) -> HTTPResponse {
         var response = HTTPResponse(
             status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
-        response.producer = HTTPBodyProducer(compressible: false) { body in stream.run(into: body) }
+        response.producer = HTTPBodyProducer(compressible: false, produce)
         return response
     }
 
@@ -149,11 +163,14 @@ struct EventStream: Sendable {
         return .success(Page(changes: lines, anchor: end.anchor, more: end.more))
     }
 
-    /// Writes the events until the client leaves, this node stops serving the subject, or a query fails.
+    /// Writes the events until the client leaves, the stream must end (the server stops, this node stops serving
+    /// the subject), or a query fails.
     func run(into body: any HTTPBodyWriter) -> HTTPResponse? {
         let watch = server.watchChanges(subject: subject, types: types)
+        defer { watch.close() }
+        body.onClientGone { watch.end(.clientGone) }
+        var channel = EventChannel(body: body, target: target)
         var position = start
-        var started = false
         // The types to read now: every one at first, then those that changed or have more.
         var due = Array(types.indices)
         while true {
@@ -166,12 +183,9 @@ struct EventStream: Sendable {
                 switch self.page(of: type, after: cursor.anchor) {
                 case .success(let found): page = found
                 case .failure(let failure):
-                    // Before the first byte the problem is the answer; after it, a moved partition ends the stream
-                    // cleanly (the client reconnects to the owner) and anything else cuts it off.
-                    guard started else { return failure.response }
-                    return failure.response.status == 503 || failure.response.status == 307 ? nil : failure.response
+                    return channel.failed(failure.response, subject: subject, server: server)
                 }
-                var text = started ? "" : "retry: 1000\n\n"
+                var text = ""
                 let fresh = page.changes.dropFirst(min(cursor.skip, page.changes.count))
                 for (offset, line) in fresh.enumerated() {
                     let isLast = offset == fresh.count - 1
@@ -181,9 +195,8 @@ struct EventStream: Sendable {
                         : Cursor(anchor: cursor.anchor, skip: cursor.skip + offset + 1)
                     text += "id: \(position.text)\ndata: \(line)\n\n"
                 }
-                started = true
-                if !text.isEmpty {
-                    guard body.write(text), body.flush() else { return nil }
+                if !text.isEmpty || !channel.started {
+                    guard channel.send(text) else { return nil }
                 }
                 if page.anchor != cursor.anchor { position.cursors[index] = Cursor(anchor: page.anchor, skip: 0) }
                 if page.more { more.append(index) }
@@ -192,12 +205,8 @@ struct EventStream: Sendable {
                 due = more
                 continue
             }
-            var changed = watch.wait(for: Self.heartbeat)
-            while changed == nil {
-                guard body.write(": heartbeat\n\n"), body.flush() else { return nil }
-                changed = watch.wait(for: Self.heartbeat)
-            }
-            due = changed!.sorted()
+            guard let changed = channel.next(watch) else { return nil }
+            due = changed.sorted()
         }
     }
 }

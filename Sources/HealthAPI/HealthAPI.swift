@@ -30,7 +30,7 @@ public struct HealthAPI: HTTPService {
         }
         if let page = Dashboard(server.configuration).response(to: request, segments: segments) { return page }
         if segments.count == 4, segments[0] == "v1", segments[1] == "subjects", segments[3] == "events",
-            request.method == "GET"
+            request.method == "GET" || request.method == "HEAD"
         {
             do {
                 let identity = try server.identity(authorization: request.header("Authorization"))
@@ -39,7 +39,7 @@ public struct HealthAPI: HTTPService {
                 }
                 return EventStream.response(
                     subject: segments[2], query: query, lastEventID: request.header("Last-Event-ID"),
-                    identity: identity, server: server)
+                    identity: identity, server: server, target: request.target)
             } catch {
                 return HTTPProblem(error).response
             }

@@ -10,6 +10,9 @@ public protocol HTTPBodyWriter: Sendable {
     /// Adds a header field to the response's head while it has not left (before the body's first bytes go
     /// out); false once it has.
     func addHeader(_ name: String, _ value: String) -> Bool
+    /// Calls `body` once, from any thread, when the client has gone (at once if it has): a producer that waits
+    /// for something else meanwhile (an event stream between events) stops then rather than at its next write.
+    func onClientGone(_ body: @escaping @Sendable () -> Void)
 }
 
 extension HTTPBodyWriter {

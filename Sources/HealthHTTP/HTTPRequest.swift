@@ -9,17 +9,23 @@ public struct HTTPRequest: Sendable, Equatable {
     public var body: [UInt8]
     /// Whether the client keeps the connection open after the response (HTTP/1.1's default).
     public var keepAlive: Bool
+    /// The minor version of the request's HTTP/1.x: 0 for HTTP/1.0, whose clients know no chunked bodies.
+    public var minorVersion: Int
 
     public init(
         method: String, target: String, headers: [(name: String, value: String)] = [], body: [UInt8] = [],
-        keepAlive: Bool = true
+        keepAlive: Bool = true, minorVersion: Int = 1
     ) {
         self.method = method
         self.target = target
         self.headers = headers
         self.body = body
         self.keepAlive = keepAlive
+        self.minorVersion = minorVersion
     }
+
+    /// Whether a response may use `Transfer-Encoding: chunked` (HTTP/1.1 and later; not HTTP/1.0).
+    public var acceptsChunked: Bool { minorVersion >= 1 }
 
     /// The value of the first header named `name` (ASCII case-insensitive), if any.
     public func header(_ name: String) -> String? {
@@ -86,6 +92,7 @@ public struct HTTPRequest: Sendable, Equatable {
 
     public static func == (lhs: HTTPRequest, rhs: HTTPRequest) -> Bool {
         lhs.method == rhs.method && lhs.target == rhs.target && lhs.body == rhs.body && lhs.keepAlive == rhs.keepAlive
+            && lhs.minorVersion == rhs.minorVersion
             && lhs.headers.elementsEqual(rhs.headers) { $0.name == $1.name && $0.value == $1.value }
     }
 }

@@ -91,7 +91,7 @@ public final class HTTPRequestParser {
         settings.on_message_complete = { parser in
             guard let parser else { return 1 }
             let state = ParseState.of(parser)
-            state.finish(keepAlive: http_should_keep_alive(parser) != 0)
+            state.finish(keepAlive: http_should_keep_alive(parser) != 0, minorVersion: Int(parser.pointee.http_minor))
             http_parser_pause(parser, 1)
             return 0
         }
@@ -174,13 +174,13 @@ private final class ParseState {
         return 0
     }
 
-    func finish(keepAlive: Bool) {
+    func finish(keepAlive: Bool, minorVersion: Int) {
         complete = HTTPRequest(
             method: method, target: String(decoding: url, as: UTF8.self),
             headers: headers.map {
                 (String(decoding: $0.name, as: UTF8.self), String(decoding: $0.value, as: UTF8.self))
             },
-            body: body, keepAlive: keepAlive)
+            body: body, keepAlive: keepAlive, minorVersion: minorVersion)
     }
 
     func reset() {

@@ -28,21 +28,32 @@ public struct HTTPResponse: Sendable, Equatable {
         headers[index].value += ", " + field
     }
 
-    /// The status line, the header fields with `Content-Length` and `Connection`, and the body.
-    public func serialized(keepAlive: Bool) -> [UInt8] {
-        head(keepAlive: keepAlive, bodyLength: body.count) + body
+    /// The status line, the header fields with `Content-Length` and `Connection`, and the body (only the head
+    /// unless `sendsBody`: the answer to `HEAD`, which still names the length a `GET` would get).
+    public func serialized(keepAlive: Bool, sendsBody: Bool = true) -> [UInt8] {
+        head(keepAlive: keepAlive, framing: .length(body.count)) + (sendsBody ? body : [])
     }
 
-    /// The status line and the header fields, ending with the blank line: with `Content-Length: bodyLength`, or
-    /// `Transfer-Encoding: chunked` when `bodyLength` is `nil` (the body follows as ``HTTPChunk``s); with
-    /// `Connection: close` unless `keepAlive`.
-    public func head(keepAlive: Bool, bodyLength: Int?) -> [UInt8] {
+    /// How a body is delimited (RFC 9112 §6.3).
+    public enum BodyFraming: Sendable, Equatable {
+        /// `Content-Length` bytes follow the head.
+        case length(Int)
+        /// `Transfer-Encoding: chunked`: the body follows as ``HTTPChunk``s.
+        case chunked
+        /// Neither field: no body follows (the answer to `HEAD` of a streamed body), or the body ends when the
+        /// connection closes (a streamed body for an HTTP/1.0 client, which knows no chunks; `keepAlive` false).
+        case none
+    }
+
+    /// The status line and the header fields, ending with the blank line: with the field `framing` calls for,
+    /// and `Connection: close` unless `keepAlive`.
+    public func head(keepAlive: Bool, framing: BodyFraming) -> [UInt8] {
         var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        if let bodyLength {
-            head += "Content-Length: \(bodyLength)\r\n"
-        } else {
-            head += "Transfer-Encoding: chunked\r\n"
+        switch framing {
+        case .length(let length): head += "Content-Length: \(length)\r\n"
+        case .chunked: head += "Transfer-Encoding: chunked\r\n"
+        case .none: break
         }
         head += keepAlive ? "\r\n" : "Connection: close\r\n\r\n"
         return Array(head.utf8)

@@ -26,6 +26,8 @@ public final class HealthServer: Sendable {
     let workers: WorkerPool
     /// Live subscriptions of every connection; changes wake the ones they touch.
     public let subscriptions = SubscriptionHub()
+    /// The HTTP API's streamed bodies (at most `--http-max-streams`) and event streams, ended cleanly by ``stop()``.
+    let httpStreams: HTTPStreams
     private let group: EventLoopGroup
     private let listener: Mutex<TCPServer?>
     private let startedAt = ContinuousClock.now
@@ -310,6 +312,7 @@ public final class HealthServer: Sendable {
         identities: IdentityRegistry?, dataLock: DirectoryLock, tls: TLSContext?, metricsEndpoint: MetricsEndpoint?
     ) throws {
         self.configuration = configuration
+        httpStreams = HTTPStreams(limit: configuration.httpMaxStreams)
         self.metricsEndpoint = metricsEndpoint
         self.cluster = cluster
         self.tls = tls
@@ -514,13 +517,19 @@ public final class HealthServer: Sendable {
     /// Connections open now.
     public var connectionCount: Int { listener.withLock { $0?.connectionCount ?? 0 } }
 
-    /// Stops accepting, closes connections, finishes queued work and joins every thread. Idempotent.
+    /// How long ``stop()`` waits for the HTTP API's streamed bodies to end before it closes their connections.
+    static let streamDrainTime: Duration = .seconds(2)
+
+    /// Stops accepting, ends event streams, closes connections, finishes queued work and joins every thread.
+    /// Idempotent.
     public func stop() {
         let tcp = listener.withLock { listener in
             defer { listener = nil }
             return listener
         }
         tcp?.stop()
+        // Event streams say why they end and end their bodies; other streamed bodies get a moment to finish.
+        httpStreams.drain(within: Self.streamDrainTime)
         httpListener.withLock { listener in
             defer { listener = nil }
             return listener

@@ -144,6 +144,11 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// Chart.js, which the dashboard draws with, served as `/ui/chart.js` (`--chartjs`; Debian's libjs-chart.js).
     public var chartJS = "/usr/share/javascript/chart.js/chart.min.js"
 
+    /// The most HTTP API reads answered at once (`--http-max-streams`), each on a thread of its own while its body
+    /// is written (an event stream for as long as it is open); beyond it a read is refused with 503 and
+    /// `Retry-After`.
+    public var httpMaxStreams = 256
+
     /// The web origins whose pages may call the HTTP API from a browser (`--http-cors`, `scheme://host[:port]` in
     /// lower case); empty: none (no CORS headers are sent).
     public var httpCORS: [String] = []
@@ -344,6 +349,10 @@ public struct ServerConfiguration: Hashable, Sendable {
                                   Authorization: Bearer) on this address, or off; beyond loopback only
                                   with TLS (default: 127.0.0.1:7421), and the dashboard at / (a
                                   browser opens http://127.0.0.1:7421/#token=TOKEN).
+          --http-max-streams N    HTTP API reads answered at once, each on a thread of its own while its
+                                  body is written (an event stream for as long as it is open), holding
+                                  up to about 1.3 MiB while its client is slow; beyond it a read is
+                                  answered 503 with Retry-After (default: 256).
           --http-cors ORIGIN      Let web pages from ORIGIN (scheme://host[:port], e.g.
                                   https://dash.example.org) call the HTTP API from a browser: preflight
                                   OPTIONS requests are answered, and responses to that origin carry

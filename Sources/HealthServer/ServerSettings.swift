@@ -140,6 +140,7 @@ struct ServerSetting: Sendable {
             let (host, port) = try ServerConfiguration.parseAddress(text, origin: origin)
             config.httpListen = .init(host: host, port: port)
         },
+        .number("http-max-streams", minimum: 1, \.httpMaxStreams),
         ServerSetting.list("http-cors") { config, text, origin in
             config.httpCORS = try text.split(separator: ",").map {
                 try ServerConfiguration.parseOrigin(String($0), origin: origin)

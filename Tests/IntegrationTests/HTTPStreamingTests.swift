@@ -62,23 +62,42 @@ struct HTTPStreamingTests {
         /// The next server-sent event of a chunked `text/event-stream` body (comments skipped): its `id` and
         /// `data`; nil when the stream ended.
         func nextEvent() throws -> (id: String?, data: String)? {
+            try nextNamedEvent().map { ($0.id, $0.data) }
+        }
+
+        /// Whether the chunked body ended with its last chunk (after ``nextNamedEvent()`` returned nil).
+        var endedWithLastChunk = false
+
+        /// The next server-sent event of a `text/event-stream` body (comments skipped): its `event` name, `id`
+        /// and `data`; nil when the stream ended. `chunked` false reads a body without chunks (HTTP/1.0).
+        func nextNamedEvent(chunked: Bool = true) throws -> (event: String?, id: String?, data: String)? {
             while true {
                 if let end = events.indices.dropLast().first(where: { events[$0] == 10 && events[$0 + 1] == 10 }) {
                     let block = String(decoding: events[..<end], as: UTF8.self)
                     events.removeFirst(end + 2)
-                    var id: String?
-                    var data: String?
+                    var (event, id, data): (String?, String?, String?) = (nil, nil, nil)
                     for line in block.split(separator: "\n") {
+                        if line.hasPrefix("event: ") { event = String(line.dropFirst(7)) }
                         if line.hasPrefix("id: ") { id = String(line.dropFirst(4)) }
                         if line.hasPrefix("data: ") { data = String(line.dropFirst(6)) }
                     }
-                    if let data { return (id, data) }
+                    if let data { return (event, id, data) }
+                    continue
+                }
+                guard chunked else {
+                    events += buffer
+                    buffer.removeAll()
+                    guard try fill() else { return nil }
                     continue
                 }
                 guard let line = try take(until: [13, 10]),
-                    let size = Int(String(decoding: line, as: UTF8.self), radix: 16), size > 0,
-                    let chunk = try take(size + 2)
+                    let size = Int(String(decoding: line, as: UTF8.self), radix: 16)
                 else { return nil }
+                guard size > 0 else {
+                    endedWithLastChunk = try take(until: [13, 10]) != nil
+                    return nil
+                }
+                guard let chunk = try take(size + 2) else { return nil }
                 events += chunk.dropLast(2)
             }
         }

@@ -78,8 +78,9 @@ window.HK = window.HK || {};
    * Live updates for a set of types: `onChange` is called (at most every 250 ms) when samples of them change.
    * Reads `GET /v1/subjects/{subject}/events?type=…` (Server-Sent Events) through fetch() and a stream reader, as
    * EventSource cannot send the token in a header; it resumes after a lost connection from the last event's id
-   * (`Last-Event-ID`). Where hkd has no events resource, it asks again every `pollSeconds` instead, and
-   * `onChange` sees whether anything differs through the view's own comparison.
+   * (`Last-Event-ID`), also after an `end` event (hkd stopping, the subject moving to another node). Where hkd
+   * has no events resource, it asks again every `pollSeconds` instead, and `onChange` sees whether anything
+   * differs through the view's own comparison.
    */
   HK.Live = class {
     constructor(onChange, onState) {
@@ -136,7 +137,7 @@ window.HK = window.HK || {};
       this.onState('live');
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = '';
-      let event = { id: null, data: [] };
+      let event = { type: 'message', id: null, data: [] };
       try {
         for (;;) {
           const { value, done } = await reader.read();
@@ -147,17 +148,19 @@ window.HK = window.HK || {};
             const line = buffer.slice(0, end);
             buffer = buffer.slice(buffer[end] === '\r' && buffer[end + 1] === '\n' ? end + 2 : end + 1);
             if (line === '') {
-              if (event.data.length) {
+              // An `end` event says why the stream ends (hkd stops, the subject moved): reconnect below.
+              if (event.data.length && event.type !== 'end') {
                 if (event.id !== null) lastID = event.id;
                 this.changed();
               }
-              event = { id: null, data: [] };
+              event = { type: 'message', id: null, data: [] };
             } else if (!line.startsWith(':')) {
               const colon = line.indexOf(':');
               const field = colon < 0 ? line : line.slice(0, colon);
               const text = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
               if (field === 'data') event.data.push(text);
               else if (field === 'id') event.id = text;
+              else if (field === 'event') event.type = text;
             }
           }
         }

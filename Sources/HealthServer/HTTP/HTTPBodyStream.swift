@@ -9,7 +9,8 @@ import Synchronization
 /// The producer's thread writes; the connection's loop tells it what the connection did (``delivered(_:)``,
 /// ``writabilityChanged(_:)``, ``clientGone()``). The first ``Limits/smallBody`` bytes are held back: a body
 /// that ends within them is sent with `Content-Length`, a longer one goes out in chunks of
-/// ``Limits/chunkBytes`` after a `Transfer-Encoding: chunked` head. The producer waits while more than
+/// ``Limits/chunkBytes`` after a `Transfer-Encoding: chunked` head; to an HTTP/1.0 client, which knows no chunks,
+/// in pieces of that size after a head with neither field, the connection closing at its end. The producer waits while more than
 /// ``Limits/maxUnsent`` bytes are on their way to the loop or the connection's outbound queue is over its
 /// high-water mark, so a response holds at most about `maxUnsent` + a chunk + the queue's high-water mark,
 /// however long the body. It never waits on the loop's thread.
@@ -29,6 +30,8 @@ final class HTTPBodyStream: HTTPBodyWriter {
         var inFlight = 0
         var writable = true
         var gone = false
+        /// Called once the client has gone.
+        var goneHandlers: [@Sendable () -> Void] = []
     }
 
     /// The producer's own state (only its thread takes this lock).
@@ -36,7 +39,6 @@ final class HTTPBodyStream: HTTPBodyWriter {
         var pending: [UInt8] = []
         var committed = false
         var deflater: Deflater?
-        var discarded = 0
         /// Header fields the producer added before the head left.
         var addedHeaders: [(name: String, value: String)] = []
     }
@@ -46,20 +48,21 @@ final class HTTPBodyStream: HTTPBodyWriter {
     private let connection: Connection
     private let response: HTTPResponse
     private let keepAlive: Bool
-    private let sendsBody: Bool
+    private let chunked: Bool
     private let limits: Limits
     private let ended: @Sendable (_ keepOpen: Bool) -> Void
 
     /// A stream answering with `response`'s status and headers on `connection`, compressed with gzip when
-    /// `gzip` (the caller added `Content-Encoding`), without body bytes for `HEAD` (`sendsBody` false). `ended`
-    /// runs on the loop once the response is complete or cut off: whether the connection stays open.
+    /// `gzip` (the caller added `Content-Encoding`), a long body in chunks when `chunked` (else, for HTTP/1.0,
+    /// delimited by closing the connection). `ended` runs on the loop once the response is complete or cut off:
+    /// whether the connection stays open.
     init(
-        response: HTTPResponse, gzip: Bool, keepAlive: Bool, sendsBody: Bool, connection: Connection,
+        response: HTTPResponse, gzip: Bool, keepAlive: Bool, chunked: Bool, connection: Connection,
         limits: Limits = Limits(), ended: @escaping @Sendable (_ keepOpen: Bool) -> Void
     ) {
         self.response = response
         self.keepAlive = keepAlive
-        self.sendsBody = sendsBody
+        self.chunked = chunked
         self.connection = connection
         self.limits = limits
         self.ended = ended
@@ -76,17 +79,19 @@ final class HTTPBodyStream: HTTPBodyWriter {
         }
     }
 
-    /// The response's head with the headers the producer added.
+    /// The response's head with the headers the producer added: with `Content-Length: bodyLength`, or for a
+    /// body that goes out as it comes (`nil`) chunked, or for HTTP/1.0 closing the connection at its end.
     private func head(_ out: Output, bodyLength: Int?) -> [UInt8] {
         var head = response
         head.headers += out.addedHeaders
-        return head.head(keepAlive: keepAlive, bodyLength: bodyLength)
+        if let bodyLength { return head.head(keepAlive: keepAlive, framing: .length(bodyLength)) }
+        return chunked
+            ? head.head(keepAlive: keepAlive, framing: .chunked) : head.head(keepAlive: false, framing: .none)
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if isGone { return false }
         output.withLock { out in
-            guard sendsBody else { return out.discarded += bytes.count }
             out.pending.append(contentsOf: bytes)
             if !out.committed {
                 guard out.pending.count > limits.smallBody else { return }
@@ -101,7 +106,6 @@ final class HTTPBodyStream: HTTPBodyWriter {
     func flush() -> Bool {
         if isGone { return false }
         output.withLock { out in
-            guard sendsBody else { return }
             if !out.committed {
                 out.committed = true
                 deliver(head(out, bodyLength: nil))
@@ -113,6 +117,7 @@ final class HTTPBodyStream: HTTPBodyWriter {
 
     /// Ends the response once the producer returned: completes the body, or answers with `failure` when no byte
     /// of it left yet, or cuts the chunked body off (no last chunk, the connection closed after what was sent).
+    /// A body without chunks (HTTP/1.0) ends by closing the connection, whether complete or cut off.
     func finish(_ failure: HTTPResponse?) {
         let keepOpen: Bool = output.withLock { out in
             if isGone { return false }
@@ -128,11 +133,14 @@ final class HTTPBodyStream: HTTPBodyWriter {
                 if let deflater = out.deflater {
                     body = body.withUnsafeBytes { deflater.compress($0) } + deflater.finish()
                 }
-                let length = sendsBody ? body.count : (out.deflater == nil ? out.discarded : nil)
-                deliver(head(out, bodyLength: length) + (sendsBody ? body : []))
+                deliver(head(out, bodyLength: body.count) + body)
                 return keepAlive
             }
             sendPending(&out, flush: false)
+            guard chunked else {
+                if let deflater = out.deflater { deliver(deflater.finish()) }
+                return false
+            }
             if let deflater = out.deflater { deliver(deflater.finish().withUnsafeBytes(HTTPChunk.framed)) }
             deliver(HTTPChunk.last)
             return keepAlive
@@ -144,13 +152,13 @@ final class HTTPBodyStream: HTTPBodyWriter {
         }
     }
 
-    /// Frames the pending bytes as a chunk (compressed first with gzip) and sends it.
+    /// Frames the pending bytes as a chunk (compressed first with gzip) and sends it; without chunks, as they are.
     private func sendPending(_ out: inout Output, flush: Bool) {
         let payload = out.deflater.map { deflater in out.pending.withUnsafeBytes { deflater.compress($0, flush: flush) }
         }
-        let chunk = (payload ?? out.pending).withUnsafeBytes(HTTPChunk.framed)
+        let bytes = payload ?? out.pending
         out.pending.removeAll(keepingCapacity: true)
-        deliver(chunk)
+        deliver(chunked ? bytes.withUnsafeBytes(HTTPChunk.framed) : bytes)
     }
 
     /// Hands `bytes` to the loop, first waiting while too much is unsent; drops them once the client has gone.
@@ -173,15 +181,31 @@ final class HTTPBodyStream: HTTPBodyWriter {
 
     private var isGone: Bool { flow.withLock { $0.gone } }
 
+    func onClientGone(_ body: @escaping @Sendable () -> Void) {
+        let gone = flow.withLock { flow in
+            if !flow.gone { flow.goneHandlers.append(body) }
+            return flow.gone
+        }
+        if gone { body() }
+    }
+
+    /// Marks the client gone (waking the producer) and calls the handlers waiting for that, once.
+    private func markGone() {
+        let handlers = flow.update { flow in
+            flow.gone = true
+            defer { flow.goneHandlers = [] }
+            return flow.goneHandlers
+        }
+        for handler in handlers { handler() }
+    }
+
     // MARK: The loop's side
 
     /// `count` bytes were queued on the connection (loop thread).
     private func delivered(_ count: Int) {
         let open = connection.isOpen
-        flow.update { flow in
-            flow.inFlight -= count
-            if !open { flow.gone = true }
-        }
+        flow.update { $0.inFlight -= count }
+        if !open { markGone() }
     }
 
     /// The connection's outbound queue crossed a water mark (loop thread).
@@ -190,7 +214,5 @@ final class HTTPBodyStream: HTTPBodyWriter {
     }
 
     /// The connection closed: the producer stops at its next write (any thread).
-    func clientGone() {
-        flow.update { $0.gone = true }
-    }
+    func clientGone() { markGone() }
 }

@@ -8,7 +8,8 @@ import HealthPosix
 /// ``HTTPLimits/idleDeadline``; a request over the parser's caps, or bytes that are not HTTP/1.x, get their
 /// status and the connection closes. A 401 is sent after the server's ``FailureThrottle`` delay for the address.
 /// A response with a ``HTTPBodyProducer`` is written by its producer on a thread of its own (`hkd-http-body`)
-/// through an ``HTTPBodyStream``, gzip-compressed when the client accepts it.
+/// through an ``HTTPBodyStream``, gzip-compressed when the client accepts it; meanwhile the connection is read
+/// (what arrives is kept, up to the header cap, for after the response) so that a client that leaves stops it.
 final class HTTPConnectionHandler: ConnectionHandler, Sendable {
     private struct State {
         let parser: HTTPRequestParser
@@ -37,6 +38,11 @@ final class HTTPConnectionHandler: ConnectionHandler, Sendable {
 
     func connection(_ connection: Connection, didRead bytes: UnsafeRawBufferPointer) {
         state.value.buffer.append(contentsOf: bytes)
+        // While a body streams, reading goes on only to notice the client leaving (an event stream may write
+        // nothing for a while): what it sends meanwhile (a pipelined request) waits, up to the header cap.
+        if state.value.stream != nil, state.value.buffer.count > limits.parser.maxHeaderBytes {
+            connection.pauseReading()
+        }
         parseNext(connection)
     }
 
@@ -90,7 +96,7 @@ final class HTTPConnectionHandler: ConnectionHandler, Sendable {
                 _ = loop.execute { self.stream(response, producer, for: request, on: connection) }
                 return
             }
-            let bytes = response.serialized(keepAlive: request.keepAlive)
+            let bytes = response.serialized(keepAlive: request.keepAlive, sendsBody: request.method != "HEAD")
             // Bad tokens are answered later and later, as refused handshakes are (the same throttle, by address);
             // only an answer that needed a good token forgets the address's failures.
             let delay: Duration
@@ -112,7 +118,8 @@ final class HTTPConnectionHandler: ConnectionHandler, Sendable {
         }
     }
 
-    /// Starts `producer` on a thread of its own, writing `response`'s body through an ``HTTPBodyStream``.
+    /// Starts `producer` on a thread of its own, writing `response`'s body through an ``HTTPBodyStream``; for
+    /// `HEAD`, sends the head alone (neither length nor chunks: the body is not made) and runs nothing.
     private func stream(
         _ response: HTTPResponse, _ producer: HTTPBodyProducer, for request: HTTPRequest, on connection: Connection
     ) {
@@ -121,14 +128,39 @@ final class HTTPConnectionHandler: ConnectionHandler, Sendable {
         let gzip = producer.compressible && ContentCoding.acceptsGzip(request.header("Accept-Encoding"))
         if producer.compressible { head.vary(on: "Accept-Encoding") }
         if gzip { head.headers.append(("Content-Encoding", "gzip")) }
+        if request.method == "HEAD" {
+            return finish(
+                head.head(keepAlive: request.keepAlive, framing: .none), keepAlive: request.keepAlive, on: connection)
+        }
+        let streams = server.httpStreams
+        do {
+            try streams.bodyStarted()
+        } catch {
+            let refusal: HTTPProblem
+            switch error {
+            case .draining: refusal = HTTPProblem(HealthError(.shuttingDown, "the server is stopping; retry"))
+            case .full(let limit):
+                refusal = HTTPProblem(
+                    status: 503, title: ErrorCode.busy.name,
+                    detail: "\(limit) reads are being answered (hkd --http-max-streams); retry later",
+                    code: .busy)
+            }
+            return finish(
+                refusal.response.serialized(keepAlive: request.keepAlive), keepAlive: request.keepAlive, on: connection)
+        }
         let stream = HTTPBodyStream(
-            response: head, gzip: gzip, keepAlive: request.keepAlive, sendsBody: request.method != "HEAD",
+            response: head, gzip: gzip, keepAlive: request.keepAlive, chunked: request.acceptsChunked,
             connection: connection
-        ) { [self] keepOpen in ended(keepOpen: keepOpen, on: connection) }
+        ) { [self] keepOpen in
+            streams.bodyEnded()
+            ended(keepOpen: keepOpen, on: connection)
+        }
         state.value.stream = stream
         do {
             try PosixThread.detach(name: "hkd-http-body") { stream.finish(producer.produce(stream)) }
+            if state.value.buffer.count <= limits.parser.maxHeaderBytes { connection.resumeReading() }
         } catch {
+            streams.bodyEnded()
             state.value.stream = nil
             let busy = HTTPProblem(HealthError(.busy, "the server is busy (\(error)); retry later"))
             finish(busy.response.serialized(keepAlive: false), keepAlive: false, on: connection)

@@ -54,6 +54,15 @@ public struct CollectionCommand: Command {
 
     /// Queries the server and prints the buckets in the chosen format.
     public func run(_ context: CommandContext) async throws {
+        let plan = try Self.plan(context)
+        let result = try await ServerSession.run(context) { client in try await client.collection(plan.query) }
+        var report = plan.report(result)
+        report.chartWidth = context.chartWidth
+        try report.print(to: context.console, fields: context.globals.fields, commandPath: context.commandPath)
+    }
+
+    /// The query a command line asks for and how its buckets print: a usage error names what is wrong with it.
+    static func plan(_ context: CommandContext) throws -> CollectionPlan {
         let typeName = context.argument(0)!
         let type = try QuantityType.named(typeName)
         let zone = try QueryScope.timeZone(context)
@@ -95,12 +104,14 @@ public struct CollectionCommand: Command {
             interval: interval, timeZone: zone.identifier, unit: context.arguments.value("unit") ?? "",
             enumerateFrom: from,
             enumerateTo: to)
-        let result = try await ServerSession.run(context) { client in try await client.collection(query) }
-        var report = CollectionReport(
-            result: result, options: options, times: context.times(in: zone), format: context.globals.format,
-            subDay: interval.isShorterThanADay, values: type.categoryValues)
-        report.chartWidth = context.chartWidth
-        try report.print(to: context.console, fields: context.globals.fields, commandPath: context.commandPath)
+        let plan = CollectionPlan(
+            query: query, options: options, times: context.times(in: zone), format: context.globals.format,
+            subDay: interval.isShorterThanADay, values: type.categoryValues, fields: context.globals.fields,
+            commandPath: context.commandPath)
+        if context.globals.format == .json, let fields = plan.fields {
+            try plan.report(CollectionResult(unit: "", buckets: [])).check(fields, commandPath: plan.commandPath)
+        }
+        return plan
     }
 
     /// The options named in `text`, or the type's default; a usage error names an unknown one.
@@ -115,6 +126,55 @@ public struct CollectionCommand: Command {
             throw context.usageError(
                 "unknown statistics option '\(error.name)'; expected \(StatisticsOptionNames.shortNames)")
         }
+    }
+}
+
+/// What a `collection` command line asks for, before anything is sent: the query, and how its buckets print.
+/// hkd's HTTP API follows the same query live (collection events) and prints each bucket as `collection` does.
+package struct CollectionPlan: Sendable {
+    /// The query the command sends.
+    package let query: CollectionQuery
+    let options: StatisticsOptions
+    let times: TimestampFormatter
+    let format: OutputFormat
+    let subDay: Bool
+    let values: CategoryValueSet?
+    /// `--fields`, checked against the JSON keys.
+    let fields: FieldSelection?
+    let commandPath: [String]
+
+    /// The report of `result` as the command prints it.
+    func report(_ result: CollectionResult) -> CollectionReport {
+        CollectionReport(
+            result: result, options: options, times: times, format: format, subDay: subDay, values: values)
+    }
+
+    /// Each bucket of `result` as the JSON object `collection --format json` prints for it (its `--fields` only),
+    /// on one line, in order.
+    package func jsonLines(_ result: CollectionResult) -> [String] {
+        let report = report(result)
+        return result.buckets.map { bucket in
+            let pairs = report.jsonObject(bucket)
+            return JSONValue.object(fields.map { $0.select(pairs) } ?? pairs).rendered
+        }
+    }
+}
+
+extension HKQ {
+    /// The plan of a `collection` command line (global options included, as after `hkq`), without running it;
+    /// throws the ``UsageError`` or ``HealthError`` the command would fail with.
+    package func collectionPlan(arguments: [String]) throws -> CollectionPlan {
+        let parse = try ArgumentParser(commands: commands, globalOptions: globalOptions).parse(arguments)
+        guard parse.commands.last is CollectionCommand, !parse.wantsHelp, !parse.wantsVersion else {
+            throw UsageError("not a collection command line")
+        }
+        let globals = try GlobalOptions.resolve(
+            options: parse.arguments.options, flags: parse.arguments.flags, environment: [:],
+            commandPath: parse.path)
+        let context = CommandContext(
+            program: self, commandPath: parse.path, arguments: parse.arguments, globals: globals, environment: [:],
+            console: Console.capturing().console)
+        return try CollectionCommand.plan(context)
     }
 }
 
@@ -280,12 +340,17 @@ struct CollectionReport {
         guard format == .json else {
             return try records.selecting(fields, commandPath: commandPath).rendered(as: format)
         }
-        let bySource = options.contains(.separateBySource)
-        let keys = columns(figures: figureColumns).map(\.key).filter { $0 != "source" } + (bySource ? ["sources"] : [])
-        try fields.check(known: keys, commandPath: commandPath)
+        try check(fields, commandPath: commandPath)
         if result.buckets.isEmpty { return "[]\n" }
         let lines = result.buckets.map { "  " + JSONValue.object(fields.select(jsonObject($0))).rendered }
         return "[\n" + lines.joined(separator: ",\n") + "\n]\n"
+    }
+
+    /// Checks that `fields` names only keys of a bucket's JSON object (a usage error names another).
+    func check(_ fields: FieldSelection, commandPath: [String]) throws {
+        let bySource = options.contains(.separateBySource)
+        let keys = columns(figures: figureColumns).map(\.key).filter { $0 != "source" } + (bySource ? ["sources"] : [])
+        try fields.check(known: keys, commandPath: commandPath)
     }
 
     /// Bucket `bucket` as one JSON object: start, end, the figures, unit, and with by-source a `sources` array
