@@ -25,6 +25,33 @@ public struct SeriesMetadata: Sendable {
         for (anchor, row) in rows.sorted(by: { $0.anchor < $1.anchor }) { set(row, anchor: anchor) }
     }
 
+    /// Rows as a snapshot's dictionary-encoded table gives them: `distinct` metadata rows (none empty), and for
+    /// each row with metadata, anchors strictly increasing, its anchor and the index of its row in `distinct`.
+    public init(distinct: [[String: MetadataValue]], anchors: [UInt64], indices: [UInt32]) {
+        precondition(anchors.count == indices.count, "one index per anchor")
+        self.distinct = distinct
+        for (index, row) in distinct.enumerated() where indexOf[row] == nil { indexOf[row] = UInt32(index) }
+        self.anchors = ContiguousArray(anchors)
+        rowIndices = ContiguousArray(indices)
+    }
+
+    /// The table dictionary-encoded, as a snapshot writes it: the distinct rows some row uses, numbered in the
+    /// order their first row comes, and each row's anchor (ascending) and index into them.
+    public var dictionaryEncoded: (distinct: [[String: MetadataValue]], entries: [(anchor: UInt64, index: Int)]) {
+        var renumbered = [Int](repeating: -1, count: distinct.count)
+        var used: [[String: MetadataValue]] = []
+        var entries: [(anchor: UInt64, index: Int)] = []
+        entries.reserveCapacity(anchors.count)
+        for (anchor, old) in zip(anchors, rowIndices) {
+            if renumbered[Int(old)] < 0 {
+                renumbered[Int(old)] = used.count
+                used.append(distinct[Int(old)])
+            }
+            entries.append((anchor, renumbered[Int(old)]))
+        }
+        return (used, entries)
+    }
+
     /// Whether no row has metadata.
     public var isEmpty: Bool { anchors.isEmpty }
 

@@ -86,7 +86,9 @@ struct WriterFormatTests {
         #expect(try restored.samples(subject: "anna", type: "stepCount").count == 4)
     }
 
-    @Test("HKSNAP08 and HKSNAP06 keep each row's metadata (every value type); HKSNAP05, without them, still reads")
+    @Test(
+        "HKSNAP09, HKSNAP08 and HKSNAP06 keep each row's metadata (every value type); HKSNAP05, without them, still reads"
+    )
     func snapshotMetadata() throws {
         let store = HealthStore()
         var batch = stepBatch(id: 1, rows: 3)
@@ -99,10 +101,13 @@ struct WriterFormatTests {
         let (image, _) = store.image(of: type) { () }
         #expect(image.series[0].metadata.count == 2)
         let bytes = SnapshotCodec.encode(image, sequence: 4)
-        #expect(Array(bytes.prefix(8)) == Array("HKSNAP08".utf8))
+        #expect(Array(bytes.prefix(8)) == Array("HKSNAP09".utf8))
         let decoded = try SnapshotCodec.decode(bytes)
         #expect(decoded.image == image)
         #expect(try SnapshotCodec.decode(SnapshotCodec.encode(image, sequence: 4, layout: .rawColumns)).image == image)
+        let version8 = SnapshotCodec.encode(image, sequence: 4, layout: .sealedBlocksWithMetadataPerRow)
+        #expect(Array(version8.prefix(8)) == Array("HKSNAP08".utf8))
+        #expect(try SnapshotCodec.decode(version8).image == image)
         let restored = HealthStore()
         try restored.restore(decoded.image)
         #expect(try restored.samples(subject: "anna", type: "stepCount").metadata == batch.metadata)
@@ -117,6 +122,40 @@ struct WriterFormatTests {
         let crc = Zlib.crc32(version5)
         withUnsafeBytes(of: crc.littleEndian) { version5.append(contentsOf: $0) }
         #expect(try SnapshotCodec.decode(version5).image == plain)
+    }
+
+    @Test("HKSNAP09 keeps each distinct metadata row once: repeated rows cost a few bytes a sample, not the row")
+    func snapshotMetadataIsDictionaryEncoded() throws {
+        let store = HealthStore()
+        var batch = stepBatch(id: 1, rows: 2_000)
+        batch.metadata = (0..<2_000).map { row in
+            ["HKMetadataKeyHeartRateMotionContext": .number(Double(row % 3)), "HKTimeZone": .string("Europe/Berlin")]
+        }
+        _ = try store.insert(batch, writer: 9, beforeApplying: {})
+        let (image, _) = store.image(of: try QuantityType.named("stepCount")) { () }
+        let current = SnapshotCodec.encode(image, sequence: 1)
+        let perRow = SnapshotCodec.encode(image, sequence: 1, layout: .sealedBlocksWithMetadataPerRow)
+        // Version 8 repeats the 60-odd bytes of a row for every sample; version 9 writes two varints instead.
+        #expect(perRow.count - current.count > 2_000 * 50)
+        let decoded = try SnapshotCodec.decode(current).image
+        #expect(decoded == image)
+        let restored = HealthStore()
+        try restored.restore(decoded)
+        #expect(try restored.samples(subject: "anna", type: "stepCount").metadata == batch.metadata)
+    }
+
+    @Test(
+        "a dictionary-encoded metadata table with a bad index, anchor, empty row or bytes left over is refused",
+        arguments: [
+            // One distinct row, {"a": ""}: count 1, key "a", string tag, empty string.
+            ([1, 1, 1, 0x61, 0, 0, 1, 5, 1], "index 1 at byte 7 is past its 1 rows"),
+            ([1, 1, 1, 0x61, 0, 0, 2, 5, 0, 0, 0], "anchor at byte 9 is not increasing"),
+            ([1, 0, 0, 0, 0], "distinct row 0 at byte 1 is empty"),
+            ([0, 0, 7], "1 unexpected bytes after the metadata table"),
+        ] as [([UInt8], String)])
+    func malformedDictionaryTable(bytes: [UInt8], message: String) throws {
+        let error = #expect(throws: CodecError.self) { try MetadataTable.decodeDistinct(bytes[...]) }
+        #expect(error?.message.contains(message) == true, "\(error.map { "\($0)" } ?? "")")
     }
 
     @Test("a batch table whose anchors overlap or miss a row is refused at restore, naming the subject")

@@ -6,15 +6,18 @@ import HealthModel
 /// The byte layout of one shard snapshot file (Protocol/STORAGE.md): magic, type, the log sequence the image
 /// is complete up to, the type's newest change anchor, the series (tables, deletion records, the batch table,
 /// then the rows as sealed blocks, each with its own CRC-32, then the metadata table), and a CRC-32 of everything
-/// before it. Writes version 8; versions 1–7 are still read (1–7: sources' user-entered flags decided without the
+/// before it. Writes version 9; versions 1–8 are still read (1–8: a metadata row per row instead of each distinct
+/// row once; 1–7: sources' user-entered flags decided without the
 /// key `HKWasUserEntered`, completed from the metadata table when restored; 1–6: raw little-endian columns instead
 /// of sealed blocks; 1–5: no metadata table; 1–3: per-row UUID and writer columns instead of the batch table; 1–4:
 /// recent batches without their writer).
 /// Pure functions, thread-safe.
 public enum SnapshotCodec {
-    /// First 8 bytes of every snapshot file this version writes (version 8: rows in sealed blocks, sources'
-    /// user-entered flags by the rule of HEALTHKIT.md §8).
-    public static let magic: [UInt8] = Array("HKSNAP08".utf8)
+    /// First 8 bytes of every snapshot file this version writes (version 9: rows in sealed blocks, sources'
+    /// user-entered flags by the rule of HEALTHKIT.md §8, the metadata table dictionary-encoded).
+    public static let magic: [UInt8] = Array("HKSNAP09".utf8)
+    /// First 8 bytes of version 8 files (as version 9, but the metadata table holds a metadata row per row).
+    public static let magicWithMetadataPerRow: [UInt8] = Array("HKSNAP08".utf8)
     /// First 8 bytes of version 7 files (as version 8, but their user-entered flags read only the key
     /// `HKMetadataKeyWasUserEntered`: restoring completes them from the metadata table).
     public static let magicWithEarlierManualFlags: [UInt8] = Array("HKSNAP07".utf8)
@@ -37,7 +40,12 @@ public enum SnapshotCodec {
     /// How a file lays out the rows of each series: sealed blocks (version 8, what hkd writes) or raw columns
     /// (version 6; tests build older files from it).
     enum RowLayout {
-        case sealedBlocks, rawColumns
+        /// Sealed blocks and the dictionary-encoded metadata table (version 9).
+        case sealedBlocks
+        /// Sealed blocks and a metadata row per row (version 8).
+        case sealedBlocksWithMetadataPerRow
+        /// Raw columns and a metadata row per row (version 6).
+        case rawColumns
     }
 
     /// Column bytes per sample in versions 4 and 5: start, end, value, source id, arrival anchor.
@@ -93,7 +101,11 @@ public enum SnapshotCodec {
             try flush()
             try withBytes(of: values, pass)
         }
-        w.write(bytes: layout == .sealedBlocks ? magic : magicWithRawColumns)
+        switch layout {
+        case .sealedBlocks: w.write(bytes: magic)
+        case .sealedBlocksWithMetadataPerRow: w.write(bytes: magicWithMetadataPerRow)
+        case .rawColumns: w.write(bytes: magicWithRawColumns)
+        }
         w.writeString(image.type.identifier)
         w.writeLE(sequence)
         w.writeLE(image.lastAnchor)
@@ -107,7 +119,7 @@ public enum SnapshotCodec {
                 if w.count >= pieceSize { try flush() }
             }
             switch layout {
-            case .sealedBlocks:
+            case .sealedBlocks, .sealedBlocksWithMetadataPerRow:
                 // The series' own blocks, as they are: no row is decoded or encoded again.
                 w.writeVarint(UInt64(series.blocks.count))
                 for block in series.blocks {
@@ -127,7 +139,12 @@ public enum SnapshotCodec {
                 try column(rows.arrivals)
             }
             var table = ByteWriter(capacity: 16)
-            MetadataTable.encode(Array(series.metadata.entries), into: &table)
+            if layout == .sealedBlocks {
+                let encoded = series.metadata.dictionaryEncoded
+                MetadataTable.encode(distinct: encoded.distinct, entries: encoded.entries, into: &table)
+            } else {
+                MetadataTable.encode(Array(series.metadata.entries), into: &table)
+            }
             w.writeBlob(table.bytes)
             if w.count >= pieceSize { try flush() }
         }
@@ -271,6 +288,10 @@ public enum SnapshotCodec {
         case magic:
             version = Version(
                 hasWriters: true, hasChangeLog: true, hasBatchTable: true, hasBatchWriters: true, hasMetadata: true,
+                hasBlocks: true, hasCompleteManualFlags: true, hasDistinctMetadata: true)
+        case magicWithMetadataPerRow:
+            version = Version(
+                hasWriters: true, hasChangeLog: true, hasBatchTable: true, hasBatchWriters: true, hasMetadata: true,
                 hasBlocks: true, hasCompleteManualFlags: true)
         case magicWithEarlierManualFlags:
             version = Version(
@@ -330,9 +351,11 @@ public enum SnapshotCodec {
         var hasMetadata = false
         /// Rows in sealed blocks instead of raw columns (versions 7 and 8).
         var hasBlocks = false
-        /// The sources' user-entered flags count every key HEALTHKIT.md §8 names (version 8); earlier versions'
-        /// are completed from the metadata table when the image is restored.
+        /// The sources' user-entered flags count every key HEALTHKIT.md §8 names (versions 8 and 9); earlier
+        /// versions' are completed from the metadata table when the image is restored.
         var hasCompleteManualFlags = false
+        /// The metadata table holds each distinct metadata row once (version 9).
+        var hasDistinctMetadata = false
         /// Column bytes per sample.
         var columnBytes: Int {
             hasBatchTable ? SnapshotCodec.columnBytes : 42 + (hasWriters ? 4 : 0) + (hasChangeLog ? 8 : 0)
@@ -396,7 +419,7 @@ public enum SnapshotCodec {
                 priorityOrder: order, recentBatches: batches, syncHolders: holders, changeLog: changeLog)
             // readBlocks checked every block's rows: restoring reads only their anchors again.
             image.rowsChecked = true
-            if version.hasMetadata { image.metadata = try readMetadataTable(&r) }
+            if version.hasMetadata { image.metadata = try readMetadataTable(&r, distinct: version.hasDistinctMetadata) }
             image.userEnteredFromMetadata = !version.hasCompleteManualFlags
             return image
         }
@@ -408,7 +431,7 @@ public enum SnapshotCodec {
                     values: try readRaw(&r, count), sourceIDs: try readRaw(&r, count), arrivals: try readRaw(&r, count),
                     batches: table, maxDuration: maxDuration, sources: sources, userEnteredSources: userEntered,
                     priorityOrder: order, recentBatches: batches, syncHolders: holders, changeLog: changeLog))
-            if version.hasMetadata { image.metadata = try readMetadataTable(&r) }
+            if version.hasMetadata { image.metadata = try readMetadataTable(&r, distinct: false) }
             image.userEnteredFromMetadata = true
             return image
         }
@@ -452,8 +475,11 @@ public enum SnapshotCodec {
 
     /// A version 6 or 7 series' metadata table: a blob holding a ``MetadataTable`` (rows within the batch limits
     /// they were accepted with).
-    static func readMetadataTable(_ r: inout ByteReader) throws -> SeriesMetadata {
-        SeriesMetadata(try MetadataTable.decode(try r.readBlob(limit: r.remaining)))
+    static func readMetadataTable(_ r: inout ByteReader, distinct: Bool) throws -> SeriesMetadata {
+        let blob = try r.readBlob(limit: r.remaining)
+        guard distinct else { return SeriesMetadata(try MetadataTable.decode(blob)) }
+        let table = try MetadataTable.decodeDistinct(blob)
+        return SeriesMetadata(distinct: table.distinct, anchors: table.anchors, indices: table.indices)
     }
 
     /// The batch table of a version 4 series (each entry at least 14 bytes).
