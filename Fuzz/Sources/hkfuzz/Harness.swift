@@ -25,7 +25,8 @@ struct Harness: Sendable {
     /// Every harness, in the order run.sh runs them.
     static let all: [Harness] = [
         WireHarnesses.frame, WireHarnesses.message,
-        CodecHarnesses.batch, CodecHarnesses.metadata, CodecHarnesses.metadataTable, CodecHarnesses.inflate,
+        CodecHarnesses.batch, CodecHarnesses.metadata, CodecHarnesses.metadataTable,
+        CodecHarnesses.distinctMetadataTable, CodecHarnesses.inflate,
         StorageHarnesses.logRecord, StorageHarnesses.logSegment, StorageHarnesses.snapshot,
         StorageHarnesses.manifest, WorkoutHarnesses.workout, WorkoutHarnesses.snapshot,
         ProfileHarnesses.fields, ProfileHarnesses.snapshot,

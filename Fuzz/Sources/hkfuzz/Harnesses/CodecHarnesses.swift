@@ -76,19 +76,20 @@ enum CodecHarnesses {
         checkRoundTrip(batch)
     }
 
-    /// Byte 0 picks the limits; the rest is a snapshot's metadata table. A decoded table encodes to bytes that
-    /// decode to a table of the same rows that encodes to the same bytes (one encoding per table).
+    /// Byte 0 picks the limits; the rest is a snapshot's metadata table, a row per anchor (versions 6 to 8). A
+    /// decoded table encodes to bytes that decode to a table of the same rows that encodes to the same bytes (one
+    /// encoding per table).
     static let metadataTable = Harness(
         "metadata-table", "MetadataTable.decode (snapshot metadata by anchor); round trip",
         seeds: {
             var table = ByteWriter()
             MetadataTable.encode(
                 [
-                    3: ["HKTimeZone": .string("Europe/Berlin"), "n": .number(2.5)],
-                    9: ["d": .date(-1), "q": .quantity(1.5, unit: "km")],
+                    (3, ["HKTimeZone": .string("Europe/Berlin"), "n": .number(2.5)]),
+                    (9, ["d": .date(-1), "q": .quantity(1.5, unit: "km")]),
                 ], into: &table)
             var empty = ByteWriter()
-            MetadataTable.encode([:], into: &empty)
+            MetadataTable.encode([], into: &empty)
             return [[0] + table.bytes, [1] + empty.bytes]
         }
     ) { input in
@@ -107,6 +108,36 @@ enum CodecHarnesses {
         var second = ByteWriter()
         MetadataTable.encode(again, into: &second)
         require(second.bytes == writer.bytes, "a metadata table has two encodings")
+    }
+
+    /// Byte 0 picks the limits; the rest is a snapshot's dictionary-encoded metadata table (version 9). A decoded
+    /// table encodes to bytes that decode to the same distinct rows, anchors and indices.
+    static let distinctMetadataTable = Harness(
+        "metadata-table-distinct", "MetadataTable.decodeDistinct (snapshot metadata, each row once); round trip",
+        seeds: {
+            var table = ByteWriter()
+            MetadataTable.encode(
+                distinct: [["HKTimeZone": .string("Europe/Berlin")], ["n": .number(2.5)]],
+                entries: [(3, 0), (4, 1), (9, 0)], into: &table)
+            var empty = ByteWriter()
+            MetadataTable.encode(distinct: [], entries: [], into: &empty)
+            return [[0] + table.bytes, [1] + empty.bytes]
+        }
+    ) { input in
+        let limits = batchLimits[input.choice(batchLimits.count)]
+        guard let table = attempt({ try MetadataTable.decodeDistinct(ArraySlice(input.rest()), limits: limits) })
+        else { return }
+        var writer = ByteWriter()
+        MetadataTable.encode(
+            distinct: table.distinct, entries: zip(table.anchors, table.indices).map { ($0, Int($1)) }, into: &writer)
+        guard let again = attempt({ try MetadataTable.decodeDistinct(ArraySlice(writer.bytes), limits: .default) })
+        else {
+            require(false, "a re-encoded metadata table does not decode")
+            return
+        }
+        require(
+            again.anchors == table.anchors && again.indices == table.indices
+                && again.distinct.count == table.distinct.count, "a re-encoded metadata table has other rows")
     }
 
     /// Byte 0 picks the format, bytes 1–2 the output cap, byte 3 the split seed; the rest is a compressed stream.
