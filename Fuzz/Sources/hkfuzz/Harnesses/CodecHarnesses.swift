@@ -83,13 +83,13 @@ enum CodecHarnesses {
         "metadata-table", "MetadataTable.decode (snapshot metadata by anchor); round trip",
         seeds: {
             var table = ByteWriter()
-            MetadataTable.encode(
-                [
-                    (3, ["HKTimeZone": .string("Europe/Berlin"), "n": .number(2.5)]),
-                    (9, ["d": .date(-1), "q": .quantity(1.5, unit: "km")]),
-                ], into: &table)
+            let rows: [(anchor: UInt64, metadata: [String: MetadataValue])] = [
+                (3, ["HKTimeZone": .string("Europe/Berlin"), "n": .number(2.5)]),
+                (9, ["d": .date(-1), "q": .quantity(1.5, unit: "km")]),
+            ]
+            MetadataTable.encode(rows, into: &table)
             var empty = ByteWriter()
-            MetadataTable.encode([], into: &empty)
+            MetadataTable.encode([(anchor: UInt64, metadata: [String: MetadataValue])](), into: &empty)
             return [[0] + table.bytes, [1] + empty.bytes]
         }
     ) { input in
@@ -118,9 +118,9 @@ enum CodecHarnesses {
             var table = ByteWriter()
             MetadataTable.encode(
                 distinct: [["HKTimeZone": .string("Europe/Berlin")], ["n": .number(2.5)]],
-                entries: [(3, 0), (4, 1), (9, 0)], into: &table)
+                entries: [(anchor: UInt64(3), index: 0), (4, 1), (9, 0)], into: &table)
             var empty = ByteWriter()
-            MetadataTable.encode(distinct: [], entries: [], into: &empty)
+            MetadataTable.encode(distinct: [], entries: [(anchor: UInt64, index: Int)](), into: &empty)
             return [[0] + table.bytes, [1] + empty.bytes]
         }
     ) { input in
@@ -129,7 +129,8 @@ enum CodecHarnesses {
         else { return }
         var writer = ByteWriter()
         MetadataTable.encode(
-            distinct: table.distinct, entries: zip(table.anchors, table.indices).map { ($0, Int($1)) }, into: &writer)
+            distinct: table.distinct, entries: zip(table.anchors, table.indices).map { (anchor: $0, index: Int($1)) },
+            into: &writer)
         guard let again = attempt({ try MetadataTable.decodeDistinct(ArraySlice(writer.bytes), limits: .default) })
         else {
             require(false, "a re-encoded metadata table does not decode")
