@@ -41,8 +41,8 @@ struct InsertPlan: Sendable {
         let rows = batch.rows
         let sent = batch.sentUUIDs
         // UUIDs derived from the batch id are distinct by construction; sent ones are checked with a
-        // fingerprint set, and only a fingerprint seen twice looks for the earlier row.
-        var seen = FingerprintSet()
+        // fingerprint multiset, and only a fingerprint seen twice looks for the earlier row.
+        var seen = FingerprintMultiset()
         if let sent { seen.reserve(sent.count) }
         // Derived UUIDs of a batch id the series never applied cannot be stored as derived UUIDs; with no UUID
         // kept explicitly either, none of this batch's UUIDs can be stored and the rows skip the UUID checks

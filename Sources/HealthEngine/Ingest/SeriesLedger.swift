@@ -5,7 +5,7 @@ import HealthModel
 /// fingerprint of every stored UUID that came with its batch, and the newest version of every sync identifier.
 ///
 /// UUIDs derived from a batch id are found through ``BatchTable`` instead, so they cost no fingerprint. Memory:
-/// the fingerprint set holds 8 bytes per sent UUID in a hash table kept at most 75 % full, so 10.7 to 21.3 bytes
+/// the fingerprints (48 bits of each) take 6 bytes a slot in a hash table kept at most 75 % full, so 8 to 16 bytes
 /// per such sample; batch ids are bounded by ``recentBatchLimit``; sync entries exist only for samples that carry
 /// a sync identifier.
 struct SeriesLedger: Sendable {
@@ -46,7 +46,7 @@ struct SeriesLedger: Sendable {
     private(set) var recentBatchOrder: [BatchKey] = []
     private(set) var recentBatches: [BatchKey: BatchOutcome] = [:]
     /// ``fingerprint(_:)`` of every stored UUID that came with its batch.
-    private var fingerprints = FingerprintSet()
+    private var fingerprints = FingerprintMultiset()
     /// Sync identifier → the sample holding it, and the reverse map used when samples are deleted.
     private(set) var syncEntries: [SyncKey: SyncEntry] = [:]
     private var syncKeyOfUUID: [UUID: SyncKey] = [:]
