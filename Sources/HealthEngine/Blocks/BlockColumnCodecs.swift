@@ -14,37 +14,94 @@ func filledColumn<T>(count: Int, _ value: (Int) -> T) -> [T] {
 }
 
 /// Start times: the first is in the block header; the rest as deltas, or deltas of deltas when that is smaller
-/// (regular sampling makes every delta of delta zero), packed.
+/// (regular sampling makes every delta of delta zero), packed; either divided by the deltas' greatest common
+/// divisor (the unit) when that packs smaller still: instants of whole seconds (every export's) then cost the bits
+/// of their seconds, not of their microseconds.
 enum StartColumn {
     static let deltaMode: UInt8 = 0
     static let deltaOfDeltaMode: UInt8 = 1
+    /// Modes 0 and 1 with a unit: `varint unit` (≥ 2) after the mode, every delta a multiple of it.
+    static let scaledDeltaMode: UInt8 = 2
+    static let scaledDeltaOfDeltaMode: UInt8 = 3
 
     static func encode(_ starts: UnsafeBufferPointer<Timestamp>, into writer: inout BlockWriter) {
         let n = starts.count
         let deltas = filledColumn(count: n - 1) { UInt64(bitPattern: starts[$0 + 1] &- starts[$0]) }
-        let secondDeltas = filledColumn(count: n - 1) { i in
-            zigZag(Int64(bitPattern: deltas[i] &- (i == 0 ? 0 : deltas[i - 1])))
-        }
-        // Only the smaller of the two is packed.
-        deltas.withUnsafeBufferPointer { plain in
-            secondDeltas.withUnsafeBufferPointer { second in
-                let (plainPlan, secondPlan) = (PackedIntegers.plan(plain), PackedIntegers.plan(second))
-                if PackedIntegers.packsSmaller(second, secondPlan, than: plain, plainPlan) {
-                    writer.byte(deltaOfDeltaMode)
-                    PackedIntegers.encode(second, plan: secondPlan, into: &writer)
-                } else {
-                    writer.byte(deltaMode)
-                    PackedIntegers.encode(plain, plan: plainPlan, into: &writer)
-                }
+        var best = Candidate(mode: deltaMode, values: deltas, unit: 1)
+        best.consider(Candidate(mode: deltaOfDeltaMode, values: secondDeltas(deltas, unit: 1), unit: 1))
+        // Scaled columns only where packing takes bits (regular columns pack in none and keep mode 1, which
+        // decodes in one pass). Instants of years 0001–9999 keep every delta far below 2^62, where the signed
+        // deltas of deltas stay multiples of the unit; other bits are kept unscaled.
+        if best.plan.width > 0, deltas.allSatisfy({ $0 < 1 << 62 }) {
+            let unit = commonDivisor(deltas)
+            if unit > 1 {
+                best.consider(Candidate(mode: scaledDeltaMode, values: deltas.map { $0 / unit }, unit: unit))
+                best.consider(
+                    Candidate(mode: scaledDeltaOfDeltaMode, values: secondDeltas(deltas, unit: unit), unit: unit))
             }
         }
+        writer.byte(best.mode)
+        if best.mode >= scaledDeltaMode { writer.varint(best.unit) }
+        best.values.withUnsafeBufferPointer { PackedIntegers.encode($0, plan: best.plan, into: &writer) }
+    }
+
+    /// One way to write the column: its mode, values, unit and the bytes they take.
+    private struct Candidate {
+        var mode: UInt8
+        var values: [UInt64]
+        var unit: UInt64
+        var plan: PackedIntegers.Plan
+        var size: Int
+
+        init(mode: UInt8, values: [UInt64], unit: UInt64) {
+            (self.mode, self.values, self.unit) = (mode, values, unit)
+            (plan, size) = values.withUnsafeBufferPointer { packed in
+                let plan = PackedIntegers.plan(packed)
+                return (plan, PackedIntegers.size(of: packed, plan))
+            }
+            if mode >= StartColumn.scaledDeltaMode { size += BlockWriter.varintLength(unit) }
+        }
+
+        /// Becomes `other` if that takes fewer bytes.
+        mutating func consider(_ other: Candidate) {
+            if other.size < size { self = other }
+        }
+    }
+
+    /// The zigzagged deltas of `deltas` (the first against 0), each divided by `unit` (which divides them all).
+    private static func secondDeltas(_ deltas: [UInt64], unit: UInt64) -> [UInt64] {
+        let signedUnit = Int64(bitPattern: unit)
+        return filledColumn(count: deltas.count) { i in
+            zigZag(Int64(bitPattern: deltas[i] &- (i == 0 ? 0 : deltas[i - 1])) / signedUnit)
+        }
+    }
+
+    /// The greatest common divisor of `values` (1 when they share none, or are all zero).
+    static func commonDivisor(_ values: [UInt64]) -> UInt64 {
+        var divisor: UInt64 = 0
+        var previous: UInt64 = 0
+        // Runs of one delta (regular sampling) cost one step each.
+        for value in values where value != 0 && value != previous {
+            previous = value
+            var (a, b) = (divisor, value)
+            while b != 0 { (a, b) = (b, a % b) }
+            divisor = a
+            if divisor == 1 { return 1 }
+        }
+        return max(divisor, 1)
     }
 
     static func decode(
         _ reader: inout BlockReader, first: Timestamp, count: Int, into out: UnsafeMutablePointer<Timestamp>
     ) throws(BlockDecodingError) {
         let mode = try reader.byte()
-        guard mode <= deltaOfDeltaMode else { throw BlockDecodingError("start mode \(mode)") }
+        guard mode <= scaledDeltaOfDeltaMode else { throw BlockDecodingError("start mode \(mode)") }
+        var unit: Int64 = 1
+        if mode >= scaledDeltaMode {
+            let raw = try reader.varint()
+            guard raw >= 2, raw <= UInt64(Int64.max) else { throw BlockDecodingError("start unit \(raw)") }
+            unit = Int64(raw)
+        }
         out[0] = first
         if mode == deltaOfDeltaMode, try decodeRegular(&reader, first: first, count: count, into: out) { return }
         try out.advanced(by: 1).withMemoryRebound(to: UInt64.self, capacity: count - 1) {
@@ -52,15 +109,15 @@ enum StartColumn {
             try PackedIntegers.decode(&reader, count: count - 1, into: packed)
         }
         var start = first
-        if mode == deltaMode {
+        if mode == deltaMode || mode == scaledDeltaMode {
             for i in 1..<count {
-                start = start &+ out[i]
+                start = start &+ out[i] &* unit
                 out[i] = start
             }
         } else {
             var delta: Int64 = 0
             for i in 1..<count {
-                delta = delta &+ unZigZag(UInt64(bitPattern: out[i]))
+                delta = delta &+ unZigZag(UInt64(bitPattern: out[i])) &* unit
                 start = start &+ delta
                 out[i] = start
             }

@@ -455,7 +455,8 @@ extension SealedBlock {
 
     /// ``regularShape()`` of the block's bytes.
     private func regularShape(_ raw: UnsafeRawBufferPointer) throws(BlockDecodingError) -> (Int64, Int64)? {
-        // Regular starts: deltas all equal (zero bits), or deltas of deltas zero but the first.
+        // Regular starts: deltas all equal (zero bits), or deltas of deltas zero but the first (the encoder scales
+        // only columns that take bits, so a regular column is never in a scaled mode).
         var starts = column(0, raw)
         let mode = try starts.byte()
         guard let (base, changes) = try PackedIntegers.sparseHeader(&starts, count: count - 1) else { return nil }

@@ -168,6 +168,38 @@ struct SealedBlockTests {
         #expect(Double(bytes) / 4096 < 1.2, "\(bytes) bytes")
     }
 
+    @Test(
+        "starts of whole seconds at irregular gaps pack in the bits of their seconds (a unit), and decode bit for bit",
+        arguments: [Micros.second, 7_000, Micros.minute] as [Int64])
+    func startsWithAUnit(unit: Int64) throws {
+        var random = SplitMix64(seed: TestSeed.value(11))
+        var rows = SeriesRows()
+        var start: Int64 = 1_546_318_800 * Micros.second
+        for i in 0..<4096 {
+            // Gaps of 20 to 180 units, as a watch's heart rate; a run of equal gaps in the middle.
+            start += (i > 1000 && i < 1200 ? 60 : 20 + Int64(random.next() % 161)) * unit
+            rows.starts.append(start)
+            rows.ends.append(start)
+            rows.values.append(60)
+            rows.sourceIDs.append(0)
+            rows.arrivals.append(UInt64(i) + 1)
+        }
+        let sealed = block(rows)
+        #expect(sameBits(sealed.rows(), rows))
+        #expect(sameBits(try SealedBlock(validating: sealed.bytes).rows(), rows))
+        // About a byte a row for the gaps (8 bits of 161 choices), not the 3–4 of microseconds.
+        let startBytes = Int(sealed.columnOffsets[1] - sealed.columnOffsets[0])
+        #expect(startBytes < 4096 * 5 / 4, "\(startBytes) bytes of starts")
+        // A unit of 0 or 1 is damage, refused.
+        var damaged = sealed.bytes
+        let unitAt = Int(sealed.columnOffsets[0]) + 1
+        #expect(
+            damaged[unitAt - 1] == StartColumn.scaledDeltaMode
+                || damaged[unitAt - 1] == StartColumn.scaledDeltaOfDeltaMode)
+        damaged[unitAt] = 1
+        #expect(throws: BlockDecodingError.self) { try SealedBlock(validating: damaged) }
+    }
+
     @Test("decoding only some columns leaves the others alone")
     func someColumns() {
         var random = SplitMix64(seed: TestSeed.value(3))
