@@ -215,23 +215,25 @@ def paired_ratio(numerators, denominators):
     return statistics.median(a / b for a, b in zip(numerators, denominators))
 
 
-def start_servers(hkd, hkbench, dataset, workdir):
-    """hkd (in its own process, W1 loaded through the client by `hkbench w3 --server`) and VictoriaMetrics
-    (W1 loaded as run_peers loads it), both idle: hkd's process, its two ports, its log, and the peer."""
+def start_servers(servers, hkd, hkbench, dataset, workdir):
+    """Starts hkd (in its own process, W1 loaded through the client by `hkbench w3 --server`) and VictoriaMetrics
+    (W1 loaded as run_peers loads it), and waits until both are idle. Fills `servers` as it goes (hkd's process,
+    its two ports, its log, the peer), so `stop_servers` stops what started even when a step fails."""
     port, http_port = peers.free_port(), peers.free_port()
     log = open(os.path.join(workdir, "hkd.log"), "w")
+    servers.update(port=port, httpPort=http_port, log=log)
     process = subprocess.Popen(
         [hkd, "--listen", f"127.0.0.1:{port}", "--http-listen", f"127.0.0.1:{http_port}", "--data-dir",
          os.path.join(workdir, "hkd-data"), "--auth", "off"], stderr=log)
-    servers = {"hkd": process, "port": port, "httpPort": http_port, "log": log, "vm": None}
+    servers["hkd"] = process
     peers.wait_for_port(port, process)
     peers.wait_for_port(http_port, process)
     subprocess.run([hkbench, "w3", "--server", f"127.0.0.1:{port}", "--runs", "20"], check=True,
                    stdout=subprocess.DEVNULL)
     print(f"== hkd: W1 loaded under {SUBJECT}", flush=True)
     vm = peers.VictoriaMetrics(workdir)
-    vm.start()
     servers["vm"] = vm
+    vm.start()
     vm.ingest(dataset)
     deadline = time.monotonic() + 60
     while not vm.query("count_over_time(heartRate_value[92d])", peers.WINDOW_END - 1):
@@ -241,15 +243,17 @@ def start_servers(hkd, hkbench, dataset, workdir):
     print(f"== {vm.name}: W1 loaded", flush=True)
     wait_until_idle(process.pid)
     wait_until_idle(vm.process.pid)
-    return servers
 
 
 def stop_servers(servers):
-    if servers.get("vm") is not None and getattr(servers["vm"], "process", None) is not None:
+    """Stops whatever `start_servers` started."""
+    if "vm" in servers and getattr(servers["vm"], "process", None) is not None:
         servers["vm"].stop()
-    servers["hkd"].terminate()
-    servers["hkd"].wait(60)
-    servers["log"].close()
+    if "hkd" in servers:
+        servers["hkd"].terminate()
+        servers["hkd"].wait(60)
+    if "log" in servers:
+        servers["log"].close()
 
 
 def make_targets(servers, hkq, curl):
@@ -297,11 +301,11 @@ def make_targets(servers, hkq, curl):
 def check_answers(targets, expected):
     """Runs every command once and checks the answers agree, before any clock starts."""
     out = {k: subprocess.run(t.argv, check=True, capture_output=True).stdout for k, t in targets.items()}
-    if out["W3 hkq"].strip() != out["W3 curl hkd"].strip():
+    if out["W3 hkq"] != out["W3 curl hkd"]:
         raise RuntimeError(f"W3: hkq printed {out['W3 hkq'][:200]!r}, curl {out['W3 curl hkd'][:200]!r}")
     return {
         "W3": check_w3(out["W3 curl hkd"], out["W3 curl VM"], expected) | {"hkq": "the same bytes as curl's"},
-        "W2": check_w2(out["W2 curl hkd"].strip(), out["W2 hkq"].strip(), expected),
+        "W2": check_w2(out["W2 curl hkd"], out["W2 hkq"], expected),
         "UTC days": check_utc_days(out["UTC days curl VM"], expected),
     }
 
@@ -366,7 +370,7 @@ def run(args, root):
         raise SystemExit("curl not found (apt-get install -y curl)")
     workdir = tempfile.mkdtemp(prefix="hkpeers-http-")
     os.chmod(workdir, 0o755)
-    servers = None
+    servers = {}
     figures = {"runs": args.runs}
     try:
         csv_path = os.path.join(workdir, "w1.csv")
@@ -374,7 +378,7 @@ def run(args, root):
         os.chmod(csv_path, 0o644)
         dataset = peers.Dataset(csv_path)
         expected = expected_answers(dataset)
-        servers = start_servers(hkd, hkbench, dataset, workdir)
+        start_servers(servers, hkd, hkbench, dataset, workdir)
         figures["vm"] = servers["vm"].name
         targets = make_targets(servers, fresh_copy(hkq, workdir), curl)
         figures["answers"] = check_answers(targets, expected)
@@ -386,8 +390,7 @@ def run(args, root):
         figures["loadAfter"] = os.getloadavg()
         figures["endedUTC"] = dt.datetime.now(dt.timezone.utc).isoformat()
     finally:
-        if servers is not None:
-            stop_servers(servers)
+        stop_servers(servers)
         shutil.rmtree(workdir, ignore_errors=True)
 
     text = report(figures)
