@@ -678,7 +678,15 @@ def main():
     parser.add_argument("--skip-ours", action="store_true")
     parser.add_argument("--markdown", help="also write the report to this file")
     parser.add_argument("--json", help="also write every figure to this file")
+    parser.add_argument("--http", action="store_true",
+                        help="instead: W3 and W2 over HTTP through curl, hkd beside VictoriaMetrics (http_peers.py)")
+    parser.add_argument("--hkq", help="with --http: the hkq to time (default: beside --hkbench)")
     args = parser.parse_args()
+    if args.http:
+        sys.modules.setdefault("run_peers", sys.modules[__name__])  # http_peers uses this module, not a copy
+        import http_peers
+
+        return http_peers.run(args, root)
 
     workdir = tempfile.mkdtemp(prefix="hkpeers-")
     os.chmod(workdir, 0o755)
