@@ -121,10 +121,11 @@ let package = Package(
             path: "Tools/hkbench", exclude: ["scripts"], swiftSettings: swiftSettings),
 
         // MARK: Tests
-        // What the test targets share: the hkd launcher (TestServer), temporary directories, waitUntil, TestSeed and
-        // HealthModel's SplitMix64 (re-exported).
+        // What the test targets share: the hkd launcher (TestServer), hkd's connection logic in process
+        // (EmbeddedServer), temporary directories, waitUntil, TestSeed and HealthModel's SplitMix64 (re-exported).
         .target(
-            name: "TestSupport", dependencies: ["HealthModel", "HealthClient", "HealthPosix"],
+            name: "TestSupport",
+            dependencies: ["HealthModel", "HealthClient", "HealthPosix", "HealthServer", "HealthWire", "HealthEngine"],
             path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(
             name: "HealthModelTests", dependencies: ["HealthModel", "TestSupport"], swiftSettings: swiftSettings),

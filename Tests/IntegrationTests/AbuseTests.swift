@@ -199,7 +199,7 @@ struct AbuseTests {
             try (0..<12).map { _ -> ClientSocket in
                 let socket = try Self.session(port: port)
                 // An insert frame declaring 15 MiB, of which 12 MiB are sent; the rest never comes.
-                try socket.write(HostileClientTests.header(kind: 0x10, length: 15 << 20))
+                try socket.write(RawFrame.header(kind: 0x10, length: 15 << 20))
                 let chunk = [UInt8](repeating: 0x41, count: 1 << 20)
                 for _ in 0..<12 {
                     do { try socket.write(chunk, timeout: .milliseconds(300)) } catch { break }

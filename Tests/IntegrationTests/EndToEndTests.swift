@@ -8,19 +8,13 @@ import Testing
 /// The real hkd, driven through the client library: insert, every query kind, several subjects and types.
 @Suite("hkd end to end", .serialized)
 struct EndToEndTests {
-    static let t0: Timestamp = 1_704_067_200_000_000  // 2024-01-01T00:00:00Z
-    static let watch = SourceInfo(name: "Watch", bundleIdentifier: "com.apple.health.watch")
+    static let t0 = StepSamples.t0
+    static let watch = StepSamples.watch
     static let phone = SourceInfo(name: "iPhone", bundleIdentifier: "com.apple.health.phone")
 
+    /// ``StepSamples/steps(subject:minutes:source:offset:)``.
     static func steps(subject: String, minutes: Int, source: SourceInfo = watch, offset: Int = 0) throws -> [Sample] {
-        let type = try QuantityType.named("stepCount")
-        let unit = try HealthUnit(parsing: "count")
-        return (0..<minutes).map { minute in
-            let start = t0 + Int64(minute + offset) * Micros.minute
-            return Sample(
-                subject: subject, type: type, start: start, end: start + Micros.minute, value: Double(minute % 10),
-                unit: unit, source: source)
-        }
+        try StepSamples.steps(subject: subject, minutes: minutes, source: source, offset: offset)
     }
 
     @Test("insert, then sample and statistics queries answer exactly what was stored")
