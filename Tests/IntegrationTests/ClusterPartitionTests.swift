@@ -5,11 +5,11 @@ import Testing
 /// Network partitions on one host (``PartitionSites``: three sites in Linux network namespaces, a NATS server and
 /// an hkd node in each, writers and probers through every node): site a cut off, its NATS server alone cut off
 /// from the others, and a flapping link. Each prints how long writes failed and checks that nothing acknowledged
-/// is lost or stored twice and that the ownership logs agree with the leases. The scenarios run at once, each
-/// on its own network (``NamespaceNetwork`` names and subnets never collide): most of each is waiting for
-/// JetStream's elections, not work. Skipped, with the reason, where namespaces cannot be made (not root).
+/// is lost or stored twice and that the ownership logs agree with the leases. Serialized: each scenario runs
+/// three NATS servers and three nodes, and its timings are figures in RELIABILITY.md. Skipped, with the reason,
+/// where namespaces cannot be made (not root).
 @Suite(
-    "hkd cluster: network partitions (Linux network namespaces)",
+    "hkd cluster: network partitions (Linux network namespaces)", .serialized,
     .disabled(
         if: NamespaceNetwork.unavailableReason != nil, Comment(rawValue: NamespaceNetwork.unavailableReason ?? ""))
 )
