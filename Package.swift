@@ -177,7 +177,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "HealthServer", "HealthClient", "HealthModel", "HealthCodec", "HealthWire", "HealthPosix", "HealthTLS",
-                "HealthImport", "HKQKit", "HealthCluster", "TestSupport",
+                "HealthImport", "HKQKit", "HealthCluster", "HealthAPI", "TestSupport",
             ],
             swiftSettings: swiftSettings),
     ]

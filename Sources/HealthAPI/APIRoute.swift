@@ -57,10 +57,11 @@ struct APIRoute: Sendable {
             required: ["priority"]),
     ]
 
-    /// hkq's options that choose where and how it connects and prints: the request decides those.
+    /// hkq's options that choose where and how it connects and prints: the request decides those (`no-pager`:
+    /// a body is never paged).
     static let reserved: Set<String> = [
         "server", "subject", "token", "token-file", "format", "tls", "tls-ca", "tls-fingerprint", "tls-cert",
-        "tls-key", "retry-for", "idempotency-key",
+        "tls-key", "retry-for", "idempotency-key", "no-pager",
     ]
 
     /// What a request's path names: its route, the subject, and the values of the path's other placeholders.
