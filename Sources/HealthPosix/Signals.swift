@@ -17,6 +17,10 @@ public struct SignalSet: Sendable {
     /// SIGINT and SIGTERM.
     public static let termination = SignalSet([SIGINT, SIGTERM])
 
+    /// SIGPIPE. Blocked in every thread, a write to a socket or pipe whose peer is gone fails with EPIPE instead
+    /// of ending the process without a word: libraries (nats.c, OpenSSL) may write without `MSG_NOSIGNAL`.
+    public static let brokenPipe = SignalSet([SIGPIPE])
+
     /// Blocks the signals in the calling thread and in every thread it starts afterwards.
     public func block() throws(SystemError) { try Sys.blockSignals(signals) }
 

@@ -36,10 +36,12 @@ public enum HKDMain {
                     : "no configuration file at \(file.path) (--config-if-present): flags, HKD_ variables and defaults")
         }
         do {
-            // Block the termination signals before any thread starts, so only the waiting main thread gets them.
+            // Block the termination signals before any thread starts, so only the waiting main thread gets them;
+            // and SIGPIPE in every thread, so that a peer gone mid-write is an error to handle, not the end.
             try SignalSet.termination.block()
+            try SignalSet.brokenPipe.block()
         } catch {
-            printError("error: cannot block SIGINT/SIGTERM: \(error)")
+            printError("error: cannot block SIGINT, SIGTERM and SIGPIPE: \(error)")
             return 1
         }
         let server: HealthServer

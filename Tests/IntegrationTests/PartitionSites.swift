@@ -125,7 +125,7 @@ final class PartitionSites {
         } catch {
             // What it takes to find out why: whether each node still runs, and its log.
             for (id, node) in zip(Self.ids, nodes) {
-                print("node \(id) (\(node.host)) \(node.isRunning ? "runs" : "has ended"); it logged:\n\(node.logText)")
+                print("node \(id) (\(node.host)) \(node.ending ?? "runs"); it logged:\n\(node.logText)")
             }
             throw error
         }

@@ -160,6 +160,9 @@ public final class TestServer: Sendable {
     /// Whether hkd has not exited yet.
     public var isRunning: Bool { child.exitStatus == nil }
 
+    /// How hkd ended (`exited with status 1`, `ended by signal 13`); nil while it runs.
+    public var ending: String? { child.ending }
+
     /// hkd's process id while it runs.
     public var processIdentifier: Int32? { isRunning ? child.processIdentifier : nil }
 
@@ -218,6 +221,8 @@ final class HKDChild: Sendable {
     /// The program's name in failure messages.
     let name: String
     private let status = ConditionLock<Int32?>(nil)
+    /// Whether the exit status is the number of the signal that ended hkd.
+    private let killedBySignal = ConditionLock<Bool>(false)
     private let process: Process
 
     init(binary: URL, arguments: [String], environment extra: [String: String] = [:], name: String = "hkd") throws {
@@ -234,7 +239,11 @@ final class HKDChild: Sendable {
         process.standardError = pipe
         process.standardOutput = FileHandle.nullDevice
         let status = self.status
-        process.terminationHandler = { finished in status.update { $0 = finished.terminationStatus } }
+        let killedBySignal = self.killedBySignal
+        process.terminationHandler = { finished in
+            killedBySignal.update { $0 = finished.terminationReason == .uncaughtSignal }
+            status.update { $0 = finished.terminationStatus }
+        }
         self.process = process
         try process.run()
         // Foundation closed the pipe's write end in this process: end of file comes when hkd (and nobody else)
@@ -246,6 +255,11 @@ final class HKDChild: Sendable {
 
     /// The exit status once hkd exited.
     var exitStatus: Int32? { status.withLock { $0 } }
+
+    /// How hkd ended (`exited with status 1`, `ended by signal 13`); nil while it runs.
+    var ending: String? {
+        exitStatus.map { killedBySignal.withLock { $0 } ? "ended by signal \($0)" : "exited with status \($0)" }
+    }
 
     /// Sends `signal` (unless nil or hkd already exited), waits for the exit and for end of file on standard
     /// error; returns the exit status. A hkd that ignores SIGTERM for 60 s is killed, and the test fails.
