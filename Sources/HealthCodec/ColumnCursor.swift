@@ -12,6 +12,22 @@ struct ColumnCursor {
 
     var remaining: Int { end - offset }
 
+    /// What `read` makes of `bytes`, read through a cursor from their first byte; no bytes at all are a truncated
+    /// `what` at byte 0.
+    static func reading<T>(
+        _ bytes: ArraySlice<UInt8>, _ what: String, _ read: (inout ColumnCursor) throws(CodecError) -> T
+    ) throws(CodecError) -> T {
+        let array = Array(bytes)
+        let result: Result<T, CodecError> = array.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else {
+                return .failure(CodecError(.malformedPayload, "truncated \(what) at byte 0"))
+            }
+            var cursor = ColumnCursor(base: base, offset: 0, end: buffer.count)
+            return Result { () throws(CodecError) in try read(&cursor) }
+        }
+        return try result.get()
+    }
+
     private func truncated(_ what: String) -> CodecError {
         CodecError(.malformedPayload, "truncated \(what) at byte \(offset)")
     }

@@ -24,16 +24,9 @@ public enum MetadataTable {
     public static func decode(_ bytes: ArraySlice<UInt8>, limits: BatchLimits = .default) throws(CodecError)
         -> [(anchor: UInt64, metadata: [String: MetadataValue])]
     {
-        let array = Array(bytes)
-        let result: Result<[(anchor: UInt64, metadata: [String: MetadataValue])], CodecError> =
-            array.withUnsafeBufferPointer { buffer in
-                guard let base = buffer.baseAddress else {
-                    return .failure(CodecError(.malformedPayload, "truncated metadata table count at byte 0"))
-                }
-                var cursor = ColumnCursor(base: base, offset: 0, end: buffer.count)
-                return Result { () throws(CodecError) in try read(&cursor, limits: limits) }
-            }
-        return try result.get()
+        try ColumnCursor.reading(bytes, "metadata table count") { (cursor) throws(CodecError) in
+            try read(&cursor, limits: limits)
+        }
     }
 
     private static func read(_ cursor: inout ColumnCursor, limits: BatchLimits) throws(CodecError)
@@ -88,16 +81,9 @@ public enum MetadataTable {
     public static func decodeDistinct(_ bytes: ArraySlice<UInt8>, limits: BatchLimits = .default) throws(CodecError)
         -> (distinct: [[String: MetadataValue]], anchors: [UInt64], indices: [UInt32])
     {
-        let array = Array(bytes)
-        let result: Result<([[String: MetadataValue]], [UInt64], [UInt32]), CodecError> =
-            array.withUnsafeBufferPointer { buffer in
-                guard let base = buffer.baseAddress else {
-                    return .failure(CodecError(.malformedPayload, "truncated metadata table count at byte 0"))
-                }
-                var cursor = ColumnCursor(base: base, offset: 0, end: buffer.count)
-                return Result { () throws(CodecError) in try readDistinct(&cursor, limits: limits) }
-            }
-        return try result.get()
+        try ColumnCursor.reading(bytes, "metadata table distinct rows") { (cursor) throws(CodecError) in
+            try readDistinct(&cursor, limits: limits)
+        }
     }
 
     private static func readDistinct(_ cursor: inout ColumnCursor, limits: BatchLimits) throws(CodecError)

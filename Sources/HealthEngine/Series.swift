@@ -195,11 +195,9 @@ struct Series: Sendable {
     /// change log and the metadata (the ledger is counted apart, as the store's index bytes).
     var approximateBytes: Int {
         rows.approximateBytes + sources.approximateBytes + changeLog.approximateBytes + batches.approximateBytes
-            + metadataBytes
+            + metadata.approximateBytes
     }
 
-    /// Rough heap bytes of ``metadata``.
-    var metadataBytes: Int { metadata.approximateBytes }
 }
 
 /// Read-only pointers to a series' columns, for the allocation-free loops of the reductions.

@@ -53,7 +53,7 @@ extension Series {
         memory.keptUUIDs += batches.keptUUIDBytes
         memory.uuidIndex += ledger.indexBytes
         memory.retryLedger += ledger.retryBytes
-        memory.metadata += metadataBytes
+        memory.metadata += metadata.approximateBytes
         memory.sources += sources.approximateBytes
         memory.changeLog += changeLog.approximateBytes
     }

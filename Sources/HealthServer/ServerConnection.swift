@@ -246,7 +246,7 @@ final class ServerConnection: ConnectionHandler, Sendable {
                 ServerLog.warning("refused \(message.kind) of identity \"\(identity.name)\": \(refusal.message)")
             }
             budget.release(held)
-            let bytes = Self.encode(replies, requestID: requestID)
+            let bytes = FrameEncoder().encode(replies: replies, requestID: requestID)
             let revoked = replies.count == 1 && replies[0].isTokenRevoked
             _ = loop.execute {
                 self.finish(bytes)
@@ -261,7 +261,7 @@ final class ServerConnection: ConnectionHandler, Sendable {
         if !accepted {
             budget.release(held)
             let busy = HealthError(.busy, "the server is busy (worker queue full); retry later")
-            finish(Self.encode([.error(ErrorReply(busy))], requestID: requestID))
+            finish(FrameEncoder().encode(replies: [.error(ErrorReply(busy))], requestID: requestID))
         }
     }
 
@@ -269,16 +269,6 @@ final class ServerConnection: ConnectionHandler, Sendable {
     private func finish(_ bytes: [UInt8]) {
         state.value.connection?.write(bytes)
         perform(state.value.machine.requestCompleted(now: .now))
-    }
-
-    private static func encode(_ replies: [Message], requestID: UInt32) -> [UInt8] {
-        let encoder = FrameEncoder()
-        var bytes: [UInt8] = []
-        for (index, reply) in replies.enumerated() {
-            let flags: FrameFlags = index < replies.count - 1 ? [.more] : []
-            encoder.encode(reply.frame(requestID: requestID, flags: flags), into: &bytes)
-        }
-        return bytes
     }
 
     /// Reading pauses while the pipelining limit is reached, replies pile up unread by the client, or the

@@ -13,6 +13,16 @@ public struct FrameEncoder: Sendable {
         self.compressionLevel = compressionLevel
     }
 
+    /// The frames of one request's replies, in order, each but the last flagged ``FrameFlags/more``.
+    public func encode(replies: [Message], requestID: UInt32) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for (index, reply) in replies.enumerated() {
+            let flags: FrameFlags = index < replies.count - 1 ? [.more] : []
+            encode(reply.frame(requestID: requestID, flags: flags), into: &bytes)
+        }
+        return bytes
+    }
+
     /// Appends the encoded frame to `out`.
     public func encode(_ frame: Frame, into out: inout [UInt8]) {
         var flags = frame.flags.subtracting(.compressed)

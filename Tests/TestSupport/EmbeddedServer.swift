@@ -262,7 +262,7 @@ public final class EmbeddedConnection {
             case .dispatch(let requestID, let request, let identity):
                 let replies = server.dispatcher.handle(request.message, identity: identity)
                 completed.append { [self] in
-                    written += Self.encode(replies, requestID: requestID)
+                    written += FrameEncoder().encode(replies: replies, requestID: requestID)
                     if replies.count == 1, case .error(let reply) = replies[0],
                         reply.code == ErrorCode.tokenRevoked.rawValue
                     {
@@ -287,13 +287,4 @@ public final class EmbeddedConnection {
         }
     }
 
-    private static func encode(_ replies: [Message], requestID: UInt32) -> [UInt8] {
-        let encoder = FrameEncoder()
-        var bytes: [UInt8] = []
-        for (index, reply) in replies.enumerated() {
-            let flags: FrameFlags = index < replies.count - 1 ? [.more] : []
-            encoder.encode(reply.frame(requestID: requestID, flags: flags), into: &bytes)
-        }
-        return bytes
-    }
 }

@@ -128,6 +128,6 @@ struct RealShapedExport {
     /// An export's date in New York's standard offset (real exports print each instant in the offset of the
     /// phone's zone at export time, and the importer reads any).
     static func date(_ unixSeconds: Int) -> String {
-        SyntheticExport.date(unixSeconds - 3600).replacingOccurrences(of: "-0400", with: "-0500")
+        SyntheticExport.date(unixSeconds, offsetHours: -5)
     }
 }

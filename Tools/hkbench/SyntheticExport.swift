@@ -89,16 +89,16 @@ enum SyntheticExport {
         return out
     }
 
-    /// `2016-01-01 00:00:00 -0400` for a Unix time, in the fixed −04:00 offset.
-    static func date(_ unixSeconds: Int) -> String {
-        let local = unixSeconds - 4 * 3600
+    /// `2016-01-01 00:00:00 -0400` for a Unix time, in a fixed whole-hour offset (default −04:00).
+    static func date(_ unixSeconds: Int, offsetHours: Int = -4) -> String {
+        let local = unixSeconds + offsetHours * 3600
         let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
         let seconds = local - days * 86_400
         let date = CivilCalendar.date(ofDay: days)
         let (year, month, day) = (date.year, date.month, date.day)
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
         return "\(year)-\(two(month))-\(two(day)) \(two(seconds / 3600)):\(two(seconds % 3600 / 60)):"
-            + "\(two(seconds % 60)) -0400"
+            + "\(two(seconds % 60)) \(offsetHours < 0 ? "-" : "+")\(two(abs(offsetHours)))00"
     }
 
     /// A zip holding `xml` deflated as `apple_health_export/export.xml`, as the Health app writes it.
