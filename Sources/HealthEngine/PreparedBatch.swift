@@ -20,9 +20,8 @@ struct PreparedBatch: Sendable {
     let sentUUIDs: ContiguousArray<UUID>?
     /// The client identity writing the batch (0: unknown).
     let writer: UInt32
-    /// The UUIDs the batch table keeps for this batch: those sent with it, or for a small batch (see
-    /// ``BatchTable/smallBatchRows``) the derived ones; `nil` when they are found from batch id and row.
-    let keptUUIDs: ContiguousArray<UUID>?
+    /// How the batch table names the batch's rows (``naming(sent:batch:type:rows:)``).
+    let naming: RowNaming
     /// Per row: its sync identifier and version; `nil` when no row has one.
     let syncTags: [SyncTag?]?
     /// The digits the values were rounded to before they were sent (``SampleBatch/valueDigits``).
@@ -92,10 +91,7 @@ struct PreparedBatch: Sendable {
         self.syncTags = syncTags
         self.metadataRows = metadataRows
         sentUUIDs = batch.uuids.map { ContiguousArray($0) }
-        keptUUIDs =
-            sentUUIDs
-            ?? (batch.count <= BatchTable.smallBatchRows
-                ? ContiguousArray((0..<batch.count).map(batch.uuid(row:))) : nil)
+        naming = Self.naming(sent: sentUUIDs, batch: batch, type: type, rows: rows)
         self.writer = writer
         valueDigits = batch.valueDigits
         self.rows = rows
@@ -122,6 +118,39 @@ struct PreparedBatch: Sendable {
             count = batch.count
         }
         return valid ? values : nil
+    }
+
+    /// How the batch table names the rows: sent UUIDs that are all their rows' content identities (`hkq insert`)
+    /// or all their element identities (`hkq import`) are recomputed from the rows, other sent ones are kept as
+    /// they are, and so are the derived ones of a small batch (``BatchTable/smallBatchRows``); the rest derive
+    /// from the batch id.
+    private static func naming(sent: ContiguousArray<UUID>?, batch: SampleBatch, type: QuantityType, rows: SeriesRows)
+        -> RowNaming
+    {
+        guard let sent else {
+            return batch.count <= BatchTable.smallBatchRows
+                ? .kept(ContiguousArray((0..<batch.count).map(batch.uuid(row:)))) : .batch
+        }
+        guard !sent.isEmpty else { return .kept(sent) }
+        let prefixes = batch.sources.map {
+            SampleContentIdentity.prefix(sourceName: $0.name.utf8, typeIdentifier: type.identifier.utf8)
+        }
+        func base(_ row: Int) -> ContentHash128 {
+            SampleContentIdentity.hash(
+                prefix: prefixes[Int(batch.sourceIndices[row])], start: rows.starts[row], end: rows.ends[row],
+                canonicalValue: rows.values[row])
+        }
+        if base(0).uuid == sent[0] {
+            for row in 1..<sent.count where base(row).uuid != sent[row] { return .kept(sent) }
+            return .content
+        }
+        var extras = ContiguousArray<UInt64>()
+        extras.reserveCapacity(sent.count)
+        for row in 0..<sent.count {
+            guard let found = SampleElementIdentity.extras(of: sent[row], base: base(row)) else { return .kept(sent) }
+            extras.append(found)
+        }
+        return .elements(extras)
     }
 
     /// The UUID of row `row`.
@@ -169,7 +198,7 @@ extension Series {
         registerBatch(
             AppliedBatch(
                 batchID: batch.batchID, firstAnchor: firstAnchor, firstRow: 0, count: UInt32(batch.rows.count),
-                writer: batch.writer, uuids: batch.keptUUIDs))
+                writer: batch.writer, naming: batch.naming))
         var used = batch.usedSources
         var userEntered = batch.userEnteredSources
         if let subset {

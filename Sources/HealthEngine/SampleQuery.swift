@@ -86,7 +86,7 @@ extension Series {
             }
             sourceIndices.append(resultIndexOfSource[id]!)
         }
-        var hint = 0
+        var namer = namer
         var rowMetadata: [[String: MetadataValue]]?
         if !metadata.isEmpty {
             let found = rows.arrivals.map { metadata(anchor: $0) }
@@ -95,6 +95,6 @@ extension Series {
         return SampleQueryResult(
             type: type, unit: unit.unit, sources: resultSources, starts: Array(rows.starts), ends: Array(rows.ends),
             values: rows.values.map { unit.level($0) }, sourceIndices: sourceIndices,
-            uuids: rows.arrivals.map { uuid(anchor: $0, hint: &hint) }, metadata: rowMetadata)
+            uuids: rows.arrivals.indices.map { namer.uuid($0, of: rows) }, metadata: rowMetadata)
     }
 }

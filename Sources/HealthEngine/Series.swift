@@ -41,6 +41,8 @@ struct SeriesRows: Sendable {
 /// UUIDs sent with batches are the store's index bytes. Readers decode only the blocks a query reaches (``decodedRows(in:)``,
 /// ``withColumns(of:_:)``).
 struct Series: Sendable {
+    /// The type of every row (part of the content identity rows named by content recompute their UUIDs from).
+    let type: QuantityType
     /// The rows, in start order.
     private(set) var rows = BlockedRows()
     /// The batches the rows came from, by anchor.
@@ -68,39 +70,44 @@ struct Series: Sendable {
         rows.replaceBlock(at: index, current, with: block)
     }
 
-    /// An empty series sealing blocks of `blockRows` rows.
-    init(blockRows: Int = 4096) { rows = BlockedRows(blockRows: blockRows) }
+    /// An empty series of `type` sealing blocks of `blockRows` rows.
+    init(type: QuantityType, blockRows: Int = 4096) {
+        self.type = type
+        rows = BlockedRows(blockRows: blockRows)
+    }
 
     /// A series from stored rows and their batch table (a snapshot), already sorted by start; the ledger's
     /// fingerprints are rebuilt from the UUIDs sent with batches.
     init(
-        sortedRows: SeriesRows, batches: BatchTable, maxDuration: Int64, sources: SeriesSources,
+        type: QuantityType, sortedRows: SeriesRows, batches: BatchTable, maxDuration: Int64, sources: SeriesSources,
         ledger: SeriesLedger, metadata: SeriesMetadata = SeriesMetadata()
     ) {
         var blocked = BlockedRows()
         blocked.merge(sortedRows)
         self.init(
-            blockedRows: blocked, batches: batches, maxDuration: maxDuration, sources: sources, ledger: ledger,
+            type: type, blockedRows: blocked, batches: batches, maxDuration: maxDuration, sources: sources, ledger: ledger,
             metadata: metadata)
     }
 
     /// A series from its rows already in blocks and their batch table (a snapshot); the ledger's fingerprints
     /// are rebuilt from the UUIDs sent with batches (only the anchors of such batches' rows are decoded).
     init(
-        blockedRows: BlockedRows, batches: BatchTable, maxDuration: Int64, sources: SeriesSources,
+        type: QuantityType, blockedRows: BlockedRows, batches: BatchTable, maxDuration: Int64, sources: SeriesSources,
         ledger: SeriesLedger, metadata: SeriesMetadata = SeriesMetadata()
     ) {
+        self.type = type
         self.metadata = metadata
         rows = blockedRows
         self.batches = batches
         self.maxDuration = maxDuration
         self.sources = sources
         self.ledger = ledger
-        if batches.entries.contains(where: { $0.uuids != nil }) {
+        if batches.entries.contains(where: \.naming.isKept) {
             var hint = 0
             for anchor in blockedRows.rowsArrived(after: 0).arrived {
-                let entry = batches.entry(ofAnchor: anchor.anchor, hint: &hint)
-                if entry.uuids != nil { self.ledger.add(uuids: CollectionOfOne(entry.uuid(anchor: anchor.anchor))) }
+                if let uuid = batches.entry(ofAnchor: anchor.anchor, hint: &hint).keptUUID(anchor: anchor.anchor) {
+                    self.ledger.add(uuids: CollectionOfOne(uuid))
+                }
             }
         }
     }
@@ -114,15 +121,13 @@ struct Series: Sendable {
     /// The rows numbered `list` (any order), decoded in that order.
     func decodedRows(_ list: [Int]) -> SeriesRows { rows.rows(list) }
 
-    /// The UUID of the row with anchor `anchor` (see ``BatchTable/entry(ofAnchor:hint:)`` for `hint`).
-    func uuid(anchor: UInt64, hint: inout Int) -> UUID {
-        batches.entry(ofAnchor: anchor, hint: &hint).uuid(anchor: anchor)
-    }
+    /// A namer of this series' rows (``RowNamer``).
+    var namer: RowNamer { RowNamer(self) }
 
     /// The UUID of row `row` (decodes the row: for single lookups).
     func uuid(ofRow row: Int) -> UUID {
-        var hint = 0
-        return uuid(anchor: decodedRows([row]).arrivals[0], hint: &hint)
+        var namer = namer
+        return namer.uuid(0, of: decodedRows([row]))
     }
 
     /// The client identity that wrote the row with anchor `anchor` (see ``BatchTable/entry(ofAnchor:hint:)``).
@@ -151,10 +156,10 @@ struct Series: Sendable {
     /// forgets their UUIDs in the ledger.
     mutating func removeRows(_ removed: [Int], decoded: SeriesRows) {
         guard !removed.isEmpty else { return }
-        var hint = 0
-        for anchor in decoded.arrivals {
-            let entry = batches.entry(ofAnchor: anchor, hint: &hint)
-            ledger.remove(uuid: entry.uuid(anchor: anchor), sentWithBatch: entry.uuids != nil)
+        var namer = namer
+        for row in 0..<decoded.count {
+            let uuid = namer.uuid(row, of: decoded)
+            ledger.remove(uuid: uuid, sentWithBatch: namer.entry(ofAnchor: decoded.arrivals[row]).naming.isKept)
         }
         if !metadata.isEmpty { metadata.remove(anchors: Set(decoded.arrivals)) }
         rows.removeRows(removed)
@@ -206,4 +211,48 @@ struct Columns {
     let ends: UnsafeBufferPointer<Timestamp>
     let values: UnsafeBufferPointer<Double>
     let sourceIDs: UnsafeBufferPointer<UInt16>
+}
+
+/// Names a series' stored rows: a row's UUID comes from its batch table entry, recomputed from the row's source,
+/// start, end and value when the entry names rows by content (``RowNaming``). Each source's hash prefix is
+/// computed once, and the entry found last is tried first (rows near each other mostly share one).
+struct RowNamer {
+    private let batches: BatchTable
+    private let type: QuantityType
+    private let sources: [SourceInfo]
+    /// Each source's hash prefix once computed; allocated at the first row named by content.
+    private var prefixes: [ContentHash128?] = []
+    private var hint = 0
+
+    /// A namer of `series`' rows.
+    init(_ series: Series) {
+        batches = series.batches
+        type = series.type
+        sources = series.sources.infos
+    }
+
+    /// The entry holding `anchor` (a stored row's).
+    mutating func entry(ofAnchor anchor: UInt64) -> AppliedBatch { batches.entry(ofAnchor: anchor, hint: &hint) }
+
+    /// The UUID of row `i` of `rows` (decoded rows of the series).
+    mutating func uuid(_ i: Int, of rows: SeriesRows) -> UUID {
+        let entry = entry(ofAnchor: rows.arrivals[i])
+        return entry.uuid(anchor: rows.arrivals[i]) {
+            contentHash(source: rows.sourceIDs[i], start: rows.starts[i], end: rows.ends[i], value: rows.values[i])
+        }
+    }
+
+    /// The content identity's hash state of a row of source `source`, start, end and canonical value.
+    mutating func contentHash(source: UInt16, start: Timestamp, end: Timestamp, value: Double) -> ContentHash128 {
+        let id = Int(source)
+        if prefixes.isEmpty { prefixes = Array(repeating: nil, count: sources.count) }
+        let prefix: ContentHash128
+        if let known = prefixes[id] {
+            prefix = known
+        } else {
+            prefix = SampleContentIdentity.prefix(sourceName: sources[id].name.utf8, typeIdentifier: type.identifier.utf8)
+            prefixes[id] = prefix
+        }
+        return SampleContentIdentity.hash(prefix: prefix, start: start, end: end, canonicalValue: value)
+    }
 }

@@ -11,8 +11,10 @@ public struct StoreMemory: Hashable, Sendable {
     public var head = 0
     /// Batch table entries (one per applied batch, see ``BatchTable``) and their index by batch id.
     public var batchTable = 0
-    /// UUIDs kept explicitly (sent with their batch, or of small batches), 16 bytes each.
+    /// UUIDs kept as sent (or of small batches), 16 bytes each: those that do not derive from their rows.
     public var keptUUIDs = 0
+    /// The extras of rows named by their element identity (`hkq import`), 8 bytes each (``RowNaming``).
+    public var elementExtras = 0
     /// The index that tells whether a kept UUID is stored (``SeriesLedger``'s fingerprints).
     public var uuidIndex = 0
     /// Recent batch ids and their outcomes, and the newest version of each sync identifier.
@@ -33,7 +35,7 @@ public struct StoreMemory: Hashable, Sendable {
     public var parts: [(name: String, bytes: Int)] {
         [
             ("sealedBlocks", sealedBlocks), ("blockIndex", blockIndex), ("head", head), ("batchTable", batchTable),
-            ("keptUUIDs", keptUUIDs), ("uuidIndex", uuidIndex), ("retryLedger", retryLedger),
+            ("keptUUIDs", keptUUIDs), ("elementExtras", elementExtras), ("uuidIndex", uuidIndex), ("retryLedger", retryLedger),
             ("metadata", metadata), ("sources", sources), ("changeLog", changeLog), ("series", series),
         ]
     }
@@ -51,6 +53,7 @@ extension Series {
         rows.addMemory(to: &memory)
         memory.batchTable += batches.tableBytes
         memory.keptUUIDs += batches.keptUUIDBytes
+        memory.elementExtras += batches.elementExtrasBytes
         memory.uuidIndex += ledger.indexBytes
         memory.retryLedger += ledger.retryBytes
         memory.metadata += metadata.approximateBytes

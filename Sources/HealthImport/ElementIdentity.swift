@@ -39,12 +39,7 @@ struct ElementIdentity {
 
     /// The UUID of the element whose base is `base`: both halves of the base hash mixed with the extras (never the
     /// base's own UUID, the content identity, whatever the extras).
-    func uuid(base: ContentHash128) -> UUID {
-        ContentHash128(
-            high: base.high ^ Self.mix(extras, 0x656C_656D_656E_7431),
-            low: base.low ^ Self.mix(extras, 0x656C_656D_656E_7432)
-        ).uuid
-    }
+    func uuid(base: ContentHash128) -> UUID { SampleElementIdentity.uuid(base: base, extras: extras) }
 
     /// The hash of an attribute's place: its depth (one byte), its element's name, `0x1F` and its name (`nil`: the
     /// element itself, when it has no attributes).
@@ -74,13 +69,7 @@ struct ElementIdentity {
         return scratch.withUnsafeBufferPointer(ByteHash.hash)
     }
 
-    /// Two 64-bit values mixed into one (a multiply-xorshift finalizer over `a` xor `b` times an odd constant).
+    /// Two 64-bit values mixed into one (``SampleElementIdentity/mix(_:_:)``).
     @inline(__always)
-    static func mix(_ a: UInt64, _ b: UInt64) -> UInt64 {
-        var h = a ^ (b &* 0x9E37_79B9_7F4A_7C15)
-        h ^= h >> 32
-        h &*= 0xD6E8_FEB8_6659_FD93
-        h ^= h >> 32
-        return h
-    }
+    static func mix(_ a: UInt64, _ b: UInt64) -> UInt64 { SampleElementIdentity.mix(a, b) }
 }

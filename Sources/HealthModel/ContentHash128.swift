@@ -94,15 +94,9 @@ package enum SampleContentIdentity {
     package static func hash(
         sourceName: [UInt8], typeIdentifier: [UInt8], start: Timestamp, end: Timestamp, canonicalValue: Double
     ) -> ContentHash128 {
-        var identity = ContentHash128()
-        identity.add(sourceName)
-        identity.add(0x1F)
-        identity.add(typeIdentifier)
-        identity.add(0x1F)
-        identity.add(littleEndian: UInt64(bitPattern: start))
-        identity.add(littleEndian: UInt64(bitPattern: end))
-        identity.add(littleEndian: (canonicalValue == 0 ? 0 : canonicalValue).bitPattern)
-        return identity
+        hash(
+            prefix: prefix(sourceName: sourceName, typeIdentifier: typeIdentifier), start: start, end: end,
+            canonicalValue: canonicalValue)
     }
 }
 

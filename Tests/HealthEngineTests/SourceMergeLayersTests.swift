@@ -58,7 +58,7 @@ struct SourceMergeLayersTests {
         let rows = Self.rows(
             count: Int.random(in: 1...160, using: &random), sources: sources, longest: seed % 2 == 0 ? 30 : 2,
             using: &random)
-        var series = Series()
+        var series = Series(type: try QuantityType.named("stepCount"))
         series.append(try PreparedBatch(makeBatch(type: "stepCount", rows: rows)))
         series.sources.setPriority(Array(sources).shuffled(using: &random))
         let ranks = series.sources.sourceRanks()
@@ -112,7 +112,7 @@ struct SourceMergeLayersTests {
             Row(250, 260, 9, phone),  // nested phone: wins its 10 µs
             Row(250, 250, 4, phone),  // point of phone at 250, beside fitApp's covering sample: counts
         ]
-        var series = Series()
+        var series = Series(type: try QuantityType.named("stepCount"))
         series.append(try PreparedBatch(makeBatch(type: "stepCount", rows: rows)))
         #expect(series.sources.priorityList() == [watch, phone, fitApp])
         // 100 + 50 + 0 + 0 + 3 + 5 + (80 − 10) + 9 + 4 = 241.
@@ -142,7 +142,7 @@ struct SourceMergeLayersTests {
             SourceInfo(name: "App \($0)", bundleIdentifier: "com.example.app\($0)")
         }
         let rows = Self.rows(count: 200, sources: many[...], using: &random) + many.map { Row(0, 10, 1, $0) }
-        var series = Series()
+        var series = Series(type: try QuantityType.named("stepCount"))
         series.append(try PreparedBatch(makeBatch(type: "stepCount", rows: rows)))
         let ranks = series.sources.sourceRanks()
         let priority = series.sources.priorityList()

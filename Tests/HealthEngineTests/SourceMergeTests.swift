@@ -136,7 +136,7 @@ struct SourceMergeTests {
                 start, start + length, Double(Int.random(in: 0...100, using: &generator)),
                 sources.randomElement(using: &generator)!)
         }
-        var series = Series()
+        var series = Series(type: try QuantityType.named("stepCount"))
         series.append(try PreparedBatch(makeBatch(type: "stepCount", rows: rows)))
         let order = sources.shuffled(using: &generator)
         series.sources.setPriority(order)

@@ -22,12 +22,12 @@ struct BlockSnapshotTests {
         return store.image(of: try QuantityType.named("stepCount")) { () }.0
     }
 
-    @Test("HKSNAP09 round-trips the image and restores the same samples; HKSNAP06 of it reads the same")
+    @Test("HKSNAP10 round-trips the image and restores the same samples; HKSNAP06 of it reads the same")
     func roundTrip() throws {
         let image = try image()
         #expect(image.series[0].count > 2 * SnapshotCodec.blockRows)
         let bytes = SnapshotCodec.encode(image, sequence: 8)
-        #expect(Array(bytes.prefix(8)) == Array("HKSNAP09".utf8))
+        #expect(Array(bytes.prefix(8)) == Array("HKSNAP10".utf8))
         let decoded = try SnapshotCodec.decode(bytes)
         #expect(decoded.image == image)
         #expect(decoded.sequence == 8)
@@ -192,9 +192,9 @@ struct BlockSnapshotTests {
 }
 
 /// A data directory whose snapshot an earlier version wrote (`HKSNAP06`, raw columns; `HKSNAP07`, manual flags
-/// without `HKWasUserEntered`) starts as it did, and its next snapshot is written as `HKSNAP09`.
+/// without `HKWasUserEntered`) starts as it did, and its next snapshot is written as `HKSNAP10`.
 struct SnapshotUpgradeTests {
-    @Test("a version 6 snapshot in a data directory loads; the next snapshot is version 9 and loads the same")
+    @Test("a version 6 snapshot in a data directory loads; the next snapshot is version 10 and loads the same")
     func upgrade() throws {
         let directory = try makeDataDirectory()
         defer { try? FileSystem.removeTree(directory) }
@@ -211,7 +211,7 @@ struct SnapshotUpgradeTests {
         let index = try #require(manifest.entries.firstIndex { $0.type == "stepCount" })
         let path = files.directory + "/" + manifest.entries[index].file
         let decoded = try SnapshotCodec.decode(try FileSystem.readFile(path))
-        #expect(Array(try FileSystem.readFile(path).prefix(8)) == Array("HKSNAP09".utf8))
+        #expect(Array(try FileSystem.readFile(path).prefix(8)) == Array("HKSNAP10".utf8))
         let old = SnapshotCodec.encode(decoded.image, sequence: decoded.sequence, layout: .rawColumns)
         try FileSystem.writeFileAtomically(path, old)
         manifest.entries[index].size = UInt64(old.count)
@@ -224,13 +224,13 @@ struct SnapshotUpgradeTests {
         reopened.close(snapshot: false)
         let newest = try #require(try files.readManifest()).entries.first { $0.type == "stepCount" }
         let bytes = try FileSystem.readFile(files.directory + "/" + (try #require(newest)).file)
-        #expect(Array(bytes.prefix(8)) == Array("HKSNAP09".utf8))
+        #expect(Array(bytes.prefix(8)) == Array("HKSNAP10".utf8))
         let (again, _) = try openStore(directory)
         defer { again.close() }
         #expect(try steps(again.store) == expected)
     }
 
-    @Test("a version 7 snapshot without manual flags ranks manual entries first, as the log does; then version 9")
+    @Test("a version 7 snapshot without manual flags ranks manual entries first, as the log does; then version 10")
     func manualFlagsUpgrade() throws {
         let directory = try makeDataDirectory()
         defer { try? FileSystem.removeTree(directory) }
@@ -278,7 +278,7 @@ struct SnapshotUpgradeTests {
         reopened.close(snapshot: false)
         let newest = try #require(try files.readManifest()?.entries.first { $0.type == "stepCount" })
         let bytes = try FileSystem.readFile(files.directory + "/" + newest.file)
-        #expect(Array(bytes.prefix(8)) == Array("HKSNAP09".utf8))
+        #expect(Array(bytes.prefix(8)) == Array("HKSNAP10".utf8))
         #expect(try SnapshotCodec.decode(bytes).image.series.allSatisfy { $0.userEnteredSources.contains(true) })
         let (again, _) = try openStore(directory)
         defer { again.close() }

@@ -36,7 +36,7 @@ struct WriterFormatTests {
         let series = image.series[0]
         #expect(series.batches.map(\.writer) == [9, 11])
         #expect(series.batches.map(\.firstAnchor) == [1, 5])
-        #expect(series.batches[0].uuids?.count == 4 && series.batches[1].uuids == nil)
+        #expect(series.batches[0].naming.listed == 4 && series.batches[1].naming == .batch)
         #expect(series.arrivals == [2, 3, 4, 5, 6, 7, 8, 9])
         #expect(series.changeLog.deletions.map(\.writer) == [9])
         #expect(image.lastAnchor == 10)
@@ -87,7 +87,7 @@ struct WriterFormatTests {
     }
 
     @Test(
-        "HKSNAP09, HKSNAP08 and HKSNAP06 keep each row's metadata (every value type); HKSNAP05, without them, still reads"
+        "HKSNAP10, HKSNAP08 and HKSNAP06 keep each row's metadata (every value type); HKSNAP05, without them, still reads"
     )
     func snapshotMetadata() throws {
         let store = HealthStore()
@@ -101,7 +101,7 @@ struct WriterFormatTests {
         let (image, _) = store.image(of: type) { () }
         #expect(image.series[0].metadata.count == 2)
         let bytes = SnapshotCodec.encode(image, sequence: 4)
-        #expect(Array(bytes.prefix(8)) == Array("HKSNAP09".utf8))
+        #expect(Array(bytes.prefix(8)) == Array("HKSNAP10".utf8))
         let decoded = try SnapshotCodec.decode(bytes)
         #expect(decoded.image == image)
         #expect(try SnapshotCodec.decode(SnapshotCodec.encode(image, sequence: 4, layout: .rawColumns)).image == image)
@@ -124,7 +124,7 @@ struct WriterFormatTests {
         #expect(try SnapshotCodec.decode(version5).image == plain)
     }
 
-    @Test("HKSNAP09 keeps each distinct metadata row once: repeated rows cost a few bytes a sample, not the row")
+    @Test("HKSNAP10 keeps each distinct metadata row once: repeated rows cost a few bytes a sample, not the row")
     func snapshotMetadataIsDictionaryEncoded() throws {
         let store = HealthStore()
         var batch = stepBatch(id: 1, rows: 2_000)
@@ -187,7 +187,7 @@ struct WriterFormatTests {
 
         let version3 = try SnapshotCodec.decode(version3Bytes)
         // The derived UUIDs of batch 7 fold back into one entry; the sent ones are kept explicitly.
-        #expect(version3.image.series[0].batches.filter { $0.uuids == nil }.map(\.batchID) == [7])
+        #expect(version3.image.series[0].batches.filter { $0.naming == .batch }.map(\.batchID) == [7])
         #expect(version3.image.series[0].arrivals == image.series[0].arrivals)
         #expect(version3.image.lastAnchor == image.lastAnchor)
 
@@ -247,7 +247,7 @@ struct WriterFormatTests {
             userEnteredSources: [false], priorityOrder: nil, recentBatches: [], syncHolders: [])
         // One explicit entry, then batch 42 split by the writer change, then batch 43.
         #expect(image.batches.map(\.count) == [10_000, 2_000, 3_000, 5_000])
-        #expect(image.batches.map { $0.uuids == nil } == [false, true, true, true])
+        #expect(image.batches.map { $0.naming == .batch } == [false, true, true, true])
         let store = HealthStore()
         try store.restore(ShardImage(type: try QuantityType.named("stepCount"), series: [image]))
         #expect(try store.samples(subject: "anna", type: "stepCount").uuids == Array(uuids))

@@ -33,11 +33,11 @@ extension Series {
     mutating func removeRows(_ rows: [Int], clock: inout ChangeClock) {
         guard !rows.isEmpty else { return }
         let now = ChangeClock.wallClock()
-        var hint = 0
+        var namer = namer
         let removed = decodedRows(rows)
         for row in 0..<removed.count {
-            let entry = batches.entry(ofAnchor: removed.arrivals[row], hint: &hint)
-            let uuid = entry.uuid(anchor: removed.arrivals[row])
+            let uuid = namer.uuid(row, of: removed)
+            let entry = namer.entry(ofAnchor: removed.arrivals[row])
             let sync = ledger.syncTag(of: uuid)
             changeLog.record(
                 DeletionRecord(

@@ -158,6 +158,7 @@ extension Series {
         // A page of candidates holds one more than the rows wanted: the extra one tells whether more match.
         let pageSize = limit == 0 ? 0 : limit + 1
         var hint = 0
+        var namer = namer
         var result = SeriesRows()
         var cursor = anchor
         while true {
@@ -170,7 +171,7 @@ extension Series {
                 if filter.sources != nil, !filter.matches(source: sources.infos[Int(decoded.sourceIDs[i])]) {
                     continue
                 }
-                if let wanted = filter.uuids, !wanted.contains(uuid(anchor: decoded.arrivals[i], hint: &hint)) {
+                if let wanted = filter.uuids, !wanted.contains(namer.uuid(i, of: decoded)) {
                     continue
                 }
                 if let writer = filter.writer, self.writer(anchor: decoded.arrivals[i], hint: &hint) != writer {

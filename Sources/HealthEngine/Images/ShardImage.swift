@@ -30,7 +30,7 @@ extension HealthStore {
         var restored: [String: Series] = [:]
         var newest: [String: UInt64] = [:]
         for series in image.series {
-            restored[series.subject] = try Series(image: series)
+            restored[series.subject] = try Series(image: series, type: image.type)
             newest[series.subject] = series.newestAnchor
         }
         let lastAnchor = max(image.lastAnchor, newest.values.max() ?? 0)
@@ -284,8 +284,8 @@ public struct ShardImage: Hashable, Sendable {
 }
 
 extension Series {
-    /// The series an image describes; throws ``ErrorCode/internalError`` when it breaks an invariant.
-    init(image: SeriesImage) throws {
+    /// The series of `type` an image describes; throws ``ErrorCode/internalError`` when it breaks an invariant.
+    init(image: SeriesImage, type: QuantityType) throws {
         func broken(_ what: String) -> HealthError {
             HealthError(.internalError, "series of subject \"\(image.subject)\" in the snapshot: \(what)")
         }
@@ -380,7 +380,7 @@ extension Series {
                 .init(version: holder.version, uuid: holder.uuid, start: holder.start))
         }
         self.init(
-            blockedRows: BlockedRows(sealed: image.blocks, arrivalSpans: arrivalSpans), batches: batches,
+            type: type, blockedRows: BlockedRows(sealed: image.blocks, arrivalSpans: arrivalSpans), batches: batches,
             maxDuration: image.maxDuration, sources: sources, ledger: ledger, metadata: image.metadata)
         changeLog = image.changeLog
     }

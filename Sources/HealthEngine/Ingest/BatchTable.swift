@@ -1,11 +1,85 @@
 import Foundation
 import HealthModel
 
+/// Where the UUIDs of a batch table entry's rows come from.
+public enum RowNaming: Hashable, Sendable {
+    /// Derived from the entry's batch id and the row (``SampleBatch/derivedUUID(batchID:row:)``).
+    case batch
+    /// Kept as sent (or, for a small batch, as derived), one per anchor; the ledger indexes them.
+    case kept(ContiguousArray<UUID>)
+    /// Each row's content identity (``SampleContentIdentity``), recomputed from the row.
+    case content
+    /// Each row's element identity (``SampleElementIdentity``), recomputed from the row and these extras, one
+    /// per anchor.
+    case elements(ContiguousArray<UInt64>)
+
+    /// Whether the UUIDs are listed as they are (``kept``), indexed by the ledger.
+    public var isKept: Bool {
+        if case .kept = self { return true }
+        return false
+    }
+
+    /// Whether the UUIDs are recomputed from the rows' content (``content`` and ``elements``).
+    public var isContentDerived: Bool {
+        switch self {
+        case .content, .elements: true
+        case .batch, .kept: false
+        }
+    }
+
+    /// Whether `other`, the naming of the entry that follows, can extend this one's entry.
+    func joins(_ other: RowNaming) -> Bool {
+        switch (self, other) {
+        case (.kept, .kept), (.content, .content), (.elements, .elements): true
+        default: false
+        }
+    }
+
+    /// Appends the following entry's names (``joins(_:)`` holds), growing the list by an eighth, as the columns
+    /// do, not by doubling. The list is moved out while it grows, so it is not shared and is extended in place.
+    mutating func append(_ other: RowNaming) {
+        func grown<Element>(_ list: inout ContiguousArray<Element>, _ more: ContiguousArray<Element>) {
+            let needed = list.count + more.count
+            if list.capacity < needed { list.reserveCapacity(max(needed, list.count + max(list.count / 8, 16))) }
+            list.append(contentsOf: more)
+        }
+        switch (self, other) {
+        case (.kept(var list), .kept(let more)):
+            self = .batch
+            grown(&list, more)
+            self = .kept(list)
+        case (.elements(var list), .elements(let more)):
+            self = .batch
+            grown(&list, more)
+            self = .elements(list)
+        default: break
+        }
+    }
+
+    /// How many names the list holds (``kept`` and ``elements``), or `nil` when none are listed.
+    public var listed: Int? {
+        switch self {
+        case .kept(let list): list.count
+        case .elements(let list): list.count
+        case .batch, .content: nil
+        }
+    }
+
+    /// Heap bytes of the listed names.
+    var listBytes: Int {
+        switch self {
+        case .kept(let list): list.capacity * 16
+        case .elements(let list): list.capacity * 8
+        case .batch, .content: 0
+        }
+    }
+}
+
 /// One batch a series applied, as its batch table keeps it: anchors `firstAnchor ..< firstAnchor + count` name
 /// the batch's rows `firstRow ..< firstRow + count` (a row that turned out a duplicate keeps its anchor unused).
 public struct AppliedBatch: Hashable, Sendable {
-    /// The client's batch id (0 for entries rebuilt from an old snapshot). With ``uuids`` set it only labels the
-    /// entry (consecutive small batches share one); without, it derives the UUIDs.
+    /// The client's batch id (0 for entries rebuilt from an old snapshot). With ``naming`` other than
+    /// ``RowNaming/batch`` it only labels the entry (consecutive small batches share one).
     public var batchID: UInt64
     public var firstAnchor: UInt64
     /// The batch row the first anchor names (0 except for entries rebuilt from old snapshots).
@@ -13,31 +87,42 @@ public struct AppliedBatch: Hashable, Sendable {
     public var count: UInt32
     /// The client identity that wrote the batch (0: unknown).
     public var writer: UInt32
-    /// The UUIDs kept explicitly, one per anchor: sent with the batch, or derived ones of small batches (see
-    /// ``BatchTable/smallBatchRows``); `nil` when they derive from batch id and row.
-    public var uuids: ContiguousArray<UUID>?
+    /// Where the rows' UUIDs come from.
+    public var naming: RowNaming
 
     /// An entry from its parts.
     public init(
-        batchID: UInt64, firstAnchor: UInt64, firstRow: UInt32, count: UInt32, writer: UInt32,
-        uuids: ContiguousArray<UUID>?
+        batchID: UInt64, firstAnchor: UInt64, firstRow: UInt32, count: UInt32, writer: UInt32, naming: RowNaming
     ) {
         self.batchID = batchID
         self.firstAnchor = firstAnchor
         self.firstRow = firstRow
         self.count = count
         self.writer = writer
-        self.uuids = uuids
+        self.naming = naming
     }
 
     /// The anchors the batch took.
     public var anchors: Range<UInt64> { firstAnchor..<(firstAnchor + UInt64(count)) }
 
-    /// The UUID of the row with anchor `anchor` (which must be in ``anchors``).
-    public func uuid(anchor: UInt64) -> UUID {
+    /// The UUID kept for the row with anchor `anchor` (in ``anchors``), `nil` unless the naming is
+    /// ``RowNaming/kept``.
+    public func keptUUID(anchor: UInt64) -> UUID? {
+        guard case .kept(let uuids) = naming else { return nil }
+        return uuids[Int(anchor - firstAnchor)]
+    }
+
+    /// The UUID of the row with anchor `anchor` (which must be in ``anchors``); `content` gives the hash state of
+    /// the row's content identity, asked for only when the naming derives from content.
+    @inline(__always)
+    func uuid(anchor: UInt64, content: () -> ContentHash128) -> UUID {
         let offset = Int(anchor - firstAnchor)
-        if let uuids { return uuids[offset] }
-        return SampleBatch.derivedUUID(batchID: batchID, row: firstRow + UInt32(offset))
+        switch naming {
+        case .batch: return SampleBatch.derivedUUID(batchID: batchID, row: firstRow + UInt32(offset))
+        case .kept(let uuids): return uuids[offset]
+        case .content: return content().uuid
+        case .elements(let extras): return SampleElementIdentity.uuid(base: content(), extras: extras[offset])
+        }
     }
 }
 
@@ -45,10 +130,10 @@ public struct AppliedBatch: Hashable, Sendable {
 ///
 /// Why a table instead of UUID and writer columns: a batch takes a run of consecutive change anchors, one per
 /// row (duplicates included), and every stored row keeps its anchor anyway (``Series/arrivals``). The anchor
-/// therefore names the batch and the row within it, and a row's UUID (derived from batch id and row, or sent
-/// with the batch) and writer (one per batch) follow from a binary search here. That saves 20 bytes per sample
-/// (a 16-byte UUID and a 4-byte writer id) for about 48 bytes per batch, plus 16 bytes per row only for batches
-/// that came with their own UUIDs.
+/// therefore names the batch and the row within it, and a row's UUID and writer (one per batch) follow from a
+/// binary search here. That saves 20 bytes per sample (a 16-byte UUID and a 4-byte writer id) for about 48 bytes
+/// per batch. A sent UUID costs nothing more when it is the row's content identity (`hkq insert`), 8 bytes when it
+/// is the row's element identity (`hkq import`: its extras), and 16 otherwise (``RowNaming``).
 struct BatchTable: Sendable {
     /// Entries by ascending, disjoint anchor ranges.
     private(set) var entries: ContiguousArray<AppliedBatch> = []
@@ -56,6 +141,8 @@ struct BatchTable: Sendable {
     /// and the later ones of a batch id applied again (a retry after rows were deleted, or a reused id).
     private var entryOfBatch: [UInt64: Int] = [:]
     private var laterEntriesOfBatch: [UInt64: [Int]] = [:]
+    /// Whether an entry names its rows by content (``RowNaming/isContentDerived``).
+    private(set) var holdsContentDerived = false
 
     /// An empty table.
     init() {}
@@ -65,7 +152,7 @@ struct BatchTable: Sendable {
     init?(checking entries: [AppliedBatch]) {
         self.init()
         for entry in entries {
-            guard entry.count > 0, entry.uuids.map({ $0.count == Int(entry.count) }) ?? true,
+            guard entry.count > 0, entry.naming.listed.map({ $0 == Int(entry.count) }) ?? true,
                 entry.firstAnchor <= UInt64.max - UInt64(entry.count),
                 self.entries.last.map({ $0.anchors.upperBound <= entry.firstAnchor }) ?? true
             else { return nil }
@@ -73,9 +160,10 @@ struct BatchTable: Sendable {
         }
     }
 
-    /// Whether `entry` (with explicit UUIDs) continues the last entry: next anchor, same writer, explicit UUIDs.
+    /// Whether `entry` continues the last entry: next anchor, same writer, names of a kind that joins (not
+    /// derived from batch ids).
     private func joinsLastEntry(_ entry: AppliedBatch) -> Bool {
-        guard let last = entries.last, last.uuids != nil else { return false }
+        guard let last = entries.last, last.naming.joins(entry.naming) else { return false }
         return last.writer == entry.writer && last.anchors.upperBound == entry.firstAnchor
             && UInt64(last.count) + UInt64(entry.count) <= UInt32.max
     }
@@ -85,26 +173,21 @@ struct BatchTable: Sendable {
     /// share an entry (a device sending one sample at a time would otherwise pay an entry per sample).
     static let smallBatchRows = 3
 
-    /// Adds a batch's entry; its anchors follow every entry's so far. An entry with explicit UUIDs that
-    /// continues the previous one (next anchor, same writer, explicit UUIDs too) joins it.
+    /// Adds a batch's entry; its anchors follow every entry's so far. An entry that continues the previous one
+    /// (next anchor, same writer, names of the same kind, not derived from batch ids) joins it.
     mutating func append(_ entry: AppliedBatch) {
         precondition(entries.last.map { $0.anchors.upperBound <= entry.firstAnchor } ?? true, "anchors go back")
-        if let uuids = entry.uuids, joinsLastEntry(entry) {
-            // Move the kept UUIDs out while they grow, so the array is not shared with the entry and is extended
-            // in place (a copy held meanwhile would make every append copy the whole array).
+        if joinsLastEntry(entry) {
             let last = entries.count - 1
-            var kept = entries[last].uuids.take()!
-            let needed = kept.count + uuids.count
-            if kept.capacity < needed {
-                // Grow by an eighth, as the columns do, not by doubling.
-                kept.reserveCapacity(max(needed, kept.count + max(kept.count / 8, 16)))
-            }
-            kept.append(contentsOf: uuids)
-            entries[last].uuids = kept
+            var naming = entries[last].naming
+            entries[last].naming = .batch
+            naming.append(entry.naming)
+            entries[last].naming = naming
             entries[last].count += entry.count
             return
         }
-        if entry.uuids == nil {
+        if entry.naming.isContentDerived { holdsContentDerived = true }
+        if entry.naming == .batch {
             if entryOfBatch[entry.batchID] == nil {
                 entryOfBatch[entry.batchID] = entries.count
             } else {
@@ -154,8 +237,8 @@ struct BatchTable: Sendable {
     /// Whether a batch with derived UUIDs and id `batchID` was applied.
     func hasDerivedBatch(_ batchID: UInt64) -> Bool { entryOfBatch[batchID] != nil }
 
-    /// Approximate heap bytes: ``tableBytes`` and ``keptUUIDBytes``.
-    var approximateBytes: Int { tableBytes + keptUUIDBytes }
+    /// Approximate heap bytes: ``tableBytes``, ``keptUUIDBytes`` and ``elementExtrasBytes``.
+    var approximateBytes: Int { tableBytes + keptUUIDBytes + elementExtrasBytes }
 
     /// Heap bytes of the entries and their index by batch id.
     var tableBytes: Int {
@@ -163,6 +246,9 @@ struct BatchTable: Sendable {
             + laterEntriesOfBatch.capacity * 40
     }
 
-    /// Heap bytes of the UUIDs kept explicitly.
-    var keptUUIDBytes: Int { entries.reduce(0) { $0 + ($1.uuids?.capacity ?? 0) * 16 } }
+    /// Heap bytes of the UUIDs kept as sent.
+    var keptUUIDBytes: Int { entries.reduce(0) { $0 + ($1.naming.isKept ? $1.naming.listBytes : 0) } }
+
+    /// Heap bytes of the element identities' extras.
+    var elementExtrasBytes: Int { entries.reduce(0) { $0 + ($1.naming.isKept ? 0 : $1.naming.listBytes) } }
 }

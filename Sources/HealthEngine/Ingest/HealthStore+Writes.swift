@@ -52,7 +52,7 @@ extension HealthStore {
     public func reserve(subject: String, type: QuantityType, rows: Int) {
         guard rows > 0, (try? SampleRules.validate(subject: subject)) != nil else { return }
         shard(type).write { state in
-            if state.series[subject] == nil { state.series[subject] = Series(blockRows: state.blockRows) }
+            if state.series[subject] == nil { state.series[subject] = Series(type: type, blockRows: state.blockRows) }
         }
     }
 
@@ -101,7 +101,7 @@ extension HealthStore {
         }
         try shard(type).write { state in
             try hook()
-            state.series[subject, default: Series(blockRows: state.blockRows)].sources.setPriority(order)
+            state.series[subject, default: Series(type: type, blockRows: state.blockRows)].sources.setPriority(order)
         }
     }
 }

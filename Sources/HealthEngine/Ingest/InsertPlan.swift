@@ -48,14 +48,16 @@ struct InsertPlan: Sendable {
         // kept explicitly either, none of this batch's UUIDs can be stored and the rows skip the UUID checks
         // (the common case of ingest: a new batch without UUIDs).
         let checkDerived = sent != nil || series?.batches.hasDerivedBatch(batch.batchID) == true
-        let checksUUIDs = checkDerived || series?.ledger.holdsKeptUUIDs == true
+        let checksUUIDs =
+            checkDerived || series?.ledger.holdsKeptUUIDs == true || series?.batches.holdsContentDerived == true
+        let namedByContent = batch.naming.isContentDerived
         if !checksUUIDs, batch.syncTags == nil, batch.valueDigits == nil {
             added = Array(0..<rows.count)
             return
         }
         // One non-optional series for the per-row checks (an empty one, which holds nothing, when the subject has
         // none): unwrapping the optional in the loop copied the series, retaining each of its columns, per row.
-        let current = series ?? Series()
+        let current = series ?? Series(type: batch.type)
         var pendingSync: [SeriesLedger.SyncKey: (version: Int64, row: Int)] = [:]
         // The batch's rows mostly lie near each other: their lookups share the block decoded last.
         var cache = DecodedBlockCache()
@@ -75,8 +77,9 @@ struct InsertPlan: Sendable {
                     continue
                 }
                 if sent != nil { seen.insert(fingerprint) }
-                if current.mayHold(uuid, checkingDerived: checkDerived),
-                    let stored = current.row(of: uuid, startingAt: rows.starts[row], cache: &cache)?.content
+                if current.mayHold(uuid, checkingDerived: checkDerived, namedByContent: namedByContent),
+                    let stored = current.row(
+                        of: uuid, startingAt: rows.starts[row], namedByContent: namedByContent, cache: &cache)?.content
                 {
                     // Batch ids are each client's own: another identity's batch with the same id derives the same
                     // UUIDs, which then cannot name this identity's samples too.
@@ -117,7 +120,9 @@ struct InsertPlan: Sendable {
                         duplicates += 1
                         continue
                     }
-                    if let stored = current.row(of: held.uuid, startingAt: held.start, cache: &cache)?.row {
+                    if let stored = current.row(
+                        of: held.uuid, startingAt: held.start, namedByContent: false, cache: &cache)?.row
+                    {
                         replacedRows.append(stored)
                     }
                 }
@@ -160,39 +165,46 @@ struct InsertPlan: Sendable {
 }
 
 extension Series {
-    /// Whether `uuid` may be stored (false means certainly not): as a UUID sent with its batch, or (when
-    /// `checkingDerived`) as one derived from a batch in the batch table.
-    func mayHold(_ uuid: UUID, checkingDerived: Bool = true) -> Bool {
+    /// Whether `uuid` may be stored (false means certainly not): as a UUID kept as sent, (when
+    /// `checkingDerived`) as one derived from a batch in the batch table, or as one recomputed from a stored row's
+    /// content. With `namedByContent` (`uuid` derives from the content of the row sent with it), a stored row of
+    /// that content is one starting where it starts; without, only a version 8 UUID can name a row by content.
+    func mayHold(_ uuid: UUID, checkingDerived: Bool = true, namedByContent: Bool = false) -> Bool {
         ledger.mayContain(uuid) || (checkingDerived && !batches.anchors(ofDerived: uuid).isEmpty)
+            || (batches.holdsContentDerived && (namedByContent || uuid.isContentIdentityForm))
     }
 
     /// The row holding `uuid` and its content (one row, decoded): first among the rows starting at `start`, then
-    /// (for a UUID stored with another start) by its anchor when it is derived, or by a scan of every row's anchor
-    /// when it was sent with its batch. `cache` keeps the block decoded last.
-    func row(of uuid: UUID, startingAt start: Timestamp, cache: inout DecodedBlockCache) -> (
+    /// (for a UUID stored with another start) by its anchor when it is derived, or by a scan of every row when it
+    /// was kept as sent or (unless `namedByContent`: see ``mayHold(_:checkingDerived:namedByContent:)``) may
+    /// name a row by content. `cache` keeps the block decoded last.
+    func row(of uuid: UUID, startingAt start: Timestamp, namedByContent: Bool, cache: inout DecodedBlockCache) -> (
         row: Int, content: SeriesRows
     )? {
-        var hint = 0
         var content = SeriesRows()
-        // The closures below read the parts they need, not the series (capturing it copied the whole struct).
-        let batches = self.batches
+        var namer = namer
         let atStart = rows.firstRow(startingAt: start, cache: &cache) { same, local in
-            let anchor = same.arrivals[local]
-            guard batches.entry(ofAnchor: anchor, hint: &hint).uuid(anchor: anchor) == uuid else { return false }
+            guard namer.uuid(local, of: same) == uuid else { return false }
             content = same.copy(local..<(local + 1))
             return true
         }
         if let atStart { return (atStart, content) }
-        let found: Int?
         let derivedAnchors = batches.anchors(ofDerived: uuid)
         if let oldest = derivedAnchors.min() {
-            found = rows.rowsArrived(after: oldest - 1).arrived.first { derivedAnchors.contains($0.anchor) }?.row
-        } else if ledger.mayContain(uuid) {
-            found = rows.rowsArrived(after: 0).arrived.first { self.uuid(anchor: $0.anchor, hint: &hint) == uuid }?.row
-        } else {
-            found = nil
+            let found = rows.rowsArrived(after: oldest - 1).arrived.first { derivedAnchors.contains($0.anchor) }?.row
+            return found.map { ($0, decodedRows([$0])) }
         }
-        return found.map { ($0, decodedRows([$0])) }
+        let scansContentDerived = !namedByContent && batches.holdsContentDerived && uuid.isContentIdentityForm
+        guard ledger.mayContain(uuid) || scansContentDerived else { return nil }
+        // Rare: a UUID sent again with other content (a conflict), or a fingerprint shared by chance.
+        let chunk = 4096
+        for first in stride(from: 0, to: count, by: chunk) {
+            let decoded = decodedRows(in: first..<min(first + chunk, count))
+            if let found = (0..<decoded.count).first(where: { namer.uuid($0, of: decoded) == uuid }) {
+                return (first + found, decoded.copy(found..<(found + 1)))
+            }
+        }
+        return nil
     }
 
     /// Whether `stored` (one stored row, decoded) holds the same content as `row` of `batch`.
@@ -214,9 +226,8 @@ extension Series {
         let source = batch.sources[Int(batch.sourceIndices[row])]
         let (start, end, value) = (batch.rows.starts[row], batch.rows.ends[row], batch.rows.values[row])
         let infos = sources.infos
-        let batches = self.batches
+        var namer = namer
         var contentNamed: UInt64?
-        var hint = 0
         let found = rows.firstRow(startingAt: start, cache: &cache) { same, stored in
             guard same.ends[stored] == end, infos[Int(same.sourceIDs[stored])] == source else { return false }
             guard same.values[stored].bitPattern == value.bitPattern else {
@@ -227,7 +238,7 @@ extension Series {
             let contentID = SampleContentIdentity.uuid(
                 sourceName: Array(source.name.utf8), typeIdentifier: Array(batch.type.identifier.utf8), start: start,
                 end: end, canonicalValue: value)
-            guard batches.entry(ofAnchor: anchor, hint: &hint).uuid(anchor: anchor) == contentID else { return false }
+            guard namer.uuid(stored, of: same) == contentID else { return false }
             contentNamed = anchor
             return true
         }
@@ -252,7 +263,7 @@ extension Series {
         removeRows(plan.replacedRows, clock: &clock)
         if !plan.added.isEmpty {
             append(batch, rows: plan.added, firstAnchor: clock.reserve(batch.rows.count))
-            if batch.keptUUIDs != nil { ledger.add(uuids: plan.added.lazy.map(batch.uuid(row:))) }
+            if batch.naming.isKept { ledger.add(uuids: plan.added.lazy.map(batch.uuid(row:))) }
         }
         for (key, entry) in plan.syncUpdates { ledger.setSync(key, entry) }
         ledger.record(batch: .init(id: batch.batchID, writer: batch.writer), plan.outcome)

@@ -46,7 +46,7 @@ enum LegacyBatchTable {
         var kept: ContiguousArray<UUID>?
         func flush() {
             guard var entry = current else { return }
-            entry.uuids = kept
+            entry.naming = kept.map(RowNaming.kept) ?? .batch
             entries.append(entry)
         }
         for row in arrivals.indices.sorted(by: { arrivals[$0] < arrivals[$1] }) {
@@ -71,11 +71,11 @@ enum LegacyBatchTable {
             if let derived {
                 current = AppliedBatch(
                     batchID: derived.batchID, firstAnchor: anchor, firstRow: derived.row, count: 1, writer: writer,
-                    uuids: nil)
+                    naming: .batch)
                 kept = nil
             } else {
                 current = AppliedBatch(
-                    batchID: 0, firstAnchor: anchor, firstRow: 0, count: 1, writer: writer, uuids: nil)
+                    batchID: 0, firstAnchor: anchor, firstRow: 0, count: 1, writer: writer, naming: .batch)
                 kept = [uuid]
             }
         }

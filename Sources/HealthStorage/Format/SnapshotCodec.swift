@@ -6,16 +6,19 @@ import HealthModel
 /// The byte layout of one shard snapshot file (Protocol/STORAGE.md): magic, type, the log sequence the image
 /// is complete up to, the type's newest change anchor, the series (tables, deletion records, the batch table,
 /// then the rows as sealed blocks, each with its own CRC-32, then the metadata table), and a CRC-32 of everything
-/// before it. Writes version 9; versions 1–8 are still read (1–8: a metadata row per row instead of each distinct
-/// row once; 1–7: sources' user-entered flags decided without the
+/// before it. Writes version 10; versions 1–9 are still read (1–9: a batch entry's UUIDs kept or derived from its
+/// batch id, never recomputed from the rows' content; 1–8: a metadata row per row instead of each distinct row once; 1–7: sources' user-entered flags decided without the
 /// key `HKWasUserEntered`, completed from the metadata table when restored; 1–6: raw little-endian columns instead
 /// of sealed blocks; 1–5: no metadata table; 1–3: per-row UUID and writer columns instead of the batch table; 1–4:
 /// recent batches without their writer).
 /// Pure functions, thread-safe.
 public enum SnapshotCodec {
-    /// First 8 bytes of every snapshot file this version writes (version 9: rows in sealed blocks, sources'
-    /// user-entered flags by the rule of HEALTHKIT.md §8, the metadata table dictionary-encoded).
-    public static let magic: [UInt8] = Array("HKSNAP09".utf8)
+    /// First 8 bytes of every snapshot file this version writes (version 10: rows in sealed blocks, sources'
+    /// user-entered flags by the rule of HEALTHKIT.md §8, the metadata table dictionary-encoded, batch entries
+    /// naming their rows by content).
+    public static let magic: [UInt8] = Array("HKSNAP10".utf8)
+    /// First 8 bytes of version 9 files (as version 10, but a batch entry's naming is 0 or 1 only).
+    public static let magicWithoutContentNaming: [UInt8] = Array("HKSNAP09".utf8)
     /// First 8 bytes of version 8 files (as version 9, but the metadata table holds a metadata row per row).
     public static let magicWithMetadataPerRow: [UInt8] = Array("HKSNAP08".utf8)
     /// First 8 bytes of version 7 files (as version 8, but their user-entered flags read only the key
@@ -37,10 +40,10 @@ public enum SnapshotCodec {
     public static let magicWithoutChangeLog: [UInt8] = Array("HKSNAP02".utf8)
     /// First 8 bytes of version 1 files (neither); read with writer 0 everywhere and anchors in load order.
     public static let magicWithoutWriters: [UInt8] = Array("HKSNAP01".utf8)
-    /// How a file lays out the rows of each series: sealed blocks (version 8, what hkd writes) or raw columns
+    /// How a file lays out the rows of each series: sealed blocks (version 10, what hkd writes) or raw columns
     /// (version 6; tests build older files from it).
     enum RowLayout {
-        /// Sealed blocks and the dictionary-encoded metadata table (version 9).
+        /// Sealed blocks and the dictionary-encoded metadata table (version 10).
         case sealedBlocks
         /// Sealed blocks and a metadata row per row (version 8).
         case sealedBlocksWithMetadataPerRow
@@ -115,7 +118,11 @@ public enum SnapshotCodec {
             if w.count >= pieceSize { try flush() }
             for batch in series.batches {
                 writeBatchHeader(batch, into: &w)
-                if let uuids = batch.uuids { try column(uuids) }
+                switch batch.naming {
+                case .kept(let uuids): try column(uuids)
+                case .elements(let extras): try column(ContiguousArray(extras.lazy.map(\.littleEndian)))
+                case .batch, .content: break
+                }
                 if w.count >= pieceSize { try flush() }
             }
             switch layout {
@@ -257,14 +264,29 @@ public enum SnapshotCodec {
         w.writeVarint(UInt64(s.batches.count))
     }
 
-    /// One batch-table entry up to its UUIDs (which follow raw when `hasUUIDs` is set).
+    /// One batch-table entry up to its list of names (kept UUIDs or element extras, which follow raw).
     static func writeBatchHeader(_ batch: AppliedBatch, into w: inout ByteWriter) {
         w.writeLE(batch.batchID)
         w.writeVarint(batch.firstAnchor)
         w.writeVarint(UInt64(batch.firstRow))
         w.writeVarint(UInt64(batch.count))
         w.writeVarint(UInt64(batch.writer))
-        w.writeBool(batch.uuids != nil)
+        w.write(NamingCode(batch.naming).rawValue)
+    }
+
+    /// The byte that says how a batch entry names its rows (Protocol/STORAGE.md, *The batch table*); versions
+    /// before 10 write only the first two (a flag: UUIDs kept or not).
+    enum NamingCode: UInt8 {
+        case batch = 0, kept = 1, content = 2, elements = 3
+
+        init(_ naming: RowNaming) {
+            switch naming {
+            case .batch: self = .batch
+            case .kept: self = .kept
+            case .content: self = .content
+            case .elements: self = .elements
+            }
+        }
     }
 
     /// A decoded snapshot file.
@@ -286,6 +308,10 @@ public enum SnapshotCodec {
         let version: Version
         switch fileMagic {
         case magic:
+            version = Version(
+                hasWriters: true, hasChangeLog: true, hasBatchTable: true, hasBatchWriters: true, hasMetadata: true,
+                hasBlocks: true, hasCompleteManualFlags: true, hasDistinctMetadata: true, hasContentNaming: true)
+        case magicWithoutContentNaming:
             version = Version(
                 hasWriters: true, hasChangeLog: true, hasBatchTable: true, hasBatchWriters: true, hasMetadata: true,
                 hasBlocks: true, hasCompleteManualFlags: true, hasDistinctMetadata: true)
@@ -354,8 +380,10 @@ public enum SnapshotCodec {
         /// The sources' user-entered flags count every key HEALTHKIT.md §8 names (versions 8 and 9); earlier
         /// versions' are completed from the metadata table when the image is restored.
         var hasCompleteManualFlags = false
-        /// The metadata table holds each distinct metadata row once (version 9).
+        /// The metadata table holds each distinct metadata row once (versions 9 and 10).
         var hasDistinctMetadata = false
+        /// Batch entries may name their rows by content (version 10; before, a flag: kept UUIDs or none).
+        var hasContentNaming = false
         /// Column bytes per sample.
         var columnBytes: Int {
             hasBatchTable ? SnapshotCodec.columnBytes : 42 + (hasWriters ? 4 : 0) + (hasChangeLog ? 8 : 0)
@@ -411,7 +439,7 @@ public enum SnapshotCodec {
         var changeLog = SeriesChangeLog()
         if hasChangeLog { changeLog = try readChangeLog(&r) }
         if version.hasBlocks {
-            let table = try readBatchTable(&r)
+            let table = try readBatchTable(&r, contentNaming: version.hasContentNaming)
             let blocks = try readBlocks(&r, count: count, subject: subject, blocksIn: memory)
             var image = SeriesImage(
                 subject: subject, blocks: blocks, batches: table, maxDuration: maxDuration, sources: sources,
@@ -424,7 +452,7 @@ public enum SnapshotCodec {
             return image
         }
         if version.hasBatchTable {
-            let table = try readBatchTable(&r)
+            let table = try readBatchTable(&r, contentNaming: version.hasContentNaming)
             var image = try checkedRows(
                 SeriesImage(
                     subject: subject, starts: try readRaw(&r, count), ends: try readRaw(&r, count),
@@ -482,8 +510,9 @@ public enum SnapshotCodec {
         return SeriesMetadata(distinct: table.distinct, anchors: table.anchors, indices: table.indices)
     }
 
-    /// The batch table of a version 4 series (each entry at least 14 bytes).
-    static func readBatchTable(_ r: inout ByteReader) throws -> [AppliedBatch] {
+    /// The batch table of a series of version 4 or later (each entry at least 14 bytes); naming codes 2 and 3
+    /// only with `contentNaming` (version 10).
+    static func readBatchTable(_ r: inout ByteReader, contentNaming: Bool) throws -> [AppliedBatch] {
         let count = try r.readCount("batch count", limit: r.remaining / 14)
         var table: [AppliedBatch] = []
         table.reserveCapacity(count)
@@ -493,17 +522,31 @@ public enum SnapshotCodec {
             let firstRow = try readUInt32(&r, "batch first row")
             let rows = try readUInt32(&r, "batch row count")
             let writer = try readUInt32(&r, "batch writer")
-            var uuids: ContiguousArray<UUID>?
-            if try r.readBool() {
+            let offset = r.offset
+            let byte = try r.readByte()
+            guard let code = NamingCode(rawValue: byte), contentNaming || code.rawValue <= 1 else {
+                throw CodecError(.malformedPayload, "batch \(batchID) has naming \(byte) at offset \(offset)")
+            }
+            let naming: RowNaming
+            switch code {
+            case .batch: naming = .batch
+            case .content: naming = .content
+            case .kept:
                 guard Int(rows) <= r.remaining / 16 else {
                     throw CodecError(.malformedPayload, "batch \(batchID) lists \(rows) UUIDs beyond the file's end")
                 }
-                uuids = try readRaw(&r, Int(rows))
+                naming = .kept(try readRaw(&r, Int(rows)))
+            case .elements:
+                guard Int(rows) <= r.remaining / 8 else {
+                    throw CodecError(.malformedPayload, "batch \(batchID) lists \(rows) extras beyond the file's end")
+                }
+                let extras: ContiguousArray<UInt64> = try readRaw(&r, Int(rows))
+                naming = .elements(ContiguousArray(extras.lazy.map(UInt64.init(littleEndian:))))
             }
             table.append(
                 AppliedBatch(
                     batchID: batchID, firstAnchor: firstAnchor, firstRow: firstRow, count: rows, writer: writer,
-                    uuids: uuids))
+                    naming: naming))
         }
         return table
     }

@@ -1,0 +1,103 @@
+import Foundation
+import HealthCodec
+import HealthModel
+import TestSupport
+import Testing
+
+@testable import HealthEngine
+@testable import HealthStorage
+
+/// Version 10 snapshots keep how each batch entry names its rows (``RowNaming``); version 9 files still read.
+struct RowNamingSnapshotTests {
+    static let type = try! QuantityType.named("heartRate")
+
+    /// A heart-rate batch of `rows` minutes from `first`, named as `name` says.
+    static func batch(first: Int, rows: Int, name: (Timestamp, Double, Int) -> UUID?) -> SampleBatch {
+        var batch = SampleBatch(batchID: uniqueBatchID(), subject: "anna", typeIdentifier: "heartRate", unit: "count/min")
+        for row in first..<(first + rows) {
+            let start = Timestamp(Int64(row) * Micros.minute)
+            let value = Double(50 + row % 70)
+            batch.append(start: start, end: start, value: value, source: watch, uuid: name(start, value, row))
+        }
+        return batch
+    }
+
+    static func content(_ start: Timestamp, _ value: Double) -> ContentHash128 {
+        SampleContentIdentity.hash(
+            sourceName: Array(watch.name.utf8), typeIdentifier: Array("heartRate".utf8), start: start, end: start,
+            canonicalValue: value)
+    }
+
+    /// A store with one entry of each naming: derived, kept, content and element identities.
+    static func store() throws -> HealthStore {
+        let store = HealthStore()
+        var random = SplitMix64(seed: 5)
+        _ = try store.insert(batch(first: 0, rows: 500) { _, _, _ in nil }, beforeApplying: {})
+        _ = try store.insert(
+            batch(first: 500, rows: 20) { _, _, _ in
+                UUID(uuid: withUnsafeBytes(of: (random.next(), random.next())) { $0.load(as: uuid_t.self) })
+            }, beforeApplying: {})
+        _ = try store.insert(batch(first: 520, rows: 30) { start, value, _ in content(start, value).uuid }, beforeApplying: {})
+        _ = try store.insert(
+            batch(first: 550, rows: 5_000) { start, value, _ in
+                SampleElementIdentity.uuid(base: content(start, value), extras: random.next())
+            }, beforeApplying: {})
+        return store
+    }
+
+    @Test("HKSNAP10 keeps each entry's naming and every row's UUID; element extras cost 8 bytes a row on disk")
+    func roundTrip() throws {
+        let store = try Self.store()
+        let (image, _) = store.image(of: Self.type) { () }
+        #expect(image.series[0].batches.map { SnapshotCodec.NamingCode($0.naming) } == [.batch, .kept, .content, .elements])
+        let bytes = SnapshotCodec.encode(image, sequence: 4)
+        #expect(Array(bytes.prefix(8)) == Array("HKSNAP10".utf8))
+        // The 5,000 imported rows' names: their extras, not their UUIDs.
+        #expect(bytes.count < 5_000 * 8 + 20 * 16 + 8_000)
+        let decoded = try SnapshotCodec.decode(bytes)
+        #expect(decoded.image == image)
+        let restored = HealthStore()
+        try restored.restore(decoded.image)
+        #expect(
+            try restored.samples(subject: "anna", type: Self.type).uuids
+                == store.samples(subject: "anna", type: Self.type).uuids)
+    }
+
+    @Test("a version 9 file (naming 0 or 1) reads; naming 2 or 3 in it, or 4 in any, is damage")
+    func version9() throws {
+        let older = HealthStore()
+        _ = try older.insert(Self.batch(first: 0, rows: 100) { _, _, _ in nil }, beforeApplying: {})
+        _ = try older.insert(Self.batch(first: 100, rows: 3) { _, _, _ in UUID() }, beforeApplying: {})
+        let (image, _) = older.image(of: Self.type) { () }
+        let current = SnapshotCodec.encode(image, sequence: 2)
+        #expect(try SnapshotCodec.decode(Self.relabelled(current, "HKSNAP09")).image == image)
+
+        let named = SnapshotCodec.encode(try Self.store().image(of: Self.type) { () }.0, sequence: 4)
+        #expect { try SnapshotCodec.decode(Self.relabelled(named, "HKSNAP09")) } throws: {
+            "\($0)".contains("naming 2")
+        }
+        // The content entry's naming byte made 4: no such naming.
+        var damaged = named
+        let code = try #require(try Self.namingOffset(of: 2, in: named))
+        damaged[code] = 4
+        #expect { try SnapshotCodec.decode(Self.relabelled(damaged, "HKSNAP10")) } throws: {
+            "\($0)".contains("naming 4")
+        }
+    }
+
+    /// `file` with another magic and its checksum made to fit.
+    static func relabelled(_ file: [UInt8], _ magic: String) -> [UInt8] {
+        var bytes = Array(magic.utf8) + file[8..<(file.count - 4)]
+        withUnsafeBytes(of: Zlib.crc32(bytes).littleEndian) { bytes.append(contentsOf: $0) }
+        return bytes
+    }
+
+    /// The offset of the naming byte of the first series' batch entry `index` in `file` (its header's last byte).
+    static func namingOffset(of index: Int, in file: [UInt8]) throws -> Int? {
+        let image = try SnapshotCodec.decode(file).image
+        let entry = image.series[0].batches[index]
+        var header = ByteWriter(capacity: 32)
+        SnapshotCodec.writeBatchHeader(entry, into: &header)
+        return file.firstRange(of: header.bytes).map { $0.upperBound - 1 }
+    }
+}
