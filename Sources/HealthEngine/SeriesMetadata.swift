@@ -2,7 +2,8 @@ import HealthModel
 
 /// The metadata of the rows of a series that carry any, keyed by each row's change anchor (which stays with the
 /// row whatever merges and deletes do), dictionary-encoded: each distinct metadata row is kept once, and each row
-/// with metadata costs its anchor and the index of its metadata row (12 bytes).
+/// with metadata costs its anchor and the index of its metadata row, bit-packed (``PackedAnchorMap``: a byte or
+/// two when the rows with metadata arrived together).
 ///
 /// Real metadata repeats (a heart rate's motion context, a sleep sample's time zone), so a series holds a few
 /// distinct rows however many samples carry them; rows unique to their sample (sync identifiers) are kept as
@@ -13,9 +14,8 @@ public struct SeriesMetadata: Sendable {
     private var distinct: [[String: MetadataValue]] = []
     /// The index of each distinct row.
     private var indexOf: [[String: MetadataValue]: UInt32] = [:]
-    /// The anchors of the rows with metadata, ascending, and the index of each one's metadata row.
-    private var anchors: ContiguousArray<UInt64> = []
-    private var rowIndices: ContiguousArray<UInt32> = []
+    /// The index of each row's metadata row, by the row's anchor.
+    private var rowIndices = PackedAnchorMap()
 
     /// No metadata.
     public init() {}
@@ -31,8 +31,7 @@ public struct SeriesMetadata: Sendable {
         precondition(anchors.count == indices.count, "one index per anchor")
         self.distinct = distinct
         for (index, row) in distinct.enumerated() where indexOf[row] == nil { indexOf[row] = UInt32(index) }
-        self.anchors = ContiguousArray(anchors)
-        rowIndices = ContiguousArray(indices)
+        rowIndices = PackedAnchorMap(anchors: anchors, values: indices)
     }
 
     /// The table dictionary-encoded, as a snapshot writes it: the distinct rows some row uses, numbered in the
@@ -41,8 +40,8 @@ public struct SeriesMetadata: Sendable {
         var renumbered = [Int](repeating: -1, count: distinct.count)
         var used: [[String: MetadataValue]] = []
         var entries: [(anchor: UInt64, index: Int)] = []
-        entries.reserveCapacity(anchors.count)
-        for (anchor, old) in zip(anchors, rowIndices) {
+        entries.reserveCapacity(rowIndices.count)
+        rowIndices.forEach { anchor, old in
             if renumbered[Int(old)] < 0 {
                 renumbered[Int(old)] = used.count
                 used.append(distinct[Int(old)])
@@ -53,27 +52,26 @@ public struct SeriesMetadata: Sendable {
     }
 
     /// Whether no row has metadata.
-    public var isEmpty: Bool { anchors.isEmpty }
+    public var isEmpty: Bool { rowIndices.count == 0 }
 
     /// Rows with metadata.
-    public var count: Int { anchors.count }
+    public var count: Int { rowIndices.count }
 
     /// Distinct metadata rows kept.
     public var distinctCount: Int { distinct.count }
 
     /// The metadata of the row with `anchor`, `nil` when it has none.
     public subscript(anchor: UInt64) -> [String: MetadataValue]? {
-        guard let position = position(of: anchor) else { return nil }
-        return distinct[Int(rowIndices[position])]
+        rowIndices[anchor].map { distinct[Int($0)] }
     }
 
     /// Every row with metadata, anchors ascending.
     public var entries: some Sequence<(anchor: UInt64, metadata: [String: MetadataValue])> {
-        zip(anchors, rowIndices).lazy.map { (anchor: $0.0, metadata: self.distinct[Int($0.1)]) }
+        rowIndices.entries.lazy.map { (anchor: $0.anchor, metadata: self.distinct[Int($0.value)]) }
     }
 
     /// The anchors of the rows with metadata, ascending.
-    public var anchorsWithMetadata: ContiguousArray<UInt64> { anchors }
+    public var anchorsWithMetadata: [UInt64] { rowIndices.entries.map(\.anchor) }
 
     /// Keeps `row` as the metadata of the row with `anchor` (an empty `row` removes it). Anchors mostly arrive
     /// in increasing order, which appends.
@@ -87,52 +85,14 @@ public struct SeriesMetadata: Sendable {
             distinct.append(row)
             indexOf[row] = index
         }
-        let at = insertionPoint(of: anchor)
-        if at < anchors.count, anchors[at] == anchor {
-            rowIndices[at] = index
-        } else {
-            anchors.insert(anchor, at: at)
-            rowIndices.insert(index, at: at)
-        }
+        rowIndices.set(index, anchor: anchor)
     }
 
     /// Forgets the metadata of the row with `anchor`, if any.
-    public mutating func remove(anchor: UInt64) {
-        guard let position = position(of: anchor) else { return }
-        anchors.remove(at: position)
-        rowIndices.remove(at: position)
-    }
+    public mutating func remove(anchor: UInt64) { rowIndices.remove(anchor: anchor) }
 
-    /// Forgets the metadata of the rows whose anchors are in `removed`: one pass, whatever their number.
-    mutating func remove(anchors removed: Set<UInt64>) {
-        guard !removed.isEmpty, !anchors.isEmpty else { return }
-        var kept = 0
-        for i in anchors.indices where !removed.contains(anchors[i]) {
-            anchors[kept] = anchors[i]
-            rowIndices[kept] = rowIndices[i]
-            kept += 1
-        }
-        anchors.removeLast(anchors.count - kept)
-        rowIndices.removeLast(rowIndices.count - kept)
-    }
-
-    /// The first position whose anchor is at least `anchor`.
-    private func insertionPoint(of anchor: UInt64) -> Int {
-        if let last = anchors.last, last < anchor { return anchors.count }
-        var low = 0
-        var high = anchors.count
-        while low < high {
-            let middle = (low + high) / 2
-            if anchors[middle] < anchor { low = middle + 1 } else { high = middle }
-        }
-        return low
-    }
-
-    /// The position of `anchor`, if a row with it has metadata.
-    private func position(of anchor: UInt64) -> Int? {
-        let at = insertionPoint(of: anchor)
-        return at < anchors.count && anchors[at] == anchor ? at : nil
-    }
+    /// Forgets the metadata of the rows whose anchors are in `removed`.
+    mutating func remove(anchors removed: Set<UInt64>) { rowIndices.remove(anchors: removed) }
 
     /// Rough heap bytes: the anchors and indices, and each distinct row once (a dictionary, its keys and
     /// strings) with its slot in the index.
@@ -148,15 +108,17 @@ public struct SeriesMetadata: Sendable {
                 return sum + 48 + entry.key.utf8.count + value
             }
         }
-        return rows + anchors.capacity * 8 + rowIndices.capacity * 4
+        return rows + rowIndices.approximateBytes
     }
 }
 
 extension SeriesMetadata: Equatable {
     /// Equal when the same rows have the same metadata (however the distinct rows are numbered).
     public static func == (a: SeriesMetadata, b: SeriesMetadata) -> Bool {
-        a.anchors == b.anchors
-            && zip(a.rowIndices, b.rowIndices).allSatisfy { a.distinct[Int($0)] == b.distinct[Int($1)] }
+        a.count == b.count
+            && zip(a.rowIndices.entries, b.rowIndices.entries).allSatisfy {
+                $0.anchor == $1.anchor && a.distinct[Int($0.value)] == b.distinct[Int($1.value)]
+            }
     }
 }
 
