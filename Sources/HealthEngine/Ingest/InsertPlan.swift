@@ -61,6 +61,8 @@ struct InsertPlan: Sendable {
         var pendingSync: [SeriesLedger.SyncKey: (version: Int64, row: Int)] = [:]
         // The batch's rows mostly lie near each other: their lookups share the block decoded last.
         var cache = DecodedBlockCache()
+        // One namer for every lookup: it keeps each source's hash prefix and the batch entry found last.
+        var namer = current.namer
         var dropped = Set<Int>()
         /// Anchors of stored samples an earlier row of this batch replaces (each is replaced once).
         var claimed = Set<UInt64>()
@@ -79,7 +81,8 @@ struct InsertPlan: Sendable {
                 if sent != nil { seen.insert(fingerprint) }
                 if current.mayHold(uuid, checkingDerived: checkDerived, namedByContent: namedByContent),
                     let stored = current.row(
-                        of: uuid, startingAt: rows.starts[row], namedByContent: namedByContent, cache: &cache)?.content
+                        of: uuid, startingAt: rows.starts[row], namedByContent: namedByContent, namer: &namer,
+                        cache: &cache)?.content
                 {
                     // Batch ids are each client's own: another identity's batch with the same id derives the same
                     // UUIDs, which then cannot name this identity's samples too.
@@ -95,7 +98,8 @@ struct InsertPlan: Sendable {
                 }
             }
             if let digits = batch.valueDigits {
-                switch current.roundedMatch(batch, row: row, digits: digits, claimed: claimed, cache: &cache) {
+                switch current.roundedMatch(
+                    batch, row: row, digits: digits, claimed: claimed, namer: &namer, cache: &cache) {
                 case .none: break
                 case .duplicate:
                     duplicates += 1
@@ -121,7 +125,7 @@ struct InsertPlan: Sendable {
                         continue
                     }
                     if let stored = current.row(
-                        of: held.uuid, startingAt: held.start, namedByContent: false, cache: &cache)?.row
+                        of: held.uuid, startingAt: held.start, namedByContent: false, namer: &namer, cache: &cache)?.row
                     {
                         replacedRows.append(stored)
                     }
@@ -177,12 +181,12 @@ extension Series {
     /// The row holding `uuid` and its content (one row, decoded): first among the rows starting at `start`, then
     /// (for a UUID stored with another start) by its anchor when it is derived, or by a scan of every row when it
     /// was kept as sent or (unless `namedByContent`: see ``mayHold(_:checkingDerived:namedByContent:)``) may
-    /// name a row by content. `cache` keeps the block decoded last.
-    func row(of uuid: UUID, startingAt start: Timestamp, namedByContent: Bool, cache: inout DecodedBlockCache) -> (
-        row: Int, content: SeriesRows
-    )? {
+    /// name a row by content. `namer` names this series' rows; `cache` keeps the block decoded last.
+    func row(
+        of uuid: UUID, startingAt start: Timestamp, namedByContent: Bool, namer: inout RowNamer,
+        cache: inout DecodedBlockCache
+    ) -> (row: Int, content: SeriesRows)? {
         var content = SeriesRows()
-        var namer = namer
         let atStart = rows.firstRow(startingAt: start, cache: &cache) { same, local in
             guard namer.uuid(local, of: same) == uuid else { return false }
             content = same.copy(local..<(local + 1))
@@ -221,12 +225,12 @@ extension Series {
     /// replaces, unless its anchor is among `claimed`. A stored sample of the same value under another UUID is
     /// another element of the export: the row is new.
     func roundedMatch(
-        _ batch: PreparedBatch, row: Int, digits: Int, claimed: Set<UInt64>, cache: inout DecodedBlockCache
+        _ batch: PreparedBatch, row: Int, digits: Int, claimed: Set<UInt64>, namer: inout RowNamer,
+        cache: inout DecodedBlockCache
     ) -> RoundedMatch {
         let source = batch.sources[Int(batch.sourceIndices[row])]
         let (start, end, value) = (batch.rows.starts[row], batch.rows.ends[row], batch.rows.values[row])
         let infos = sources.infos
-        var namer = namer
         var contentNamed: UInt64?
         let found = rows.firstRow(startingAt: start, cache: &cache) { same, stored in
             guard same.ends[stored] == end, infos[Int(same.sourceIDs[stored])] == source else { return false }
@@ -247,7 +251,7 @@ extension Series {
         return .duplicate
     }
 
-    /// What ``roundedMatch(_:row:digits:claimed:cache:)`` found.
+    /// What ``roundedMatch(_:row:digits:claimed:namer:cache:)`` found.
     enum RoundedMatch {
         case none
         case duplicate
