@@ -150,7 +150,7 @@ struct PreparedBatch: Sendable {
             guard let found = SampleElementIdentity.extras(of: sent[row], base: base(row)) else { return .kept(sent) }
             extras.append(found)
         }
-        return .elements(extras)
+        return .elements(ElementExtras(extras))
     }
 
     /// The UUID of row `row`.

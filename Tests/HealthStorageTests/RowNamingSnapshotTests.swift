@@ -63,6 +63,36 @@ struct RowNamingSnapshotTests {
                 == store.samples(subject: "anna", type: Self.type).uuids)
     }
 
+    @Test("read with the file's memory, element extras stay there: no heap, the same UUIDs, the same file again")
+    func coldExtras() throws {
+        let store = try Self.store()
+        let bytes = SnapshotCodec.encode(store.image(of: Self.type) { () }.0, sequence: 4)
+        let decoded = try SnapshotCodec.decode(bytes, blocksIn: CopiedBlockMemory(bytes))
+        let entry = try #require(decoded.image.series[0].batches.last)
+        guard case .elements(let extras) = entry.naming else {
+            Issue.record("the last entry is not element-named")
+            return
+        }
+        #expect(extras.isCold && extras.count == 5_000)
+        let restored = HealthStore()
+        try restored.restore(decoded.image)
+        #expect(restored.info().memory.elementExtras == 0)
+        #expect(
+            try restored.samples(subject: "anna", type: Self.type).uuids
+                == store.samples(subject: "anna", type: Self.type).uuids)
+        #expect(SnapshotCodec.encode(restored.image(of: Self.type) { () }.0, sequence: 4) == bytes)
+        // New imports after the restart start an entry of their own in the heap; both are still recognised.
+        var random = SplitMix64(seed: 9)
+        let more = Self.batch(first: 6_000, rows: 10) { start, value, _ in
+            SampleElementIdentity.uuid(base: Self.content(start, value), extras: random.next())
+        }
+        #expect(try restored.insert(more, beforeApplying: {}).inserted == 10)
+        #expect(restored.info().memory.elementExtras >= 80)
+        var again = more
+        again.batchID = uniqueBatchID()
+        #expect(try restored.insert(again, beforeApplying: {}).duplicates == 10)
+    }
+
     @Test("a version 9 file (naming 0 or 1) reads; naming 2 or 3 in it, or 4 in any, is damage")
     func version9() throws {
         let older = HealthStore()

@@ -11,7 +11,7 @@ public enum RowNaming: Hashable, Sendable {
     case content
     /// Each row's element identity (``SampleElementIdentity``), recomputed from the row and these extras, one
     /// per anchor.
-    case elements(ContiguousArray<UInt64>)
+    case elements(ElementExtras)
 
     /// Whether the UUIDs are listed as they are (``kept``), indexed by the ledger.
     public var isKept: Bool {
@@ -27,10 +27,12 @@ public enum RowNaming: Hashable, Sendable {
         }
     }
 
-    /// Whether `other`, the naming of the entry that follows, can extend this one's entry.
+    /// Whether `other`, the naming of the entry that follows, can extend this one's entry (cold extras stay as
+    /// they lie).
     func joins(_ other: RowNaming) -> Bool {
         switch (self, other) {
-        case (.kept, .kept), (.content, .content), (.elements, .elements): true
+        case (.kept, .kept), (.content, .content): true
+        case (.elements(let extras), .elements): !extras.isCold
         default: false
         }
     }
@@ -38,20 +40,17 @@ public enum RowNaming: Hashable, Sendable {
     /// Appends the following entry's names (``joins(_:)`` holds), growing the list by an eighth, as the columns
     /// do, not by doubling. The list is moved out while it grows, so it is not shared and is extended in place.
     mutating func append(_ other: RowNaming) {
-        func grown<Element>(_ list: inout ContiguousArray<Element>, _ more: ContiguousArray<Element>) {
-            let needed = list.count + more.count
-            if list.capacity < needed { list.reserveCapacity(max(needed, list.count + max(list.count / 8, 16))) }
-            list.append(contentsOf: more)
-        }
         switch (self, other) {
         case (.kept(var list), .kept(let more)):
             self = .batch
-            grown(&list, more)
+            let needed = list.count + more.count
+            if list.capacity < needed { list.reserveCapacity(max(needed, list.count + max(list.count / 8, 16))) }
+            list.append(contentsOf: more)
             self = .kept(list)
-        case (.elements(var list), .elements(let more)):
+        case (.elements(var extras), .elements(let more)):
             self = .batch
-            grown(&list, more)
-            self = .elements(list)
+            extras.append(more)
+            self = .elements(extras)
         default: break
         }
     }
@@ -65,11 +64,11 @@ public enum RowNaming: Hashable, Sendable {
         }
     }
 
-    /// Heap bytes of the listed names.
+    /// Heap bytes of the listed names (cold extras take none).
     var listBytes: Int {
         switch self {
         case .kept(let list): list.capacity * 16
-        case .elements(let list): list.capacity * 8
+        case .elements(let extras): extras.heapBytes
         case .batch, .content: 0
         }
     }

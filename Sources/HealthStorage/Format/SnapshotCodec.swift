@@ -120,7 +120,9 @@ public enum SnapshotCodec {
                 writeBatchHeader(batch, into: &w)
                 switch batch.naming {
                 case .kept(let uuids): try column(uuids)
-                case .elements(let extras): try column(ContiguousArray(extras.lazy.map(\.littleEndian)))
+                case .elements(let extras):
+                    try flush()
+                    try extras.withLittleEndianBytes(pass)
                 case .batch, .content: break
                 }
                 if w.count >= pieceSize { try flush() }
@@ -439,7 +441,7 @@ public enum SnapshotCodec {
         var changeLog = SeriesChangeLog()
         if hasChangeLog { changeLog = try readChangeLog(&r) }
         if version.hasBlocks {
-            let table = try readBatchTable(&r, contentNaming: version.hasContentNaming)
+            let table = try readBatchTable(&r, contentNaming: version.hasContentNaming, extrasIn: memory)
             let blocks = try readBlocks(&r, count: count, subject: subject, blocksIn: memory)
             var image = SeriesImage(
                 subject: subject, blocks: blocks, batches: table, maxDuration: maxDuration, sources: sources,
@@ -512,7 +514,10 @@ public enum SnapshotCodec {
 
     /// The batch table of a series of version 4 or later (each entry at least 14 bytes); naming codes 2 and 3
     /// only with `contentNaming` (version 10).
-    static func readBatchTable(_ r: inout ByteReader, contentNaming: Bool) throws -> [AppliedBatch] {
+    /// With `memory` (the file's bytes, mapped), element extras are read in place from there.
+    static func readBatchTable(
+        _ r: inout ByteReader, contentNaming: Bool, extrasIn memory: (any BlockMemory)? = nil
+    ) throws -> [AppliedBatch] {
         let count = try r.readCount("batch count", limit: r.remaining / 14)
         var table: [AppliedBatch] = []
         table.reserveCapacity(count)
@@ -540,8 +545,14 @@ public enum SnapshotCodec {
                 guard Int(rows) <= r.remaining / 8 else {
                     throw CodecError(.malformedPayload, "batch \(batchID) lists \(rows) extras beyond the file's end")
                 }
-                let extras: ContiguousArray<UInt64> = try readRaw(&r, Int(rows))
-                naming = .elements(ContiguousArray(extras.lazy.map(UInt64.init(littleEndian:))))
+                if let memory {
+                    // Read in place, as cold blocks are: the page cache decides what stays resident.
+                    naming = .elements(ElementExtras(memory: memory, offset: r.offset, count: Int(rows)))
+                    _ = try r.readBytes(Int(rows) * 8)
+                } else {
+                    let extras: ContiguousArray<UInt64> = try readRaw(&r, Int(rows))
+                    naming = .elements(ElementExtras(ContiguousArray(extras.lazy.map(UInt64.init(littleEndian:)))))
+                }
             }
             table.append(
                 AppliedBatch(

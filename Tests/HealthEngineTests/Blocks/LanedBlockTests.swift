@@ -81,7 +81,7 @@ struct LanedBlockTests {
         #expect((0..<rows.count).map { scratch.values[$0] } == Array(rows.values))
         #expect((0..<rows.count).map { scratch.arrivals[$0] } == Array(rows.arrivals))
         // Cold: the lanes read the memory the block moved to.
-        let memory = TestBlockMemory(read.bytes)
+        let memory = CopiedBlockMemory(read.bytes)
         let cold = read.moved(to: memory, at: 0)
         #expect(sameBits(cold.rows(), rows))
         #expect(sameBits(cold.lanes[1].rows(), sourceRows(rows, 7)))
@@ -141,17 +141,4 @@ struct LanedBlockTests {
         let laned = block(rows)
         #expect(try SealedBlock(validating: laned.bytes, laning: true).bytes == laned.bytes)
     }
-}
-
-/// Memory holding a copy of some bytes, as a mapped segment file holds cold blocks.
-private final class TestBlockMemory: BlockMemory, @unchecked Sendable {
-    let bytes: UnsafeRawBufferPointer
-
-    init(_ array: [UInt8]) {
-        let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: array.count, alignment: 8)
-        memory.copyBytes(from: array)
-        bytes = UnsafeRawBufferPointer(memory)
-    }
-
-    deinit { bytes.deallocate() }
 }
