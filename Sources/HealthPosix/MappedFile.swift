@@ -25,6 +25,13 @@ public final class MappedFile: @unchecked Sendable {
         self.onUnmap = onUnmap
     }
 
+    /// Lets the process's page table go of every page read so far (`madvise(MADV_DONTNEED)`): they stay in the
+    /// page cache and come back, without a disk read while the kernel keeps them, on the next touch. For a file
+    /// read once through its mapping (checked, decoded) whose pages are only touched again when queried.
+    public func releaseResidentPages() {
+        madvise(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count, MADV_DONTNEED)
+    }
+
     deinit {
         munmap(UnsafeMutableRawPointer(mutating: bytes.baseAddress), bytes.count)
         onUnmap(path)

@@ -20,7 +20,7 @@ enum CapacityBenchmark: BenchCommand {
     static let abstract = "Billions of samples in one hkd with --memory-limit; W2 and W3 on cold and hot subjects."
     static let options: [(flag: String, help: String)] = [
         ("--subjects <n>", "Copies of the W1 dataset, one subject each (default 381: 2.004 billion samples)."),
-        ("--memory-limit <bytes>", "hkd's --memory-limit (default 256M)."),
+        ("--memory-limit <bytes>", "hkd's --memory-limit (default 256M; with --export, for its second restart)."),
         ("--data-dir <dir>", "hkd's data directory (default a temporary one, removed afterwards)."),
         ("--in-flight <n>", "Batches sent and not yet acknowledged (default 8)."),
         ("--report-every <n>", "Print progress after this many subjects (default 20)."),
@@ -28,14 +28,14 @@ enum CapacityBenchmark: BenchCommand {
             "--export <file>",
             "Instead: import this Apple Health export (zip or export.xml) into a fresh hkd, restart it, and print "
                 + "resident and on-disk bytes per sample beside the file's bytes per record, with the store's "
-                + "memory by structure."
+                + "memory by structure, after a restart with default settings and one with --memory-limit."
         ),
     ]
 
     static func run(_ options: ParsedOptions) throws {
-        if let export = options.string("--export") { return try ExportCapacity.run(export: export) }
-        let subjects = try options.integer("--subjects", default: 381, in: 1...100_000)
         let limit = options.string("--memory-limit") ?? "256M"
+        if let export = options.string("--export") { return try ExportCapacity.run(export: export, memoryLimit: limit) }
+        let subjects = try options.integer("--subjects", default: 381, in: 1...100_000)
         let limitBytes = try ServerConfiguration.parseByteCount(limit, origin: "--memory-limit")
         let inFlight = try options.integer("--in-flight", default: 8, in: 1...64)
         let every = try options.integer("--report-every", default: 20, in: 1...100_000)

@@ -6,12 +6,22 @@ import HealthWire
 /// `hkbench capacity --export FILE`: what an Apple Health export costs once imported.
 ///
 /// Starts the real hkd (a child process, fresh data directory, default settings), notes its resident memory
-/// empty, runs the real `hkq import FILE`, stops hkd cleanly and starts it again, then reports per stored sample:
-/// hkd's resident growth over the empty process, the data directory's bytes, the export's own zip per record,
-/// and the store's memory by structure (server-info's `storeMemory`), so a miss names the structure behind it.
+/// empty, runs the real `hkq import FILE`, stops hkd cleanly and starts it again, twice: with default settings
+/// and with `--memory-limit` (start-up then maps the snapshot files and leaves the blocks and element extras
+/// there). Reports per stored sample, for each: hkd's resident growth over the empty process, the data
+/// directory's bytes, the export's own zip per record, and the store's memory by structure (server-info's
+/// `storeMemory`), so a miss names the structure behind it.
 enum ExportCapacity {
-    /// Measures `export` (a zip or an export.xml) and prints the table.
-    static func run(export: String) throws {
+    /// One restart's figures.
+    struct Restart {
+        var settings: String
+        var resident: Int
+        var parts: [(name: String, bytes: Int)]
+    }
+
+    /// Measures `export` (a zip or an export.xml) and prints the tables; `memoryLimit` is hkd's `--memory-limit`
+    /// for the second restart.
+    static func run(export: String, memoryLimit: String) throws {
         let hkdPath = try ChildProcess.sibling("hkd")
         let hkq = try ChildProcess.sibling("hkq")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hkbench-export-\(UUID())").path
@@ -28,39 +38,49 @@ enum ExportCapacity {
         else { throw HealthError(.internalError, "hkq import \(export) failed: \(outcome.output)") }
         let records = summary["recordsSeen"] as? Int ?? 0
 
-        let restarted = try RunningHKD(path: hkdPath, arguments: arguments)
-        defer { restarted.stop() }
-        let resident = try settledResident(restarted)
-        let client = HealthClient(
-            ClientConfiguration(
-                host: "127.0.0.1", port: restarted.port, clientName: "hkbench capacity", retry: .none))
-        defer { client.close() }
-        let info = try AsyncBridge.wait { try await client.serverInfo() }
-        let samples = Int(info.samplesPerType.reduce(UInt64(0)) { $0 + $1.samples })
+        var samples = 0
+        var restarts: [Restart] = []
+        for (settings, extra) in [("default", []), ("--memory-limit \(memoryLimit)", ["--memory-limit", memoryLimit])] {
+            let restarted = try RunningHKD(path: hkdPath, arguments: arguments + extra)
+            defer { restarted.stop() }
+            let resident = try settledResident(restarted)
+            let client = HealthClient(
+                ClientConfiguration(
+                    host: "127.0.0.1", port: restarted.port, clientName: "hkbench capacity", retry: .none))
+            defer { client.close() }
+            let info = try AsyncBridge.wait { try await client.serverInfo() }
+            samples = Int(info.samplesPerType.reduce(UInt64(0)) { $0 + $1.samples })
+            restarts.append(
+                Restart(
+                    settings: settings, resident: resident - emptyResident,
+                    parts: info.memoryParts.map { ($0.name, Int($0.bytes)) }))
+        }
         let disk = CapacityBenchmark.diskUsage(directory)
-        let zip = ExportCapacity.fileBytes(export)
+        let exportBytes = ExportCapacity.fileBytes(export)
 
         func perSample(_ bytes: Int) -> String { String(format: "%.2f", Double(bytes) / Double(max(samples, 1))) }
         print("hkbench capacity --export \(export): \(records) records, \(samples) samples stored\n")
-        print("| samples | resident B/sample | on disk B/sample | the export's file B/record |")
-        print("|---:|---:|---:|---:|")
-        print(
-            "| \(samples) | \(perSample(resident - emptyResident)) | \(perSample(disk)) | "
-                + String(format: "%.2f", Double(zip) / Double(max(records, 1))) + " |")
-        print(
-            "\nresident: hkd's RSS after the restart (\(CapacityBenchmark.mib(resident))) less an empty hkd's "
-                + "(\(CapacityBenchmark.mib(emptyResident))); on disk: the data directory's blocks\n")
-        print("| store part | bytes | B/sample |")
-        print("|---|---:|---:|")
-        var total = 0
-        for part in info.memoryParts {
-            total += Int(part.bytes)
-            print("| \(part.name) | \(part.bytes) | \(perSample(Int(part.bytes))) |")
+        print("| hkd | samples | resident B/sample | on disk B/sample | the export's file B/record |")
+        print("|---|---:|---:|---:|---:|")
+        for restart in restarts {
+            print(
+                "| \(restart.settings) | \(samples) | \(perSample(restart.resident)) | \(perSample(disk)) | "
+                    + String(format: "%.2f", Double(exportBytes) / Double(max(records, 1))) + " |")
         }
-        print("| all parts | \(total) | \(perSample(total)) |")
         print(
-            "| the rest of the growth (allocator slack, caches, thread stacks) | \(resident - emptyResident - total) | "
-                + "\(perSample(resident - emptyResident - total)) |")
+            "\nresident: hkd's RSS after a restart less an empty hkd's (\(CapacityBenchmark.mib(emptyResident))); on "
+                + "disk: the data directory's bytes. The store's memory by structure (heap bytes per sample; cold "
+                + "blocks and extras are in mapped files, not here):\n")
+        print("| store part | " + restarts.map(\.settings).joined(separator: " | ") + " |")
+        print("|---|" + restarts.map { _ in "---:|" }.joined())
+        for (index, part) in (restarts.first?.parts ?? []).enumerated() {
+            print("| \(part.name) | " + restarts.map { perSample($0.parts[index].bytes) }.joined(separator: " | ") + " |")
+        }
+        let totals = restarts.map { $0.parts.reduce(0) { $0 + $1.bytes } }
+        print("| all parts | " + totals.map(perSample).joined(separator: " | ") + " |")
+        print(
+            "| the rest of the growth (allocator slack, caches, thread stacks, mapped pages read) | "
+                + zip(restarts, totals).map { perSample($0.resident - $1) }.joined(separator: " | ") + " |")
     }
 
     /// The server's resident bytes once it answers and has settled (two readings a second apart agree within

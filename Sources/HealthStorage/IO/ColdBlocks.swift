@@ -127,4 +127,7 @@ public final class ColdSegment: BlockMemory {
     init(_ file: MappedFile) { self.file = file }
 
     public var bytes: UnsafeRawBufferPointer { file.bytes }
+
+    /// Drops the pages read so far from the process's resident memory (``MappedFile/releaseResidentPages()``).
+    func releaseResidentPages() { file.releaseResidentPages() }
 }

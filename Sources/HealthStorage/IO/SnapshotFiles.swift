@@ -33,7 +33,8 @@ struct SnapshotFiles: Sendable {
 
     /// Reads the file `entry` names, checks its size and trailer against the entry, and decodes it with `body`.
     /// With `mapping`, the file is also mapped read-only and `body` gets the mapping, where the file's sealed
-    /// blocks can stay (cold); otherwise `body` gets nil.
+    /// blocks and element extras can stay (cold), its pages released from the process's resident memory once
+    /// `body` returns; otherwise `body` gets nil.
     func decode<T>(
         _ entry: SnapshotManifest.Entry, mapping: Bool = false, _ body: ([UInt8], (any BlockMemory)?) throws -> T
     ) throws -> T {
@@ -62,7 +63,11 @@ struct SnapshotFiles: Sendable {
             guard SnapshotFiles.trailer(bytes) == entry.crc else {
                 throw CodecError(.malformedPayload, "the file does not match its manifest entry (offset 0)")
             }
-            return try body(bytes, memory?.bytes.count == bytes.count ? memory : nil)
+            let decoded = try body(bytes, memory?.bytes.count == bytes.count ? memory : nil)
+            // Checking, decoding and restoring read every page of the mapping; what stays there is touched again
+            // only by queries, so it need not count as the process's memory until then.
+            memory?.releaseResidentPages()
+            return decoded
         } catch let error as CodecError {
             throw HealthError(.storageUnavailable, "\(path): \(error.message)")
         }
