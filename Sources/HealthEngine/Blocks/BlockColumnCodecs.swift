@@ -171,7 +171,7 @@ extension StartColumn {
 enum DurationColumn {
     static func encode(_ rows: BlockColumns, into writer: inout BlockWriter) {
         let durations = filledColumn(count: rows.count) { UInt64(bitPattern: rows.ends[$0] &- rows.starts[$0]) }
-        durations.withUnsafeBufferPointer { PackedIntegers.encode($0, into: &writer) }
+        durations.withUnsafeBufferPointer { PackedIntegers.encodeScaled($0, into: &writer) }
     }
 
     /// Decodes the ends, given the decoded starts.

@@ -6,6 +6,10 @@
 /// exception the varint gap to the previous exception's row (the first: its row) and the varint of the bits
 /// above `width`. The width minimises the bytes, so a constant column takes three bytes and an outlier costs
 /// two or three bytes instead of widening every row. The count is not stored: the block header has it.
+///
+/// Scaled (``encodeScaled(_:into:)``): the width byte's top bit set, then varint `unit` (≥ 2) before the
+/// exceptions, and what is packed is `(value − base) / unit`: an export's durations, whole seconds in
+/// microseconds, pack in the bits of their seconds.
 enum PackedIntegers {
     /// How ``encode(_:plan:into:)`` packs a column: its base, width and exceptions. Planning writes nothing, and
     /// ``packsSmaller(_:_:than:_:)`` tells which of two candidate columns (deltas or deltas of deltas, values or
@@ -116,10 +120,45 @@ enum PackedIntegers {
 
     /// Appends `values` packed as `plan` (their ``plan(_:)``) says.
     static func encode(_ values: UnsafeBufferPointer<UInt64>, plan: Plan, into writer: inout BlockWriter) {
+        writer.varint(plan.base)
+        writer.byte(UInt8(plan.width))
+        writer.varint(UInt64(plan.exceptions))
+        appendBits(values, plan: plan, into: &writer)
+    }
+
+    /// The width byte's flag of a scaled column.
+    static let scaledFlag: UInt8 = 0x80
+
+    /// Appends `values` packed, in multiples of the greatest common divisor of their differences from the
+    /// smallest when that takes fewer bytes (the scaled layout, see the type's documentation).
+    static func encodeScaled(_ values: UnsafeBufferPointer<UInt64>, into writer: inout BlockWriter) {
+        let plain = plan(values)
+        let base = plain.base
+        guard plain.width > 0 else { return encode(values, plan: plain, into: &writer) }
+        var unit: UInt64 = 0
+        for value in values {
+            var (a, b) = (unit, value &- base)
+            while b != 0 { (a, b) = (b, a % b) }
+            unit = a
+            if unit == 1 { return encode(values, plan: plain, into: &writer) }
+        }
+        let quotients = values.map { ($0 &- base) / unit }
+        quotients.withUnsafeBufferPointer { quotients in
+            let scaled = plan(quotients)
+            guard scaled.estimate + BlockWriter.varintLength(unit) < plain.estimate else {
+                return encode(values, plan: plain, into: &writer)
+            }
+            writer.varint(base)
+            writer.byte(scaledFlag | UInt8(scaled.width))
+            writer.varint(unit)
+            writer.varint(UInt64(scaled.exceptions))
+            appendBits(quotients, plan: scaled, into: &writer)
+        }
+    }
+
+    /// The packed bits of `values` and their exceptions, as `plan` says (after the header).
+    private static func appendBits(_ values: UnsafeBufferPointer<UInt64>, plan: Plan, into writer: inout BlockWriter) {
         let (base, width, exceptions) = (plan.base, plan.width, plan.exceptions)
-        writer.varint(base)
-        writer.byte(UInt8(width))
-        writer.varint(UInt64(exceptions))
         guard !values.isEmpty else { return }
         let mask: UInt64 = width == 64 ? ~0 : (1 << UInt64(width)) &- 1
         var packed = [UInt8](repeating: 0, count: (values.count * width + 7) / 8 + 8)
@@ -169,23 +208,33 @@ enum PackedIntegers {
         _ reader: inout BlockReader, count: Int, into out: UnsafeMutablePointer<UInt64>
     ) throws(BlockDecodingError) {
         let base = try reader.varint()
-        let width = Int(try reader.byte())
+        let widthByte = try reader.byte()
+        var unit: UInt64 = 1
+        if widthByte & scaledFlag != 0 {
+            unit = try reader.varint()
+            guard unit >= 2 else { throw BlockDecodingError("scaled column with unit \(unit)") }
+        }
+        let width = Int(widthByte & ~scaledFlag)
         guard width <= 64 else { throw BlockDecodingError("bit width \(width) above 64") }
         let exceptions = try reader.count(atMost: count, "exception count")
         let packedBytes = (count * width + 7) / 8
         guard packedBytes <= reader.remaining else { throw BlockDecodingError("packed column truncated") }
         let packed = UnsafeRawBufferPointer(rebasing: reader.base[reader.offset..<reader.offset + packedBytes])
         try reader.skip(packedBytes)
-        unpack(packed, width: width, base: base, count: count, into: out)
-        guard exceptions > 0 else { return }
-        guard width < 64 else { throw BlockDecodingError("exceptions in a 64-bit column") }
-        var row = -1
-        for _ in 0..<exceptions {
-            let gap = try reader.varint()
-            guard gap < UInt64(count - row - 1) else { throw BlockDecodingError("exception row beyond the column") }
-            row += Int(gap) + 1
-            let high = try reader.unpredictableVarint()
-            out[row] = out[row] &+ (high << UInt64(width))
+        unpack(packed, width: width, base: unit == 1 ? base : 0, count: count, into: out)
+        if exceptions > 0 {
+            guard width < 64 else { throw BlockDecodingError("exceptions in a 64-bit column") }
+            var row = -1
+            for _ in 0..<exceptions {
+                let gap = try reader.varint()
+                guard gap < UInt64(count - row - 1) else { throw BlockDecodingError("exception row beyond the column") }
+                row += Int(gap) + 1
+                let high = try reader.unpredictableVarint()
+                out[row] = out[row] &+ (high << UInt64(width))
+            }
+        }
+        if unit > 1 {
+            for i in 0..<count { out[i] = base &+ unit &* out[i] }
         }
     }
 

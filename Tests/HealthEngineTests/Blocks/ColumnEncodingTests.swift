@@ -121,4 +121,54 @@ struct ColumnEncodingTests {
         #expect(ValueColumn.mantissa(.pi, exponent: 6) == nil)
         #expect(ValueColumn.mantissa(9_007_199_254_740_992, exponent: 0) == nil)
     }
+
+    /// `values` written by ``PackedIntegers/encodeScaled(_:into:)``, and what decoding gives back.
+    static func scaledRoundTrip(_ values: [UInt64]) throws -> (bytes: [UInt8], decoded: [UInt64]) {
+        var writer = BlockWriter()
+        values.withUnsafeBufferPointer { PackedIntegers.encodeScaled($0, into: &writer) }
+        let bytes = writer.bytes
+        let decoded = try bytes.withUnsafeBytes { raw in
+            var reader = BlockReader(raw)
+            let out = try [UInt64](unsafeUninitializedCapacity: values.count) { buffer, count in
+                try PackedIntegers.decode(&reader, count: values.count, into: buffer.baseAddress!)
+                count = values.count
+            }
+            #expect(reader.remaining == 0)
+            return out
+        }
+        return (bytes, decoded)
+    }
+
+    @Test("durations in whole seconds pack in the bits of their seconds, scaled; anything packs back bit for bit")
+    func scaledColumns() throws {
+        var random = SplitMix64(seed: 17)
+        // An export's step intervals: 30 s to 10 min, whole seconds, in microseconds.
+        let seconds = (0..<4_096).map { _ in UInt64.random(in: 30...600, using: &random) * 1_000_000 }
+        let (scaled, decoded) = try Self.scaledRoundTrip(seconds)
+        #expect(decoded == seconds)
+        #expect(scaled[BlockWriter.varintLength(seconds.min()!)] & PackedIntegers.scaledFlag != 0)
+        #expect(scaled.count < 4_096 * 10 / 8 + 16)
+        var plain = BlockWriter()
+        seconds.withUnsafeBufferPointer { PackedIntegers.encode($0, into: &plain) }
+        #expect(plain.bytes.count > 2 * scaled.count)
+        // Random columns, with and without a common divisor and outliers, come back as they went.
+        for _ in 0..<300 {
+            let unit = [1, 2, 1_000, 1_000_000, 60_000_000][Int.random(in: 0...4, using: &random)]
+            let values = Self.column(using: &random).map { $0 &* UInt64(unit) }
+            #expect(try Self.scaledRoundTrip(values).decoded == values)
+        }
+    }
+
+    @Test("a scaled column's unit below 2 is damage")
+    func scaledUnitChecked() {
+        // base 0, scaled width 1, unit 1, no exceptions, one byte of bits.
+        let bytes: [UInt8] = [0, PackedIntegers.scaledFlag | 1, 1, 0, 0xFF]
+        #expect(throws: BlockDecodingError.self) {
+            try bytes.withUnsafeBytes { raw in
+                var reader = BlockReader(raw)
+                var out = [UInt64](repeating: 0, count: 8)
+                try out.withUnsafeMutableBufferPointer { try PackedIntegers.decode(&reader, count: 8, into: $0.baseAddress!) }
+            }
+        }
+    }
 }
