@@ -25,6 +25,9 @@ struct APIRoute: Sendable {
     var parametersAsPairs = false
     /// Whether the command prints CSV; when not, the answer is its JSON whatever `Accept` asks.
     var printsCSV = true
+    /// A switch of the command that prints a document of another media type instead of rows (`gpx`: GPX 1.1),
+    /// asked for by that parameter or by `Accept`, and answered with that type.
+    var document: (option: String, mediaType: String)?
 
     static let all: [APIRoute] = [
         APIRoute(path: ["server"], command: ["server-info"], positional: []),
@@ -43,7 +46,8 @@ struct APIRoute: Sendable {
         APIRoute(path: ["subjects", "{subject}", "sleep"], command: ["sleep"], positional: []),
         APIRoute(path: ["subjects", "{subject}", "workouts"], command: ["workouts"], positional: []),
         APIRoute(
-            path: ["subjects", "{subject}", "workouts", "{workout}", "route"], command: ["route"], positional: []),
+            path: ["subjects", "{subject}", "workouts", "{workout}", "route"], command: ["route"], positional: [],
+            document: ("gpx", "application/gpx+xml")),
         APIRoute(path: ["subjects", "{subject}", "characteristics"], command: ["characteristics"], positional: []),
         APIRoute(
             method: "PUT", path: ["subjects", "{subject}", "characteristics"], command: ["characteristics", "set"],

@@ -25,7 +25,7 @@ public struct HealthAPI: HTTPService {
 
     /// The response to `request`, before CORS headers.
     private func answer(_ request: HTTPRequest, server: HealthServer, cors: CORSPolicy) -> HTTPResponse {
-        guard let segments = request.pathSegments, let query = request.queryItems else {
+        guard let segments = request.pathSegments, var query = request.queryItems else {
             return HTTPProblem.badRequest("the request target is not valid percent-encoded UTF-8").response
         }
         if let page = Dashboard(server.configuration).response(to: request, segments: segments) { return page }
@@ -80,7 +80,14 @@ public struct HealthAPI: HTTPService {
                 "the body is empty: send samples as CSV (text/csv) or JSON lines (application/x-ndjson)"
             ).response
         }
-        let format = Self.outputFormat(request.header("Accept"), route: match.route)
+        var format = Self.outputFormat(request.header("Accept"), route: match.route)
+        if let document = match.route.document {
+            let asked = query.contains { $0.name == document.option }
+            if asked || Self.firstMediaType(request.header("Accept")).hasPrefix(document.mediaType) {
+                if !asked { query.append((document.option, "")) }
+                format = .document(document.mediaType)
+            }
+        }
         let arguments: [String]
         do {
             let headers =
@@ -139,11 +146,13 @@ public struct HealthAPI: HTTPService {
     /// NDJSON for `application/x-ndjson` (listings), else its JSON.
     enum BodyFormat {
         case json, csv, ndjson
+        /// A route's document of this media type (``APIRoute/document``).
+        case document(String)
 
-        /// hkq's `--format` value.
+        /// hkq's `--format` value (a document's switch decides what it prints).
         var option: String {
             switch self {
-            case .json: "json"
+            case .json, .document: "json"
             case .csv: "csv"
             case .ndjson: "ndjson"
             }
@@ -155,13 +164,19 @@ public struct HealthAPI: HTTPService {
             case .json: "application/json"
             case .csv: "text/csv; charset=utf-8"
             case .ndjson: "application/x-ndjson"
+            case .document(let type): type
             }
         }
     }
 
+    /// The first media type `accept` names, lowercased ("" without one).
+    static func firstMediaType(_ accept: String?) -> String {
+        accept?.split(separator: ",").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+    }
+
     /// The format `accept` asks for (see ``BodyFormat``); JSON for CSV where `route` prints no CSV.
     static func outputFormat(_ accept: String?, route: APIRoute) -> BodyFormat {
-        let first = accept?.split(separator: ",").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        let first = firstMediaType(accept)
         if first.hasPrefix("text/csv") { return route.printsCSV ? .csv : .json }
         if first.hasPrefix("application/x-ndjson") { return .ndjson }
         return .json

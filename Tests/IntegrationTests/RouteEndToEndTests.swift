@@ -31,7 +31,7 @@ struct RouteEndToEndTests {
         try Data(RouteExport.gpx(written).utf8).write(to: URL(fileURLWithPath: directory.appending(path)))
         let export = directory.appending("export.xml")
         try Data(xml.utf8).write(to: URL(fileURLWithPath: export))
-        let hkd = try await TestServer()
+        let hkd = try await TestServer(arguments: ["--http-listen", "127.0.0.1:0"])
         let imported = await Self.run(hkd.hkqServer + ["--subject", "anna", "--format", "json", "import", export])
         #expect(imported.status == 0, "\(imported.err)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(imported.out.utf8)) as? [String: Any])
@@ -64,6 +64,23 @@ struct RouteEndToEndTests {
             #expect(gpx.out.components(separatedBy: "<trkseg>").count == 3)
         }
         try await expectRoute(hkd)
+
+        // Over HTTP, the GPX document is labelled as one, asked for by the parameter or by Accept.
+        let port = try HTTPAPITests.httpPort(of: hkd)
+        let target = "/v1/subjects/anna/workouts/\(workout.uuid.uuidString)/route"
+        let responses = try HTTPAPITests.exchange(
+            [
+                HTTPAPITests.get(target + "?gpx", token: hkd.token),
+                HTTPAPITests.get(target, token: hkd.token, accept: "application/gpx+xml"),
+                HTTPAPITests.get(target, token: hkd.token),
+            ], port: port)
+        #expect(responses.count == 3)
+        for gpx in responses.prefix(2) {
+            #expect(gpx.status == 200 && gpx.headers["content-type"] == "application/gpx+xml", "\(gpx.headers)")
+            #expect(gpx.body.hasPrefix("<?xml") && gpx.body.components(separatedBy: "<trkpt ").count == 43)
+        }
+        #expect(responses.last?.headers["content-type"] == "application/json")
+        #expect(responses.last?.body.hasPrefix("[") == true)
         await hkd.kill()
         let restarted = try await hkd.restart()
         try await expectRoute(restarted)
