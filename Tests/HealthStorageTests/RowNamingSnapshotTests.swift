@@ -1,6 +1,7 @@
 import Foundation
 import HealthCodec
 import HealthModel
+import HealthPosix
 import TestSupport
 import Testing
 
@@ -67,7 +68,8 @@ struct RowNamingSnapshotTests {
     func coldExtras() throws {
         let store = try Self.store()
         let bytes = SnapshotCodec.encode(store.image(of: Self.type) { () }.0, sequence: 4)
-        let decoded = try SnapshotCodec.decode(bytes, blocksIn: CopiedBlockMemory(bytes))
+        let memory = CopiedBlockMemory(bytes)
+        let decoded = try SnapshotCodec.decode(bytes, blocksIn: memory, extrasIn: memory)
         let entry = try #require(decoded.image.series[0].batches.last)
         guard case .elements(let extras) = entry.naming else {
             Issue.record("the last entry is not element-named")
@@ -91,6 +93,48 @@ struct RowNamingSnapshotTests {
         var again = more
         again.batchID = uniqueBatchID()
         #expect(try restored.insert(again, beforeApplying: {}).duplicates == 10)
+    }
+
+    /// Lines of /proc/self/maps naming files under `directory` that are gone.
+    static func deletedMappings(under directory: String) throws -> [String] {
+        let handle = try #require(FileHandle(forReadingAtPath: "/proc/self/maps"))
+        defer { try? handle.close() }
+        let maps = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        return maps.split(separator: "\n").map(String.init).filter {
+            $0.contains(directory) && $0.hasSuffix("(deleted)")
+        }
+    }
+
+    @Test("a snapshot moves element extras out of the heap into its file; a restart and the next snapshot keep them there")
+    func extrasFollowSnapshots() throws {
+        let directory = try makeDataDirectory()
+        defer { try? FileSystem.removeTree(directory) }
+        var random = SplitMix64(seed: 31)
+        let imported = Self.batch(first: 0, rows: 3_000) { start, value, _ in
+            SampleElementIdentity.uuid(base: Self.content(start, value), extras: random.next())
+        }
+        do {
+            let (durable, _) = try openStore(directory)
+            _ = try durable.insert(imported)
+            #expect(durable.store.info().memory.elementExtras >= 3_000 * 8)
+            try durable.snapshot()
+            #expect(durable.store.info().memory.elementExtras == 0)
+            #expect(try durable.store.samples(subject: "anna", type: Self.type).uuids == imported.uuids)
+            // The next generation moves them again: the first file, removed, is mapped no more.
+            try durable.snapshot()
+            #expect(try Self.deletedMappings(under: directory).isEmpty)
+            durable.close()
+        }
+
+        let (reopened, _) = try openStore(directory)
+        #expect(reopened.store.info().memory.elementExtras == 0)
+        #expect(try reopened.store.samples(subject: "anna", type: Self.type).uuids == imported.uuids)
+        var again = imported
+        again.batchID = uniqueBatchID()
+        #expect(try reopened.insert(again).duplicates == 3_000)
+        try reopened.snapshot()
+        #expect(try Self.deletedMappings(under: directory).isEmpty)
+        reopened.close()
     }
 
     @Test("a version 9 file (naming 0 or 1) reads; naming 2 or 3 in it, or 4 in any, is damage")

@@ -233,6 +233,13 @@ struct BatchTable: Sendable {
         }
     }
 
+    /// Gives entry `index` the naming `naming`, which names its rows as the old one did (the same names, lying
+    /// elsewhere).
+    mutating func replaceNaming(at index: Int, with naming: RowNaming) {
+        precondition(naming.listed == entries[index].naming.listed, "a naming of other rows")
+        entries[index].naming = naming
+    }
+
     /// Whether a batch with derived UUIDs and id `batchID` was applied.
     func hasDerivedBatch(_ batchID: UInt64) -> Bool { entryOfBatch[batchID] != nil }
 

@@ -1,3 +1,5 @@
+import HealthModel
+
 /// The extras of a batch entry's element identities (``RowNaming/elements(_:)``), one per anchor: in the heap, or,
 /// like a cold block's encoding, read in place from memory shared with other entries (a snapshot file mapped at
 /// start-up, ``BlockMemory``), where the kernel's page cache decides what stays resident. Eight random bytes a
@@ -89,5 +91,55 @@ extension ElementExtras: Hashable {
     public func hash(into hasher: inout Hasher) {
         hasher.combine(count)
         if count > 0 { hasher.combine(self[0]) }
+    }
+}
+
+/// Where a snapshot file holds one batch entry's element extras: the series' subject, the entry's first anchor and
+/// extras, and their byte offset in the file. Once the file is written and mapped, the store reads the extras
+/// from there instead of its heap (``HealthStore/placeElementExtras(of:_:in:)``).
+public struct ExtrasPlacement: Hashable, Sendable {
+    public var subject: String
+    public var firstAnchor: UInt64
+    public var count: Int
+    public var offset: Int
+
+    /// A placement from its parts.
+    public init(subject: String, firstAnchor: UInt64, count: Int, offset: Int) {
+        (self.subject, self.firstAnchor, self.count, self.offset) = (subject, firstAnchor, count, offset)
+    }
+}
+
+extension HealthStore {
+    /// Makes the entries `placements` name read their element extras from `memory` (a snapshot file of `type`
+    /// just written and mapped, where they lie as placed), under the shard's write lock: an entry that grew or
+    /// went since the file was written keeps its own. Returns how many entries now read from `memory`. The
+    /// extras are the same bytes wherever they lie; the heap's copies go, and so does the previous mapping
+    /// once nothing reads from it.
+    @discardableResult
+    public func placeElementExtras(of type: QuantityType, _ placements: [ExtrasPlacement], in memory: any BlockMemory)
+        -> Int
+    {
+        guard !placements.isEmpty else { return 0 }
+        return shard(type).write { state in
+            var placed = 0
+            for placement in placements where placement.offset + placement.count * 8 <= memory.bytes.count {
+                if state.series[placement.subject]?.placeElementExtras(placement, in: memory) == true { placed += 1 }
+            }
+            return placed
+        }
+    }
+}
+
+extension BatchTable {
+    /// See ``Series/placeElementExtras(_:in:)``.
+    mutating func placeElementExtras(_ placement: ExtrasPlacement, in memory: any BlockMemory) -> Bool {
+        guard let index = entryIndex(holding: placement.firstAnchor),
+            entries[index].firstAnchor == placement.firstAnchor,
+            case .elements(let extras) = entries[index].naming, extras.count == placement.count
+        else { return false }
+        replaceNaming(
+            at: index,
+            with: .elements(ElementExtras(memory: memory, offset: placement.offset, count: placement.count)))
+        return true
     }
 }

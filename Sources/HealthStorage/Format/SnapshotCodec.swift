@@ -74,18 +74,20 @@ public enum SnapshotCodec {
     /// Encodes `image` piece by piece: `sink` receives the file's bytes in order, the tables gathered into
     /// pieces of about 64 KiB and every column straight from the image's memory, so a snapshot never needs a
     /// second copy of the data. Returns the file's CRC-32 (its last four bytes) and its size.
+    /// `placing` learns where each batch entry's element extras lie in the file (``ExtrasPlacement``).
     @discardableResult
     public static func encode<Failure: Error>(
-        _ image: ShardImage, sequence: UInt64, to sink: (UnsafeRawBufferPointer) throws(Failure) -> Void
+        _ image: ShardImage, sequence: UInt64, to sink: (UnsafeRawBufferPointer) throws(Failure) -> Void,
+        placing: (ExtrasPlacement) -> Void = { _ in }
     ) throws(Failure) -> (crc: UInt32, size: Int) {
-        try encode(image, sequence: sequence, layout: .sealedBlocks, to: sink)
+        try encode(image, sequence: sequence, layout: .sealedBlocks, to: sink, placing: placing)
     }
 
     /// ``encode(_:sequence:to:)`` with the rows laid out as `layout` says.
     @discardableResult
     static func encode<Failure: Error>(
         _ image: ShardImage, sequence: UInt64, layout: RowLayout,
-        to sink: (UnsafeRawBufferPointer) throws(Failure) -> Void
+        to sink: (UnsafeRawBufferPointer) throws(Failure) -> Void, placing: (ExtrasPlacement) -> Void = { _ in }
     ) throws(Failure) -> (crc: UInt32, size: Int) {
         var crc: UInt32 = 0
         var size = 0
@@ -122,6 +124,9 @@ public enum SnapshotCodec {
                 case .kept(let uuids): try column(uuids)
                 case .elements(let extras):
                     try flush()
+                    placing(
+                        ExtrasPlacement(
+                            subject: series.subject, firstAnchor: batch.firstAnchor, count: extras.count, offset: size))
                     try extras.withLittleEndianBytes(pass)
                 case .batch, .content: break
                 }
@@ -301,8 +306,12 @@ public enum SnapshotCodec {
     /// Decodes a snapshot file. Throws ``CodecError`` naming the byte offset for a bad checksum, truncation or
     /// any count that does not fit in the bytes left; never allocates more than the file's size. With `memory`
     /// (the same bytes, mapped from the file), the sealed blocks are read from there (cold) once checked.
-    public static func decode(_ bytes: [UInt8], blocksIn memory: (any BlockMemory)? = nil) throws -> Decoded {
+    /// With `extras` (the same mapping), element extras are read from there.
+    public static func decode(
+        _ bytes: [UInt8], blocksIn memory: (any BlockMemory)? = nil, extrasIn extras: (any BlockMemory)? = nil
+    ) throws -> Decoded {
         precondition(memory.map { $0.bytes.count == bytes.count } ?? true, "blocks' memory is not the file's bytes")
+        precondition(extras.map { $0.bytes.count == bytes.count } ?? true, "extras' memory is not the file's bytes")
         guard bytes.count >= magic.count + 4 else {
             throw CodecError(.malformedPayload, "bad snapshot magic at offset 0")
         }
@@ -360,7 +369,7 @@ public enum SnapshotCodec {
         let lastAnchor = hasChangeLog ? try r.readLE(UInt64.self) : 0
         let seriesCount = try r.readCount("series count", limit: r.remaining)
         var series: [SeriesImage] = []
-        for _ in 0..<seriesCount { series.append(try readSeries(&r, version, blocksIn: memory)) }
+        for _ in 0..<seriesCount { series.append(try readSeries(&r, version, blocksIn: memory, extrasIn: extras)) }
         try r.expectEnd("the snapshot")
         return Decoded(image: ShardImage(type: type, series: series, lastAnchor: lastAnchor), sequence: sequence)
     }
@@ -392,9 +401,10 @@ public enum SnapshotCodec {
         }
     }
 
-    static func readSeries(_ r: inout ByteReader, _ version: Version, blocksIn memory: (any BlockMemory)? = nil)
-        throws -> SeriesImage
-    {
+    static func readSeries(
+        _ r: inout ByteReader, _ version: Version, blocksIn memory: (any BlockMemory)? = nil,
+        extrasIn extras: (any BlockMemory)? = nil
+    ) throws -> SeriesImage {
         let hasWriters = version.hasWriters
         let hasChangeLog = version.hasChangeLog
         let subject = try r.readString(limit: SampleRules.maxSubjectLength)
@@ -441,7 +451,7 @@ public enum SnapshotCodec {
         var changeLog = SeriesChangeLog()
         if hasChangeLog { changeLog = try readChangeLog(&r) }
         if version.hasBlocks {
-            let table = try readBatchTable(&r, contentNaming: version.hasContentNaming, extrasIn: memory)
+            let table = try readBatchTable(&r, contentNaming: version.hasContentNaming, extrasIn: extras)
             let blocks = try readBlocks(&r, count: count, subject: subject, blocksIn: memory)
             var image = SeriesImage(
                 subject: subject, blocks: blocks, batches: table, maxDuration: maxDuration, sources: sources,

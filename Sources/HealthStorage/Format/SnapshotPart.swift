@@ -65,13 +65,14 @@ public struct SnapshotPart: Hashable, Sendable {
 
     /// Decodes the part and restores it into `store`: the whole store of its type, or with `replacing`, only the
     /// subjects it accepts (a cluster partition's; the part's own subjects replace them, none when it is empty).
-    /// With `memory` (the part's bytes mapped from its file), a shard's sealed blocks are read from there: cold.
+    /// With `memory` (the part's bytes mapped from its file), a shard's sealed blocks are read from there: cold;
+    /// with `extras` (the same mapping), its element extras.
     /// Returns the samples restored. Throws ``CodecError`` naming the offset for bytes that do not decode or do
     /// not match the part's type and sequence, ``HealthError`` for an image that breaks a store's rules.
     @discardableResult
     public func restore(
         into store: HealthStore, replacing subjects: ((String) -> Bool)? = nil,
-        blocksIn memory: (any BlockMemory)? = nil
+        blocksIn memory: (any BlockMemory)? = nil, extrasIn extras: (any BlockMemory)? = nil
     ) throws -> Int {
         func objects<Object: SnapshotObject>(_ objects: ObjectStore<Object>) throws {
             guard !bytes.isEmpty else {
@@ -100,7 +101,7 @@ public struct SnapshotPart: Hashable, Sendable {
                 try store.restore(ShardImage(type: try QuantityType.named(type), series: []), replacing: subjects)
                 return 0
             }
-            let decoded = try SnapshotCodec.decode(bytes, blocksIn: memory)
+            let decoded = try SnapshotCodec.decode(bytes, blocksIn: memory, extrasIn: extras)
             guard decoded.image.type.identifier == type else {
                 throw CodecError(.malformedPayload, "the file does not match its manifest entry (offset 0)")
             }

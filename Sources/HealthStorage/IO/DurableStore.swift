@@ -276,7 +276,8 @@ public final class DurableStore: Sendable {
             let generation = (manifest?.generation ?? 0) + 1
             let (written, bytes, samples) = try snapshots.write(
                 generation: generation, images: { type in store.image(of: type) { log.lastSequence } },
-                keptApart: { SnapshotPart.keptApart(of: store) { log.lastSequence } })
+                keptApart: { SnapshotPart.keptApart(of: store) { log.lastSequence } },
+                placeExtras: { type, placements, memory in store.placeElementExtras(of: type, placements, in: memory) })
             manifest = written
             try snapshots.removeUnlisted(keeping: written)
             let walDirectory = log.directory

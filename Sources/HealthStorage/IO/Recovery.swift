@@ -41,8 +41,8 @@ enum Recovery {
     /// Where records that cannot be applied are kept, relative to the data directory.
     static let quarantineDirectory = "quarantine"
 
-    /// With `coldBlocks`, the snapshot files are mapped and their sealed blocks read from there (cold, in the
-    /// page cache) instead of copied into memory (`hkd --memory-limit`).
+    /// The snapshot files are mapped and their element extras read from there (in the page cache); with
+    /// `coldBlocks`, their sealed blocks too instead of copied into memory (`hkd --memory-limit`).
     static func run(
         directory: String, store: HealthStore, repair: Bool, coldBlocks: Bool = false, log: (String) -> Void
     ) throws -> RecoveryReport {
@@ -207,9 +207,11 @@ enum Recovery {
             let entry = entries[index]
             guard !entry.file.isEmpty else { return }
             let outcome = Result { () throws -> Int in
-                try snapshots.decode(entry, mapping: cold) { bytes, memory in
+                // Mapped whatever `cold` says: element extras are read from the file (the next snapshot moves them
+                // to its own), blocks only when cold.
+                try snapshots.decode(entry, mapping: true) { bytes, memory in
                     try SnapshotPart(type: entry.type, sequence: entry.sequence, bytes: bytes).restore(
-                        into: store, blocksIn: memory)
+                        into: store, blocksIn: cold ? memory : nil, extrasIn: memory)
                 }
             }
             outcomes.withLock { $0[index] = outcome }
