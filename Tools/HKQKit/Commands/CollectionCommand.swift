@@ -152,16 +152,10 @@ package struct CollectionPlan: Sendable {
     /// The buckets of `result` as one compact JSON array, each the object `collection --format json` prints for
     /// it (its `--fields` only), in order: `[{…},{…}]`, `[]` for none.
     package func jsonArray(_ result: CollectionResult) -> String {
-        let report = report(result)
-        let members = report.jsonMembers(fields)
+        var buckets = BucketJSONWriter(report(result), fields: fields)
         var json = JSONWriter(capacity: 128 * result.buckets.count + 2)
-        var previousEnd: CollectionReport.WrittenEdge?
         json.beginArray()
-        for bucket in result.buckets {
-            json.beginObject()
-            report.writeJSONMembers(members, of: bucket, to: &json, previousEnd: &previousEnd)
-            json.endObject()
-        }
+        for bucket in result.buckets { buckets.write(bucket, to: &json) }
         json.endArray()
         return json.text
     }
@@ -365,10 +359,11 @@ struct CollectionReport {
     struct JSONMember {
         enum Value {
             case start, end
-            case figure(FigureColumn)
+            /// The figure of ``figureColumns`` at this index.
+            case figure(Int)
             case unit
             /// With by-source: an array of `{"source", figures…}`, one per source.
-            case sources([FigureColumn])
+            case sources
         }
 
         let key: String
@@ -376,63 +371,16 @@ struct CollectionReport {
     }
 
     /// The members of a bucket's JSON object, in order: start, end, the figures, unit, and with by-source
-    /// `sources`. The one declaration of that object (docs/OUTPUT.md, *collection*).
+    /// `sources`. The one declaration of that object (docs/OUTPUT.md, *collection*); ``BucketJSONWriter`` writes
+    /// it.
     func jsonMembers() -> [JSONMember] {
-        let figures = figureColumns
         var members = [JSONMember(key: "start", value: .start), JSONMember(key: "end", value: .end)]
-        members += figures.map { JSONMember(key: $0.column.key, value: .figure($0)) }
-        members.append(JSONMember(key: "unit", value: .unit))
-        if options.contains(.separateBySource) { members.append(JSONMember(key: "sources", value: .sources(figures))) }
-        return members
-    }
-
-    /// The members `fields` names, in its order (checked before: see ``check(_:commandPath:)``); all of them
-    /// without a selection.
-    func jsonMembers(_ fields: FieldSelection?) -> [JSONMember] {
-        let members = jsonMembers()
-        guard let fields else { return members }
-        return fields.fields.compactMap { field in members.first { $0.key == field } }
-    }
-
-    /// A bucket end just written as JSON, and where its bytes lie: the next bucket's start, the same instant,
-    /// copies them.
-    typealias WrittenEdge = (instant: Timestamp, bytes: Range<Int>)
-
-    /// Writes `members` of bucket `bucket` (keys and values) into the object open in `json`; `previousEnd` is the
-    /// end written last into `json`'s buffer (nil after a flush), updated here.
-    func writeJSONMembers(
-        _ members: [JSONMember], of bucket: Statistics, to json: inout JSONWriter, previousEnd: inout WrittenEdge?
-    ) {
-        for member in members {
-            json.key(member.key)
-            switch member.value {
-            case .start:
-                if let previousEnd, previousEnd.instant == bucket.start {
-                    json.repeatValue(previousEnd.bytes)
-                } else {
-                    times.writeMachineValue(bucket.start, to: &json)
-                }
-            case .end:
-                previousEnd = (bucket.end, times.writeMachineValue(bucket.end, to: &json))
-            case .figure(let figure):
-                json.value(figure.cell(bucket.figures))
-            case .unit:
-                json.string(unitText)
-            case .sources(let figures):
-                json.beginArray()
-                for own in bucket.bySource {
-                    json.beginObject()
-                    json.key("source")
-                    json.string(own.source.name)
-                    for figure in figures {
-                        json.key(figure.column.key)
-                        json.value(figure.cell(own.figures))
-                    }
-                    json.endObject()
-                }
-                json.endArray()
-            }
+        for (index, figure) in figureColumns.enumerated() {
+            members.append(JSONMember(key: figure.column.key, value: .figure(index)))
         }
+        members.append(JSONMember(key: "unit", value: .unit))
+        if options.contains(.separateBySource) { members.append(JSONMember(key: "sources", value: .sources)) }
+        return members
     }
 
     /// The JSON text (docs/OUTPUT.md): `[`, then one bucket object a line, indented by two spaces and followed by
@@ -446,17 +394,14 @@ struct CollectionReport {
             json.raw("[]\n")
             return json.flush(sink)
         }
-        let members = jsonMembers(fields)
-        var previousEnd: WrittenEdge?
+        var buckets = BucketJSONWriter(self, fields: fields)
         json.raw("[\n  ")
         for (index, bucket) in result.buckets.enumerated() {
             if index > 0 { json.raw(",\n  ") }
-            json.beginObject()
-            writeJSONMembers(members, of: bucket, to: &json, previousEnd: &previousEnd)
-            json.endObject()
+            buckets.write(bucket, to: &json)
             if (index + 1) % chunkBuckets == 0 {
                 json.flush(sink)
-                previousEnd = nil
+                buckets.flushed()
             }
         }
         json.raw("\n]\n")

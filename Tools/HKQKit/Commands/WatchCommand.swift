@@ -123,18 +123,13 @@ public struct WatchCommand: Command {
                 headerPrinted = true
             }
             let records = format == .csv ? report.records : RecordSet(columns: [])
-            let members = format == .json ? report.jsonMembers() : []
             var csvRow = 0
             for bucket in update.buckets {
                 switch format {
                 case .json:
                     var json = JSONWriter(capacity: 160)
-                    var previousEnd: CollectionReport.WrittenEdge?
-                    json.beginObject()
-                    json.key("kind")
-                    json.string("bucket")
-                    report.writeJSONMembers(members, of: bucket, to: &json, previousEnd: &previousEnd)
-                    json.endObject()
+                    var buckets = BucketJSONWriter(report, fields: nil)
+                    buckets.write(bucket, to: &json, kind: "bucket")
                     context.print(json.text)
                 case .csv:
                     // The bucket's merged row, then (with by-source) its sources' rows.

@@ -66,6 +66,22 @@ struct JSONWriter {
         needsComma = false
     }
 
+    /// Names the next member with a key as ``key(_:)`` wrote it before (`"name":`, colon included): keys that
+    /// repeat in every object of a listing are escaped once.
+    mutating func key(encoded: UnsafeBufferPointer<UInt8>) {
+        beginValue()
+        bytes.append(contentsOf: encoded)
+        needsComma = false
+    }
+
+    /// Appends a value as a value method wrote it before (a string literal that repeats in every object of a
+    /// listing).
+    mutating func value(encoded: UnsafeBufferPointer<UInt8>) {
+        beginValue()
+        bytes.append(contentsOf: encoded)
+        needsComma = true
+    }
+
     /// `null`.
     mutating func null() {
         beginValue()

@@ -1,0 +1,104 @@
+import HealthModel
+import HealthWire
+
+/// Writes a collection report's buckets as JSON objects into a ``JSONWriter``: the members
+/// ``CollectionReport/jsonMembers()`` declares, or those `--fields` picks, in its order. Keys and the unit are
+/// encoded once, and a bucket's start that is the previous bucket's end is copied from its bytes.
+struct BucketJSONWriter {
+    private enum Value {
+        case start, end
+        case figure(Int)
+        case unit, sources
+    }
+
+    /// The members written, each with its `"key":` in ``literals``.
+    private let members: [(value: Value, key: Range<Int>)]
+    private let figures: [FigureColumn]
+    /// Every figure's `"key":` in ``literals`` (a source's object lists them all).
+    private let figureKeys: [Range<Int>]
+    /// `"source":` in ``literals``.
+    private let sourceKey: Range<Int>
+    /// The unit's string literal in ``literals``.
+    private let unit: Range<Int>
+    private let literals: [UInt8]
+    private let times: TimestampFormatter
+    /// The end written last and where its bytes lie, while they are in the writer's buffer.
+    private var previousEnd: (instant: Timestamp, bytes: Range<Int>)?
+
+    /// A writer of `report`'s buckets with the keys `fields` names (checked before, see
+    /// ``CollectionReport/check(_:commandPath:)``), all of them without.
+    init(_ report: CollectionReport, fields: FieldSelection?) {
+        var literals = JSONWriter()
+        func key(_ name: String) -> Range<Int> {
+            let start = literals.bytes.count
+            literals.key(name)
+            return start..<literals.bytes.count
+        }
+        let declared = report.jsonMembers()
+        let selected = fields.map { $0.fields.compactMap { field in declared.first { $0.key == field } } } ?? declared
+        members = selected.map { member in
+            let value: Value =
+                switch member.value {
+                case .start: .start
+                case .end: .end
+                case .figure(let index): .figure(index)
+                case .unit: .unit
+                case .sources: .sources
+                }
+            return (value, key(member.key))
+        }
+        figures = report.figureColumns
+        figureKeys = figures.map { key($0.column.key) }
+        sourceKey = key("source")
+        let unitStart = literals.bytes.count
+        literals.string(report.unitText)
+        unit = unitStart..<literals.bytes.count
+        self.literals = literals.bytes
+        times = report.times
+    }
+
+    /// Writes `bucket` as one object; with `kind` a `"kind"` member first (`hkq watch`'s lines).
+    mutating func write(_ bucket: Statistics, to json: inout JSONWriter, kind: String? = nil) {
+        json.beginObject()
+        if let kind {
+            json.key("kind")
+            json.string(kind)
+        }
+        literals.withUnsafeBufferPointer { literals in
+            for (value, key) in members {
+                json.key(encoded: UnsafeBufferPointer(rebasing: literals[key]))
+                switch value {
+                case .start:
+                    if let previousEnd, previousEnd.instant == bucket.start {
+                        json.repeatValue(previousEnd.bytes)
+                    } else {
+                        times.writeMachineValue(bucket.start, to: &json)
+                    }
+                case .end:
+                    previousEnd = (bucket.end, times.writeMachineValue(bucket.end, to: &json))
+                case .figure(let index):
+                    json.value(figures[index].cell(bucket.figures))
+                case .unit:
+                    json.value(encoded: UnsafeBufferPointer(rebasing: literals[unit]))
+                case .sources:
+                    json.beginArray()
+                    for own in bucket.bySource {
+                        json.beginObject()
+                        json.key(encoded: UnsafeBufferPointer(rebasing: literals[sourceKey]))
+                        json.string(own.source.name)
+                        for index in figures.indices {
+                            json.key(encoded: UnsafeBufferPointer(rebasing: literals[figureKeys[index]]))
+                            json.value(figures[index].cell(own.figures))
+                        }
+                        json.endObject()
+                    }
+                    json.endArray()
+                }
+            }
+        }
+        json.endObject()
+    }
+
+    /// Says that the writer's buffer was flushed: the next start is formatted, not copied.
+    mutating func flushed() { previousEnd = nil }
+}
