@@ -11,11 +11,18 @@ struct BucketJSONWriter {
         case unit, sources
     }
 
-    /// The members written, each with its `"key":` in ``literals``.
-    private let members: [(value: Value, key: Range<Int>)]
+    /// A member written and where its `"key":` lies in ``literals``. (A struct, not a tuple: an array of tuples
+    /// has its type metadata made at run time, tens of microseconds at every hkq start.)
+    private struct Member {
+        let value: Value
+        let key: Range<Int>
+    }
+
+    /// The members written.
+    private let members: [Member]
     private let figures: [FigureColumn]
-    /// Every figure's `"key":` in ``literals`` (a source's object lists them all).
-    private let figureKeys: [Range<Int>]
+    /// Every figure, as a source's object lists them.
+    private let sourceFigures: [Member]
     /// `"source":` in ``literals``.
     private let sourceKey: Range<Int>
     /// The unit's string literal in ``literals``.
@@ -45,10 +52,11 @@ struct BucketJSONWriter {
                 case .unit: .unit
                 case .sources: .sources
                 }
-            return (value, key(member.key))
+            return Member(value: value, key: key(member.key))
         }
-        figures = report.figureColumns
-        figureKeys = figures.map { key($0.column.key) }
+        let figures = report.figureColumns
+        self.figures = figures
+        sourceFigures = figures.indices.map { Member(value: .figure($0), key: key(figures[$0].column.key)) }
         sourceKey = key("source")
         let unitStart = literals.bytes.count
         literals.string(report.unitText)
@@ -65,9 +73,9 @@ struct BucketJSONWriter {
             json.string(kind)
         }
         literals.withUnsafeBufferPointer { literals in
-            for (value, key) in members {
-                json.key(encoded: UnsafeBufferPointer(rebasing: literals[key]))
-                switch value {
+            for member in members {
+                json.key(encoded: UnsafeBufferPointer(rebasing: literals[member.key]))
+                switch member.value {
                 case .start:
                     if let previousEnd, previousEnd.instant == bucket.start {
                         json.repeatValue(previousEnd.bytes)
@@ -86,8 +94,9 @@ struct BucketJSONWriter {
                         json.beginObject()
                         json.key(encoded: UnsafeBufferPointer(rebasing: literals[sourceKey]))
                         json.string(own.source.name)
-                        for index in figures.indices {
-                            json.key(encoded: UnsafeBufferPointer(rebasing: literals[figureKeys[index]]))
+                        for member in sourceFigures {
+                            json.key(encoded: UnsafeBufferPointer(rebasing: literals[member.key]))
+                            guard case .figure(let index) = member.value else { continue }
                             json.value(figures[index].cell(own.figures))
                         }
                         json.endObject()
