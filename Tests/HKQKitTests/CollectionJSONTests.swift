@@ -47,7 +47,7 @@ import Testing
             case 1: Double(random.next() % 20_000)
             case 2: Double(random.next() % 1_000_000) / 7
             case 3: -Double(random.next() % 1_000) / 3
-            case 4: [1e-06, 0.1 + 0.2, 9_007_199_254_740_993, 1e21, -0.0, 1.5e300][Int(random.next() % 6)]
+            case 4: [1e-06, 0.1 + 0.2, 9_007_199_254_740_994, 1e21, -0.0, 1.5e300][Int(random.next() % 6)]
             default: Double(random.next() % 100_000) / 100
             }
         }
