@@ -217,6 +217,23 @@ import Testing
         }
     }
 
+    @Test("watch's bucket lines are the bucket objects with their kind first, as before")
+    func watchLines() throws {
+        for testCase in try Self.cases() {
+            let report = testCase.report
+            var objects = BucketJSONWriter(report, fields: nil)
+            for bucket in report.result.buckets {
+                var json = JSONWriter()
+                objects.write(bucket, to: &json, kind: "bucket")
+                objects.flushed()
+                var expected = ""
+                PreviousCollectionJSON.render(
+                    .object([("kind", "bucket")] + PreviousCollectionJSON.object(report, bucket)), into: &expected)
+                #expect(json.text == expected, "\(testCase)")
+            }
+        }
+    }
+
     @Test("strings are escaped on their bytes as JSONString escaped their scalars")
     func escaping() {
         #expect(

@@ -5,23 +5,17 @@ import HealthWire
 /// ``CollectionReport/jsonMembers()`` declares, or those `--fields` picks, in its order. Keys and the unit are
 /// encoded once, and a bucket's start that is the previous bucket's end is copied from its bytes.
 struct BucketJSONWriter {
-    private enum Value {
-        case start, end
-        case figure(Int)
-        case unit, sources
-    }
-
     /// A member written and where its `"key":` lies in ``literals``. (A struct, not a tuple: an array of tuples
     /// has its type metadata made at run time, tens of microseconds at every hkq start.)
     private struct Member {
-        let value: Value
+        let value: CollectionReport.JSONMember.Value
         let key: Range<Int>
     }
 
     /// The members written.
     private let members: [Member]
     private let figures: [FigureColumn]
-    /// Every figure, as a source's object lists them.
+    /// Every figure, as a source's object lists them (in the order of ``figures``).
     private let sourceFigures: [Member]
     /// `"source":` in ``literals``.
     private let sourceKey: Range<Int>
@@ -43,17 +37,7 @@ struct BucketJSONWriter {
         }
         let declared = report.jsonMembers()
         let selected = fields.map { $0.fields.compactMap { field in declared.first { $0.key == field } } } ?? declared
-        members = selected.map { member in
-            let value: Value =
-                switch member.value {
-                case .start: .start
-                case .end: .end
-                case .figure(let index): .figure(index)
-                case .unit: .unit
-                case .sources: .sources
-                }
-            return Member(value: value, key: key(member.key))
-        }
+        members = selected.map { Member(value: $0.value, key: key($0.key)) }
         let figures = report.figureColumns
         self.figures = figures
         sourceFigures = figures.indices.map { Member(value: .figure($0), key: key(figures[$0].column.key)) }
@@ -94,9 +78,8 @@ struct BucketJSONWriter {
                         json.beginObject()
                         json.key(encoded: UnsafeBufferPointer(rebasing: literals[sourceKey]))
                         json.string(own.source.name)
-                        for member in sourceFigures {
-                            json.key(encoded: UnsafeBufferPointer(rebasing: literals[member.key]))
-                            guard case .figure(let index) = member.value else { continue }
+                        for index in figures.indices {
+                            json.key(encoded: UnsafeBufferPointer(rebasing: literals[sourceFigures[index].key]))
                             json.value(figures[index].cell(own.figures))
                         }
                         json.endObject()
