@@ -116,8 +116,8 @@ enum CollectionEvents {
     /// The event of a step (see ``CollectionEvents``); empty for a step that changed no bucket.
     static func event(_ step: CollectionFeed.Step, plan: CollectionPlan) -> String {
         guard step.replacesAll || !step.buckets.isEmpty else { return "" }
-        let rows = plan.jsonLines(CollectionResult(unit: step.unit, buckets: step.buckets))
+        let buckets = plan.jsonArray(CollectionResult(unit: step.unit, buckets: step.buckets))
         let name = step.replacesAll ? "snapshot" : "buckets"
-        return "event: \(name)\nid: \(step.anchor)\ndata: [\(rows.joined(separator: ","))]\n\n"
+        return "event: \(name)\nid: \(step.anchor)\ndata: \(buckets)\n\n"
     }
 }

@@ -3,7 +3,8 @@ import HealthClient
 import HealthModel
 
 /// `hkbench hkq`: whole `hkq` processes answering the two queries of hkq's start-up goals (most recent, W2's
-/// daily sums as CSV) and `hkq types`, with `/bin/true` beside them for the machine's own cost of a process.
+/// daily sums as CSV), W2 as JSON (its goal: within 10 % of CSV) and `hkq types`, with `/bin/true` beside them
+/// for the machine's own cost of a process.
 ///
 /// What makes these figures comparable on shared virtual machines:
 /// - Every binary is copied into a fresh directory first. A file that has sat in the page cache for a while has
@@ -15,7 +16,7 @@ import HealthModel
 ///   time (user and system) from `wait4`.
 enum HKQBenchmark: BenchCommand {
     static let name = "hkq"
-    static let abstract = "Whole hkq processes: most recent, W2 through hkq, hkq types; A/B with --compare."
+    static let abstract = "Whole hkq processes: most recent, W2 through hkq (CSV, JSON), hkq types; A/B with --compare."
     static let options: [(flag: String, help: String)] = [
         ("--runs <n>", "Runs of each command and binary, interleaved; the median counts (default 200)."),
         ("--compare <path>", "Another hkq binary to time beside this build's, run for run."),
@@ -26,6 +27,8 @@ enum HKQBenchmark: BenchCommand {
     /// The goals for the whole hkq process (BENCHMARKS.md).
     static let mostRecentGoal = 3e-3
     static let w2Goal = 6e-3
+    /// W2 as JSON takes at most this much longer than as CSV.
+    static let jsonOverCSVGoal = 0.10
 
     static func run(_ options: ParsedOptions) throws {
         let runs = try options.integer("--runs", default: 200, in: 5...10_000)
@@ -53,21 +56,22 @@ enum HKQBenchmark: BenchCommand {
         }
 
         let target = ["--server", "\(server.host):\(server.port)", "--subject", subject]
+        let w2 =
+            target + [
+                "collection", "stepCount", "--interval", "1d", "--tz", W2Benchmark.zone, "--anchor", "2020-01-01",
+            ]
         let commands: [(label: String, arguments: [String], goal: Double?)] = [
             (
                 "most recent", target + ["stats", "heartRate", "--options", "recent", "--format", "json"],
                 mostRecentGoal
             ),
-            (
-                "W2 through hkq",
-                target + [
-                    "collection", "stepCount", "--interval", "1d", "--tz", W2Benchmark.zone, "--anchor", "2020-01-01",
-                    "--format", "csv",
-                ], w2Goal
-            ),
+            ("W2 through hkq", w2 + ["--format", "csv"], w2Goal),
+            ("W2 through hkq, JSON", w2 + ["--format", "json"], nil),
             ("hkq types", ["types"], nil),
         ]
-        for (_, path) in binaries { try check(path, commands[0].arguments, commands[1].arguments) }
+        for (_, path) in binaries {
+            try check(path, commands[0].arguments, commands[1].arguments, commands[2].arguments)
+        }
 
         // Every (command, binary) pair, then /bin/true, once per round.
         var timings = [[ChildProcess.Timing]](repeating: [], count: commands.count * binaries.count + 1)
@@ -101,6 +105,12 @@ enum HKQBenchmark: BenchCommand {
                     + "(\(median <= goal ? "met" : "MISSED"); the machine's /bin/true "
                     + "\(milliseconds(Self.median(timings[timings.count - 1].map(\.seconds)))))")
         }
+        let csv = Self.median(timings[1 * binaries.count].map(\.seconds))
+        let json = Self.median(timings[2 * binaries.count].map(\.seconds))
+        print(
+            "goal: W2 through hkq, JSON ≤ CSV + \(Int(jsonOverCSVGoal * 100)) %: \(milliseconds(json)) against "
+                + "\(milliseconds(csv)), \(String(format: "%+.1f", (json / csv - 1) * 100)) % "
+                + "(\(json <= csv * (1 + jsonOverCSVGoal) ? "met" : "MISSED"))")
     }
 
     /// Waits until this process (the in-process server's threads) uses under 2% of a core over a tenth of a
@@ -139,8 +149,9 @@ enum HKQBenchmark: BenchCommand {
         return copy
     }
 
-    /// Runs both queries once and checks their answers, so a broken binary or an empty server is not timed.
-    static func check(_ hkq: String, _ mostRecent: [String], _ w2: [String]) throws {
+    /// Runs the queries once and checks their answers (W2 as CSV and as JSON), so a broken binary or an empty
+    /// server is not timed.
+    static func check(_ hkq: String, _ mostRecent: [String], _ w2: [String], _ w2JSON: [String]) throws {
         let recent = try ChildProcess.run(hkq, mostRecent)
         guard recent.status == 0, recent.output.contains("\"mostRecent\":") else {
             throw HealthError(.internalError, "\(hkq) \(mostRecent.joined(separator: " ")): \(recent.output)")
@@ -150,6 +161,13 @@ enum HKQBenchmark: BenchCommand {
         guard collection.status == 0, lines.first == "start,end,sum,unit", lines.count == 1829 else {
             throw HealthError(
                 .internalError, "\(hkq) collection: status \(collection.status), \(lines.count) lines, not 1,829")
+        }
+        // `[`, one bucket a line, `]`.
+        let json = try ChildProcess.run(hkq, w2JSON)
+        let jsonLines = json.output.split(separator: "\n")
+        guard json.status == 0, jsonLines.first == "[", jsonLines.last == "]", jsonLines.count == 1830 else {
+            throw HealthError(
+                .internalError, "\(hkq) collection --format json: status \(json.status), \(jsonLines.count) lines")
         }
     }
 

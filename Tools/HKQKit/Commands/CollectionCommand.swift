@@ -149,14 +149,15 @@ package struct CollectionPlan: Sendable {
             result: result, options: options, times: times, format: format, subDay: subDay, values: values)
     }
 
-    /// Each bucket of `result` as the JSON object `collection --format json` prints for it (its `--fields` only),
-    /// on one line, in order.
-    package func jsonLines(_ result: CollectionResult) -> [String] {
-        let report = report(result)
-        return result.buckets.map { bucket in
-            let pairs = report.jsonObject(bucket)
-            return JSONValue.object(fields.map { $0.select(pairs) } ?? pairs).rendered
-        }
+    /// The buckets of `result` as one compact JSON array, each the object `collection --format json` prints for
+    /// it (its `--fields` only), in order: `[{…},{…}]`, `[]` for none.
+    package func jsonArray(_ result: CollectionResult) -> String {
+        var buckets = BucketJSONWriter(report(result), fields: fields)
+        var json = JSONWriter(capacity: 128 * result.buckets.count + 2)
+        json.beginArray()
+        for bucket in result.buckets { buckets.write(bucket, to: &json) }
+        json.endArray()
+        return json.text
     }
 }
 
@@ -321,17 +322,22 @@ struct CollectionReport {
         csv.flush(sink)
     }
 
-    /// Writes the report to `console`'s output: CSV in chunks of 512 records straight from its bytes, the other
-    /// formats as ``rendered()`` makes them.
+    /// Writes the report to `console`'s output: CSV and JSON in chunks of 512 records (buckets) straight from
+    /// their bytes, the other formats as ``rendered()`` makes them.
     func print(to console: Console) {
-        guard format == .csv else { return console.printBlock(rendered()) }
-        writeCSV(chunkRows: 512) { console.out.write(bytes: $0) }
+        switch format {
+        case .csv: writeCSV(chunkRows: 512) { console.out.write(bytes: $0) }
+        case .json: writeJSON(chunkBuckets: 512) { console.out.write(bytes: $0) }
+        case .table, .chart: console.printBlock(rendered())
+        }
     }
 
     /// Writes the report as ``print(to:)`` does, with only the fields `fields` names when given.
     func print(to console: Console, fields: FieldSelection?, commandPath: [String]) throws {
         guard let fields else { return print(to: console) }
-        console.printBlock(try rendered(fields: fields, commandPath: commandPath))
+        guard format == .json else { return console.printBlock(try rendered(fields: fields, commandPath: commandPath)) }
+        try check(fields, commandPath: commandPath)
+        writeJSON(fields: fields, chunkBuckets: 512) { console.out.write(bytes: $0) }
     }
 
     /// The report with only the fields `fields` names, in its order: for JSON the keys of each bucket (`sources`
@@ -341,33 +347,72 @@ struct CollectionReport {
             return try records.selecting(fields, commandPath: commandPath).rendered(as: format)
         }
         try check(fields, commandPath: commandPath)
-        if result.buckets.isEmpty { return "[]\n" }
-        let lines = result.buckets.map { "  " + JSONValue.object(fields.select(jsonObject($0))).rendered }
-        return "[\n" + lines.joined(separator: ",\n") + "\n]\n"
+        return renderedJSON(fields: fields)
     }
 
     /// Checks that `fields` names only keys of a bucket's JSON object (a usage error names another).
     func check(_ fields: FieldSelection, commandPath: [String]) throws {
-        let bySource = options.contains(.separateBySource)
-        let keys = columns(figures: figureColumns).map(\.key).filter { $0 != "source" } + (bySource ? ["sources"] : [])
-        try fields.check(known: keys, commandPath: commandPath)
+        try fields.check(known: jsonMembers().map(\.key), commandPath: commandPath)
     }
 
-    /// Bucket `bucket` as one JSON object: start, end, the figures, unit, and with by-source a `sources` array
-    /// of `{"source", figures…}`.
-    func jsonObject(_ bucket: Statistics) -> [(String, JSONValue)] {
-        let figures = figureColumns
-        var pairs: [(String, JSONValue)] = [("start", edge(bucket.start)), ("end", edge(bucket.end))]
-        pairs += figures.map { ($0.column.key, $0.cell(bucket.figures)) }
-        pairs.append(("unit", .string(unitText)))
-        if options.contains(.separateBySource) {
-            let sources = bucket.bySource.map { own in
-                JSONValue.object(
-                    [("source", .string(own.source.name))] + figures.map { ($0.column.key, $0.cell(own.figures)) })
-            }
-            pairs.append(("sources", .array(sources)))
+    /// A member of a bucket's JSON object: its key and what its value is.
+    struct JSONMember {
+        enum Value {
+            case start, end
+            /// The figure of ``figureColumns`` at this index.
+            case figure(Int)
+            case unit
+            /// With by-source: an array of `{"source", figures…}`, one per source.
+            case sources
         }
-        return pairs
+
+        let key: String
+        let value: Value
+    }
+
+    /// The members of a bucket's JSON object, in order: start, end, the figures, unit, and with by-source
+    /// `sources`. The one declaration of that object (docs/OUTPUT.md, *collection*); ``BucketJSONWriter`` writes
+    /// it.
+    func jsonMembers() -> [JSONMember] {
+        var members = [JSONMember(key: "start", value: .start), JSONMember(key: "end", value: .end)]
+        for (index, figure) in figureColumns.enumerated() {
+            members.append(JSONMember(key: figure.column.key, value: .figure(index)))
+        }
+        members.append(JSONMember(key: "unit", value: .unit))
+        if options.contains(.separateBySource) { members.append(JSONMember(key: "sources", value: .sources)) }
+        return members
+    }
+
+    /// The JSON text (docs/OUTPUT.md): `[`, then one bucket object a line, indented by two spaces and followed by
+    /// a comma but the last, then `]`; `[]` without buckets. Only the keys `fields` names (checked before) when
+    /// given. Handed to `sink` in chunks of about `chunkBuckets` buckets (the last one shorter).
+    func writeJSON(
+        fields: FieldSelection? = nil, chunkBuckets: Int = .max, _ sink: (UnsafeRawBufferPointer) -> Void
+    ) {
+        var json = JSONWriter(capacity: 128 * min(result.buckets.count, chunkBuckets) + 8)
+        guard !result.buckets.isEmpty else {
+            json.raw("[]\n")
+            return json.flush(sink)
+        }
+        var buckets = BucketJSONWriter(self, fields: fields)
+        json.raw("[\n  ")
+        for (index, bucket) in result.buckets.enumerated() {
+            if index > 0 { json.raw(",\n  ") }
+            buckets.write(bucket, to: &json)
+            if (index + 1) % chunkBuckets == 0 {
+                json.flush(sink)
+                buckets.flushed()
+            }
+        }
+        json.raw("\n]\n")
+        json.flush(sink)
+    }
+
+    /// ``writeJSON(fields:chunkBuckets:_:)``'s text as one string.
+    func renderedJSON(fields: FieldSelection? = nil) -> String {
+        var text: [UInt8] = []
+        writeJSON(fields: fields) { text.append(contentsOf: $0) }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// The report in ``format``: a JSON array of bucket objects (one per line), CSV, a table or a chart.
@@ -376,10 +421,7 @@ struct CollectionReport {
         case .chart: return chart(width: chartWidth)
         case .table: return records.renderedTable()
         case .csv: return renderedCSV()
-        case .json:
-            if result.buckets.isEmpty { return "[]\n" }
-            let lines = result.buckets.map { "  " + JSONValue.object(jsonObject($0)).rendered }
-            return "[\n" + lines.joined(separator: ",\n") + "\n]\n"
+        case .json: return renderedJSON()
         }
     }
 

@@ -123,11 +123,16 @@ public struct WatchCommand: Command {
                 headerPrinted = true
             }
             let records = format == .csv ? report.records : RecordSet(columns: [])
+            var objects = BucketJSONWriter(report, fields: nil)
             var csvRow = 0
             for bucket in update.buckets {
                 switch format {
                 case .json:
-                    context.print(JSONValue.object([("kind", "bucket")] + report.jsonObject(bucket)).rendered)
+                    var json = JSONWriter(capacity: 160)
+                    objects.write(bucket, to: &json, kind: "bucket")
+                    // A line of its own: the next start cannot be copied from this buffer.
+                    objects.flushed()
+                    context.print(json.text)
                 case .csv:
                     // The bucket's merged row, then (with by-source) its sources' rows.
                     let rows = 1 + (options.contains(.separateBySource) ? bucket.bySource.count : 0)

@@ -13,11 +13,11 @@ public enum JSONValue: Hashable, Sendable {
     /// Key–value pairs in order; keys should be distinct.
     case object([(String, JSONValue)])
 
-    /// Compact JSON text (no spaces, no newlines).
+    /// Compact JSON text (no spaces, no newlines), as ``JSONWriter`` writes it.
     public var rendered: String {
-        var text = ""
-        render(into: &text)
-        return text
+        var writer = JSONWriter()
+        writer.value(self)
+        return writer.text
     }
 
     /// The value as a table or CSV cell: strings unquoted, numbers in ``NumberFormat/display(_:)`` form, null
@@ -38,32 +38,6 @@ public enum JSONValue: Hashable, Sendable {
         switch self {
         case .number, .integer: true
         default: false
-        }
-    }
-
-    func render(into text: inout String) {
-        switch self {
-        case .null: text += "null"
-        case .bool(let value): text += value ? "true" : "false"
-        case .number(let value): text += value.isFinite ? NumberFormat.shortest(value) : "null"
-        case .integer(let value): text += String(value)
-        case .string(let value): JSONString.append(value, to: &text)
-        case .array(let values):
-            text += "["
-            for (position, value) in values.enumerated() {
-                if position > 0 { text += "," }
-                value.render(into: &text)
-            }
-            text += "]"
-        case .object(let pairs):
-            text += "{"
-            for (position, (key, value)) in pairs.enumerated() {
-                if position > 0 { text += "," }
-                JSONString.append(key, to: &text)
-                text += ":"
-                value.render(into: &text)
-            }
-            text += "}"
         }
     }
 

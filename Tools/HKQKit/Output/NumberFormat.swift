@@ -9,8 +9,14 @@ public enum NumberFormat {
     public static func shortest(_ value: Double) -> String {
         if value.isNaN { return "nan" }
         if value.isInfinite { return value < 0 ? "-inf" : "inf" }
-        if value == value.rounded(.towardZero), abs(value) <= 9_007_199_254_740_992 { return String(Int64(value)) }
+        if let integer = shortestInteger(value) { return String(integer) }
         return value.description
+    }
+
+    /// `value` as an integer when ``shortest(_:)`` prints it as one: integral and at most 2⁵³ in magnitude.
+    @inline(__always)
+    static func shortestInteger(_ value: Double) -> Int64? {
+        value == value.rounded(.towardZero) && abs(value) <= 9_007_199_254_740_992 ? Int64(value) : nil
     }
 
     /// The form for people (tables, CSV, `units convert`): the value rounded to 15 significant digits, then

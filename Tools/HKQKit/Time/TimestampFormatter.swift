@@ -88,6 +88,16 @@ public struct TimestampFormatter: Sendable {
         }
     }
 
+    /// ``machineCell(_:)`` written straight into JSON (listings of thousands of objects); returns where its bytes
+    /// lie.
+    @discardableResult
+    func writeMachineValue(_ instant: Timestamp, to json: inout JSONWriter) -> Range<Int> {
+        guard timeFormat == .rfc3339 else { return json.value(machineCell(instant)) }
+        return json.plainString(capacity: Self.renderCapacity) { buffer in
+            write(instant, separator: "T", offsetSeparator: "", zeroAsZ: true, into: buffer)
+        }
+    }
+
     /// The most bytes ``write(_:separator:offsetSeparator:zeroAsZ:into:)`` writes with one-byte separators: years
     /// take at most 7 bytes with a sign (an Int64 of microseconds spans ±292,000 years), the rest at most 36.
     private static let renderCapacity = 48
