@@ -219,6 +219,7 @@ struct ShardState: Sendable {
     /// Applies a plan made by ``plan(_:)`` with no change in between.
     mutating func apply(_ plan: InsertPlan, of batch: PreparedBatch) {
         guard !plan.changesNothing else { return }
-        series[batch.subject, default: Series(type: batch.type, blockRows: blockRows)].apply(plan, of: batch, clock: &clock)
+        series[batch.subject, default: Series(type: batch.type, blockRows: blockRows)].apply(
+            plan, of: batch, clock: &clock)
     }
 }

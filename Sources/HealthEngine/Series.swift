@@ -85,7 +85,8 @@ struct Series: Sendable {
         var blocked = BlockedRows()
         blocked.merge(sortedRows)
         self.init(
-            type: type, blockedRows: blocked, batches: batches, maxDuration: maxDuration, sources: sources, ledger: ledger,
+            type: type, blockedRows: blocked, batches: batches, maxDuration: maxDuration, sources: sources,
+            ledger: ledger,
             metadata: metadata)
     }
 
@@ -255,7 +256,8 @@ struct RowNamer {
         if let known = prefixes[id] {
             prefix = known
         } else {
-            prefix = SampleContentIdentity.prefix(sourceName: sources[id].name.utf8, typeIdentifier: type.identifier.utf8)
+            prefix = SampleContentIdentity.prefix(
+                sourceName: sources[id].name.utf8, typeIdentifier: type.identifier.utf8)
             prefixes[id] = prefix
         }
         return SampleContentIdentity.hash(prefix: prefix, start: start, end: end, canonicalValue: value)

@@ -35,7 +35,8 @@ public struct StoreMemory: Hashable, Sendable {
     public var parts: [(name: String, bytes: Int)] {
         [
             ("sealedBlocks", sealedBlocks), ("blockIndex", blockIndex), ("head", head), ("batchTable", batchTable),
-            ("keptUUIDs", keptUUIDs), ("elementExtras", elementExtras), ("uuidIndex", uuidIndex), ("retryLedger", retryLedger),
+            ("keptUUIDs", keptUUIDs), ("elementExtras", elementExtras), ("uuidIndex", uuidIndex),
+            ("retryLedger", retryLedger),
             ("metadata", metadata), ("sources", sources), ("changeLog", changeLog), ("series", series),
         ]
     }

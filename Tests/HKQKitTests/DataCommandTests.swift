@@ -712,7 +712,8 @@ import Testing
         let memory = try #require(after["storeMemory"] as? [String: Int])
         #expect(
             Set(memory.keys) == [
-                "sealedBlocks", "blockIndex", "head", "batchTable", "keptUUIDs", "elementExtras", "uuidIndex", "retryLedger",
+                "sealedBlocks", "blockIndex", "head", "batchTable", "keptUUIDs", "elementExtras", "uuidIndex",
+                "retryLedger",
                 "metadata", "sources", "changeLog", "series",
             ])
         #expect(memory["head", default: 0] > 0)

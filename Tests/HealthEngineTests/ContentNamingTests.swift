@@ -22,7 +22,8 @@ struct ContentNamingTests {
 
     /// A heart-rate batch of `rows` minutes from `first`, each named as `name` says.
     static func batch(first: Int = 0, rows: Int, name: (Timestamp, Double, Int) -> UUID) -> SampleBatch {
-        var batch = SampleBatch(batchID: freshBatchID(), subject: "anna", typeIdentifier: "heartRate", unit: "count/min")
+        var batch = SampleBatch(
+            batchID: freshBatchID(), subject: "anna", typeIdentifier: "heartRate", unit: "count/min")
         for row in first..<(first + rows) {
             let start = Timestamp(Int64(row) * 60_000_000)
             let value = Double(60 + row % 40)
@@ -94,7 +95,8 @@ struct ContentNamingTests {
         // A content identity reused for other content: kept as sent, and refused as well.
         let content = Self.batch(first: 100, rows: 5) { start, value, _ in Self.contentHash(start, value).uuid }
         _ = try store.insert(content)
-        var moved = SampleBatch(batchID: freshBatchID(), subject: "anna", typeIdentifier: "heartRate", unit: "count/min")
+        var moved = SampleBatch(
+            batchID: freshBatchID(), subject: "anna", typeIdentifier: "heartRate", unit: "count/min")
         moved.append(start: 1, end: 1, value: 70, source: watch, uuid: content.uuids![2])
         #expect { try store.insert(moved) } throws: { ($0 as? HealthError)?.code == .uuidConflict }
         #expect(try store.samples(subject: "anna", type: Self.type).count == 55)
@@ -103,7 +105,8 @@ struct ContentNamingTests {
     @Test("samples named by content are deleted by UUID and their deletions report that UUID")
     func deletions() throws {
         let store = HealthStore()
-        let stored = Self.batch(rows: 30) { start, value, row in Self.elementUUID(start, value, extras: UInt64(row) * 3) }
+        let stored = Self.batch(rows: 30) { start, value, row in Self.elementUUID(start, value, extras: UInt64(row) * 3)
+        }
         _ = try store.insert(stored)
         let anchor = try store.changes(subject: "anna", type: Self.type, anchor: 0).anchor
         let gone = stored.uuids![7]

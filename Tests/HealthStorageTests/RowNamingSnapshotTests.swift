@@ -14,7 +14,8 @@ struct RowNamingSnapshotTests {
 
     /// A heart-rate batch of `rows` minutes from `first`, named as `name` says.
     static func batch(first: Int, rows: Int, name: (Timestamp, Double, Int) -> UUID?) -> SampleBatch {
-        var batch = SampleBatch(batchID: uniqueBatchID(), subject: "anna", typeIdentifier: "heartRate", unit: "count/min")
+        var batch = SampleBatch(
+            batchID: uniqueBatchID(), subject: "anna", typeIdentifier: "heartRate", unit: "count/min")
         for row in first..<(first + rows) {
             let start = Timestamp(Int64(row) * Micros.minute)
             let value = Double(50 + row % 70)
@@ -38,7 +39,8 @@ struct RowNamingSnapshotTests {
             batch(first: 500, rows: 20) { _, _, _ in
                 UUID(uuid: withUnsafeBytes(of: (random.next(), random.next())) { $0.load(as: uuid_t.self) })
             }, beforeApplying: {})
-        _ = try store.insert(batch(first: 520, rows: 30) { start, value, _ in content(start, value).uuid }, beforeApplying: {})
+        _ = try store.insert(
+            batch(first: 520, rows: 30) { start, value, _ in content(start, value).uuid }, beforeApplying: {})
         _ = try store.insert(
             batch(first: 550, rows: 5_000) { start, value, _ in
                 SampleElementIdentity.uuid(base: content(start, value), extras: random.next())
@@ -50,7 +52,8 @@ struct RowNamingSnapshotTests {
     func roundTrip() throws {
         let store = try Self.store()
         let (image, _) = store.image(of: Self.type) { () }
-        #expect(image.series[0].batches.map { SnapshotCodec.NamingCode($0.naming) } == [.batch, .kept, .content, .elements])
+        #expect(
+            image.series[0].batches.map { SnapshotCodec.NamingCode($0.naming) } == [.batch, .kept, .content, .elements])
         let bytes = SnapshotCodec.encode(image, sequence: 4)
         #expect(Array(bytes.prefix(8)) == Array("HKSNAP10".utf8))
         // The 5,000 imported rows' names: their extras, not their UUIDs.
@@ -105,7 +108,9 @@ struct RowNamingSnapshotTests {
         }
     }
 
-    @Test("a snapshot moves element extras out of the heap into its file; a restart and the next snapshot keep them there")
+    @Test(
+        "a snapshot moves element extras out of the heap into its file; a restart and the next snapshot keep them there"
+    )
     func extrasFollowSnapshots() throws {
         let directory = try makeDataDirectory()
         defer { try? FileSystem.removeTree(directory) }

@@ -84,7 +84,8 @@ enum ExportCapacity {
         print("| store part | " + restarts.map(\.settings).joined(separator: " | ") + " |")
         print("|---|" + restarts.map { _ in "---:|" }.joined())
         for (index, part) in (restarts.first?.parts ?? []).enumerated() {
-            print("| \(part.name) | " + restarts.map { perSample($0.parts[index].bytes) }.joined(separator: " | ") + " |")
+            print(
+                "| \(part.name) | " + restarts.map { perSample($0.parts[index].bytes) }.joined(separator: " | ") + " |")
         }
         let totals = restarts.map { $0.parts.reduce(0) { $0 + $1.bytes } }
         print("| all parts | " + totals.map(perSample).joined(separator: " | ") + " |")

@@ -99,7 +99,8 @@ struct InsertPlan: Sendable {
             }
             if let digits = batch.valueDigits {
                 switch current.roundedMatch(
-                    batch, row: row, digits: digits, claimed: claimed, namer: &namer, cache: &cache) {
+                    batch, row: row, digits: digits, claimed: claimed, namer: &namer, cache: &cache)
+                {
                 case .none: break
                 case .duplicate:
                     duplicates += 1

@@ -167,7 +167,9 @@ struct ColumnEncodingTests {
             try bytes.withUnsafeBytes { raw in
                 var reader = BlockReader(raw)
                 var out = [UInt64](repeating: 0, count: 8)
-                try out.withUnsafeMutableBufferPointer { try PackedIntegers.decode(&reader, count: 8, into: $0.baseAddress!) }
+                try out.withUnsafeMutableBufferPointer {
+                    try PackedIntegers.decode(&reader, count: 8, into: $0.baseAddress!)
+                }
             }
         }
     }
