@@ -100,8 +100,9 @@ struct SnapshotFiles: Sendable {
                     to: { piece throws(SystemError) in try file.write(piece) },
                     placing: { placements.append($0) })
             }
-            if !placements.isEmpty {
-                placeExtras(type, placements, ColdSegment(try MappedFile(path: directory + "/" + name)))
+            // A file that cannot be mapped leaves the extras where they are: the snapshot itself is written.
+            if !placements.isEmpty, let mapped = try? MappedFile(path: directory + "/" + name) {
+                placeExtras(type, placements, ColdSegment(mapped))
             }
             entries.append(
                 .init(
