@@ -15,6 +15,7 @@ uint64_t hk_heap_in_use(void) {
 }
 uint64_t hk_heap_free(void) { return (uint64_t)mallinfo2().fordblks; }
 int hk_heap_trim(void) { return malloc_trim(0); }
+int hk_heap_map_large(size_t bytes) { return mallopt(M_MMAP_THRESHOLD, (int)bytes); }
 
 int hk_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 

@@ -162,6 +162,10 @@ public final class HealthServer: Sendable {
         }
         let identities: IdentityRegistry?
         let durable: DurableStore
+        // Restoring reads whole snapshot files and decodes them into buffers it frees: those get mappings of their
+        // own, so freeing them gives their pages back instead of leaving free, resident space in the allocator's
+        // heaps (glibc raises its threshold after the first such free).
+        Heap.mapAllocations(atLeast: 1 << 20)
         do {
             identities = configuration.auth == .required ? try openIdentities(configuration, cluster: cluster) : nil
             durable = try cluster?.durable ?? DurableStore(configuration.storage) { line in ServerLog.info(line) }
@@ -177,8 +181,11 @@ public final class HealthServer: Sendable {
         }
         let report = durable.recovery
         // Restoring decodes more than it keeps (a metadata row per sample, interned into a few): give the freed
-        // pages back rather than hold them for the process's life.
+        // pages back rather than hold them for the process's life. Afterwards, allocations below 32 MiB come from
+        // the heaps again, as glibc's rising threshold would have them: mapping each large buffer of ingest
+        // costs about 5 % of its speed.
         Heap.trim()
+        Heap.mapAllocations(atLeast: 32 << 20)
         if cluster == nil {
             ServerLog.info(
                 "recovered \(report.snapshotSamples) samples from snapshots and replayed \(report.replayedRecords) log records"

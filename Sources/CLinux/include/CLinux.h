@@ -42,6 +42,11 @@ uint64_t hk_heap_in_use(void);
 uint64_t hk_heap_free(void);
 /// Gives the allocator's free pages back to the system (malloc_trim(0)); 1 when some were.
 int hk_heap_trim(void);
+
+/// Makes the allocator serve every allocation of at least `bytes` with a mapping of its own, returned to the
+/// system when freed (mallopt(M_MMAP_THRESHOLD), which also stops glibc raising the threshold as it goes); 1 on
+/// success.
+int hk_heap_map_large(size_t bytes);
 /// epoll_create1(EPOLL_CLOEXEC).
 int hk_epoll_create(void);
 /// epoll_ctl with the event's data set to `token`.
