@@ -46,25 +46,33 @@ struct BlockedRows: Sendable {
     }
 
     /// Rows already sealed (a snapshot's blocks, in start order, each block's last start at or before the next
-    /// one's first), `arrivalSpans` the smallest and largest anchor of each; a last block shorter than
-    /// `blockRows` is decoded into the head, so the next rows extend it.
+    /// one's first), `arrivalSpans` the smallest and largest anchor of each. A last block shorter than
+    /// `blockRows` stays sealed (a series restored and never written again costs its blocks, not plain columns)
+    /// until rows are merged in: it then becomes the head again (``thawLastBlock()``), so they extend it.
     init(sealed: [SealedBlock], arrivalSpans: [ClosedRange<UInt64>], blockRows: Int = 4096) {
         precondition(sealed.count == arrivalSpans.count, "one anchor span per block")
         self.init(blockRows: blockRows)
         blocks = sealed
         self.arrivalSpans = arrivalSpans
-        if let last = blocks.last, last.count < blockRows {
-            head = last.rows()
-            blocks.removeLast()
-            self.arrivalSpans.removeLast()
-        }
         renumber()
+    }
+
+    /// With an empty head, a last block shorter than ``blockRows`` becomes the head again: rows after it extend
+    /// it rather than start a block of their own.
+    private mutating func thawLastBlock() {
+        guard head.count == 0, let last = blocks.last, last.count < blockRows else { return }
+        head = last.rows()
+        blocks.removeLast()
+        arrivalSpans.removeLast()
+        firstRows.removeLast()
+        sealedCount -= head.count
     }
 
     /// Merges `rows` in: each lands after the stored rows starting at or before it (and after the earlier of
     /// `rows` with the same start), as ``Series/merge(_:)`` places them.
     mutating func merge(_ rows: SeriesRows) {
         guard rows.count > 0 else { return }
+        thawLastBlock()
         let sorted = rows.isSortedByStart
         if sorted, lastStart.map({ $0 <= rows.starts[0] }) ?? true {
             // Live data: the rows follow every stored one, so they join the head as they are. The head grows by an

@@ -231,6 +231,35 @@ struct BlockedRowsTests {
         blocked.merge(rows)
         #expect(Double(blocked.approximateBytes) / 100_000 < 1, "\(blocked.approximateBytes) bytes")
     }
+
+    @Test("a restored short last block stays sealed until rows come, then they extend it as the head")
+    func restoredShortBlock() {
+        func minutes(_ range: Range<Int>) -> SeriesRows {
+            var rows = SeriesRows()
+            for i in range {
+                rows.starts.append(Int64(i) * Micros.minute)
+                rows.ends.append(Int64(i + 1) * Micros.minute)
+                rows.values.append(Double(i % 7))
+                rows.sourceIDs.append(0)
+                rows.arrivals.append(UInt64(i + 1))
+            }
+            return rows
+        }
+        var written = BlockedRows(blockRows: 100)
+        written.merge(minutes(0..<250))
+        // As a snapshot holds it: the two full blocks, then the head as one shorter block.
+        let blocks = written.blocks + [SealedBlock(encoding: written.head, range: 0..<written.head.count)]
+        var restored = BlockedRows(
+            sealed: blocks, arrivalSpans: [1...100, 101...200, 201...250], blockRows: 100)
+        #expect(restored.blocks.count == 3 && restored.head.count == 0 && restored.count == 250)
+        #expect(restored.allRows().starts == minutes(0..<250).starts)
+        restored.merge(minutes(250..<260))
+        #expect(restored.blocks.count == 2 && restored.head.count == 60)
+        #expect(restored.allRows().starts == minutes(0..<260).starts)
+        #expect(restored.allRows().arrivals == minutes(0..<260).arrivals)
+        restored.merge(minutes(260..<300))
+        #expect(restored.blocks.count == 3 && restored.head.count == 0 && restored.count == 300)
+    }
 }
 
 /// Equal, or within a relative 1e-9 when the sums were added in different orders.
