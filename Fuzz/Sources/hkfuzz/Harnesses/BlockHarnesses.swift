@@ -61,6 +61,12 @@ enum BlockHarnesses {
             Rows(
                 starts: [0, 10, 10, 5_000_000], ends: [0, 20, 90, 5_000_001],
                 valueBits: [1.25, -0.5, 0, 3.75].map(\.bitPattern), sourceIDs: [1, 1, 2, 1], arrivals: [9, 3, 4, 5]),
+            // An export's irregular whole seconds: durations packed scaled, in seconds.
+            Rows(
+                starts: (0..<40).map { Int64($0) * 617 * 1_000_000 },
+                ends: (0..<40).map { Int64($0) * 617 * 1_000_000 + Int64(30 + $0 * 13 % 570) * 1_000_000 },
+                valueBits: (0..<40).map { Double($0 * 37 % 900).bitPattern },
+                sourceIDs: Array(repeating: 0, count: 40), arrivals: (0..<40).map { UInt64($0) + 1 }),
             Rows(
                 starts: [-5, 7, 8], ends: [9, 7, 100],
                 valueBits: (0..<3).map { _ in Double(random.next() % 1_000_000) / 7 }.map(\.bitPattern),

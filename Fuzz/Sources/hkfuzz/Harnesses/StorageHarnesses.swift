@@ -117,6 +117,16 @@ enum StorageHarnesses {
         ben.subject = "ben"
         _ = try? store.insert(ben)
         let type = try! QuantityType.named("stepCount")
+        // Rows named by their content identity (naming 2 in the batch table), as `hkq insert` sends them.
+        var cara = SeedData.batch(id: 3, rows: 3, uuids: false, metadata: false)
+        cara.subject = "cara"
+        let unit = try! type.unit(parsing: cara.unit)
+        cara.uuids = (0..<cara.count).map { row in
+            try! Sample.stableID(
+                type: type, start: cara.starts[row], end: cara.ends[row], value: cara.values[row], unit: unit,
+                source: cara.sources[Int(cara.sourceIndices[row])])
+        }
+        _ = try? store.insert(cara)
         let (image, sequence) = store.image(of: type) { UInt64(9) }
         let empty = HealthStore().image(of: type) { UInt64(0) }
         return [SnapshotCodec.encode(image, sequence: sequence), SnapshotCodec.encode(empty.0, sequence: empty.1)]
