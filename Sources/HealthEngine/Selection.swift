@@ -97,7 +97,8 @@ extension Series {
         let filtersRows =
             allowedSources != nil || wantedUUIDs != nil || writer != nil || values != nil || metadataPredicates != nil
         var hint = 0
-        var namer = namer
+        // Only a UUID filter names rows.
+        var namer = wantedUUIDs == nil ? nil : namer
         /// Adds the rows of `range` that pass the filter, testing the date predicate too when `testsDate`.
         func scan(_ range: Range<Int>, testsDate: Bool) {
             guard !range.isEmpty else { return }
@@ -106,7 +107,7 @@ extension Series {
                 if testsDate, !date.matches(start: w.starts[local], end: w.ends[local]) { continue }
                 if let allowedSources, !allowedSources[Int(w.sourceIDs[local])] { continue }
                 if let values, !values.matches(w.values[local]) { continue }
-                if let wantedUUIDs, !wantedUUIDs.contains(namer.uuid(local, of: w)) { continue }
+                if let wantedUUIDs, !wantedUUIDs.contains(namer!.uuid(local, of: w)) { continue }
                 if let writer, self.writer(anchor: w.arrivals[local], hint: &hint) != writer { continue }
                 if let metadataPredicates {
                     let row = metadata(anchor: w.arrivals[local])

@@ -158,7 +158,8 @@ extension Series {
         // A page of candidates holds one more than the rows wanted: the extra one tells whether more match.
         let pageSize = limit == 0 ? 0 : limit + 1
         var hint = 0
-        var namer = namer
+        // Only a UUID filter names rows here.
+        var namer = filter.uuids == nil ? nil : namer
         var result = SeriesRows()
         var cursor = anchor
         while true {
@@ -171,7 +172,7 @@ extension Series {
                 if filter.sources != nil, !filter.matches(source: sources.infos[Int(decoded.sourceIDs[i])]) {
                     continue
                 }
-                if let wanted = filter.uuids, !wanted.contains(namer.uuid(i, of: decoded)) {
+                if let wanted = filter.uuids, !wanted.contains(namer!.uuid(i, of: decoded)) {
                     continue
                 }
                 if let writer = filter.writer, self.writer(anchor: decoded.arrivals[i], hint: &hint) != writer {
