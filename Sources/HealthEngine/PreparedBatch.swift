@@ -129,9 +129,9 @@ struct PreparedBatch: Sendable {
     {
         guard let sent else {
             return batch.count <= BatchTable.smallBatchRows
-                ? .kept(ContiguousArray((0..<batch.count).map(batch.uuid(row:)))) : .batch
+                ? .kept(KeptUUIDs(ContiguousArray((0..<batch.count).map(batch.uuid(row:))))) : .batch
         }
-        guard !sent.isEmpty else { return .kept(sent) }
+        guard !sent.isEmpty else { return .kept(KeptUUIDs(sent)) }
         let prefixes = batch.sources.map {
             SampleContentIdentity.prefix(sourceName: $0.name.utf8, typeIdentifier: type.identifier.utf8)
         }
@@ -141,13 +141,15 @@ struct PreparedBatch: Sendable {
                 canonicalValue: rows.values[row])
         }
         if base(0).uuid == sent[0] {
-            for row in 1..<sent.count where base(row).uuid != sent[row] { return .kept(sent) }
+            for row in 1..<sent.count where base(row).uuid != sent[row] { return .kept(KeptUUIDs(sent)) }
             return .content
         }
         var extras = ContiguousArray<UInt64>()
         extras.reserveCapacity(sent.count)
         for row in 0..<sent.count {
-            guard let found = SampleElementIdentity.extras(of: sent[row], base: base(row)) else { return .kept(sent) }
+            guard let found = SampleElementIdentity.extras(of: sent[row], base: base(row)) else {
+                return .kept(KeptUUIDs(sent))
+            }
             extras.append(found)
         }
         return .elements(ElementExtras(extras))

@@ -150,9 +150,10 @@ struct Series: Sendable {
         metadata.isEmpty ? [:] : metadata[anchor] ?? [:]
     }
 
-    /// Reads the extras of the entry starting at `placement`'s anchor from `memory`, if it still holds as many.
-    mutating func placeElementExtras(_ placement: ExtrasPlacement, in memory: any BlockMemory) -> Bool {
-        batches.placeElementExtras(placement, in: memory)
+    /// Reads the listed names of the entry starting at `placement`'s anchor from `memory`, if it still holds as
+    /// many.
+    mutating func placeListedNames(_ placement: NamePlacement, in memory: any BlockMemory) -> Bool {
+        batches.placeListedNames(placement, in: memory)
     }
 
     /// Records a batch's entry in the batch table (before its rows are merged).

@@ -67,7 +67,7 @@ struct RowNamingSnapshotTests {
                 == store.samples(subject: "anna", type: Self.type).uuids)
     }
 
-    @Test("read with the file's memory, element extras stay there: no heap, the same UUIDs, the same file again")
+    @Test("read with the file's memory, kept UUIDs and extras stay there: no heap, the same UUIDs, the same file again")
     func coldExtras() throws {
         let store = try Self.store()
         let bytes = SnapshotCodec.encode(store.image(of: Self.type) { () }.0, sequence: 4)
@@ -79,9 +79,14 @@ struct RowNamingSnapshotTests {
             return
         }
         #expect(extras.isCold && extras.count == 5_000)
+        guard case .kept(let uuids) = decoded.image.series[0].batches[1].naming else {
+            Issue.record("the second entry does not keep its UUIDs")
+            return
+        }
+        #expect(uuids.isCold && uuids.count == 20)
         let restored = HealthStore()
         try restored.restore(decoded.image)
-        #expect(restored.info().memory.elementExtras == 0)
+        #expect(restored.info().memory.elementExtras == 0 && restored.info().memory.keptUUIDs == 0)
         #expect(
             try restored.samples(subject: "anna", type: Self.type).uuids
                 == store.samples(subject: "anna", type: Self.type).uuids)
@@ -109,7 +114,7 @@ struct RowNamingSnapshotTests {
     }
 
     @Test(
-        "a snapshot moves element extras out of the heap into its file; a restart and the next snapshot keep them there"
+        "a snapshot moves listed names out of the heap into its file; a restart and the next snapshot keep them there"
     )
     func extrasFollowSnapshots() throws {
         let directory = try makeDataDirectory()
@@ -118,13 +123,20 @@ struct RowNamingSnapshotTests {
         let imported = Self.batch(first: 0, rows: 3_000) { start, value, _ in
             SampleElementIdentity.uuid(base: Self.content(start, value), extras: random.next())
         }
+        // An agent's own UUIDs, kept as sent: they move to the file too (their fingerprints stay in the heap).
+        let synced = Self.batch(first: 3_000, rows: 500) { _, _, _ in
+            UUID(uuid: withUnsafeBytes(of: (random.next(), random.next())) { $0.load(as: uuid_t.self) })
+        }
         do {
             let (durable, _) = try openStore(directory)
             _ = try durable.insert(imported)
+            _ = try durable.insert(synced)
             #expect(durable.store.info().memory.elementExtras >= 3_000 * 8)
+            #expect(durable.store.info().memory.keptUUIDs >= 500 * 16)
             try durable.snapshot()
-            #expect(durable.store.info().memory.elementExtras == 0)
-            #expect(try durable.store.samples(subject: "anna", type: Self.type).uuids == imported.uuids)
+            #expect(durable.store.info().memory.elementExtras == 0 && durable.store.info().memory.keptUUIDs == 0)
+            #expect(
+                try durable.store.samples(subject: "anna", type: Self.type).uuids == imported.uuids! + synced.uuids!)
             // The next generation moves them again: the first file, removed, is mapped no more.
             try durable.snapshot()
             #expect(try Self.deletedMappings(under: directory).isEmpty)
@@ -132,11 +144,15 @@ struct RowNamingSnapshotTests {
         }
 
         let (reopened, _) = try openStore(directory)
-        #expect(reopened.store.info().memory.elementExtras == 0)
-        #expect(try reopened.store.samples(subject: "anna", type: Self.type).uuids == imported.uuids)
+        #expect(reopened.store.info().memory.elementExtras == 0 && reopened.store.info().memory.keptUUIDs == 0)
+        #expect(
+            try reopened.store.samples(subject: "anna", type: Self.type).uuids == imported.uuids! + synced.uuids!)
         var again = imported
         again.batchID = uniqueBatchID()
         #expect(try reopened.insert(again).duplicates == 3_000)
+        var resent = synced
+        resent.batchID = uniqueBatchID()
+        #expect(try reopened.insert(resent).duplicates == 500)
         try reopened.snapshot()
         #expect(try Self.deletedMappings(under: directory).isEmpty)
         reopened.close()

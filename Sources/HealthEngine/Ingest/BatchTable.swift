@@ -6,7 +6,7 @@ public enum RowNaming: Hashable, Sendable {
     /// Derived from the entry's batch id and the row (``SampleBatch/derivedUUID(batchID:row:)``).
     case batch
     /// Kept as sent (or, for a small batch, as derived), one per anchor; the ledger indexes them.
-    case kept(ContiguousArray<UUID>)
+    case kept(KeptUUIDs)
     /// Each row's content identity (``SampleContentIdentity``), recomputed from the row.
     case content
     /// Each row's element identity (``SampleElementIdentity``), recomputed from the row and these extras, one
@@ -31,7 +31,8 @@ public enum RowNaming: Hashable, Sendable {
     /// they lie).
     func joins(_ other: RowNaming) -> Bool {
         switch (self, other) {
-        case (.kept, .kept), (.content, .content): true
+        case (.content, .content): true
+        case (.kept(let uuids), .kept): !uuids.isCold
         case (.elements(let extras), .elements): !extras.isCold
         default: false
         }
@@ -41,12 +42,10 @@ public enum RowNaming: Hashable, Sendable {
     /// do, not by doubling. The list is moved out while it grows, so it is not shared and is extended in place.
     mutating func append(_ other: RowNaming) {
         switch (self, other) {
-        case (.kept(var list), .kept(let more)):
+        case (.kept(var uuids), .kept(let more)):
             self = .batch
-            let needed = list.count + more.count
-            if list.capacity < needed { list.reserveCapacity(max(needed, list.count + max(list.count / 8, 16))) }
-            list.append(contentsOf: more)
-            self = .kept(list)
+            uuids.append(more)
+            self = .kept(uuids)
         case (.elements(var extras), .elements(let more)):
             self = .batch
             extras.append(more)
@@ -67,7 +66,7 @@ public enum RowNaming: Hashable, Sendable {
     /// Heap bytes of the listed names (cold extras take none).
     var listBytes: Int {
         switch self {
-        case .kept(let list): list.capacity * 16
+        case .kept(let uuids): uuids.heapBytes
         case .elements(let extras): extras.heapBytes
         case .batch, .content: 0
         }

@@ -46,7 +46,7 @@ enum LegacyBatchTable {
         var kept: ContiguousArray<UUID>?
         func flush() {
             guard var entry = current else { return }
-            entry.naming = kept.map(RowNaming.kept) ?? .batch
+            entry.naming = kept.map { .kept(KeptUUIDs($0)) } ?? .batch
             entries.append(entry)
         }
         for row in arrivals.indices.sorted(by: { arrivals[$0] < arrivals[$1] }) {

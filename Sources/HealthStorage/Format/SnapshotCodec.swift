@@ -74,11 +74,12 @@ public enum SnapshotCodec {
     /// Encodes `image` piece by piece: `sink` receives the file's bytes in order, the tables gathered into
     /// pieces of about 64 KiB and every column straight from the image's memory, so a snapshot never needs a
     /// second copy of the data. Returns the file's CRC-32 (its last four bytes) and its size.
-    /// `placing` learns where each batch entry's element extras lie in the file (``ExtrasPlacement``).
+    /// `placing` learns where each batch entry's listed names (kept UUIDs, element extras) lie in the file
+    /// (``NamePlacement``).
     @discardableResult
     public static func encode<Failure: Error>(
         _ image: ShardImage, sequence: UInt64, to sink: (UnsafeRawBufferPointer) throws(Failure) -> Void,
-        placing: (ExtrasPlacement) -> Void = { _ in }
+        placing: (NamePlacement) -> Void = { _ in }
     ) throws(Failure) -> (crc: UInt32, size: Int) {
         try encode(image, sequence: sequence, layout: .sealedBlocks, to: sink, placing: placing)
     }
@@ -87,7 +88,7 @@ public enum SnapshotCodec {
     @discardableResult
     static func encode<Failure: Error>(
         _ image: ShardImage, sequence: UInt64, layout: RowLayout,
-        to sink: (UnsafeRawBufferPointer) throws(Failure) -> Void, placing: (ExtrasPlacement) -> Void = { _ in }
+        to sink: (UnsafeRawBufferPointer) throws(Failure) -> Void, placing: (NamePlacement) -> Void = { _ in }
     ) throws(Failure) -> (crc: UInt32, size: Int) {
         var crc: UInt32 = 0
         var size = 0
@@ -121,13 +122,18 @@ public enum SnapshotCodec {
             for batch in series.batches {
                 writeBatchHeader(batch, into: &w)
                 switch batch.naming {
-                case .kept(let uuids): try column(uuids)
+                case .kept(let uuids):
+                    try flush()
+                    placing(
+                        NamePlacement(
+                            subject: series.subject, firstAnchor: batch.firstAnchor, count: uuids.count, offset: size))
+                    try uuids.withBytes(pass)
                 case .elements(let extras):
                     try flush()
                     placing(
-                        ExtrasPlacement(
+                        NamePlacement(
                             subject: series.subject, firstAnchor: batch.firstAnchor, count: extras.count, offset: size))
-                    try extras.withLittleEndianBytes(pass)
+                    try extras.withBytes(pass)
                 case .batch, .content: break
                 }
                 if w.count >= pieceSize { try flush() }
@@ -306,7 +312,7 @@ public enum SnapshotCodec {
     /// Decodes a snapshot file. Throws ``CodecError`` naming the byte offset for a bad checksum, truncation or
     /// any count that does not fit in the bytes left; never allocates more than the file's size. With `memory`
     /// (the same bytes, mapped from the file), the sealed blocks are read from there (cold) once checked.
-    /// With `extras` (the same mapping), element extras are read from there.
+    /// With `extras` (the same mapping), kept UUIDs and element extras are read from there.
     public static func decode(
         _ bytes: [UInt8], blocksIn memory: (any BlockMemory)? = nil, extrasIn extras: (any BlockMemory)? = nil
     ) throws -> Decoded {
@@ -524,7 +530,7 @@ public enum SnapshotCodec {
 
     /// The batch table of a series of version 4 or later (each entry at least 14 bytes); naming codes 2 and 3
     /// only with `contentNaming` (version 10).
-    /// With `memory` (the file's bytes, mapped), element extras are read in place from there.
+    /// With `memory` (the file's bytes, mapped), kept UUIDs and element extras are read in place from there.
     static func readBatchTable(
         _ r: inout ByteReader, contentNaming: Bool, extrasIn memory: (any BlockMemory)? = nil
     ) throws -> [AppliedBatch] {
@@ -550,7 +556,12 @@ public enum SnapshotCodec {
                 guard Int(rows) <= r.remaining / 16 else {
                     throw CodecError(.malformedPayload, "batch \(batchID) lists \(rows) UUIDs beyond the file's end")
                 }
-                naming = .kept(try readRaw(&r, Int(rows)))
+                if let memory {
+                    naming = .kept(KeptUUIDs(memory: memory, offset: r.offset, count: Int(rows)))
+                    _ = try r.readBytes(Int(rows) * 16)
+                } else {
+                    naming = .kept(KeptUUIDs(try readRaw(&r, Int(rows))))
+                }
             case .elements:
                 guard Int(rows) <= r.remaining / 8 else {
                     throw CodecError(.malformedPayload, "batch \(batchID) lists \(rows) extras beyond the file's end")

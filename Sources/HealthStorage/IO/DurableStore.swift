@@ -277,7 +277,7 @@ public final class DurableStore: Sendable {
             let (written, bytes, samples) = try snapshots.write(
                 generation: generation, images: { type in store.image(of: type) { log.lastSequence } },
                 keptApart: { SnapshotPart.keptApart(of: store) { log.lastSequence } },
-                placeExtras: { type, placements, memory in store.placeElementExtras(of: type, placements, in: memory) })
+                placeExtras: { type, placements, memory in store.placeListedNames(of: type, placements, in: memory) })
             manifest = written
             try snapshots.removeUnlisted(keeping: written)
             let walDirectory = log.directory

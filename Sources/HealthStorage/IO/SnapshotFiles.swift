@@ -76,11 +76,11 @@ struct SnapshotFiles: Sendable {
     /// Writes a new generation: every shard's image (taken with `image`), then each part of the stores kept apart
     /// from the shards that holds anything (`keptApart`: ``SnapshotPart/keptApart(of:subjects:mark:)``) as a
     /// file of its own, then the manifest; returns it. A shard's file holding element extras is mapped once
-    /// written, and `placeExtras` learns where they lie in it (``HealthStore/placeElementExtras(of:_:in:)``).
+    /// written, and `placeExtras` learns where they lie in it (``HealthStore/placeListedNames(of:_:in:)``).
     func write(
         generation: UInt64, images: (QuantityType) -> (ShardImage, UInt64),
         keptApart: () -> [SnapshotPart] = { [] },
-        placeExtras: (QuantityType, [ExtrasPlacement], any BlockMemory) -> Void = { _, _, _ in }
+        placeExtras: (QuantityType, [NamePlacement], any BlockMemory) -> Void = { _, _, _ in }
     ) throws -> (SnapshotManifest, bytes: Int, samples: Int) {
         var entries: [SnapshotManifest.Entry] = []
         var total = 0
@@ -93,7 +93,7 @@ struct SnapshotFiles: Sendable {
             }
             let name = "\(type.identifier)-\(generation).snap"
             var written: (crc: UInt32, size: Int) = (0, 0)
-            var placements: [ExtrasPlacement] = []
+            var placements: [NamePlacement] = []
             try FileSystem.writeFileAtomically(directory + "/" + name, permissions: 0o600) { file in
                 written = try SnapshotCodec.encode(
                     image, sequence: sequence,
