@@ -105,11 +105,13 @@ struct Series: Sendable {
         self.ledger = ledger
         if batches.entries.contains(where: \.naming.isKept) {
             var hint = 0
+            var kept: [UUID] = []
             for anchor in blockedRows.rowsArrived(after: 0).arrived {
                 if let uuid = batches.entry(ofAnchor: anchor.anchor, hint: &hint).keptUUID(anchor: anchor.anchor) {
-                    self.ledger.add(uuids: CollectionOfOne(uuid))
+                    kept.append(uuid)
                 }
             }
+            self.ledger.addAll(uuids: kept)
         }
     }
 
