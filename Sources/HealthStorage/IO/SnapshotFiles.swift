@@ -44,10 +44,11 @@ struct SnapshotFiles: Sendable {
         }
         var memory: ColdSegment?
         let bytes: [UInt8]
-        if mapping, entry.size > 0 {
+        if mapping, entry.size > 0, let mapped = try? MappedFile(path: path) {
             // Mapped (never written while mapped: snapshot files are written whole under a new name), and read
-            // once through the mapping to check and decode it.
-            let segment = ColdSegment(try MappedFile(path: path))
+            // once through the mapping to check and decode it. A file that cannot be mapped is read instead: its
+            // blocks and listed names then take the heap.
+            let segment = ColdSegment(mapped)
             memory = segment
             bytes = Array(segment.bytes.prefix(Int(clamping: entry.size) + 1))
         } else {
