@@ -21,6 +21,11 @@ enum W1Benchmark: BenchCommand {
             "Runs of each mode and transport, alternating which transport goes first; medians (default 1)."
         ),
         ("--json <file>", "Also write the figures as JSON (for Tools/peers/run_peers.py)."),
+        (
+            "--uuids <u>",
+            "derived (default: from the batch id) or random: each row a random UUID of its own, kept as sent, as "
+                + "agents syncing HealthKit's objects send them."
+        ),
     ]
 
     /// Goals (BENCHMARKS.md): acknowledged ingest rate, and resident memory per stored sample.
@@ -69,6 +74,12 @@ enum W1Benchmark: BenchCommand {
         }
         print("one connection. Acknowledgement: \(durability.label).\n")
         let rounds = try options.integer("--rounds", default: 1, in: 1...20)
+        let uuids: Bool
+        switch options.string("--uuids") ?? "derived" {
+        case "derived": uuids = false
+        case "random": uuids = true
+        case let other: throw UsageError(message: "--uuids must be derived or random, not '\(other)'")
+        }
         var all: [Figures] = []
         for mode in modes {
             var rates: [Bool: [Double]] = [:]
@@ -76,7 +87,8 @@ enum W1Benchmark: BenchCommand {
                 // Alternate the order: a later run in the process reuses memory an earlier one freed.
                 for tls in round % 2 == 0 ? transports : transports.reversed() {
                     let figures = try measure(
-                        mode: mode.name, inFlight: mode.inFlight, address: address, durability: durability, tls: tls)
+                        mode: mode.name, inFlight: mode.inFlight, address: address, durability: durability, tls: tls,
+                        uuids: uuids)
                     all.append(figures)
                     rates[tls, default: []].append(figures.samplesPerSecond)
                     print(line(figures))
@@ -109,13 +121,14 @@ enum W1Benchmark: BenchCommand {
     }
 
     /// One run on a fresh in-process server (or the external one, under a subject of its own).
-    static func measure(mode: String, inFlight: Int, address: String?, durability: AckDurability, tls: Bool = false)
-        throws -> Figures
-    {
+    static func measure(
+        mode: String, inFlight: Int, address: String?, durability: AckDurability, tls: Bool = false,
+        uuids: Bool = false
+    ) throws -> Figures {
         let server = try BenchServer.start(address: address, fsync: durability.policy, tls: tls)
         defer { server.stop() }
         let subject = "w1-\(mode)-\(UInt32.random(in: 0...UInt32.max))"
-        let batches = W1Ingest.batches(subject: subject)
+        let batches = W1Ingest.batches(subject: subject, uuids: uuids)
         let rows = batches.reduce(0) { $0 + $1.count }
         let client = server.client()
         defer { client.close() }

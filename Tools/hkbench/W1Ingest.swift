@@ -1,3 +1,4 @@
+import Foundation
 import HealthClient
 import HealthModel
 import HealthWire
@@ -5,16 +6,27 @@ import HealthWire
 /// Pushes batches through one client (so one connection) and counts the rows the server acknowledged.
 enum W1Ingest {
     /// The W1 batches of both series for `subject`, stepCount first, each with a fresh random batch id (a
-    /// server that remembers applied batch ids must not take a second run for a retry).
-    static func batches(subject: String) -> [SampleBatch] {
+    /// server that remembers applied batch ids must not take a second run for a retry); with `uuids`, each row
+    /// with a random version 4 UUID of its own (seeded), as an agent syncing HealthKit's objects sends them.
+    static func batches(subject: String, uuids: Bool = false) -> [SampleBatch] {
         let dataset = W1Dataset(subject: subject)
+        var random = SplitMix64(seed: 0x5731_5555_4944)
         return W1Dataset.Series.allCases.flatMap { series in
             dataset.batches(series).map { batch in
                 var batch = batch
                 batch.batchID = HealthClient.makeBatchID()
+                if uuids { batch.uuids = (0..<batch.count).map { _ in randomUUID(&random) } }
                 return batch
             }
         }
+    }
+
+    /// A random version 4 UUID from `random`.
+    static func randomUUID(_ random: inout SplitMix64) -> UUID {
+        var bytes = withUnsafeBytes(of: (random.next(), random.next())) { $0.load(as: uuid_t.self) }
+        bytes.6 = bytes.6 & 0x0F | 0x40
+        bytes.8 = bytes.8 & 0x3F | 0x80
+        return UUID(uuid: bytes)
     }
 
     /// Sends `batches` with at most `inFlight` unacknowledged at a time (1: strictly one after the other, each

@@ -39,18 +39,23 @@ public enum RowNaming: Hashable, Sendable {
     }
 
     /// Appends the following entry's names (``joins(_:)`` holds), growing the list by an eighth, as the columns
-    /// do, not by doubling. The list is moved out while it grows, so it is not shared and is extended in place.
+    /// do, not by doubling. The list is moved out while it grows, so it is not shared and is extended in place
+    /// (matching on a tuple of both namings would hold a second reference to it, and every append would copy
+    /// the whole list).
     mutating func append(_ other: RowNaming) {
-        switch (self, other) {
-        case (.kept(var uuids), .kept(let more)):
+        switch other {
+        case .kept(let more):
+            guard case .kept(var uuids) = self else { return }
             self = .batch
             uuids.append(more)
             self = .kept(uuids)
-        case (.elements(var extras), .elements(let more)):
+        case .elements(let more):
+            guard case .elements(var extras) = self else { return }
             self = .batch
             extras.append(more)
             self = .elements(extras)
-        default: break
+        case .batch, .content:
+            break
         }
     }
 
