@@ -105,13 +105,11 @@ struct Series: Sendable {
         self.ledger = ledger
         if batches.entries.contains(where: \.naming.isKept) {
             var hint = 0
-            var kept: [UUID] = []
             for anchor in blockedRows.rowsArrived(after: 0).arrived {
                 if let uuid = batches.entry(ofAnchor: anchor.anchor, hint: &hint).keptUUID(anchor: anchor.anchor) {
-                    kept.append(uuid)
+                    self.ledger.add(uuids: CollectionOfOne(uuid))
                 }
             }
-            self.ledger.addAll(uuids: kept)
         }
     }
 

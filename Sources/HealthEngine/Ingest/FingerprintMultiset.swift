@@ -65,36 +65,6 @@ struct FingerprintMultiset: Sendable {
         }
     }
 
-    /// How many occurrences of `value`'s 48 bits are held.
-    func occurrences(of value: UInt64) -> Int {
-        guard count > 0 else { return 0 }
-        let value = FingerprintMultiset.folded(value)
-        let mask = mask
-        return bytes.withUnsafeBytes { raw in
-            var found = 0
-            var i = FingerprintMultiset.mix(value) & mask
-            while true {
-                let held = FingerprintMultiset.slot(raw, i)
-                if held == 0 { return found }
-                if held == value { found += 1 }
-                i = (i + 1) & mask
-            }
-        }
-    }
-
-    /// Every occurrence held, as its 48 bits (``folded(_:)``), in no order.
-    func foldedValues() -> [UInt64] {
-        var values: [UInt64] = []
-        values.reserveCapacity(count)
-        bytes.withUnsafeBytes { raw in
-            for i in 0..<slots {
-                let held = FingerprintMultiset.slot(raw, i)
-                if held != 0 { values.append(held) }
-            }
-        }
-        return values
-    }
-
     /// Makes room for `total` occurrences without growing.
     mutating func reserve(_ total: Int) {
         var size = max(16, slots)

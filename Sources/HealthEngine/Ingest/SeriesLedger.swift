@@ -5,9 +5,10 @@ import HealthModel
 /// fingerprint of every stored UUID that came with its batch, and the newest version of every sync identifier.
 ///
 /// UUIDs derived from a batch id or from their rows' content are found through ``BatchTable`` instead, so they
-/// cost no fingerprint. Memory: the fingerprints (48 bits of each) take about 5 bytes a kept UUID
-/// (``FingerprintIndex``); batch ids are bounded by ``recentBatchLimit``; sync entries exist only for samples
-/// that carry a sync identifier.
+/// cost no fingerprint. Memory:
+/// the fingerprints (48 bits of each) take 6 bytes a slot in a hash table kept at most 75 % full, so 8 to 16 bytes
+/// per such sample; batch ids are bounded by ``recentBatchLimit``; sync entries exist only for samples that carry
+/// a sync identifier.
 struct SeriesLedger: Sendable {
     /// Batch ids remembered per series; a batch re-sent after this many newer batches is still de-duplicated row
     /// by row through its UUIDs, only its acknowledgement is recomputed.
@@ -46,7 +47,7 @@ struct SeriesLedger: Sendable {
     private(set) var recentBatchOrder: [BatchKey] = []
     private(set) var recentBatches: [BatchKey: BatchOutcome] = [:]
     /// ``fingerprint(_:)`` of every stored UUID that came with its batch.
-    private var fingerprints = FingerprintIndex()
+    private var fingerprints = FingerprintMultiset()
     /// Sync identifier → the sample holding it, and the reverse map used when samples are deleted.
     private(set) var syncEntries: [SyncKey: SyncEntry] = [:]
     private var syncKeyOfUUID: [UUID: SyncKey] = [:]
@@ -82,11 +83,6 @@ struct SeriesLedger: Sendable {
     /// Adds stored UUIDs.
     mutating func add(uuids: some Sequence<UUID>) {
         for uuid in uuids { fingerprints.insert(SeriesLedger.fingerprint(uuid)) }
-    }
-
-    /// Adds stored UUIDs all at once (a series restored from a snapshot).
-    mutating func addAll(uuids: [UUID]) {
-        fingerprints.insert(contentsOf: uuids.map(SeriesLedger.fingerprint))
     }
 
     /// Forgets a deleted UUID (its fingerprint if it came with its batch), and the sync identifier it held.
