@@ -233,6 +233,9 @@ final class HKDChild: Sendable {
         // hkd refuses HKD_* variables it does not know, and HKD_TEST_SEED (which replays a seeded test) is not one.
         var environment = ProcessInfo.processInfo.environment
         environment["HKD_TEST_SEED"] = nil
+        // A crash prints every thread's backtrace to the log a failing test shows (the runtime's backtracer is
+        // off by default here).
+        environment["SWIFT_BACKTRACE"] = environment["SWIFT_BACKTRACE"] ?? "enable=yes,interactive=no,color=no,output-to=stderr"
         environment.merge(extra) { $1 }
         process.environment = environment
         let pipe = Pipe()
