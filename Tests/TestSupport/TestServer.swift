@@ -235,7 +235,8 @@ final class HKDChild: Sendable {
         environment["HKD_TEST_SEED"] = nil
         // A crash prints every thread's backtrace to the log a failing test shows (the runtime's backtracer is
         // off by default here).
-        environment["SWIFT_BACKTRACE"] = environment["SWIFT_BACKTRACE"] ?? "enable=yes,interactive=no,color=no,output-to=stderr"
+        environment["SWIFT_BACKTRACE"] =
+            environment["SWIFT_BACKTRACE"] ?? "enable=yes,interactive=no,color=no,output-to=stderr"
         environment.merge(extra) { $1 }
         process.environment = environment
         let pipe = Pipe()
