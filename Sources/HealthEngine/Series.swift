@@ -125,12 +125,6 @@ struct Series: Sendable {
     /// A namer of this series' rows (``RowNamer``).
     var namer: RowNamer { RowNamer(self) }
 
-    /// The UUID of row `row` (decodes the row: for single lookups).
-    func uuid(ofRow row: Int) -> UUID {
-        var namer = namer
-        return namer.uuid(0, of: decodedRows([row]))
-    }
-
     /// The client identity that wrote the row with anchor `anchor` (see ``BatchTable/entry(ofAnchor:hint:)``).
     func writer(anchor: UInt64, hint: inout Int) -> UInt32 {
         batches.entry(ofAnchor: anchor, hint: &hint).writer

@@ -71,7 +71,12 @@ public struct SeriesMetadata: Sendable {
     }
 
     /// The anchors of the rows with metadata, ascending.
-    public var anchorsWithMetadata: [UInt64] { rowIndices.entries.map(\.anchor) }
+    public var anchorsWithMetadata: [UInt64] {
+        var anchors: [UInt64] = []
+        anchors.reserveCapacity(count)
+        rowIndices.forEach { anchor, _ in anchors.append(anchor) }
+        return anchors
+    }
 
     /// Keeps `row` as the metadata of the row with `anchor` (an empty `row` removes it). Anchors mostly arrive
     /// in increasing order, which appends.

@@ -34,7 +34,7 @@ struct ElementIdentity {
     /// Feeds `attribute` at `place` (``place(depth:element:attribute:scratch:)``, which callers may compute once
     /// for an attribute every element has).
     mutating func add(_ attribute: XMLAttribute, at place: UInt64, scratch: inout [UInt8]) {
-        extras &+= Self.mix(place, Self.valueHash(attribute, scratch: &scratch))
+        extras &+= SampleElementIdentity.mix(place, Self.valueHash(attribute, scratch: &scratch))
     }
 
     /// The UUID of the element whose base is `base`: both halves of the base hash mixed with the extras (never the
@@ -68,8 +68,4 @@ struct ElementIdentity {
         _ = XMLReferences.decode(attribute.value, into: &scratch)
         return scratch.withUnsafeBufferPointer(ByteHash.hash)
     }
-
-    /// Two 64-bit values mixed into one (``SampleElementIdentity/mix(_:_:)``).
-    @inline(__always)
-    static func mix(_ a: UInt64, _ b: UInt64) -> UInt64 { SampleElementIdentity.mix(a, b) }
 }

@@ -72,7 +72,7 @@ struct ContentNamingTests {
         let mixed = Self.batch(first: 100, rows: 10) { start, value, row in
             row % 2 == 0
                 ? Self.elementUUID(start, value, extras: random.next())
-                : UUID(uuid: withUnsafeBytes(of: (random.next(), random.next())) { $0.load(as: uuid_t.self) })
+                : random.nextUUID()
         }
         #expect(try store.insert(mixed).inserted == 10)
         memory = store.info().memory

@@ -14,7 +14,7 @@ struct StoreMemoryTests {
         var batch = SampleBatch(batchID: 1, subject: "anna", typeIdentifier: "heartRate", unit: "count/min")
         var random = SplitMix64(seed: 3)
         for row in 0..<rows {
-            let uuid = UUID(uuid: withUnsafeBytes(of: (random.next(), random.next())) { $0.load(as: uuid_t.self) })
+            let uuid = random.nextUUID()
             batch.append(
                 start: Timestamp(Int64(row) * 60_000_000), end: Timestamp(Int64(row) * 60_000_000), value: 60,
                 source: source, uuid: uuid, metadata: ["HKMetadataKeyHeartRateMotionContext": .number(Double(row % 3))])

@@ -37,7 +37,7 @@ struct RowNamingSnapshotTests {
         _ = try store.insert(batch(first: 0, rows: 500) { _, _, _ in nil }, beforeApplying: {})
         _ = try store.insert(
             batch(first: 500, rows: 20) { _, _, _ in
-                UUID(uuid: withUnsafeBytes(of: (random.next(), random.next())) { $0.load(as: uuid_t.self) })
+                random.nextUUID()
             }, beforeApplying: {})
         _ = try store.insert(
             batch(first: 520, rows: 30) { start, value, _ in content(start, value).uuid }, beforeApplying: {})
@@ -125,7 +125,7 @@ struct RowNamingSnapshotTests {
         }
         // An agent's own UUIDs, kept as sent: they move to the file too (their fingerprints stay in the heap).
         let synced = Self.batch(first: 3_000, rows: 500) { _, _, _ in
-            UUID(uuid: withUnsafeBytes(of: (random.next(), random.next())) { $0.load(as: uuid_t.self) })
+            random.nextUUID()
         }
         do {
             let (durable, _) = try openStore(directory)

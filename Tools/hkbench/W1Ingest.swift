@@ -15,18 +15,10 @@ enum W1Ingest {
             dataset.batches(series).map { batch in
                 var batch = batch
                 batch.batchID = HealthClient.makeBatchID()
-                if uuids { batch.uuids = (0..<batch.count).map { _ in randomUUID(&random) } }
+                if uuids { batch.uuids = (0..<batch.count).map { _ in random.nextUUID() } }
                 return batch
             }
         }
-    }
-
-    /// A random version 4 UUID from `random`.
-    static func randomUUID(_ random: inout SplitMix64) -> UUID {
-        var bytes = withUnsafeBytes(of: (random.next(), random.next())) { $0.load(as: uuid_t.self) }
-        bytes.6 = bytes.6 & 0x0F | 0x40
-        bytes.8 = bytes.8 & 0x3F | 0x80
-        return UUID(uuid: bytes)
     }
 
     /// Sends `batches` with at most `inFlight` unacknowledged at a time (1: strictly one after the other, each

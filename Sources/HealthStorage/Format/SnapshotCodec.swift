@@ -121,19 +121,17 @@ public enum SnapshotCodec {
             if w.count >= pieceSize { try flush() }
             for batch in series.batches {
                 writeBatchHeader(batch, into: &w)
+                /// The entry's names, raw, where `placing` learns they lie.
+                func names<Name>(_ list: NameList<Name>) throws(Failure) {
+                    try flush()
+                    placing(
+                        NamePlacement(
+                            subject: series.subject, firstAnchor: batch.firstAnchor, count: list.count, offset: size))
+                    try list.withBytes(pass)
+                }
                 switch batch.naming {
-                case .kept(let uuids):
-                    try flush()
-                    placing(
-                        NamePlacement(
-                            subject: series.subject, firstAnchor: batch.firstAnchor, count: uuids.count, offset: size))
-                    try uuids.withBytes(pass)
-                case .elements(let extras):
-                    try flush()
-                    placing(
-                        NamePlacement(
-                            subject: series.subject, firstAnchor: batch.firstAnchor, count: extras.count, offset: size))
-                    try extras.withBytes(pass)
+                case .kept(let uuids): try names(uuids)
+                case .elements(let extras): try names(extras)
                 case .batch, .content: break
                 }
                 if w.count >= pieceSize { try flush() }
@@ -552,28 +550,8 @@ public enum SnapshotCodec {
             switch code {
             case .batch: naming = .batch
             case .content: naming = .content
-            case .kept:
-                guard Int(rows) <= r.remaining / 16 else {
-                    throw CodecError(.malformedPayload, "batch \(batchID) lists \(rows) UUIDs beyond the file's end")
-                }
-                if let memory {
-                    naming = .kept(KeptUUIDs(memory: memory, offset: r.offset, count: Int(rows)))
-                    _ = try r.readBytes(Int(rows) * 16)
-                } else {
-                    naming = .kept(KeptUUIDs(try readRaw(&r, Int(rows))))
-                }
-            case .elements:
-                guard Int(rows) <= r.remaining / 8 else {
-                    throw CodecError(.malformedPayload, "batch \(batchID) lists \(rows) extras beyond the file's end")
-                }
-                if let memory {
-                    // Read in place, as cold blocks are: the page cache decides what stays resident.
-                    naming = .elements(ElementExtras(memory: memory, offset: r.offset, count: Int(rows)))
-                    _ = try r.readBytes(Int(rows) * 8)
-                } else {
-                    let extras: ContiguousArray<UInt64> = try readRaw(&r, Int(rows))
-                    naming = .elements(ElementExtras(ContiguousArray(extras.lazy.map(UInt64.init(littleEndian:)))))
-                }
+            case .kept: naming = .kept(try readNames(&r, Int(rows), of: batchID, in: memory))
+            case .elements: naming = .elements(try readNames(&r, Int(rows), of: batchID, in: memory))
             }
             table.append(
                 AppliedBatch(
@@ -581,6 +559,20 @@ public enum SnapshotCodec {
                     naming: naming))
         }
         return table
+    }
+
+    /// The `count` names a batch entry lists (raw, as ``NameList/withBytes(_:)`` writes them): read in place from
+    /// `memory` when given, as cold blocks are (the page cache decides what stays resident), else copied.
+    static func readNames<Name>(_ r: inout ByteReader, _ count: Int, of batchID: UInt64, in memory: (any BlockMemory)?)
+        throws -> NameList<Name>
+    {
+        guard count <= r.remaining / Name.byteCount else {
+            throw CodecError(.malformedPayload, "batch \(batchID) lists \(count) names beyond the file's end")
+        }
+        guard let memory else { return NameList(try readRaw(&r, count)) }
+        let names = NameList<Name>(memory: memory, offset: r.offset, count: count)
+        _ = try r.readBytes(count * Name.byteCount)
+        return names
     }
 
     /// A varint that must fit in 32 bits.
